@@ -1,0 +1,28 @@
+//===- NNDialect.td - the nn model dialect -----------------*- tablegen -*-===//
+
+#ifndef VRAM_DIALECT_NN_NNDIALECT_TD
+#define VRAM_DIALECT_NN_NNDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def NN_Dialect : Dialect {
+  let name = "nn";
+  let summary = "Neural-network layers at the level people write models";
+  let description = [{
+    The `nn` dialect describes a model the way it is written in PyTorch: layer
+    ops (conv2d, linear, batch_norm, ...) on ranked tensors with value
+    semantics, parameters and buffers as `nn.param` / `nn.buffer` ops that
+    carry their PyTorch names, and model inputs as function arguments.
+
+    Fused ops stay fused because what autograd keeps for backward depends on
+    the fused op, not on a decomposition. The semantics the analyses need
+    (FLOPs, tensors saved for backward, storage aliasing) are op interfaces
+    implemented next to each op.
+
+    The training step built by `vram-build-step` uses the same dialect: its
+    backward, gradient-accumulation and optimizer ops are ordinary `nn` ops.
+  }];
+  let cppNamespace = "::vram::nn";
+}
+
+#endif // VRAM_DIALECT_NN_NNDIALECT_TD

@@ -1,0 +1,47 @@
+//===- NNInterfaces.h - op semantics for the analyses -----------*- C++ -*-===//
+
+#ifndef VRAM_DIALECT_NN_NNINTERFACES_H
+#define VRAM_DIALECT_NN_NNINTERFACES_H
+
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+
+namespace vram::nn {
+
+/// FLOP counting conventions (docs/Flops.md).
+enum class FlopConvention { Macs, Flops, Full };
+
+std::optional<FlopConvention> parseFlopConvention(llvm::StringRef name);
+llvm::StringRef stringify(FlopConvention convention);
+
+/// One tensor that an op's backward node keeps alive.
+struct SavedTensor {
+  enum class Kind {
+    Operand, ///< operand `index` of the forward op
+    Result,  ///< result `index` of the forward op
+    Extra,   ///< a new tensor of `type` the forward kernel allocates
+  };
+  Kind kind;
+  unsigned index = 0;
+  mlir::Type type = {};
+  llvm::StringRef name = {};
+
+  static SavedTensor operand(unsigned i) { return {Kind::Operand, i}; }
+  static SavedTensor result(unsigned i) { return {Kind::Result, i}; }
+  static SavedTensor extra(mlir::Type type, llvm::StringRef name) {
+    return {Kind::Extra, 0, type, name};
+  }
+};
+
+/// Marks loss ops (cross_entropy, mse_loss).
+template <typename ConcreteType>
+class LossOpTrait : public mlir::OpTrait::TraitBase<ConcreteType, LossOpTrait> {};
+
+} // namespace vram::nn
+
+#include "vram/Dialect/NN/NNInterfaces.h.inc"
+
+#endif // VRAM_DIALECT_NN_NNINTERFACES_H

@@ -1,0 +1,105 @@
+//===- NNInterfaces.td - op semantics for the analyses -----*- tablegen -*-===//
+
+#ifndef VRAM_DIALECT_NN_NNINTERFACES_TD
+#define VRAM_DIALECT_NN_NNINTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def NN_AliasingOpInterface : OpInterface<"AliasingOpInterface"> {
+  let description = [{
+    Storage aliasing. A view (reshape, transpose, slice, ...) or an in-place
+    update (relu with `inplace`, `+=`) returns a result that shares the storage
+    of one operand instead of allocating. Ops without this interface allocate
+    every result.
+  }];
+  let cppNamespace = "::vram::nn";
+  let methods = [
+    InterfaceMethod<[{
+        Returns the operand whose storage result `resultIndex` shares, or a
+        null value when the result is a fresh allocation.
+      }],
+      "::mlir::Value", "getAliasedOperand", (ins "unsigned":$resultIndex)>,
+  ];
+}
+
+def NN_CostOpInterface : OpInterface<"CostOpInterface"> {
+  let description = [{
+    Floating-point work of an op under a counting convention (see
+    docs/Flops.md): `macs` (fvcore: multiply-adds of its op set), `flops`
+    (torch.utils.flop_counter: 2 x multiply-adds of mm/conv/attention) and
+    `full` (every op).
+  }];
+  let cppNamespace = "::vram::nn";
+  let methods = [
+    InterfaceMethod<[{
+        FLOPs of running this op: the forward computation of a layer op, the
+        backward or update work of a training-step op. `training` selects
+        the training form of ops that differ (batch_norm, dropout).
+      }],
+      "int64_t", "getFlops",
+      (ins "::vram::nn::FlopConvention":$convention, "bool":$training)>,
+    InterfaceMethod<[{
+        FLOPs of the backward node of a forward op, given which operands
+        need a gradient (the step builder records it on `nn.backward`). The default counts, under `full`, as much work as the
+        forward pass and nothing under the other conventions.
+      }],
+      "int64_t", "getBackwardFlops",
+      (ins "::vram::nn::FlopConvention":$convention,
+           "::llvm::ArrayRef<bool>":$operandNeedsGrad), [{}], [{
+        if (convention != ::vram::nn::FlopConvention::Full)
+          return 0;
+        return $_op.getFlops(convention, /*training=*/true);
+      }]>,
+  ];
+}
+
+def NN_AutodiffOpInterface : OpInterface<"AutodiffOpInterface"> {
+  let description = [{
+    What PyTorch's autograd records for an op (reference/pytorch.md): the
+    tensors its backward formula keeps, given which operands require a
+    gradient. The step builder calls this when an op records a backward node,
+    that is when at least one floating-point operand requires a gradient.
+  }];
+  let cppNamespace = "::vram::nn";
+  let methods = [
+    InterfaceMethod<[{
+        Appends the tensors saved for backward: operands, results, or extra
+        tensors the forward kernel allocates for backward (indices, masks,
+        statistics).
+      }],
+      "void", "getSavedTensors",
+      (ins "::llvm::ArrayRef<bool>":$operandRequiresGrad,
+           "::llvm::SmallVectorImpl<::vram::nn::SavedTensor> &":$saved)>,
+    InterfaceMethod<[{
+        Whether operand `index` can receive a gradient (integer indices and
+        masks cannot).
+      }],
+      "bool", "isDifferentiableOperand", (ins "unsigned":$index), [{}], [{
+        return ::mlir::isa<::mlir::FloatType>(::mlir::getElementTypeOrSelf(
+            $_op->getOperand(index).getType()));
+      }]>,
+    InterfaceMethod<[{
+        Whether the gradient of operand `index` is the gradient of the result
+        itself, with no new memory: views (ViewBackward reshapes the
+        gradient) and same-shape add/sub (AddBackward returns `grad`).
+      }],
+      "bool", "isGradPassthrough", (ins "unsigned":$index), [{}], [{
+        return false;
+      }]>,
+  ];
+}
+
+def NN_WorkspaceOpInterface : OpInterface<"WorkspaceOpInterface"> {
+  let description = [{
+    Temporary memory an op allocates and frees while it runs (for example the
+    `exp_avg_sq.sqrt()` list of foreach Adam). It counts towards the peak at
+    that op and is free afterwards.
+  }];
+  let cppNamespace = "::vram::nn";
+  let methods = [
+    InterfaceMethod<"Bytes of temporary memory alive while the op runs.",
+      "int64_t", "getWorkspaceBytes">,
+  ];
+}
+
+#endif // VRAM_DIALECT_NN_NNINTERFACES_TD

@@ -1,0 +1,799 @@
+//===- NNOps.td - nn dialect ops ---------------------------*- tablegen -*-===//
+
+#ifndef VRAM_DIALECT_NN_NNOPS_TD
+#define VRAM_DIALECT_NN_NNOPS_TD
+
+include "vram/Dialect/NN/NNDialect.td"
+include "vram/Dialect/NN/NNInterfaces.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Base classes
+//===----------------------------------------------------------------------===//
+
+def NN_FloatTensor : RankedTensorOf<[AnyFloat]>;
+def NN_IntTensor : RankedTensorOf<[AnySignlessInteger]>;
+def NN_AnyTensor : RankedTensorOf<[AnyType]>;
+
+class NN_Op<string mnemonic, list<Trait> traits = []>
+    : Op<NN_Dialect, mnemonic, traits>;
+
+// A loss: what its backward node keeps is not part of the model's saved
+// activations (the quantity measured after the model's forward pass).
+def NN_LossOpTrait : NativeOpTrait<"LossOpTrait"> {
+  let cppNamespace = "::vram::nn";
+}
+
+// A layer op: has a cost and an autograd formula, implemented in NNOps.cpp.
+class NN_LayerOp<string mnemonic, list<Trait> traits = []>
+    : NN_Op<mnemonic, !listconcat(traits, [
+        Pure,
+        DeclareOpInterfaceMethods<NN_CostOpInterface, ["getBackwardFlops"]>,
+        DeclareOpInterfaceMethods<NN_AutodiffOpInterface>])>;
+
+// Like NN_LayerOp but keeps the default backward FLOPs.
+class NN_SimpleLayerOp<string mnemonic, list<Trait> traits = []>
+    : NN_Op<mnemonic, !listconcat(traits, [
+        Pure,
+        DeclareOpInterfaceMethods<NN_CostOpInterface>,
+        DeclareOpInterfaceMethods<NN_AutodiffOpInterface>])>;
+
+// A view: its result shares the storage of `input`, costs nothing and
+// records a backward node that saves nothing.
+class NN_ViewOp<string mnemonic, list<Trait> traits = []>
+    : NN_Op<mnemonic, !listconcat(traits, [
+        Pure,
+        DeclareOpInterfaceMethods<NN_AliasingOpInterface>,
+        DeclareOpInterfaceMethods<NN_CostOpInterface>,
+        DeclareOpInterfaceMethods<NN_AutodiffOpInterface, ["isGradPassthrough"]>])> {
+  let extraClassDefinition = [{
+    ::mlir::Value $cppClass::getAliasedOperand(unsigned) { return getInput(); }
+    bool $cppClass::isGradPassthrough(unsigned) { return true; }
+    int64_t $cppClass::getFlops(::vram::nn::FlopConvention, bool) {
+      return 0;
+    }
+    void $cppClass::getSavedTensors(
+        ::llvm::ArrayRef<bool>,
+        ::llvm::SmallVectorImpl<::vram::nn::SavedTensor> &) {}
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters and buffers
+//===----------------------------------------------------------------------===//
+
+def NN_ParamOp : NN_Op<"param", [Pure]> {
+  let summary = "a model parameter (nn.Parameter)";
+  let description = [{
+    A parameter of the model, with its PyTorch name. `trainable = false`
+    marks a frozen parameter (`requires_grad=False`).
+
+    ```mlir
+    %w = nn.param "layer1.0.conv1.weight" : tensor<64x64x3x3xf32>
+    %h = nn.param "fc.weight" {trainable = false} : tensor<10x512xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name,
+                       DefaultValuedAttr<BoolAttr, "true">:$trainable);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def NN_BufferOp : NN_Op<"buffer", [Pure]> {
+  let summary = "a model buffer (register_buffer), never trained";
+  let description = [{
+    Persistent state that is not a parameter: BatchNorm running statistics,
+    a causal mask, position ids.
+
+    ```mlir
+    %m = nn.buffer "bn1.running_mean" : tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs NN_AnyTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+def NN_Conv2dOp : NN_LayerOp<"conv2d", [InferTypeOpAdaptor]> {
+  let summary = "2-D convolution (torch.nn.Conv2d)";
+  let description = [{
+    `input` is NCHW, `weight` is [Cout, Cin/groups, kh, kw], `bias` [Cout].
+
+    ```mlir
+    %y = nn.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 3, 3>}
+        : (tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>) -> tensor<1x64x112x112xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$weight,
+      Optional<NN_FloatTensor>:$bias,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
+      DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_LinearOp : NN_LayerOp<"linear", [InferTypeOpAdaptor]> {
+  let summary = "y = x W^T + b (torch.nn.Linear)";
+  let description = [{
+    `weight` is [out_features, in_features]; `input` is [..., in_features].
+
+    ```mlir
+    %y = nn.linear %x, %w, %b : (tensor<2x512xf32>, tensor<10x512xf32>, tensor<10xf32>) -> tensor<2x10xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$weight,
+                       Optional<NN_FloatTensor>:$bias);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_MatmulOp : NN_LayerOp<"matmul", [InferTypeOpAdaptor]> {
+  let summary = "torch.matmul with batch broadcasting";
+  let description = [{
+    Both operands have rank >= 2; leading (batch) dimensions broadcast.
+
+    ```mlir
+    %s = nn.matmul %q, %kt : (tensor<2x8x128x32xf32>, tensor<2x8x32x128xf32>) -> tensor<2x8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$lhs, NN_FloatTensor:$rhs);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_BmmOp : NN_LayerOp<"bmm", [InferTypeOpAdaptor]> {
+  let summary = "batched matrix multiply of rank-3 tensors (torch.bmm)";
+  let description = [{
+    ```mlir
+    %y = nn.bmm %a, %b : (tensor<4x16x8xf32>, tensor<4x8x32xf32>) -> tensor<4x16x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$lhs, NN_FloatTensor:$rhs);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+def NN_BatchNormOp : NN_LayerOp<"batch_norm",
+    [InferTypeOpAdaptor, AttrSizedOperandSegments]> {
+  let summary = "batch normalization over the channel dimension 1";
+  let description = [{
+    In a training step it normalizes with batch statistics and keeps, for
+    backward, the input plus per-channel mean and inverse std (fp32).
+
+    ```mlir
+    %y = nn.batch_norm %x weight %g bias %b stats %m, %v
+        : (tensor<2x64x56x56xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input,
+      Optional<NN_FloatTensor>:$weight, Optional<NN_FloatTensor>:$bias,
+      Optional<NN_FloatTensor>:$running_mean,
+      Optional<NN_FloatTensor>:$running_var,
+      DefaultValuedAttr<F64Attr, "1e-5">:$eps,
+      DefaultValuedAttr<F64Attr, "0.1">:$momentum);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input (`weight` $weight^)? (`bias` $bias^)?
+    (`stats` $running_mean^ `,` $running_var)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_LayerNormOp : NN_LayerOp<"layer_norm",
+    [InferTypeOpAdaptor, AttrSizedOperandSegments]> {
+  let summary = "layer normalization over the trailing dimensions";
+  let description = [{
+    Normalizes over the last `normalized_rank` dimensions; keeps input, mean
+    and rstd (fp32, one per normalized row) for backward.
+
+    ```mlir
+    %y = nn.layer_norm %x weight %g bias %b {normalized_rank = 1 : i64}
+        : (tensor<2x128x256xf32>, tensor<256xf32>, tensor<256xf32>) -> tensor<2x128x256xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input,
+      Optional<NN_FloatTensor>:$weight, Optional<NN_FloatTensor>:$bias,
+      DefaultValuedAttr<I64Attr, "1">:$normalized_rank,
+      DefaultValuedAttr<F64Attr, "1e-5">:$eps);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input (`weight` $weight^)? (`bias` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def NN_RmsNormOp : NN_LayerOp<"rms_norm", [InferTypeOpAdaptor]> {
+  let summary = "RMS normalization over the trailing dimensions";
+  let description = [{
+    ```mlir
+    %y = nn.rms_norm %x weight %g : (tensor<1x16x4096xf32>, tensor<4096xf32>) -> tensor<1x16x4096xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, Optional<NN_FloatTensor>:$weight,
+      DefaultValuedAttr<I64Attr, "1">:$normalized_rank,
+      DefaultValuedAttr<F64Attr, "1e-6">:$eps);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input (`weight` $weight^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_GroupNormOp : NN_LayerOp<"group_norm",
+    [InferTypeOpAdaptor, AttrSizedOperandSegments]> {
+  let summary = "group normalization of an NC... tensor";
+  let description = [{
+    ```mlir
+    %y = nn.group_norm %x weight %g bias %b {num_groups = 32 : i64}
+        : (tensor<2x64x8x8xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x64x8x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input,
+      Optional<NN_FloatTensor>:$weight, Optional<NN_FloatTensor>:$bias,
+      I64Attr:$num_groups, DefaultValuedAttr<F64Attr, "1e-5">:$eps);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input (`weight` $weight^)? (`bias` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class NN_UnaryOp<string mnemonic, list<Trait> traits = []>
+    : NN_SimpleLayerOp<mnemonic, !listconcat(traits, [SameOperandsAndResultType])> {
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+// A unary op with an `inplace` form, whose result then shares the input's
+// storage (torch.relu_ / nn.ReLU(inplace=True)).
+class NN_InplaceUnaryOp<string mnemonic, list<Trait> traits = []>
+    : NN_UnaryOp<mnemonic,
+        !listconcat(traits, [DeclareOpInterfaceMethods<NN_AliasingOpInterface>])> {
+  let extraClassDefinition = [{
+    ::mlir::Value $cppClass::getAliasedOperand(unsigned) {
+      return getInplace() ? getInput() : ::mlir::Value();
+    }
+  }];
+}
+
+def NN_ReluOp : NN_InplaceUnaryOp<"relu"> {
+  let summary = "max(x, 0)";
+  let description = [{
+    ```mlir
+    %y = nn.relu %x {inplace} : tensor<2x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, UnitAttr:$inplace);
+}
+
+def NN_SiluOp : NN_InplaceUnaryOp<"silu"> {
+  let summary = "x * sigmoid(x)";
+  let description = [{
+    ```mlir
+    %y = nn.silu %x : tensor<2x11008xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, UnitAttr:$inplace);
+}
+
+def NN_HardswishOp : NN_InplaceUnaryOp<"hardswish"> {
+  let summary = "x * relu6(x + 3) / 6";
+  let description = [{
+    ```mlir
+    %y = nn.hardswish %x : tensor<2x16x112x112xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, UnitAttr:$inplace);
+}
+
+def NN_HardsigmoidOp : NN_InplaceUnaryOp<"hardsigmoid"> {
+  let summary = "relu6(x + 3) / 6";
+  let description = [{
+    ```mlir
+    %y = nn.hardsigmoid %x : tensor<2x16x1x1xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, UnitAttr:$inplace);
+}
+
+def NN_Relu6Op : NN_InplaceUnaryOp<"relu6"> {
+  let summary = "min(max(x, 0), 6) (torch.nn.ReLU6, a hardtanh)";
+  let description = [{
+    ```mlir
+    %y = nn.relu6 %x {inplace} : tensor<2x32x112x112xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, UnitAttr:$inplace);
+}
+
+def NN_GeluOp : NN_UnaryOp<"gelu"> {
+  let summary = "Gaussian error linear unit (erf form, or tanh approximation)";
+  let description = [{
+    ```mlir
+    %y = nn.gelu %x {approximate = "tanh"} : tensor<2x128x1024xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input,
+                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+  let hasVerifier = 1;
+}
+
+def NN_SigmoidOp : NN_UnaryOp<"sigmoid"> {
+  let summary = "1 / (1 + exp(-x))";
+  let description = [{
+    ```mlir
+    %y = nn.sigmoid %x : tensor<2x10xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input);
+}
+
+def NN_TanhOp : NN_UnaryOp<"tanh"> {
+  let summary = "hyperbolic tangent";
+  let description = [{
+    ```mlir
+    %y = nn.tanh %x : tensor<2x10xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input);
+}
+
+def NN_SoftmaxOp : NN_UnaryOp<"softmax"> {
+  let summary = "softmax along `dim`";
+  let description = [{
+    ```mlir
+    %p = nn.softmax %s {dim = -1 : i64} : tensor<2x8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, I64Attr:$dim);
+  let hasVerifier = 1;
+}
+
+def NN_LogSoftmaxOp : NN_UnaryOp<"log_softmax"> {
+  let summary = "log(softmax(x)) along `dim`";
+  let description = [{
+    ```mlir
+    %p = nn.log_softmax %s {dim = 1 : i64} : tensor<2x10xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, I64Attr:$dim);
+  let hasVerifier = 1;
+}
+
+def NN_DropoutOp : NN_UnaryOp<"dropout",
+    [DeclareOpInterfaceMethods<NN_AliasingOpInterface>]> {
+  let summary = "zeroes elements with probability `p` while training";
+  let description = [{
+    Identity at inference or when p = 0. While training on CUDA it keeps a
+    one-byte mask per element for backward.
+
+    ```mlir
+    %y = nn.dropout %x {p = 1.000000e-01 : f64} : tensor<2x128x768xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, F64Attr:$p, UnitAttr:$inplace);
+  let hasVerifier = 1;
+}
+
+class NN_BinaryOp<string mnemonic, list<Trait> traits = []>
+    : NN_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor,
+        DeclareOpInterfaceMethods<NN_CostOpInterface>,
+        DeclareOpInterfaceMethods<NN_AutodiffOpInterface, ["isGradPassthrough"]>,
+        DeclareOpInterfaceMethods<NN_AliasingOpInterface>])> {
+  let arguments = (ins NN_FloatTensor:$lhs, NN_FloatTensor:$rhs,
+                       UnitAttr:$inplace);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDefinition = [{
+    ::mlir::Value $cppClass::getAliasedOperand(unsigned) {
+      return getInplace() ? getLhs() : ::mlir::Value();
+    }
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_AddOp : NN_BinaryOp<"add"> {
+  let summary = "elementwise sum with broadcasting; `inplace` is `lhs += rhs`";
+  let description = [{
+    ```mlir
+    %y = nn.add %a, %b {inplace} : (tensor<2x64x56x56xf32>, tensor<2x64x56x56xf32>) -> tensor<2x64x56x56xf32>
+    ```
+  }];
+}
+def NN_SubOp : NN_BinaryOp<"sub"> {
+  let summary = "elementwise difference with broadcasting";
+  let description = [{
+    ```mlir
+    %y = nn.sub %a, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+}
+def NN_MulOp : NN_BinaryOp<"mul"> {
+  let summary = "elementwise product with broadcasting";
+  let description = [{
+    ```mlir
+    %y = nn.mul %a, %b : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+}
+def NN_DivOp : NN_BinaryOp<"div"> {
+  let summary = "elementwise quotient with broadcasting";
+  let description = [{
+    ```mlir
+    %y = nn.div %a, %b : (tensor<4x8xf32>, tensor<1xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+def NN_MaxPool2dOp : NN_LayerOp<"max_pool2d", [InferTypeOpAdaptor]> {
+  let summary = "2-D max pooling (keeps int64 indices for backward)";
+  let description = [{
+    ```mlir
+    %y = nn.max_pool2d %x {kernel_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1>}
+        : (tensor<2x64x112x112xf32>) -> tensor<2x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input,
+      DenseI64ArrayAttr:$kernel_size,
+      OptionalAttr<DenseI64ArrayAttr>:$strides,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
+      UnitAttr:$ceil_mode);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def NN_AvgPool2dOp : NN_LayerOp<"avg_pool2d", [InferTypeOpAdaptor]> {
+  let summary = "2-D average pooling";
+  let description = [{
+    ```mlir
+    %y = nn.avg_pool2d %x {kernel_size = array<i64: 2, 2>} : (tensor<2x64x8x8xf32>) -> tensor<2x64x4x4xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input,
+      DenseI64ArrayAttr:$kernel_size,
+      OptionalAttr<DenseI64ArrayAttr>:$strides,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
+      UnitAttr:$ceil_mode,
+      DefaultValuedAttr<BoolAttr, "true">:$count_include_pad);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def NN_AdaptiveAvgPool2dOp : NN_LayerOp<"adaptive_avg_pool2d", [InferTypeOpAdaptor]> {
+  let summary = "adaptive average pooling to `output_size`";
+  let description = [{
+    ```mlir
+    %y = nn.adaptive_avg_pool2d %x {output_size = array<i64: 1, 1>} : (tensor<2x512x7x7xf32>) -> tensor<2x512x1x1xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, DenseI64ArrayAttr:$output_size);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding and attention
+//===----------------------------------------------------------------------===//
+
+def NN_EmbeddingOp : NN_LayerOp<"embedding", [InferTypeOpAdaptor]> {
+  let summary = "row lookup weight[indices] (torch.nn.Embedding)";
+  let description = [{
+    ```mlir
+    %e = nn.embedding %w, %ids : (tensor<50257x768xf32>, tensor<2x1024xi64>) -> tensor<2x1024x768xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$weight, NN_IntTensor:$indices,
+                       OptionalAttr<I64Attr>:$padding_idx);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $weight `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_ScaledDotProductAttentionOp : NN_LayerOp<"scaled_dot_product_attention",
+    [InferTypeOpAdaptor]> {
+  let summary = "softmax(q k^T * scale + mask) v (F.scaled_dot_product_attention)";
+  let description = [{
+    q [..., L, E], k [..., S, E], v [..., S, Ev]. `backend` is the kernel
+    PyTorch would pick: `flash` and `efficient` keep no L x S matrix (only the
+    output and a logsumexp per row); `math` runs the decomposition and keeps
+    the attention matrices.
+
+    ```mlir
+    %o = nn.scaled_dot_product_attention %q, %k, %v {causal, backend = "flash"}
+        : (tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>) -> tensor<2x12x1024x64xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$query, NN_FloatTensor:$key,
+      NN_FloatTensor:$value, Optional<NN_AnyTensor>:$mask, UnitAttr:$causal,
+      DefaultValuedStrAttr<StrAttr, "flash">:$backend,
+      OptionalAttr<F64Attr>:$scale);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_ConcatOp : NN_LayerOp<"concat", [InferTypeOpAdaptor]> {
+  let summary = "concatenation along `dim` (torch.cat)";
+  let description = [{
+    ```mlir
+    %y = nn.concat %a, %b {dim = 1 : i64} : (tensor<2x32x8x8xf32>, tensor<2x32x8x8xf32>) -> tensor<2x64x8x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<NN_AnyTensor>:$inputs, I64Attr:$dim);
+  let results = (outs NN_AnyTensor:$output);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Views: the result aliases the operand
+//===----------------------------------------------------------------------===//
+
+def NN_ReshapeOp : NN_ViewOp<"reshape"> {
+  let summary = "reshape to the result type (a view of a contiguous input)";
+  let description = [{
+    ```mlir
+    %y = nn.reshape %x : tensor<2x512x1x1xf32> -> tensor<2x512xf32>
+    ```
+  }];
+  let arguments = (ins NN_AnyTensor:$input);
+  let results = (outs NN_AnyTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+def NN_FlattenOp : NN_ViewOp<"flatten", [InferTypeOpAdaptor]> {
+  let summary = "merges dimensions start_dim..end_dim (torch.flatten)";
+  let description = [{
+    ```mlir
+    %y = nn.flatten %x {start_dim = 1 : i64} : (tensor<2x512x1x1xf32>) -> tensor<2x512xf32>
+    ```
+  }];
+  let arguments = (ins NN_AnyTensor:$input,
+      DefaultValuedAttr<I64Attr, "1">:$start_dim,
+      DefaultValuedAttr<I64Attr, "-1">:$end_dim);
+  let results = (outs NN_AnyTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def NN_TransposeOp : NN_ViewOp<"transpose", [InferTypeOpAdaptor]> {
+  let summary = "swaps two dimensions (a strided view)";
+  let description = [{
+    ```mlir
+    %y = nn.transpose %x {dim0 = 1 : i64, dim1 = 2 : i64} : (tensor<2x128x8x32xf32>) -> tensor<2x8x128x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_AnyTensor:$input, I64Attr:$dim0, I64Attr:$dim1);
+  let results = (outs NN_AnyTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def NN_PermuteOp : NN_ViewOp<"permute", [InferTypeOpAdaptor]> {
+  let summary = "reorders dimensions (a strided view)";
+  let description = [{
+    ```mlir
+    %y = nn.permute %x {dims = array<i64: 0, 2, 1>} : (tensor<2x196x768xf32>) -> tensor<2x768x196xf32>
+    ```
+  }];
+  let arguments = (ins NN_AnyTensor:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs NN_AnyTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def NN_SliceOp : NN_ViewOp<"slice", [InferTypeOpAdaptor]> {
+  let summary = "x[..., start:end:step, ...] along `dim` (a strided view)";
+  let description = [{
+    ```mlir
+    %y = nn.slice %x {dim = 1 : i64, start = 0 : i64, end = 1 : i64} : (tensor<2x197x768xf32>) -> tensor<2x1x768xf32>
+    ```
+  }];
+  let arguments = (ins NN_AnyTensor:$input, I64Attr:$dim, I64Attr:$start,
+                       I64Attr:$end, DefaultValuedAttr<I64Attr, "1">:$step);
+  let results = (outs NN_AnyTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def NN_ExpandOp : NN_ViewOp<"expand"> {
+  let summary = "broadcasts size-1 dimensions to the result type (stride 0)";
+  let description = [{
+    ```mlir
+    %y = nn.expand %x : tensor<1x1x768xf32> -> tensor<2x1x768xf32>
+    ```
+  }];
+  let arguments = (ins NN_AnyTensor:$input);
+  let results = (outs NN_AnyTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def NN_CrossEntropyOp : NN_LayerOp<"cross_entropy",
+    [InferTypeOpAdaptor, NN_LossOpTrait]> {
+  let summary = "mean cross-entropy of logits [N, C, ...] and class indices";
+  let description = [{
+    Runs as log_softmax (which keeps its [N, C] output) followed by nll_loss.
+
+    ```mlir
+    %l = nn.cross_entropy %logits, %target : (tensor<2x10xf32>, tensor<2xi64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_IntTensor:$target);
+  let results = (outs NN_FloatTensor:$loss);
+  let assemblyFormat = [{
+    $input `,` $target attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_MseLossOp : NN_LayerOp<"mse_loss", [InferTypeOpAdaptor, NN_LossOpTrait]> {
+  let summary = "mean squared error";
+  let description = [{
+    ```mlir
+    %l = nn.mse_loss %y, %t : (tensor<2x10xf32>, tensor<2x10xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$target);
+  let results = (outs NN_FloatTensor:$loss);
+  let assemblyFormat = [{
+    $input `,` $target attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Training-step ops (created by vram-build-step)
+//===----------------------------------------------------------------------===//
+
+def NN_SavedOp : NN_Op<"saved", []> {
+  let summary = "an extra tensor a forward kernel allocates for backward";
+  let description = [{
+    Stands for memory that a forward op allocates besides its result and
+    keeps for its backward node: max_pool2d's int64 indices, batch_norm's
+    per-channel mean and inverse std, dropout's mask, layer_norm's row
+    statistics, attention's logsumexp. `source` is the forward op's result,
+    which orders it right after that op.
+
+    ```mlir
+    %idx = nn.saved "indices" of %y : tensor<2x64x56x56xf32> -> tensor<2x64x56x56xi64>
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, NN_AnyTensor:$source);
+  let results = (outs NN_AnyTensor:$result);
+  let assemblyFormat = [{
+    $kind `of` $source attr-dict `:` type($source) `->` type($result)
+  }];
+}
+
+def NN_BackwardOp : NN_Op<"backward", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<NN_CostOpInterface>]> {
+  let summary = "the backward node of one forward op";
+  let description = [{
+    Consumes the tensors the forward op saved and the gradients of its
+    results; produces the gradients of the forward operands listed in
+    `grad_operands`. `param_grads` marks which results are parameter
+    gradients (`.grad`). `flop_counts` holds the backward FLOPs under the
+    conventions macs, flops and full, computed from the forward op.
+
+    ```mlir
+    %gx, %gw = nn.backward "nn.conv2d" saved(%x, %w) grads(%gy)
+        {grad_operands = array<i64: 0, 1>, param_grads = array<i1: false, true>,
+         flop_counts = array<i64: 10, 20, 20>}
+        : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<1x4x6x6xf32>)
+        -> (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>)
+    ```
+  }];
+  let arguments = (ins StrAttr:$forward_op, Variadic<NN_AnyTensor>:$saved,
+      Variadic<NN_AnyTensor>:$grads, DenseI64ArrayAttr:$grad_operands,
+      DenseBoolArrayAttr:$param_grads, DenseI64ArrayAttr:$flop_counts);
+  let results = (outs Variadic<NN_FloatTensor>:$input_grads);
+  let assemblyFormat = [{
+    $forward_op `saved` `(` $saved `)` `grads` `(` $grads `)` attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_AccumulateGradOp : NN_Op<"accumulate_grad",
+    [AllTypesMatch<["accumulator", "result"]>,
+     DeclareOpInterfaceMethods<NN_AliasingOpInterface>,
+     DeclareOpInterfaceMethods<NN_CostOpInterface>]> {
+  let summary = "adds a gradient contribution into a gradient buffer, in place";
+  let description = [{
+    When a forward value has several users, autograd sums their gradients
+    into one buffer. With `inplace` the result shares `accumulator`'s
+    storage (the engine adds in place when it owns the buffer); otherwise it
+    is a new tensor (the buffer is shared with another gradient). An addend
+    of a smaller shape is broadcast.
+
+    ```mlir
+    %g = nn.accumulate_grad %g0, %g1 {inplace} : tensor<2x64x56x56xf32>, tensor<2x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$accumulator, NN_FloatTensor:$addend,
+                       UnitAttr:$inplace);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $accumulator `,` $addend attr-dict `:` type($accumulator) `,` type($addend)
+  }];
+}
+
+def NN_OptimizerStateOp : NN_Op<"optimizer_state",
+    [AllTypesMatch<["param", "result"]>]> {
+  let summary = "a persistent optimizer state tensor of one parameter";
+  let description = [{
+    ```mlir
+    %m = nn.optimizer_state "exp_avg" of %w : tensor<64x3x7x7xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, NN_FloatTensor:$param);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$kind `of` $param attr-dict `:` type($result)";
+}
+
+def NN_OptimizerStepOp : NN_Op<"optimizer_step", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<NN_CostOpInterface>,
+    DeclareOpInterfaceMethods<NN_WorkspaceOpInterface>]> {
+  let summary = "updates parameters from their gradients and state";
+  let description = [{
+    One optimizer.step() over `params` (all of them for the foreach and
+    fused implementations, one for the for-loop implementation). Its
+    workspace is the temporaries of the implementation: foreach Adam keeps
+    a params-sized `exp_avg_sq.sqrt()` list (plus a grad-sized copy with
+    coupled weight decay); the for-loop form keeps one parameter's worth;
+    fused keeps none.
+
+    ```mlir
+    nn.optimizer_step "adam" foreach params(%w) grads(%g) state(%m, %v)
+        {weight_decay = 0.0 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
+    ```
+  }];
+  let arguments = (ins StrAttr:$optimizer, StrAttr:$implementation,
+      Variadic<NN_FloatTensor>:$params, Variadic<NN_FloatTensor>:$grads,
+      Variadic<NN_FloatTensor>:$state,
+      DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
+  let assemblyFormat = [{
+    $optimizer $implementation `params` `(` $params `)` `grads` `(` $grads `)`
+    `state` `(` $state `)` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // VRAM_DIALECT_NN_NNOPS_TD

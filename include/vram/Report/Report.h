@@ -1,0 +1,39 @@
+//===- Report.h - text and JSON reports -------------------------*- C++ -*-===//
+//
+// Assembles the analyses of a module (parameters, FLOPs, memory, per-layer
+// table) into the report documented in docs/Report.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_REPORT_REPORT_H
+#define VRAM_REPORT_REPORT_H
+
+#include "vram/Dialect/NN/NNInterfaces.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace vram {
+
+enum class ReportFormat { Text, Json };
+
+struct ReportOptions {
+  std::string modelName;
+  std::string optimizer;          ///< "" when the step is inference
+  std::string precision = "fp32";
+  nn::FlopConvention flops = nn::FlopConvention::Flops;
+  bool timeline = false;
+  unsigned topTensors = 10;
+};
+
+/// Writes the report of `module`: its `@step` (built by vram-build-step) or,
+/// failing that, its `@forward`. Fails with an MLIR error when the sizes
+/// overflow or the module holds no model.
+mlir::LogicalResult writeReport(mlir::ModuleOp module, const ReportOptions &options,
+                                ReportFormat format, llvm::raw_ostream &os);
+
+} // namespace vram
+
+#endif // VRAM_REPORT_REPORT_H

@@ -1,0 +1,23 @@
+//===- Passes.h - vram-opt passes -------------------------------*- C++ -*-===//
+
+#ifndef VRAM_TRANSFORMS_PASSES_H
+#define VRAM_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+#include "vram/Analysis/StepInfo.h"
+#include "vram/Dialect/NN/NNDialect.h"
+
+namespace vram {
+
+#define GEN_PASS_DECL
+#include "vram/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "vram/Transforms/Passes.h.inc"
+
+} // namespace vram
+
+#endif // VRAM_TRANSFORMS_PASSES_H

@@ -1,0 +1,46 @@
+//===- Zoo.h - built-in model architectures ---------------------*- C++ -*-===//
+//
+// `vram-opt --zoo=NAME` builds the forward model of a named architecture as
+// nn IR, layer by layer, with PyTorch parameter names and per-layer locations.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_ZOO_ZOO_H
+#define VRAM_ZOO_ZOO_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+
+namespace vram::zoo {
+
+/// Shape options; an unset value takes the model's default.
+struct ZooOptions {
+  int64_t batch = 1;
+  std::optional<int64_t> imageSize;  ///< vision models (default 224)
+  std::optional<int64_t> seq;        ///< language models (default: model's)
+  std::optional<int64_t> numClasses; ///< classifier heads (default 1000)
+};
+
+struct ZooModelInfo {
+  llvm::StringRef name;
+  llvm::StringRef description;
+};
+
+/// All built-in models, in listing order.
+llvm::ArrayRef<ZooModelInfo> listModels();
+
+/// Builds `name` as a module holding `func.func @forward`. The module carries
+/// the attribute `vram.model = "<name>"`. Returns an llvm::Error with a
+/// one-line message for an unknown name or invalid options.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+buildModel(mlir::MLIRContext *context, llvm::StringRef name,
+           const ZooOptions &options);
+
+} // namespace vram::zoo
+
+#endif // VRAM_ZOO_ZOO_H

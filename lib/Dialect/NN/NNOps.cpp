@@ -1,0 +1,1272 @@
+//===- NNOps.cpp - nn dialect ops: shapes, verifiers, semantics -----------===//
+//
+// Every op's semantics live here, next to each other: result type inference
+// and verification, FLOPs (CostOpInterface) and what autograd saves
+// (AutodiffOpInterface). The formulas follow ../shared/reference/flops.md and
+// pytorch.md; docs/Flops.md lists them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vram/Dialect/NN/NNOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace vram::nn;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+using Conv = FlopConvention;
+
+RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+int64_t numel(Type type) { return cast<RankedTensorType>(type).getNumElements(); }
+int64_t numel(Value v) { return numel(v.getType()); }
+
+/// Converts multiply-adds to the convention's unit for mm/conv/attention.
+int64_t fromMacs(Conv convention, int64_t macs) {
+  return convention == Conv::Macs ? macs : 2 * macs;
+}
+
+/// Normalizes a possibly negative dimension index; returns -1 if out of range.
+int64_t normalizeDim(int64_t dim, int64_t rank) {
+  if (dim < 0)
+    dim += rank;
+  return (dim < 0 || dim >= rank) ? -1 : dim;
+}
+
+LogicalResult checkPair(std::optional<Location> loc, StringRef what,
+                        ArrayRef<int64_t> values, int64_t minValue) {
+  if (values.size() != 2)
+    return emitOptionalError(loc, what, " must have 2 values, got ",
+                             values.size());
+  for (int64_t v : values)
+    if (v < minValue)
+      return emitOptionalError(loc, what, " must be >= ", minValue, ", got ",
+                               v);
+  return success();
+}
+
+/// PyTorch's pooling/convolution output size along one dimension.
+int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
+                         int64_t pad, int64_t dilation, bool ceilMode) {
+  int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1;
+  if (span < 0)
+    return 0;
+  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  // The last window must start inside the input or the left padding.
+  if (ceilMode && (out - 1) * stride >= in + pad)
+    --out;
+  return out;
+}
+
+/// numpy/PyTorch broadcasting of two shapes.
+FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
+                                                ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return failure();
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[";
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return s;
+}
+
+/// Whether a forward op with these operand flags records a backward node.
+bool anyRequiresGrad(ArrayRef<bool> flags) { return llvm::is_contained(flags, true); }
+
+/// Row statistics of a normalization: the leading dims followed by ones.
+RankedTensorType statsType(RankedTensorType input, int64_t normalizedRank) {
+  SmallVector<int64_t> shape(input.getShape());
+  for (int64_t i = shape.size() - normalizedRank; i < (int64_t)shape.size(); ++i)
+    shape[i] = 1;
+  return RankedTensorType::get(shape, Float32Type::get(input.getContext()));
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// nn.param / nn.buffer
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParamOp::verify() {
+  if (getName().empty())
+    return emitOpError("needs a non-empty name");
+  return success();
+}
+
+LogicalResult BufferOp::verify() {
+  if (getName().empty())
+    return emitOpError("needs a non-empty name");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// nn.conv2d
+//===----------------------------------------------------------------------===//
+
+LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  if (input.getRank() != 4)
+    return emitOptionalError(loc, "expects a 4-D NCHW input, got rank ",
+                             input.getRank());
+  if (weight.getRank() != 4)
+    return emitOptionalError(loc, "expects a 4-D weight [Cout, Cin/groups, kh, kw], got rank ",
+                             weight.getRank());
+  if (input.getElementType() != weight.getElementType())
+    return emitOptionalError(loc, "input element type ", input.getElementType(),
+                             " does not match weight element type ",
+                             weight.getElementType());
+  if (failed(checkPair(loc, "strides", adaptor.getStrides(), 1)) ||
+      failed(checkPair(loc, "padding", adaptor.getPadding(), 0)) ||
+      failed(checkPair(loc, "dilation", adaptor.getDilation(), 1)))
+    return failure();
+  int64_t groups = adaptor.getGroups();
+  int64_t cin = input.getDimSize(1), cout = weight.getDimSize(0);
+  if (groups < 1 || cin % groups || cout % groups)
+    return emitOptionalError(loc, "groups (", groups,
+                             ") must divide input channels (", cin,
+                             ") and output channels (", cout, ")");
+  if (weight.getDimSize(1) * groups != cin)
+    return emitOptionalError(loc, "channel mismatch: input has ", cin,
+                             " channels but weight expects ",
+                             weight.getDimSize(1), " x ", groups, " groups");
+  if (Value bias = adaptor.getBias()) {
+    auto b = cast<RankedTensorType>(bias.getType());
+    if (b.getRank() != 1 || b.getDimSize(0) != cout)
+      return emitOptionalError(loc, "bias must be [", cout, "], got ",
+                               shapeStr(b.getShape()));
+  }
+  SmallVector<int64_t> shape = {input.getDimSize(0), cout};
+  for (int i = 0; i < 2; ++i) {
+    int64_t out = windowOutputSize(input.getDimSize(2 + i), weight.getDimSize(2 + i),
+                                   adaptor.getStrides()[i], adaptor.getPadding()[i],
+                                   adaptor.getDilation()[i], false);
+    if (out < 1)
+      return emitOptionalError(loc, "kernel does not fit the padded input (spatial dim ",
+                               i, ")");
+    shape.push_back(out);
+  }
+  results.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+static int64_t convMacs(Conv2dOp op) {
+  auto out = tensorOf(op.getOutput());
+  return out.getDimSize(0) * numel(op.getWeight()) * out.getDimSize(2) *
+         out.getDimSize(3);
+}
+
+int64_t Conv2dOp::getFlops(FlopConvention c, bool) {
+  int64_t flops = fromMacs(c, convMacs(*this));
+  if (c == Conv::Full && getBias())
+    flops += numel(getOutput());
+  return flops;
+}
+
+int64_t Conv2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
+  int64_t macs = convMacs(*this);
+  int64_t flops = (needs[0] ? fromMacs(c, macs) : 0) +
+                  (needs[1] ? fromMacs(c, macs) : 0);
+  if (c == Conv::Full && getBias() && needs.size() > 2 && needs[2])
+    flops += numel(getOutput());
+  return flops;
+}
+
+void Conv2dOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  // convolution_backward needs input and weight whatever requires grad.
+  saved.push_back(SavedTensor::operand(0));
+  saved.push_back(SavedTensor::operand(1));
+}
+
+//===----------------------------------------------------------------------===//
+// nn.linear / nn.matmul / nn.bmm
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  if (input.getRank() < 1)
+    return emitOptionalError(loc, "expects an input of rank >= 1");
+  if (weight.getRank() != 2)
+    return emitOptionalError(loc, "expects a 2-D weight [out, in], got rank ",
+                             weight.getRank());
+  if (input.getElementType() != weight.getElementType())
+    return emitOptionalError(loc, "input element type ", input.getElementType(),
+                             " does not match weight element type ",
+                             weight.getElementType());
+  int64_t in = input.getShape().back();
+  if (weight.getDimSize(1) != in)
+    return emitOptionalError(loc, "input features (", in,
+                             ") do not match weight in_features (",
+                             weight.getDimSize(1), ")");
+  if (Value bias = adaptor.getBias()) {
+    auto b = cast<RankedTensorType>(bias.getType());
+    if (b.getRank() != 1 || b.getDimSize(0) != weight.getDimSize(0))
+      return emitOptionalError(loc, "bias must be [", weight.getDimSize(0),
+                               "], got ", shapeStr(b.getShape()));
+  }
+  SmallVector<int64_t> shape(input.getShape());
+  shape.back() = weight.getDimSize(0);
+  results.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+static int64_t linearMacs(LinearOp op) {
+  return numel(op.getInput()) * tensorOf(op.getWeight()).getDimSize(0);
+}
+
+int64_t LinearOp::getFlops(FlopConvention c, bool) {
+  int64_t flops = fromMacs(c, linearMacs(*this));
+  if (c == Conv::Full && getBias())
+    flops += numel(getOutput());
+  return flops;
+}
+
+int64_t LinearOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
+  int64_t macs = linearMacs(*this);
+  int64_t flops = (needs[0] ? fromMacs(c, macs) : 0) +
+                  (needs[1] ? fromMacs(c, macs) : 0);
+  if (c == Conv::Full && getBias() && needs.size() > 2 && needs[2])
+    flops += numel(getOutput());
+  return flops;
+}
+
+void LinearOp::getSavedTensors(ArrayRef<bool> needs,
+                               SmallVectorImpl<SavedTensor> &saved) {
+  // grad_weight = grad^T x needs the input; grad_input = grad W needs W.
+  if (needs[1])
+    saved.push_back(SavedTensor::operand(0));
+  if (needs[0])
+    saved.push_back(SavedTensor::operand(1));
+}
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+  if (lhs.getRank() < 2 || rhs.getRank() < 2)
+    return emitOptionalError(loc, "expects operands of rank >= 2");
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOptionalError(loc, "element types differ: ", lhs.getElementType(),
+                             " vs ", rhs.getElementType());
+  int64_t k = lhs.getShape().back();
+  if (rhs.getShape()[rhs.getRank() - 2] != k)
+    return emitOptionalError(loc, "contraction mismatch: lhs has ", k,
+                             " columns, rhs has ", rhs.getShape()[rhs.getRank() - 2],
+                             " rows");
+  auto batch = broadcastShapes(lhs.getShape().drop_back(2), rhs.getShape().drop_back(2));
+  if (failed(batch))
+    return emitOptionalError(loc, "batch dimensions do not broadcast: ",
+                             shapeStr(lhs.getShape()), " vs ", shapeStr(rhs.getShape()));
+  SmallVector<int64_t> shape = *batch;
+  shape.push_back(lhs.getShape()[lhs.getRank() - 2]);
+  shape.push_back(rhs.getShape().back());
+  results.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+static int64_t matmulMacs(Value lhs, Value out) {
+  // Every output element is a dot product of length k.
+  return numel(out) * tensorOf(lhs).getShape().back();
+}
+
+int64_t MatmulOp::getFlops(FlopConvention c, bool) {
+  return fromMacs(c, matmulMacs(getLhs(), getOutput()));
+}
+
+int64_t MatmulOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
+  int64_t macs = matmulMacs(getLhs(), getOutput());
+  return (needs[0] ? fromMacs(c, macs) : 0) + (needs[1] ? fromMacs(c, macs) : 0);
+}
+
+void MatmulOp::getSavedTensors(ArrayRef<bool> needs,
+                               SmallVectorImpl<SavedTensor> &saved) {
+  if (needs[1])
+    saved.push_back(SavedTensor::operand(0));
+  if (needs[0])
+    saved.push_back(SavedTensor::operand(1));
+}
+
+LogicalResult BmmOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &results) {
+  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+  if (lhs.getRank() != 3 || rhs.getRank() != 3)
+    return emitOptionalError(loc, "expects rank-3 operands");
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOptionalError(loc, "element types differ: ", lhs.getElementType(),
+                             " vs ", rhs.getElementType());
+  if (lhs.getDimSize(0) != rhs.getDimSize(0))
+    return emitOptionalError(loc, "batch sizes differ: ", lhs.getDimSize(0),
+                             " vs ", rhs.getDimSize(0));
+  if (lhs.getDimSize(2) != rhs.getDimSize(1))
+    return emitOptionalError(loc, "contraction mismatch: lhs has ",
+                             lhs.getDimSize(2), " columns, rhs has ",
+                             rhs.getDimSize(1), " rows");
+  results.push_back(RankedTensorType::get(
+      {lhs.getDimSize(0), lhs.getDimSize(1), rhs.getDimSize(2)},
+      lhs.getElementType()));
+  return success();
+}
+
+int64_t BmmOp::getFlops(FlopConvention c, bool) {
+  return fromMacs(c, matmulMacs(getLhs(), getOutput()));
+}
+
+int64_t BmmOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
+  int64_t macs = matmulMacs(getLhs(), getOutput());
+  return (needs[0] ? fromMacs(c, macs) : 0) + (needs[1] ? fromMacs(c, macs) : 0);
+}
+
+void BmmOp::getSavedTensors(ArrayRef<bool> needs, SmallVectorImpl<SavedTensor> &saved) {
+  if (needs[1])
+    saved.push_back(SavedTensor::operand(0));
+  if (needs[0])
+    saved.push_back(SavedTensor::operand(1));
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+static LogicalResult checkChannelVector(std::optional<Location> loc, Value v,
+                                        StringRef what, int64_t channels,
+                                        Type elementType) {
+  if (!v)
+    return success();
+  auto t = cast<RankedTensorType>(v.getType());
+  if (t.getRank() != 1 || t.getDimSize(0) != channels)
+    return emitOptionalError(loc, what, " must be [", channels, "], got ",
+                             shapeStr(t.getShape()));
+  if (t.getElementType() != elementType)
+    return emitOptionalError(loc, what, " element type ", t.getElementType(),
+                             " does not match input element type ", elementType);
+  return success();
+}
+
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (input.getRank() < 2)
+    return emitOptionalError(loc, "expects an input of rank >= 2 (N, C, ...)");
+  int64_t c = input.getDimSize(1);
+  Type et = input.getElementType();
+  if (failed(checkChannelVector(loc, adaptor.getWeight(), "weight", c, et)) ||
+      failed(checkChannelVector(loc, adaptor.getBias(), "bias", c, et)) ||
+      failed(checkChannelVector(loc, adaptor.getRunningMean(), "running_mean", c, et)) ||
+      failed(checkChannelVector(loc, adaptor.getRunningVar(), "running_var", c, et)))
+    return failure();
+  results.push_back(input);
+  return success();
+}
+
+LogicalResult BatchNormOp::verify() {
+  if (!getWeight() != !getBias())
+    return emitOpError("needs both weight and bias, or neither");
+  if (getEps().convertToDouble() <= 0)
+    return emitOpError("eps must be positive");
+  return success();
+}
+
+int64_t BatchNormOp::getFlops(FlopConvention c, bool training) {
+  if (c == Conv::Flops)
+    return 0;
+  bool affine = static_cast<bool>(getWeight());
+  int64_t perElement = training ? (affine ? 5 : 4) : (affine ? 2 : 1);
+  return numel(getInput()) * perElement;
+}
+
+int64_t BatchNormOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  return c == Conv::Full ? getFlops(c, true) : 0;
+}
+
+void BatchNormOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  // native_batch_norm_backward: input, weight, running stats (persistent) and
+  // the per-channel batch mean and inverse std, always fp32.
+  for (unsigned i = 0, e = getNumOperands(); i < e; ++i)
+    saved.push_back(SavedTensor::operand(i));
+  auto stat = RankedTensorType::get({tensorOf(getInput()).getDimSize(1)},
+                                    Float32Type::get(getContext()));
+  saved.push_back(SavedTensor::extra(stat, "save_mean"));
+  saved.push_back(SavedTensor::extra(stat, "save_invstd"));
+}
+
+static LogicalResult checkNormalizedShape(std::optional<Location> loc,
+                                          RankedTensorType input, Value v,
+                                          StringRef what, int64_t normalizedRank) {
+  if (!v)
+    return success();
+  auto t = cast<RankedTensorType>(v.getType());
+  ArrayRef<int64_t> tail = input.getShape().take_back(normalizedRank);
+  if (t.getShape() != tail)
+    return emitOptionalError(loc, what, " must have the normalized shape ",
+                             shapeStr(tail), ", got ", shapeStr(t.getShape()));
+  if (t.getElementType() != input.getElementType())
+    return emitOptionalError(loc, what, " element type ", t.getElementType(),
+                             " does not match input element type ",
+                             input.getElementType());
+  return success();
+}
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t k = adaptor.getNormalizedRank();
+  if (k < 1 || k > input.getRank())
+    return emitOptionalError(loc, "normalized_rank must be in [1, ", input.getRank(),
+                             "], got ", k);
+  if (failed(checkNormalizedShape(loc, input, adaptor.getWeight(), "weight", k)) ||
+      failed(checkNormalizedShape(loc, input, adaptor.getBias(), "bias", k)))
+    return failure();
+  results.push_back(input);
+  return success();
+}
+
+int64_t LayerNormOp::getFlops(FlopConvention c, bool) {
+  if (c == Conv::Flops)
+    return 0;
+  return numel(getInput()) * (getWeight() ? 5 : 4);
+}
+
+int64_t LayerNormOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  return c == Conv::Full ? getFlops(c, true) : 0;
+}
+
+void LayerNormOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  for (unsigned i = 0, e = getNumOperands(); i < e; ++i)
+    saved.push_back(SavedTensor::operand(i));
+  auto stats = statsType(tensorOf(getInput()), getNormalizedRank());
+  saved.push_back(SavedTensor::extra(stats, "mean"));
+  saved.push_back(SavedTensor::extra(stats, "rstd"));
+}
+
+LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t k = adaptor.getNormalizedRank();
+  if (k < 1 || k > input.getRank())
+    return emitOptionalError(loc, "normalized_rank must be in [1, ", input.getRank(),
+                             "], got ", k);
+  if (failed(checkNormalizedShape(loc, input, adaptor.getWeight(), "weight", k)))
+    return failure();
+  results.push_back(input);
+  return success();
+}
+
+int64_t RmsNormOp::getFlops(FlopConvention c, bool) {
+  // fvcore has no rms_norm handle: 0 under macs.
+  if (c != Conv::Full)
+    return 0;
+  return numel(getInput()) * (getWeight() ? 4 : 3);
+}
+
+int64_t RmsNormOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  return c == Conv::Full ? getFlops(c, true) : 0;
+}
+
+void RmsNormOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  for (unsigned i = 0, e = getNumOperands(); i < e; ++i)
+    saved.push_back(SavedTensor::operand(i));
+  saved.push_back(SavedTensor::extra(
+      statsType(tensorOf(getInput()), getNormalizedRank()), "rstd"));
+}
+
+LogicalResult GroupNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (input.getRank() < 2)
+    return emitOptionalError(loc, "expects an input of rank >= 2 (N, C, ...)");
+  int64_t c = input.getDimSize(1), g = adaptor.getNumGroups();
+  if (g < 1 || c % g)
+    return emitOptionalError(loc, "num_groups (", g, ") must divide channels (", c, ")");
+  Type et = input.getElementType();
+  if (failed(checkChannelVector(loc, adaptor.getWeight(), "weight", c, et)) ||
+      failed(checkChannelVector(loc, adaptor.getBias(), "bias", c, et)))
+    return failure();
+  results.push_back(input);
+  return success();
+}
+
+int64_t GroupNormOp::getFlops(FlopConvention c, bool) {
+  if (c == Conv::Flops)
+    return 0;
+  return numel(getInput()) * (getWeight() ? 5 : 4);
+}
+
+int64_t GroupNormOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  return c == Conv::Full ? getFlops(c, true) : 0;
+}
+
+void GroupNormOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  for (unsigned i = 0, e = getNumOperands(); i < e; ++i)
+    saved.push_back(SavedTensor::operand(i));
+  auto stat = RankedTensorType::get(
+      {tensorOf(getInput()).getDimSize(0), (int64_t)getNumGroups()},
+      Float32Type::get(getContext()));
+  saved.push_back(SavedTensor::extra(stat, "mean"));
+  saved.push_back(SavedTensor::extra(stat, "rstd"));
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+// Activations: under `full`, one FLOP per element; nothing under the other
+// conventions (fvcore ignores them, flop_counter counts only mm/conv/sdpa).
+#define NN_ELEMENTWISE_FLOPS(OP, PER_ELEMENT)                                  \
+  int64_t OP::getFlops(FlopConvention c, bool) {                        \
+    return c == Conv::Full ? (PER_ELEMENT) * numel(getInput()) : 0;            \
+  }
+
+NN_ELEMENTWISE_FLOPS(ReluOp, 1)
+NN_ELEMENTWISE_FLOPS(Relu6Op, 1)
+NN_ELEMENTWISE_FLOPS(SiluOp, 1)
+NN_ELEMENTWISE_FLOPS(HardswishOp, 1)
+NN_ELEMENTWISE_FLOPS(HardsigmoidOp, 1)
+NN_ELEMENTWISE_FLOPS(GeluOp, 1)
+NN_ELEMENTWISE_FLOPS(SigmoidOp, 1)
+NN_ELEMENTWISE_FLOPS(TanhOp, 1)
+NN_ELEMENTWISE_FLOPS(SoftmaxOp, 3)
+NN_ELEMENTWISE_FLOPS(LogSoftmaxOp, 3)
+#undef NN_ELEMENTWISE_FLOPS
+
+void ReluOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  // threshold_backward(grad, result): relu_ saves the mutated tensor itself.
+  saved.push_back(SavedTensor::result(0));
+}
+
+void Relu6Op::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  // hardtanh_backward uses self; the in-place form hardtanh_ uses its result.
+  saved.push_back(getInplace() ? SavedTensor::result(0) : SavedTensor::operand(0));
+}
+
+void SiluOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(0));
+}
+
+void HardswishOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(0));
+}
+
+void HardsigmoidOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(0));
+}
+
+LogicalResult GeluOp::verify() {
+  if (getApproximate() != "none" && getApproximate() != "tanh")
+    return emitOpError("approximate must be \"none\" or \"tanh\", got \"")
+           << getApproximate() << "\"";
+  return success();
+}
+
+void GeluOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(0));
+}
+
+void SigmoidOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::result(0));
+}
+
+void TanhOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::result(0));
+}
+
+static LogicalResult verifySoftmaxDim(Operation *op, int64_t dim) {
+  int64_t rank = cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
+  if (normalizeDim(dim, rank) < 0)
+    return op->emitOpError("dim ") << dim << " is out of range for rank " << rank;
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() { return verifySoftmaxDim(*this, getDim()); }
+LogicalResult LogSoftmaxOp::verify() { return verifySoftmaxDim(*this, getDim()); }
+
+void SoftmaxOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::result(0));
+}
+
+void LogSoftmaxOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::result(0));
+}
+
+LogicalResult DropoutOp::verify() {
+  if (getP().convertToDouble() < 0 || getP().convertToDouble() > 1)
+    return emitOpError("p must be in [0, 1], got ") << getP().convertToDouble();
+  return success();
+}
+
+Value DropoutOp::getAliasedOperand(unsigned) {
+  // p = 0 is the identity: the output is the input.
+  return (getInplace() || getP().convertToDouble() == 0) ? getInput() : Value();
+}
+
+int64_t DropoutOp::getFlops(FlopConvention c, bool training) {
+  return (c == Conv::Full && training && getP().convertToDouble() > 0) ? numel(getInput()) : 0;
+}
+
+void DropoutOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  if (getP().convertToDouble() == 0 || getP().convertToDouble() == 1)
+    return;
+  // CUDA keeps a bool mask, one byte per element.
+  auto input = tensorOf(getInput());
+  saved.push_back(SavedTensor::extra(
+      RankedTensorType::get(input.getShape(), IntegerType::get(getContext(), 1)),
+      "mask"));
+}
+
+template <typename BinaryOp>
+static LogicalResult inferBinary(std::optional<Location> loc,
+                                 typename BinaryOp::Adaptor adaptor,
+                                 SmallVectorImpl<Type> &results) {
+  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOptionalError(loc, "element types differ: ", lhs.getElementType(),
+                             " vs ", rhs.getElementType());
+  auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
+  if (failed(shape))
+    return emitOptionalError(loc, "shapes do not broadcast: ", shapeStr(lhs.getShape()),
+                             " vs ", shapeStr(rhs.getShape()));
+  results.push_back(RankedTensorType::get(*shape, lhs.getElementType()));
+  return success();
+}
+
+template <typename BinaryOp>
+static LogicalResult verifyBinary(BinaryOp op) {
+  if (op.getInplace() && tensorOf(op.getOutput()) != tensorOf(op.getLhs()))
+    return op.emitOpError("in place needs the result to have the lhs shape, got ")
+           << op.getOutput().getType() << " for lhs " << op.getLhs().getType();
+  return success();
+}
+
+#define NN_BINARY_OP(OP)                                                       \
+  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
+                                     std::optional<Location> loc,              \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &results) {         \
+    return inferBinary<OP>(loc, adaptor, results);                             \
+  }                                                                            \
+  LogicalResult OP::verify() { return verifyBinary(*this); }                   \
+  int64_t OP::getFlops(FlopConvention c, bool) {                        \
+    return c == Conv::Full ? numel(getOutput()) : 0;                           \
+  }
+
+NN_BINARY_OP(AddOp)
+NN_BINARY_OP(SubOp)
+NN_BINARY_OP(MulOp)
+NN_BINARY_OP(DivOp)
+#undef NN_BINARY_OP
+
+// add/sub hand the output gradient itself to an operand of the output's
+// shape; a broadcast operand gets a reduced (new) tensor.
+static bool sameShapeAsOutput(Value operand, Value output) {
+  return tensorOf(operand).getShape() == tensorOf(output).getShape();
+}
+
+bool AddOp::isGradPassthrough(unsigned i) {
+  return sameShapeAsOutput(getOperand(i), getOutput());
+}
+bool SubOp::isGradPassthrough(unsigned i) {
+  return i == 0 && sameShapeAsOutput(getLhs(), getOutput());
+}
+bool MulOp::isGradPassthrough(unsigned) { return false; }
+bool DivOp::isGradPassthrough(unsigned) { return false; }
+
+void AddOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
+void SubOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
+
+void MulOp::getSavedTensors(ArrayRef<bool> needs, SmallVectorImpl<SavedTensor> &saved) {
+  // d(a*b)/da = b, d(a*b)/db = a.
+  if (needs[0])
+    saved.push_back(SavedTensor::operand(1));
+  if (needs[1])
+    saved.push_back(SavedTensor::operand(0));
+}
+
+void DivOp::getSavedTensors(ArrayRef<bool> needs, SmallVectorImpl<SavedTensor> &saved) {
+  // d(a/b)/da = 1/b; d(a/b)/db = -a/b^2.
+  if (needs[1])
+    saved.push_back(SavedTensor::operand(0));
+  if (needs[0] || needs[1])
+    saved.push_back(SavedTensor::operand(1));
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferPool(std::optional<Location> loc, RankedTensorType input,
+                               ArrayRef<int64_t> kernel,
+                               std::optional<ArrayRef<int64_t>> strides,
+                               ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
+                               bool ceilMode, SmallVectorImpl<Type> &results) {
+  if (input.getRank() != 4)
+    return emitOptionalError(loc, "expects a 4-D NCHW input, got rank ",
+                             input.getRank());
+  if (failed(checkPair(loc, "kernel_size", kernel, 1)) ||
+      (strides && failed(checkPair(loc, "strides", *strides, 1))) ||
+      failed(checkPair(loc, "padding", padding, 0)) ||
+      failed(checkPair(loc, "dilation", dilation, 1)))
+    return failure();
+  SmallVector<int64_t> shape = {input.getDimSize(0), input.getDimSize(1)};
+  for (int i = 0; i < 2; ++i) {
+    if (2 * padding[i] > kernel[i])
+      return emitOptionalError(loc, "padding (", padding[i],
+                               ") must be at most half the kernel size (", kernel[i], ")");
+    int64_t stride = strides ? (*strides)[i] : kernel[i];
+    int64_t out = windowOutputSize(input.getDimSize(2 + i), kernel[i], stride,
+                                   padding[i], dilation[i], ceilMode);
+    if (out < 1)
+      return emitOptionalError(loc, "pooling window does not fit the input");
+    shape.push_back(out);
+  }
+  results.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  return inferPool(loc, cast<RankedTensorType>(adaptor.getInput().getType()),
+                   adaptor.getKernelSize(), adaptor.getStrides(),
+                   adaptor.getPadding(), adaptor.getDilation(),
+                   adaptor.getCeilMode(), results);
+}
+
+int64_t MaxPool2dOp::getFlops(FlopConvention c, bool) {
+  if (c != Conv::Full)
+    return 0;
+  ArrayRef<int64_t> k = getKernelSize();
+  return numel(getOutput()) * k[0] * k[1];
+}
+
+int64_t MaxPool2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  return c == Conv::Full ? numel(getOutput()) : 0;
+}
+
+void MaxPool2dOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(0));
+  saved.push_back(SavedTensor::extra(
+      RankedTensorType::get(tensorOf(getOutput()).getShape(),
+                            IntegerType::get(getContext(), 64)),
+      "indices"));
+}
+
+LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  SmallVector<int64_t, 2> noDilation = {1, 1};
+  return inferPool(loc, cast<RankedTensorType>(adaptor.getInput().getType()),
+                   adaptor.getKernelSize(), adaptor.getStrides(),
+                   adaptor.getPadding(), noDilation, adaptor.getCeilMode(), results);
+}
+
+int64_t AvgPool2dOp::getFlops(FlopConvention c, bool) {
+  if (c != Conv::Full)
+    return 0;
+  ArrayRef<int64_t> k = getKernelSize();
+  return numel(getOutput()) * k[0] * k[1];
+}
+
+int64_t AvgPool2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  return c == Conv::Full ? numel(getInput()) : 0;
+}
+
+void AvgPool2dOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(0));
+}
+
+LogicalResult AdaptiveAvgPool2dOp::inferReturnTypes(MLIRContext *,
+                                                    std::optional<Location> loc,
+                                                    Adaptor adaptor,
+                                                    SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (input.getRank() != 4)
+    return emitOptionalError(loc, "expects a 4-D NCHW input, got rank ",
+                             input.getRank());
+  if (failed(checkPair(loc, "output_size", adaptor.getOutputSize(), 1)))
+    return failure();
+  results.push_back(RankedTensorType::get(
+      {input.getDimSize(0), input.getDimSize(1), adaptor.getOutputSize()[0],
+       adaptor.getOutputSize()[1]},
+      input.getElementType()));
+  return success();
+}
+
+int64_t AdaptiveAvgPool2dOp::getFlops(FlopConvention c, bool) {
+  // fvcore counts one per input element.
+  return c == Conv::Flops ? 0 : numel(getInput());
+}
+
+int64_t AdaptiveAvgPool2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  return c == Conv::Full ? numel(getInput()) : 0;
+}
+
+void AdaptiveAvgPool2dOp::getSavedTensors(ArrayRef<bool>,
+                                          SmallVectorImpl<SavedTensor> &saved) {
+  // A 1x1 output runs as mean(-1, -2), whose backward keeps only sizes.
+  ArrayRef<int64_t> out = getOutputSize();
+  if (out[0] == 1 && out[1] == 1)
+    return;
+  saved.push_back(SavedTensor::operand(0));
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding, attention, concat
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  if (weight.getRank() != 2)
+    return emitOptionalError(loc, "expects a 2-D weight [num_embeddings, dim], got rank ",
+                             weight.getRank());
+  if (auto pad = adaptor.getPaddingIdx())
+    if (int64_t p = *pad; p < -weight.getDimSize(0) || p >= weight.getDimSize(0))
+      return emitOptionalError(loc, "padding_idx ", *pad, " is out of range");
+  SmallVector<int64_t> shape(indices.getShape());
+  shape.push_back(weight.getDimSize(1));
+  results.push_back(RankedTensorType::get(shape, weight.getElementType()));
+  return success();
+}
+
+int64_t EmbeddingOp::getFlops(FlopConvention, bool) { return 0; }
+
+int64_t EmbeddingOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  // Scatter-add of the output gradient into the weight gradient.
+  return c == Conv::Full ? numel(getOutput()) : 0;
+}
+
+void EmbeddingOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(1));
+}
+
+LogicalResult ScaledDotProductAttentionOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  auto q = cast<RankedTensorType>(adaptor.getQuery().getType());
+  auto k = cast<RankedTensorType>(adaptor.getKey().getType());
+  auto v = cast<RankedTensorType>(adaptor.getValue().getType());
+  if (q.getRank() < 2 || q.getRank() != k.getRank() || q.getRank() != v.getRank())
+    return emitOptionalError(loc, "query, key and value must have the same rank >= 2");
+  if (q.getElementType() != k.getElementType() ||
+      q.getElementType() != v.getElementType())
+    return emitOptionalError(loc, "query, key and value element types differ");
+  int64_t r = q.getRank();
+  if (q.getShape().back() != k.getShape().back())
+    return emitOptionalError(loc, "query and key head dims differ: ",
+                             q.getShape().back(), " vs ", k.getShape().back());
+  if (k.getDimSize(r - 2) != v.getDimSize(r - 2))
+    return emitOptionalError(loc, "key and value sequence lengths differ: ",
+                             k.getDimSize(r - 2), " vs ", v.getDimSize(r - 2));
+  if (q.getShape().drop_back(2) != k.getShape().drop_back(2) ||
+      q.getShape().drop_back(2) != v.getShape().drop_back(2))
+    return emitOptionalError(loc, "batch/head dimensions differ");
+  SmallVector<int64_t> shape(q.getShape());
+  shape.back() = v.getShape().back();
+  results.push_back(RankedTensorType::get(shape, q.getElementType()));
+  return success();
+}
+
+LogicalResult ScaledDotProductAttentionOp::verify() {
+  StringRef b = getBackend();
+  if (b != "flash" && b != "efficient" && b != "math")
+    return emitOpError("backend must be \"flash\", \"efficient\" or \"math\", got \"")
+           << b << "\"";
+  return success();
+}
+
+/// Multiply-adds of q k^T (L x S x E) and p v (L x S x Ev).
+static int64_t attentionMacs(ScaledDotProductAttentionOp op, int64_t qkFactor,
+                             int64_t vFactor) {
+  auto q = tensorOf(op.getQuery()), k = tensorOf(op.getKey()),
+       v = tensorOf(op.getValue());
+  int64_t r = q.getRank();
+  int64_t batch = numel(q) / (q.getDimSize(r - 1) * q.getDimSize(r - 2));
+  int64_t l = q.getDimSize(r - 2), s = k.getDimSize(r - 2);
+  return batch * l * s * (qkFactor * q.getDimSize(r - 1) + vFactor * v.getDimSize(r - 1));
+}
+
+int64_t ScaledDotProductAttentionOp::getFlops(FlopConvention c, bool) {
+  // fvcore does not count attention.
+  if (c == Conv::Macs)
+    return 0;
+  return fromMacs(c, attentionMacs(*this, 1, 1));
+}
+
+int64_t ScaledDotProductAttentionOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  if (c == Conv::Macs)
+    return 0;
+  return fromMacs(c, attentionMacs(*this, 3, 2));
+}
+
+void ScaledDotProductAttentionOp::getSavedTensors(ArrayRef<bool>,
+                                                  SmallVectorImpl<SavedTensor> &saved) {
+  auto q = tensorOf(getQuery()), k = tensorOf(getKey());
+  int64_t r = q.getRank();
+  if (getMask())
+    saved.push_back(SavedTensor::operand(3));
+  if (getBackend() == "math") {
+    // The decomposition keeps the scaled query, k, the attention
+    // probabilities (L x S) and v.
+    saved.push_back(SavedTensor::extra(q, "scaled_query"));
+    saved.push_back(SavedTensor::operand(1));
+    saved.push_back(SavedTensor::operand(2));
+    SmallVector<int64_t> probs(q.getShape());
+    probs.back() = k.getDimSize(r - 2);
+    saved.push_back(SavedTensor::extra(
+        RankedTensorType::get(probs, q.getElementType()), "attention_probs"));
+    return;
+  }
+  // Fused kernels keep q, k, v, the output and a logsumexp per row.
+  for (unsigned i = 0; i < 3; ++i)
+    saved.push_back(SavedTensor::operand(i));
+  saved.push_back(SavedTensor::result(0));
+  saved.push_back(SavedTensor::extra(
+      RankedTensorType::get(q.getShape().drop_back(), Float32Type::get(getContext())),
+      "logsumexp"));
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  if (adaptor.getInputs().empty())
+    return emitOptionalError(loc, "needs at least one input");
+  auto first = cast<RankedTensorType>(adaptor.getInputs().front().getType());
+  int64_t dim = normalizeDim(adaptor.getDim(), first.getRank());
+  if (dim < 0)
+    return emitOptionalError(loc, "dim ", adaptor.getDim(),
+                             " is out of range for rank ", first.getRank());
+  SmallVector<int64_t> shape(first.getShape());
+  shape[dim] = 0;
+  for (Value in : adaptor.getInputs()) {
+    auto t = cast<RankedTensorType>(in.getType());
+    if (t.getElementType() != first.getElementType())
+      return emitOptionalError(loc, "inputs have different element types");
+    if (t.getRank() != first.getRank())
+      return emitOptionalError(loc, "inputs have different ranks");
+    for (int64_t i = 0; i < t.getRank(); ++i)
+      if (i != dim && t.getDimSize(i) != first.getDimSize(i))
+        return emitOptionalError(loc, "inputs differ in dimension ", i, ": ",
+                                 shapeStr(first.getShape()), " vs ",
+                                 shapeStr(t.getShape()));
+    shape[dim] += t.getDimSize(dim);
+  }
+  results.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+
+int64_t ConcatOp::getFlops(FlopConvention, bool) { return 0; }
+int64_t ConcatOp::getBackwardFlops(FlopConvention, ArrayRef<bool>) { return 0; }
+void ConcatOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
+
+//===----------------------------------------------------------------------===//
+// Views
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  auto in = tensorOf(getInput()), out = tensorOf(getOutput());
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("cannot change the element type");
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError("cannot reshape ")
+           << in.getNumElements() << " elements into " << out.getNumElements();
+  return success();
+}
+
+LogicalResult FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  auto in = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t rank = std::max<int64_t>(in.getRank(), 1);
+  int64_t start = normalizeDim(adaptor.getStartDim(), rank);
+  int64_t end = normalizeDim(adaptor.getEndDim(), rank);
+  if (start < 0 || end < 0 || start > end)
+    return emitOptionalError(loc, "invalid dims start_dim=", adaptor.getStartDim(),
+                             " end_dim=", adaptor.getEndDim(), " for rank ",
+                             in.getRank());
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < start; ++i)
+    shape.push_back(in.getDimSize(i));
+  int64_t merged = 1;
+  for (int64_t i = start; i <= end && i < in.getRank(); ++i)
+    merged *= in.getDimSize(i);
+  shape.push_back(merged);
+  for (int64_t i = end + 1; i < in.getRank(); ++i)
+    shape.push_back(in.getDimSize(i));
+  results.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  auto in = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t d0 = normalizeDim(adaptor.getDim0(), in.getRank());
+  int64_t d1 = normalizeDim(adaptor.getDim1(), in.getRank());
+  if (d0 < 0 || d1 < 0)
+    return emitOptionalError(loc, "dims (", adaptor.getDim0(), ", ", adaptor.getDim1(),
+                             ") are out of range for rank ", in.getRank());
+  SmallVector<int64_t> shape(in.getShape());
+  std::swap(shape[d0], shape[d1]);
+  results.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+LogicalResult PermuteOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  auto in = cast<RankedTensorType>(adaptor.getInput().getType());
+  ArrayRef<int64_t> dims = adaptor.getDims();
+  if ((int64_t)dims.size() != in.getRank())
+    return emitOptionalError(loc, "dims has ", dims.size(), " entries for rank ",
+                             in.getRank());
+  SmallVector<bool> seen(in.getRank(), false);
+  SmallVector<int64_t> shape;
+  for (int64_t d : dims) {
+    int64_t n = normalizeDim(d, in.getRank());
+    if (n < 0 || seen[n])
+      return emitOptionalError(loc, "dims is not a permutation");
+    seen[n] = true;
+    shape.push_back(in.getDimSize(n));
+  }
+  results.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &results) {
+  auto in = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t dim = normalizeDim(adaptor.getDim(), in.getRank());
+  if (dim < 0)
+    return emitOptionalError(loc, "dim ", adaptor.getDim(), " is out of range for rank ",
+                             in.getRank());
+  int64_t size = in.getDimSize(dim), step = adaptor.getStep();
+  if (step < 1)
+    return emitOptionalError(loc, "step must be >= 1, got ", step);
+  auto clampIndex = [&](int64_t i) {
+    if (i < 0)
+      i += size;
+    return std::clamp<int64_t>(i, 0, size);
+  };
+  int64_t start = clampIndex(adaptor.getStart()), end = clampIndex(adaptor.getEnd());
+  SmallVector<int64_t> shape(in.getShape());
+  shape[dim] = end > start ? (end - start + step - 1) / step : 0;
+  results.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+LogicalResult ExpandOp::verify() {
+  auto in = tensorOf(getInput()), out = tensorOf(getOutput());
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("cannot change the element type");
+  if (out.getRank() < in.getRank())
+    return emitOpError("cannot expand rank ") << in.getRank() << " to rank "
+                                              << out.getRank();
+  int64_t offset = out.getRank() - in.getRank();
+  for (int64_t i = 0; i < in.getRank(); ++i)
+    if (in.getDimSize(i) != 1 && in.getDimSize(i) != out.getDimSize(i + offset))
+      return emitOpError("cannot expand dimension ")
+             << i << " of size " << in.getDimSize(i) << " to "
+             << out.getDimSize(i + offset);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *ctx,
+                                               std::optional<Location> loc,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto target = cast<RankedTensorType>(adaptor.getTarget().getType());
+  if (input.getRank() < 2)
+    return emitOptionalError(loc, "expects logits [N, C, ...]");
+  SmallVector<int64_t> expected(input.getShape());
+  expected.erase(expected.begin() + 1);
+  if (target.getShape() != ArrayRef<int64_t>(expected))
+    return emitOptionalError(loc, "target must be ", shapeStr(expected), ", got ",
+                             shapeStr(target.getShape()));
+  results.push_back(RankedTensorType::get({}, input.getElementType()));
+  return success();
+}
+
+int64_t CrossEntropyOp::getFlops(FlopConvention c, bool) {
+  return c == Conv::Full ? 4 * numel(getInput()) : 0;
+}
+
+int64_t CrossEntropyOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  return c == Conv::Full ? 2 * numel(getInput()) : 0;
+}
+
+void CrossEntropyOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  // log_softmax keeps its output; nll_loss keeps the target.
+  saved.push_back(SavedTensor::extra(getInput().getType(), "log_probs"));
+  saved.push_back(SavedTensor::operand(1));
+}
+
+LogicalResult MseLossOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (adaptor.getTarget().getType() != input)
+    return emitOptionalError(loc, "target type ", adaptor.getTarget().getType(),
+                             " does not match input type ", input);
+  results.push_back(RankedTensorType::get({}, input.getElementType()));
+  return success();
+}
+
+int64_t MseLossOp::getFlops(FlopConvention c, bool) {
+  return c == Conv::Full ? 3 * numel(getInput()) : 0;
+}
+
+int64_t MseLossOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  return c == Conv::Full ? 2 * numel(getInput()) : 0;
+}
+
+void MseLossOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(0));
+  saved.push_back(SavedTensor::operand(1));
+}
+
+//===----------------------------------------------------------------------===//
+// Training-step ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult BackwardOp::verify() {
+  if (getGradOperands().size() != getNumResults())
+    return emitOpError("grad_operands has ")
+           << getGradOperands().size() << " entries for " << getNumResults()
+           << " results";
+  if (getParamGrads().size() != getNumResults())
+    return emitOpError("param_grads has ")
+           << getParamGrads().size() << " entries for " << getNumResults()
+           << " results";
+  if (getFlopCounts().size() != 3)
+    return emitOpError("flop_counts needs 3 entries (macs, flops, full)");
+  return success();
+}
+
+int64_t BackwardOp::getFlops(FlopConvention c, bool) {
+  return getFlopCounts()[static_cast<unsigned>(c)];
+}
+
+Value AccumulateGradOp::getAliasedOperand(unsigned) {
+  return getInplace() ? getAccumulator() : Value();
+}
+
+int64_t AccumulateGradOp::getFlops(FlopConvention c, bool) {
+  return c == Conv::Full ? numel(getResult()) : 0;
+}
+
+LogicalResult OptimizerStepOp::verify() {
+  StringRef opt = getOptimizer(), impl = getImplementation();
+  unsigned statesPerParam =
+      llvm::StringSwitch<unsigned>(opt)
+          .Case("sgd", 0)
+          .Case("momentum", 1)
+          .Cases("adam", "adamw", 2)
+          .Default(~0u);
+  if (statesPerParam == ~0u)
+    return emitOpError("unknown optimizer \"") << opt << "\"";
+  if (impl != "foreach" && impl != "fused" && impl != "for-loop")
+    return emitOpError("unknown implementation \"") << impl << "\"";
+  if (getParams().size() != getGrads().size())
+    return emitOpError("needs one gradient per parameter");
+  if (getState().size() != statesPerParam * getParams().size())
+    return emitOpError("needs ") << statesPerParam << " state tensors per parameter";
+  for (auto [p, g] : llvm::zip(getParams(), getGrads()))
+    if (p.getType() != g.getType())
+      return emitOpError("gradient type ") << g.getType()
+                                           << " does not match parameter type "
+                                           << p.getType();
+  return success();
+}
+
+static int64_t totalElements(ValueRange values) {
+  int64_t n = 0;
+  for (Value v : values)
+    n += numel(v);
+  return n;
+}
+
+int64_t OptimizerStepOp::getFlops(FlopConvention c, bool) {
+  // Only `full` counts optimizer arithmetic: per element, SGD p -= lr*g (2),
+  // momentum adds buf = mu*buf + g (2 more), Adam ~12 (two moment updates,
+  // bias corrections, sqrt, division, update), weight decay 2 more.
+  if (c != Conv::Full)
+    return 0;
+  int64_t perElement = llvm::StringSwitch<int64_t>(getOptimizer())
+                           .Case("sgd", 2)
+                           .Case("momentum", 4)
+                           .Default(12);
+  if (getWeightDecay().convertToDouble() != 0)
+    perElement += 2;
+  return perElement * totalElements(getParams());
+}
+
+int64_t OptimizerStepOp::getWorkspaceBytes() {
+  auto bytesOf = [](ValueRange values) {
+    int64_t bytes = 0;
+    for (Value v : values) {
+      auto t = tensorOf(v);
+      bytes += t.getNumElements() *
+               llvm::divideCeil(t.getElementTypeBitWidth(), 8);
+    }
+    return bytes;
+  };
+  StringRef opt = getOptimizer(), impl = getImplementation();
+  if (impl == "fused")
+    return 0;
+  int64_t bytes = 0;
+  // foreach Adam/AdamW materializes exp_avg_sq.sqrt() for all params at
+  // once (optimizer.py: "~ sizeof(params) more peak memory"); the for-loop
+  // form does the same one parameter at a time (one op per parameter here).
+  if (opt == "adam" || opt == "adamw")
+    bytes += bytesOf(getParams());
+  // Coupled weight decay (SGD, Adam) adds grad + wd * param as a new tensor.
+  if (getWeightDecay().convertToDouble() != 0 && opt != "adamw")
+    bytes += bytesOf(getGrads());
+  return bytes;
+}
+
+#define GET_OP_CLASSES
+#include "vram/Dialect/NN/NNOps.cpp.inc"

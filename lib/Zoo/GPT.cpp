@@ -1,0 +1,178 @@
+//===- GPT.cpp - GPT-style decoders: GPT-2, tiny_gpt, gpt_mini ------------===//
+//
+// All three are the same pre-LN decoder:
+//
+//   x = drop(tok(ids) + pos(arange(T)))
+//   for each block: x = x + drop(proj(attn(ln1(x))))
+//                   x = x + drop(fc2(gelu(fc1(ln2(x)))))
+//   logits = head(ln_f(x))
+//
+// with qkv one Linear(d, 3d) split in three. They differ in names, dropout,
+// GELU flavour, the attention kernel and whether the head is tied to the
+// token embedding; GptConfig spells these out.
+//
+// The position lookup `pos(arange(T))` is the slice `pos.weight[:T]`: the same
+// values and gradient, without an index tensor the function has no input for.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Models.h"
+
+#include "llvm/ADT/Twine.h"
+
+using namespace mlir;
+using namespace vram::zoo;
+
+namespace {
+
+struct GptConfig {
+  int64_t vocab, positions, dim, heads, layers, mlp;
+  double dropout;
+  llvm::StringRef gelu; ///< "tanh" for GPT-2's gelu_new
+  llvm::StringRef attentionBackend;
+  bool tiedHead; ///< the head reuses the token embedding, no bias
+
+  // state_dict names.
+  llvm::StringRef tokEmb, posEmb, block, ln1, qkv, attnProj, ln2, fc1, fc2, lnF,
+      head;
+};
+
+/// HuggingFace GPT2LMHeadModel. Its Conv1D layers store weights as [in, out];
+/// here they are nn.linear weights [out, in], with the same element count.
+/// Attention dropout (attn_pdrop) is not modelled: sdpa has no dropout.
+GptConfig gpt2Names(GptConfig c) {
+  c.dropout = 0.1;
+  c.gelu = "tanh";
+  c.attentionBackend = "flash";
+  c.tiedHead = true;
+  c.tokEmb = "transformer.wte";
+  c.posEmb = "transformer.wpe";
+  c.block = "transformer.h";
+  c.ln1 = "ln_1";
+  c.qkv = "attn.c_attn";
+  c.attnProj = "attn.c_proj";
+  c.ln2 = "ln_2";
+  c.fc1 = "mlp.c_fc";
+  c.fc2 = "mlp.c_proj";
+  c.lnF = "transformer.ln_f";
+  c.head = "lm_head";
+  return c;
+}
+
+/// Causal self-attention: qkv, split into heads, sdpa, merge, projection.
+Value causalSelfAttention(ModelBuilder &mb, Value x, const GptConfig &c,
+                          const Twine &prefix) {
+  std::string qkvName = (prefix + "." + c.qkv).str();
+  // The attention runs in the module that owns the qkv projection.
+  std::string attnName = llvm::StringRef(qkvName).rsplit('.').first.str();
+
+  Value qkv = mb.linear(x, qkvName, 3 * c.dim);
+  Value heads[3];
+  for (int i = 0; i < 3; ++i)
+    heads[i] =
+        mb.splitHeads(mb.slice(qkv, attnName, 2, i * c.dim, (i + 1) * c.dim),
+                      attnName, c.heads);
+  Value y = mb.attention(heads[0], heads[1], heads[2], attnName,
+                         /*causal=*/true, c.attentionBackend);
+  y = mb.linear(mb.mergeHeads(y, attnName), (prefix + "." + c.attnProj).str(),
+                c.dim);
+  return mb.dropout(y, (prefix + "." + c.attnProj + ".dropout").str(),
+                    c.dropout);
+}
+
+Value gptBlock(ModelBuilder &mb, Value x, const GptConfig &c,
+               const std::string &name) {
+  Value h = mb.layerNorm(x, name + "." + c.ln1.str());
+  h = causalSelfAttention(mb, h, c, name);
+  x = mb.add(x, h, name + ".add");
+
+  h = mb.layerNorm(x, name + "." + c.ln2.str());
+  h = mb.linear(h, name + "." + c.fc1.str(), c.mlp);
+  h = mb.gelu(h, name + ".gelu", c.gelu);
+  h = mb.linear(h, name + "." + c.fc2.str(), c.dim);
+  h = mb.dropout(h, name + "." + c.fc2.str() + ".dropout", c.dropout);
+  return mb.add(x, h, name + ".add");
+}
+
+Value buildGpt(ModelBuilder &mb, Value ids, const GptConfig &c) {
+  int64_t seq = ModelBuilder::shapeOf(ids)[1];
+
+  Value wte = mb.param(c.tokEmb, "weight", {c.vocab, c.dim});
+  Value x = mb.embedding(ids, c.tokEmb, wte);
+  Value wpe = mb.param(c.posEmb, "weight", {c.positions, c.dim});
+  Value pos = mb.slice(wpe, c.posEmb, 0, 0, seq);
+  x = mb.add(x, pos, "add");
+  x = mb.dropout(x, "drop", c.dropout);
+
+  for (int64_t i = 0; i < c.layers; ++i)
+    x = gptBlock(mb, x, c, (c.block + "." + Twine(i)).str());
+
+  x = mb.layerNorm(x, c.lnF);
+  if (c.tiedHead)
+    return mb.linear(x, c.head, wte, /*bias=*/Value());
+  return mb.linear(x, c.head, c.vocab, /*bias=*/false);
+}
+
+} // namespace
+
+/// GPT-2 small (124M): 12 layers, d = 768, 12 heads, 1024 positions.
+Value vram::zoo::buildGpt2(ModelBuilder &mb, Value ids, const ModelConfig &) {
+  GptConfig c;
+  c.vocab = 50257;
+  c.positions = kGpt2Positions;
+  c.dim = 768;
+  c.heads = 12;
+  c.layers = 12;
+  c.mlp = 3072;
+  return buildGpt(mb, ids, gpt2Names(c));
+}
+
+/// GPT-2 scaled down for tests: 2 layers, d = 64, 4 heads, vocab 256,
+/// 32 positions.
+Value vram::zoo::buildTinyGpt(ModelBuilder &mb, Value ids,
+                              const ModelConfig &) {
+  GptConfig c;
+  c.vocab = 256;
+  c.positions = kTinyGptPositions;
+  c.dim = 64;
+  c.heads = 4;
+  c.layers = 2;
+  c.mlp = 256;
+  return buildGpt(mb, ids, gpt2Names(c));
+}
+
+/// gpt_mini of shared/reference/truth/README.md: 4 layers, vocab 8192,
+/// d = 256, 8 heads, MLP 1024, 256 learned positions, exact GELU, no dropout,
+/// untied head without bias.
+///
+/// The reference writes attention as matmul, masked_fill with a causal bool
+/// mask, softmax, matmul. The dialect has no masked_fill, so this is sdpa with
+/// `causal` and the "math" backend, which keeps the same L x S probabilities
+/// for backward. The reference mask is not a state_dict buffer (its
+/// buffer bytes are 0), so none is created.
+Value vram::zoo::buildGptMini(ModelBuilder &mb, Value ids,
+                              const ModelConfig &) {
+  GptConfig c;
+  c.vocab = 8192;
+  c.positions = kGptMiniPositions;
+  c.dim = 256;
+  c.heads = 8;
+  c.layers = 4;
+  c.mlp = 1024;
+  c.dropout = 0;
+  c.gelu = "none";
+  c.attentionBackend = "math";
+  c.tiedHead = false;
+  c.tokEmb = "tok";
+  c.posEmb = "pos";
+  c.block = "blocks";
+  c.ln1 = "n1";
+  c.qkv = "qkv";
+  c.attnProj = "proj";
+  c.ln2 = "n2";
+  c.fc1 = "fc1";
+  c.fc2 = "fc2";
+  c.lnF = "nf";
+  c.head = "head";
+  return buildGpt(mb, ids, c);
+}

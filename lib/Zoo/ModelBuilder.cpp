@@ -1,0 +1,224 @@
+//===- ModelBuilder.cpp - PyTorch-like layer builders for the zoo ---------===//
+
+#include "ModelBuilder.h"
+
+#include "vram/Dialect/NN/NNOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/SmallVector.h"
+
+using namespace mlir;
+using namespace vram::nn;
+using namespace vram::zoo;
+
+ModelBuilder::ModelBuilder(OpBuilder &builder)
+    : builder(builder), f32(builder.getF32Type()) {}
+
+Location ModelBuilder::loc(const Twine &layer) {
+  return NameLoc::get(builder.getStringAttr(layer));
+}
+
+ArrayRef<int64_t> ModelBuilder::shapeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+RankedTensorType ModelBuilder::floatTensor(ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, f32);
+}
+
+std::string ModelBuilder::qualify(StringRef layer, StringRef leaf) {
+  if (layer.empty())
+    return leaf.str();
+  return (layer + "." + leaf).str();
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters and buffers
+//===----------------------------------------------------------------------===//
+
+Value ModelBuilder::param(StringRef layer, StringRef leaf,
+                          ArrayRef<int64_t> shape) {
+  return ParamOp::create(builder, loc(layer.empty() ? leaf : layer),
+                         floatTensor(shape), qualify(layer, leaf));
+}
+
+Value ModelBuilder::buffer(StringRef layer, StringRef leaf,
+                           ArrayRef<int64_t> shape, Type elementType) {
+  auto type = RankedTensorType::get(shape, elementType ? elementType : f32);
+  return BufferOp::create(builder, loc(layer.empty() ? leaf : layer), type,
+                          qualify(layer, leaf));
+}
+
+//===----------------------------------------------------------------------===//
+// Layers with parameters
+//===----------------------------------------------------------------------===//
+
+Value ModelBuilder::conv(Value x, StringRef layer, int64_t cout, int64_t kernel,
+                         int64_t stride, int64_t pad, int64_t groups,
+                         bool bias) {
+  int64_t cin = shapeOf(x)[1];
+  Value w = param(layer, "weight", {cout, cin / groups, kernel, kernel});
+  Value b = bias ? param(layer, "bias", {cout}) : Value();
+  return Conv2dOp::create(builder, loc(layer), x, w, b, {stride, stride},
+                          {pad, pad}, {1, 1}, groups);
+}
+
+Value ModelBuilder::batchNorm(Value x, StringRef layer, double eps) {
+  int64_t c = shapeOf(x)[1];
+  Value w = param(layer, "weight", {c});
+  Value b = param(layer, "bias", {c});
+  Value mean = buffer(layer, "running_mean", {c});
+  Value var = buffer(layer, "running_var", {c});
+  // Not used by the forward computation, but a real 8-byte buffer of every
+  // BatchNorm module: keeps buffer bytes equal to PyTorch's.
+  buffer(layer, "num_batches_tracked", {}, builder.getI64Type());
+  return BatchNormOp::create(builder, loc(layer), x, w, b, mean, var,
+                             llvm::APFloat(eps), llvm::APFloat(0.1));
+}
+
+Value ModelBuilder::linear(Value x, StringRef layer, int64_t out, bool bias) {
+  int64_t in = shapeOf(x).back();
+  Value w = param(layer, "weight", {out, in});
+  Value b = bias ? param(layer, "bias", {out}) : Value();
+  return linear(x, layer, w, b);
+}
+
+Value ModelBuilder::linear(Value x, StringRef layer, Value weight, Value bias) {
+  return LinearOp::create(builder, loc(layer), x, weight, bias);
+}
+
+Value ModelBuilder::layerNorm(Value x, StringRef layer, double eps) {
+  int64_t d = shapeOf(x).back();
+  Value w = param(layer, "weight", {d});
+  Value b = param(layer, "bias", {d});
+  return LayerNormOp::create(builder, loc(layer), x, w, b,
+                             /*normalized_rank=*/1, llvm::APFloat(eps));
+}
+
+Value ModelBuilder::rmsNorm(Value x, StringRef layer, double eps) {
+  Value w = param(layer, "weight", {shapeOf(x).back()});
+  return RmsNormOp::create(builder, loc(layer), x, w, /*normalized_rank=*/1,
+                           llvm::APFloat(eps));
+}
+
+Value ModelBuilder::embedding(Value ids, StringRef layer, int64_t num,
+                              int64_t dim) {
+  return embedding(ids, layer, param(layer, "weight", {num, dim}));
+}
+
+Value ModelBuilder::embedding(Value ids, StringRef layer, Value weight) {
+  return EmbeddingOp::create(builder, loc(layer), weight, ids,
+                             /*padding_idx=*/IntegerAttr());
+}
+
+//===----------------------------------------------------------------------===//
+// Activations, elementwise, pooling
+//===----------------------------------------------------------------------===//
+
+Value ModelBuilder::relu(Value x, StringRef layer, bool inplace) {
+  return ReluOp::create(builder, loc(layer), x, inplace);
+}
+
+Value ModelBuilder::relu6(Value x, StringRef layer, bool inplace) {
+  return Relu6Op::create(builder, loc(layer), x, inplace);
+}
+
+Value ModelBuilder::gelu(Value x, StringRef layer, StringRef approximate) {
+  return GeluOp::create(builder, loc(layer), x, approximate);
+}
+
+Value ModelBuilder::silu(Value x, StringRef layer, bool inplace) {
+  return SiluOp::create(builder, loc(layer), x, inplace);
+}
+
+Value ModelBuilder::dropout(Value x, StringRef layer, double p) {
+  if (p == 0)
+    return x;
+  return DropoutOp::create(builder, loc(layer), x, llvm::APFloat(p),
+                           /*inplace=*/false);
+}
+
+Value ModelBuilder::add(Value lhs, Value rhs, StringRef layer, bool inplace) {
+  return AddOp::create(builder, loc(layer), lhs, rhs, inplace);
+}
+
+Value ModelBuilder::mul(Value lhs, Value rhs, StringRef layer) {
+  return MulOp::create(builder, loc(layer), lhs, rhs, /*inplace=*/false);
+}
+
+Value ModelBuilder::maxPool(Value x, StringRef layer, int64_t kernel,
+                            int64_t stride, int64_t pad) {
+  return MaxPool2dOp::create(builder, loc(layer), x, {kernel, kernel},
+                             builder.getDenseI64ArrayAttr({stride, stride}),
+                             {pad, pad});
+}
+
+Value ModelBuilder::adaptiveAvgPool(Value x, StringRef layer, int64_t outH,
+                                    int64_t outW) {
+  return AdaptiveAvgPool2dOp::create(builder, loc(layer), x, {outH, outW});
+}
+
+Value ModelBuilder::attention(Value q, Value k, Value v, StringRef layer,
+                              bool causal, StringRef backend) {
+  return ScaledDotProductAttentionOp::create(builder, loc(layer), q, k, v,
+                                             /*mask=*/Value(), causal, backend,
+                                             /*scale=*/FloatAttr());
+}
+
+Value ModelBuilder::concat(ValueRange inputs, StringRef layer, int64_t dim) {
+  return ConcatOp::create(builder, loc(layer), inputs, dim);
+}
+
+//===----------------------------------------------------------------------===//
+// Views
+//===----------------------------------------------------------------------===//
+
+Value ModelBuilder::flatten(Value x, StringRef layer, int64_t startDim) {
+  return FlattenOp::create(builder, loc(layer), x, startDim);
+}
+
+Value ModelBuilder::reshape(Value x, StringRef layer, ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(
+      shape, cast<RankedTensorType>(x.getType()).getElementType());
+  return ReshapeOp::create(builder, loc(layer), type, x);
+}
+
+Value ModelBuilder::transpose(Value x, StringRef layer, int64_t dim0,
+                              int64_t dim1) {
+  return TransposeOp::create(builder, loc(layer), x, dim0, dim1);
+}
+
+Value ModelBuilder::permute(Value x, StringRef layer, ArrayRef<int64_t> dims) {
+  return PermuteOp::create(builder, loc(layer), x, dims);
+}
+
+Value ModelBuilder::slice(Value x, StringRef layer, int64_t dim, int64_t start,
+                          int64_t end) {
+  return SliceOp::create(builder, loc(layer), x, dim, start, end);
+}
+
+Value ModelBuilder::expand(Value x, StringRef layer, ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(
+      shape, cast<RankedTensorType>(x.getType()).getElementType());
+  return ExpandOp::create(builder, loc(layer), type, x);
+}
+
+//===----------------------------------------------------------------------===//
+// Multi-head attention helpers
+//===----------------------------------------------------------------------===//
+
+Value ModelBuilder::splitHeads(Value x, StringRef layer, int64_t heads) {
+  ArrayRef<int64_t> s = shapeOf(x);
+  Value split = reshape(x, layer, {s[0], s[1], heads, s[2] / heads});
+  return transpose(split, layer, 1, 2);
+}
+
+Value ModelBuilder::mergeHeads(Value x, StringRef layer) {
+  ArrayRef<int64_t> s = shapeOf(x);
+  Value t = transpose(x, layer, 1, 2);
+  // PyTorch copies here (`.contiguous()` / reshape of a transposed tensor);
+  // the dialect has no copy op, so this is a view.
+  return reshape(t, layer, {s[0], s[2], s[1] * s[3]});
+}

@@ -1,0 +1,145 @@
+//===- ModelBuilder.h - PyTorch-like layer builders for the zoo -*- C++ -*-===//
+//
+// A thin layer over OpBuilder so that the zoo's model definitions read like
+// their PyTorch sources: `conv(x, "layer1.0.conv1", 64, 3, 1, 1)` creates the
+// parameter `layer1.0.conv1.weight` and the nn.conv2d that uses it, both
+// located at the layer `layer1.0.conv1`.
+//
+// Every method takes the name of the layer (module) the op belongs to. Layers
+// with parameters name them `<layer>.<leaf>` as in a PyTorch state_dict.
+// Functional calls (torch.flatten, `+`, views) are named after the module
+// whose forward makes them plus a short suffix, e.g. `layer1.0.add`.
+//
+// This header is private to lib/Zoo.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_LIB_ZOO_MODELBUILDER_H
+#define VRAM_LIB_ZOO_MODELBUILDER_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+
+namespace vram::zoo {
+
+/// Shape options after defaults were applied and validated.
+struct ModelConfig {
+  int64_t batch;
+  int64_t imageSize;  ///< vision models only
+  int64_t seq;        ///< language models only
+  int64_t numClasses; ///< vision models only
+};
+
+class ModelBuilder {
+public:
+  /// Builds at the insertion point of `builder`, in fp32.
+  explicit ModelBuilder(mlir::OpBuilder &builder);
+
+  mlir::MLIRContext *getContext() { return builder.getContext(); }
+  mlir::OpBuilder &getBuilder() { return builder; }
+
+  /// The location of everything a layer creates: `loc("layer1.0.conv1")`.
+  mlir::Location loc(const llvm::Twine &layer);
+
+  static llvm::ArrayRef<int64_t> shapeOf(mlir::Value value);
+  mlir::RankedTensorType floatTensor(llvm::ArrayRef<int64_t> shape);
+
+  //===--- Parameters and buffers -----------------------------------------===//
+
+  /// A trainable `nn.param "<layer>.<leaf>"` (just `<leaf>` for a parameter
+  /// of the root module, when `layer` is empty).
+  mlir::Value param(llvm::StringRef layer, llvm::StringRef leaf,
+                    llvm::ArrayRef<int64_t> shape);
+  /// An fp32 `nn.buffer "<layer>.<leaf>"`, or of `elementType` if given.
+  mlir::Value buffer(llvm::StringRef layer, llvm::StringRef leaf,
+                     llvm::ArrayRef<int64_t> shape,
+                     mlir::Type elementType = nullptr);
+
+  //===--- Layers with parameters -----------------------------------------===//
+
+  /// nn.Conv2d(cin, cout, k, stride, pad, groups=groups, bias=bias).
+  mlir::Value conv(mlir::Value x, llvm::StringRef layer, int64_t cout,
+                   int64_t kernel, int64_t stride = 1, int64_t pad = 0,
+                   int64_t groups = 1, bool bias = false);
+  /// nn.BatchNorm2d(C): weight, bias; running_mean, running_var and the int64
+  /// num_batches_tracked counter as buffers, as in PyTorch's state_dict.
+  mlir::Value batchNorm(mlir::Value x, llvm::StringRef layer,
+                        double eps = 1e-5);
+  /// nn.Linear(in, out, bias).
+  mlir::Value linear(mlir::Value x, llvm::StringRef layer, int64_t out,
+                     bool bias = true);
+  /// F.linear with given weight [out, in] and optional bias (tied weights,
+  /// packed projections named differently from `<layer>.weight`).
+  mlir::Value linear(mlir::Value x, llvm::StringRef layer, mlir::Value weight,
+                     mlir::Value bias);
+  /// nn.LayerNorm(x.shape[-1], eps) with weight and bias.
+  mlir::Value layerNorm(mlir::Value x, llvm::StringRef layer,
+                        double eps = 1e-5);
+  /// RMSNorm(x.shape[-1], eps) with a weight and no bias (LlamaRMSNorm).
+  mlir::Value rmsNorm(mlir::Value x, llvm::StringRef layer, double eps = 1e-6);
+  /// nn.Embedding(num, dim) applied to integer ids.
+  mlir::Value embedding(mlir::Value ids, llvm::StringRef layer, int64_t num,
+                        int64_t dim);
+  /// F.embedding with a given (possibly tied) weight.
+  mlir::Value embedding(mlir::Value ids, llvm::StringRef layer,
+                        mlir::Value weight);
+
+  //===--- Activations, elementwise, pooling ------------------------------===//
+
+  mlir::Value relu(mlir::Value x, llvm::StringRef layer, bool inplace = true);
+  mlir::Value relu6(mlir::Value x, llvm::StringRef layer, bool inplace = true);
+  mlir::Value gelu(mlir::Value x, llvm::StringRef layer,
+                   llvm::StringRef approximate = "none");
+  mlir::Value silu(mlir::Value x, llvm::StringRef layer, bool inplace = false);
+  /// nn.Dropout(p); p = 0 is the identity in PyTorch and creates nothing.
+  mlir::Value dropout(mlir::Value x, llvm::StringRef layer, double p);
+  /// `lhs + rhs`, or `lhs += rhs` when `inplace`.
+  mlir::Value add(mlir::Value lhs, mlir::Value rhs, llvm::StringRef layer,
+                  bool inplace = false);
+  mlir::Value mul(mlir::Value lhs, mlir::Value rhs, llvm::StringRef layer);
+  mlir::Value maxPool(mlir::Value x, llvm::StringRef layer, int64_t kernel,
+                      int64_t stride, int64_t pad = 0);
+  mlir::Value adaptiveAvgPool(mlir::Value x, llvm::StringRef layer,
+                              int64_t outH, int64_t outW);
+  mlir::Value attention(mlir::Value q, mlir::Value k, mlir::Value v,
+                        llvm::StringRef layer, bool causal,
+                        llvm::StringRef backend);
+  mlir::Value concat(mlir::ValueRange inputs, llvm::StringRef layer,
+                     int64_t dim);
+
+  //===--- Views ----------------------------------------------------------===//
+
+  mlir::Value flatten(mlir::Value x, llvm::StringRef layer,
+                      int64_t startDim = 1);
+  mlir::Value reshape(mlir::Value x, llvm::StringRef layer,
+                      llvm::ArrayRef<int64_t> shape);
+  mlir::Value transpose(mlir::Value x, llvm::StringRef layer, int64_t dim0,
+                        int64_t dim1);
+  mlir::Value permute(mlir::Value x, llvm::StringRef layer,
+                      llvm::ArrayRef<int64_t> dims);
+  mlir::Value slice(mlir::Value x, llvm::StringRef layer, int64_t dim,
+                    int64_t start, int64_t end);
+  mlir::Value expand(mlir::Value x, llvm::StringRef layer,
+                     llvm::ArrayRef<int64_t> shape);
+
+  //===--- Multi-head attention helpers -----------------------------------===//
+
+  /// [B, T, H*D] -> [B, H, T, D]: `x.view(B, T, H, D).transpose(1, 2)`.
+  mlir::Value splitHeads(mlir::Value x, llvm::StringRef layer, int64_t heads);
+  /// [B, H, T, D] -> [B, T, H*D]: `x.transpose(1, 2).reshape(B, T, H*D)`.
+  mlir::Value mergeHeads(mlir::Value x, llvm::StringRef layer);
+
+private:
+  std::string qualify(llvm::StringRef layer, llvm::StringRef leaf);
+
+  mlir::OpBuilder &builder;
+  mlir::Type f32;
+};
+
+} // namespace vram::zoo
+
+#endif // VRAM_LIB_ZOO_MODELBUILDER_H

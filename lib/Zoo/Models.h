@@ -1,0 +1,57 @@
+//===- Models.h - the zoo's model definitions -------------------*- C++ -*-===//
+//
+// Each function builds the body of `forward` at the builder's insertion point
+// from the model input and returns the output. Vision models take
+// [B, 3, S, S] f32 images; language models take [B, T] i64 token ids. The
+// caller (Zoo.cpp) has validated the options, so shapes always infer.
+//
+// This header is private to lib/Zoo.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_LIB_ZOO_MODELS_H
+#define VRAM_LIB_ZOO_MODELS_H
+
+#include "ModelBuilder.h"
+
+namespace vram::zoo {
+
+// ResNet.cpp
+mlir::Value buildResNet18(ModelBuilder &mb, mlir::Value x,
+                          const ModelConfig &c);
+mlir::Value buildResNet34(ModelBuilder &mb, mlir::Value x,
+                          const ModelConfig &c);
+mlir::Value buildResNet50(ModelBuilder &mb, mlir::Value x,
+                          const ModelConfig &c);
+mlir::Value buildResNet101(ModelBuilder &mb, mlir::Value x,
+                           const ModelConfig &c);
+mlir::Value buildResNet152(ModelBuilder &mb, mlir::Value x,
+                           const ModelConfig &c);
+
+// VGG.cpp
+mlir::Value buildVgg16(ModelBuilder &mb, mlir::Value x, const ModelConfig &c);
+mlir::Value buildTinyCnn(ModelBuilder &mb, mlir::Value x, const ModelConfig &c);
+
+// MobileNet.cpp
+mlir::Value buildMobileNetV2(ModelBuilder &mb, mlir::Value x,
+                             const ModelConfig &c);
+
+// ViT.cpp
+mlir::Value buildVitB16(ModelBuilder &mb, mlir::Value x, const ModelConfig &c);
+
+// GPT.cpp; the learned position tables bound the sequence length.
+constexpr int64_t kGpt2Positions = 1024, kTinyGptPositions = 32,
+                  kGptMiniPositions = 256;
+mlir::Value buildGpt2(ModelBuilder &mb, mlir::Value ids, const ModelConfig &c);
+mlir::Value buildTinyGpt(ModelBuilder &mb, mlir::Value ids,
+                         const ModelConfig &c);
+mlir::Value buildGptMini(ModelBuilder &mb, mlir::Value ids,
+                         const ModelConfig &c);
+
+// Llama.cpp
+mlir::Value buildLlama7b(ModelBuilder &mb, mlir::Value ids,
+                         const ModelConfig &c);
+
+} // namespace vram::zoo
+
+#endif // VRAM_LIB_ZOO_MODELS_H

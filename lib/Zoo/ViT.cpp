@@ -1,0 +1,81 @@
+//===- ViT.cpp - torchvision ViT-B/16 -------------------------------------===//
+//
+// Follows torchvision/models/vision_transformer.py: patch embedding by a
+// 16x16/16 convolution, a class token concatenated in front, a learned
+// position embedding sized for the image ((S/16)^2 + 1 positions, so the
+// parameter count follows the image size as with `vit_b_16(image_size=S)`),
+// 12 pre-LN encoder layers (LayerNorm eps 1e-6) and a linear head on the class
+// token. Dropouts have p = 0 and are identities.
+//
+// nn.MultiheadAttention packs q, k, v into one `in_proj_weight` [3d, d]; the
+// projection is a linear whose output is split by views, and the attention a
+// fused kernel ("efficient": PyTorch has no flash kernel for fp32).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Models.h"
+
+#include "llvm/ADT/Twine.h"
+
+using namespace mlir;
+using namespace vram::zoo;
+
+namespace {
+
+constexpr int64_t kPatch = 16, kHidden = 768, kLayers = 12, kHeads = 12,
+                  kMlp = 3072;
+constexpr double kLayerNormEps = 1e-6;
+
+/// nn.MultiheadAttention(d, heads, batch_first=True)(x, x, x).
+Value selfAttention(ModelBuilder &mb, Value x, const std::string &name) {
+  int64_t d = ModelBuilder::shapeOf(x).back();
+  Value w = mb.param(name, "in_proj_weight", {3 * d, d});
+  Value b = mb.param(name, "in_proj_bias", {3 * d});
+  Value qkv = mb.linear(x, name, w, b);
+  Value heads[3];
+  for (int i = 0; i < 3; ++i)
+    heads[i] =
+        mb.splitHeads(mb.slice(qkv, name, 2, i * d, (i + 1) * d), name, kHeads);
+  Value out = mb.attention(heads[0], heads[1], heads[2], name,
+                           /*causal=*/false, "efficient");
+  return mb.linear(mb.mergeHeads(out, name), name + ".out_proj", d);
+}
+
+/// EncoderBlock: x + attn(ln_1(x)), then x + mlp(ln_2(x)).
+Value encoderBlock(ModelBuilder &mb, Value input, const std::string &name) {
+  Value x = mb.layerNorm(input, name + ".ln_1", kLayerNormEps);
+  x = selfAttention(mb, x, name + ".self_attention");
+  x = mb.add(x, input, name + ".add");
+
+  Value y = mb.layerNorm(x, name + ".ln_2", kLayerNormEps);
+  y = mb.linear(y, name + ".mlp.0", kMlp);
+  y = mb.gelu(y, name + ".mlp.1");
+  y = mb.linear(y, name + ".mlp.3", kHidden);
+  return mb.add(x, y, name + ".add");
+}
+
+} // namespace
+
+Value vram::zoo::buildVitB16(ModelBuilder &mb, Value x, const ModelConfig &c) {
+  int64_t n = c.batch, side = c.imageSize / kPatch;
+  int64_t seq = side * side + 1;
+
+  // _process_input: [n, d, h, w] -> [n, h*w, d].
+  x = mb.conv(x, "conv_proj", kHidden, kPatch, kPatch, 0, 1, /*bias=*/true);
+  x = mb.reshape(x, "reshape", {n, kHidden, side * side});
+  x = mb.permute(x, "permute", {0, 2, 1});
+
+  Value token = mb.param("", "class_token", {1, 1, kHidden});
+  token = mb.expand(token, "class_token", {n, 1, kHidden});
+  x = mb.concat({token, x}, "cat", 1);
+
+  Value pos = mb.param("encoder", "pos_embedding", {1, seq, kHidden});
+  x = mb.add(x, pos, "encoder.add");
+  for (int64_t i = 0; i < kLayers; ++i)
+    x = encoderBlock(mb, x, ("encoder.layers.encoder_layer_" + Twine(i)).str());
+  x = mb.layerNorm(x, "encoder.ln", kLayerNormEps);
+
+  // x[:, 0]
+  x = mb.reshape(mb.slice(x, "select", 1, 0, 1), "select", {n, kHidden});
+  return mb.linear(x, "heads.head", c.numClasses);
+}

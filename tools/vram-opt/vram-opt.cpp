@@ -1,0 +1,351 @@
+//===- vram-opt.cpp - the vram-opt driver ---------------------------------===//
+//
+// An mlir-opt style driver: reads a model (.mlir, .onnx or a built-in zoo
+// model), runs a pass pipeline and prints IR, or a report when --format is
+// given. The friendly options (--mode, --optimizer, ...) only assemble the
+// pipeline (vram-build-step); the logic lives in the passes and analyses.
+//
+// Exit codes: 0 success, 1 invalid IR or a failed pass/analysis, 2 a usage
+// error (bad option value, missing file, unknown zoo model).
+//
+//===----------------------------------------------------------------------===//
+
+#include "vram/Dialect/NN/NNDialect.h"
+#include "vram/Dialect/NN/NNOps.h"
+#include "vram/Report/Report.h"
+#include "vram/Transforms/Passes.h"
+#include "vram/Zoo/Zoo.h"
+#ifdef VRAM_ENABLE_ONNX
+#include "vram/Import/ONNX.h"
+#endif
+
+#include "mlir/Debug/CLOptionsSetup.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "mlir/Support/ToolUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/WithColor.h"
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+enum class OutputFormat { Mlir, Text, Json };
+enum class InputKind { Auto, Mlir, Onnx };
+
+cl::OptionCategory modelCat("Model");
+cl::OptionCategory stepCat("Step and report");
+
+cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<model file>"),
+                                   cl::init("-"));
+cl::opt<std::string> outputFilename("o", cl::desc("Output filename"),
+                                    cl::value_desc("filename"), cl::init("-"));
+cl::opt<std::string> zooName("zoo", cl::desc("Use a built-in model (--zoo=list lists them)"),
+                             cl::value_desc("name"), cl::cat(modelCat));
+cl::opt<InputKind> importKind(
+    "import", cl::desc("Input format (default: from the file extension)"),
+    cl::values(clEnumValN(InputKind::Mlir, "mlir", "MLIR (nn dialect)"),
+               clEnumValN(InputKind::Onnx, "onnx", "ONNX ModelProto")),
+    cl::init(InputKind::Auto), cl::cat(modelCat));
+cl::opt<int64_t> batch("batch", cl::desc("Batch size"), cl::init(-1), cl::cat(modelCat));
+cl::opt<int64_t> imageSize("image-size", cl::desc("Image side for vision models"),
+                           cl::init(-1), cl::cat(modelCat));
+cl::opt<int64_t> seqLen("seq", cl::desc("Sequence length for language models"),
+                        cl::init(-1), cl::cat(modelCat));
+cl::opt<int64_t> numClasses("num-classes", cl::desc("Classifier classes"),
+                            cl::init(-1), cl::cat(modelCat));
+cl::list<std::string> dimBindings("dim", cl::desc("Bind a symbolic dimension: NAME=VALUE"),
+                                  cl::value_desc("NAME=VALUE"), cl::cat(modelCat));
+cl::list<std::string> onnxBuffers("onnx-buffers",
+                                  cl::desc("ONNX initializers to treat as buffers (globs)"),
+                                  cl::CommaSeparated, cl::cat(modelCat));
+
+cl::opt<std::string> mode("mode", cl::desc("Step to build: inference or train"),
+                          cl::cat(stepCat));
+cl::opt<std::string> optimizer("optimizer",
+                               cl::desc("sgd, momentum, adam (default) or adamw"),
+                               cl::init("adam"), cl::cat(stepCat));
+cl::opt<std::string> optimizerImpl(
+    "optimizer-impl", cl::desc("foreach (default), fused or for-loop"),
+    cl::init("foreach"), cl::cat(stepCat));
+cl::opt<double> weightDecay("weight-decay", cl::desc("Optimizer weight decay"),
+                            cl::init(0.0), cl::cat(stepCat));
+cl::opt<std::string> lossName("loss", cl::desc("cross_entropy (default) or mse"),
+                              cl::init("cross_entropy"), cl::cat(stepCat));
+cl::opt<bool> setToNone("set-to-none", cl::desc("zero_grad(set_to_none=...)"),
+                        cl::init(true), cl::cat(stepCat));
+cl::opt<bool> inputRequiresGrad("input-requires-grad",
+                                cl::desc("Model inputs require grad"),
+                                cl::init(false), cl::cat(stepCat));
+cl::opt<std::string> flopConvention("flops",
+                                    cl::desc("FLOP convention: macs, flops (default) or full"),
+                                    cl::init("flops"), cl::cat(stepCat));
+cl::opt<OutputFormat> format(
+    "format", cl::desc("Output: IR (default) or a report"),
+    cl::values(clEnumValN(OutputFormat::Mlir, "mlir", "print IR"),
+               clEnumValN(OutputFormat::Text, "text", "text report"),
+               clEnumValN(OutputFormat::Json, "json", "JSON report (docs/Report.md)")),
+    cl::init(OutputFormat::Mlir), cl::cat(stepCat));
+cl::opt<bool> timeline("timeline", cl::desc("Add the live-bytes timeline to the report"),
+                       cl::init(false), cl::cat(stepCat));
+cl::opt<unsigned> topTensors("top-tensors", cl::desc("Tensors listed at the peak"),
+                             cl::init(10), cl::cat(stepCat));
+
+cl::opt<bool> splitInputFile("split-input-file",
+                             cl::desc("Process each chunk of the input separately"),
+                             cl::init(false));
+cl::opt<bool> verifyDiagnostics("verify-diagnostics",
+                                cl::desc("Check expected-* diagnostics in the input"),
+                                cl::init(false));
+
+/// A usage error: one line on stderr and exit code 2.
+[[noreturn]] void usageError(const llvm::Twine &message) {
+  llvm::WithColor::error(llvm::errs(), "vram-opt") << message << "\n";
+  std::exit(2);
+}
+
+void checkOptions() {
+  auto positive = [](const cl::opt<int64_t> &opt, llvm::StringRef name) {
+    if (opt.getNumOccurrences() && opt <= 0)
+      usageError("--" + name + " must be a positive integer, got " +
+                 std::to_string(opt));
+  };
+  positive(batch, "batch");
+  positive(imageSize, "image-size");
+  positive(seqLen, "seq");
+  positive(numClasses, "num-classes");
+  if (mode.getNumOccurrences() && mode != "train" && mode != "inference")
+    usageError("--mode must be inference or train, got '" + mode + "'");
+  if (optimizer != "sgd" && optimizer != "momentum" && optimizer != "adam" &&
+      optimizer != "adamw")
+    usageError("--optimizer must be sgd, momentum, adam or adamw, got '" +
+               optimizer + "'");
+  if (optimizerImpl != "foreach" && optimizerImpl != "fused" &&
+      optimizerImpl != "for-loop")
+    usageError("--optimizer-impl must be foreach, fused or for-loop, got '" +
+               optimizerImpl + "'");
+  if (lossName != "cross_entropy" && lossName != "mse")
+    usageError("--loss must be cross_entropy or mse, got '" + lossName + "'");
+  if (!vram::nn::parseFlopConvention(flopConvention))
+    usageError("--flops must be macs, flops or full, got '" + flopConvention + "'");
+  if (weightDecay < 0)
+    usageError("--weight-decay must be >= 0");
+}
+
+std::string buildStepOptions() {
+  return llvm::formatv("mode={0} optimizer={1} implementation={2} "
+                       "weight-decay={3} loss={4} set-to-none={5} "
+                       "input-requires-grad={6}",
+                       mode.empty() ? std::string("train") : mode.getValue(),
+                       optimizer.getValue(), optimizerImpl.getValue(),
+                       weightDecay.getValue(), lossName.getValue(),
+                       setToNone ? "true" : "false",
+                       inputRequiresGrad ? "true" : "false")
+      .str();
+}
+
+/// Runs the pipeline on `module` and writes IR or the report.
+LogicalResult processModule(ModuleOp module, const PassPipelineCLParser &passPipeline,
+                            llvm::StringRef modelName, llvm::raw_ostream &os) {
+  MLIRContext *ctx = module.getContext();
+  PassManager pm(ctx, ModuleOp::getOperationName());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  auto errorHandler = [&](const llvm::Twine &msg) {
+    emitError(UnknownLoc::get(ctx)) << msg;
+    return failure();
+  };
+  if (failed(passPipeline.addToPipeline(pm, errorHandler)))
+    return failure();
+  // A report, or an explicit --mode, builds the step when the pipeline did
+  // not; a report without --mode is about training.
+  bool wantsStep = format != OutputFormat::Mlir || mode.getNumOccurrences();
+  if (failed(pm.run(module)))
+    return failure();
+  if (wantsStep && !module.lookupSymbol("step")) {
+    PassManager stepPm(ctx, ModuleOp::getOperationName());
+    if (failed(applyPassManagerCLOptions(stepPm)))
+      return failure();
+    if (failed(parsePassPipeline("vram-build-step{" + buildStepOptions() + "}",
+                                 stepPm)))
+      return failure();
+    if (failed(stepPm.run(module)))
+      return failure();
+  }
+  if (format == OutputFormat::Mlir) {
+    module.print(os);
+    os << "\n";
+    return success();
+  }
+  vram::ReportOptions options;
+  options.modelName = modelName.str();
+  if (auto name = module->getAttrOfType<StringAttr>(vram::kModelNameAttr))
+    options.modelName = name.str();
+  options.optimizer = optimizer;
+  options.flops = *vram::nn::parseFlopConvention(flopConvention);
+  options.timeline = timeline;
+  options.topTensors = topTensors;
+  return vram::writeReport(module, options,
+                           format == OutputFormat::Json ? vram::ReportFormat::Json
+                                                        : vram::ReportFormat::Text,
+                           os);
+}
+
+void registerDialects(DialectRegistry &registry) {
+  registry.insert<vram::nn::NNDialect, func::FuncDialect>();
+}
+
+/// Parses and processes one .mlir buffer (one chunk with --split-input-file).
+LogicalResult processMlirBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                                llvm::raw_ostream &os,
+                                const PassPipelineCLParser &passPipeline,
+                                const DialectRegistry &registry,
+                                llvm::StringRef modelName) {
+  MLIRContext context(registry);
+  context.allowUnregisteredDialects(false);
+  auto sourceMgr = std::make_shared<llvm::SourceMgr>();
+  sourceMgr->AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  auto run = [&]() -> LogicalResult {
+    OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(*sourceMgr, &context);
+    if (!module)
+      return failure();
+    return processModule(*module, passPipeline, modelName, os);
+  };
+  if (!verifyDiagnostics) {
+    SourceMgrDiagnosticHandler handler(*sourceMgr, &context);
+    return run();
+  }
+  SourceMgrDiagnosticVerifierHandler handler(*sourceMgr, &context);
+  context.printOpOnDiagnostic(false);
+  (void)run();
+  return handler.verify();
+}
+
+void listZoo(llvm::raw_ostream &os) {
+  for (const vram::zoo::ZooModelInfo &info : vram::zoo::listModels())
+    os << llvm::formatv("{0,-16} {1}\n", info.name, info.description);
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  registerAsmPrinterCLOptions();
+  registerMLIRContextCLOptions();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  vram::registerVramPasses();
+  PassPipelineCLParser passPipeline("", "Compiler passes to run");
+
+  std::string errors;
+  llvm::raw_string_ostream errorStream(errors);
+  if (!cl::ParseCommandLineOptions(argc, argv,
+                                   "vram-opt: GPU memory and FLOPs of models\n",
+                                   &errorStream)) {
+    llvm::errs() << errors;
+    return 2;
+  }
+  checkOptions();
+
+  DialectRegistry registry;
+  registerDialects(registry);
+
+  if (zooName == "list") {
+    listZoo(llvm::outs());
+    return 0;
+  }
+
+  std::string errorMessage;
+  auto output = openOutputFile(outputFilename, &errorMessage);
+  if (!output)
+    usageError(errorMessage);
+
+  // Built-in model.
+  if (!zooName.empty()) {
+    MLIRContext context(registry);
+    context.loadAllAvailableDialects();
+    llvm::SourceMgr sourceMgr;
+    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    vram::zoo::ZooOptions zooOptions;
+    if (batch > 0)
+      zooOptions.batch = batch;
+    if (imageSize > 0)
+      zooOptions.imageSize = imageSize;
+    if (seqLen > 0)
+      zooOptions.seq = seqLen;
+    if (numClasses > 0)
+      zooOptions.numClasses = numClasses;
+    auto module = vram::zoo::buildModel(&context, zooName, zooOptions);
+    if (!module)
+      usageError(llvm::toString(module.takeError()));
+    if (failed(processModule(**module, passPipeline, zooName, output->os())))
+      return 1;
+    output->keep();
+    return 0;
+  }
+
+  auto file = openInputFile(inputFilename, &errorMessage);
+  if (!file)
+    usageError(errorMessage);
+  llvm::StringRef stem = llvm::sys::path::stem(inputFilename);
+
+  bool isOnnx = importKind == InputKind::Onnx ||
+                (importKind == InputKind::Auto &&
+                 llvm::sys::path::extension(inputFilename) == ".onnx");
+  if (isOnnx) {
+#ifdef VRAM_ENABLE_ONNX
+    MLIRContext context(registry);
+    context.loadAllAvailableDialects();
+    llvm::SourceMgr sourceMgr;
+    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    vram::onnx_import::OnnxImportOptions onnxOptions;
+    if (batch > 0)
+      onnxOptions.batch = batch;
+    if (seqLen > 0)
+      onnxOptions.seq = seqLen;
+    for (const std::string &binding : dimBindings) {
+      auto [name, value] = llvm::StringRef(binding).split('=');
+      int64_t v;
+      if (name.empty() || value.getAsInteger(10, v) || v <= 0)
+        usageError("--dim expects NAME=VALUE with a positive VALUE, got '" +
+                   binding + "'");
+      onnxOptions.dims[name] = v;
+    }
+    onnxOptions.bufferPatterns.assign(onnxBuffers.begin(), onnxBuffers.end());
+    OwningOpRef<ModuleOp> module = vram::onnx_import::importOnnxModel(
+        &context, file->getBuffer(), inputFilename, onnxOptions);
+    if (!module)
+      return 1;
+    if (failed(processModule(*module, passPipeline, stem, output->os())))
+      return 1;
+    output->keep();
+    return 0;
+#else
+    usageError("this vram-opt was built without the ONNX importer");
+#endif
+  }
+
+  auto processChunk = [&](std::unique_ptr<llvm::MemoryBuffer> chunk,
+                          llvm::MemoryBufferRef, llvm::raw_ostream &os) {
+    return processMlirBuffer(std::move(chunk), os, passPipeline, registry, stem);
+  };
+  if (failed(splitAndProcessBuffer(std::move(file), processChunk, output->os(),
+                                   splitInputFile ? kDefaultSplitMarker : "",
+                                   kDefaultSplitMarker)))
+    return 1;
+  output->keep();
+  return 0;
+}
