@@ -5,6 +5,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Path.h"
 
 using namespace mlir;
 using namespace vram;
@@ -52,5 +53,10 @@ std::string vram::getLayerName(Location loc) {
         return n;
   if (auto callSite = dyn_cast<CallSiteLoc>(loc))
     return getLayerName(callSite.getCallee());
+  // Plain .mlir input: the op's line names it.
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
+            llvm::Twine(file.getLine()))
+        .str();
   return "";
 }

@@ -54,11 +54,22 @@ static std::string typeString(Type type) {
   return s;
 }
 
+/// "file:line:col" for file locations, the name (and file) of named ones.
 static std::string locationString(Location loc) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  loc.print(os);
-  return s;
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
+                         file.getLine(), file.getColumn())
+        .str();
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    std::string child = locationString(name.getChildLoc());
+    return child.empty() ? name.getName().str()
+                         : name.getName().str() + " (" + child + ")";
+  }
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::string s = locationString(inner); !s.empty())
+        return s;
+  return "";
 }
 
 static ParameterSummary summarizeParameters(func::FuncOp func) {

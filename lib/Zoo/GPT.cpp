@@ -32,9 +32,10 @@ struct GptConfig {
   llvm::StringRef attentionBackend;
   bool tiedHead; ///< the head reuses the token embedding, no bias
 
-  // state_dict names.
-  llvm::StringRef tokEmb, posEmb, block, ln1, qkv, attnProj, ln2, fc1, fc2, lnF,
-      head;
+  // Module names (state_dict prefixes); those of blocks are relative to
+  // `<block>.<i>`. `root` is the module whose forward embeds the tokens.
+  llvm::StringRef root, tokEmb, posEmb, embDrop, block, ln1, qkv, attnProj,
+      attnDrop, ln2, fc1, act, fc2, mlpDrop, lnF, head;
 };
 
 /// HuggingFace GPT2LMHeadModel. Its Conv1D layers store weights as [in, out];
@@ -45,15 +46,20 @@ GptConfig gpt2Names(GptConfig c) {
   c.gelu = "tanh";
   c.attentionBackend = "flash";
   c.tiedHead = true;
+  c.root = "transformer";
   c.tokEmb = "transformer.wte";
   c.posEmb = "transformer.wpe";
+  c.embDrop = "transformer.drop";
   c.block = "transformer.h";
   c.ln1 = "ln_1";
   c.qkv = "attn.c_attn";
   c.attnProj = "attn.c_proj";
+  c.attnDrop = "attn.resid_dropout";
   c.ln2 = "ln_2";
   c.fc1 = "mlp.c_fc";
+  c.act = "mlp.act";
   c.fc2 = "mlp.c_proj";
+  c.mlpDrop = "mlp.dropout";
   c.lnF = "transformer.ln_f";
   c.head = "lm_head";
   return c;
@@ -76,8 +82,7 @@ Value causalSelfAttention(ModelBuilder &mb, Value x, const GptConfig &c,
                          /*causal=*/true, c.attentionBackend);
   y = mb.linear(mb.mergeHeads(y, attnName), (prefix + "." + c.attnProj).str(),
                 c.dim);
-  return mb.dropout(y, (prefix + "." + c.attnProj + ".dropout").str(),
-                    c.dropout);
+  return mb.dropout(y, (prefix + "." + c.attnDrop).str(), c.dropout);
 }
 
 Value gptBlock(ModelBuilder &mb, Value x, const GptConfig &c,
@@ -88,9 +93,9 @@ Value gptBlock(ModelBuilder &mb, Value x, const GptConfig &c,
 
   h = mb.layerNorm(x, name + "." + c.ln2.str());
   h = mb.linear(h, name + "." + c.fc1.str(), c.mlp);
-  h = mb.gelu(h, name + ".gelu", c.gelu);
+  h = mb.gelu(h, name + "." + c.act.str(), c.gelu);
   h = mb.linear(h, name + "." + c.fc2.str(), c.dim);
-  h = mb.dropout(h, name + "." + c.fc2.str() + ".dropout", c.dropout);
+  h = mb.dropout(h, name + "." + c.mlpDrop.str(), c.dropout);
   return mb.add(x, h, name + ".add");
 }
 
@@ -101,8 +106,8 @@ Value buildGpt(ModelBuilder &mb, Value ids, const GptConfig &c) {
   Value x = mb.embedding(ids, c.tokEmb, wte);
   Value wpe = mb.param(c.posEmb, "weight", {c.positions, c.dim});
   Value pos = mb.slice(wpe, c.posEmb, 0, 0, seq);
-  x = mb.add(x, pos, "add");
-  x = mb.dropout(x, "drop", c.dropout);
+  x = mb.add(x, pos, c.root.empty() ? "add" : (c.root + ".add").str());
+  x = mb.dropout(x, c.embDrop, c.dropout);
 
   for (int64_t i = 0; i < c.layers; ++i)
     x = gptBlock(mb, x, c, (c.block + "." + Twine(i)).str());
@@ -163,6 +168,7 @@ Value vram::zoo::buildGptMini(ModelBuilder &mb, Value ids,
   c.gelu = "none";
   c.attentionBackend = "math";
   c.tiedHead = false;
+  c.root = "";
   c.tokEmb = "tok";
   c.posEmb = "pos";
   c.block = "blocks";
@@ -171,6 +177,7 @@ Value vram::zoo::buildGptMini(ModelBuilder &mb, Value ids,
   c.attnProj = "proj";
   c.ln2 = "n2";
   c.fc1 = "fc1";
+  c.act = "gelu";
   c.fc2 = "fc2";
   c.lnF = "nf";
   c.head = "head";

@@ -30,8 +30,8 @@ StepPhase getStepPhase(mlir::Operation *op);
 /// count does not fit in 64 bits.
 std::optional<int64_t> getTensorBytes(mlir::Type type);
 
-/// The layer name an op belongs to, from its location (NameLoc, possibly
-/// fused or nested), or "" when it has none.
+/// The layer name an op belongs to: the name of its NameLoc (possibly fused
+/// or nested), else "file:line" of a file location, else "".
 std::string getLayerName(mlir::Location loc);
 
 } // namespace vram

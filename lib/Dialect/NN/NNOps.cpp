@@ -160,6 +160,10 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
     if (b.getRank() != 1 || b.getDimSize(0) != cout)
       return emitOptionalError(loc, "bias must be [", cout, "], got ",
                                shapeStr(b.getShape()));
+    if (b.getElementType() != input.getElementType())
+      return emitOptionalError(loc, "bias element type ", b.getElementType(),
+                               " does not match input element type ",
+                               input.getElementType());
   }
   SmallVector<int64_t> shape = {input.getDimSize(0), cout};
   for (int i = 0; i < 2; ++i) {
@@ -231,6 +235,10 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
     if (b.getRank() != 1 || b.getDimSize(0) != weight.getDimSize(0))
       return emitOptionalError(loc, "bias must be [", weight.getDimSize(0),
                                "], got ", shapeStr(b.getShape()));
+    if (b.getElementType() != input.getElementType())
+      return emitOptionalError(loc, "bias element type ", b.getElementType(),
+                               " does not match input element type ",
+                               input.getElementType());
   }
   SmallVector<int64_t> shape(input.getShape());
   shape.back() = weight.getDimSize(0);
@@ -393,6 +401,8 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
 LogicalResult BatchNormOp::verify() {
   if (!getWeight() != !getBias())
     return emitOpError("needs both weight and bias, or neither");
+  if (!getRunningMean() != !getRunningVar())
+    return emitOpError("needs both running_mean and running_var, or neither");
   if (getEps().convertToDouble() <= 0)
     return emitOpError("eps must be positive");
   return success();
@@ -623,7 +633,8 @@ void LogSoftmaxOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> 
 }
 
 LogicalResult DropoutOp::verify() {
-  if (getP().convertToDouble() < 0 || getP().convertToDouble() > 1)
+  // Written so that NaN fails too.
+  if (!(getP().convertToDouble() >= 0 && getP().convertToDouble() <= 1))
     return emitOpError("p must be in [0, 1], got ") << getP().convertToDouble();
   return success();
 }
@@ -632,6 +643,8 @@ Value DropoutOp::getAliasedOperand(unsigned) {
   // p = 0 is the identity: the output is the input.
   return (getInplace() || getP().convertToDouble() == 0) ? getInput() : Value();
 }
+
+bool DropoutOp::isGradPassthrough(unsigned) { return getP().convertToDouble() == 0; }
 
 int64_t DropoutOp::getFlops(FlopConvention c, bool training) {
   return (c == Conv::Full && training && getP().convertToDouble() > 0) ? numel(getInput()) : 0;
@@ -858,7 +871,7 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
                              weight.getRank());
   if (auto pad = adaptor.getPaddingIdx())
     if (int64_t p = *pad; p < -weight.getDimSize(0) || p >= weight.getDimSize(0))
-      return emitOptionalError(loc, "padding_idx ", *pad, " is out of range");
+      return emitOptionalError(loc, "padding_idx ", p, " is out of range");
   SmallVector<int64_t> shape(indices.getShape());
   shape.push_back(weight.getDimSize(1));
   results.push_back(RankedTensorType::get(shape, weight.getElementType()));
@@ -908,6 +921,24 @@ LogicalResult ScaledDotProductAttentionOp::verify() {
   if (b != "flash" && b != "efficient" && b != "math")
     return emitOpError("backend must be \"flash\", \"efficient\" or \"math\", got \"")
            << b << "\"";
+  if (Value mask = getMask()) {
+    // PyTorch: a bool mask or one of the query's dtype, broadcastable to the
+    // scores [..., L, S], and never together with is_causal.
+    if (getCausal())
+      return emitOpError("takes a mask or causal, not both");
+    auto q = tensorOf(getQuery()), m = tensorOf(mask);
+    if (!m.getElementType().isInteger(1) &&
+        m.getElementType() != q.getElementType())
+      return emitOpError("mask element type must be i1 or the query element type ")
+             << q.getElementType() << ", got " << m.getElementType();
+    SmallVector<int64_t> scores(q.getShape());
+    scores.back() = tensorOf(getKey()).getShape().drop_back().back();
+    auto shape = broadcastShapes(m.getShape(), scores);
+    if (failed(shape) || ArrayRef<int64_t>(*shape) != ArrayRef<int64_t>(scores))
+      return emitOpError("mask ")
+             << shapeStr(m.getShape())
+             << " does not broadcast to the attention scores " << shapeStr(scores);
+  }
   return success();
 }
 
@@ -970,7 +1001,7 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   auto first = cast<RankedTensorType>(adaptor.getInputs().front().getType());
   int64_t dim = normalizeDim(adaptor.getDim(), first.getRank());
   if (dim < 0)
-    return emitOptionalError(loc, "dim ", adaptor.getDim(),
+    return emitOptionalError(loc, "dim ", static_cast<int64_t>(adaptor.getDim()),
                              " is out of range for rank ", first.getRank());
   SmallVector<int64_t> shape(first.getShape());
   shape[dim] = 0;
@@ -1017,8 +1048,10 @@ LogicalResult FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   int64_t start = normalizeDim(adaptor.getStartDim(), rank);
   int64_t end = normalizeDim(adaptor.getEndDim(), rank);
   if (start < 0 || end < 0 || start > end)
-    return emitOptionalError(loc, "invalid dims start_dim=", adaptor.getStartDim(),
-                             " end_dim=", adaptor.getEndDim(), " for rank ",
+    return emitOptionalError(loc, "invalid dims start_dim=",
+                             static_cast<int64_t>(adaptor.getStartDim()),
+                             " end_dim=", static_cast<int64_t>(adaptor.getEndDim()),
+                             " for rank ",
                              in.getRank());
   SmallVector<int64_t> shape;
   for (int64_t i = 0; i < start; ++i)
@@ -1040,7 +1073,8 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   int64_t d0 = normalizeDim(adaptor.getDim0(), in.getRank());
   int64_t d1 = normalizeDim(adaptor.getDim1(), in.getRank());
   if (d0 < 0 || d1 < 0)
-    return emitOptionalError(loc, "dims (", adaptor.getDim0(), ", ", adaptor.getDim1(),
+    return emitOptionalError(loc, "dims (", static_cast<int64_t>(adaptor.getDim0()),
+                             ", ", static_cast<int64_t>(adaptor.getDim1()),
                              ") are out of range for rank ", in.getRank());
   SmallVector<int64_t> shape(in.getShape());
   std::swap(shape[d0], shape[d1]);
@@ -1075,8 +1109,8 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
   auto in = cast<RankedTensorType>(adaptor.getInput().getType());
   int64_t dim = normalizeDim(adaptor.getDim(), in.getRank());
   if (dim < 0)
-    return emitOptionalError(loc, "dim ", adaptor.getDim(), " is out of range for rank ",
-                             in.getRank());
+    return emitOptionalError(loc, "dim ", static_cast<int64_t>(adaptor.getDim()),
+                             " is out of range for rank ", in.getRank());
   int64_t size = in.getDimSize(dim), step = adaptor.getStep();
   if (step < 1)
     return emitOptionalError(loc, "step must be >= 1, got ", step);
@@ -1218,6 +1252,12 @@ LogicalResult OptimizerStepOp::verify() {
       return emitOpError("gradient type ") << g.getType()
                                            << " does not match parameter type "
                                            << p.getType();
+  // State tensors come grouped by parameter: statesPerParam for each.
+  for (auto [i, s] : llvm::enumerate(getState()))
+    if (s.getType() != getParams()[i / statesPerParam].getType())
+      return emitOpError("state type ") << s.getType()
+                                        << " does not match parameter type "
+                                        << getParams()[i / statesPerParam].getType();
   return success();
 }
 

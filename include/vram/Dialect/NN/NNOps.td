@@ -43,22 +43,26 @@ class NN_SimpleLayerOp<string mnemonic, list<Trait> traits = []>
 
 // A view: its result shares the storage of `input`, costs nothing and
 // records a backward node that saves nothing.
-class NN_ViewOp<string mnemonic, list<Trait> traits = []>
+// `gradIsView`: the backward hands a view of the output gradient to the input
+// (reshape, transpose, permute, flatten). Slice and expand instead build a new
+// input-sized gradient (zeros + copy, or a sum).
+class NN_ViewOp<string mnemonic, list<Trait> traits = [], bit gradIsView = 1>
     : NN_Op<mnemonic, !listconcat(traits, [
         Pure,
         DeclareOpInterfaceMethods<NN_AliasingOpInterface>,
         DeclareOpInterfaceMethods<NN_CostOpInterface>,
         DeclareOpInterfaceMethods<NN_AutodiffOpInterface, ["isGradPassthrough"]>])> {
-  let extraClassDefinition = [{
+  let extraClassDefinition = !strconcat([{
+    bool $cppClass::isGradPassthrough(unsigned) { return }],
+    !if(gradIsView, "true", "false"), [{; }
     ::mlir::Value $cppClass::getAliasedOperand(unsigned) { return getInput(); }
-    bool $cppClass::isGradPassthrough(unsigned) { return true; }
     int64_t $cppClass::getFlops(::vram::nn::FlopConvention, bool) {
       return 0;
     }
     void $cppClass::getSavedTensors(
         ::llvm::ArrayRef<bool>,
         ::llvm::SmallVectorImpl<::vram::nn::SavedTensor> &) {}
-  }];
+  }]);
 }
 
 //===----------------------------------------------------------------------===//
@@ -387,8 +391,10 @@ def NN_LogSoftmaxOp : NN_UnaryOp<"log_softmax"> {
   let hasVerifier = 1;
 }
 
-def NN_DropoutOp : NN_UnaryOp<"dropout",
-    [DeclareOpInterfaceMethods<NN_AliasingOpInterface>]> {
+def NN_DropoutOp : NN_Op<"dropout", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<NN_CostOpInterface>,
+    DeclareOpInterfaceMethods<NN_AutodiffOpInterface, ["isGradPassthrough"]>,
+    DeclareOpInterfaceMethods<NN_AliasingOpInterface>]> {
   let summary = "zeroes elements with probability `p` while training";
   let description = [{
     Identity at inference or when p = 0. While training on CUDA it keeps a
@@ -399,6 +405,8 @@ def NN_DropoutOp : NN_UnaryOp<"dropout",
     ```
   }];
   let arguments = (ins NN_FloatTensor:$input, F64Attr:$p, UnitAttr:$inplace);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
   let hasVerifier = 1;
 }
 
@@ -617,7 +625,7 @@ def NN_PermuteOp : NN_ViewOp<"permute", [InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def NN_SliceOp : NN_ViewOp<"slice", [InferTypeOpAdaptor]> {
+def NN_SliceOp : NN_ViewOp<"slice", [InferTypeOpAdaptor], /*gradIsView=*/0> {
   let summary = "x[..., start:end:step, ...] along `dim` (a strided view)";
   let description = [{
     ```mlir
@@ -630,7 +638,7 @@ def NN_SliceOp : NN_ViewOp<"slice", [InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def NN_ExpandOp : NN_ViewOp<"expand"> {
+def NN_ExpandOp : NN_ViewOp<"expand", [], /*gradIsView=*/0> {
   let summary = "broadcasts size-1 dimensions to the result type (stride 0)";
   let description = [{
     ```mlir

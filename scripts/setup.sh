@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what vram-opt needs on Debian 12 (idempotent), then configures and
+# builds it in ./build. Sourced by quickstart.sh and test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  cmake ninja-build ccache clang-22 llvm-22-dev llvm-22-tools libmlir-22-dev
+  mlir-22-tools libclang-22-dev libonnx-dev libprotobuf-dev protobuf-compiler
+  libgtest-dev libbenchmark-dev python3
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "Installing: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+
+BUILD_DIR=${BUILD_DIR:-build}
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22
+fi
+cmake --build "$BUILD_DIR" --target vram-opt
