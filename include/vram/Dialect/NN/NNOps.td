@@ -14,9 +14,9 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // Base classes
 //===----------------------------------------------------------------------===//
 
-def NN_FloatTensor : RankedTensorOf<[AnyFloat]>;
-def NN_IntTensor : RankedTensorOf<[AnySignlessInteger]>;
-def NN_AnyTensor : RankedTensorOf<[AnyType]>;
+def NN_FloatTensor : StaticShapeTensorOf<[AnyFloat]>;
+def NN_IntTensor : StaticShapeTensorOf<[AnySignlessInteger]>;
+def NN_AnyTensor : StaticShapeTensorOf<[AnyType]>;
 
 class NN_Op<string mnemonic, list<Trait> traits = []>
     : Op<NN_Dialect, mnemonic, traits>;
@@ -789,7 +789,7 @@ def NN_OptimizerStepOp : NN_Op<"optimizer_step", [AttrSizedOperandSegments,
     fused keeps none.
 
     ```mlir
-    nn.optimizer_step "adam" foreach params(%w) grads(%g) state(%m, %v)
+    nn.optimizer_step "adam" "foreach" params(%w) grads(%g) state(%m, %v)
         {weight_decay = 0.0 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
     ```
   }];

@@ -1,0 +1,101 @@
+//===- PipelineBench.cpp - speed of the whole pipeline --------------------===//
+//
+// Zoo model -> vram-build-step (train, Adam) -> memory + FLOP analyses -> JSON,
+// as `vram-opt --zoo=NAME --mode=train --format=json` runs it, plus a
+// synthetic chain of N linear+relu layers to show how time grows with ops.
+//
+//   cmake --build build --target vram-bench && build/bin/vram-bench
+//
+//===----------------------------------------------------------------------===//
+
+#include "vram/Dialect/NN/NNOps.h"
+#include "vram/Report/Report.h"
+#include "vram/Transforms/Passes.h"
+#include "vram/Zoo/Zoo.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include <benchmark/benchmark.h>
+
+using namespace mlir;
+
+static void runPipeline(benchmark::State &state, MLIRContext &ctx,
+                        llvm::function_ref<OwningOpRef<ModuleOp>()> build) {
+  for (auto _ : state) {
+    OwningOpRef<ModuleOp> module = build();
+    PassManager pm(&ctx);
+    if (failed(parsePassPipeline("vram-build-step{mode=train optimizer=adam}", pm)) ||
+        failed(pm.run(*module))) {
+      state.SkipWithError("pipeline failed");
+      return;
+    }
+    std::string json;
+    llvm::raw_string_ostream os(json);
+    vram::ReportOptions options;
+    options.optimizer = "adam";
+    if (failed(vram::writeReport(*module, options, vram::ReportFormat::Json, os))) {
+      state.SkipWithError("report failed");
+      return;
+    }
+    benchmark::DoNotOptimize(json);
+  }
+}
+
+static MLIRContext &context() {
+  static MLIRContext *ctx = [] {
+    DialectRegistry registry;
+    registry.insert<vram::nn::NNDialect, func::FuncDialect>();
+    auto *c = new MLIRContext(registry);
+    c->loadAllAvailableDialects();
+    vram::registerVramPasses();
+    return c;
+  }();
+  return *ctx;
+}
+
+static void BM_Zoo(benchmark::State &state, const char *name, int64_t batch,
+                   std::optional<int64_t> seq) {
+  MLIRContext &ctx = context();
+  vram::zoo::ZooOptions options;
+  options.batch = batch;
+  options.seq = seq;
+  runPipeline(state, ctx, [&] { return std::move(*vram::zoo::buildModel(&ctx, name, options)); });
+}
+
+BENCHMARK_CAPTURE(BM_Zoo, resnet18, "resnet18", 32, std::nullopt)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Zoo, resnet50, "resnet50", 32, std::nullopt)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Zoo, resnet101, "resnet101", 32, std::nullopt)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Zoo, resnet152, "resnet152", 32, std::nullopt)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Zoo, llama7b_seq4096, "llama-7b", 1, 4096)->Unit(benchmark::kMillisecond);
+
+/// A chain of state.range(0) linear+relu layers of width 64.
+static void BM_Chain(benchmark::State &state) {
+  MLIRContext &ctx = context();
+  int64_t layers = state.range(0);
+  runPipeline(state, ctx, [&] {
+    OpBuilder b(&ctx);
+    Location loc = b.getUnknownLoc();
+    OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+    b.setInsertionPointToEnd(module->getBody());
+    auto type = RankedTensorType::get({8, 64}, b.getF32Type());
+    auto func = func::FuncOp::create(b, loc, "forward", b.getFunctionType({type}, {type}));
+    b.setInsertionPointToStart(func.addEntryBlock());
+    Value x = func.getArgument(0);
+    auto weightType = RankedTensorType::get({64, 64}, b.getF32Type());
+    for (int64_t i = 0; i < layers; ++i) {
+      Value w = vram::nn::ParamOp::create(b, loc, weightType,
+                                          b.getStringAttr("l" + std::to_string(i)));
+      x = vram::nn::LinearOp::create(b, loc, x, w, Value());
+      x = vram::nn::ReluOp::create(b, loc, x, /*inplace=*/false);
+    }
+    func::ReturnOp::create(b, loc, x);
+    return module;
+  });
+  state.SetComplexityN(2 * layers);
+}
+BENCHMARK(BM_Chain)->RangeMultiplier(10)->Range(100, 100000)->Unit(benchmark::kMillisecond)->Complexity();
+
+BENCHMARK_MAIN();

@@ -1,0 +1,92 @@
+// Invalid nn.cross_entropy and nn.mse_loss: one invalid op per split. The
+// losses infer their result type: they report the specific problem, then
+// "failed to infer returned types".
+
+// RUN: vram-opt %s -split-input-file -verify-diagnostics
+
+// cross_entropy: target with the class dimension
+func.func @f(%x: tensor<2x10xf32>, %t: tensor<2x10xi64>) {
+  // expected-error @+2 {{target must be [2], got [2, 10]}}
+  // expected-error @+1 {{'nn.cross_entropy' op failed to infer returned types}}
+  %0 = nn.cross_entropy %x, %t : (tensor<2x10xf32>, tensor<2x10xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// cross_entropy: target batch differs
+func.func @f(%x: tensor<2x10xf32>, %t: tensor<3xi64>) {
+  // expected-error @+2 {{target must be [2], got [3]}}
+  // expected-error @+1 {{'nn.cross_entropy' op failed to infer returned types}}
+  %0 = nn.cross_entropy %x, %t : (tensor<2x10xf32>, tensor<3xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// cross_entropy: spatial target of the wrong size
+func.func @f(%x: tensor<2x21x8x8xf32>, %t: tensor<2x8x4xi64>) {
+  // expected-error @+2 {{target must be [2, 8, 8], got [2, 8, 4]}}
+  // expected-error @+1 {{'nn.cross_entropy' op failed to infer returned types}}
+  %0 = nn.cross_entropy %x, %t : (tensor<2x21x8x8xf32>, tensor<2x8x4xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// cross_entropy: logits of rank 1
+func.func @f(%x: tensor<10xf32>, %t: tensor<i64>) {
+  // expected-error @+2 {{expects logits [N, C, ...]}}
+  // expected-error @+1 {{'nn.cross_entropy' op failed to infer returned types}}
+  %0 = nn.cross_entropy %x, %t : (tensor<10xf32>, tensor<i64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// cross_entropy: float target (class probabilities are not supported)
+func.func @f(%x: tensor<2x10xf32>, %t: tensor<2x10xf32>) {
+  // expected-error @+1 {{'nn.cross_entropy' op operand #1 must be statically shaped tensor of signless integer values, but got 'tensor<2x10xf32>'}}
+  %0 = nn.cross_entropy %x, %t : (tensor<2x10xf32>, tensor<2x10xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// cross_entropy: non-scalar result
+func.func @f(%x: tensor<2x10xf32>, %t: tensor<2xi64>) {
+  // expected-error @+2 {{'nn.cross_entropy' op inferred type(s) 'tensor<f32>' are incompatible with return type(s) of operation 'tensor<2xf32>'}}
+  // expected-error @+1 {{'nn.cross_entropy' op failed to infer returned types}}
+  %0 = nn.cross_entropy %x, %t : (tensor<2x10xf32>, tensor<2xi64>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// mse_loss: target shape differs
+func.func @f(%x: tensor<2x10xf32>, %t: tensor<2x1xf32>) {
+  // expected-error @+2 {{target type 'tensor<2x1xf32>' does not match input type 'tensor<2x10xf32>'}}
+  // expected-error @+1 {{'nn.mse_loss' op failed to infer returned types}}
+  %0 = nn.mse_loss %x, %t : (tensor<2x10xf32>, tensor<2x1xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// mse_loss: target element type differs
+func.func @f(%x: tensor<2x10xf32>, %t: tensor<2x10xf16>) {
+  // expected-error @+2 {{target type 'tensor<2x10xf16>' does not match input type 'tensor<2x10xf32>'}}
+  // expected-error @+1 {{'nn.mse_loss' op failed to infer returned types}}
+  %0 = nn.mse_loss %x, %t : (tensor<2x10xf32>, tensor<2x10xf16>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// mse_loss: result of another element type
+func.func @f(%x: tensor<2x10xbf16>, %t: tensor<2x10xbf16>) {
+  // expected-error @+2 {{'nn.mse_loss' op inferred type(s) 'tensor<bf16>' are incompatible with return type(s) of operation 'tensor<f32>'}}
+  // expected-error @+1 {{'nn.mse_loss' op failed to infer returned types}}
+  %0 = nn.mse_loss %x, %t : (tensor<2x10xbf16>, tensor<2x10xbf16>) -> tensor<f32>
+  return
+}

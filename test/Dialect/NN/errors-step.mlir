@@ -1,0 +1,237 @@
+// Invalid nn.param, nn.buffer and training-step ops (nn.saved, nn.backward,
+// nn.accumulate_grad, nn.optimizer_state, nn.optimizer_step): one invalid op
+// per split.
+
+// RUN: vram-opt %s -split-input-file -verify-diagnostics
+
+// param: empty name
+func.func @f() {
+  // expected-error @+1 {{'nn.param' op needs a non-empty name}}
+  %0 = nn.param "" : tensor<4xf32>
+  return
+}
+
+// -----
+
+// param: integer tensor
+func.func @f() {
+  // expected-error @+1 {{'nn.param' op result #0 must be statically shaped tensor of floating-point values, but got 'tensor<4xi32>'}}
+  %0 = nn.param "w" : tensor<4xi32>
+  return
+}
+
+// -----
+
+// param: trainable is a bool
+func.func @f() {
+  // expected-error @+1 {{custom op 'nn.param' 'nn.param' op attribute 'trainable' failed to satisfy constraint: bool attribute}}
+  %0 = nn.param "w" {trainable} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// param: missing name
+func.func @f() {
+  // expected-error @+1 {{expected attribute value}}
+  %0 = nn.param : tensor<4xf32>
+  return
+}
+
+// -----
+
+// buffer: empty name
+func.func @f() {
+  // expected-error @+1 {{'nn.buffer' op needs a non-empty name}}
+  %0 = nn.buffer "" : tensor<64xf32>
+  return
+}
+
+// -----
+
+// buffer: unranked tensor
+func.func @f() {
+  // expected-error @+1 {{custom op 'nn.buffer' invalid kind of type specified: expected builtin.tensor, but found 'tensor<*xf32>'}}
+  %0 = nn.buffer "m" : tensor<*xf32>
+  return
+}
+
+// -----
+
+// saved: unranked result
+func.func @f(%y: tensor<4xf32>) {
+  // expected-error @+1 {{custom op 'nn.saved' invalid kind of type specified: expected builtin.tensor, but found 'tensor<*xi1>'}}
+  %0 = nn.saved "mask" of %y : tensor<4xf32> -> tensor<*xi1>
+  return
+}
+
+// -----
+
+// backward: grad_operands size differs from the results
+func.func @f(%x: tensor<1x3x8x8xf32>, %gy: tensor<1x4x6x6xf32>) {
+  // expected-error @+1 {{'nn.backward' op grad_operands has 2 entries for 1 results}}
+  %0 = nn.backward "nn.conv2d" saved(%x) grads(%gy) {grad_operands = array<i64: 0, 1>, param_grads = array<i1: false>, flop_counts = array<i64: 1, 2, 2>} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+// backward: param_grads size differs from the results
+func.func @f(%x: tensor<1x3x8x8xf32>, %gy: tensor<1x4x6x6xf32>) {
+  // expected-error @+1 {{'nn.backward' op param_grads has 2 entries for 1 results}}
+  %0 = nn.backward "nn.conv2d" saved(%x) grads(%gy) {grad_operands = array<i64: 0>, param_grads = array<i1: false, true>, flop_counts = array<i64: 1, 2, 2>} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+// backward: flop_counts needs three conventions
+func.func @f(%x: tensor<1x3x8x8xf32>, %gy: tensor<1x4x6x6xf32>) {
+  // expected-error @+1 {{'nn.backward' op flop_counts needs 3 entries (macs, flops, full)}}
+  %0 = nn.backward "nn.conv2d" saved(%x) grads(%gy) {grad_operands = array<i64: 0>, param_grads = array<i1: false>, flop_counts = array<i64: 1, 2>} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+// backward: missing flop_counts
+func.func @f(%gy: tensor<1x4x6x6xf32>) {
+  // expected-error @+1 {{'nn.backward' op requires attribute 'flop_counts'}}
+  nn.backward "nn.relu" saved() grads(%gy) {grad_operands = array<i64>, param_grads = array<i1>} : (tensor<1x4x6x6xf32>) -> ()
+  return
+}
+
+// -----
+
+// backward: integer gradient
+func.func @f(%gy: tensor<1x4x6x6xf32>) {
+  // expected-error @+1 {{'nn.backward' op result #0 must be variadic of statically shaped tensor of floating-point values, but got 'tensor<1x4x6x6xi32>'}}
+  %0 = nn.backward "nn.relu" saved() grads(%gy) {grad_operands = array<i64: 0>, param_grads = array<i1: false>, flop_counts = array<i64: 0, 0, 0>} : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xi32>
+  return
+}
+
+// -----
+
+// accumulate_grad: result type differs from the accumulator (generic form)
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) {
+  // expected-error @+1 {{'nn.accumulate_grad' op failed to verify that all of {accumulator, result} have same type}}
+  %0 = "nn.accumulate_grad"(%a, %b) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+// accumulate_grad: integer addend
+func.func @f(%a: tensor<4x8xf32>, %b: tensor<4x8xi32>) {
+  // expected-error @+1 {{'nn.accumulate_grad' op operand #1 must be statically shaped tensor of floating-point values, but got 'tensor<4x8xi32>'}}
+  %0 = nn.accumulate_grad %a, %b : tensor<4x8xf32>, tensor<4x8xi32>
+  return
+}
+
+// -----
+
+// optimizer_state: result type differs from the parameter (generic form)
+func.func @f(%p: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.optimizer_state' op failed to verify that all of {param, result} have same type}}
+  %0 = "nn.optimizer_state"(%p) <{kind = "exp_avg"}> : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+// optimizer_step: unknown optimizer
+func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.optimizer_step' op unknown optimizer "lamb"}}
+  nn.optimizer_step "lamb" "foreach" params(%p) grads(%g) state() : (tensor<4xf32>, tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// optimizer_step: unknown implementation
+func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.optimizer_step' op unknown implementation "vectorized"}}
+  nn.optimizer_step "sgd" "vectorized" params(%p) grads(%g) state() : (tensor<4xf32>, tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// optimizer_step: one gradient per parameter
+func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.optimizer_step' op needs one gradient per parameter}}
+  nn.optimizer_step "sgd" "foreach" params(%p, %p) grads(%g) state() : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// optimizer_step: adam needs two states per parameter
+func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.optimizer_step' op needs 2 state tensors per parameter}}
+  nn.optimizer_step "adam" "fused" params(%p) grads(%g) state(%m) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// optimizer_step: sgd keeps no state
+func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.optimizer_step' op needs 0 state tensors per parameter}}
+  nn.optimizer_step "sgd" "for-loop" params(%p) grads(%g) state(%m) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// optimizer_step: momentum needs one state per parameter
+func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.optimizer_step' op needs 1 state tensors per parameter}}
+  nn.optimizer_step "momentum" "foreach" params(%p, %p) grads(%g, %g) state(%m) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// optimizer_step: gradient type differs from the parameter
+func.func @f(%p: tensor<4xf32>, %g: tensor<4xf16>) {
+  // expected-error @+1 {{'nn.optimizer_step' op gradient type 'tensor<4xf16>' does not match parameter type 'tensor<4xf32>'}}
+  nn.optimizer_step "sgd" "foreach" params(%p) grads(%g) state() : (tensor<4xf32>, tensor<4xf16>) -> ()
+  return
+}
+
+// -----
+
+// optimizer_step: gradient shape differs from the parameter
+func.func @f(%p: tensor<4xf32>, %g: tensor<2x2xf32>) {
+  // expected-error @+1 {{'nn.optimizer_step' op gradient type 'tensor<2x2xf32>' does not match parameter type 'tensor<4xf32>'}}
+  nn.optimizer_step "sgd" "foreach" params(%p) grads(%g) state() : (tensor<4xf32>, tensor<2x2xf32>) -> ()
+  return
+}
+
+// -----
+
+// optimizer_step: state type differs from its parameter
+func.func @f(%p: tensor<4xf32>, %q: tensor<8xf32>, %m: tensor<4xf32>, %n: tensor<8xf32>) {
+  // expected-error @+1 {{'nn.optimizer_step' op state type 'tensor<8xf32>' does not match parameter type 'tensor<4xf32>'}}
+  nn.optimizer_step "momentum" "foreach" params(%p, %q) grads(%p, %q) state(%n, %m) : (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// optimizer_step: adam states are grouped by parameter
+func.func @f(%p: tensor<4xf32>, %q: tensor<8xf32>, %m: tensor<4xf32>, %n: tensor<8xf32>) {
+  // expected-error @+1 {{'nn.optimizer_step' op state type 'tensor<8xf32>' does not match parameter type 'tensor<4xf32>'}}
+  nn.optimizer_step "adam" "foreach" params(%p, %q) grads(%p, %q) state(%m, %n, %m, %n) : (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>) -> ()
+  return
+}
+
+// -----
+
+// optimizer_step: weight_decay is an f64
+func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>) {
+  // expected-error @+1 {{custom op 'nn.optimizer_step' 'nn.optimizer_step' op attribute 'weight_decay' failed to satisfy constraint: 64-bit float attribute}}
+  nn.optimizer_step "sgd" "foreach" params(%p) grads(%g) state() {weight_decay = 1 : i64} : (tensor<4xf32>, tensor<4xf32>) -> ()
+  return
+}
