@@ -1,0 +1,111 @@
+//===- ConstTensor.h - constant tensors of the ONNX importer ----*- C++ -*-===//
+//
+// Host-side constant tensors and the folding of shape computations
+// (Shape/Gather/Concat/Unsqueeze/.../Where/Range) at import time. Internal to
+// lib/Import/ONNX.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_LIB_IMPORT_ONNX_CONSTTENSOR_H
+#define VRAM_LIB_IMPORT_ONNX_CONSTTENSOR_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace onnx {
+class TensorProto;
+} // namespace onnx
+
+namespace vram::onnx_import {
+
+/// Largest tensor folded at import time (elements).
+constexpr int64_t kMaxFoldElements = int64_t(1) << 24;
+
+/// ONNX TensorProto::DataType values used by the importer.
+enum OnnxDType : int32_t {
+  DT_UNDEFINED = 0,
+  DT_FLOAT = 1,
+  DT_UINT8 = 2,
+  DT_INT8 = 3,
+  DT_UINT16 = 4,
+  DT_INT16 = 5,
+  DT_INT32 = 6,
+  DT_INT64 = 7,
+  DT_STRING = 8,
+  DT_BOOL = 9,
+  DT_FLOAT16 = 10,
+  DT_DOUBLE = 11,
+  DT_UINT32 = 12,
+  DT_UINT64 = 13,
+  DT_BFLOAT16 = 16,
+};
+
+bool isFloatDType(int32_t dtype);
+bool isIntegerDType(int32_t dtype); ///< integers and bool
+const char *dtypeName(int32_t dtype);
+
+/// Multiplies dims, failing on negative dims or int64 overflow.
+std::optional<int64_t> checkedNumElements(llvm::ArrayRef<int64_t> shape);
+
+/// A constant tensor held on the host: floats as double, integers and bools
+/// as int64.
+struct ConstTensor {
+  llvm::SmallVector<int64_t, 4> shape;
+  int32_t dtype = DT_INT64;
+  std::vector<double> f;
+  std::vector<int64_t> i;
+
+  bool isFloat() const { return isFloatDType(dtype); }
+  int64_t numElements() const {
+    return isFloat() ? (int64_t)f.size() : (int64_t)i.size();
+  }
+  double getF(int64_t k) const { return isFloat() ? f[k] : (double)i[k]; }
+  int64_t getI(int64_t k) const { return isFloat() ? (int64_t)f[k] : i[k]; }
+  /// Makes an empty tensor of `dtype` and `shape` with storage allocated.
+  static ConstTensor make(int32_t dtype, llvm::ArrayRef<int64_t> shape);
+  static ConstTensor scalarI(int64_t v);
+  /// Values as int64 (for shapes, axes, indices).
+  std::vector<int64_t> toInts() const;
+};
+
+/// Decodes an initializer or a Constant's value. Fails with a message in
+/// `err` (external data, bad sizes, unsupported types, too large).
+bool decodeTensor(const onnx::TensorProto &t, ConstTensor &out, std::string &err);
+
+/// Folds one ONNX op over constant inputs (absent optional inputs are null).
+/// `attrs` gives access to the node's attributes. Returns false with `err`
+/// set when the op cannot be folded.
+struct FoldAttrs {
+  virtual ~FoldAttrs() = default;
+  virtual std::optional<int64_t> getInt(llvm::StringRef name) const = 0;
+  virtual std::optional<std::vector<int64_t>> getInts(llvm::StringRef name) const = 0;
+  virtual const onnx::TensorProto *getTensor(llvm::StringRef name) const = 0;
+};
+
+bool isFoldableOp(llvm::StringRef opType);
+bool foldOp(llvm::StringRef opType, llvm::ArrayRef<const ConstTensor *> inputs,
+            const FoldAttrs &attrs, unsigned numOutputs,
+            std::vector<ConstTensor> &outputs, std::string &err);
+
+/// Resolves ONNX Reshape's target (0 copies a dim unless allowZero, -1 is
+/// inferred) for an input of shape `in`.
+bool resolveReshape(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> spec,
+                    bool allowZero, llvm::SmallVector<int64_t, 4> &out,
+                    std::string &err);
+
+/// Numpy-style broadcast of two shapes.
+std::optional<llvm::SmallVector<int64_t, 4>>
+broadcastShapes(llvm::ArrayRef<int64_t> a, llvm::ArrayRef<int64_t> b);
+
+/// Broadcasts `t` to `shape` (which must be a valid broadcast target).
+ConstTensor broadcastTo(const ConstTensor &t, llvm::ArrayRef<int64_t> shape);
+
+} // namespace vram::onnx_import
+
+#endif // VRAM_LIB_IMPORT_ONNX_CONSTTENSOR_H
