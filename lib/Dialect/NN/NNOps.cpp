@@ -1026,6 +1026,35 @@ int64_t ConcatOp::getFlops(FlopConvention, bool) { return 0; }
 int64_t ConcatOp::getBackwardFlops(FlopConvention, ArrayRef<bool>) { return 0; }
 void ConcatOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
 
+LogicalResult MaskedFillOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto mask = cast<RankedTensorType>(adaptor.getMask().getType());
+  if (!mask.getElementType().isInteger(1))
+    return emitOptionalError(loc, "mask must be a tensor of i1, got ", mask);
+  auto shape = broadcastShapes(input.getShape(), mask.getShape());
+  if (failed(shape) || ArrayRef<int64_t>(*shape) != input.getShape())
+    return emitOptionalError(loc, "mask ", shapeStr(mask.getShape()),
+                             " does not broadcast to the input ",
+                             shapeStr(input.getShape()));
+  results.push_back(input);
+  return success();
+}
+
+int64_t MaskedFillOp::getFlops(FlopConvention c, bool) {
+  return c == Conv::Full ? numel(getOutput()) : 0;
+}
+
+int64_t MaskedFillOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  return c == Conv::Full ? numel(getOutput()) : 0;
+}
+
+void MaskedFillOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  // grad.masked_fill(mask, 0) needs only the mask.
+  saved.push_back(SavedTensor::operand(1));
+}
+
 //===----------------------------------------------------------------------===//
 // Views
 //===----------------------------------------------------------------------===//

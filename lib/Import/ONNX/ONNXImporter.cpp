@@ -22,7 +22,6 @@
 #include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Dialect/NN/NNOps.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -708,7 +707,7 @@ Value Importer::materialize(const ConstTensor &c, Type elemType, Location loc) {
       attr = DenseElementsAttr::get(type, vals);
     }
   }
-  return arith::ConstantOp::create(b, loc, attr);
+  return nn::ConstantOp::create(b, loc, attr);
 }
 
 FailureOr<Value> Importer::initValue(const onnx::TensorProto &t, bool transposed) {
@@ -1732,10 +1731,7 @@ LogicalResult Importer::emitSplit(const onnx::NodeProto &n) {
 LogicalResult Importer::emitWhere(const onnx::NodeProto &n) {
   Location loc = nodeLoc(n);
   // Where(mask, fill, x) / Where(mask, x, fill) with a constant mask and a
-  // constant fill is masked_fill. There is no nn.masked_fill yet, so it is
-  // imported as x + where(mask, fill, 0) with a constant additive mask (the
-  // form SDPA uses for float masks): exact for -inf fills, and the same
-  // memory except for the bool mask that masked_fill saves for backward.
+  // constant scalar fill is x.masked_fill(mask, fill) (or ~mask).
   const ConstTensor *cond = constInput(n, 0);
   const ConstTensor *c1 = constInput(n, 1), *c2 = constInput(n, 2);
   if (!cond || (c1 && c2) || (!c1 && !c2))
@@ -1743,22 +1739,21 @@ LogicalResult Importer::emitWhere(const onnx::NodeProto &n) {
                            "constant branch (masked_fill) is supported";
   int xi = c1 ? 2 : 1;
   const ConstTensor *fill = c1 ? c1 : c2;
+  if (fill->numElements() != 1)
+    return nodeError(n) << "only Where with a scalar fill (masked_fill) is supported";
   auto x = tensor(n, xi);
   if (failed(x))
     return failure();
   if (!isFloatTensor(*x))
     return nodeError(n) << "expects a floating-point tensor";
-  ConstTensor zero = ConstTensor::make(DT_FLOAT, {});
-  std::vector<const ConstTensor *> ins =
-      c1 ? std::vector<const ConstTensor *>{cond, fill, &zero}
-         : std::vector<const ConstTensor *>{cond, &zero, fill};
-  std::vector<ConstTensor> outs;
-  std::string err;
-  NodeAttrs a(n);
-  if (!foldOp("Where", ins, a, 1, outs, err))
-    return nodeError(n) << err;
-  Value mask = materialize(outs[0], cast<RankedTensorType>(x->getType()).getElementType(), loc);
-  auto r = make<nn::AddOp>(loc, *x, mask, false);
+  // The fill goes where the condition holds when it is the first branch, and
+  // where it does not when it is the second.
+  ConstTensor mask = ConstTensor::make(DT_BOOL, cond->shape);
+  for (int64_t k = 0, e = cond->numElements(); k < e; ++k)
+    mask.i[k] = (cond->getI(k) != 0) == (c1 != nullptr);
+  Value maskValue = materialize(mask, b.getI1Type(), loc);
+  auto r = make<nn::MaskedFillOp>(loc, *x, maskValue, llvm::APFloat(fill->getF(0)),
+                                  /*inplace=*/false);
   if (failed(r))
     return failure();
   setTensor(n, 0, *r);
@@ -1772,7 +1767,6 @@ LogicalResult Importer::emitWhere(const onnx::NodeProto &n) {
 OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
   ctx->getOrLoadDialect<nn::NNDialect>();
   ctx->getOrLoadDialect<func::FuncDialect>();
-  ctx->getOrLoadDialect<arith::ArithDialect>();
 
   onnx::ModelProto model;
   if (bytes.size() > (size_t)INT_MAX || !model.ParseFromArray(bytes.data(), (int)bytes.size())) {

@@ -570,6 +570,48 @@ def NN_ConcatOp : NN_LayerOp<"concat", [InferTypeOpAdaptor]> {
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
 }
 
+def NN_ConstantOp : NN_Op<"constant", [Pure,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "a constant tensor computed in the forward pass";
+  let description = [{
+    A tensor the forward pass creates from constants (an exported causal
+    mask, a scale). It needs no gradient; it is allocated where it is defined
+    and freed after its last use, like any forward tensor.
+
+    ```mlir
+    %c = nn.constant dense<0.176776695> : tensor<f32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs NN_AnyTensor:$result);
+  let assemblyFormat = "$value attr-dict";
+}
+
+def NN_MaskedFillOp : NN_LayerOp<"masked_fill", [InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<NN_AliasingOpInterface>]> {
+  let summary = "input with `value` where the bool mask is set (Tensor.masked_fill)";
+  let description = [{
+    `mask` (i1) broadcasts to `input`. Autograd keeps the mask; `inplace`
+    (masked_fill_) updates `input` in place.
+
+    ```mlir
+    %y = nn.masked_fill %s, %mask {value = 0xFFF0000000000000 : f64}
+        : (tensor<2x8x128x128xf32>, tensor<128x128xi1>) -> tensor<2x8x128x128xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_AnyTensor:$mask, F64Attr:$value,
+                       UnitAttr:$inplace);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $mask attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDefinition = [{
+    ::mlir::Value $cppClass::getAliasedOperand(unsigned) {
+      return getInplace() ? getInput() : ::mlir::Value();
+    }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Views: the result aliases the operand
 //===----------------------------------------------------------------------===//
