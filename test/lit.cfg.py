@@ -25,3 +25,8 @@ llvm_config.with_environment("PATH", config.vram_tools_dir, append_path=True)
 
 if config.vram_enable_onnx:
     config.available_features.add("onnx")
+
+# The libFuzzer target is built only by a clang with -fsanitize=fuzzer.
+if os.path.exists(os.path.join(config.vram_tools_dir, "vram-onnx-fuzz")):
+    config.available_features.add("fuzzer")
+    llvm_config.add_tool_substitutions(["vram-onnx-fuzz"], tool_dirs)

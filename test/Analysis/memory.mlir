@@ -4,6 +4,9 @@
 // RUN: vram-opt %s -split-input-file --mode=train --optimizer=momentum --format=json | FileCheck %s --check-prefix=MOM
 // RUN: vram-opt %s -split-input-file --mode=train --optimizer=adam --optimizer-impl=fused --format=json | FileCheck %s --check-prefix=FUSED
 // RUN: vram-opt %s -split-input-file --mode=inference --format=json | FileCheck %s --check-prefix=INFER
+// RUN: vram-opt %s -split-input-file --mode=train --optimizer=adam --weight-decay=0.01 --format=json | FileCheck %s --check-prefix=ADAMWD
+// RUN: vram-opt %s -split-input-file --mode=train --optimizer=adamw --weight-decay=0.01 --format=json | FileCheck %s --check-prefix=ADAMW
+// RUN: vram-opt %s -split-input-file --mode=train --optimizer=sgd --set-to-none=false --format=json | FileCheck %s --check-prefix=KEEPGRAD
 
 // conv(3->4, 3x3, pad 1) -> relu_ -> adaptive_avg_pool(1x1) -> flatten -> fc(4->4).
 // Persistent: params 432+64+16 = 512, Adam state 2 x 512, inputs 1536 + 16
@@ -71,6 +74,16 @@ func.func @forward(%x: tensor<2x3x8x8xf32>) -> tensor<2x4xf32> {
 // 4P + inputs 1032 + loss 4 + logits' gradient 1024 = 1050636.
 // FUSED: "peak_bytes": 1050636,
 // INFER: "peak_bytes": 264192,
+// Adam with coupled weight decay adds a grad-sized copy (grad + wd * p) to
+// the foreach workspace: 6P + 1036. AdamW decays the weights directly: 5P + 1036.
+// ADAMWD: "peak_bytes": 1573900,
+// ADAMW: "peak_bytes": 1311756,
+// zero_grad(set_to_none=False): the gradient stays allocated across steps,
+// persistent P + inputs 1032 + grad P; the peak moves to the loss, where the
+// logits (1024), the loss (4) and log_softmax's output (1024) are alive.
+// KEEPGRAD: "peak_bytes": 527372,
+// KEEPGRAD-NEXT: "peak_op": {
+// KEEPGRAD: "persistent_bytes": 525320,
 func.func @forward(%x: tensor<1x256xf32>) -> tensor<1x256xf32> {
   %w = nn.param "fc.weight" : tensor<256x256xf32>
   %o = nn.linear %x, %w : (tensor<1x256xf32>, tensor<256x256xf32>) -> tensor<1x256xf32>
