@@ -84,9 +84,13 @@ void BuildStepPass::runOnOperation() {
   }
   if (failed(checkOptions(forward.getLoc())))
     return signalPassFailure();
-  if (!forward.getBody().hasOneBlock() ||
-      forward.getFunctionType().getNumResults() != 1) {
-    forward.emitError("the model must be one block returning one tensor");
+  if (!forward.getBody().hasOneBlock()) {
+    forward.emitError("the model must be a single block");
+    return signalPassFailure();
+  }
+  if (mode == "train" && forward.getFunctionType().getNumResults() != 1) {
+    forward.emitError("training needs a model with one output for the loss, got ")
+        << forward.getFunctionType().getNumResults();
     return signalPassFailure();
   }
 

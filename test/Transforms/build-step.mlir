@@ -79,3 +79,4 @@ func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   return %s : tensor<2x8xf32>
 }
 // INFER-LABEL: func.func @step(%arg0: tensor<2x8xf32>) -> tensor<2x8xf32>
+
