@@ -14,6 +14,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -857,6 +858,47 @@ void AdaptiveAvgPool2dOp::getSavedTensors(ArrayRef<bool>,
   saved.push_back(SavedTensor::operand(0));
 }
 
+LogicalResult MeanOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t rank = input.getRank();
+  SmallVector<bool> reduced(rank, false);
+  if (adaptor.getDims().empty())
+    return emitOptionalError(loc, "dims must not be empty");
+  for (int64_t d : adaptor.getDims()) {
+    int64_t n = normalizeDim(d, rank);
+    if (n < 0)
+      return emitOptionalError(loc, "dim ", d, " is out of range for rank ", rank);
+    if (reduced[n])
+      return emitOptionalError(loc, "dim ", d, " is listed twice");
+    reduced[n] = true;
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!reduced[i])
+      shape.push_back(input.getDimSize(i));
+    else if (adaptor.getKeepdim())
+      shape.push_back(1);
+  }
+  results.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+int64_t MeanOp::getFlops(FlopConvention c, bool) {
+  // One add per input element (as adaptive_avg_pool2d to 1x1, which runs as
+  // a mean); flop_counter counts no reductions.
+  return c == Conv::Flops ? 0 : numel(getInput());
+}
+
+int64_t MeanOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  return c == Conv::Full ? numel(getInput()) : 0;
+}
+
+void MeanOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {
+  // mean_backward expands the gradient to the input's sizes: nothing kept.
+}
+
 //===----------------------------------------------------------------------===//
 // Embedding, attention, concat
 //===----------------------------------------------------------------------===//
@@ -1025,6 +1067,41 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
 int64_t ConcatOp::getFlops(FlopConvention, bool) { return 0; }
 int64_t ConcatOp::getBackwardFlops(FlopConvention, ArrayRef<bool>) { return 0; }
 void ConcatOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
+
+LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t rank = input.getRank();
+  ArrayRef<int64_t> low = adaptor.getLow(), high = adaptor.getHigh();
+  if ((int64_t)low.size() != rank || (int64_t)high.size() != rank)
+    return emitOptionalError(loc, "low and high must have one value per "
+                             "dimension (", rank, "), got ", low.size(), " and ",
+                             high.size());
+  SmallVector<int64_t> shape(input.getShape());
+  for (int64_t i = 0; i < rank; ++i) {
+    if (low[i] < 0 || high[i] < 0)
+      return emitOptionalError(loc, "padding must be >= 0, got ", low[i],
+                               " and ", high[i], " for dimension ", i);
+    if (llvm::AddOverflow(shape[i], low[i], shape[i]) ||
+        llvm::AddOverflow(shape[i], high[i], shape[i]))
+      return emitOptionalError(loc, "padded dimension ", i, " overflows int64");
+  }
+  results.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+int64_t PadOp::getFlops(FlopConvention, bool) { return 0; }
+int64_t PadOp::getBackwardFlops(FlopConvention, ArrayRef<bool>) { return 0; }
+void PadOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {
+  // constant_pad_nd's backward slices the gradient: nothing kept.
+}
+
+int64_t ContiguousOp::getFlops(FlopConvention, bool) { return 0; }
+bool ContiguousOp::isGradPassthrough(unsigned) { return true; }
+void ContiguousOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {
+  // CloneBackward hands the gradient through.
+}
 
 LogicalResult MaskedFillOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                              Adaptor adaptor,

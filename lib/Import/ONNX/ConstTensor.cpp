@@ -85,7 +85,7 @@ std::vector<int64_t> ConstTensor::toInts() const {
     return i;
   std::vector<int64_t> r;
   for (double v : f)
-    r.push_back((int64_t)v);
+    r.push_back(saturatingToInt64(v));
   return r;
 }
 
@@ -154,7 +154,7 @@ bool vram::onnx_import::decodeTensor(const onnx::TensorProto &t, ConstTensor &ou
     if (out.isFloat())
       out.f[k] = isF ? fv : (double)iv;
     else
-      out.i[k] = isF ? (int64_t)fv : iv;
+      out.i[k] = isF ? saturatingToInt64(fv) : iv;
   };
   if (t.has_raw_data()) {
     const std::string &raw = t.raw_data();
@@ -311,7 +311,7 @@ bool vram::onnx_import::isFoldableOp(StringRef op) {
       "Cast", "Add", "Sub", "Mul", "Div", "Equal", "Less", "Greater", "And",
       "Or", "Not", "Neg", "Where", "Expand", "Range", "ConstantOfShape",
       "Identity", "Reshape", "Trilu", "Min", "Max", "Abs", "Sqrt", "Floor",
-      "Ceil", "Mod", "Flatten"};
+      "Ceil", "Mod", "Flatten", "Pow", "ScatterND", "Transpose"};
   for (const char *k : kOps)
     if (op == k)
       return true;
@@ -329,7 +329,8 @@ static bool foldBinary(StringRef op, const ConstTensor &a, const ConstTensor &b,
     return false;
   bool cmp = op == "Equal" || op == "Less" || op == "Greater" || op == "And" ||
              op == "Or";
-  int32_t dt = promoteDType(a.dtype, b.dtype);
+  // Pow keeps the base's type.
+  int32_t dt = op == "Pow" ? a.dtype : promoteDType(a.dtype, b.dtype);
   out = ConstTensor::make(cmp ? DT_BOOL : dt, *shape);
   BroadcastIndexer ia(a.shape, *shape), ib(b.shape, *shape);
   bool isF = isFloatDType(dt);
@@ -344,6 +345,7 @@ static bool foldBinary(StringRef op, const ConstTensor &a, const ConstTensor &b,
       else if (op == "Min") r = std::min(x, y);
       else if (op == "Max") r = std::max(x, y);
       else if (op == "Mod") r = std::fmod(x, y);
+      else if (op == "Pow") r = std::pow(x, y);
       else if (op == "Equal") { out.i[k] = x == y; continue; }
       else if (op == "Less") { out.i[k] = x < y; continue; }
       else if (op == "Greater") { out.i[k] = x > y; continue; }
@@ -375,6 +377,14 @@ static bool foldBinary(StringRef op, const ConstTensor &a, const ConstTensor &b,
       else if (op == "Greater") r = x > y;
       else if (op == "And") r = x && y;
       else if (op == "Or") r = x || y;
+      else if (op == "Pow") {
+        double p = std::pow((double)x, b.getF(kb));
+        if (!(std::fabs(p) < 9.2e18)) {
+          err = "integer overflow";
+          return false;
+        }
+        r = (int64_t)p;
+      }
       if (ovf) {
         err = "integer overflow";
         return false;
@@ -764,9 +774,93 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
     outs.push_back(std::move(out));
     return true;
   }
+  if (op == "Transpose") {
+    const ConstTensor *d = need(0);
+    if (!d)
+      return false;
+    int64_t rank = d->shape.size();
+    std::vector<int64_t> perm = attrs.getInts("perm").value_or(std::vector<int64_t>{});
+    if (perm.empty())
+      for (int64_t k = rank - 1; k >= 0; --k)
+        perm.push_back(k);
+    if ((int64_t)perm.size() != rank) {
+      err = "perm does not match the rank";
+      return false;
+    }
+    SmallVector<int64_t, 4> shape, srcStride(rank, 1);
+    for (int64_t k = rank - 2; k >= 0; --k)
+      srcStride[k] = srcStride[k + 1] * d->shape[k + 1];
+    for (int64_t p : perm) {
+      if (p < 0 || p >= rank) {
+        err = "bad perm";
+        return false;
+      }
+      shape.push_back(d->shape[p]);
+    }
+    out = ConstTensor::make(d->dtype, shape);
+    for (int64_t o = 0, n = out.numElements(); o < n; ++o) {
+      int64_t rem = o, src = 0;
+      for (int64_t k = rank - 1; k >= 0; --k) {
+        src += (rem % shape[k]) * srcStride[perm[k]];
+        rem /= shape[k];
+      }
+      if (out.isFloat())
+        out.f[o] = d->f[src];
+      else
+        out.i[o] = d->i[src];
+    }
+    outs.push_back(std::move(out));
+    return true;
+  }
+  if (op == "ScatterND") {
+    // data[indices[i]] = updates[i]; indices [..., k] address the first k
+    // dims of data, each update is the remaining slice.
+    const ConstTensor *d = need(0), *ix = need(1), *u = need(2);
+    if (!d || !ix || !u)
+      return false;
+    if (ix->shape.empty()) {
+      err = "indices must have rank >= 1";
+      return false;
+    }
+    int64_t k = ix->shape.back(), r = d->shape.size();
+    if (k > r) {
+      err = "indices address more dims than data has";
+      return false;
+    }
+    int64_t slice = 1;
+    for (int64_t j = k; j < r; ++j)
+      slice *= d->shape[j];
+    int64_t n = k ? ix->numElements() / k : 0;
+    if (u->numElements() != n * slice) {
+      err = "updates do not match indices";
+      return false;
+    }
+    out = *d;
+    for (int64_t e = 0; e < n; ++e) {
+      int64_t off = 0;
+      for (int64_t j = 0; j < k; ++j) {
+        int64_t i = ix->getI(e * k + j), dim = d->shape[j];
+        if (i < 0)
+          i += dim;
+        if (i < 0 || i >= dim) {
+          err = "index out of range";
+          return false;
+        }
+        off = off * dim + i;
+      }
+      for (int64_t q = 0; q < slice; ++q) {
+        if (out.isFloat())
+          out.f[off * slice + q] = u->getF(e * slice + q);
+        else
+          out.i[off * slice + q] = u->getI(e * slice + q);
+      }
+    }
+    outs.push_back(std::move(out));
+    return true;
+  }
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Equal" ||
       op == "Less" || op == "Greater" || op == "And" || op == "Or" ||
-      op == "Min" || op == "Max" || op == "Mod") {
+      op == "Min" || op == "Max" || op == "Mod" || op == "Pow") {
     const ConstTensor *a = need(0), *b = need(1);
     if (!a || !b)
       return false;

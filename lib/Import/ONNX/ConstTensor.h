@@ -53,6 +53,18 @@ const char *dtypeName(int32_t dtype);
 /// Multiplies dims, failing on negative dims or int64 overflow.
 std::optional<int64_t> checkedNumElements(llvm::ArrayRef<int64_t> shape);
 
+/// `v` truncated to int64, saturating out-of-range values (NaN gives 0):
+/// a plain cast of those is undefined behaviour.
+inline int64_t saturatingToInt64(double v) {
+  if (!(v == v))
+    return 0;
+  if (v >= 9223372036854775807.0)
+    return INT64_MAX;
+  if (v <= -9223372036854775808.0)
+    return INT64_MIN;
+  return (int64_t)v;
+}
+
 /// A constant tensor held on the host: floats as double, integers and bools
 /// as int64.
 struct ConstTensor {
@@ -66,7 +78,9 @@ struct ConstTensor {
     return isFloat() ? (int64_t)f.size() : (int64_t)i.size();
   }
   double getF(int64_t k) const { return isFloat() ? f[k] : (double)i[k]; }
-  int64_t getI(int64_t k) const { return isFloat() ? (int64_t)f[k] : i[k]; }
+  int64_t getI(int64_t k) const {
+    return isFloat() ? saturatingToInt64(f[k]) : i[k];
+  }
   /// Makes an empty tensor of `dtype` and `shape` with storage allocated.
   static ConstTensor make(int32_t dtype, llvm::ArrayRef<int64_t> shape);
   static ConstTensor scalarI(int64_t v);

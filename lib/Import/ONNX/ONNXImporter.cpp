@@ -57,9 +57,10 @@ const char *const kSupportedOps[] = {
     "Constant", "ConstantOfShape", "Conv", "Div", "Dropout", "Equal", "Erf",
     "Expand", "Flatten", "Gather", "Gelu", "Gemm", "GlobalAveragePool",
     "HardSigmoid", "HardSwish", "Identity", "LayerNormalization",
-    "LogSoftmax", "MatMul", "MaxPool", "Mul", "Not", "Pow", "Range", "Relu",
-    "Reshape", "Shape", "Sigmoid", "Slice", "Softmax", "Split", "Squeeze",
-    "Sub", "Tanh", "Transpose", "Trilu", "Unsqueeze", "Where"};
+    "LogSoftmax", "MatMul", "MaxPool", "Mul", "Not", "Pad", "Pow", "Range",
+    "ReduceMean", "Relu", "Reshape", "Shape", "Sigmoid", "Slice", "Softmax",
+    "Split", "Sqrt", "Squeeze", "Sub", "Tanh", "Transpose", "Trilu",
+    "Unsqueeze", "Where"};
 
 std::string supportedOpsList() {
   std::string s;
@@ -143,11 +144,19 @@ private:
   const onnx::NodeProto &node;
 };
 
-/// A group of nodes raised to one layer (GELU, SiLU): emitted at `last`.
+/// A group of nodes raised to one layer (GELU, SiLU, Hardswish, LayerNorm):
+/// emitted at its last node.
 struct Fusion {
-  enum Kind { Gelu, Silu } kind;
+  enum Kind { Gelu, Silu, Hardswish, LayerNorm };
+  Fusion(Kind kind = Gelu, std::string input = "", std::string approximate = "")
+      : kind(kind), input(std::move(input)), approximate(std::move(approximate)) {}
+  Kind kind;
   std::string input;
   std::string approximate;
+  // LayerNorm: affine parameters (may be empty), normalized trailing dims, eps.
+  std::string weight, bias;
+  int64_t normalizedRank = 1;
+  double eps = 1e-5;
 };
 
 class Importer {
@@ -182,6 +191,9 @@ private:
   llvm::StringMap<std::pair<Value, bool>> initValues;
   /// nn.linear ops without bias, by their ONNX output name (bias folding).
   llvm::StringMap<nn::LinearOp> biaslessLinear;
+  /// Parameters that torch.onnx deduplicated (eval-mode export of equal
+  /// initial values) and restored under their own name (stable addresses).
+  std::deque<onnx::TensorProto> restoredInits;
 
   // --- diagnostics and locations
   Location nodeLoc(const onnx::NodeProto &n) {
@@ -203,6 +215,7 @@ private:
   FailureOr<Type> elementType(int32_t dtype, Location loc, StringRef what);
   bool isBufferInit(StringRef name, const onnx::TensorProto &t);
   void findFusions();
+  void matchLayerNorm(const onnx::NodeProto &m1);
 
   // --- values
   bool has(StringRef name) { return env.count(name); }
@@ -294,7 +307,10 @@ private:
   LogicalResult emitSlice(const onnx::NodeProto &n);
   LogicalResult emitSplit(const onnx::NodeProto &n);
   LogicalResult emitWhere(const onnx::NodeProto &n);
+  LogicalResult emitReduceMean(const onnx::NodeProto &n);
+  LogicalResult emitPad(const onnx::NodeProto &n);
   FailureOr<Value> reshapeTo(Value v, ArrayRef<int64_t> shape, Location loc);
+  Value contiguousFor(Value v, ArrayRef<int64_t> shape, Location loc);
   FailureOr<Value> linearWeight(StringRef name, bool storedInOut);
 };
 
@@ -420,8 +436,11 @@ LogicalResult Importer::sortNodes(SmallVectorImpl<const onnx::NodeProto *> &orde
     defined.insert(t.name());
   for (const auto &vi : graph->input())
     defined.insert(vi.name());
-  // Producers.
-  for (const auto &n : graph->node())
+  // Producers. Every ONNX op has an output; the fusion matchers and the
+  // emitters rely on output(0).
+  for (const auto &n : graph->node()) {
+    if (n.output_size() == 0)
+      return nodeError(n) << "the node has no outputs";
     for (const auto &o : n.output()) {
       if (o.empty())
         continue;
@@ -430,6 +449,7 @@ LogicalResult Importer::sortNodes(SmallVectorImpl<const onnx::NodeProto *> &orde
                             << "' is already defined elsewhere in the graph";
       producer[o] = &n;
     }
+  }
   // Kahn's algorithm over node-to-node edges.
   llvm::DenseMap<const onnx::NodeProto *, unsigned> pending;
   llvm::DenseMap<const onnx::NodeProto *, SmallVector<const onnx::NodeProto *, 2>> succ;
@@ -505,8 +525,130 @@ std::optional<double> Importer::scalarValue(StringRef name) {
   return std::nullopt;
 }
 
-/// Finds GELU (erf and tanh forms) and SiLU subgraphs that PyTorch
-/// decomposes on export, to raise them back to nn.gelu / nn.silu.
+/// Layer normalization as torch.onnx exports it before opset 17:
+///   m = ReduceMean(x, axes=[-k..-1]); d = x - m;
+///   v = ReduceMean(Pow(d, 2), same axes); y = d / Sqrt(v + eps)
+///   [* weight] [+ bias]
+/// raised back to one nn.layer_norm (which keeps input, mean and rstd rather
+/// than the decomposition's intermediates).
+void Importer::matchLayerNorm(const onnx::NodeProto &m1) {
+  auto only = [&](StringRef name, StringRef opType) -> const onnx::NodeProto * {
+    if (!singleUse(name))
+      return nullptr;
+    const onnx::NodeProto *c = consumers[name][0];
+    return c->op_type() == opType && c->output_size() >= 1 ? c : nullptr;
+  };
+  auto meanAxes = [&](const onnx::NodeProto &r) -> std::optional<std::vector<int64_t>> {
+    NodeAttrs a(r);
+    if (!a.getInt("keepdims").value_or(1))
+      return std::nullopt;
+    auto axes = a.getInts("axes");
+    if (!axes && r.input_size() > 1 && !r.input(1).empty()) {
+      auto it = producer.find(r.input(1));
+      if (it == producer.end() || it->second->op_type() != "Constant")
+        return std::nullopt;
+      ConstTensor c;
+      std::string err;
+      NodeAttrs ca(*it->second);
+      if (!ca.getTensor("value") || !decodeTensor(*ca.getTensor("value"), c, err))
+        return std::nullopt;
+      axes = c.toInts();
+    }
+    if (!axes || axes->empty())
+      return std::nullopt;
+    // The trailing dims, as -k..-1.
+    std::vector<int64_t> sorted = *axes;
+    llvm::sort(sorted);
+    int64_t k = sorted.size();
+    for (int64_t i = 0; i < k; ++i)
+      if (sorted[i] != i - k)
+        return std::nullopt;
+    return sorted;
+  };
+  auto near = [](std::optional<double> v, double want) {
+    return v && std::fabs(*v - want) <= 1e-6;
+  };
+  auto vecInit = [&](StringRef name) {
+    // Through the Identity of a deduplicated parameter (eval-mode export).
+    for (auto p = producer.find(name);
+         p != producer.end() && p->second->op_type() == "Identity" &&
+         p->second->input_size() == 1;
+         p = producer.find(name))
+      name = p->second->input(0);
+    auto it = inits.find(name);
+    return it != inits.end() && it->second->dims_size() == 1 &&
+           isFloatDType(it->second->data_type()) &&
+           !isBufferInit(name, *it->second);
+  };
+  if (m1.input_size() < 1 || m1.output_size() < 1)
+    return;
+  auto axes = meanAxes(m1);
+  if (!axes)
+    return;
+  const std::string &x = m1.input(0);
+  const onnx::NodeProto *sub = only(m1.output(0), "Sub");
+  if (!sub || sub->input_size() != 2 || sub->input(0) != x ||
+      sub->input(1) != m1.output(0))
+    return;
+  const std::string &d = sub->output(0);
+  auto cit = consumers.find(d);
+  if (graphOutputs.count(d) || cit == consumers.end() || cit->second.size() != 2)
+    return;
+  const onnx::NodeProto *pw = nullptr, *div = nullptr;
+  for (const onnx::NodeProto *c : cit->second) {
+    if (c->op_type() == "Pow" && c->input_size() == 2 && c->input(0) == d)
+      pw = c;
+    else if (c->op_type() == "Div" && c->input_size() == 2 && c->input(0) == d)
+      div = c;
+  }
+  if (!pw || !div || !near(scalarValue(pw->input(1)), 2.0))
+    return;
+  const onnx::NodeProto *m2 = only(pw->output(0), "ReduceMean");
+  if (!m2 || meanAxes(*m2) != axes)
+    return;
+  const onnx::NodeProto *add = only(m2->output(0), "Add");
+  if (!add || add->input_size() != 2)
+    return;
+  std::string epsName = add->input(0) == m2->output(0) ? add->input(1) : add->input(0);
+  std::optional<double> eps = scalarValue(epsName);
+  if (!eps || !(*eps >= 0))
+    return;
+  const onnx::NodeProto *sq = only(add->output(0), "Sqrt");
+  if (!sq || only(sq->output(0), "Div") != div || div->input(1) != sq->output(0))
+    return;
+  SmallVector<const onnx::NodeProto *, 10> group{&m1, sub, pw, m2, add, sq};
+  const onnx::NodeProto *last = div;
+  Fusion f;
+  f.kind = Fusion::LayerNorm;
+  f.input = x;
+  f.normalizedRank = axes->size();
+  f.eps = roundToFloat(*eps);
+  if (const onnx::NodeProto *mw = only(last->output(0), "Mul")) {
+    if (mw->input_size() == 2) {
+      std::string w = mw->input(0) == last->output(0) ? mw->input(1) : mw->input(0);
+      if (vecInit(w)) {
+        f.weight = w;
+        group.push_back(last);
+        last = mw;
+      }
+    }
+  }
+  if (const onnx::NodeProto *ab = only(last->output(0), "Add")) {
+    if (ab->input_size() == 2) {
+      std::string bn = ab->input(0) == last->output(0) ? ab->input(1) : ab->input(0);
+      if (vecInit(bn)) {
+        f.bias = bn;
+        group.push_back(last);
+        last = ab;
+      }
+    }
+  }
+  fusions[last] = f;
+  absorbed.insert(group.begin(), group.end());
+}
+
+/// Finds GELU (erf and tanh forms), SiLU, Hardswish and LayerNorm subgraphs
+/// that PyTorch decomposes on export, to raise them back to one op.
 void Importer::findFusions() {
   auto near = [](std::optional<double> v, double want) {
     return v && std::fabs(*v - want) <= 1e-3 * std::fabs(want);
@@ -638,6 +780,21 @@ void Importer::findFusions() {
         fusions[m] = Fusion{Fusion::Silu, n.input(0), ""};
         absorbed.insert(&n);
       }
+    } else if (n.op_type() == "HardSigmoid") {
+      // Before opset 14 torch.onnx exports hardswish as x * HardSigmoid(x)
+      // (alpha 1/6, beta 0.5).
+      NodeAttrs a(n);
+      double alpha = a.getFloat("alpha").value_or(0.2);
+      double beta = a.getFloat("beta").value_or(0.5);
+      if (std::fabs(alpha - 1.0 / 6) > 1e-4 || std::fabs(beta - 0.5) > 1e-6)
+        continue;
+      const onnx::NodeProto *m = soleConsumer(n.output(0), "Mul");
+      if (m && other(m, n.output(0)) == n.input(0)) {
+        fusions[m] = Fusion{Fusion::Hardswish, n.input(0), ""};
+        absorbed.insert(&n);
+      }
+    } else if (n.op_type() == "ReduceMean") {
+      matchLayerNorm(n);
     }
   }
 }
@@ -654,6 +811,9 @@ const ConstTensor *Importer::constOf(StringRef name) {
     return e->cst.get();
   // Integer initializers with their data in the file fold like constants.
   if (e->kind == Entry::Init && isIntegerDType(e->init->data_type())) {
+    // Decoded once: callers hold the pointer (Reshape(x, x) asks twice).
+    if (e->cst)
+      return e->cst.get();
     ConstTensor c;
     std::string err;
     if (!decodeTensor(*e->init, c, err))
@@ -791,6 +951,127 @@ FailureOr<Value> Importer::linearWeight(StringRef name, bool storedOutIn) {
   return initValue(t, /*transposed=*/!outIn);
 }
 
+/// a * b, saturating instead of overflowing: strides and element counts of
+/// tensors with a zero dim or of huge slice steps need not fit in int64.
+static int64_t mulSat(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_mul_overflow(a, b, &r))
+    return r;
+  return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+}
+
+/// The strides PyTorch gives `v` relative to its storage: views (permute,
+/// transpose, slice, expand, reshape) derive them from their input; any other
+/// op makes a new contiguous tensor.
+static SmallVector<int64_t> stridesOf(Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  auto contiguous = [](ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> st(shape.size(), 1);
+    for (int64_t k = (int64_t)shape.size() - 2; k >= 0; --k)
+      st[k] = mulSat(st[k + 1], std::max<int64_t>(shape[k + 1], 1));
+    return st;
+  };
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return contiguous(t.getShape());
+  if (auto p = dyn_cast<nn::PermuteOp>(def)) {
+    SmallVector<int64_t> in = stridesOf(p.getInput()), st;
+    for (int64_t d : p.getDims())
+      st.push_back(in[d]);
+    return st;
+  }
+  if (auto tr = dyn_cast<nn::TransposeOp>(def)) {
+    SmallVector<int64_t> st = stridesOf(tr.getInput());
+    int64_t r = st.size(), d0 = tr.getDim0(), d1 = tr.getDim1();
+    std::swap(st[d0 < 0 ? d0 + r : d0], st[d1 < 0 ? d1 + r : d1]);
+    return st;
+  }
+  if (auto sl = dyn_cast<nn::SliceOp>(def)) {
+    SmallVector<int64_t> st = stridesOf(sl.getInput());
+    int64_t d = sl.getDim() < 0 ? sl.getDim() + (int64_t)st.size() : sl.getDim();
+    st[d] = mulSat(st[d], sl.getStep());
+    return st;
+  }
+  if (auto ex = dyn_cast<nn::ExpandOp>(def)) {
+    SmallVector<int64_t> in = stridesOf(ex.getInput());
+    auto it = cast<RankedTensorType>(ex.getInput().getType());
+    int64_t off = t.getRank() - it.getRank();
+    SmallVector<int64_t> st(t.getRank(), 0);
+    for (int64_t k = 0; k < it.getRank(); ++k)
+      st[k + off] = it.getDimSize(k) == t.getDimSize(k + off) ? in[k] : 0;
+    return st;
+  }
+  if (isa<nn::ReshapeOp, nn::FlattenOp>(def)) {
+    Value in = def->getOperand(0);
+    auto it = cast<RankedTensorType>(in.getType());
+    // at::detail::computeStride: the reshape was emitted as a view, so it
+    // succeeds.
+    SmallVector<int64_t> old = stridesOf(in);
+    ArrayRef<int64_t> oldShape = it.getShape(), newShape = t.getShape();
+    if (it.getNumElements() == 0 || oldShape.empty())
+      return contiguous(newShape);
+    SmallVector<int64_t> st(newShape.size(), 1);
+    int64_t viewD = (int64_t)newShape.size() - 1;
+    int64_t chunk = old.back(), tensorNumel = 1, viewNumel = 1;
+    for (int64_t d = (int64_t)oldShape.size() - 1; d >= 0; --d) {
+      tensorNumel = mulSat(tensorNumel, oldShape[d]);
+      if (d == 0 || (oldShape[d - 1] != 1 && old[d - 1] != mulSat(tensorNumel, chunk))) {
+        while (viewD >= 0 && (viewNumel < tensorNumel || newShape[viewD] == 1)) {
+          st[viewD] = mulSat(viewNumel, chunk);
+          viewNumel = mulSat(viewNumel, newShape[viewD]);
+          --viewD;
+        }
+        if (viewNumel != tensorNumel)
+          return contiguous(newShape);
+        if (d > 0) {
+          chunk = old[d - 1];
+          tensorNumel = 1;
+          viewNumel = 1;
+        }
+      }
+    }
+    return st;
+  }
+  return contiguous(t.getShape());
+}
+
+/// Whether PyTorch can view `v` with `shape` (at::detail::computeStride).
+static bool viewable(Value v, ArrayRef<int64_t> newShape) {
+  auto it = cast<RankedTensorType>(v.getType());
+  ArrayRef<int64_t> oldShape = it.getShape();
+  if (it.getNumElements() == 0 || oldShape.empty())
+    return true;
+  SmallVector<int64_t> old = stridesOf(v);
+  int64_t viewD = (int64_t)newShape.size() - 1;
+  int64_t chunk = old.back(), tensorNumel = 1, viewNumel = 1;
+  for (int64_t d = (int64_t)oldShape.size() - 1; d >= 0; --d) {
+    tensorNumel = mulSat(tensorNumel, oldShape[d]);
+    if (d == 0 || (oldShape[d - 1] != 1 && old[d - 1] != mulSat(tensorNumel, chunk))) {
+      while (viewD >= 0 && (viewNumel < tensorNumel || newShape[viewD] == 1)) {
+        viewNumel = mulSat(viewNumel, newShape[viewD]);
+        --viewD;
+      }
+      if (viewNumel != tensorNumel)
+        return false;
+      if (d > 0) {
+        chunk = old[d - 1];
+        tensorNumel = 1;
+        viewNumel = 1;
+      }
+    }
+  }
+  return viewD == -1;
+}
+
+/// `v`, or a contiguous copy of it when its strides cannot be viewed as
+/// `shape`: PyTorch's reshape copies then, and torchvision's
+/// `.contiguous().view()` (the exporter drops the contiguous) too.
+Value Importer::contiguousFor(Value v, ArrayRef<int64_t> shape, Location loc) {
+  if (viewable(v, shape))
+    return v;
+  return nn::ContiguousOp::create(b, loc, v.getType(), v).getResult();
+}
+
 FailureOr<Value> Importer::reshapeTo(Value v, ArrayRef<int64_t> shape, Location loc) {
   auto in = cast<RankedTensorType>(v.getType());
   if (in.getShape() == shape)
@@ -798,6 +1079,7 @@ FailureOr<Value> Importer::reshapeTo(Value v, ArrayRef<int64_t> shape, Location 
   auto out = RankedTensorType::get(shape, in.getElementType());
   if (in.getNumElements() != out.getNumElements())
     return emitError(loc) << "cannot reshape " << in << " to " << out;
+  v = contiguousFor(v, shape, loc);
   return nn::ReshapeOp::create(b, loc, out, v).getResult();
 }
 
@@ -884,6 +1166,24 @@ LogicalResult Importer::emitNode(const onnx::NodeProto &n) {
     Entry *e = hasInput(n, 0) ? lookup(n.input(0)) : nullptr;
     if (!e || n.output_size() < 1)
       return nodeError(n) << "needs a defined input and an output";
+    // An eval-mode torch.onnx export deduplicates parameters with equal
+    // values (zero-initialized biases, ones-initialized scales) and names
+    // each duplicate by an Identity of the one it kept: restore it as its own
+    // parameter.
+    StringRef out = n.output(0);
+    if (e->kind == Entry::Init && isFloatDType(e->init->data_type()) &&
+        !isBufferInit(e->init->name(), *e->init) && !out.starts_with("/") &&
+        !out.starts_with("onnx::") && !graphOutputs.count(out) &&
+        !inits.count(out)) {
+      onnx::TensorProto &t = restoredInits.emplace_back(*e->init);
+      t.set_name(out.str());
+      inits[out] = &t;
+      Entry r;
+      r.kind = Entry::Init;
+      r.init = &t;
+      env[out] = r;
+      return success();
+    }
     env[n.output(0)] = *e;
     return success();
   }
@@ -916,11 +1216,16 @@ LogicalResult Importer::emitNode(const onnx::NodeProto &n) {
     return emitSplit(n);
   if (op == "Where")
     return emitWhere(n);
+  if (op == "ReduceMean")
+    return emitReduceMean(n);
+  if (op == "Pad")
+    return emitPad(n);
   if (op == "Erf" || op == "Pow" || op == "Not" || op == "Equal" ||
-      op == "Trilu" || op == "Range" || op == "ConstantOfShape")
+      op == "Trilu" || op == "Range" || op == "ConstantOfShape" || op == "Sqrt")
     return nodeError(n) << "unsupported op '" << op
                         << "' on non-constant tensors (only its use in a "
-                           "GELU pattern or on constants is supported)";
+                           "GELU or LayerNorm pattern or on constants is "
+                           "supported)";
   return nodeError(n) << "unsupported op '" << op
                       << "'; supported ops: " << supportedOpsList();
 }
@@ -933,10 +1238,38 @@ LogicalResult Importer::emitFusion(const onnx::NodeProto &n, const Fusion &f) {
   if (!isFloatTensor(*x))
     return nodeError(n) << "expects a floating-point input";
   Value r;
-  if (f.kind == Fusion::Gelu)
+  if (f.kind == Fusion::Gelu) {
     r = nn::GeluOp::create(b, loc, x->getType(), *x, StringRef(f.approximate));
-  else
+  } else if (f.kind == Fusion::Silu) {
     r = nn::SiluOp::create(b, loc, x->getType(), *x, /*inplace=*/false);
+  } else if (f.kind == Fusion::Hardswish) {
+    r = nn::HardswishOp::create(b, loc, x->getType(), *x, /*inplace=*/false);
+  } else {
+    Value w, bias;
+    if (!f.weight.empty()) {
+      auto t = tensorOf(f.weight, loc);
+      if (failed(t))
+        return failure();
+      w = *t;
+    }
+    if (!f.bias.empty()) {
+      auto t = tensorOf(f.bias, loc);
+      if (failed(t))
+        return failure();
+      bias = *t;
+    }
+    if (f.normalizedRank > cast<RankedTensorType>(x->getType()).getRank())
+      return nodeError(n) << "layer norm over " << f.normalizedRank
+                          << " dims of a rank "
+                          << cast<RankedTensorType>(x->getType()).getRank()
+                          << " tensor";
+    auto ln = make<nn::LayerNormOp>(loc, *x, w, bias,
+                                    b.getI64IntegerAttr(f.normalizedRank),
+                                    b.getF64FloatAttr(f.eps));
+    if (failed(ln))
+      return failure();
+    r = *ln;
+  }
   setTensor(n, 0, r);
   return success();
 }
@@ -1165,6 +1498,15 @@ LogicalResult Importer::emitMatMul(const onnx::NodeProto &n) {
   if (failed(w))
     return failure();
   if (*w) {
+    // PyTorch folds a >2-D input to [-1, in] with reshape (a copy, which mm
+    // then keeps, when the input is a non-viewable strided view).
+    auto xt = cast<RankedTensorType>(x->getType());
+    if (xt.getRank() > 2) {
+      int64_t rows = 1;
+      for (int64_t k = 0; k + 1 < xt.getRank(); ++k)
+        rows *= xt.getDimSize(k);
+      *x = contiguousFor(*x, {rows, xt.getShape().back()}, loc);
+    }
     auto r = make<nn::LinearOp>(loc, *x, *w, Value());
     if (failed(r))
       return failure();
@@ -1178,6 +1520,31 @@ LogicalResult Importer::emitMatMul(const onnx::NodeProto &n) {
   if (cast<RankedTensorType>(x->getType()).getRank() < 2 ||
       cast<RankedTensorType>(y->getType()).getRank() < 2)
     return nodeError(n) << "MatMul of 1-D tensors is not supported";
+  // torch.matmul beyond bmm (rank > 3, or a batched lhs and a 2-D rhs)
+  // reshapes its operands to 3-D (2-D) for bmm (mm), copying a strided view
+  // that cannot be viewed so; the backward keeps the copies.
+  {
+    auto lt = cast<RankedTensorType>(x->getType()), rt = cast<RankedTensorType>(y->getType());
+    int64_t lr = lt.getRank(), rr = rt.getRank();
+    auto prod = [](ArrayRef<int64_t> d) {
+      int64_t p = 1;
+      for (int64_t v : d)
+        p *= v;
+      return p;
+    };
+    if (lr >= 3 && rr == 2) {
+      *x = contiguousFor(*x, {prod(lt.getShape().drop_back()), lt.getShape().back()}, loc);
+    } else if (lr >= 3 && rr >= 3 && !(lr == 3 && rr == 3)) {
+      auto batch = broadcastShapes(lt.getShape().drop_back(2), rt.getShape().drop_back(2));
+      if (batch) {
+        int64_t nb = prod(*batch);
+        if (ArrayRef<int64_t>(*batch) == lt.getShape().drop_back(2))
+          *x = contiguousFor(*x, {nb, lt.getDimSize(lr - 2), lt.getDimSize(lr - 1)}, loc);
+        if (ArrayRef<int64_t>(*batch) == rt.getShape().drop_back(2))
+          *y = contiguousFor(*y, {nb, rt.getDimSize(rr - 2), rt.getDimSize(rr - 1)}, loc);
+      }
+    }
+  }
   auto r = make<nn::MatmulOp>(loc, *x, *y);
   if (failed(r))
     return failure();
@@ -1193,6 +1560,8 @@ LogicalResult Importer::emitGemm(const onnx::NodeProto &n) {
   if (a.getFloat("alpha").value_or(1.0) != 1.0 || a.getFloat("beta").value_or(1.0) != 1.0)
     return nodeError(n) << "alpha and beta other than 1 are not supported";
   bool transB = a.getInt("transB").value_or(0);
+  if (!hasInput(n, 0) || !hasInput(n, 1))
+    return nodeError(n) << "expects two inputs";
   auto x = tensor(n, 0);
   if (failed(x))
     return failure();
@@ -1496,7 +1865,7 @@ LogicalResult Importer::emitShapeOp(const onnx::NodeProto &n) {
   NodeAttrs a(n);
   StringRef op = n.op_type();
   if (op == "Transpose") {
-    Entry *e = lookup(n.input(0));
+    Entry *e = hasInput(n, 0) ? lookup(n.input(0)) : nullptr;
     auto permA = a.getInts("perm");
     // Transpose of a 2-D initializer stays lazy: a following MatMul uses the
     // initializer directly as an nn.linear weight.
@@ -1575,7 +1944,11 @@ LogicalResult Importer::emitShapeOp(const onnx::NodeProto &n) {
     if (axis < 0 || axis > rank)
       return nodeError(n) << "axis is out of range for rank " << rank;
     if (axis == 1 && rank >= 2) {
-      auto r = make<nn::FlattenOp>(loc, *x, b.getI64IntegerAttr(1), b.getI64IntegerAttr(-1));
+      int64_t inner = 1;
+      for (int64_t k = 1; k < rank; ++k)
+        inner *= xt.getDimSize(k);
+      Value in = contiguousFor(*x, {xt.getDimSize(0), inner}, loc);
+      auto r = make<nn::FlattenOp>(loc, in, b.getI64IntegerAttr(1), b.getI64IntegerAttr(-1));
       if (failed(r))
         return failure();
       setTensor(n, 0, *r);
@@ -1754,6 +2127,117 @@ LogicalResult Importer::emitWhere(const onnx::NodeProto &n) {
   Value maskValue = materialize(mask, b.getI1Type(), loc);
   auto r = make<nn::MaskedFillOp>(loc, *x, maskValue, llvm::APFloat(fill->getF(0)),
                                   /*inplace=*/false);
+  if (failed(r))
+    return failure();
+  setTensor(n, 0, *r);
+  return success();
+}
+
+LogicalResult Importer::emitReduceMean(const onnx::NodeProto &n) {
+  Location loc = nodeLoc(n);
+  NodeAttrs a(n);
+  auto x = tensor(n, 0);
+  if (failed(x))
+    return failure();
+  if (!isFloatTensor(*x))
+    return nodeError(n) << "expects a floating-point tensor";
+  int64_t rank = cast<RankedTensorType>(x->getType()).getRank();
+  std::vector<int64_t> axes;
+  if (hasInput(n, 1)) { // opset 18
+    const ConstTensor *c = constInput(n, 1);
+    if (!c)
+      return nodeError(n) << "axes must be constant";
+    axes = c->toInts();
+  } else {
+    axes = a.getInts("axes").value_or(std::vector<int64_t>{});
+  }
+  if (axes.empty()) {
+    if (a.getInt("noop_with_empty_axes").value_or(0)) {
+      setTensor(n, 0, *x);
+      return success();
+    }
+    for (int64_t k = 0; k < rank; ++k)
+      axes.push_back(k);
+  }
+  for (int64_t &ax : axes) {
+    if (ax < -rank || ax >= rank)
+      return nodeError(n) << "axis " << ax << " is out of range for rank " << rank;
+    if (ax < 0)
+      ax += rank;
+  }
+  llvm::sort(axes);
+  bool keep = a.getInt("keepdims").value_or(1);
+  auto r = make<nn::MeanOp>(loc, *x, b.getDenseI64ArrayAttr(axes),
+                            keep ? b.getUnitAttr() : UnitAttr());
+  if (failed(r))
+    return failure();
+  setTensor(n, 0, *r);
+  return success();
+}
+
+LogicalResult Importer::emitPad(const onnx::NodeProto &n) {
+  Location loc = nodeLoc(n);
+  NodeAttrs a(n);
+  std::string mode = a.getString("mode").value_or("constant");
+  auto x = tensor(n, 0);
+  if (failed(x))
+    return failure();
+  auto xt = cast<RankedTensorType>(x->getType());
+  int64_t rank = xt.getRank();
+  std::vector<int64_t> pads;
+  if (hasInput(n, 1)) {
+    const ConstTensor *c = constInput(n, 1);
+    if (!c)
+      return nodeError(n) << "pads must be constant";
+    pads = c->toInts();
+  } else {
+    pads = a.getInts("pads").value_or(std::vector<int64_t>{});
+  }
+  std::vector<int64_t> axes;
+  if (hasInput(n, 3)) { // opset 18
+    const ConstTensor *c = constInput(n, 3);
+    if (!c)
+      return nodeError(n) << "axes must be constant";
+    axes = c->toInts();
+  } else {
+    for (int64_t k = 0; k < rank; ++k)
+      axes.push_back(k);
+  }
+  if (pads.size() != 2 * axes.size())
+    return nodeError(n) << "expects " << 2 * axes.size() << " pads, got "
+                        << pads.size();
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    int64_t ax = axes[k] < 0 ? axes[k] + rank : axes[k];
+    if (ax < 0 || ax >= rank)
+      return nodeError(n) << "axis " << axes[k] << " is out of range for rank " << rank;
+    low[ax] = pads[k];
+    high[ax] = pads[k + axes.size()];
+  }
+  // torch.onnx pads average pooling's input with zeros (densenet): nothing
+  // to do.
+  if (llvm::all_of(low, [](int64_t v) { return v == 0; }) &&
+      llvm::all_of(high, [](int64_t v) { return v == 0; })) {
+    setTensor(n, 0, *x);
+    return success();
+  }
+  if (mode != "constant")
+    return nodeError(n) << "only constant padding is supported, got mode '"
+                        << mode << "'";
+  if (llvm::any_of(low, [](int64_t v) { return v < 0; }) ||
+      llvm::any_of(high, [](int64_t v) { return v < 0; }))
+    return nodeError(n) << "negative pads (cropping) are not supported";
+  double value = 0;
+  if (hasInput(n, 2)) {
+    const ConstTensor *c = constInput(n, 2);
+    if (!c || c->numElements() != 1)
+      return nodeError(n) << "the pad value must be a constant scalar";
+    value = c->getF(0);
+  }
+  if (!isFloatTensor(*x))
+    return nodeError(n) << "expects a floating-point tensor";
+  auto r = make<nn::PadOp>(loc, *x, b.getDenseI64ArrayAttr(low),
+                           b.getDenseI64ArrayAttr(high), b.getF64FloatAttr(value));
   if (failed(r))
     return failure();
   setTensor(n, 0, *r);

@@ -437,3 +437,24 @@ func.func @step(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %gy: tensor<1x
   return
   // CHECK-NEXT: return
 }
+
+func.func @mean_pad_contiguous(%x: tensor<2x8x7x7xf32>, %t: tensor<2x3x4xf16>) {
+  // CHECK-LABEL: func.func @mean_pad_contiguous(
+  // CHECK-SAME:    %[[X:arg[0-9]+]]: tensor<2x8x7x7xf32>, %[[T:arg[0-9]+]]: tensor<2x3x4xf16>) {
+  %0 = nn.mean %x {dims = array<i64: 2, 3>} : (tensor<2x8x7x7xf32>) -> tensor<2x8xf32>
+  // CHECK-NEXT: %[[V0:[0-9]+]] = nn.mean %[[X]] {dims = array<i64: 2, 3>} : (tensor<2x8x7x7xf32>) -> tensor<2x8xf32>
+  %1 = nn.mean %x {dims = array<i64: -1>, keepdim} : (tensor<2x8x7x7xf32>) -> tensor<2x8x7x1xf32>
+  // CHECK-NEXT: %[[V1:[0-9]+]] = nn.mean %[[X]] {dims = array<i64: -1>, keepdim} : (tensor<2x8x7x7xf32>) -> tensor<2x8x7x1xf32>
+  %2 = nn.mean %t {dims = array<i64: 0, 1, 2>} : (tensor<2x3x4xf16>) -> tensor<f16>
+  // CHECK-NEXT: %[[V2:[0-9]+]] = nn.mean %[[T]] {dims = array<i64: 0, 1, 2>} : (tensor<2x3x4xf16>) -> tensor<f16>
+  %3 = nn.pad %x {low = array<i64: 0, 0, 1, 0>, high = array<i64: 0, 0, 1, 2>} : (tensor<2x8x7x7xf32>) -> tensor<2x8x9x9xf32>
+  // CHECK-NEXT: %[[V3:[0-9]+]] = nn.pad %[[X]] {high = array<i64: 0, 0, 1, 2>, low = array<i64: 0, 0, 1, 0>} : (tensor<2x8x7x7xf32>) -> tensor<2x8x9x9xf32>
+  %4 = nn.pad %t {low = array<i64: 0, 1, 0>, high = array<i64: 0, 0, 0>, value = -1.0 : f64} : (tensor<2x3x4xf16>) -> tensor<2x4x4xf16>
+  // CHECK-NEXT: %[[V4:[0-9]+]] = nn.pad %[[T]] {high = array<i64: 0, 0, 0>, low = array<i64: 0, 1, 0>, value = -1.000000e+00 : f64} : (tensor<2x3x4xf16>) -> tensor<2x4x4xf16>
+  %5 = nn.permute %x {dims = array<i64: 0, 2, 3, 1>} : (tensor<2x8x7x7xf32>) -> tensor<2x7x7x8xf32>
+  // CHECK-NEXT: %[[V5:[0-9]+]] = nn.permute %[[X]] {dims = array<i64: 0, 2, 3, 1>} : (tensor<2x8x7x7xf32>) -> tensor<2x7x7x8xf32>
+  %6 = nn.contiguous %5 : tensor<2x7x7x8xf32>
+  // CHECK-NEXT: %[[V6:[0-9]+]] = nn.contiguous %[[V5]] : tensor<2x7x7x8xf32>
+  return
+  // CHECK-NEXT: return
+}

@@ -513,6 +513,24 @@ def NN_AdaptiveAvgPool2dOp : NN_LayerOp<"adaptive_avg_pool2d", [InferTypeOpAdapt
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
+def NN_MeanOp : NN_LayerOp<"mean", [InferTypeOpAdaptor]> {
+  let summary = "mean over `dims` (torch.mean(x, dims, keepdim))";
+  let description = [{
+    Reduces the listed dimensions (distinct, in range; negative counts from
+    the end). Its backward expands the gradient and needs only sizes, so
+    autograd keeps nothing.
+
+    ```mlir
+    %y = nn.mean %x {dims = array<i64: 2, 3>} : (tensor<2x1024x7x7xf32>) -> tensor<2x1024xf32>
+    %z = nn.mean %x {dims = array<i64: -1>, keepdim} : (tensor<2x1024x7x7xf32>) -> tensor<2x1024x7x1xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, DenseI64ArrayAttr:$dims,
+                       UnitAttr:$keepdim);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 //===----------------------------------------------------------------------===//
 // Embedding and attention
 //===----------------------------------------------------------------------===//
@@ -570,6 +588,26 @@ def NN_ConcatOp : NN_LayerOp<"concat", [InferTypeOpAdaptor]> {
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
 }
 
+def NN_PadOp : NN_LayerOp<"pad", [InferTypeOpAdaptor]> {
+  let summary = "constant padding (F.pad, mode \"constant\"): a new tensor";
+  let description = [{
+    `low[i]` and `high[i]` elements of `value` are added before and after
+    dimension i (one entry per dimension, >= 0). The result is a new tensor
+    (constant_pad_nd copies even with zero padding); its backward slices the
+    gradient and keeps nothing.
+
+    ```mlir
+    %y = nn.pad %x {low = array<i64: 0, 0, 1, 1>, high = array<i64: 0, 0, 1, 1>}
+        : (tensor<2x64x7x7xf32>) -> tensor<2x64x9x9xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, DenseI64ArrayAttr:$low,
+                       DenseI64ArrayAttr:$high,
+                       DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 def NN_ConstantOp : NN_Op<"constant", [Pure,
     AllTypesMatch<["value", "result"]>]> {
   let summary = "a constant tensor computed in the forward pass";
@@ -610,6 +648,25 @@ def NN_MaskedFillOp : NN_LayerOp<"masked_fill", [InferTypeOpAdaptor,
       return getInplace() ? getInput() : ::mlir::Value();
     }
   }];
+}
+
+def NN_ContiguousOp : NN_Op<"contiguous", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<NN_CostOpInterface>,
+    DeclareOpInterfaceMethods<NN_AutodiffOpInterface, ["isGradPassthrough"]>]> {
+  let summary = "a contiguous copy of a strided view (Tensor.contiguous)";
+  let description = [{
+    The copy PyTorch makes when a view's strides cannot express the next
+    view: `x.transpose(1, 2).contiguous().view(...)`, or `reshape` of a
+    permuted or sliced tensor. The result is a new tensor; the backward
+    passes the gradient through and keeps nothing.
+
+    ```mlir
+    %c = nn.contiguous %t : tensor<2x24x58x28x28xf32>
+    ```
+  }];
+  let arguments = (ins NN_AnyTensor:$input);
+  let results = (outs NN_AnyTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
 //===----------------------------------------------------------------------===//

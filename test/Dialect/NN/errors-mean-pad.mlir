@@ -1,0 +1,100 @@
+// Invalid nn.mean, nn.pad and nn.contiguous: one invalid op per split. Ops
+// that infer their result type report the specific problem, then "failed to
+// infer returned types".
+
+// RUN: vram-opt %s -split-input-file -verify-diagnostics
+
+// mean: no dims
+func.func @f(%x: tensor<2x8xf32>) {
+  // expected-error @+2 {{dims must not be empty}}
+  // expected-error @+1 {{'nn.mean' op failed to infer returned types}}
+  %0 = nn.mean %x {dims = array<i64>} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+// mean: dim out of range
+func.func @f(%x: tensor<2x8xf32>) {
+  // expected-error @+2 {{dim 2 is out of range for rank 2}}
+  // expected-error @+1 {{'nn.mean' op failed to infer returned types}}
+  %0 = nn.mean %x {dims = array<i64: 2>} : (tensor<2x8xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// mean: a dim listed twice (-1 is 1)
+func.func @f(%x: tensor<2x8xf32>) {
+  // expected-error @+2 {{dim -1 is listed twice}}
+  // expected-error @+1 {{'nn.mean' op failed to infer returned types}}
+  %0 = nn.mean %x {dims = array<i64: 1, -1>} : (tensor<2x8xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// mean: wrong declared result (keepdim keeps the dim)
+func.func @f(%x: tensor<2x8xf32>) {
+  // expected-error @+2 {{'nn.mean' op inferred type(s) 'tensor<2x1xf32>' are incompatible with return type(s) of operation 'tensor<2xf32>'}}
+  // expected-error @+1 {{'nn.mean' op failed to infer returned types}}
+  %0 = nn.mean %x {dims = array<i64: 1>, keepdim} : (tensor<2x8xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// mean: integer input
+func.func @f(%x: tensor<2x8xi64>) {
+  // expected-error @+1 {{'nn.mean' op operand #0 must be statically shaped tensor of floating-point values}}
+  %0 = nn.mean %x {dims = array<i64: 1>} : (tensor<2x8xi64>) -> tensor<2xi64>
+  return
+}
+
+// -----
+
+// pad: one value per dimension
+func.func @f(%x: tensor<2x8xf32>) {
+  // expected-error @+2 {{low and high must have one value per dimension (2), got 1 and 2}}
+  // expected-error @+1 {{'nn.pad' op failed to infer returned types}}
+  %0 = nn.pad %x {low = array<i64: 1>, high = array<i64: 0, 0>} : (tensor<2x8xf32>) -> tensor<3x8xf32>
+  return
+}
+
+// -----
+
+// pad: negative padding
+func.func @f(%x: tensor<2x8xf32>) {
+  // expected-error @+2 {{padding must be >= 0, got 0 and -1 for dimension 1}}
+  // expected-error @+1 {{'nn.pad' op failed to infer returned types}}
+  %0 = nn.pad %x {low = array<i64: 0, 0>, high = array<i64: 0, -1>} : (tensor<2x8xf32>) -> tensor<2x7xf32>
+  return
+}
+
+// -----
+
+// pad: wrong declared result
+func.func @f(%x: tensor<2x8xf32>) {
+  // expected-error @+2 {{'nn.pad' op inferred type(s) 'tensor<2x10xf32>' are incompatible with return type(s) of operation 'tensor<2x9xf32>'}}
+  // expected-error @+1 {{'nn.pad' op failed to infer returned types}}
+  %0 = nn.pad %x {low = array<i64: 0, 1>, high = array<i64: 0, 1>} : (tensor<2x8xf32>) -> tensor<2x9xf32>
+  return
+}
+
+// -----
+
+// pad: missing attribute
+func.func @f(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'nn.pad' op requires attribute 'high'}}
+  %0 = nn.pad %x {low = array<i64: 0, 1>} : (tensor<2x8xf32>) -> tensor<2x9xf32>
+  return
+}
+
+// -----
+
+// contiguous: the copy keeps the type
+func.func @f(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'nn.contiguous' op requires the same type for all operands and results}}
+  %0 = "nn.contiguous"(%x) : (tensor<2x8xf32>) -> tensor<8x2xf32>
+  return
+}
