@@ -8,17 +8,21 @@
 //   logits = head(ln_f(x))
 //
 // with qkv one Linear(d, 3d) split in three. They differ in names, dropout,
-// GELU flavour, the attention kernel and whether the head is tied to the
-// token embedding; GptConfig spells these out.
+// GELU flavour, the attention (sdpa with a given kernel, or written out as
+// matmul / masked_fill / softmax / matmul) and whether the head is tied to
+// the token embedding; GptConfig spells these out.
 //
-// The position lookup `pos(arange(T))` is the slice `pos.weight[:T]`: the same
-// values and gradient, without an index tensor the function has no input for.
+// The position lookup `pos(arange(T))` embeds an nn.constant arange, which
+// the embedding keeps for backward (T int64 indices) as PyTorch does.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Models.h"
 
 #include "llvm/ADT/Twine.h"
+
+#include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace vram::zoo;
@@ -29,7 +33,8 @@ struct GptConfig {
   int64_t vocab, positions, dim, heads, layers, mlp;
   double dropout;
   llvm::StringRef gelu; ///< "tanh" for GPT-2's gelu_new
-  llvm::StringRef attentionBackend;
+  llvm::StringRef attentionBackend; ///< sdpa kernel, unless explicitAttention
+  bool explicitAttention = false; ///< matmul / masked_fill / softmax / matmul
   bool tiedHead; ///< the head reuses the token embedding, no bias
 
   // Module names (state_dict prefixes); those of blocks are relative to
@@ -65,7 +70,34 @@ GptConfig gpt2Names(GptConfig c) {
   return c;
 }
 
-/// Causal self-attention: qkv, split into heads, sdpa, merge, projection.
+/// Attention written out as in the gpt_mini reference:
+///
+///   att = (q @ k.transpose(-2, -1)) * (1 / sqrt(head_dim))
+///   att = att.masked_fill(~torch.tril(ones(T, T, dtype=bool)), -inf)
+///   y = att.softmax(-1) @ v
+///
+/// q, k and v are [B, H, T, D] views of the qkv output. torch.matmul on
+/// these non-contiguous 4-D views expands and reshapes them to 3-D, which
+/// copies q, k (transposed) and v into contiguous tensors, and bmm saves the
+/// copies for backward. The dialect has no copy op, so the matmuls read the
+/// views: autograd then keeps the qkv output, whose size (3 x B*T*d) equals
+/// that of the three copies. The scale and the mask are constants the
+/// forward creates in every block, as the reference does.
+Value matmulAttention(ModelBuilder &mb, Value q, Value k, Value v,
+                      StringRef layer) {
+  ArrayRef<int64_t> qs = ModelBuilder::shapeOf(q); // [B, H, T, D]
+  int64_t seq = qs[2], headDim = qs[3];
+  Value scores = mb.matmul(q, mb.transpose(k, layer, 2, 3), layer);
+  scores = mb.mul(scores, mb.scalar(1.0 / std::sqrt((double)headDim), layer),
+                  layer);
+  Value mask = mb.upperTriangleMask(seq, seq, layer);
+  scores = mb.maskedFill(scores, mask,
+                         -std::numeric_limits<double>::infinity(), layer);
+  return mb.matmul(mb.softmax(scores, layer, /*dim=*/-1), v, layer);
+}
+
+/// Causal self-attention: qkv, split into heads, attention, merge,
+/// projection.
 Value causalSelfAttention(ModelBuilder &mb, Value x, const GptConfig &c,
                           const Twine &prefix) {
   std::string qkvName = (prefix + "." + c.qkv).str();
@@ -78,8 +110,10 @@ Value causalSelfAttention(ModelBuilder &mb, Value x, const GptConfig &c,
     heads[i] =
         mb.splitHeads(mb.slice(qkv, attnName, 2, i * c.dim, (i + 1) * c.dim),
                       attnName, c.heads);
-  Value y = mb.attention(heads[0], heads[1], heads[2], attnName,
-                         /*causal=*/true, c.attentionBackend);
+  Value y = c.explicitAttention
+                ? matmulAttention(mb, heads[0], heads[1], heads[2], attnName)
+                : mb.attention(heads[0], heads[1], heads[2], attnName,
+                               /*causal=*/true, c.attentionBackend);
   y = mb.linear(mb.mergeHeads(y, attnName), (prefix + "." + c.attnProj).str(),
                 c.dim);
   return mb.dropout(y, (prefix + "." + c.attnDrop).str(), c.dropout);
@@ -105,8 +139,12 @@ Value buildGpt(ModelBuilder &mb, Value ids, const GptConfig &c) {
   Value wte = mb.param(c.tokEmb, "weight", {c.vocab, c.dim});
   Value x = mb.embedding(ids, c.tokEmb, wte);
   Value wpe = mb.param(c.posEmb, "weight", {c.positions, c.dim});
-  Value pos = mb.slice(wpe, c.posEmb, 0, 0, seq);
-  x = mb.add(x, pos, c.root.empty() ? "add" : (c.root + ".add").str());
+  // Functional calls of the root module's forward.
+  auto rootCall = [&](StringRef what) {
+    return c.root.empty() ? what.str() : (c.root + "." + what).str();
+  };
+  Value pos = mb.embedding(mb.arange(seq, rootCall("arange")), c.posEmb, wpe);
+  x = mb.add(x, pos, rootCall("add"));
   x = mb.dropout(x, c.embDrop, c.dropout);
 
   for (int64_t i = 0; i < c.layers; ++i)
@@ -151,10 +189,8 @@ Value vram::zoo::buildTinyGpt(ModelBuilder &mb, Value ids,
 /// untied head without bias.
 ///
 /// The reference writes attention as matmul, masked_fill with a causal bool
-/// mask, softmax, matmul. The dialect has no masked_fill, so this is sdpa with
-/// `causal` and the "math" backend, which keeps the same L x S probabilities
-/// for backward. The reference mask is not a state_dict buffer (its
-/// buffer bytes are 0), so none is created.
+/// mask, softmax, matmul (matmulAttention). Its mask is built in forward,
+/// not a state_dict buffer (buffer bytes are 0), so it is an nn.constant.
 Value vram::zoo::buildGptMini(ModelBuilder &mb, Value ids,
                               const ModelConfig &) {
   GptConfig c;
@@ -166,7 +202,7 @@ Value vram::zoo::buildGptMini(ModelBuilder &mb, Value ids,
   c.mlp = 1024;
   c.dropout = 0;
   c.gelu = "none";
-  c.attentionBackend = "math";
+  c.explicitAttention = true;
   c.tiedHead = false;
   c.root = "";
   c.tokEmb = "tok";

@@ -171,6 +171,50 @@ Value ModelBuilder::concat(ValueRange inputs, StringRef layer, int64_t dim) {
   return ConcatOp::create(builder, loc(layer), inputs, dim);
 }
 
+Value ModelBuilder::matmul(Value lhs, Value rhs, StringRef layer) {
+  return MatmulOp::create(builder, loc(layer), lhs, rhs);
+}
+
+Value ModelBuilder::softmax(Value x, StringRef layer, int64_t dim) {
+  return SoftmaxOp::create(builder, loc(layer), x, dim);
+}
+
+Value ModelBuilder::maskedFill(Value x, Value mask, double value,
+                               StringRef layer) {
+  return MaskedFillOp::create(builder, loc(layer), x, mask,
+                              llvm::APFloat(value), /*inplace=*/false);
+}
+
+//===----------------------------------------------------------------------===//
+// Constants computed in forward
+//===----------------------------------------------------------------------===//
+
+Value ModelBuilder::arange(int64_t n, StringRef layer) {
+  auto type = RankedTensorType::get({n}, builder.getI64Type());
+  llvm::SmallVector<int64_t> values(n);
+  for (int64_t i = 0; i < n; ++i)
+    values[i] = i;
+  return ConstantOp::create(builder, loc(layer),
+                            DenseElementsAttr::get(type, llvm::ArrayRef(values)));
+}
+
+Value ModelBuilder::scalar(double value, StringRef layer) {
+  auto attr = DenseElementsAttr::get(floatTensor({}), (float)value);
+  return ConstantOp::create(builder, loc(layer), attr);
+}
+
+Value ModelBuilder::upperTriangleMask(int64_t rows, int64_t cols,
+                                      StringRef layer, int64_t diagonal) {
+  auto type = RankedTensorType::get({rows, cols}, builder.getI1Type());
+  llvm::SmallVector<bool> values;
+  values.reserve(rows * cols);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      values.push_back(c > r + diagonal);
+  return ConstantOp::create(builder, loc(layer),
+                            DenseElementsAttr::get(type, values));
+}
+
 //===----------------------------------------------------------------------===//
 // Views
 //===----------------------------------------------------------------------===//

@@ -110,6 +110,24 @@ public:
                         llvm::StringRef backend);
   mlir::Value concat(mlir::ValueRange inputs, llvm::StringRef layer,
                      int64_t dim);
+  /// torch.matmul (batch dims broadcast).
+  mlir::Value matmul(mlir::Value lhs, mlir::Value rhs, llvm::StringRef layer);
+  /// F.softmax(x, dim).
+  mlir::Value softmax(mlir::Value x, llvm::StringRef layer, int64_t dim);
+  /// `x.masked_fill(mask, value)` with an i1 mask that broadcasts to x.
+  mlir::Value maskedFill(mlir::Value x, mlir::Value mask, double value,
+                         llvm::StringRef layer);
+
+  //===--- Constants computed in forward ----------------------------------===//
+
+  /// `torch.arange(n)`: an int64 [n] nn.constant.
+  mlir::Value arange(int64_t n, llvm::StringRef layer);
+  /// A 0-d fp32 tensor `torch.tensor(value)` (nn.constant).
+  mlir::Value scalar(double value, llvm::StringRef layer);
+  /// A [rows, cols] bool tensor, true where `col > row + diagonal` (the
+  /// complement of `torch.tril(ones, diagonal)`): a causal attention mask.
+  mlir::Value upperTriangleMask(int64_t rows, int64_t cols,
+                                llvm::StringRef layer, int64_t diagonal = 0);
 
   //===--- Views ----------------------------------------------------------===//
 

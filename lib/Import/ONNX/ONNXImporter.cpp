@@ -1504,7 +1504,7 @@ LogicalResult Importer::emitMatMul(const onnx::NodeProto &n) {
     if (xt.getRank() > 2) {
       int64_t rows = 1;
       for (int64_t k = 0; k + 1 < xt.getRank(); ++k)
-        rows *= xt.getDimSize(k);
+        rows = mulSat(rows, xt.getDimSize(k)); // a 0 dim allows any others
       *x = contiguousFor(*x, {rows, xt.getShape().back()}, loc);
     }
     auto r = make<nn::LinearOp>(loc, *x, *w, Value());
@@ -1529,7 +1529,7 @@ LogicalResult Importer::emitMatMul(const onnx::NodeProto &n) {
     auto prod = [](ArrayRef<int64_t> d) {
       int64_t p = 1;
       for (int64_t v : d)
-        p *= v;
+        p = mulSat(p, v); // a 0 dim allows any others
       return p;
     };
     if (lr >= 3 && rr == 2) {
@@ -1943,20 +1943,20 @@ LogicalResult Importer::emitShapeOp(const onnx::NodeProto &n) {
       axis += rank;
     if (axis < 0 || axis > rank)
       return nodeError(n) << "axis is out of range for rank " << rank;
+    // The outer and inner sizes; with a 0 dim the others can be anything.
+    int64_t p = 1, q = 1;
+    for (int64_t k = 0; k < rank; ++k)
+      if (__builtin_mul_overflow(k < axis ? p : q, xt.getDimSize(k),
+                                 k < axis ? &p : &q))
+        return nodeError(n) << "the flattened shape overflows int64";
     if (axis == 1 && rank >= 2) {
-      int64_t inner = 1;
-      for (int64_t k = 1; k < rank; ++k)
-        inner *= xt.getDimSize(k);
-      Value in = contiguousFor(*x, {xt.getDimSize(0), inner}, loc);
+      Value in = contiguousFor(*x, {xt.getDimSize(0), q}, loc);
       auto r = make<nn::FlattenOp>(loc, in, b.getI64IntegerAttr(1), b.getI64IntegerAttr(-1));
       if (failed(r))
         return failure();
       setTensor(n, 0, *r);
       return success();
     }
-    int64_t p = 1, q = 1;
-    for (int64_t k = 0; k < rank; ++k)
-      (k < axis ? p : q) *= xt.getDimSize(k);
     shape = {p, q};
   } else if (op == "Unsqueeze" || op == "Squeeze") {
     ConstTensor probe = ConstTensor::make(DT_INT64, {});
@@ -2077,9 +2077,10 @@ LogicalResult Importer::emitSplit(const onnx::NodeProto &n) {
     sizes = *s;
   } else {
     int64_t parts = a.getInt("num_outputs").value_or(n.output_size());
-    if (parts <= 0)
-      return nodeError(n) << "no outputs";
-    int64_t chunk = (dim + parts - 1) / parts;
+    if (parts <= 0 || parts != n.output_size())
+      return nodeError(n) << "num_outputs " << parts << " for "
+                          << n.output_size() << " outputs";
+    int64_t chunk = dim / parts + (dim % parts != 0);
     for (int64_t k = 0; k < parts; ++k)
       sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - k * chunk)));
   }
