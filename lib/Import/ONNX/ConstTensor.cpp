@@ -691,33 +691,11 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
     if (!d)
       return false;
     int64_t rank = d->shape.size();
-    std::vector<int64_t> starts, ends, axes, steps;
-    if (input(1)) {
-      if (!input(2)) {
-        err = "missing ends";
-        return false;
-      }
-      starts = input(1)->toInts();
-      ends = input(2)->toInts();
-      if (input(3))
-        axes = input(3)->toInts();
-      if (input(4))
-        steps = input(4)->toInts();
-    } else {
-      starts = attrs.getInts("starts").value_or(std::vector<int64_t>{});
-      ends = attrs.getInts("ends").value_or(std::vector<int64_t>{});
-      axes = attrs.getInts("axes").value_or(std::vector<int64_t>{});
-    }
-    if (axes.empty())
-      for (size_t k = 0; k < starts.size(); ++k)
-        axes.push_back(k);
-    if (steps.empty())
-      steps.assign(starts.size(), 1);
-    if (ends.size() != starts.size() || axes.size() != starts.size() ||
-        steps.size() != starts.size()) {
-      err = "starts, ends, axes and steps differ in length";
+    SliceSpec spec;
+    if (!readSliceSpec(input(1), input(2), input(3), input(4), input(1) != nullptr,
+                       attrs, spec, err))
       return false;
-    }
+    auto &[starts, ends, axes, steps] = spec;
     SmallVector<int64_t, 4> st(rank, 0), sp(rank, 1), shape(d->shape);
     for (size_t k = 0; k < starts.size(); ++k) {
       int64_t a = normAxis(axes[k], rank);
@@ -1016,4 +994,40 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
   err = "the importer cannot fold it";
   (void)numOutputs;
   return false;
+}
+
+bool vram::onnx_import::readSliceSpec(const ConstTensor *starts,
+                                      const ConstTensor *ends,
+                                      const ConstTensor *axes,
+                                      const ConstTensor *steps, bool fromInputs,
+                                      const FoldAttrs &attrs, SliceSpec &spec,
+                                      std::string &err) {
+  if (fromInputs) {
+    if (!starts || !ends) {
+      err = "missing starts or ends";
+      return false;
+    }
+    spec.starts = starts->toInts();
+    spec.ends = ends->toInts();
+    if (axes)
+      spec.axes = axes->toInts();
+    if (steps)
+      spec.steps = steps->toInts();
+  } else {
+    spec.starts = attrs.getInts("starts").value_or(std::vector<int64_t>{});
+    spec.ends = attrs.getInts("ends").value_or(std::vector<int64_t>{});
+    spec.axes = attrs.getInts("axes").value_or(std::vector<int64_t>{});
+  }
+  if (spec.axes.empty())
+    for (size_t k = 0; k < spec.starts.size(); ++k)
+      spec.axes.push_back(k);
+  if (spec.steps.empty())
+    spec.steps.assign(spec.starts.size(), 1);
+  if (spec.ends.size() != spec.starts.size() ||
+      spec.axes.size() != spec.starts.size() ||
+      spec.steps.size() != spec.starts.size()) {
+    err = "starts, ends, axes and steps differ in length";
+    return false;
+  }
+  return true;
 }

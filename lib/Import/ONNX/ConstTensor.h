@@ -107,6 +107,17 @@ bool foldOp(llvm::StringRef opType, llvm::ArrayRef<const ConstTensor *> inputs,
             const FoldAttrs &attrs, unsigned numOutputs,
             std::vector<ConstTensor> &outputs, std::string &err);
 
+/// Slice's starts/ends/axes/steps, from inputs 1-4 (opset >= 10; null when
+/// absent) or from the attributes (older opsets). Defaults axes to 0..n-1
+/// and steps to 1; fails with `err` when they are missing or differ in length.
+struct SliceSpec {
+  std::vector<int64_t> starts, ends, axes, steps;
+};
+bool readSliceSpec(const ConstTensor *starts, const ConstTensor *ends,
+                   const ConstTensor *axes, const ConstTensor *steps,
+                   bool fromInputs, const FoldAttrs &attrs, SliceSpec &spec,
+                   std::string &err);
+
 /// Resolves ONNX Reshape's target (0 copies a dim unless allowZero, -1 is
 /// inferred) for an input of shape `in`.
 bool resolveReshape(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> spec,

@@ -827,45 +827,31 @@ const ConstTensor *Importer::constOf(StringRef name) {
 Value Importer::materialize(const ConstTensor &c, Type elemType, Location loc) {
   auto type = RankedTensorType::get(c.shape, elemType);
   int64_t n = c.numElements();
+  // One APFloat/APInt per element, or a splat when all are equal.
+  auto build = [&](auto get, auto convert) {
+    bool splat = n > 0 && llvm::all_of(llvm::seq<int64_t>(1, n),
+                                       [&](int64_t k) { return get(k) == get(0); });
+    SmallVector<decltype(convert(get(0)))> vals;
+    for (int64_t k = 0, e = splat ? 1 : n; k < e; ++k)
+      vals.push_back(convert(get(k)));
+    return DenseElementsAttr::get(type, ArrayRef(vals));
+  };
   DenseElementsAttr attr;
   if (auto ft = dyn_cast<FloatType>(elemType)) {
-    auto conv = [&](double v) {
-      llvm::APFloat f(v);
-      bool lost;
-      f.convert(ft.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven, &lost);
-      return f;
-    };
-    bool splat = n > 0 && llvm::all_of(llvm::seq<int64_t>(1, n), [&](int64_t k) {
-                   return c.getF(k) == c.getF(0);
+    attr = build([&](int64_t k) { return c.getF(k); },
+                 [&](double v) {
+                   llvm::APFloat f(v);
+                   bool lost;
+                   f.convert(ft.getFloatSemantics(),
+                             llvm::APFloat::rmNearestTiesToEven, &lost);
+                   return f;
                  });
-    if (splat) {
-      llvm::APFloat v = conv(c.getF(0));
-      attr = DenseElementsAttr::get(type, ArrayRef<llvm::APFloat>(v));
-    } else {
-      SmallVector<llvm::APFloat> vals;
-      vals.reserve(n);
-      for (int64_t k = 0; k < n; ++k)
-        vals.push_back(conv(c.getF(k)));
-      attr = DenseElementsAttr::get(type, vals);
-    }
   } else {
     unsigned w = elemType.getIntOrFloatBitWidth();
-    auto conv = [&](int64_t v) {
-      return w == 1 ? llvm::APInt(1, v != 0) : llvm::APInt(w, v, /*isSigned=*/true, /*implicitTrunc=*/true);
-    };
-    bool splat = n > 0 && llvm::all_of(llvm::seq<int64_t>(1, n), [&](int64_t k) {
-                   return c.getI(k) == c.getI(0);
-                 });
-    if (splat) {
-      llvm::APInt v = conv(c.getI(0));
-      attr = DenseElementsAttr::get(type, ArrayRef<llvm::APInt>(v));
-    } else {
-      SmallVector<llvm::APInt> vals;
-      vals.reserve(n);
-      for (int64_t k = 0; k < n; ++k)
-        vals.push_back(conv(c.getI(k)));
-      attr = DenseElementsAttr::get(type, vals);
-    }
+    attr = build([&](int64_t k) { return c.getI(k); }, [&](int64_t v) {
+      return w == 1 ? llvm::APInt(1, v != 0)
+                    : llvm::APInt(w, v, /*isSigned=*/true, /*implicitTrunc=*/true);
+    });
   }
   return nn::ConstantOp::create(b, loc, attr);
 }
@@ -2002,32 +1988,16 @@ LogicalResult Importer::emitSlice(const onnx::NodeProto &n) {
     return failure();
   auto xt = cast<RankedTensorType>(x->getType());
   int64_t rank = xt.getRank();
-  std::vector<int64_t> starts, ends, axes, steps;
-  if (hasInput(n, 1)) {
+  if (hasInput(n, 1))
     for (int k = 1; k <= 4; ++k)
       if (hasInput(n, k) && !constInput(n, k))
         return nodeError(n) << "starts, ends, axes and steps must be constants";
-    if (!constInput(n, 2))
-      return nodeError(n) << "missing ends";
-    starts = constInput(n, 1)->toInts();
-    ends = constInput(n, 2)->toInts();
-    if (constInput(n, 3))
-      axes = constInput(n, 3)->toInts();
-    if (constInput(n, 4))
-      steps = constInput(n, 4)->toInts();
-  } else {
-    starts = a.getInts("starts").value_or(std::vector<int64_t>{});
-    ends = a.getInts("ends").value_or(std::vector<int64_t>{});
-    axes = a.getInts("axes").value_or(std::vector<int64_t>{});
-  }
-  if (axes.empty())
-    for (size_t k = 0; k < starts.size(); ++k)
-      axes.push_back(k);
-  if (steps.empty())
-    steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() ||
-      steps.size() != starts.size())
-    return nodeError(n) << "starts, ends, axes and steps differ in length";
+  SliceSpec spec;
+  std::string err;
+  if (!readSliceSpec(constInput(n, 1), constInput(n, 2), constInput(n, 3),
+                     constInput(n, 4), hasInput(n, 1), a, spec, err))
+    return nodeError(n) << err;
+  auto &[starts, ends, axes, steps] = spec;
   Value v = *x;
   for (size_t k = 0; k < starts.size(); ++k) {
     int64_t axis = axes[k] < 0 ? axes[k] + rank : axes[k];
