@@ -251,3 +251,31 @@ func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %o = nn.linear %r, %w2 : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
   return %o : tensor<2x8xf32>
 }
+
+// -----
+
+// pow keeps its input (64); sqrt and exp keep their results (64 each).
+// CHECK-NOT: "saved_for_backward_bytes"
+// CHECK: "saved_for_backward_bytes": 192,
+func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %w = nn.param "w" : tensor<8x8xf32>
+  %y = nn.linear %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  %p = nn.pow %y {exponent = 3.0 : f64} : tensor<2x8xf32>
+  %s = nn.sqrt %p : tensor<2x8xf32>
+  %o = nn.exp %s : tensor<2x8xf32>
+  return %o : tensor<2x8xf32>
+}
+
+// -----
+
+// masked_fill keeps only its bool mask (16 bytes); neg keeps nothing.
+// CHECK-NOT: "saved_for_backward_bytes"
+// CHECK: "saved_for_backward_bytes": 16,
+func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %w = nn.param "w" : tensor<8x8xf32>
+  %y = nn.linear %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  %m = nn.constant dense<true> : tensor<2x8xi1>
+  %f = nn.masked_fill %y, %m {value = 0.0 : f64} : (tensor<2x8xf32>, tensor<2x8xi1>) -> tensor<2x8xf32>
+  %o = nn.neg %f : tensor<2x8xf32>
+  return %o : tensor<2x8xf32>
+}

@@ -570,6 +570,12 @@ NN_ELEMENTWISE_FLOPS(HardsigmoidOp, 1)
 NN_ELEMENTWISE_FLOPS(GeluOp, 1)
 NN_ELEMENTWISE_FLOPS(SigmoidOp, 1)
 NN_ELEMENTWISE_FLOPS(TanhOp, 1)
+NN_ELEMENTWISE_FLOPS(PowOp, 1)
+NN_ELEMENTWISE_FLOPS(SqrtOp, 1)
+NN_ELEMENTWISE_FLOPS(RsqrtOp, 1)
+NN_ELEMENTWISE_FLOPS(ReciprocalOp, 1)
+NN_ELEMENTWISE_FLOPS(ExpOp, 1)
+NN_ELEMENTWISE_FLOPS(NegOp, 1)
 NN_ELEMENTWISE_FLOPS(SoftmaxOp, 3)
 NN_ELEMENTWISE_FLOPS(LogSoftmaxOp, 3)
 #undef NN_ELEMENTWISE_FLOPS
@@ -602,6 +608,12 @@ LogicalResult GeluOp::verify() {
            << getApproximate() << "\"";
   return success();
 }
+
+void PowOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(0));
+}
+
+void NegOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
 
 void GeluOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::operand(0));

@@ -55,10 +55,10 @@ namespace {
 const char *const kSupportedOps[] = {
     "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat",
     "Constant", "ConstantOfShape", "Conv", "Div", "Dropout", "Equal", "Erf",
-    "Expand", "Flatten", "Gather", "Gelu", "Gemm", "GlobalAveragePool",
+    "Exp", "Expand", "Flatten", "Gather", "Gelu", "Gemm", "GlobalAveragePool",
     "HardSigmoid", "HardSwish", "Identity", "LayerNormalization",
-    "LogSoftmax", "MatMul", "MaxPool", "Mul", "Not", "Pad", "Pow", "Range",
-    "ReduceMean", "Relu", "Reshape", "Shape", "Sigmoid", "Slice", "Softmax",
+    "LogSoftmax", "MatMul", "MaxPool", "Mul", "Neg", "Not", "Pad", "Pow", "Range",
+    "Reciprocal", "ReduceMean", "Relu", "Reshape", "Shape", "Sigmoid", "Slice", "Softmax",
     "Split", "Sqrt", "Squeeze", "Sub", "Tanh", "Transpose", "Trilu",
     "Unsqueeze", "Where"};
 
@@ -302,6 +302,7 @@ private:
   LogicalResult emitGemm(const onnx::NodeProto &n);
   LogicalResult emitBinary(const onnx::NodeProto &n);
   LogicalResult emitUnary(const onnx::NodeProto &n);
+  LogicalResult emitElementwise(const onnx::NodeProto &n);
   LogicalResult emitGather(const onnx::NodeProto &n);
   LogicalResult emitShapeOp(const onnx::NodeProto &n);
   LogicalResult emitSlice(const onnx::NodeProto &n);
@@ -1206,8 +1207,11 @@ LogicalResult Importer::emitNode(const onnx::NodeProto &n) {
     return emitReduceMean(n);
   if (op == "Pad")
     return emitPad(n);
-  if (op == "Erf" || op == "Pow" || op == "Not" || op == "Equal" ||
-      op == "Trilu" || op == "Range" || op == "ConstantOfShape" || op == "Sqrt")
+  if (op == "Pow" || op == "Sqrt" || op == "Reciprocal" || op == "Exp" ||
+      op == "Neg")
+    return emitElementwise(n);
+  if (op == "Erf" || op == "Not" || op == "Equal" || op == "Trilu" ||
+      op == "Range" || op == "ConstantOfShape")
     return nodeError(n) << "unsupported op '" << op
                         << "' on non-constant tensors (only its use in a "
                            "GELU or LayerNorm pattern or on constants is "
@@ -1684,6 +1688,36 @@ LogicalResult Importer::emitBinary(const onnx::NodeProto &n) {
   if (failed(r))
     return failure();
   setTensor(n, 0, *r);
+  return success();
+}
+
+/// Elementwise math on activations, as in a hand-written RMSNorm
+/// (x * (x.pow(2).mean(-1) + eps).rsqrt()): kept as written, not raised.
+LogicalResult Importer::emitElementwise(const onnx::NodeProto &n) {
+  Location loc = nodeLoc(n);
+  StringRef op = n.op_type();
+  auto x = tensor(n, 0);
+  if (failed(x))
+    return failure();
+  if (!isFloatTensor(*x))
+    return nodeError(n) << "expects a floating-point tensor, got " << x->getType();
+  Type type = x->getType();
+  Value r;
+  if (op == "Pow") {
+    const ConstTensor *e = constInput(n, 1);
+    if (!e || e->numElements() != 1)
+      return nodeError(n) << "only a constant scalar exponent is supported";
+    r = nn::PowOp::create(b, loc, type, *x, llvm::APFloat(e->getF(0)));
+  } else if (op == "Sqrt") {
+    r = nn::SqrtOp::create(b, loc, type, *x);
+  } else if (op == "Reciprocal") {
+    r = nn::ReciprocalOp::create(b, loc, type, *x);
+  } else if (op == "Exp") {
+    r = nn::ExpOp::create(b, loc, type, *x);
+  } else {
+    r = nn::NegOp::create(b, loc, type, *x);
+  }
+  setTensor(n, 0, r);
   return success();
 }
 

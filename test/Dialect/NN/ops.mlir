@@ -458,3 +458,28 @@ func.func @mean_pad_contiguous(%x: tensor<2x8x7x7xf32>, %t: tensor<2x3x4xf16>) {
   return
   // CHECK-NEXT: return
 }
+
+func.func @elementwise_math(%x: tensor<2x8xf32>) {
+  // CHECK-LABEL: func.func @elementwise_math(
+  // CHECK-SAME:    %[[X:arg[0-9]+]]: tensor<2x8xf32>) {
+  %0 = nn.pow %x {exponent = 2.0 : f64} : tensor<2x8xf32>
+  // CHECK-NEXT: nn.pow %[[X]] {exponent = 2.000000e+00 : f64} : tensor<2x8xf32>
+  %1 = nn.sqrt %x : tensor<2x8xf32>
+  // CHECK-NEXT: nn.sqrt %[[X]] : tensor<2x8xf32>
+  %2 = nn.rsqrt %x : tensor<2x8xf32>
+  // CHECK-NEXT: nn.rsqrt %[[X]] : tensor<2x8xf32>
+  %3 = nn.reciprocal %x : tensor<2x8xf32>
+  // CHECK-NEXT: nn.reciprocal %[[X]] : tensor<2x8xf32>
+  %4 = nn.exp %x : tensor<2x8xf32>
+  // CHECK-NEXT: nn.exp %[[X]] : tensor<2x8xf32>
+  %5 = nn.neg %x : tensor<2x8xf32>
+  // CHECK-NEXT: nn.neg %[[X]] : tensor<2x8xf32>
+  %6 = nn.constant dense<1.0> : tensor<2x8xf32>
+  // CHECK-NEXT: nn.constant dense<1.000000e+00> : tensor<2x8xf32>
+  %m = nn.constant dense<true> : tensor<8xi1>
+  // CHECK-NEXT: %[[M:.*]] = nn.constant dense<true> : tensor<8xi1>
+  %7 = nn.masked_fill %x, %m {value = -1.0 : f64} : (tensor<2x8xf32>, tensor<8xi1>) -> tensor<2x8xf32>
+  // CHECK-NEXT: nn.masked_fill %[[X]], %[[M]] {value = -1.000000e+00 : f64} : (tensor<2x8xf32>, tensor<8xi1>) -> tensor<2x8xf32>
+  return
+  // CHECK-NEXT: return
+}

@@ -369,6 +369,52 @@ def NN_TanhOp : NN_UnaryOp<"tanh"> {
   let arguments = (ins NN_FloatTensor:$input);
 }
 
+def NN_PowOp : NN_UnaryOp<"pow"> {
+  let summary = "input ** exponent for a scalar exponent";
+  let description = [{
+    Keeps its input for backward (grad * e * x ** (e - 1)).
+
+    ```mlir
+    %y = nn.pow %x {exponent = 2.0 : f64} : tensor<2x128x256xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, F64Attr:$exponent);
+}
+
+// Elementwise functions whose backward needs only their result
+// (d sqrt(x) = 1 / (2 sqrt(x)), d exp(x) = exp(x), ...).
+class NN_ResultSavingUnaryOp<string mnemonic, string formula>
+    : NN_UnaryOp<mnemonic> {
+  let summary = formula;
+  let description = !strconcat("Keeps its result for backward.\n\n",
+      "```mlir\n%y = nn.", mnemonic, " %x : tensor<2x8xf32>\n```");
+  let arguments = (ins NN_FloatTensor:$input);
+  let extraClassDefinition = [{
+    void $cppClass::getSavedTensors(
+        ::llvm::ArrayRef<bool>,
+        ::llvm::SmallVectorImpl<::vram::nn::SavedTensor> &saved) {
+      saved.push_back(::vram::nn::SavedTensor::result(0));
+    }
+  }];
+}
+
+def NN_SqrtOp : NN_ResultSavingUnaryOp<"sqrt", "elementwise square root">;
+def NN_RsqrtOp : NN_ResultSavingUnaryOp<"rsqrt", "elementwise 1 / sqrt(x)">;
+def NN_ReciprocalOp : NN_ResultSavingUnaryOp<"reciprocal", "elementwise 1 / x">;
+def NN_ExpOp : NN_ResultSavingUnaryOp<"exp", "elementwise exponential">;
+
+def NN_NegOp : NN_UnaryOp<"neg"> {
+  let summary = "elementwise -x";
+  let description = [{
+    Keeps nothing for backward.
+
+    ```mlir
+    %y = nn.neg %x : tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input);
+}
+
 def NN_SoftmaxOp : NN_UnaryOp<"softmax"> {
   let summary = "softmax along `dim`";
   let description = [{
