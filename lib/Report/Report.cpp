@@ -11,6 +11,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace vram;
 namespace json = llvm::json;
@@ -94,18 +96,16 @@ static std::vector<LayerRow> buildLayerTable(func::FuncOp func,
                                              nn::FlopConvention convention,
                                              bool training,
                                              const MemoryResult &memory) {
-  llvm::MapVector<StringRef, LayerRow> rows;
-  std::vector<std::string> names; // keeps StringRef keys alive
-  names.reserve(func.getBody().front().getOperations().size());
+  llvm::MapVector<std::string, LayerRow, std::map<std::string, unsigned>> rows;
   llvm::StringMap<llvm::DenseSet<Value>> paramsSeen;
   for (Operation &op : func.getBody().front()) {
     if (getStepPhase(&op) != StepPhase::Forward || op.getNumResults() == 0 ||
         isa<nn::ParamOp, nn::BufferOp, nn::SavedOp, nn::OptimizerStateOp>(op))
       continue;
-    names.push_back(getLayerName(op.getLoc()));
-    LayerRow &row = rows[names.back()];
+    std::string name = getLayerName(op.getLoc());
+    LayerRow &row = rows[name];
     if (row.op.empty()) {
-      row.name = names.back();
+      row.name = name;
       row.op = op.getName().getStringRef().str();
     }
     row.outputShape = typeString(op.getResult(0).getType());
