@@ -27,7 +27,8 @@ static void runPipeline(benchmark::State &state, MLIRContext &ctx,
   for (auto _ : state) {
     OwningOpRef<ModuleOp> module = build();
     PassManager pm(&ctx);
-    if (failed(parsePassPipeline("vram-build-step{mode=train optimizer=adam}", pm)) ||
+    if (failed(parsePassPipeline("vram-build-step{mode=train optimizer=adam}",
+                                 pm)) ||
         failed(pm.run(*module))) {
       state.SkipWithError("pipeline failed");
       return;
@@ -36,7 +37,8 @@ static void runPipeline(benchmark::State &state, MLIRContext &ctx,
     llvm::raw_string_ostream os(json);
     vram::ReportOptions options;
     options.optimizer = "adam";
-    if (failed(vram::writeReport(*module, options, vram::ReportFormat::Json, os))) {
+    if (failed(vram::writeReport(*module, options, vram::ReportFormat::Json,
+                                 os))) {
       state.SkipWithError("report failed");
       return;
     }
@@ -62,14 +64,21 @@ static void BM_Zoo(benchmark::State &state, const char *name, int64_t batch,
   vram::zoo::ZooOptions options;
   options.batch = batch;
   options.seq = seq;
-  runPipeline(state, ctx, [&] { return std::move(*vram::zoo::buildModel(&ctx, name, options)); });
+  runPipeline(state, ctx, [&] {
+    return std::move(*vram::zoo::buildModel(&ctx, name, options));
+  });
 }
 
-BENCHMARK_CAPTURE(BM_Zoo, resnet18, "resnet18", 32, std::nullopt)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Zoo, resnet50, "resnet50", 32, std::nullopt)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Zoo, resnet101, "resnet101", 32, std::nullopt)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Zoo, resnet152, "resnet152", 32, std::nullopt)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Zoo, llama7b_seq4096, "llama-7b", 1, 4096)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Zoo, resnet18, "resnet18", 32, std::nullopt)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Zoo, resnet50, "resnet50", 32, std::nullopt)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Zoo, resnet101, "resnet101", 32, std::nullopt)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Zoo, resnet152, "resnet152", 32, std::nullopt)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Zoo, llama7b_seq4096, "llama-7b", 1, 4096)
+    ->Unit(benchmark::kMillisecond);
 
 /// A chain of state.range(0) linear+relu layers of width 64.
 static void BM_Chain(benchmark::State &state) {
@@ -81,13 +90,14 @@ static void BM_Chain(benchmark::State &state) {
     OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
     b.setInsertionPointToEnd(module->getBody());
     auto type = RankedTensorType::get({8, 64}, b.getF32Type());
-    auto func = func::FuncOp::create(b, loc, "forward", b.getFunctionType({type}, {type}));
+    auto func = func::FuncOp::create(b, loc, "forward",
+                                     b.getFunctionType({type}, {type}));
     b.setInsertionPointToStart(func.addEntryBlock());
     Value x = func.getArgument(0);
     auto weightType = RankedTensorType::get({64, 64}, b.getF32Type());
     for (int64_t i = 0; i < layers; ++i) {
-      Value w = vram::nn::ParamOp::create(b, loc, weightType,
-                                          b.getStringAttr("l" + std::to_string(i)));
+      Value w = vram::nn::ParamOp::create(
+          b, loc, weightType, b.getStringAttr("l" + std::to_string(i)));
       x = vram::nn::LinearOp::create(b, loc, x, w, Value());
       x = vram::nn::ReluOp::create(b, loc, x, /*inplace=*/false);
     }
@@ -96,6 +106,10 @@ static void BM_Chain(benchmark::State &state) {
   });
   state.SetComplexityN(2 * layers);
 }
-BENCHMARK(BM_Chain)->RangeMultiplier(10)->Range(100, 100000)->Unit(benchmark::kMillisecond)->Complexity();
+BENCHMARK(BM_Chain)
+    ->RangeMultiplier(10)
+    ->Range(100, 100000)
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity();
 
 BENCHMARK_MAIN();

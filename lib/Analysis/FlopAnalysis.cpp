@@ -6,7 +6,8 @@
 using namespace mlir;
 using namespace vram;
 
-FlopResult vram::analyzeFlops(func::FuncOp step, nn::FlopConvention convention) {
+FlopResult vram::analyzeFlops(func::FuncOp step,
+                              nn::FlopConvention convention) {
   FlopResult result;
   result.convention = convention;
   auto mode = step->getAttrOfType<StringAttr>(kStepModeAttr);

@@ -64,10 +64,10 @@ struct Storage {
   unsigned def = 0;     ///< index of the defining op (0 for persistent)
   unsigned lastUse = 0; ///< index of the last op using any alias
   bool persistent = false;
-  bool saved = false;    ///< kept by a backward node
-  bool savedByModel = false; ///< kept by a node of the model (not the loss)
+  bool saved = false;           ///< kept by a backward node
+  bool savedByModel = false;    ///< kept by a node of the model (not the loss)
   Operation *savedBy = nullptr; ///< the last backward node keeping it
-  bool gradient = false; ///< a parameter's .grad
+  bool gradient = false;        ///< a parameter's .grad
 };
 } // namespace
 
@@ -100,7 +100,8 @@ FailureOr<MemoryResult> vram::analyzeMemory(func::FuncOp step, unsigned topK) {
   std::vector<Operation *> ops;
   ops.push_back(nullptr); // index 0: before the first op
 
-  auto addStorage = [&](Value v, unsigned index, bool persistent) -> LogicalResult {
+  auto addStorage = [&](Value v, unsigned index,
+                        bool persistent) -> LogicalResult {
     std::optional<int64_t> bytes = getTensorBytes(v.getType());
     if (!bytes)
       return emitError(v.getLoc())
@@ -122,16 +123,17 @@ FailureOr<MemoryResult> vram::analyzeMemory(func::FuncOp step, unsigned topK) {
     for (Value operand : op.getOperands()) {
       auto it = storageOf.find(operand);
       if (it != storageOf.end())
-        storages[it->second].lastUse = std::max(storages[it->second].lastUse, index);
+        storages[it->second].lastUse =
+            std::max(storages[it->second].lastUse, index);
     }
     if (isa<func::ReturnOp>(op))
       continue;
-    bool persistent =
-        isa<nn::ParamOp, nn::BufferOp, nn::OptimizerStateOp>(op);
+    bool persistent = isa<nn::ParamOp, nn::BufferOp, nn::OptimizerStateOp>(op);
     auto aliasing = dyn_cast<nn::AliasingOpInterface>(op);
     for (OpResult result : op.getResults()) {
-      Value aliased = aliasing ? aliasing.getAliasedOperand(result.getResultNumber())
-                               : Value();
+      Value aliased = aliasing
+                          ? aliasing.getAliasedOperand(result.getResultNumber())
+                          : Value();
       if (aliased && storageOf.count(aliased)) {
         storageOf[result] = storageOf[aliased];
         continue;
@@ -140,8 +142,8 @@ FailureOr<MemoryResult> vram::analyzeMemory(func::FuncOp step, unsigned topK) {
         return failure();
     }
     if (auto backward = dyn_cast<nn::BackwardOp>(op)) {
-      auto forwardName = RegisteredOperationName::lookup(backward.getForwardOp(),
-                                                         op.getContext());
+      auto forwardName = RegisteredOperationName::lookup(
+          backward.getForwardOp(), op.getContext());
       bool isLoss = forwardName && forwardName->hasTrait<nn::LossOpTrait>();
       for (Value saved : backward.getSaved()) {
         Storage &s = storages[storageOf[saved]];
@@ -171,7 +173,8 @@ FailureOr<MemoryResult> vram::analyzeMemory(func::FuncOp step, unsigned topK) {
   // Pass 2: sweep. Storage is allocated when its op runs and released after
   // the op that last uses it.
   MemoryResult result;
-  std::vector<SmallVector<unsigned, 2>> allocatedAt(end + 1), releasedAt(end + 1);
+  std::vector<SmallVector<unsigned, 2>> allocatedAt(end + 1),
+      releasedAt(end + 1);
   for (auto [i, s] : llvm::enumerate(storages)) {
     if (s.persistent) {
       result.persistentBytes += s.bytes;
@@ -210,7 +213,8 @@ FailureOr<MemoryResult> vram::analyzeMemory(func::FuncOp step, unsigned topK) {
   for (const Storage &s : storages) {
     MemoryCategory category = categorize(s);
     if (s.savedByModel && category != MemoryCategory::Parameters &&
-        category != MemoryCategory::Buffers && category != MemoryCategory::Inputs) {
+        category != MemoryCategory::Buffers &&
+        category != MemoryCategory::Inputs) {
       result.savedForBackwardBytes += s.bytes;
       result.savedBytesByLayer[getLayerName(s.savedBy->getLoc())] += s.bytes;
     }
@@ -219,7 +223,8 @@ FailureOr<MemoryResult> vram::analyzeMemory(func::FuncOp step, unsigned topK) {
       alive.push_back({s.root, s.bytes, category});
     }
   }
-  result.atPeak[static_cast<unsigned>(MemoryCategory::Temporaries)] += peakWorkspace;
+  result.atPeak[static_cast<unsigned>(MemoryCategory::Temporaries)] +=
+      peakWorkspace;
   unsigned keep = std::min<size_t>(topK, alive.size());
   std::partial_sort(alive.begin(), alive.begin() + keep, alive.end(),
                     [](const LiveTensor &a, const LiveTensor &b) {

@@ -84,7 +84,8 @@ static ParameterSummary summarizeParameters(func::FuncOp func) {
         summary.trainable += n;
       summary.bytes += getTensorBytes(param.getType()).value_or(0);
     } else if (auto buffer = dyn_cast<nn::BufferOp>(op)) {
-      summary.bufferCount += cast<RankedTensorType>(buffer.getType()).getNumElements();
+      summary.bufferCount +=
+          cast<RankedTensorType>(buffer.getType()).getNumElements();
       summary.bufferBytes += getTensorBytes(buffer.getType()).value_or(0);
     }
   });
@@ -114,17 +115,20 @@ static std::vector<LayerRow> buildLayerTable(func::FuncOp func,
     for (Value operand : op.getOperands())
       if (auto param = operand.getDefiningOp<nn::ParamOp>())
         if (paramsSeen[row.name].insert(operand).second)
-          row.params += cast<RankedTensorType>(param.getType()).getNumElements();
+          row.params +=
+              cast<RankedTensorType>(param.getType()).getNumElements();
   }
   std::vector<LayerRow> table;
   for (auto &entry : rows) {
-    entry.second.savedBytes = memory.savedBytesByLayer.lookup(entry.second.name);
+    entry.second.savedBytes =
+        memory.savedBytesByLayer.lookup(entry.second.name);
     table.push_back(std::move(entry.second));
   }
   return table;
 }
 
-static FailureOr<Analyses> analyze(ModuleOp module, const ReportOptions &options) {
+static FailureOr<Analyses> analyze(ModuleOp module,
+                                   const ReportOptions &options) {
   Analyses a;
   a.func = module.lookupSymbol<func::FuncOp>("step");
   if (!a.func)
@@ -139,7 +143,8 @@ static FailureOr<Analyses> analyze(ModuleOp module, const ReportOptions &options
   if (failed(memory))
     return failure();
   a.memory = std::move(*memory);
-  a.layers = buildLayerTable(a.func, options.flops, a.mode == "train", a.memory);
+  a.layers =
+      buildLayerTable(a.func, options.flops, a.mode == "train", a.memory);
   if (a.func.getNumArguments() > 0)
     if (auto t = dyn_cast<RankedTensorType>(a.func.getArgument(0).getType()))
       if (t.getRank() > 0)
@@ -150,7 +155,9 @@ static FailureOr<Analyses> analyze(ModuleOp module, const ReportOptions &options
 static json::Object peakOpJson(const Analyses &a) {
   Operation *op = a.memory.peakOp;
   if (!op)
-    return json::Object{{"name", ""}, {"op", ""}, {"location", ""},
+    return json::Object{{"name", ""},
+                        {"op", ""},
+                        {"location", ""},
                         {"phase", stringify(a.memory.peakPhase)}};
   return json::Object{{"name", getLayerName(op->getLoc())},
                       {"op", op->getName().getStringRef()},
@@ -247,17 +254,18 @@ static void writeText(const Analyses &a, const ReportOptions &options,
   if (a.mode == "train")
     os << "   optimizer: " << options.optimizer;
   os << "   precision: " << options.precision << "\n";
-  os << llvm::formatv("parameters: {0} (trainable {1}), {2}; buffers: {3}\n",
-                      withCommas(a.parameters.count),
-                      withCommas(a.parameters.trainable),
-                      humanBytes(a.parameters.bytes),
-                      humanBytes(a.parameters.bufferBytes));
-  os << llvm::formatv("FLOPs ({0}): forward {1}, backward {2}, optimizer {3}, "
-                      "total {4}\n",
-                      nn::stringify(options.flops), withCommas(a.flops.perPhase[0]),
-                      withCommas(a.flops.perPhase[1]),
-                      withCommas(a.flops.perPhase[2]), withCommas(a.flops.total()));
-  os << llvm::formatv("peak memory (exact): {0} ({1})", withCommas(a.memory.peakBytes),
+  os << llvm::formatv(
+      "parameters: {0} (trainable {1}), {2}; buffers: {3}\n",
+      withCommas(a.parameters.count), withCommas(a.parameters.trainable),
+      humanBytes(a.parameters.bytes), humanBytes(a.parameters.bufferBytes));
+  os << llvm::formatv(
+      "FLOPs ({0}): forward {1}, backward {2}, optimizer {3}, "
+      "total {4}\n",
+      nn::stringify(options.flops), withCommas(a.flops.perPhase[0]),
+      withCommas(a.flops.perPhase[1]), withCommas(a.flops.perPhase[2]),
+      withCommas(a.flops.total()));
+  os << llvm::formatv("peak memory (exact): {0} ({1})",
+                      withCommas(a.memory.peakBytes),
                       humanBytes(a.memory.peakBytes));
   if (Operation *op = a.memory.peakOp)
     os << " at " << getLayerName(op->getLoc()) << " (" << op->getName() << ", "
@@ -266,7 +274,8 @@ static void writeText(const Analyses &a, const ReportOptions &options,
   os << "  at peak:";
   for (unsigned c = 0; c < kNumMemoryCategories; ++c)
     os << " " << stringify(static_cast<MemoryCategory>(c)) << " "
-       << humanBytes(a.memory.atPeak[c]) << (c + 1 < kNumMemoryCategories ? "," : "");
+       << humanBytes(a.memory.atPeak[c])
+       << (c + 1 < kNumMemoryCategories ? "," : "");
   os << "\n";
   os << llvm::formatv("saved for backward: {0} ({1})\n",
                       withCommas(a.memory.savedForBackwardBytes),
@@ -280,9 +289,9 @@ static void writeText(const Analyses &a, const ReportOptions &options,
                       "op", "output shape", "params", "forward FLOPs", "saved");
   for (const LayerRow &row : a.layers)
     os << llvm::formatv("{0,-40} {1,-22} {2,-24} {3,12} {4,16} {5,14}\n",
-                        row.name.empty() ? "-" : row.name, row.op, row.outputShape,
-                        withCommas(row.params), withCommas(row.flops),
-                        humanBytes(row.savedBytes));
+                        row.name.empty() ? "-" : row.name, row.op,
+                        row.outputShape, withCommas(row.params),
+                        withCommas(row.flops), humanBytes(row.savedBytes));
 }
 
 LogicalResult vram::writeReport(ModuleOp module, const ReportOptions &options,

@@ -79,7 +79,8 @@ void BuildStepPass::runOnOperation() {
   ModuleOp module = getOperation();
   auto forward = module.lookupSymbol<func::FuncOp>(entry);
   if (!forward) {
-    emitError(module.getLoc()) << "no function @" << entry << " to build a step from";
+    emitError(module.getLoc())
+        << "no function @" << entry << " to build a step from";
     return signalPassFailure();
   }
   if (failed(checkOptions(forward.getLoc())))
@@ -89,7 +90,8 @@ void BuildStepPass::runOnOperation() {
     return signalPassFailure();
   }
   if (mode == "train" && forward.getFunctionType().getNumResults() != 1) {
-    forward.emitError("training needs a model with one output for the loss, got ")
+    forward.emitError(
+        "training needs a model with one output for the loss, got ")
         << forward.getFunctionType().getNumResults();
     return signalPassFailure();
   }
@@ -146,8 +148,8 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
     RecordedOp rec{op, {}, {}};
     bool any = false;
     for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
-      bool needs = requiresGrad.contains(operand) &&
-                   autodiff.isDifferentiableOperand(i);
+      bool needs =
+          requiresGrad.contains(operand) && autodiff.isDifferentiableOperand(i);
       rec.operandNeedsGrad.push_back(needs);
       any |= needs;
     }
@@ -182,9 +184,10 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
       return emitError(ret.getLoc())
              << "cross_entropy needs logits of rank >= 2, got " << outType;
     if (outType.getRank() == 3) {
-      auto flat = RankedTensorType::get(
-          {outType.getDimSize(0) * outType.getDimSize(1), outType.getDimSize(2)},
-          outType.getElementType());
+      auto flat =
+          RankedTensorType::get({outType.getDimSize(0) * outType.getDimSize(1),
+                                 outType.getDimSize(2)},
+                                outType.getElementType());
       lossInput = ReshapeOp::create(b, lossLoc, flat, output);
       if (requiresGrad.contains(output))
         recordIfNeeded(lossInput.getDefiningOp());
@@ -210,7 +213,8 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
   // 3. Forward: materialize what each node saves, right after its op.
   for (RecordedOp &rec : recorded) {
     SmallVector<SavedTensor> saved;
-    cast<AutodiffOpInterface>(rec.op).getSavedTensors(rec.operandNeedsGrad, saved);
+    cast<AutodiffOpInterface>(rec.op).getSavedTensors(rec.operandNeedsGrad,
+                                                      saved);
     b.setInsertionPointAfter(rec.op);
     for (const SavedTensor &s : saved) {
       switch (s.kind) {
@@ -268,7 +272,8 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
         continue;
       Value operand = op->getOperand(i);
       if (!outGrads.empty() && autodiff.isGradPassthrough(i)) {
-        contribute(operand, outGrads.front(), /*passthrough=*/true, op->getLoc());
+        contribute(operand, outGrads.front(), /*passthrough=*/true,
+                   op->getLoc());
         continue;
       }
       gradOperands.push_back(i);
@@ -282,11 +287,13 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
     SmallVector<int64_t> flops;
     for (FlopConvention c :
          {FlopConvention::Macs, FlopConvention::Flops, FlopConvention::Full})
-      flops.push_back(cost ? cost.getBackwardFlops(c, rec.operandNeedsGrad) : 0);
+      flops.push_back(cost ? cost.getBackwardFlops(c, rec.operandNeedsGrad)
+                           : 0);
 
     auto node = BackwardOp::create(
-        b, op->getLoc(), gradTypes, b.getStringAttr(op->getName().getStringRef()),
-        rec.saved, outGrads, b.getDenseI64ArrayAttr(gradOperands),
+        b, op->getLoc(), gradTypes,
+        b.getStringAttr(op->getName().getStringRef()), rec.saved, outGrads,
+        b.getDenseI64ArrayAttr(gradOperands),
         b.getDenseBoolArrayAttr(paramGrads), b.getDenseI64ArrayAttr(flops));
     for (auto [i, grad] : llvm::zip(gradOperands, node.getResults()))
       contribute(op->getOperand(i), grad, /*passthrough=*/false, op->getLoc());
@@ -309,7 +316,8 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
   for (Value p : params) {
     b.setInsertionPointAfterValue(p);
     for (StringRef kind : stateKinds)
-      states.push_back(OptimizerStateOp::create(b, p.getLoc(), b.getStringAttr(kind), p));
+      states.push_back(
+          OptimizerStateOp::create(b, p.getLoc(), b.getStringAttr(kind), p));
   }
   b.setInsertionPoint(ret);
   Location optLoc = NameLoc::get(b.getStringAttr("optimizer"), ret.getLoc());
@@ -329,7 +337,8 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
 
   // The step returns the loss; the model output dies after the loss.
   ret->setOperands(lossValue);
-  step.setType(FunctionType::get(ctx, body.getArgumentTypes(), {lossValue.getType()}));
+  step.setType(
+      FunctionType::get(ctx, body.getArgumentTypes(), {lossValue.getType()}));
   if (!setToNone)
     step->setAttr(kPersistentGradsAttr, b.getUnitAttr());
   return success();

@@ -18,13 +18,16 @@ struct FreezePass : public vram::impl::FreezeBase<FreezePass> {
 
   void runOnOperation() override {
     SmallVector<llvm::GlobPattern> freeze, keepTrainable;
-    if (failed(compile(patterns, freeze)) || failed(compile(keep, keepTrainable)))
+    if (failed(compile(patterns, freeze)) ||
+        failed(compile(keep, keepTrainable)))
       return signalPassFailure();
     auto matches = [](ArrayRef<llvm::GlobPattern> globs, StringRef name) {
-      return llvm::any_of(globs, [&](const llvm::GlobPattern &g) { return g.match(name); });
+      return llvm::any_of(
+          globs, [&](const llvm::GlobPattern &g) { return g.match(name); });
     };
     getOperation().walk([&](vram::nn::ParamOp param) {
-      if (matches(freeze, param.getName()) && !matches(keepTrainable, param.getName()))
+      if (matches(freeze, param.getName()) &&
+          !matches(keepTrainable, param.getName()))
         param.setTrainable(false);
     });
   }
@@ -35,7 +38,8 @@ struct FreezePass : public vram::impl::FreezeBase<FreezePass> {
       auto glob = llvm::GlobPattern::create(source);
       if (!glob) {
         emitError(getOperation().getLoc())
-            << "invalid pattern '" << source << "': " << llvm::toString(glob.takeError());
+            << "invalid pattern '" << source
+            << "': " << llvm::toString(glob.takeError());
         return failure();
       }
       globs.push_back(std::move(*glob));

@@ -32,9 +32,9 @@ namespace {
 struct GptConfig {
   int64_t vocab, positions, dim, heads, layers, mlp;
   double dropout;
-  llvm::StringRef gelu; ///< "tanh" for GPT-2's gelu_new
+  llvm::StringRef gelu;             ///< "tanh" for GPT-2's gelu_new
   llvm::StringRef attentionBackend; ///< sdpa kernel, unless explicitAttention
-  bool explicitAttention = false; ///< matmul / masked_fill / softmax / matmul
+  bool explicitAttention = false;   ///< matmul / masked_fill / softmax / matmul
   bool tiedHead; ///< the head reuses the token embedding, no bias
 
   // Module names (state_dict prefixes); those of blocks are relative to
@@ -88,11 +88,11 @@ Value matmulAttention(ModelBuilder &mb, Value q, Value k, Value v,
   ArrayRef<int64_t> qs = ModelBuilder::shapeOf(q); // [B, H, T, D]
   int64_t seq = qs[2], headDim = qs[3];
   Value scores = mb.matmul(q, mb.transpose(k, layer, 2, 3), layer);
-  scores = mb.mul(scores, mb.scalar(1.0 / std::sqrt((double)headDim), layer),
-                  layer);
+  scores =
+      mb.mul(scores, mb.scalar(1.0 / std::sqrt((double)headDim), layer), layer);
   Value mask = mb.upperTriangleMask(seq, seq, layer);
-  scores = mb.maskedFill(scores, mask,
-                         -std::numeric_limits<double>::infinity(), layer);
+  scores = mb.maskedFill(scores, mask, -std::numeric_limits<double>::infinity(),
+                         layer);
   return mb.matmul(mb.softmax(scores, layer, /*dim=*/-1), v, layer);
 }
 

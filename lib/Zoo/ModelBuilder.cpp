@@ -194,8 +194,9 @@ Value ModelBuilder::arange(int64_t n, StringRef layer) {
   llvm::SmallVector<int64_t> values(n);
   for (int64_t i = 0; i < n; ++i)
     values[i] = i;
-  return ConstantOp::create(builder, loc(layer),
-                            DenseElementsAttr::get(type, llvm::ArrayRef(values)));
+  return ConstantOp::create(
+      builder, loc(layer),
+      DenseElementsAttr::get(type, llvm::ArrayRef(values)));
 }
 
 Value ModelBuilder::scalar(double value, StringRef layer) {

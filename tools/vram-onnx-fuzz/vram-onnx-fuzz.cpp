@@ -41,34 +41,117 @@ namespace {
 std::unique_ptr<MLIRContext> makeContext() {
   DialectRegistry registry;
   registry.insert<vram::nn::NNDialect, func::FuncDialect>();
-  auto ctx = std::make_unique<MLIRContext>(registry,
-                                           MLIRContext::Threading::DISABLED);
+  auto ctx =
+      std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
   ctx->loadAllAvailableDialects();
   ctx->getDiagEngine().registerHandler([](Diagnostic &) { return success(); });
   return ctx;
 }
 
-const char *const kOpTypes[] = {
-    "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat",
-    "Constant", "ConstantOfShape", "Conv", "Div", "Dropout", "Equal", "Erf",
-    "Expand", "Flatten", "Gather", "Gelu", "Gemm", "GlobalAveragePool",
-    "HardSigmoid", "HardSwish", "Identity", "LayerNormalization",
-    "LogSoftmax", "MatMul", "MaxPool", "Mul", "Not", "Pow", "Range", "Relu",
-    "Reshape", "Shape", "Sigmoid", "Slice", "Softmax", "Split", "Squeeze",
-    "Sub", "Tanh", "Transpose", "Trilu", "Unsqueeze", "Where", "Min", "Max",
-    "ReduceMean", "Neg", "Sqrt", "Tile"};
-const char *const kAttrNames[] = {
-    "axis", "axes", "perm", "strides", "pads", "dilations", "kernel_shape",
-    "group", "transA", "transB", "alpha", "beta", "epsilon", "momentum",
-    "start", "end", "split", "num_outputs", "to", "upper", "allowzero",
-    "ceil_mode", "count_include_pad", "auto_pad", "keepdims", "value",
-    "value_float", "value_int", "value_ints", "min", "max", "ratio",
-    "approximate", "starts", "ends", "shape"};
-const int64_t kEdgeInts[] = {0, 1, 2, 3, -1, -2, 7, 64, 1000, 1 << 20,
-                             int64_t(1) << 31, int64_t(1) << 40, INT64_MAX,
-                             INT64_MIN, INT64_MAX / 2, -(int64_t(1) << 33)};
-const char *const kEdgeStrings[] = {"", "SAME_UPPER", "SAME_LOWER", "VALID",
-                                    "NOTSET", "tanh", "none", "x"};
+const char *const kOpTypes[] = {"Add",
+                                "AveragePool",
+                                "BatchNormalization",
+                                "Cast",
+                                "Clip",
+                                "Concat",
+                                "Constant",
+                                "ConstantOfShape",
+                                "Conv",
+                                "Div",
+                                "Dropout",
+                                "Equal",
+                                "Erf",
+                                "Expand",
+                                "Flatten",
+                                "Gather",
+                                "Gelu",
+                                "Gemm",
+                                "GlobalAveragePool",
+                                "HardSigmoid",
+                                "HardSwish",
+                                "Identity",
+                                "LayerNormalization",
+                                "LogSoftmax",
+                                "MatMul",
+                                "MaxPool",
+                                "Mul",
+                                "Not",
+                                "Pow",
+                                "Range",
+                                "Relu",
+                                "Reshape",
+                                "Shape",
+                                "Sigmoid",
+                                "Slice",
+                                "Softmax",
+                                "Split",
+                                "Squeeze",
+                                "Sub",
+                                "Tanh",
+                                "Transpose",
+                                "Trilu",
+                                "Unsqueeze",
+                                "Where",
+                                "Min",
+                                "Max",
+                                "ReduceMean",
+                                "Neg",
+                                "Sqrt",
+                                "Tile"};
+const char *const kAttrNames[] = {"axis",
+                                  "axes",
+                                  "perm",
+                                  "strides",
+                                  "pads",
+                                  "dilations",
+                                  "kernel_shape",
+                                  "group",
+                                  "transA",
+                                  "transB",
+                                  "alpha",
+                                  "beta",
+                                  "epsilon",
+                                  "momentum",
+                                  "start",
+                                  "end",
+                                  "split",
+                                  "num_outputs",
+                                  "to",
+                                  "upper",
+                                  "allowzero",
+                                  "ceil_mode",
+                                  "count_include_pad",
+                                  "auto_pad",
+                                  "keepdims",
+                                  "value",
+                                  "value_float",
+                                  "value_int",
+                                  "value_ints",
+                                  "min",
+                                  "max",
+                                  "ratio",
+                                  "approximate",
+                                  "starts",
+                                  "ends",
+                                  "shape"};
+const int64_t kEdgeInts[] = {0,
+                             1,
+                             2,
+                             3,
+                             -1,
+                             -2,
+                             7,
+                             64,
+                             1000,
+                             1 << 20,
+                             int64_t(1) << 31,
+                             int64_t(1) << 40,
+                             INT64_MAX,
+                             INT64_MIN,
+                             INT64_MAX / 2,
+                             -(int64_t(1) << 33)};
+const char *const kEdgeStrings[] = {
+    "", "SAME_UPPER", "SAME_LOWER", "VALID", "NOTSET", "tanh", "none", "x"};
 
 struct Mutator {
   std::mt19937_64 rng;
@@ -76,9 +159,7 @@ struct Mutator {
   size_t below(size_t n) { return n ? rng() % n : 0; }
   bool coin() { return rng() & 1; }
   template <typename T, size_t N> T pick(T (&a)[N]) { return a[below(N)]; }
-  int64_t edgeInt() {
-    return coin() ? pick(kEdgeInts) : int64_t(below(9)) - 4;
-  }
+  int64_t edgeInt() { return coin() ? pick(kEdgeInts) : int64_t(below(9)) - 4; }
 
   /// A tensor name of the graph: an input, initializer or node output.
   std::string someName(const onnx::GraphProto &g) {

@@ -54,63 +54,76 @@ cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<model file>"),
                                    cl::init("-"));
 cl::opt<std::string> outputFilename("o", cl::desc("Output filename"),
                                     cl::value_desc("filename"), cl::init("-"));
-cl::opt<std::string> zooName("zoo", cl::desc("Use a built-in model (--zoo=list lists them)"),
-                             cl::value_desc("name"), cl::cat(modelCat));
+cl::opt<std::string>
+    zooName("zoo", cl::desc("Use a built-in model (--zoo=list lists them)"),
+            cl::value_desc("name"), cl::cat(modelCat));
 cl::opt<InputKind> importKind(
     "import", cl::desc("Input format (default: from the file extension)"),
     cl::values(clEnumValN(InputKind::Mlir, "mlir", "MLIR (nn dialect)"),
                clEnumValN(InputKind::Onnx, "onnx", "ONNX ModelProto")),
     cl::init(InputKind::Auto), cl::cat(modelCat));
-cl::opt<int64_t> batch("batch", cl::desc("Batch size"), cl::init(-1), cl::cat(modelCat));
-cl::opt<int64_t> imageSize("image-size", cl::desc("Image side for vision models"),
+cl::opt<int64_t> batch("batch", cl::desc("Batch size"), cl::init(-1),
+                       cl::cat(modelCat));
+cl::opt<int64_t> imageSize("image-size",
+                           cl::desc("Image side for vision models"),
                            cl::init(-1), cl::cat(modelCat));
 cl::opt<int64_t> seqLen("seq", cl::desc("Sequence length for language models"),
                         cl::init(-1), cl::cat(modelCat));
 cl::opt<int64_t> numClasses("num-classes", cl::desc("Classifier classes"),
                             cl::init(-1), cl::cat(modelCat));
-cl::list<std::string> dimBindings("dim", cl::desc("Bind a symbolic dimension: NAME=VALUE"),
-                                  cl::value_desc("NAME=VALUE"), cl::cat(modelCat));
-cl::list<std::string> onnxBuffers("onnx-buffers",
-                                  cl::desc("ONNX initializers to treat as buffers (globs)"),
-                                  cl::CommaSeparated, cl::cat(modelCat));
+cl::list<std::string>
+    dimBindings("dim", cl::desc("Bind a symbolic dimension: NAME=VALUE"),
+                cl::value_desc("NAME=VALUE"), cl::cat(modelCat));
+cl::list<std::string>
+    onnxBuffers("onnx-buffers",
+                cl::desc("ONNX initializers to treat as buffers (globs)"),
+                cl::CommaSeparated, cl::cat(modelCat));
 
 cl::opt<std::string> mode("mode", cl::desc("Step to build: inference or train"),
                           cl::cat(stepCat));
-cl::opt<std::string> optimizer("optimizer",
-                               cl::desc("sgd, momentum, adam (default) or adamw"),
-                               cl::init("adam"), cl::cat(stepCat));
-cl::opt<std::string> optimizerImpl(
-    "optimizer-impl", cl::desc("foreach (default), fused or for-loop"),
-    cl::init("foreach"), cl::cat(stepCat));
+cl::opt<std::string>
+    optimizer("optimizer", cl::desc("sgd, momentum, adam (default) or adamw"),
+              cl::init("adam"), cl::cat(stepCat));
+cl::opt<std::string>
+    optimizerImpl("optimizer-impl",
+                  cl::desc("foreach (default), fused or for-loop"),
+                  cl::init("foreach"), cl::cat(stepCat));
 cl::opt<double> weightDecay("weight-decay", cl::desc("Optimizer weight decay"),
                             cl::init(0.0), cl::cat(stepCat));
-cl::opt<std::string> lossName("loss", cl::desc("cross_entropy (default) or mse"),
+cl::opt<std::string> lossName("loss",
+                              cl::desc("cross_entropy (default) or mse"),
                               cl::init("cross_entropy"), cl::cat(stepCat));
 cl::opt<bool> setToNone("set-to-none", cl::desc("zero_grad(set_to_none=...)"),
                         cl::init(true), cl::cat(stepCat));
 cl::opt<bool> inputRequiresGrad("input-requires-grad",
                                 cl::desc("Model inputs require grad"),
                                 cl::init(false), cl::cat(stepCat));
-cl::opt<std::string> flopConvention("flops",
-                                    cl::desc("FLOP convention: macs, flops (default) or full"),
-                                    cl::init("flops"), cl::cat(stepCat));
-cl::opt<OutputFormat> format(
-    "format", cl::desc("Output: IR (default) or a report"),
-    cl::values(clEnumValN(OutputFormat::Mlir, "mlir", "print IR"),
-               clEnumValN(OutputFormat::Text, "text", "text report"),
-               clEnumValN(OutputFormat::Json, "json", "JSON report (docs/Report.md)")),
-    cl::init(OutputFormat::Mlir), cl::cat(stepCat));
-cl::opt<bool> timeline("timeline", cl::desc("Add the live-bytes timeline to the report"),
+cl::opt<std::string>
+    flopConvention("flops",
+                   cl::desc("FLOP convention: macs, flops (default) or full"),
+                   cl::init("flops"), cl::cat(stepCat));
+cl::opt<OutputFormat>
+    format("format", cl::desc("Output: IR (default) or a report"),
+           cl::values(clEnumValN(OutputFormat::Mlir, "mlir", "print IR"),
+                      clEnumValN(OutputFormat::Text, "text", "text report"),
+                      clEnumValN(OutputFormat::Json, "json",
+                                 "JSON report (docs/Report.md)")),
+           cl::init(OutputFormat::Mlir), cl::cat(stepCat));
+cl::opt<bool> timeline("timeline",
+                       cl::desc("Add the live-bytes timeline to the report"),
                        cl::init(false), cl::cat(stepCat));
-cl::opt<unsigned> topTensors("top-tensors", cl::desc("Tensors listed at the peak"),
+cl::opt<unsigned> topTensors("top-tensors",
+                             cl::desc("Tensors listed at the peak"),
                              cl::init(10), cl::cat(stepCat));
 
-cl::opt<bool> splitInputFile("split-input-file",
-                             cl::desc("Process each chunk of the input separately"),
-                             cl::init(false));
-cl::opt<bool> verifyDiagnostics("verify-diagnostics",
-                                cl::desc("Check expected-* diagnostics in the input"),
-                                cl::init(false));
+cl::opt<bool>
+    splitInputFile("split-input-file",
+                   cl::desc("Process each chunk of the input separately"),
+                   cl::init(false));
+cl::opt<bool>
+    verifyDiagnostics("verify-diagnostics",
+                      cl::desc("Check expected-* diagnostics in the input"),
+                      cl::init(false));
 
 /// A usage error: one line on stderr and exit code 2.
 [[noreturn]] void usageError(const llvm::Twine &message) {
@@ -141,7 +154,8 @@ void checkOptions() {
   if (lossName != "cross_entropy" && lossName != "mse")
     usageError("--loss must be cross_entropy or mse, got '" + lossName + "'");
   if (!vram::nn::parseFlopConvention(flopConvention))
-    usageError("--flops must be macs, flops or full, got '" + flopConvention + "'");
+    usageError("--flops must be macs, flops or full, got '" + flopConvention +
+               "'");
   if (weightDecay < 0)
     usageError("--weight-decay must be >= 0");
 }
@@ -159,7 +173,8 @@ std::string buildStepOptions() {
 }
 
 /// Runs the pipeline on `module` and writes IR or the report.
-LogicalResult processModule(ModuleOp module, const PassPipelineCLParser &passPipeline,
+LogicalResult processModule(ModuleOp module,
+                            const PassPipelineCLParser &passPipeline,
                             llvm::StringRef modelName, llvm::raw_ostream &os) {
   MLIRContext *ctx = module.getContext();
   PassManager pm(ctx, ModuleOp::getOperationName());
@@ -200,8 +215,9 @@ LogicalResult processModule(ModuleOp module, const PassPipelineCLParser &passPip
   options.timeline = timeline;
   options.topTensors = topTensors;
   return vram::writeReport(module, options,
-                           format == OutputFormat::Json ? vram::ReportFormat::Json
-                                                        : vram::ReportFormat::Text,
+                           format == OutputFormat::Json
+                               ? vram::ReportFormat::Json
+                               : vram::ReportFormat::Text,
                            os);
 }
 
@@ -220,7 +236,8 @@ LogicalResult processMlirBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
   auto sourceMgr = std::make_shared<llvm::SourceMgr>();
   sourceMgr->AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   auto run = [&]() -> LogicalResult {
-    OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(*sourceMgr, &context);
+    OwningOpRef<ModuleOp> module =
+        parseSourceFile<ModuleOp>(*sourceMgr, &context);
     if (!module)
       return failure();
     return processModule(*module, passPipeline, modelName, os);
@@ -340,7 +357,8 @@ int main(int argc, char **argv) {
 
   auto processChunk = [&](std::unique_ptr<llvm::MemoryBuffer> chunk,
                           llvm::MemoryBufferRef, llvm::raw_ostream &os) {
-    return processMlirBuffer(std::move(chunk), os, passPipeline, registry, stem);
+    return processMlirBuffer(std::move(chunk), os, passPipeline, registry,
+                             stem);
   };
   if (failed(splitAndProcessBuffer(std::move(file), processChunk, output->os(),
                                    splitInputFile ? kDefaultSplitMarker : "",

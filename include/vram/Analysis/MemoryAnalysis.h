@@ -29,7 +29,8 @@ enum class MemoryCategory {
   Activations, ///< saved for backward
   Gradients,   ///< parameter gradients (.grad)
   OptimizerState,
-  Temporaries, ///< everything else: outputs not kept, activation grads, workspaces
+  Temporaries, ///< everything else: outputs not kept, activation grads,
+               ///< workspaces
 };
 constexpr unsigned kNumMemoryCategories = 7;
 llvm::StringRef stringify(MemoryCategory category);

@@ -15,8 +15,8 @@
 namespace vram::onnx_import {
 
 struct OnnxImportOptions {
-  std::optional<int64_t> batch; ///< binds a symbolic dim named like a batch
-  std::optional<int64_t> seq;   ///< binds a symbolic dim named like a sequence
+  std::optional<int64_t> batch;  ///< binds a symbolic dim named like a batch
+  std::optional<int64_t> seq;    ///< binds a symbolic dim named like a sequence
   llvm::StringMap<int64_t> dims; ///< --dim NAME=VALUE
   std::vector<std::string> bufferPatterns; ///< --onnx-buffers= name patterns
 };

@@ -21,7 +21,7 @@ enum class ReportFormat { Text, Json };
 
 struct ReportOptions {
   std::string modelName;
-  std::string optimizer;          ///< "" when the step is inference
+  std::string optimizer; ///< "" when the step is inference
   std::string precision = "fp32";
   nn::FlopConvention flops = nn::FlopConvention::Flops;
   bool timeline = false;
@@ -31,7 +31,8 @@ struct ReportOptions {
 /// Writes the report of `module`: its `@step` (built by vram-build-step) or,
 /// failing that, its `@forward`. Fails with an MLIR error when the sizes
 /// overflow or the module holds no model.
-mlir::LogicalResult writeReport(mlir::ModuleOp module, const ReportOptions &options,
+mlir::LogicalResult writeReport(mlir::ModuleOp module,
+                                const ReportOptions &options,
                                 ReportFormat format, llvm::raw_ostream &os);
 
 } // namespace vram

@@ -6,7 +6,8 @@
 
 using namespace vram::nn;
 
-std::optional<FlopConvention> vram::nn::parseFlopConvention(llvm::StringRef name) {
+std::optional<FlopConvention>
+vram::nn::parseFlopConvention(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<FlopConvention>>(name)
       .Case("macs", FlopConvention::Macs)
       .Case("flops", FlopConvention::Flops)

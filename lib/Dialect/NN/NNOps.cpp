@@ -14,10 +14,10 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
-#include "llvm/Support/MathExtras.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace vram::nn;
@@ -29,9 +29,13 @@ using namespace vram::nn;
 namespace {
 using Conv = FlopConvention;
 
-RankedTensorType tensorOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+RankedTensorType tensorOf(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
 
-int64_t numel(Type type) { return cast<RankedTensorType>(type).getNumElements(); }
+int64_t numel(Type type) {
+  return cast<RankedTensorType>(type).getNumElements();
+}
 int64_t numel(Value v) { return numel(v.getType()); }
 
 /// Converts multiply-adds to the convention's unit for mm/conv/attention.
@@ -96,12 +100,15 @@ std::string shapeStr(ArrayRef<int64_t> shape) {
 }
 
 /// Whether a forward op with these operand flags records a backward node.
-bool anyRequiresGrad(ArrayRef<bool> flags) { return llvm::is_contained(flags, true); }
+bool anyRequiresGrad(ArrayRef<bool> flags) {
+  return llvm::is_contained(flags, true);
+}
 
 /// Row statistics of a normalization: the leading dims followed by ones.
 RankedTensorType statsType(RankedTensorType input, int64_t normalizedRank) {
   SmallVector<int64_t> shape(input.getShape());
-  for (int64_t i = shape.size() - normalizedRank; i < (int64_t)shape.size(); ++i)
+  for (int64_t i = shape.size() - normalizedRank; i < (int64_t)shape.size();
+       ++i)
     shape[i] = 1;
   return RankedTensorType::get(shape, Float32Type::get(input.getContext()));
 }
@@ -127,7 +134,8 @@ LogicalResult BufferOp::verify() {
 // nn.conv2d
 //===----------------------------------------------------------------------===//
 
-LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
@@ -136,8 +144,9 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
     return emitOptionalError(loc, "expects a 4-D NCHW input, got rank ",
                              input.getRank());
   if (weight.getRank() != 4)
-    return emitOptionalError(loc, "expects a 4-D weight [Cout, Cin/groups, kh, kw], got rank ",
-                             weight.getRank());
+    return emitOptionalError(
+        loc, "expects a 4-D weight [Cout, Cin/groups, kh, kw], got rank ",
+        weight.getRank());
   if (input.getElementType() != weight.getElementType())
     return emitOptionalError(loc, "input element type ", input.getElementType(),
                              " does not match weight element type ",
@@ -168,12 +177,13 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   }
   SmallVector<int64_t> shape = {input.getDimSize(0), cout};
   for (int i = 0; i < 2; ++i) {
-    int64_t out = windowOutputSize(input.getDimSize(2 + i), weight.getDimSize(2 + i),
-                                   adaptor.getStrides()[i], adaptor.getPadding()[i],
-                                   adaptor.getDilation()[i], false);
+    int64_t out =
+        windowOutputSize(input.getDimSize(2 + i), weight.getDimSize(2 + i),
+                         adaptor.getStrides()[i], adaptor.getPadding()[i],
+                         adaptor.getDilation()[i], false);
     if (out < 1)
-      return emitOptionalError(loc, "kernel does not fit the padded input (spatial dim ",
-                               i, ")");
+      return emitOptionalError(
+          loc, "kernel does not fit the padded input (spatial dim ", i, ")");
     shape.push_back(out);
   }
   results.push_back(RankedTensorType::get(shape, input.getElementType()));
@@ -195,14 +205,15 @@ int64_t Conv2dOp::getFlops(FlopConvention c, bool) {
 
 int64_t Conv2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
   int64_t macs = convMacs(*this);
-  int64_t flops = (needs[0] ? fromMacs(c, macs) : 0) +
-                  (needs[1] ? fromMacs(c, macs) : 0);
+  int64_t flops =
+      (needs[0] ? fromMacs(c, macs) : 0) + (needs[1] ? fromMacs(c, macs) : 0);
   if (c == Conv::Full && getBias() && needs.size() > 2 && needs[2])
     flops += numel(getOutput());
   return flops;
 }
 
-void Conv2dOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void Conv2dOp::getSavedTensors(ArrayRef<bool>,
+                               SmallVectorImpl<SavedTensor> &saved) {
   // convolution_backward needs input and weight whatever requires grad.
   saved.push_back(SavedTensor::operand(0));
   saved.push_back(SavedTensor::operand(1));
@@ -212,7 +223,8 @@ void Conv2dOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &sav
 // nn.linear / nn.matmul / nn.bmm
 //===----------------------------------------------------------------------===//
 
-LogicalResult LinearOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
@@ -260,8 +272,8 @@ int64_t LinearOp::getFlops(FlopConvention c, bool) {
 
 int64_t LinearOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
   int64_t macs = linearMacs(*this);
-  int64_t flops = (needs[0] ? fromMacs(c, macs) : 0) +
-                  (needs[1] ? fromMacs(c, macs) : 0);
+  int64_t flops =
+      (needs[0] ? fromMacs(c, macs) : 0) + (needs[1] ? fromMacs(c, macs) : 0);
   if (c == Conv::Full && getBias() && needs.size() > 2 && needs[2])
     flops += numel(getOutput());
   return flops;
@@ -276,7 +288,8 @@ void LinearOp::getSavedTensors(ArrayRef<bool> needs,
     saved.push_back(SavedTensor::operand(1));
 }
 
-LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
   auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
@@ -284,17 +297,20 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   if (lhs.getRank() < 2 || rhs.getRank() < 2)
     return emitOptionalError(loc, "expects operands of rank >= 2");
   if (lhs.getElementType() != rhs.getElementType())
-    return emitOptionalError(loc, "element types differ: ", lhs.getElementType(),
+    return emitOptionalError(loc,
+                             "element types differ: ", lhs.getElementType(),
                              " vs ", rhs.getElementType());
   int64_t k = lhs.getShape().back();
   if (rhs.getShape()[rhs.getRank() - 2] != k)
     return emitOptionalError(loc, "contraction mismatch: lhs has ", k,
-                             " columns, rhs has ", rhs.getShape()[rhs.getRank() - 2],
-                             " rows");
-  auto batch = broadcastShapes(lhs.getShape().drop_back(2), rhs.getShape().drop_back(2));
+                             " columns, rhs has ",
+                             rhs.getShape()[rhs.getRank() - 2], " rows");
+  auto batch =
+      broadcastShapes(lhs.getShape().drop_back(2), rhs.getShape().drop_back(2));
   if (failed(batch))
-    return emitOptionalError(loc, "batch dimensions do not broadcast: ",
-                             shapeStr(lhs.getShape()), " vs ", shapeStr(rhs.getShape()));
+    return emitOptionalError(
+        loc, "batch dimensions do not broadcast: ", shapeStr(lhs.getShape()),
+        " vs ", shapeStr(rhs.getShape()));
   SmallVector<int64_t> shape = *batch;
   shape.push_back(lhs.getShape()[lhs.getRank() - 2]);
   shape.push_back(rhs.getShape().back());
@@ -313,7 +329,8 @@ int64_t MatmulOp::getFlops(FlopConvention c, bool) {
 
 int64_t MatmulOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
   int64_t macs = matmulMacs(getLhs(), getOutput());
-  return (needs[0] ? fromMacs(c, macs) : 0) + (needs[1] ? fromMacs(c, macs) : 0);
+  return (needs[0] ? fromMacs(c, macs) : 0) +
+         (needs[1] ? fromMacs(c, macs) : 0);
 }
 
 void MatmulOp::getSavedTensors(ArrayRef<bool> needs,
@@ -324,7 +341,8 @@ void MatmulOp::getSavedTensors(ArrayRef<bool> needs,
     saved.push_back(SavedTensor::operand(1));
 }
 
-LogicalResult BmmOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult BmmOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
                                       Adaptor adaptor,
                                       SmallVectorImpl<Type> &results) {
   auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
@@ -332,7 +350,8 @@ LogicalResult BmmOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
   if (lhs.getRank() != 3 || rhs.getRank() != 3)
     return emitOptionalError(loc, "expects rank-3 operands");
   if (lhs.getElementType() != rhs.getElementType())
-    return emitOptionalError(loc, "element types differ: ", lhs.getElementType(),
+    return emitOptionalError(loc,
+                             "element types differ: ", lhs.getElementType(),
                              " vs ", rhs.getElementType());
   if (lhs.getDimSize(0) != rhs.getDimSize(0))
     return emitOptionalError(loc, "batch sizes differ: ", lhs.getDimSize(0),
@@ -353,10 +372,12 @@ int64_t BmmOp::getFlops(FlopConvention c, bool) {
 
 int64_t BmmOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
   int64_t macs = matmulMacs(getLhs(), getOutput());
-  return (needs[0] ? fromMacs(c, macs) : 0) + (needs[1] ? fromMacs(c, macs) : 0);
+  return (needs[0] ? fromMacs(c, macs) : 0) +
+         (needs[1] ? fromMacs(c, macs) : 0);
 }
 
-void BmmOp::getSavedTensors(ArrayRef<bool> needs, SmallVectorImpl<SavedTensor> &saved) {
+void BmmOp::getSavedTensors(ArrayRef<bool> needs,
+                            SmallVectorImpl<SavedTensor> &saved) {
   if (needs[1])
     saved.push_back(SavedTensor::operand(0));
   if (needs[0])
@@ -378,11 +399,13 @@ static LogicalResult checkChannelVector(std::optional<Location> loc, Value v,
                              shapeStr(t.getShape()));
   if (t.getElementType() != elementType)
     return emitOptionalError(loc, what, " element type ", t.getElementType(),
-                             " does not match input element type ", elementType);
+                             " does not match input element type ",
+                             elementType);
   return success();
 }
 
-LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
@@ -392,8 +415,10 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   Type et = input.getElementType();
   if (failed(checkChannelVector(loc, adaptor.getWeight(), "weight", c, et)) ||
       failed(checkChannelVector(loc, adaptor.getBias(), "bias", c, et)) ||
-      failed(checkChannelVector(loc, adaptor.getRunningMean(), "running_mean", c, et)) ||
-      failed(checkChannelVector(loc, adaptor.getRunningVar(), "running_var", c, et)))
+      failed(checkChannelVector(loc, adaptor.getRunningMean(), "running_mean",
+                                c, et)) ||
+      failed(checkChannelVector(loc, adaptor.getRunningVar(), "running_var", c,
+                                et)))
     return failure();
   results.push_back(input);
   return success();
@@ -421,7 +446,8 @@ int64_t BatchNormOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? getFlops(c, true) : 0;
 }
 
-void BatchNormOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void BatchNormOp::getSavedTensors(ArrayRef<bool>,
+                                  SmallVectorImpl<SavedTensor> &saved) {
   // native_batch_norm_backward: input, weight, running stats (persistent) and
   // the per-channel batch mean and inverse std, always fp32.
   for (unsigned i = 0, e = getNumOperands(); i < e; ++i)
@@ -434,7 +460,8 @@ void BatchNormOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &
 
 static LogicalResult checkNormalizedShape(std::optional<Location> loc,
                                           RankedTensorType input, Value v,
-                                          StringRef what, int64_t normalizedRank) {
+                                          StringRef what,
+                                          int64_t normalizedRank) {
   if (!v)
     return success();
   auto t = cast<RankedTensorType>(v.getType());
@@ -449,15 +476,17 @@ static LogicalResult checkNormalizedShape(std::optional<Location> loc,
   return success();
 }
 
-LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   int64_t k = adaptor.getNormalizedRank();
   if (k < 1 || k > input.getRank())
-    return emitOptionalError(loc, "normalized_rank must be in [1, ", input.getRank(),
-                             "], got ", k);
-  if (failed(checkNormalizedShape(loc, input, adaptor.getWeight(), "weight", k)) ||
+    return emitOptionalError(loc, "normalized_rank must be in [1, ",
+                             input.getRank(), "], got ", k);
+  if (failed(
+          checkNormalizedShape(loc, input, adaptor.getWeight(), "weight", k)) ||
       failed(checkNormalizedShape(loc, input, adaptor.getBias(), "bias", k)))
     return failure();
   results.push_back(input);
@@ -474,7 +503,8 @@ int64_t LayerNormOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? getFlops(c, true) : 0;
 }
 
-void LayerNormOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void LayerNormOp::getSavedTensors(ArrayRef<bool>,
+                                  SmallVectorImpl<SavedTensor> &saved) {
   for (unsigned i = 0, e = getNumOperands(); i < e; ++i)
     saved.push_back(SavedTensor::operand(i));
   auto stats = statsType(tensorOf(getInput()), getNormalizedRank());
@@ -482,15 +512,17 @@ void LayerNormOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &
   saved.push_back(SavedTensor::extra(stats, "rstd"));
 }
 
-LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   int64_t k = adaptor.getNormalizedRank();
   if (k < 1 || k > input.getRank())
-    return emitOptionalError(loc, "normalized_rank must be in [1, ", input.getRank(),
-                             "], got ", k);
-  if (failed(checkNormalizedShape(loc, input, adaptor.getWeight(), "weight", k)))
+    return emitOptionalError(loc, "normalized_rank must be in [1, ",
+                             input.getRank(), "], got ", k);
+  if (failed(
+          checkNormalizedShape(loc, input, adaptor.getWeight(), "weight", k)))
     return failure();
   results.push_back(input);
   return success();
@@ -507,14 +539,16 @@ int64_t RmsNormOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? getFlops(c, true) : 0;
 }
 
-void RmsNormOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void RmsNormOp::getSavedTensors(ArrayRef<bool>,
+                                SmallVectorImpl<SavedTensor> &saved) {
   for (unsigned i = 0, e = getNumOperands(); i < e; ++i)
     saved.push_back(SavedTensor::operand(i));
   saved.push_back(SavedTensor::extra(
       statsType(tensorOf(getInput()), getNormalizedRank()), "rstd"));
 }
 
-LogicalResult GroupNormOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult GroupNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
@@ -522,7 +556,8 @@ LogicalResult GroupNormOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
     return emitOptionalError(loc, "expects an input of rank >= 2 (N, C, ...)");
   int64_t c = input.getDimSize(1), g = adaptor.getNumGroups();
   if (g < 1 || c % g)
-    return emitOptionalError(loc, "num_groups (", g, ") must divide channels (", c, ")");
+    return emitOptionalError(loc, "num_groups (", g, ") must divide channels (",
+                             c, ")");
   Type et = input.getElementType();
   if (failed(checkChannelVector(loc, adaptor.getWeight(), "weight", c, et)) ||
       failed(checkChannelVector(loc, adaptor.getBias(), "bias", c, et)))
@@ -541,7 +576,8 @@ int64_t GroupNormOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? getFlops(c, true) : 0;
 }
 
-void GroupNormOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void GroupNormOp::getSavedTensors(ArrayRef<bool>,
+                                  SmallVectorImpl<SavedTensor> &saved) {
   for (unsigned i = 0, e = getNumOperands(); i < e; ++i)
     saved.push_back(SavedTensor::operand(i));
   auto stat = RankedTensorType::get(
@@ -558,8 +594,8 @@ void GroupNormOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &
 // Activations: under `full`, one FLOP per element; nothing under the other
 // conventions (fvcore ignores them, flop_counter counts only mm/conv/sdpa).
 #define NN_ELEMENTWISE_FLOPS(OP, PER_ELEMENT)                                  \
-  int64_t OP::getFlops(FlopConvention c, bool) {                        \
-    return c == Conv::Full ? (PER_ELEMENT) * numel(getInput()) : 0;            \
+  int64_t OP::getFlops(FlopConvention c, bool) {                               \
+    return c == Conv::Full ? (PER_ELEMENT)*numel(getInput()) : 0;              \
   }
 
 NN_ELEMENTWISE_FLOPS(ReluOp, 1)
@@ -580,25 +616,31 @@ NN_ELEMENTWISE_FLOPS(SoftmaxOp, 3)
 NN_ELEMENTWISE_FLOPS(LogSoftmaxOp, 3)
 #undef NN_ELEMENTWISE_FLOPS
 
-void ReluOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void ReluOp::getSavedTensors(ArrayRef<bool>,
+                             SmallVectorImpl<SavedTensor> &saved) {
   // threshold_backward(grad, result): relu_ saves the mutated tensor itself.
   saved.push_back(SavedTensor::result(0));
 }
 
-void Relu6Op::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void Relu6Op::getSavedTensors(ArrayRef<bool>,
+                              SmallVectorImpl<SavedTensor> &saved) {
   // hardtanh_backward uses self; the in-place form hardtanh_ uses its result.
-  saved.push_back(getInplace() ? SavedTensor::result(0) : SavedTensor::operand(0));
+  saved.push_back(getInplace() ? SavedTensor::result(0)
+                               : SavedTensor::operand(0));
 }
 
-void SiluOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void SiluOp::getSavedTensors(ArrayRef<bool>,
+                             SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::operand(0));
 }
 
-void HardswishOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void HardswishOp::getSavedTensors(ArrayRef<bool>,
+                                  SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::operand(0));
 }
 
-void HardsigmoidOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void HardsigmoidOp::getSavedTensors(ArrayRef<bool>,
+                                    SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::operand(0));
 }
 
@@ -609,39 +651,48 @@ LogicalResult GeluOp::verify() {
   return success();
 }
 
-void PowOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void PowOp::getSavedTensors(ArrayRef<bool>,
+                            SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::operand(0));
 }
 
 void NegOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
 
-void GeluOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void GeluOp::getSavedTensors(ArrayRef<bool>,
+                             SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::operand(0));
 }
 
-void SigmoidOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void SigmoidOp::getSavedTensors(ArrayRef<bool>,
+                                SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::result(0));
 }
 
-void TanhOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void TanhOp::getSavedTensors(ArrayRef<bool>,
+                             SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::result(0));
 }
 
 static LogicalResult verifySoftmaxDim(Operation *op, int64_t dim) {
   int64_t rank = cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
   if (normalizeDim(dim, rank) < 0)
-    return op->emitOpError("dim ") << dim << " is out of range for rank " << rank;
+    return op->emitOpError("dim ")
+           << dim << " is out of range for rank " << rank;
   return success();
 }
 
 LogicalResult SoftmaxOp::verify() { return verifySoftmaxDim(*this, getDim()); }
-LogicalResult LogSoftmaxOp::verify() { return verifySoftmaxDim(*this, getDim()); }
+LogicalResult LogSoftmaxOp::verify() {
+  return verifySoftmaxDim(*this, getDim());
+}
 
-void SoftmaxOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void SoftmaxOp::getSavedTensors(ArrayRef<bool>,
+                                SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::result(0));
 }
 
-void LogSoftmaxOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void LogSoftmaxOp::getSavedTensors(ArrayRef<bool>,
+                                   SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::result(0));
 }
 
@@ -657,19 +708,25 @@ Value DropoutOp::getAliasedOperand(unsigned) {
   return (getInplace() || getP().convertToDouble() == 0) ? getInput() : Value();
 }
 
-bool DropoutOp::isGradPassthrough(unsigned) { return getP().convertToDouble() == 0; }
-
-int64_t DropoutOp::getFlops(FlopConvention c, bool training) {
-  return (c == Conv::Full && training && getP().convertToDouble() > 0) ? numel(getInput()) : 0;
+bool DropoutOp::isGradPassthrough(unsigned) {
+  return getP().convertToDouble() == 0;
 }
 
-void DropoutOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+int64_t DropoutOp::getFlops(FlopConvention c, bool training) {
+  return (c == Conv::Full && training && getP().convertToDouble() > 0)
+             ? numel(getInput())
+             : 0;
+}
+
+void DropoutOp::getSavedTensors(ArrayRef<bool>,
+                                SmallVectorImpl<SavedTensor> &saved) {
   if (getP().convertToDouble() == 0 || getP().convertToDouble() == 1)
     return;
   // CUDA keeps a bool mask, one byte per element.
   auto input = tensorOf(getInput());
   saved.push_back(SavedTensor::extra(
-      RankedTensorType::get(input.getShape(), IntegerType::get(getContext(), 1)),
+      RankedTensorType::get(input.getShape(),
+                            IntegerType::get(getContext(), 1)),
       "mask"));
 }
 
@@ -680,33 +737,34 @@ static LogicalResult inferBinary(std::optional<Location> loc,
   auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
   auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
   if (lhs.getElementType() != rhs.getElementType())
-    return emitOptionalError(loc, "element types differ: ", lhs.getElementType(),
+    return emitOptionalError(loc,
+                             "element types differ: ", lhs.getElementType(),
                              " vs ", rhs.getElementType());
   auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
   if (failed(shape))
-    return emitOptionalError(loc, "shapes do not broadcast: ", shapeStr(lhs.getShape()),
-                             " vs ", shapeStr(rhs.getShape()));
+    return emitOptionalError(
+        loc, "shapes do not broadcast: ", shapeStr(lhs.getShape()), " vs ",
+        shapeStr(rhs.getShape()));
   results.push_back(RankedTensorType::get(*shape, lhs.getElementType()));
   return success();
 }
 
-template <typename BinaryOp>
-static LogicalResult verifyBinary(BinaryOp op) {
+template <typename BinaryOp> static LogicalResult verifyBinary(BinaryOp op) {
   if (op.getInplace() && tensorOf(op.getOutput()) != tensorOf(op.getLhs()))
-    return op.emitOpError("in place needs the result to have the lhs shape, got ")
+    return op.emitOpError(
+               "in place needs the result to have the lhs shape, got ")
            << op.getOutput().getType() << " for lhs " << op.getLhs().getType();
   return success();
 }
 
 #define NN_BINARY_OP(OP)                                                       \
-  LogicalResult OP::inferReturnTypes(MLIRContext *,                            \
-                                     std::optional<Location> loc,              \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &results) {         \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &results) {                                        \
     return inferBinary<OP>(loc, adaptor, results);                             \
   }                                                                            \
   LogicalResult OP::verify() { return verifyBinary(*this); }                   \
-  int64_t OP::getFlops(FlopConvention c, bool) {                        \
+  int64_t OP::getFlops(FlopConvention c, bool) {                               \
     return c == Conv::Full ? numel(getOutput()) : 0;                           \
   }
 
@@ -734,7 +792,8 @@ bool DivOp::isGradPassthrough(unsigned) { return false; }
 void AddOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
 void SubOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
 
-void MulOp::getSavedTensors(ArrayRef<bool> needs, SmallVectorImpl<SavedTensor> &saved) {
+void MulOp::getSavedTensors(ArrayRef<bool> needs,
+                            SmallVectorImpl<SavedTensor> &saved) {
   // d(a*b)/da = b, d(a*b)/db = a.
   if (needs[0])
     saved.push_back(SavedTensor::operand(1));
@@ -742,7 +801,8 @@ void MulOp::getSavedTensors(ArrayRef<bool> needs, SmallVectorImpl<SavedTensor> &
     saved.push_back(SavedTensor::operand(0));
 }
 
-void DivOp::getSavedTensors(ArrayRef<bool> needs, SmallVectorImpl<SavedTensor> &saved) {
+void DivOp::getSavedTensors(ArrayRef<bool> needs,
+                            SmallVectorImpl<SavedTensor> &saved) {
   // d(a/b)/da = 1/b; d(a/b)/db = -a/b^2.
   if (needs[1])
     saved.push_back(SavedTensor::operand(0));
@@ -754,11 +814,12 @@ void DivOp::getSavedTensors(ArrayRef<bool> needs, SmallVectorImpl<SavedTensor> &
 // Pooling
 //===----------------------------------------------------------------------===//
 
-static LogicalResult inferPool(std::optional<Location> loc, RankedTensorType input,
-                               ArrayRef<int64_t> kernel,
+static LogicalResult inferPool(std::optional<Location> loc,
+                               RankedTensorType input, ArrayRef<int64_t> kernel,
                                std::optional<ArrayRef<int64_t>> strides,
-                               ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation,
-                               bool ceilMode, SmallVectorImpl<Type> &results) {
+                               ArrayRef<int64_t> padding,
+                               ArrayRef<int64_t> dilation, bool ceilMode,
+                               SmallVectorImpl<Type> &results) {
   if (input.getRank() != 4)
     return emitOptionalError(loc, "expects a 4-D NCHW input, got rank ",
                              input.getRank());
@@ -771,7 +832,8 @@ static LogicalResult inferPool(std::optional<Location> loc, RankedTensorType inp
   for (int i = 0; i < 2; ++i) {
     if (2 * padding[i] > kernel[i])
       return emitOptionalError(loc, "padding (", padding[i],
-                               ") must be at most half the kernel size (", kernel[i], ")");
+                               ") must be at most half the kernel size (",
+                               kernel[i], ")");
     int64_t stride = strides ? (*strides)[i] : kernel[i];
     int64_t out = windowOutputSize(input.getDimSize(2 + i), kernel[i], stride,
                                    padding[i], dilation[i], ceilMode);
@@ -783,7 +845,8 @@ static LogicalResult inferPool(std::optional<Location> loc, RankedTensorType inp
   return success();
 }
 
-LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
   return inferPool(loc, cast<RankedTensorType>(adaptor.getInput().getType()),
@@ -803,7 +866,8 @@ int64_t MaxPool2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? numel(getOutput()) : 0;
 }
 
-void MaxPool2dOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void MaxPool2dOp::getSavedTensors(ArrayRef<bool>,
+                                  SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::operand(0));
   saved.push_back(SavedTensor::extra(
       RankedTensorType::get(tensorOf(getOutput()).getShape(),
@@ -811,13 +875,15 @@ void MaxPool2dOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &
       "indices"));
 }
 
-LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
   SmallVector<int64_t, 2> noDilation = {1, 1};
   return inferPool(loc, cast<RankedTensorType>(adaptor.getInput().getType()),
                    adaptor.getKernelSize(), adaptor.getStrides(),
-                   adaptor.getPadding(), noDilation, adaptor.getCeilMode(), results);
+                   adaptor.getPadding(), noDilation, adaptor.getCeilMode(),
+                   results);
 }
 
 int64_t AvgPool2dOp::getFlops(FlopConvention c, bool) {
@@ -831,14 +897,14 @@ int64_t AvgPool2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? numel(getInput()) : 0;
 }
 
-void AvgPool2dOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void AvgPool2dOp::getSavedTensors(ArrayRef<bool>,
+                                  SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::operand(0));
 }
 
-LogicalResult AdaptiveAvgPool2dOp::inferReturnTypes(MLIRContext *,
-                                                    std::optional<Location> loc,
-                                                    Adaptor adaptor,
-                                                    SmallVectorImpl<Type> &results) {
+LogicalResult AdaptiveAvgPool2dOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   if (input.getRank() != 4)
     return emitOptionalError(loc, "expects a 4-D NCHW input, got rank ",
@@ -857,7 +923,8 @@ int64_t AdaptiveAvgPool2dOp::getFlops(FlopConvention c, bool) {
   return c == Conv::Flops ? 0 : numel(getInput());
 }
 
-int64_t AdaptiveAvgPool2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+int64_t AdaptiveAvgPool2dOp::getBackwardFlops(FlopConvention c,
+                                              ArrayRef<bool>) {
   return c == Conv::Full ? numel(getInput()) : 0;
 }
 
@@ -870,7 +937,8 @@ void AdaptiveAvgPool2dOp::getSavedTensors(ArrayRef<bool>,
   saved.push_back(SavedTensor::operand(0));
 }
 
-LogicalResult MeanOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult MeanOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &results) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
@@ -881,7 +949,8 @@ LogicalResult MeanOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
   for (int64_t d : adaptor.getDims()) {
     int64_t n = normalizeDim(d, rank);
     if (n < 0)
-      return emitOptionalError(loc, "dim ", d, " is out of range for rank ", rank);
+      return emitOptionalError(loc, "dim ", d, " is out of range for rank ",
+                               rank);
     if (reduced[n])
       return emitOptionalError(loc, "dim ", d, " is listed twice");
     reduced[n] = true;
@@ -915,16 +984,19 @@ void MeanOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {
 // Embedding, attention, concat
 //===----------------------------------------------------------------------===//
 
-LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
   auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
   auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
   if (weight.getRank() != 2)
-    return emitOptionalError(loc, "expects a 2-D weight [num_embeddings, dim], got rank ",
-                             weight.getRank());
+    return emitOptionalError(
+        loc, "expects a 2-D weight [num_embeddings, dim], got rank ",
+        weight.getRank());
   if (auto pad = adaptor.getPaddingIdx())
-    if (int64_t p = *pad; p < -weight.getDimSize(0) || p >= weight.getDimSize(0))
+    if (int64_t p = *pad;
+        p < -weight.getDimSize(0) || p >= weight.getDimSize(0))
       return emitOptionalError(loc, "padding_idx ", p, " is out of range");
   SmallVector<int64_t> shape(indices.getShape());
   shape.push_back(weight.getDimSize(1));
@@ -939,7 +1011,8 @@ int64_t EmbeddingOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? numel(getOutput()) : 0;
 }
 
-void EmbeddingOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void EmbeddingOp::getSavedTensors(ArrayRef<bool>,
+                                  SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::operand(1));
 }
 
@@ -949,8 +1022,10 @@ LogicalResult ScaledDotProductAttentionOp::inferReturnTypes(
   auto q = cast<RankedTensorType>(adaptor.getQuery().getType());
   auto k = cast<RankedTensorType>(adaptor.getKey().getType());
   auto v = cast<RankedTensorType>(adaptor.getValue().getType());
-  if (q.getRank() < 2 || q.getRank() != k.getRank() || q.getRank() != v.getRank())
-    return emitOptionalError(loc, "query, key and value must have the same rank >= 2");
+  if (q.getRank() < 2 || q.getRank() != k.getRank() ||
+      q.getRank() != v.getRank())
+    return emitOptionalError(
+        loc, "query, key and value must have the same rank >= 2");
   if (q.getElementType() != k.getElementType() ||
       q.getElementType() != v.getElementType())
     return emitOptionalError(loc, "query, key and value element types differ");
@@ -973,7 +1048,8 @@ LogicalResult ScaledDotProductAttentionOp::inferReturnTypes(
 LogicalResult ScaledDotProductAttentionOp::verify() {
   StringRef b = getBackend();
   if (b != "flash" && b != "efficient" && b != "math")
-    return emitOpError("backend must be \"flash\", \"efficient\" or \"math\", got \"")
+    return emitOpError(
+               "backend must be \"flash\", \"efficient\" or \"math\", got \"")
            << b << "\"";
   if (Value mask = getMask()) {
     // PyTorch: a bool mask or one of the query's dtype, broadcastable to the
@@ -983,7 +1059,8 @@ LogicalResult ScaledDotProductAttentionOp::verify() {
     auto q = tensorOf(getQuery()), m = tensorOf(mask);
     if (!m.getElementType().isInteger(1) &&
         m.getElementType() != q.getElementType())
-      return emitOpError("mask element type must be i1 or the query element type ")
+      return emitOpError(
+                 "mask element type must be i1 or the query element type ")
              << q.getElementType() << ", got " << m.getElementType();
     SmallVector<int64_t> scores(q.getShape());
     scores.back() = tensorOf(getKey()).getShape().drop_back().back();
@@ -991,7 +1068,8 @@ LogicalResult ScaledDotProductAttentionOp::verify() {
     if (failed(shape) || ArrayRef<int64_t>(*shape) != ArrayRef<int64_t>(scores))
       return emitOpError("mask ")
              << shapeStr(m.getShape())
-             << " does not broadcast to the attention scores " << shapeStr(scores);
+             << " does not broadcast to the attention scores "
+             << shapeStr(scores);
   }
   return success();
 }
@@ -1004,7 +1082,8 @@ static int64_t attentionMacs(ScaledDotProductAttentionOp op, int64_t qkFactor,
   int64_t r = q.getRank();
   int64_t batch = numel(q) / (q.getDimSize(r - 1) * q.getDimSize(r - 2));
   int64_t l = q.getDimSize(r - 2), s = k.getDimSize(r - 2);
-  return batch * l * s * (qkFactor * q.getDimSize(r - 1) + vFactor * v.getDimSize(r - 1));
+  return batch * l * s *
+         (qkFactor * q.getDimSize(r - 1) + vFactor * v.getDimSize(r - 1));
 }
 
 int64_t ScaledDotProductAttentionOp::getFlops(FlopConvention c, bool) {
@@ -1014,14 +1093,15 @@ int64_t ScaledDotProductAttentionOp::getFlops(FlopConvention c, bool) {
   return fromMacs(c, attentionMacs(*this, 1, 1));
 }
 
-int64_t ScaledDotProductAttentionOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+int64_t ScaledDotProductAttentionOp::getBackwardFlops(FlopConvention c,
+                                                      ArrayRef<bool>) {
   if (c == Conv::Macs)
     return 0;
   return fromMacs(c, attentionMacs(*this, 3, 2));
 }
 
-void ScaledDotProductAttentionOp::getSavedTensors(ArrayRef<bool>,
-                                                  SmallVectorImpl<SavedTensor> &saved) {
+void ScaledDotProductAttentionOp::getSavedTensors(
+    ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
   auto q = tensorOf(getQuery()), k = tensorOf(getKey());
   int64_t r = q.getRank();
   if (getMask())
@@ -1042,12 +1122,14 @@ void ScaledDotProductAttentionOp::getSavedTensors(ArrayRef<bool>,
   for (unsigned i = 0; i < 3; ++i)
     saved.push_back(SavedTensor::operand(i));
   saved.push_back(SavedTensor::result(0));
-  saved.push_back(SavedTensor::extra(
-      RankedTensorType::get(q.getShape().drop_back(), Float32Type::get(getContext())),
-      "logsumexp"));
+  saved.push_back(
+      SavedTensor::extra(RankedTensorType::get(q.getShape().drop_back(),
+                                               Float32Type::get(getContext())),
+                         "logsumexp"));
 }
 
-LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
   if (adaptor.getInputs().empty())
@@ -1055,7 +1137,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   auto first = cast<RankedTensorType>(adaptor.getInputs().front().getType());
   int64_t dim = normalizeDim(adaptor.getDim(), first.getRank());
   if (dim < 0)
-    return emitOptionalError(loc, "dim ", static_cast<int64_t>(adaptor.getDim()),
+    return emitOptionalError(loc, "dim ",
+                             static_cast<int64_t>(adaptor.getDim()),
                              " is out of range for rank ", first.getRank());
   SmallVector<int64_t> shape(first.getShape());
   shape[dim] = 0;
@@ -1078,18 +1161,21 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
 
 int64_t ConcatOp::getFlops(FlopConvention, bool) { return 0; }
 int64_t ConcatOp::getBackwardFlops(FlopConvention, ArrayRef<bool>) { return 0; }
-void ConcatOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
+void ConcatOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {
+}
 
-LogicalResult PadOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult PadOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
                                       Adaptor adaptor,
                                       SmallVectorImpl<Type> &results) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   int64_t rank = input.getRank();
   ArrayRef<int64_t> low = adaptor.getLow(), high = adaptor.getHigh();
   if ((int64_t)low.size() != rank || (int64_t)high.size() != rank)
-    return emitOptionalError(loc, "low and high must have one value per "
-                             "dimension (", rank, "), got ", low.size(), " and ",
-                             high.size());
+    return emitOptionalError(loc,
+                             "low and high must have one value per "
+                             "dimension (",
+                             rank, "), got ", low.size(), " and ", high.size());
   SmallVector<int64_t> shape(input.getShape());
   for (int64_t i = 0; i < rank; ++i) {
     if (low[i] < 0 || high[i] < 0)
@@ -1111,11 +1197,13 @@ void PadOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {
 
 int64_t ContiguousOp::getFlops(FlopConvention, bool) { return 0; }
 bool ContiguousOp::isGradPassthrough(unsigned) { return true; }
-void ContiguousOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {
+void ContiguousOp::getSavedTensors(ArrayRef<bool>,
+                                   SmallVectorImpl<SavedTensor> &) {
   // CloneBackward hands the gradient through.
 }
 
-LogicalResult MaskedFillOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult MaskedFillOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
                                              Adaptor adaptor,
                                              SmallVectorImpl<Type> &results) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
@@ -1139,7 +1227,8 @@ int64_t MaskedFillOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? numel(getOutput()) : 0;
 }
 
-void MaskedFillOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void MaskedFillOp::getSavedTensors(ArrayRef<bool>,
+                                   SmallVectorImpl<SavedTensor> &saved) {
   // grad.masked_fill(mask, 0) needs only the mask.
   saved.push_back(SavedTensor::operand(1));
 }
@@ -1158,7 +1247,8 @@ LogicalResult ReshapeOp::verify() {
   return success();
 }
 
-LogicalResult FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult FlattenOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
   auto in = cast<RankedTensorType>(adaptor.getInput().getType());
@@ -1166,11 +1256,11 @@ LogicalResult FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   int64_t start = normalizeDim(adaptor.getStartDim(), rank);
   int64_t end = normalizeDim(adaptor.getEndDim(), rank);
   if (start < 0 || end < 0 || start > end)
-    return emitOptionalError(loc, "invalid dims start_dim=",
-                             static_cast<int64_t>(adaptor.getStartDim()),
-                             " end_dim=", static_cast<int64_t>(adaptor.getEndDim()),
-                             " for rank ",
-                             in.getRank());
+    return emitOptionalError(
+        loc,
+        "invalid dims start_dim=", static_cast<int64_t>(adaptor.getStartDim()),
+        " end_dim=", static_cast<int64_t>(adaptor.getEndDim()), " for rank ",
+        in.getRank());
   SmallVector<int64_t> shape;
   for (int64_t i = 0; i < start; ++i)
     shape.push_back(in.getDimSize(i));
@@ -1184,15 +1274,17 @@ LogicalResult FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   return success();
 }
 
-LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
   auto in = cast<RankedTensorType>(adaptor.getInput().getType());
   int64_t d0 = normalizeDim(adaptor.getDim0(), in.getRank());
   int64_t d1 = normalizeDim(adaptor.getDim1(), in.getRank());
   if (d0 < 0 || d1 < 0)
-    return emitOptionalError(loc, "dims (", static_cast<int64_t>(adaptor.getDim0()),
-                             ", ", static_cast<int64_t>(adaptor.getDim1()),
+    return emitOptionalError(loc, "dims (",
+                             static_cast<int64_t>(adaptor.getDim0()), ", ",
+                             static_cast<int64_t>(adaptor.getDim1()),
                              ") are out of range for rank ", in.getRank());
   SmallVector<int64_t> shape(in.getShape());
   std::swap(shape[d0], shape[d1]);
@@ -1200,14 +1292,15 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   return success();
 }
 
-LogicalResult PermuteOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult PermuteOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
   auto in = cast<RankedTensorType>(adaptor.getInput().getType());
   ArrayRef<int64_t> dims = adaptor.getDims();
   if ((int64_t)dims.size() != in.getRank())
-    return emitOptionalError(loc, "dims has ", dims.size(), " entries for rank ",
-                             in.getRank());
+    return emitOptionalError(loc, "dims has ", dims.size(),
+                             " entries for rank ", in.getRank());
   SmallVector<bool> seen(in.getRank(), false);
   SmallVector<int64_t> shape;
   for (int64_t d : dims) {
@@ -1221,13 +1314,15 @@ LogicalResult PermuteOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   return success();
 }
 
-LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &results) {
   auto in = cast<RankedTensorType>(adaptor.getInput().getType());
   int64_t dim = normalizeDim(adaptor.getDim(), in.getRank());
   if (dim < 0)
-    return emitOptionalError(loc, "dim ", static_cast<int64_t>(adaptor.getDim()),
+    return emitOptionalError(loc, "dim ",
+                             static_cast<int64_t>(adaptor.getDim()),
                              " is out of range for rank ", in.getRank());
   int64_t size = in.getDimSize(dim), step = adaptor.getStep();
   if (step < 1)
@@ -1237,7 +1332,8 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> l
       i += size;
     return std::clamp<int64_t>(i, 0, size);
   };
-  int64_t start = clampIndex(adaptor.getStart()), end = clampIndex(adaptor.getEnd());
+  int64_t start = clampIndex(adaptor.getStart()),
+          end = clampIndex(adaptor.getEnd());
   SmallVector<int64_t> shape(in.getShape());
   shape[dim] = end > start ? (end - start + step - 1) / step : 0;
   results.push_back(RankedTensorType::get(shape, in.getElementType()));
@@ -1249,8 +1345,8 @@ LogicalResult ExpandOp::verify() {
   if (in.getElementType() != out.getElementType())
     return emitOpError("cannot change the element type");
   if (out.getRank() < in.getRank())
-    return emitOpError("cannot expand rank ") << in.getRank() << " to rank "
-                                              << out.getRank();
+    return emitOpError("cannot expand rank ")
+           << in.getRank() << " to rank " << out.getRank();
   int64_t offset = out.getRank() - in.getRank();
   for (int64_t i = 0; i < in.getRank(); ++i)
     if (in.getDimSize(i) != 1 && in.getDimSize(i) != out.getDimSize(i + offset))
@@ -1275,8 +1371,8 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *ctx,
   SmallVector<int64_t> expected(input.getShape());
   expected.erase(expected.begin() + 1);
   if (target.getShape() != ArrayRef<int64_t>(expected))
-    return emitOptionalError(loc, "target must be ", shapeStr(expected), ", got ",
-                             shapeStr(target.getShape()));
+    return emitOptionalError(loc, "target must be ", shapeStr(expected),
+                             ", got ", shapeStr(target.getShape()));
   results.push_back(RankedTensorType::get({}, input.getElementType()));
   return success();
 }
@@ -1289,13 +1385,15 @@ int64_t CrossEntropyOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? 2 * numel(getInput()) : 0;
 }
 
-void CrossEntropyOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void CrossEntropyOp::getSavedTensors(ArrayRef<bool>,
+                                     SmallVectorImpl<SavedTensor> &saved) {
   // log_softmax keeps its output; nll_loss keeps the target.
   saved.push_back(SavedTensor::extra(getInput().getType(), "log_probs"));
   saved.push_back(SavedTensor::operand(1));
 }
 
-LogicalResult MseLossOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+LogicalResult MseLossOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
@@ -1314,7 +1412,8 @@ int64_t MseLossOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? 2 * numel(getInput()) : 0;
 }
 
-void MseLossOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void MseLossOp::getSavedTensors(ArrayRef<bool>,
+                                SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::operand(0));
   saved.push_back(SavedTensor::operand(1));
 }
@@ -1351,12 +1450,11 @@ int64_t AccumulateGradOp::getFlops(FlopConvention c, bool) {
 
 LogicalResult OptimizerStepOp::verify() {
   StringRef opt = getOptimizer(), impl = getImplementation();
-  unsigned statesPerParam =
-      llvm::StringSwitch<unsigned>(opt)
-          .Case("sgd", 0)
-          .Case("momentum", 1)
-          .Cases("adam", "adamw", 2)
-          .Default(~0u);
+  unsigned statesPerParam = llvm::StringSwitch<unsigned>(opt)
+                                .Case("sgd", 0)
+                                .Case("momentum", 1)
+                                .Cases("adam", "adamw", 2)
+                                .Default(~0u);
   if (statesPerParam == ~0u)
     return emitOpError("unknown optimizer \"") << opt << "\"";
   if (impl != "foreach" && impl != "fused" && impl != "for-loop")
@@ -1364,18 +1462,18 @@ LogicalResult OptimizerStepOp::verify() {
   if (getParams().size() != getGrads().size())
     return emitOpError("needs one gradient per parameter");
   if (getState().size() != statesPerParam * getParams().size())
-    return emitOpError("needs ") << statesPerParam << " state tensors per parameter";
+    return emitOpError("needs ")
+           << statesPerParam << " state tensors per parameter";
   for (auto [p, g] : llvm::zip(getParams(), getGrads()))
     if (p.getType() != g.getType())
-      return emitOpError("gradient type ") << g.getType()
-                                           << " does not match parameter type "
-                                           << p.getType();
+      return emitOpError("gradient type ")
+             << g.getType() << " does not match parameter type " << p.getType();
   // State tensors come grouped by parameter: statesPerParam for each.
   for (auto [i, s] : llvm::enumerate(getState()))
     if (s.getType() != getParams()[i / statesPerParam].getType())
-      return emitOpError("state type ") << s.getType()
-                                        << " does not match parameter type "
-                                        << getParams()[i / statesPerParam].getType();
+      return emitOpError("state type ")
+             << s.getType() << " does not match parameter type "
+             << getParams()[i / statesPerParam].getType();
   return success();
 }
 
@@ -1406,8 +1504,8 @@ int64_t OptimizerStepOp::getWorkspaceBytes() {
     int64_t bytes = 0;
     for (Value v : values) {
       auto t = tensorOf(v);
-      bytes += t.getNumElements() *
-               llvm::divideCeil(t.getElementTypeBitWidth(), 8);
+      bytes +=
+          t.getNumElements() * llvm::divideCeil(t.getElementTypeBitWidth(), 8);
     }
     return bytes;
   };

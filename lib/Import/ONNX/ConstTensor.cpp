@@ -22,8 +22,15 @@ bool vram::onnx_import::isFloatDType(int32_t dt) {
 
 bool vram::onnx_import::isIntegerDType(int32_t dt) {
   switch (dt) {
-  case DT_UINT8: case DT_INT8: case DT_UINT16: case DT_INT16: case DT_INT32:
-  case DT_INT64: case DT_BOOL: case DT_UINT32: case DT_UINT64:
+  case DT_UINT8:
+  case DT_INT8:
+  case DT_UINT16:
+  case DT_INT16:
+  case DT_INT32:
+  case DT_INT64:
+  case DT_BOOL:
+  case DT_UINT32:
+  case DT_UINT64:
     return true;
   default:
     return false;
@@ -32,25 +39,41 @@ bool vram::onnx_import::isIntegerDType(int32_t dt) {
 
 const char *vram::onnx_import::dtypeName(int32_t dt) {
   switch (dt) {
-  case DT_FLOAT: return "float";
-  case DT_UINT8: return "uint8";
-  case DT_INT8: return "int8";
-  case DT_UINT16: return "uint16";
-  case DT_INT16: return "int16";
-  case DT_INT32: return "int32";
-  case DT_INT64: return "int64";
-  case DT_STRING: return "string";
-  case DT_BOOL: return "bool";
-  case DT_FLOAT16: return "float16";
-  case DT_DOUBLE: return "double";
-  case DT_UINT32: return "uint32";
-  case DT_UINT64: return "uint64";
-  case DT_BFLOAT16: return "bfloat16";
-  default: return "unsupported";
+  case DT_FLOAT:
+    return "float";
+  case DT_UINT8:
+    return "uint8";
+  case DT_INT8:
+    return "int8";
+  case DT_UINT16:
+    return "uint16";
+  case DT_INT16:
+    return "int16";
+  case DT_INT32:
+    return "int32";
+  case DT_INT64:
+    return "int64";
+  case DT_STRING:
+    return "string";
+  case DT_BOOL:
+    return "bool";
+  case DT_FLOAT16:
+    return "float16";
+  case DT_DOUBLE:
+    return "double";
+  case DT_UINT32:
+    return "uint32";
+  case DT_UINT64:
+    return "uint64";
+  case DT_BFLOAT16:
+    return "bfloat16";
+  default:
+    return "unsupported";
   }
 }
 
-std::optional<int64_t> vram::onnx_import::checkedNumElements(ArrayRef<int64_t> shape) {
+std::optional<int64_t>
+vram::onnx_import::checkedNumElements(ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0)
@@ -98,11 +121,25 @@ template <typename T> T readLE(const char *p) {
 
 int elemBytes(int32_t dt) {
   switch (dt) {
-  case DT_FLOAT: case DT_INT32: case DT_UINT32: return 4;
-  case DT_DOUBLE: case DT_INT64: case DT_UINT64: return 8;
-  case DT_FLOAT16: case DT_BFLOAT16: case DT_INT16: case DT_UINT16: return 2;
-  case DT_INT8: case DT_UINT8: case DT_BOOL: return 1;
-  default: return 0;
+  case DT_FLOAT:
+  case DT_INT32:
+  case DT_UINT32:
+    return 4;
+  case DT_DOUBLE:
+  case DT_INT64:
+  case DT_UINT64:
+    return 8;
+  case DT_FLOAT16:
+  case DT_BFLOAT16:
+  case DT_INT16:
+  case DT_UINT16:
+    return 2;
+  case DT_INT8:
+  case DT_UINT8:
+  case DT_BOOL:
+    return 1;
+  default:
+    return 0;
   }
 }
 
@@ -125,9 +162,10 @@ bool castValue(double v, int32_t dt, int64_t &out) {
 }
 } // namespace
 
-bool vram::onnx_import::decodeTensor(const onnx::TensorProto &t, ConstTensor &out,
-                                     std::string &err) {
-  if (t.data_location() == onnx::TensorProto::EXTERNAL || t.external_data_size()) {
+bool vram::onnx_import::decodeTensor(const onnx::TensorProto &t,
+                                     ConstTensor &out, std::string &err) {
+  if (t.data_location() == onnx::TensorProto::EXTERNAL ||
+      t.external_data_size()) {
     err = "its data is stored externally and is not read";
     return false;
   }
@@ -167,20 +205,47 @@ bool vram::onnx_import::decodeTensor(const onnx::TensorProto &t, ConstTensor &ou
     const char *p = raw.data();
     for (int64_t k = 0; k < count; ++k, p += eb) {
       switch (dt) {
-      case DT_FLOAT: put(k, readLE<float>(p), 0, true); break;
-      case DT_DOUBLE: put(k, readLE<double>(p), 0, true); break;
-      case DT_FLOAT16: put(k, halfToDouble(readLE<uint16_t>(p), false), 0, true); break;
-      case DT_BFLOAT16: put(k, halfToDouble(readLE<uint16_t>(p), true), 0, true); break;
-      case DT_INT64: put(k, 0, readLE<int64_t>(p), false); break;
-      case DT_UINT64: put(k, 0, (int64_t)readLE<uint64_t>(p), false); break;
-      case DT_INT32: put(k, 0, readLE<int32_t>(p), false); break;
-      case DT_UINT32: put(k, 0, readLE<uint32_t>(p), false); break;
-      case DT_INT16: put(k, 0, readLE<int16_t>(p), false); break;
-      case DT_UINT16: put(k, 0, readLE<uint16_t>(p), false); break;
-      case DT_INT8: put(k, 0, readLE<int8_t>(p), false); break;
-      case DT_UINT8: put(k, 0, readLE<uint8_t>(p), false); break;
-      case DT_BOOL: put(k, 0, readLE<uint8_t>(p) != 0, false); break;
-      default: break;
+      case DT_FLOAT:
+        put(k, readLE<float>(p), 0, true);
+        break;
+      case DT_DOUBLE:
+        put(k, readLE<double>(p), 0, true);
+        break;
+      case DT_FLOAT16:
+        put(k, halfToDouble(readLE<uint16_t>(p), false), 0, true);
+        break;
+      case DT_BFLOAT16:
+        put(k, halfToDouble(readLE<uint16_t>(p), true), 0, true);
+        break;
+      case DT_INT64:
+        put(k, 0, readLE<int64_t>(p), false);
+        break;
+      case DT_UINT64:
+        put(k, 0, (int64_t)readLE<uint64_t>(p), false);
+        break;
+      case DT_INT32:
+        put(k, 0, readLE<int32_t>(p), false);
+        break;
+      case DT_UINT32:
+        put(k, 0, readLE<uint32_t>(p), false);
+        break;
+      case DT_INT16:
+        put(k, 0, readLE<int16_t>(p), false);
+        break;
+      case DT_UINT16:
+        put(k, 0, readLE<uint16_t>(p), false);
+        break;
+      case DT_INT8:
+        put(k, 0, readLE<int8_t>(p), false);
+        break;
+      case DT_UINT8:
+        put(k, 0, readLE<uint8_t>(p), false);
+        break;
+      case DT_BOOL:
+        put(k, 0, readLE<uint8_t>(p) != 0, false);
+        break;
+      default:
+        break;
       }
     }
     return true;
@@ -271,7 +336,9 @@ struct BroadcastIndexer {
   }
 };
 
-int64_t normAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+int64_t normAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
 
 bool tooBig(ArrayRef<int64_t> shape, std::string &err) {
   auto n = checkedNumElements(shape);
@@ -293,7 +360,8 @@ int32_t promoteDType(int32_t a, int32_t b) {
 }
 } // namespace
 
-ConstTensor vram::onnx_import::broadcastTo(const ConstTensor &t, ArrayRef<int64_t> shape) {
+ConstTensor vram::onnx_import::broadcastTo(const ConstTensor &t,
+                                           ArrayRef<int64_t> shape) {
   ConstTensor r = ConstTensor::make(t.dtype, shape);
   BroadcastIndexer ix(t.shape, shape);
   for (int64_t k = 0, n = r.numElements(); k < n; ++k) {
@@ -306,12 +374,24 @@ ConstTensor vram::onnx_import::broadcastTo(const ConstTensor &t, ArrayRef<int64_
 }
 
 bool vram::onnx_import::isFoldableOp(StringRef op) {
-  static const char *const kOps[] = {
-      "Constant", "Gather", "Concat", "Unsqueeze", "Squeeze", "Slice",
-      "Cast", "Add", "Sub", "Mul", "Div", "Equal", "Less", "Greater", "And",
-      "Or", "Not", "Neg", "Where", "Expand", "Range", "ConstantOfShape",
-      "Identity", "Reshape", "Trilu", "Min", "Max", "Abs", "Sqrt", "Floor",
-      "Ceil", "Mod", "Flatten", "Pow", "ScatterND", "Transpose"};
+  static const char *const kOps[] = {"Constant",  "Gather",
+                                     "Concat",    "Unsqueeze",
+                                     "Squeeze",   "Slice",
+                                     "Cast",      "Add",
+                                     "Sub",       "Mul",
+                                     "Div",       "Equal",
+                                     "Less",      "Greater",
+                                     "And",       "Or",
+                                     "Not",       "Neg",
+                                     "Where",     "Expand",
+                                     "Range",     "ConstantOfShape",
+                                     "Identity",  "Reshape",
+                                     "Trilu",     "Min",
+                                     "Max",       "Abs",
+                                     "Sqrt",      "Floor",
+                                     "Ceil",      "Mod",
+                                     "Flatten",   "Pow",
+                                     "ScatterND", "Transpose"};
   for (const char *k : kOps)
     if (op == k)
       return true;
@@ -338,25 +418,45 @@ static bool foldBinary(StringRef op, const ConstTensor &a, const ConstTensor &b,
     int64_t ka = ia.map(k), kb = ib.map(k);
     if (isF) {
       double x = a.getF(ka), y = b.getF(kb), r = 0;
-      if (op == "Add") r = x + y;
-      else if (op == "Sub") r = x - y;
-      else if (op == "Mul") r = x * y;
-      else if (op == "Div") r = x / y;
-      else if (op == "Min") r = std::min(x, y);
-      else if (op == "Max") r = std::max(x, y);
-      else if (op == "Mod") r = std::fmod(x, y);
-      else if (op == "Pow") r = std::pow(x, y);
-      else if (op == "Equal") { out.i[k] = x == y; continue; }
-      else if (op == "Less") { out.i[k] = x < y; continue; }
-      else if (op == "Greater") { out.i[k] = x > y; continue; }
-      else { err = "unsupported on floats"; return false; }
+      if (op == "Add")
+        r = x + y;
+      else if (op == "Sub")
+        r = x - y;
+      else if (op == "Mul")
+        r = x * y;
+      else if (op == "Div")
+        r = x / y;
+      else if (op == "Min")
+        r = std::min(x, y);
+      else if (op == "Max")
+        r = std::max(x, y);
+      else if (op == "Mod")
+        r = std::fmod(x, y);
+      else if (op == "Pow")
+        r = std::pow(x, y);
+      else if (op == "Equal") {
+        out.i[k] = x == y;
+        continue;
+      } else if (op == "Less") {
+        out.i[k] = x < y;
+        continue;
+      } else if (op == "Greater") {
+        out.i[k] = x > y;
+        continue;
+      } else {
+        err = "unsupported on floats";
+        return false;
+      }
       out.f[k] = r;
     } else {
       int64_t x = a.getI(ka), y = b.getI(kb), r = 0;
       bool ovf = false;
-      if (op == "Add") ovf = llvm::AddOverflow(x, y, r);
-      else if (op == "Sub") ovf = llvm::SubOverflow(x, y, r);
-      else if (op == "Mul") ovf = llvm::MulOverflow(x, y, r);
+      if (op == "Add")
+        ovf = llvm::AddOverflow(x, y, r);
+      else if (op == "Sub")
+        ovf = llvm::SubOverflow(x, y, r);
+      else if (op == "Mul")
+        ovf = llvm::MulOverflow(x, y, r);
       else if (op == "Div" || op == "Mod") {
         if (y == 0 || (x == INT64_MIN && y == -1)) {
           err = "integer division by zero";
@@ -369,14 +469,20 @@ static bool foldBinary(StringRef op, const ConstTensor &a, const ConstTensor &b,
           if (r != 0 && ((r < 0) != (y < 0)))
             r += y;
         }
-      }
-      else if (op == "Min") r = std::min(x, y);
-      else if (op == "Max") r = std::max(x, y);
-      else if (op == "Equal") r = x == y;
-      else if (op == "Less") r = x < y;
-      else if (op == "Greater") r = x > y;
-      else if (op == "And") r = x && y;
-      else if (op == "Or") r = x || y;
+      } else if (op == "Min")
+        r = std::min(x, y);
+      else if (op == "Max")
+        r = std::max(x, y);
+      else if (op == "Equal")
+        r = x == y;
+      else if (op == "Less")
+        r = x < y;
+      else if (op == "Greater")
+        r = x > y;
+      else if (op == "And")
+        r = x && y;
+      else if (op == "Or")
+        r = x || y;
       else if (op == "Pow") {
         double p = std::pow((double)x, b.getF(kb));
         if (!(std::fabs(p) < 9.2e18)) {
@@ -395,7 +501,8 @@ static bool foldBinary(StringRef op, const ConstTensor &a, const ConstTensor &b,
   return true;
 }
 
-static bool castTo(const ConstTensor &in, int32_t to, ConstTensor &out, std::string &err) {
+static bool castTo(const ConstTensor &in, int32_t to, ConstTensor &out,
+                   std::string &err) {
   if (!isFloatDType(to) && !isIntegerDType(to)) {
     err = std::string("cannot cast to ") + dtypeName(to);
     return false;
@@ -431,7 +538,8 @@ static bool reshapeTarget(ArrayRef<int64_t> in, ArrayRef<int64_t> spec,
     int64_t d = spec[k];
     if (d == 0 && !allowZero) {
       if (k >= in.size()) {
-        err = "shape copies dimension " + std::to_string(k) + " that the input lacks";
+        err = "shape copies dimension " + std::to_string(k) +
+              " that the input lacks";
         return false;
       }
       d = in[k];
@@ -472,15 +580,17 @@ static bool reshapeTarget(ArrayRef<int64_t> in, ArrayRef<int64_t> spec,
 }
 
 namespace vram::onnx_import {
-bool resolveReshape(ArrayRef<int64_t> in, ArrayRef<int64_t> spec, bool allowZero,
-                    SmallVector<int64_t, 4> &out, std::string &err) {
+bool resolveReshape(ArrayRef<int64_t> in, ArrayRef<int64_t> spec,
+                    bool allowZero, SmallVector<int64_t, 4> &out,
+                    std::string &err) {
   return reshapeTarget(in, spec, allowZero, out, err);
 }
 } // namespace vram::onnx_import
 
 bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
                                const FoldAttrs &attrs, unsigned numOutputs,
-                               std::vector<ConstTensor> &outs, std::string &err) {
+                               std::vector<ConstTensor> &outs,
+                               std::string &err) {
   auto input = [&](unsigned k) -> const ConstTensor * {
     return k < in.size() ? in[k] : nullptr;
   };
@@ -692,8 +802,8 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
       return false;
     int64_t rank = d->shape.size();
     SliceSpec spec;
-    if (!readSliceSpec(input(1), input(2), input(3), input(4), input(1) != nullptr,
-                       attrs, spec, err))
+    if (!readSliceSpec(input(1), input(2), input(3), input(4),
+                       input(1) != nullptr, attrs, spec, err))
       return false;
     auto &[starts, ends, axes, steps] = spec;
     SmallVector<int64_t, 4> st(rank, 0), sp(rank, 1), shape(d->shape);
@@ -704,8 +814,10 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
         return false;
       }
       int64_t dim = d->shape[a], s = starts[k], e = ends[k], step = steps[k];
-      if (s < 0) s += dim;
-      if (e < 0) e += dim;
+      if (s < 0)
+        s += dim;
+      if (e < 0)
+        e += dim;
       if (step > 0) {
         s = std::clamp<int64_t>(s, 0, dim);
         e = std::clamp<int64_t>(e, 0, dim);
@@ -757,7 +869,8 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
     if (!d)
       return false;
     int64_t rank = d->shape.size();
-    std::vector<int64_t> perm = attrs.getInts("perm").value_or(std::vector<int64_t>{});
+    std::vector<int64_t> perm =
+        attrs.getInts("perm").value_or(std::vector<int64_t>{});
     if (perm.empty())
       for (int64_t k = rank - 1; k >= 0; --k)
         perm.push_back(k);
@@ -836,9 +949,9 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
     outs.push_back(std::move(out));
     return true;
   }
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Equal" ||
-      op == "Less" || op == "Greater" || op == "And" || op == "Or" ||
-      op == "Min" || op == "Max" || op == "Mod" || op == "Pow") {
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" ||
+      op == "Equal" || op == "Less" || op == "Greater" || op == "And" ||
+      op == "Or" || op == "Min" || op == "Max" || op == "Mod" || op == "Pow") {
     const ConstTensor *a = need(0), *b = need(1);
     if (!a || !b)
       return false;
@@ -856,19 +969,34 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
     for (int64_t k = 0, n = out.numElements(); k < n; ++k) {
       if (out.isFloat()) {
         double &v = out.f[k];
-        if (op == "Neg") v = -v;
-        else if (op == "Abs") v = std::fabs(v);
-        else if (op == "Sqrt") v = std::sqrt(v);
-        else if (op == "Floor") v = std::floor(v);
-        else if (op == "Ceil") v = std::ceil(v);
-        else { err = "Not on floats"; return false; }
+        if (op == "Neg")
+          v = -v;
+        else if (op == "Abs")
+          v = std::fabs(v);
+        else if (op == "Sqrt")
+          v = std::sqrt(v);
+        else if (op == "Floor")
+          v = std::floor(v);
+        else if (op == "Ceil")
+          v = std::ceil(v);
+        else {
+          err = "Not on floats";
+          return false;
+        }
       } else {
         int64_t &v = out.i[k];
-        if (op == "Not") v = !v;
+        if (op == "Not")
+          v = !v;
         else if (op == "Neg" || op == "Abs") {
-          if (v == INT64_MIN) { err = "integer overflow"; return false; }
+          if (v == INT64_MIN) {
+            err = "integer overflow";
+            return false;
+          }
           v = op == "Neg" ? -v : std::abs(v);
-        } else if (op == "Sqrt") { err = "Sqrt on integers"; return false; }
+        } else if (op == "Sqrt") {
+          err = "Sqrt on integers";
+          return false;
+        }
       }
     }
     outs.push_back(std::move(out));
@@ -919,7 +1047,8 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
     const ConstTensor *s = need(0), *l = need(1), *dl = need(2);
     if (!s || !l || !dl)
       return false;
-    if (s->numElements() != 1 || l->numElements() != 1 || dl->numElements() != 1) {
+    if (s->numElements() != 1 || l->numElements() != 1 ||
+        dl->numElements() != 1) {
       err = "inputs must be scalars";
       return false;
     }
@@ -930,7 +1059,9 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
       return false;
     }
     double cnt = std::ceil((limit - start) / delta);
-    int64_t n = cnt > 0 ? (int64_t)std::min<double>(cnt, (double)kMaxFoldElements + 1) : 0;
+    int64_t n =
+        cnt > 0 ? (int64_t)std::min<double>(cnt, (double)kMaxFoldElements + 1)
+                : 0;
     if (n > kMaxFoldElements) {
       err = "the folded result would be too large";
       return false;

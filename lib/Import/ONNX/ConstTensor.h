@@ -90,7 +90,8 @@ struct ConstTensor {
 
 /// Decodes an initializer or a Constant's value. Fails with a message in
 /// `err` (external data, bad sizes, unsupported types, too large).
-bool decodeTensor(const onnx::TensorProto &t, ConstTensor &out, std::string &err);
+bool decodeTensor(const onnx::TensorProto &t, ConstTensor &out,
+                  std::string &err);
 
 /// Folds one ONNX op over constant inputs (absent optional inputs are null).
 /// `attrs` gives access to the node's attributes. Returns false with `err`
@@ -98,7 +99,8 @@ bool decodeTensor(const onnx::TensorProto &t, ConstTensor &out, std::string &err
 struct FoldAttrs {
   virtual ~FoldAttrs() = default;
   virtual std::optional<int64_t> getInt(llvm::StringRef name) const = 0;
-  virtual std::optional<std::vector<int64_t>> getInts(llvm::StringRef name) const = 0;
+  virtual std::optional<std::vector<int64_t>>
+  getInts(llvm::StringRef name) const = 0;
   virtual const onnx::TensorProto *getTensor(llvm::StringRef name) const = 0;
 };
 

@@ -52,15 +52,56 @@ using llvm::StringRef;
 namespace {
 
 /// The ops the importer maps (besides constant folding of shape ops).
-const char *const kSupportedOps[] = {
-    "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat",
-    "Constant", "ConstantOfShape", "Conv", "Div", "Dropout", "Equal", "Erf",
-    "Exp", "Expand", "Flatten", "Gather", "Gelu", "Gemm", "GlobalAveragePool",
-    "HardSigmoid", "HardSwish", "Identity", "LayerNormalization",
-    "LogSoftmax", "MatMul", "MaxPool", "Mul", "Neg", "Not", "Pad", "Pow", "Range",
-    "Reciprocal", "ReduceMean", "Relu", "Reshape", "Shape", "Sigmoid", "Slice", "Softmax",
-    "Split", "Sqrt", "Squeeze", "Sub", "Tanh", "Transpose", "Trilu",
-    "Unsqueeze", "Where"};
+const char *const kSupportedOps[] = {"Add",
+                                     "AveragePool",
+                                     "BatchNormalization",
+                                     "Cast",
+                                     "Clip",
+                                     "Concat",
+                                     "Constant",
+                                     "ConstantOfShape",
+                                     "Conv",
+                                     "Div",
+                                     "Dropout",
+                                     "Equal",
+                                     "Erf",
+                                     "Exp",
+                                     "Expand",
+                                     "Flatten",
+                                     "Gather",
+                                     "Gelu",
+                                     "Gemm",
+                                     "GlobalAveragePool",
+                                     "HardSigmoid",
+                                     "HardSwish",
+                                     "Identity",
+                                     "LayerNormalization",
+                                     "LogSoftmax",
+                                     "MatMul",
+                                     "MaxPool",
+                                     "Mul",
+                                     "Neg",
+                                     "Not",
+                                     "Pad",
+                                     "Pow",
+                                     "Range",
+                                     "Reciprocal",
+                                     "ReduceMean",
+                                     "Relu",
+                                     "Reshape",
+                                     "Shape",
+                                     "Sigmoid",
+                                     "Slice",
+                                     "Softmax",
+                                     "Split",
+                                     "Sqrt",
+                                     "Squeeze",
+                                     "Sub",
+                                     "Tanh",
+                                     "Transpose",
+                                     "Trilu",
+                                     "Unsqueeze",
+                                     "Where"};
 
 std::string supportedOpsList() {
   std::string s;
@@ -75,9 +116,10 @@ std::string supportedOpsList() {
 /// What an ONNX tensor name stands for during the import.
 struct Entry {
   enum Kind { Tensor, Const, Init, InitT } kind = Tensor;
-  Value value;                           // Tensor
-  std::shared_ptr<ConstTensor> cst;      // Const
-  const onnx::TensorProto *init = nullptr; // Init / InitT (InitT: transposed 2-D)
+  Value value;                      // Tensor
+  std::shared_ptr<ConstTensor> cst; // Const
+  const onnx::TensorProto *init =
+      nullptr; // Init / InitT (InitT: transposed 2-D)
 };
 
 /// The shortest decimal double that rounds to the same float as `v`, so that
@@ -149,7 +191,8 @@ private:
 struct Fusion {
   enum Kind { Gelu, Silu, Hardswish, LayerNorm };
   Fusion(Kind kind = Gelu, std::string input = "", std::string approximate = "")
-      : kind(kind), input(std::move(input)), approximate(std::move(approximate)) {}
+      : kind(kind), input(std::move(input)),
+        approximate(std::move(approximate)) {}
   Kind kind;
   std::string input;
   std::string approximate;
@@ -171,7 +214,7 @@ private:
   MLIRContext *ctx;
   std::string filename;
   const OnnxImportOptions &opts;
-  OpBuilder b;  // layer ops, at the end of the body
+  OpBuilder b; // layer ops, at the end of the body
   Operation *lastInitOp = nullptr;
   Location fileLoc;
   const onnx::GraphProto *graph = nullptr;
@@ -225,7 +268,8 @@ private:
   }
   FailureOr<Value> tensor(const onnx::NodeProto &n, int idx,
                           Type constElemType = {});
-  FailureOr<Value> tensorOf(StringRef name, Location loc, Type constElemType = {});
+  FailureOr<Value> tensorOf(StringRef name, Location loc,
+                            Type constElemType = {});
   FailureOr<Value> initValue(const onnx::TensorProto &t, bool transposed);
   const ConstTensor *constOf(StringRef name);
   const ConstTensor *constInput(const onnx::NodeProto &n, int idx) {
@@ -261,7 +305,8 @@ private:
   template <typename OpTy, typename... Args>
   FailureOr<Value> make(Location loc, Args &&...args) {
     Type placeholder = NoneType::get(ctx);
-    auto op = OpTy::create(b, loc, TypeRange{placeholder}, std::forward<Args>(args)...);
+    auto op = OpTy::create(b, loc, TypeRange{placeholder},
+                           std::forward<Args>(args)...);
     SmallVector<Type, 1> types;
     std::string reason;
     LogicalResult inferred = failure();
@@ -273,10 +318,9 @@ private:
         reason = d.str();
         return success();
       });
-      inferred = OpTy::inferReturnTypes(ctx, loc, op->getOperands(),
-                                        op->getRawDictionaryAttrs(),
-                                        op->getPropertiesStorage(),
-                                        op->getRegions(), types);
+      inferred = OpTy::inferReturnTypes(
+          ctx, loc, op->getOperands(), op->getRawDictionaryAttrs(),
+          op->getPropertiesStorage(), op->getRegions(), types);
     }
     if (failed(inferred) || types.size() != 1) {
       op->erase();
@@ -319,20 +363,34 @@ private:
 // Setup
 //===----------------------------------------------------------------------===//
 
-FailureOr<Type> Importer::elementType(int32_t dt, Location loc, StringRef what) {
+FailureOr<Type> Importer::elementType(int32_t dt, Location loc,
+                                      StringRef what) {
   switch (dt) {
-  case DT_FLOAT: return Type(Float32Type::get(ctx));
-  case DT_DOUBLE: return Type(Float64Type::get(ctx));
-  case DT_FLOAT16: return Type(Float16Type::get(ctx));
-  case DT_BFLOAT16: return Type(BFloat16Type::get(ctx));
-  case DT_INT64: case DT_UINT64: return Type(IntegerType::get(ctx, 64));
-  case DT_INT32: case DT_UINT32: return Type(IntegerType::get(ctx, 32));
-  case DT_INT16: case DT_UINT16: return Type(IntegerType::get(ctx, 16));
-  case DT_INT8: case DT_UINT8: return Type(IntegerType::get(ctx, 8));
-  case DT_BOOL: return Type(IntegerType::get(ctx, 1));
+  case DT_FLOAT:
+    return Type(Float32Type::get(ctx));
+  case DT_DOUBLE:
+    return Type(Float64Type::get(ctx));
+  case DT_FLOAT16:
+    return Type(Float16Type::get(ctx));
+  case DT_BFLOAT16:
+    return Type(BFloat16Type::get(ctx));
+  case DT_INT64:
+  case DT_UINT64:
+    return Type(IntegerType::get(ctx, 64));
+  case DT_INT32:
+  case DT_UINT32:
+    return Type(IntegerType::get(ctx, 32));
+  case DT_INT16:
+  case DT_UINT16:
+    return Type(IntegerType::get(ctx, 16));
+  case DT_INT8:
+  case DT_UINT8:
+    return Type(IntegerType::get(ctx, 8));
+  case DT_BOOL:
+    return Type(IntegerType::get(ctx, 1));
   default:
-    emitError(loc) << what << " has unsupported element type "
-                   << dtypeName(dt) << " (" << dt << ")";
+    emitError(loc) << what << " has unsupported element type " << dtypeName(dt)
+                   << " (" << dt << ")";
     return failure();
   }
 }
@@ -361,7 +419,8 @@ LogicalResult Importer::collectInitializers() {
       return emitError(loc) << "initializer '" << t.name()
                             << "' has negative dims or dims whose product "
                                "overflows int64";
-    if (failed(elementType(t.data_type(), loc, "initializer '" + t.name() + "'")))
+    if (failed(
+            elementType(t.data_type(), loc, "initializer '" + t.name() + "'")))
       return failure();
     inits[t.name()] = &t;
     Entry e;
@@ -372,7 +431,8 @@ LogicalResult Importer::collectInitializers() {
   return success();
 }
 
-FailureOr<RankedTensorType> Importer::inputType(const onnx::ValueInfoProto &vi) {
+FailureOr<RankedTensorType>
+Importer::inputType(const onnx::ValueInfoProto &vi) {
   Location loc = NameLoc::get(StringAttr::get(ctx, vi.name()), fileLoc);
   if (!vi.has_type() || !vi.type().has_tensor_type())
     return emitError(loc) << "graph input '" << vi.name()
@@ -416,8 +476,8 @@ FailureOr<RankedTensorType> Importer::inputType(const onnx::ValueInfoProto &vi) 
         continue;
       }
     }
-    auto diag = emitError(loc)
-                << "graph input '" << vi.name() << "' dimension " << k << " is ";
+    auto diag = emitError(loc) << "graph input '" << vi.name() << "' dimension "
+                               << k << " is ";
     if (param.empty())
       diag << "unknown; it cannot be bound";
     else
@@ -431,7 +491,8 @@ FailureOr<RankedTensorType> Importer::inputType(const onnx::ValueInfoProto &vi) 
   return RankedTensorType::get(shape, *et);
 }
 
-LogicalResult Importer::sortNodes(SmallVectorImpl<const onnx::NodeProto *> &order) {
+LogicalResult
+Importer::sortNodes(SmallVectorImpl<const onnx::NodeProto *> &order) {
   llvm::StringSet<> defined;
   for (const auto &t : graph->initializer())
     defined.insert(t.name());
@@ -453,7 +514,9 @@ LogicalResult Importer::sortNodes(SmallVectorImpl<const onnx::NodeProto *> &orde
   }
   // Kahn's algorithm over node-to-node edges.
   llvm::DenseMap<const onnx::NodeProto *, unsigned> pending;
-  llvm::DenseMap<const onnx::NodeProto *, SmallVector<const onnx::NodeProto *, 2>> succ;
+  llvm::DenseMap<const onnx::NodeProto *,
+                 SmallVector<const onnx::NodeProto *, 2>>
+      succ;
   for (const auto &n : graph->node()) {
     unsigned deps = 0;
     for (const auto &i : n.input()) {
@@ -539,7 +602,8 @@ void Importer::matchLayerNorm(const onnx::NodeProto &m1) {
     const onnx::NodeProto *c = consumers[name][0];
     return c->op_type() == opType && c->output_size() >= 1 ? c : nullptr;
   };
-  auto meanAxes = [&](const onnx::NodeProto &r) -> std::optional<std::vector<int64_t>> {
+  auto meanAxes =
+      [&](const onnx::NodeProto &r) -> std::optional<std::vector<int64_t>> {
     NodeAttrs a(r);
     if (!a.getInt("keepdims").value_or(1))
       return std::nullopt;
@@ -551,7 +615,8 @@ void Importer::matchLayerNorm(const onnx::NodeProto &m1) {
       ConstTensor c;
       std::string err;
       NodeAttrs ca(*it->second);
-      if (!ca.getTensor("value") || !decodeTensor(*ca.getTensor("value"), c, err))
+      if (!ca.getTensor("value") ||
+          !decodeTensor(*ca.getTensor("value"), c, err))
         return std::nullopt;
       axes = c.toInts();
     }
@@ -593,7 +658,8 @@ void Importer::matchLayerNorm(const onnx::NodeProto &m1) {
     return;
   const std::string &d = sub->output(0);
   auto cit = consumers.find(d);
-  if (graphOutputs.count(d) || cit == consumers.end() || cit->second.size() != 2)
+  if (graphOutputs.count(d) || cit == consumers.end() ||
+      cit->second.size() != 2)
     return;
   const onnx::NodeProto *pw = nullptr, *div = nullptr;
   for (const onnx::NodeProto *c : cit->second) {
@@ -610,12 +676,14 @@ void Importer::matchLayerNorm(const onnx::NodeProto &m1) {
   const onnx::NodeProto *add = only(m2->output(0), "Add");
   if (!add || add->input_size() != 2)
     return;
-  std::string epsName = add->input(0) == m2->output(0) ? add->input(1) : add->input(0);
+  std::string epsName =
+      add->input(0) == m2->output(0) ? add->input(1) : add->input(0);
   std::optional<double> eps = scalarValue(epsName);
   if (!eps || !(*eps >= 0))
     return;
   const onnx::NodeProto *sq = only(add->output(0), "Sqrt");
-  if (!sq || only(sq->output(0), "Div") != div || div->input(1) != sq->output(0))
+  if (!sq || only(sq->output(0), "Div") != div ||
+      div->input(1) != sq->output(0))
     return;
   SmallVector<const onnx::NodeProto *, 10> group{&m1, sub, pw, m2, add, sq};
   const onnx::NodeProto *last = div;
@@ -626,7 +694,8 @@ void Importer::matchLayerNorm(const onnx::NodeProto &m1) {
   f.eps = roundToFloat(*eps);
   if (const onnx::NodeProto *mw = only(last->output(0), "Mul")) {
     if (mw->input_size() == 2) {
-      std::string w = mw->input(0) == last->output(0) ? mw->input(1) : mw->input(0);
+      std::string w =
+          mw->input(0) == last->output(0) ? mw->input(1) : mw->input(0);
       if (vecInit(w)) {
         f.weight = w;
         group.push_back(last);
@@ -636,7 +705,8 @@ void Importer::matchLayerNorm(const onnx::NodeProto &m1) {
   }
   if (const onnx::NodeProto *ab = only(last->output(0), "Add")) {
     if (ab->input_size() == 2) {
-      std::string bn = ab->input(0) == last->output(0) ? ab->input(1) : ab->input(0);
+      std::string bn =
+          ab->input(0) == last->output(0) ? ab->input(1) : ab->input(0);
       if (vecInit(bn)) {
         f.bias = bn;
         group.push_back(last);
@@ -654,7 +724,8 @@ void Importer::findFusions() {
   auto near = [](std::optional<double> v, double want) {
     return v && std::fabs(*v - want) <= 1e-3 * std::fabs(want);
   };
-  auto soleConsumer = [&](StringRef name, StringRef opType) -> const onnx::NodeProto * {
+  auto soleConsumer = [&](StringRef name,
+                          StringRef opType) -> const onnx::NodeProto * {
     if (!singleUse(name))
       return nullptr;
     const onnx::NodeProto *c = consumers[name][0];
@@ -719,9 +790,11 @@ void Importer::findFusions() {
       const onnx::NodeProto *m = prod(n.input(0), "Mul");
       if (d && d->input_size() == 2 && near(scalarValue(d->input(1)), M_SQRT2))
         x = d->input(0);
-      else if (m && m->input_size() == 2 && near(scalarValue(m->input(1)), M_SQRT1_2))
+      else if (m && m->input_size() == 2 &&
+               near(scalarValue(m->input(1)), M_SQRT1_2))
         x = m->input(0);
-      else if (m && m->input_size() == 2 && near(scalarValue(m->input(0)), M_SQRT1_2))
+      else if (m && m->input_size() == 2 &&
+               near(scalarValue(m->input(0)), M_SQRT1_2))
         x = m->input(1);
       else
         continue;
@@ -830,8 +903,9 @@ Value Importer::materialize(const ConstTensor &c, Type elemType, Location loc) {
   int64_t n = c.numElements();
   // One APFloat/APInt per element, or a splat when all are equal.
   auto build = [&](auto get, auto convert) {
-    bool splat = n > 0 && llvm::all_of(llvm::seq<int64_t>(1, n),
-                                       [&](int64_t k) { return get(k) == get(0); });
+    bool splat =
+        n > 0 && llvm::all_of(llvm::seq<int64_t>(1, n),
+                              [&](int64_t k) { return get(k) == get(0); });
     SmallVector<decltype(convert(get(0)))> vals;
     for (int64_t k = 0, e = splat ? 1 : n; k < e; ++k)
       vals.push_back(convert(get(k)));
@@ -849,15 +923,18 @@ Value Importer::materialize(const ConstTensor &c, Type elemType, Location loc) {
                  });
   } else {
     unsigned w = elemType.getIntOrFloatBitWidth();
-    attr = build([&](int64_t k) { return c.getI(k); }, [&](int64_t v) {
-      return w == 1 ? llvm::APInt(1, v != 0)
-                    : llvm::APInt(w, v, /*isSigned=*/true, /*implicitTrunc=*/true);
-    });
+    attr = build([&](int64_t k) { return c.getI(k); },
+                 [&](int64_t v) {
+                   return w == 1 ? llvm::APInt(1, v != 0)
+                                 : llvm::APInt(w, v, /*isSigned=*/true,
+                                               /*implicitTrunc=*/true);
+                 });
   }
   return nn::ConstantOp::create(b, loc, attr);
 }
 
-FailureOr<Value> Importer::initValue(const onnx::TensorProto &t, bool transposed) {
+FailureOr<Value> Importer::initValue(const onnx::TensorProto &t,
+                                     bool transposed) {
   auto it = initValues.find(t.name());
   if (it != initValues.end()) {
     auto [v, isT] = it->second;
@@ -890,7 +967,8 @@ FailureOr<Value> Importer::initValue(const onnx::TensorProto &t, bool transposed
   return v;
 }
 
-FailureOr<Value> Importer::tensorOf(StringRef name, Location loc, Type constElemType) {
+FailureOr<Value> Importer::tensorOf(StringRef name, Location loc,
+                                    Type constElemType) {
   Entry *e = lookup(name);
   if (!e)
     return emitError(loc) << "tensor '" << name << "' is not defined";
@@ -917,7 +995,8 @@ FailureOr<Value> Importer::tensorOf(StringRef name, Location loc, Type constElem
   return failure();
 }
 
-FailureOr<Value> Importer::tensor(const onnx::NodeProto &n, int idx, Type constElemType) {
+FailureOr<Value> Importer::tensor(const onnx::NodeProto &n, int idx,
+                                  Type constElemType) {
   if (!hasInput(n, idx))
     return nodeError(n) << "input " << idx << " is missing";
   return tensorOf(n.input(idx), nodeLoc(n), constElemType);
@@ -975,7 +1054,8 @@ static SmallVector<int64_t> stridesOf(Value v) {
   }
   if (auto sl = dyn_cast<nn::SliceOp>(def)) {
     SmallVector<int64_t> st = stridesOf(sl.getInput());
-    int64_t d = sl.getDim() < 0 ? sl.getDim() + (int64_t)st.size() : sl.getDim();
+    int64_t d =
+        sl.getDim() < 0 ? sl.getDim() + (int64_t)st.size() : sl.getDim();
     st[d] = mulSat(st[d], sl.getStep());
     return st;
   }
@@ -1002,8 +1082,10 @@ static SmallVector<int64_t> stridesOf(Value v) {
     int64_t chunk = old.back(), tensorNumel = 1, viewNumel = 1;
     for (int64_t d = (int64_t)oldShape.size() - 1; d >= 0; --d) {
       tensorNumel = mulSat(tensorNumel, oldShape[d]);
-      if (d == 0 || (oldShape[d - 1] != 1 && old[d - 1] != mulSat(tensorNumel, chunk))) {
-        while (viewD >= 0 && (viewNumel < tensorNumel || newShape[viewD] == 1)) {
+      if (d == 0 ||
+          (oldShape[d - 1] != 1 && old[d - 1] != mulSat(tensorNumel, chunk))) {
+        while (viewD >= 0 &&
+               (viewNumel < tensorNumel || newShape[viewD] == 1)) {
           st[viewD] = mulSat(viewNumel, chunk);
           viewNumel = mulSat(viewNumel, newShape[viewD]);
           --viewD;
@@ -1033,7 +1115,8 @@ static bool viewable(Value v, ArrayRef<int64_t> newShape) {
   int64_t chunk = old.back(), tensorNumel = 1, viewNumel = 1;
   for (int64_t d = (int64_t)oldShape.size() - 1; d >= 0; --d) {
     tensorNumel = mulSat(tensorNumel, oldShape[d]);
-    if (d == 0 || (oldShape[d - 1] != 1 && old[d - 1] != mulSat(tensorNumel, chunk))) {
+    if (d == 0 ||
+        (oldShape[d - 1] != 1 && old[d - 1] != mulSat(tensorNumel, chunk))) {
       while (viewD >= 0 && (viewNumel < tensorNumel || newShape[viewD] == 1)) {
         viewNumel = mulSat(viewNumel, newShape[viewD]);
         --viewD;
@@ -1059,7 +1142,8 @@ Value Importer::contiguousFor(Value v, ArrayRef<int64_t> shape, Location loc) {
   return nn::ContiguousOp::create(b, loc, v.getType(), v).getResult();
 }
 
-FailureOr<Value> Importer::reshapeTo(Value v, ArrayRef<int64_t> shape, Location loc) {
+FailureOr<Value> Importer::reshapeTo(Value v, ArrayRef<int64_t> shape,
+                                     Location loc) {
   auto in = cast<RankedTensorType>(v.getType());
   if (in.getShape() == shape)
     return v;
@@ -1101,8 +1185,9 @@ LogicalResult Importer::emitNode(const onnx::NodeProto &n) {
       return nodeError(n) << "input '" << n.input(0) << "' has no value";
     SmallVector<int64_t> shape;
     if (e->kind == Entry::Tensor)
-      shape.assign(cast<RankedTensorType>(e->value.getType()).getShape().begin(),
-                   cast<RankedTensorType>(e->value.getType()).getShape().end());
+      shape.assign(
+          cast<RankedTensorType>(e->value.getType()).getShape().begin(),
+          cast<RankedTensorType>(e->value.getType()).getShape().end());
     else if (e->kind == Entry::Const)
       shape.assign(e->cst->shape.begin(), e->cst->shape.end());
     else {
@@ -1113,8 +1198,10 @@ LogicalResult Importer::emitNode(const onnx::NodeProto &n) {
     int64_t rank = shape.size();
     int64_t start = attrs.getInt("start").value_or(0);
     int64_t end = attrs.getInt("end").value_or(rank);
-    if (start < 0) start += rank;
-    if (end < 0) end += rank;
+    if (start < 0)
+      start += rank;
+    if (end < 0)
+      end += rank;
     start = std::clamp<int64_t>(start, 0, rank);
     end = std::clamp<int64_t>(end, start, rank);
     ConstTensor c = ConstTensor::make(DT_INT64, {end - start});
@@ -1264,7 +1351,8 @@ LogicalResult Importer::emitFusion(const onnx::NodeProto &n, const Fusion &f) {
   return success();
 }
 
-static SmallVector<int64_t> ints2(std::optional<std::vector<int64_t>> v, int64_t dflt) {
+static SmallVector<int64_t> ints2(std::optional<std::vector<int64_t>> v,
+                                  int64_t dflt) {
   if (!v || v->empty())
     return {dflt, dflt};
   return SmallVector<int64_t>(v->begin(), v->end());
@@ -1273,8 +1361,9 @@ static SmallVector<int64_t> ints2(std::optional<std::vector<int64_t>> v, int64_t
 /// Symmetric 2-D padding from ONNX pads [top, left, bottom, right] or
 /// auto_pad; fails for asymmetric padding.
 static LogicalResult padding2d(const NodeAttrs &a, ArrayRef<int64_t> inHW,
-                               ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
-                               ArrayRef<int64_t> dil, SmallVectorImpl<int64_t> &pad,
+                               ArrayRef<int64_t> kernel,
+                               ArrayRef<int64_t> strides, ArrayRef<int64_t> dil,
+                               SmallVectorImpl<int64_t> &pad,
                                std::string &err) {
   std::string autoPad = a.getString("auto_pad").value_or("NOTSET");
   pad.assign({0, 0});
@@ -1341,13 +1430,14 @@ LogicalResult Importer::emitConv(const onnx::NodeProto &n) {
     return nodeError(n) << "expects 2 strides and dilations";
   SmallVector<int64_t> pad;
   std::string err;
-  if (failed(padding2d(a, xt.getShape().drop_front(2), kernel, strides, dil, pad, err)))
+  if (failed(padding2d(a, xt.getShape().drop_front(2), kernel, strides, dil,
+                       pad, err)))
     return nodeError(n) << err;
   int64_t groups = a.getInt("group").value_or(1);
-  auto r = make<nn::Conv2dOp>(loc, *x, *w, bias, b.getDenseI64ArrayAttr(strides),
-                              b.getDenseI64ArrayAttr(pad),
-                              b.getDenseI64ArrayAttr(dil),
-                              b.getI64IntegerAttr(groups));
+  auto r = make<nn::Conv2dOp>(
+      loc, *x, *w, bias, b.getDenseI64ArrayAttr(strides),
+      b.getDenseI64ArrayAttr(pad), b.getDenseI64ArrayAttr(dil),
+      b.getI64IntegerAttr(groups));
   if (failed(r))
     return failure();
   setTensor(n, 0, *r);
@@ -1362,9 +1452,10 @@ LogicalResult Importer::emitPool(const onnx::NodeProto &n) {
     return failure();
   auto xt = cast<RankedTensorType>(x->getType());
   if (xt.getRank() != 4 || !isFloatTensor(*x))
-    return nodeError(n) << "only 2-D pooling of a floating-point NCHW tensor is "
-                           "supported, got "
-                        << xt;
+    return nodeError(n)
+           << "only 2-D pooling of a floating-point NCHW tensor is "
+              "supported, got "
+           << xt;
   FailureOr<Value> r;
   if (n.op_type() == "GlobalAveragePool") {
     r = make<nn::AdaptiveAvgPool2dOp>(loc, *x, ArrayRef<int64_t>{1, 1});
@@ -1379,26 +1470,26 @@ LogicalResult Importer::emitPool(const onnx::NodeProto &n) {
       return nodeError(n) << "expects 2 strides and dilations";
     SmallVector<int64_t> pad;
     std::string err;
-    if (failed(padding2d(a, xt.getShape().drop_front(2), kernel, strides, dil, pad, err)))
+    if (failed(padding2d(a, xt.getShape().drop_front(2), kernel, strides, dil,
+                         pad, err)))
       return nodeError(n) << err;
     bool ceil = a.getInt("ceil_mode").value_or(0);
     if (n.op_type() == "MaxPool") {
-      if (n.output_size() > 1 && !n.output(1).empty() && consumers.count(n.output(1)))
+      if (n.output_size() > 1 && !n.output(1).empty() &&
+          consumers.count(n.output(1)))
         return nodeError(n) << "the Indices output is not supported";
-      r = make<nn::MaxPool2dOp>(loc, *x, b.getDenseI64ArrayAttr(kernel),
-                                b.getDenseI64ArrayAttr(strides),
-                                b.getDenseI64ArrayAttr(pad),
-                                b.getDenseI64ArrayAttr(dil),
-                                ceil ? b.getUnitAttr() : UnitAttr());
+      r = make<nn::MaxPool2dOp>(
+          loc, *x, b.getDenseI64ArrayAttr(kernel),
+          b.getDenseI64ArrayAttr(strides), b.getDenseI64ArrayAttr(pad),
+          b.getDenseI64ArrayAttr(dil), ceil ? b.getUnitAttr() : UnitAttr());
     } else {
       if (dil != SmallVector<int64_t>{1, 1})
         return nodeError(n) << "dilated average pooling is not supported";
       bool countPad = a.getInt("count_include_pad").value_or(0);
-      r = make<nn::AvgPool2dOp>(loc, *x, b.getDenseI64ArrayAttr(kernel),
-                                b.getDenseI64ArrayAttr(strides),
-                                b.getDenseI64ArrayAttr(pad),
-                                ceil ? b.getUnitAttr() : UnitAttr(),
-                                b.getBoolAttr(countPad));
+      r = make<nn::AvgPool2dOp>(
+          loc, *x, b.getDenseI64ArrayAttr(kernel),
+          b.getDenseI64ArrayAttr(strides), b.getDenseI64ArrayAttr(pad),
+          ceil ? b.getUnitAttr() : UnitAttr(), b.getBoolAttr(countPad));
     }
   }
   if (failed(r))
@@ -1426,7 +1517,8 @@ LogicalResult Importer::emitBatchNorm(const onnx::NodeProto &n) {
   // PyTorch's momentum is the weight of the batch statistics.
   double momentum = roundToFloat(1.0 - a.getFloat("momentum").value_or(0.9));
   auto r = make<nn::BatchNormOp>(loc, v[0], v[1], v[2], v[3], v[4],
-                                 b.getF64FloatAttr(eps), b.getF64FloatAttr(momentum));
+                                 b.getF64FloatAttr(eps),
+                                 b.getF64FloatAttr(momentum));
   if (failed(r))
     return failure();
   setTensor(n, 0, *r);
@@ -1467,8 +1559,9 @@ LogicalResult Importer::emitLayerNorm(const onnx::NodeProto &n) {
   if (axis < 0 || axis >= rank)
     return nodeError(n) << "axis " << a.getInt("axis").value_or(-1)
                         << " is out of range for rank " << rank;
-  auto r = make<nn::LayerNormOp>(loc, *x, w, bias, b.getI64IntegerAttr(rank - axis),
-                                 b.getF64FloatAttr(a.getFloat("epsilon").value_or(1e-5)));
+  auto r = make<nn::LayerNormOp>(
+      loc, *x, w, bias, b.getI64IntegerAttr(rank - axis),
+      b.getF64FloatAttr(a.getFloat("epsilon").value_or(1e-5)));
   if (failed(r))
     return failure();
   setTensor(n, 0, *r);
@@ -1514,7 +1607,8 @@ LogicalResult Importer::emitMatMul(const onnx::NodeProto &n) {
   // reshapes its operands to 3-D (2-D) for bmm (mm), copying a strided view
   // that cannot be viewed so; the backward keeps the copies.
   {
-    auto lt = cast<RankedTensorType>(x->getType()), rt = cast<RankedTensorType>(y->getType());
+    auto lt = cast<RankedTensorType>(x->getType()),
+         rt = cast<RankedTensorType>(y->getType());
     int64_t lr = lt.getRank(), rr = rt.getRank();
     auto prod = [](ArrayRef<int64_t> d) {
       int64_t p = 1;
@@ -1523,15 +1617,19 @@ LogicalResult Importer::emitMatMul(const onnx::NodeProto &n) {
       return p;
     };
     if (lr >= 3 && rr == 2) {
-      *x = contiguousFor(*x, {prod(lt.getShape().drop_back()), lt.getShape().back()}, loc);
+      *x = contiguousFor(
+          *x, {prod(lt.getShape().drop_back()), lt.getShape().back()}, loc);
     } else if (lr >= 3 && rr >= 3 && !(lr == 3 && rr == 3)) {
-      auto batch = broadcastShapes(lt.getShape().drop_back(2), rt.getShape().drop_back(2));
+      auto batch = broadcastShapes(lt.getShape().drop_back(2),
+                                   rt.getShape().drop_back(2));
       if (batch) {
         int64_t nb = prod(*batch);
         if (ArrayRef<int64_t>(*batch) == lt.getShape().drop_back(2))
-          *x = contiguousFor(*x, {nb, lt.getDimSize(lr - 2), lt.getDimSize(lr - 1)}, loc);
+          *x = contiguousFor(
+              *x, {nb, lt.getDimSize(lr - 2), lt.getDimSize(lr - 1)}, loc);
         if (ArrayRef<int64_t>(*batch) == rt.getShape().drop_back(2))
-          *y = contiguousFor(*y, {nb, rt.getDimSize(rr - 2), rt.getDimSize(rr - 1)}, loc);
+          *y = contiguousFor(
+              *y, {nb, rt.getDimSize(rr - 2), rt.getDimSize(rr - 1)}, loc);
       }
     }
   }
@@ -1547,7 +1645,8 @@ LogicalResult Importer::emitGemm(const onnx::NodeProto &n) {
   NodeAttrs a(n);
   if (a.getInt("transA").value_or(0))
     return nodeError(n) << "transA=1 is not supported";
-  if (a.getFloat("alpha").value_or(1.0) != 1.0 || a.getFloat("beta").value_or(1.0) != 1.0)
+  if (a.getFloat("alpha").value_or(1.0) != 1.0 ||
+      a.getFloat("beta").value_or(1.0) != 1.0)
     return nodeError(n) << "alpha and beta other than 1 are not supported";
   bool transB = a.getInt("transB").value_or(0);
   if (!hasInput(n, 0) || !hasInput(n, 1))
@@ -1589,7 +1688,8 @@ LogicalResult Importer::emitGemm(const onnx::NodeProto &n) {
   if (failed(r))
     return failure();
   if (hasInput(n, 2) && !biasInLinear) {
-    auto c = tensor(n, 2, cast<RankedTensorType>(r->getType()).getElementType());
+    auto c =
+        tensor(n, 2, cast<RankedTensorType>(r->getType()).getElementType());
     if (failed(c))
       return failure();
     r = make<nn::AddOp>(loc, *r, *c, false);
@@ -1606,7 +1706,8 @@ LogicalResult Importer::emitGemm(const onnx::NodeProto &n) {
 /// the output of a BatchNormalization or an Add that nothing else reads; this
 /// matches torchvision's ResNets and is what decides the memory that autograd
 /// saves (the result shares the input's storage).
-static bool inplaceCandidate(const onnx::NodeProto *producerNode, bool singleUse) {
+static bool inplaceCandidate(const onnx::NodeProto *producerNode,
+                             bool singleUse) {
   if (!producerNode || !singleUse)
     return false;
   StringRef op = producerNode->op_type();
@@ -1636,7 +1737,8 @@ LogicalResult Importer::emitBinary(const onnx::NodeProto &n) {
       if (failed(bias))
         return failure();
       b.setInsertionPoint(lin);
-      auto r = make<nn::LinearOp>(lin.getLoc(), lin.getInput(), lin.getWeight(), *bias);
+      auto r = make<nn::LinearOp>(lin.getLoc(), lin.getInput(), lin.getWeight(),
+                                  *bias);
       b.setInsertionPointToEnd(lin->getBlock());
       if (failed(r))
         return failure();
@@ -1669,11 +1771,12 @@ LogicalResult Importer::emitBinary(const onnx::NodeProto &n) {
   FailureOr<Value> r;
   if (op == "Add") {
     auto pit = producer.find(n.input(0));
-    bool inplace = inplaceCandidate(pit == producer.end() ? nullptr : pit->second,
-                                    singleUse(n.input(0)));
+    bool inplace = inplaceCandidate(
+        pit == producer.end() ? nullptr : pit->second, singleUse(n.input(0)));
     if (inplace) { // only when the result keeps the lhs shape
-      auto s = broadcastShapes(cast<RankedTensorType>(lhs->getType()).getShape(),
-                               cast<RankedTensorType>(rhs->getType()).getShape());
+      auto s =
+          broadcastShapes(cast<RankedTensorType>(lhs->getType()).getShape(),
+                          cast<RankedTensorType>(rhs->getType()).getShape());
       inplace = s && ArrayRef<int64_t>(*s) ==
                          cast<RankedTensorType>(lhs->getType()).getShape();
     }
@@ -1700,7 +1803,8 @@ LogicalResult Importer::emitElementwise(const onnx::NodeProto &n) {
   if (failed(x))
     return failure();
   if (!isFloatTensor(*x))
-    return nodeError(n) << "expects a floating-point tensor, got " << x->getType();
+    return nodeError(n) << "expects a floating-point tensor, got "
+                        << x->getType();
   Type type = x->getType();
   Value r;
   if (op == "Pow") {
@@ -1748,8 +1852,8 @@ LogicalResult Importer::emitUnary(const onnx::NodeProto &n) {
   Value r;
   if (op == "Relu") {
     auto pit = producer.find(n.input(0));
-    bool inplace = inplaceCandidate(pit == producer.end() ? nullptr : pit->second,
-                                    singleUse(n.input(0)));
+    bool inplace = inplaceCandidate(
+        pit == producer.end() ? nullptr : pit->second, singleUse(n.input(0)));
     r = nn::ReluOp::create(b, loc, type, *x, inplace);
   } else if (op == "Sigmoid") {
     r = nn::SigmoidOp::create(b, loc, type, *x);
@@ -1758,7 +1862,8 @@ LogicalResult Importer::emitUnary(const onnx::NodeProto &n) {
   } else if (op == "HardSwish") {
     r = nn::HardswishOp::create(b, loc, type, *x, false);
   } else if (op == "HardSigmoid") {
-    double alpha = a.getFloat("alpha").value_or(0.2), beta = a.getFloat("beta").value_or(0.5);
+    double alpha = a.getFloat("alpha").value_or(0.2),
+           beta = a.getFloat("beta").value_or(0.5);
     if (std::fabs(alpha - 1.0 / 6) > 1e-4 || std::fabs(beta - 0.5) > 1e-6)
       return nodeError(n) << "only alpha=1/6, beta=0.5 (torch.nn.Hardsigmoid) "
                              "is supported, got alpha="
@@ -1789,7 +1894,8 @@ LogicalResult Importer::emitUnary(const onnx::NodeProto &n) {
     int64_t axis = a.getInt("axis").value_or(opset < 13 ? 1 : -1);
     int64_t norm = axis < 0 ? axis + rank : axis;
     if (norm < 0 || norm >= rank)
-      return nodeError(n) << "axis " << axis << " is out of range for rank " << rank;
+      return nodeError(n) << "axis " << axis << " is out of range for rank "
+                          << rank;
     if (opset < 13 && norm != rank - 1)
       return nodeError(n) << "opset " << opset
                           << " softmax over a non-last axis (flattening "
@@ -1806,11 +1912,13 @@ LogicalResult Importer::emitUnary(const onnx::NodeProto &n) {
         return nodeError(n) << "ratio must be a constant scalar";
       p = c->getF(0);
     }
-    if (n.output_size() > 1 && !n.output(1).empty() && consumers.count(n.output(1)))
+    if (n.output_size() > 1 && !n.output(1).empty() &&
+        consumers.count(n.output(1)))
       return nodeError(n) << "the mask output is not supported";
     if (!(p >= 0 && p <= 1))
       return nodeError(n) << "ratio " << p << " is not in [0, 1]";
-    r = nn::DropoutOp::create(b, loc, type, *x, b.getF64FloatAttr(p), UnitAttr());
+    r = nn::DropoutOp::create(b, loc, type, *x, b.getF64FloatAttr(p),
+                              UnitAttr());
   } else if (op == "Gelu") {
     std::string approx = a.getString("approximate").value_or("none");
     if (approx != "none" && approx != "tanh")
@@ -1831,7 +1939,8 @@ LogicalResult Importer::emitGather(const onnx::NodeProto &n) {
   int64_t axis = a.getInt("axis").value_or(0);
   Entry *data = lookup(n.input(0));
   // Gather of rows of a float initializer: an embedding lookup.
-  if (data && data->kind == Entry::Init && isFloatDType(data->init->data_type())) {
+  if (data && data->kind == Entry::Init &&
+      isFloatDType(data->init->data_type())) {
     if (data->init->dims_size() != 2 || axis != 0)
       return nodeError(n) << "only row lookup (axis 0) of a 2-D weight is "
                              "supported as an embedding";
@@ -1865,9 +1974,11 @@ LogicalResult Importer::emitGather(const onnx::NodeProto &n) {
   if (i < 0)
     i += dim;
   if (i < 0 || i >= dim)
-    return nodeError(n) << "index " << idx->getI(0) << " is out of range for size " << dim;
-  auto s = make<nn::SliceOp>(loc, *x, b.getI64IntegerAttr(axis), b.getI64IntegerAttr(i),
-                             b.getI64IntegerAttr(i + 1), b.getI64IntegerAttr(1));
+    return nodeError(n) << "index " << idx->getI(0)
+                        << " is out of range for size " << dim;
+  auto s = make<nn::SliceOp>(loc, *x, b.getI64IntegerAttr(axis),
+                             b.getI64IntegerAttr(i), b.getI64IntegerAttr(i + 1),
+                             b.getI64IntegerAttr(1));
   if (failed(s))
     return failure();
   SmallVector<int64_t> shape(xt.getShape());
@@ -1937,7 +2048,8 @@ LogicalResult Importer::emitShapeOp(const onnx::NodeProto &n) {
     int64_t axis = a.getInt("axis").value_or(0);
     if (axis < 0)
       axis += rank;
-    auto r = make<nn::ConcatOp>(loc, ValueRange(vals), b.getI64IntegerAttr(axis));
+    auto r =
+        make<nn::ConcatOp>(loc, ValueRange(vals), b.getI64IntegerAttr(axis));
     if (failed(r))
       return failure();
     setTensor(n, 0, *r);
@@ -1953,9 +2065,10 @@ LogicalResult Importer::emitShapeOp(const onnx::NodeProto &n) {
   if (op == "Reshape") {
     const ConstTensor *s = constInput(n, 1);
     if (!s)
-      return nodeError(n) << "the target shape could not be folded to a constant";
-    if (!resolveReshape(xt.getShape(), s->toInts(), a.getInt("allowzero").value_or(0),
-                        shape, err))
+      return nodeError(n)
+             << "the target shape could not be folded to a constant";
+    if (!resolveReshape(xt.getShape(), s->toInts(),
+                        a.getInt("allowzero").value_or(0), shape, err))
       return nodeError(n) << err;
   } else if (op == "Flatten") {
     int64_t axis = a.getInt("axis").value_or(1);
@@ -1971,7 +2084,8 @@ LogicalResult Importer::emitShapeOp(const onnx::NodeProto &n) {
         return nodeError(n) << "the flattened shape overflows int64";
     if (axis == 1 && rank >= 2) {
       Value in = contiguousFor(*x, {xt.getDimSize(0), q}, loc);
-      auto r = make<nn::FlattenOp>(loc, in, b.getI64IntegerAttr(1), b.getI64IntegerAttr(-1));
+      auto r = make<nn::FlattenOp>(loc, in, b.getI64IntegerAttr(1),
+                                   b.getI64IntegerAttr(-1));
       if (failed(r))
         return failure();
       setTensor(n, 0, *r);
@@ -1993,7 +2107,8 @@ LogicalResult Importer::emitShapeOp(const onnx::NodeProto &n) {
   } else if (op == "Expand") {
     const ConstTensor *s = constInput(n, 1);
     if (!s)
-      return nodeError(n) << "the target shape could not be folded to a constant";
+      return nodeError(n)
+             << "the target shape could not be folded to a constant";
     auto bs = broadcastShapes(xt.getShape(), s->toInts());
     if (!bs)
       return nodeError(n) << "shape does not broadcast with " << xt;
@@ -2036,19 +2151,23 @@ LogicalResult Importer::emitSlice(const onnx::NodeProto &n) {
   for (size_t k = 0; k < starts.size(); ++k) {
     int64_t axis = axes[k] < 0 ? axes[k] + rank : axes[k];
     if (axis < 0 || axis >= rank)
-      return nodeError(n) << "axis " << axes[k] << " is out of range for rank " << rank;
+      return nodeError(n) << "axis " << axes[k] << " is out of range for rank "
+                          << rank;
     if (steps[k] <= 0)
       return nodeError(n) << "only positive slice steps are supported";
     int64_t dim = xt.getDimSize(axis);
     int64_t s = starts[k], e = ends[k];
-    if (s < 0) s += dim;
-    if (e < 0) e += dim;
+    if (s < 0)
+      s += dim;
+    if (e < 0)
+      e += dim;
     s = std::clamp<int64_t>(s, 0, dim);
     e = std::clamp<int64_t>(e, 0, dim);
     if (s == 0 && e == dim && steps[k] == 1)
       continue;
-    auto r = make<nn::SliceOp>(loc, v, b.getI64IntegerAttr(axis), b.getI64IntegerAttr(s),
-                               b.getI64IntegerAttr(e), b.getI64IntegerAttr(steps[k]));
+    auto r = make<nn::SliceOp>(loc, v, b.getI64IntegerAttr(axis),
+                               b.getI64IntegerAttr(s), b.getI64IntegerAttr(e),
+                               b.getI64IntegerAttr(steps[k]));
     if (failed(r))
       return failure();
     v = *r;
@@ -2089,14 +2208,16 @@ LogicalResult Importer::emitSplit(const onnx::NodeProto &n) {
       sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - k * chunk)));
   }
   if ((int)sizes.size() != n.output_size())
-    return nodeError(n) << sizes.size() << " split sizes for " << n.output_size()
-                        << " outputs";
+    return nodeError(n) << sizes.size() << " split sizes for "
+                        << n.output_size() << " outputs";
   int64_t start = 0;
   for (size_t k = 0; k < sizes.size(); ++k) {
     if (sizes[k] < 0 || start > dim - sizes[k])
-      return nodeError(n) << "split sizes exceed dimension " << axis << " of size " << dim;
-    auto r = make<nn::SliceOp>(loc, *x, b.getI64IntegerAttr(axis), b.getI64IntegerAttr(start),
-                               b.getI64IntegerAttr(start + sizes[k]), b.getI64IntegerAttr(1));
+      return nodeError(n) << "split sizes exceed dimension " << axis
+                          << " of size " << dim;
+    auto r = make<nn::SliceOp>(
+        loc, *x, b.getI64IntegerAttr(axis), b.getI64IntegerAttr(start),
+        b.getI64IntegerAttr(start + sizes[k]), b.getI64IntegerAttr(1));
     if (failed(r))
       return failure();
     start += sizes[k];
@@ -2118,7 +2239,8 @@ LogicalResult Importer::emitWhere(const onnx::NodeProto &n) {
   int xi = c1 ? 2 : 1;
   const ConstTensor *fill = c1 ? c1 : c2;
   if (fill->numElements() != 1)
-    return nodeError(n) << "only Where with a scalar fill (masked_fill) is supported";
+    return nodeError(n)
+           << "only Where with a scalar fill (masked_fill) is supported";
   auto x = tensor(n, xi);
   if (failed(x))
     return failure();
@@ -2130,8 +2252,9 @@ LogicalResult Importer::emitWhere(const onnx::NodeProto &n) {
   for (int64_t k = 0, e = cond->numElements(); k < e; ++k)
     mask.i[k] = (cond->getI(k) != 0) == (c1 != nullptr);
   Value maskValue = materialize(mask, b.getI1Type(), loc);
-  auto r = make<nn::MaskedFillOp>(loc, *x, maskValue, llvm::APFloat(fill->getF(0)),
-                                  /*inplace=*/false);
+  auto r =
+      make<nn::MaskedFillOp>(loc, *x, maskValue, llvm::APFloat(fill->getF(0)),
+                             /*inplace=*/false);
   if (failed(r))
     return failure();
   setTensor(n, 0, *r);
@@ -2166,7 +2289,8 @@ LogicalResult Importer::emitReduceMean(const onnx::NodeProto &n) {
   }
   for (int64_t &ax : axes) {
     if (ax < -rank || ax >= rank)
-      return nodeError(n) << "axis " << ax << " is out of range for rank " << rank;
+      return nodeError(n) << "axis " << ax << " is out of range for rank "
+                          << rank;
     if (ax < 0)
       ax += rank;
   }
@@ -2215,7 +2339,8 @@ LogicalResult Importer::emitPad(const onnx::NodeProto &n) {
   for (size_t k = 0; k < axes.size(); ++k) {
     int64_t ax = axes[k] < 0 ? axes[k] + rank : axes[k];
     if (ax < 0 || ax >= rank)
-      return nodeError(n) << "axis " << axes[k] << " is out of range for rank " << rank;
+      return nodeError(n) << "axis " << axes[k] << " is out of range for rank "
+                          << rank;
     low[ax] = pads[k];
     high[ax] = pads[k + axes.size()];
   }
@@ -2241,8 +2366,9 @@ LogicalResult Importer::emitPad(const onnx::NodeProto &n) {
   }
   if (!isFloatTensor(*x))
     return nodeError(n) << "expects a floating-point tensor";
-  auto r = make<nn::PadOp>(loc, *x, b.getDenseI64ArrayAttr(low),
-                           b.getDenseI64ArrayAttr(high), b.getF64FloatAttr(value));
+  auto r =
+      make<nn::PadOp>(loc, *x, b.getDenseI64ArrayAttr(low),
+                      b.getDenseI64ArrayAttr(high), b.getF64FloatAttr(value));
   if (failed(r))
     return failure();
   setTensor(n, 0, *r);
@@ -2258,13 +2384,15 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
   ctx->getOrLoadDialect<func::FuncDialect>();
 
   onnx::ModelProto model;
-  if (bytes.size() > (size_t)INT_MAX || !model.ParseFromArray(bytes.data(), (int)bytes.size())) {
+  if (bytes.size() > (size_t)INT_MAX ||
+      !model.ParseFromArray(bytes.data(), (int)bytes.size())) {
     emitError(fileLoc) << "cannot parse '" << filename
                        << "' as an ONNX model (truncated or corrupt protobuf)";
     return nullptr;
   }
   if (!model.has_graph()) {
-    emitError(fileLoc) << "'" << filename << "' has no graph (not an ONNX model?)";
+    emitError(fileLoc) << "'" << filename
+                       << "' has no graph (not an ONNX model?)";
     return nullptr;
   }
   for (const auto &o : model.opset_import())
@@ -2334,13 +2462,15 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
 
   SmallVector<Value> results;
   for (const auto &o : graph->output()) {
-    auto v = tensorOf(o.name(), NameLoc::get(StringAttr::get(ctx, o.name()), fileLoc));
+    auto v = tensorOf(o.name(),
+                      NameLoc::get(StringAttr::get(ctx, o.name()), fileLoc));
     if (failed(v))
       return nullptr;
     results.push_back(*v);
   }
   func::ReturnOp::create(b, fileLoc, results);
-  func.setFunctionType(FunctionType::get(ctx, argTypes, TypeRange(ValueRange(results))));
+  func.setFunctionType(
+      FunctionType::get(ctx, argTypes, TypeRange(ValueRange(results))));
   if (failed(verify(*module)))
     return nullptr;
   return module;

@@ -38,7 +38,8 @@ struct SavedTensor {
 
 /// Marks loss ops (cross_entropy, mse_loss).
 template <typename ConcreteType>
-class LossOpTrait : public mlir::OpTrait::TraitBase<ConcreteType, LossOpTrait> {};
+class LossOpTrait : public mlir::OpTrait::TraitBase<ConcreteType, LossOpTrait> {
+};
 
 } // namespace vram::nn
 
