@@ -33,6 +33,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <vector>
 
 using namespace mlir;
 
@@ -48,56 +49,18 @@ std::unique_ptr<MLIRContext> makeContext() {
   return ctx;
 }
 
-const char *const kOpTypes[] = {"Add",
-                                "AveragePool",
-                                "BatchNormalization",
-                                "Cast",
-                                "Clip",
-                                "Concat",
-                                "Constant",
-                                "ConstantOfShape",
-                                "Conv",
-                                "Div",
-                                "Dropout",
-                                "Equal",
-                                "Erf",
-                                "Expand",
-                                "Flatten",
-                                "Gather",
-                                "Gelu",
-                                "Gemm",
-                                "GlobalAveragePool",
-                                "HardSigmoid",
-                                "HardSwish",
-                                "Identity",
-                                "LayerNormalization",
-                                "LogSoftmax",
-                                "MatMul",
-                                "MaxPool",
-                                "Mul",
-                                "Not",
-                                "Pow",
-                                "Range",
-                                "Relu",
-                                "Reshape",
-                                "Shape",
-                                "Sigmoid",
-                                "Slice",
-                                "Softmax",
-                                "Split",
-                                "Squeeze",
-                                "Sub",
-                                "Tanh",
-                                "Transpose",
-                                "Trilu",
-                                "Unsqueeze",
-                                "Where",
-                                "Min",
-                                "Max",
-                                "ReduceMean",
-                                "Neg",
-                                "Sqrt",
-                                "Tile"};
+/// Op types to mutate into: everything the importer maps, plus ops it must
+/// reject cleanly.
+const std::vector<std::string> &opTypes() {
+  static const std::vector<std::string> types = [] {
+    std::vector<std::string> t(vram::onnx_import::supportedOps().begin(),
+                               vram::onnx_import::supportedOps().end());
+    for (const char *unsupported : {"Min", "Max", "Tile", "Loop", "If"})
+      t.push_back(unsupported);
+    return t;
+  }();
+  return types;
+}
 const char *const kAttrNames[] = {"axis",
                                   "axes",
                                   "perm",
@@ -269,7 +232,7 @@ struct Mutator {
   void mutateNode(onnx::GraphProto &g, onnx::NodeProto &n) {
     switch (below(9)) {
     case 0:
-      n.set_op_type(pick(kOpTypes));
+      n.set_op_type(opTypes()[below(opTypes().size())]);
       break;
     case 1:
       if (n.input_size())

@@ -5,6 +5,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -20,6 +21,9 @@ struct OnnxImportOptions {
   llvm::StringMap<int64_t> dims; ///< --dim NAME=VALUE
   std::vector<std::string> bufferPatterns; ///< --onnx-buffers= name patterns
 };
+
+/// The ONNX op types the importer maps, sorted.
+llvm::ArrayRef<llvm::StringLiteral> supportedOps();
 
 /// Imports the ONNX model in `buffer` (named `filename` for locations) as a
 /// module holding `func.func @forward`. Errors are emitted as MLIR

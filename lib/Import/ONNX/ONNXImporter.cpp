@@ -49,66 +49,71 @@ namespace nn = vram::nn;
 using llvm::SmallVector;
 using llvm::StringRef;
 
-namespace {
+llvm::ArrayRef<llvm::StringLiteral> vram::onnx_import::supportedOps() {
+  // The ops the importer maps (besides constant folding of shape ops).
+  static const llvm::StringLiteral ops[] = {
+      "Add",
+      "AveragePool",
+      "BatchNormalization",
+      "Cast",
+      "Clip",
+      "Concat",
+      "Constant",
+      "ConstantOfShape",
+      "Conv",
+      "Div",
+      "Dropout",
+      "Equal",
+      "Erf",
+      "Exp",
+      "Expand",
+      "Flatten",
+      "Gather",
+      "Gelu",
+      "Gemm",
+      "GlobalAveragePool",
+      "HardSigmoid",
+      "HardSwish",
+      "Identity",
+      "LayerNormalization",
+      "LogSoftmax",
+      "MatMul",
+      "MaxPool",
+      "Mul",
+      "Neg",
+      "Not",
+      "Pad",
+      "Pow",
+      "Range",
+      "Reciprocal",
+      "ReduceMean",
+      "Relu",
+      "Reshape",
+      "Shape",
+      "Sigmoid",
+      "Slice",
+      "Softmax",
+      "Split",
+      "Sqrt",
+      "Squeeze",
+      "Sub",
+      "Tanh",
+      "Transpose",
+      "Trilu",
+      "Unsqueeze",
+      "Where",
+  };
+  return ops;
+}
 
-/// The ops the importer maps (besides constant folding of shape ops).
-const char *const kSupportedOps[] = {"Add",
-                                     "AveragePool",
-                                     "BatchNormalization",
-                                     "Cast",
-                                     "Clip",
-                                     "Concat",
-                                     "Constant",
-                                     "ConstantOfShape",
-                                     "Conv",
-                                     "Div",
-                                     "Dropout",
-                                     "Equal",
-                                     "Erf",
-                                     "Exp",
-                                     "Expand",
-                                     "Flatten",
-                                     "Gather",
-                                     "Gelu",
-                                     "Gemm",
-                                     "GlobalAveragePool",
-                                     "HardSigmoid",
-                                     "HardSwish",
-                                     "Identity",
-                                     "LayerNormalization",
-                                     "LogSoftmax",
-                                     "MatMul",
-                                     "MaxPool",
-                                     "Mul",
-                                     "Neg",
-                                     "Not",
-                                     "Pad",
-                                     "Pow",
-                                     "Range",
-                                     "Reciprocal",
-                                     "ReduceMean",
-                                     "Relu",
-                                     "Reshape",
-                                     "Shape",
-                                     "Sigmoid",
-                                     "Slice",
-                                     "Softmax",
-                                     "Split",
-                                     "Sqrt",
-                                     "Squeeze",
-                                     "Sub",
-                                     "Tanh",
-                                     "Transpose",
-                                     "Trilu",
-                                     "Unsqueeze",
-                                     "Where"};
+namespace {
 
 std::string supportedOpsList() {
   std::string s;
-  for (const char *op : kSupportedOps) {
+  for (llvm::StringRef op : supportedOps()) {
     if (!s.empty())
       s += ", ";
-    s += op;
+    s += op.str();
   }
   return s;
 }
