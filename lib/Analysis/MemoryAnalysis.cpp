@@ -1,106 +1,47 @@
-//===- MemoryAnalysis.cpp - liveness-based peak memory --------------------===//
+//===- MemoryAnalysis.cpp - liveness-based memory of a step ---------------===//
 //
-// One pass to find storage roots, categories and last uses, one sweep to
-// track live bytes (allocation at the defining op, release after the last
-// use of any alias), and one pass over the roots alive at the peak. All
-// linear in the number of ops and uses.
+// One pass over the body finds storage roots, last uses and categories; the
+// events are then bucketed by op index (counting sort, linear), and one walk
+// over the stream gives the live bytes per op.
 //
 //===----------------------------------------------------------------------===//
 
 #include "vram/Analysis/MemoryAnalysis.h"
+#include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Dialect/NN/NNOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
 
 using namespace mlir;
 using namespace vram;
 
-llvm::StringRef vram::stringify(MemoryCategory category) {
-  switch (category) {
-  case MemoryCategory::Parameters:
-    return "parameters";
-  case MemoryCategory::Buffers:
-    return "buffers";
-  case MemoryCategory::Inputs:
-    return "inputs";
-  case MemoryCategory::Activations:
-    return "activations";
-  case MemoryCategory::Gradients:
-    return "gradients";
-  case MemoryCategory::OptimizerState:
-    return "optimizer_state";
-  case MemoryCategory::Temporaries:
-    return "temporaries";
+MemoryAnalysis::MemoryAnalysis(Operation *op) : root(op) {
+  if (mlir::failed(build(op))) {
+    hasFailed = true;
+    storages.clear();
+    ops.clear();
   }
-  llvm_unreachable("unknown category");
+  buildEvents();
 }
 
-std::string vram::describeTensor(Value value) {
-  if (auto arg = dyn_cast<BlockArgument>(value))
-    return llvm::formatv("input #{0}", arg.getArgNumber()).str();
-  Operation *def = value.getDefiningOp();
-  if (auto param = dyn_cast<nn::ParamOp>(def))
-    return param.getName().str();
-  if (auto buffer = dyn_cast<nn::BufferOp>(def))
-    return buffer.getName().str();
-  if (auto state = dyn_cast<nn::OptimizerStateOp>(def))
-    return (describeTensor(state.getParam()) + "." + state.getKind()).str();
-  std::string layer = getLayerName(def->getLoc());
-  std::string what = def->getName().getStringRef().str();
-  if (auto saved = dyn_cast<nn::SavedOp>(def))
-    what += " " + saved.getKind().str();
-  if (auto backward = dyn_cast<nn::BackwardOp>(def))
-    what = "grad of " + backward.getForwardOp().str();
-  return layer.empty() ? what : layer + " (" + what + ")";
-}
+LogicalResult MemoryAnalysis::build(Operation *op) {
+  auto func = dyn_cast<func::FuncOp>(op);
+  if (!func || func.isExternal())
+    return op->emitError("memory analysis needs a function with a body");
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("memory analysis needs a single-block function");
+  Block &body = func.getBody().front();
+  bool persistentGrads =
+      func->hasAttr(nn::NNDialect::kPersistentGradsAttrName);
 
-namespace {
-struct Storage {
-  Value root;
-  int64_t bytes = 0;
-  unsigned def = 0;     ///< index of the defining op (0 for persistent)
-  unsigned lastUse = 0; ///< index of the last op using any alias
-  bool persistent = false;
-  bool saved = false;           ///< kept by a backward node
-  bool savedByModel = false;    ///< kept by a node of the model (not the loss)
-  Operation *savedBy = nullptr; ///< the last backward node keeping it
-  bool gradient = false;        ///< a parameter's .grad
-};
-} // namespace
-
-static MemoryCategory categorize(const Storage &s) {
-  Value root = s.root;
-  if (isa<BlockArgument>(root))
-    return MemoryCategory::Inputs;
-  Operation *def = root.getDefiningOp();
-  if (isa<nn::ParamOp>(def))
-    return MemoryCategory::Parameters;
-  if (isa<nn::BufferOp>(def))
-    return MemoryCategory::Buffers;
-  if (isa<nn::OptimizerStateOp>(def))
-    return MemoryCategory::OptimizerState;
-  if (s.gradient)
-    return MemoryCategory::Gradients;
-  if (s.saved)
-    return MemoryCategory::Activations;
-  return MemoryCategory::Temporaries;
-}
-
-FailureOr<MemoryResult> vram::analyzeMemory(func::FuncOp step, unsigned topK) {
-  if (!step.getBody().hasOneBlock())
-    return step.emitError("memory analysis needs a single-block function");
-  Block &body = step.getBody().front();
-  bool persistentGrads = step->hasAttr(kPersistentGradsAttr);
-
-  std::vector<Storage> storages;
-  DenseMap<Value, unsigned> storageOf; // value -> index into storages
-  std::vector<Operation *> ops;
-  ops.push_back(nullptr); // index 0: before the first op
-
-  auto addStorage = [&](Value v, unsigned index,
+  DenseMap<Value, unsigned> storageOf;
+  auto addStorage = [&](Value v, Operation *owner, unsigned index,
                         bool persistent) -> LogicalResult {
     std::optional<int64_t> bytes = getTensorBytes(v.getType());
     if (!bytes)
@@ -108,29 +49,39 @@ FailureOr<MemoryResult> vram::analyzeMemory(func::FuncOp step, unsigned topK) {
              << "tensor size of " << v.getType()
              << " is not static or does not fit in 64 bits";
     storageOf[v] = storages.size();
-    storages.push_back({v, *bytes, index, index, persistent});
+    Storage s;
+    s.root = v;
+    s.op = owner;
+    s.bytes = *bytes;
+    s.def = s.lastUse = index;
+    s.persistent = persistent;
+    if (isa<BlockArgument>(v))
+      s.category = MemoryCategory::Inputs;
+    else if (auto p = dyn_cast<nn::PersistentStorageOpInterface>(owner))
+      s.category = p.getMemoryCategory();
+    storages.push_back(s);
     return success();
   };
 
   for (BlockArgument arg : body.getArguments())
-    if (failed(addStorage(arg, 0, /*persistent=*/true)))
+    if (mlir::failed(addStorage(arg, nullptr, 0, /*persistent=*/true)))
       return failure();
 
-  // Pass 1: roots, uses, categories.
-  for (Operation &op : body) {
+  std::vector<unsigned> gradients;
+  for (Operation &bodyOp : body) {
+    ops.push_back(&bodyOp);
     unsigned index = ops.size();
-    ops.push_back(&op);
-    for (Value operand : op.getOperands()) {
-      auto it = storageOf.find(operand);
-      if (it != storageOf.end())
+    if (bodyOp.getNumRegions())
+      return bodyOp.emitError("memory analysis does not support ops with "
+                              "regions; the step must be a single block of "
+                              "nn ops");
+    for (Value operand : bodyOp.getOperands())
+      if (auto it = storageOf.find(operand); it != storageOf.end())
         storages[it->second].lastUse =
             std::max(storages[it->second].lastUse, index);
-    }
-    if (isa<func::ReturnOp>(op))
-      continue;
-    bool persistent = isa<nn::ParamOp, nn::BufferOp, nn::OptimizerStateOp>(op);
-    auto aliasing = dyn_cast<nn::AliasingOpInterface>(op);
-    for (OpResult result : op.getResults()) {
+    bool persistent = isa<nn::PersistentStorageOpInterface>(bodyOp);
+    auto aliasing = dyn_cast<nn::AliasingOpInterface>(bodyOp);
+    for (OpResult result : bodyOp.getResults()) {
       Value aliased = aliasing
                           ? aliasing.getAliasedOperand(result.getResultNumber())
                           : Value();
@@ -138,99 +89,221 @@ FailureOr<MemoryResult> vram::analyzeMemory(func::FuncOp step, unsigned topK) {
         storageOf[result] = storageOf[aliased];
         continue;
       }
-      if (failed(addStorage(result, persistent ? 0 : index, persistent)))
+      if (mlir::failed(addStorage(result, &bodyOp, persistent ? 0 : index,
+                                  persistent)))
         return failure();
     }
-    if (auto backward = dyn_cast<nn::BackwardOp>(op)) {
+    if (auto ws = dyn_cast<nn::WorkspaceOpInterface>(bodyOp))
+      if (int64_t bytes = ws.getWorkspaceBytes()) {
+        Storage s;
+        s.op = &bodyOp;
+        s.bytes = bytes;
+        s.def = s.lastUse = index;
+        s.workspace = true;
+        storages.push_back(s);
+      }
+    if (auto backward = dyn_cast<nn::BackwardOp>(bodyOp)) {
       auto forwardName = RegisteredOperationName::lookup(
-          backward.getForwardOp(), op.getContext());
+          backward.getForwardOp(), bodyOp.getContext());
       bool isLoss = forwardName && forwardName->hasTrait<nn::LossOpTrait>();
       for (Value saved : backward.getSaved()) {
-        Storage &s = storages[storageOf[saved]];
-        s.saved = true;
+        Storage &s = storages[storageOf.lookup(saved)];
+        if (s.category == MemoryCategory::Temporaries)
+          s.category = MemoryCategory::Activations;
         if (!isLoss) {
           s.savedByModel = true;
-          s.savedBy = &op;
+          s.savedBy = &bodyOp;
         }
       }
     }
-    if (auto update = dyn_cast<nn::OptimizerStepOp>(op))
+    if (auto update = dyn_cast<nn::OptimizerStepOp>(bodyOp))
       for (Value grad : update.getGrads())
-        storages[storageOf[grad]].gradient = true;
+        gradients.push_back(storageOf.lookup(grad));
   }
-  unsigned end = ops.size();
-  // Values returned by the step outlive it.
-  if (Operation *terminator = body.getTerminator())
-    for (Value v : terminator->getOperands())
-      if (auto it = storageOf.find(v); it != storageOf.end())
-        storages[it->second].lastUse = end;
-  for (Storage &s : storages)
-    if (persistentGrads && s.gradient) {
+  // A parameter's gradient is a gradient even when something also saved it.
+  for (unsigned g : gradients) {
+    Storage &s = storages[g];
+    if (s.category == MemoryCategory::Temporaries ||
+        s.category == MemoryCategory::Activations)
+      s.category = MemoryCategory::Gradients;
+    if (persistentGrads) {
       s.persistent = true;
       s.def = 0;
     }
-
-  // Pass 2: sweep. Storage is allocated when its op runs and released after
-  // the op that last uses it.
-  MemoryResult result;
-  std::vector<SmallVector<unsigned, 2>> allocatedAt(end + 1),
-      releasedAt(end + 1);
-  for (auto [i, s] : llvm::enumerate(storages)) {
-    if (s.persistent) {
-      result.persistentBytes += s.bytes;
-      continue;
-    }
-    allocatedAt[s.def].push_back(i);
-    releasedAt[s.lastUse].push_back(i);
   }
-  int64_t live = result.persistentBytes;
-  unsigned peakIndex = 0;
-  int64_t peakWorkspace = 0;
-  result.peakBytes = live;
-  for (unsigned index = 1; index < end; ++index) {
-    Operation *op = ops[index];
-    for (unsigned i : allocatedAt[index])
-      live += storages[i].bytes;
-    int64_t workspace = 0;
-    if (auto ws = dyn_cast<nn::WorkspaceOpInterface>(op))
-      workspace = ws.getWorkspaceBytes();
-    int64_t running = live + workspace;
-    if (!isa<func::ReturnOp>(op))
-      result.timeline.push_back({op, getStepPhase(op), running});
-    if (running > result.peakBytes) {
-      result.peakBytes = running;
-      result.peakOp = op;
-      result.peakPhase = getStepPhase(op);
-      peakIndex = index;
-      peakWorkspace = workspace;
-    }
-    for (unsigned i : releasedAt[index])
-      live -= storages[i].bytes;
-  }
-
-  // Pass 3: what is alive at the peak, and what backward keeps.
-  std::vector<LiveTensor> alive;
+  // Values returned by the step outlive it.
+  unsigned exit = ops.size() + 1;
+  if (!body.empty() && body.back().hasTrait<OpTrait::IsTerminator>())
+    for (Value v : body.back().getOperands())
+      if (auto it = storageOf.find(v); it != storageOf.end())
+        storages[it->second].lastUse = exit;
   for (const Storage &s : storages) {
-    MemoryCategory category = categorize(s);
-    if (s.savedByModel && category != MemoryCategory::Parameters &&
-        category != MemoryCategory::Buffers &&
-        category != MemoryCategory::Inputs) {
-      result.savedForBackwardBytes += s.bytes;
-      result.savedBytesByLayer[getLayerName(s.savedBy->getLoc())] += s.bytes;
-    }
-    if (s.persistent || (s.def <= peakIndex && s.lastUse >= peakIndex)) {
-      result.atPeak[static_cast<unsigned>(category)] += s.bytes;
-      alive.push_back({s.root, s.bytes, category});
-    }
+    if (s.persistent && llvm::AddOverflow(persistentBytes, s.bytes,
+                                          persistentBytes))
+      return func.emitError("persistent memory does not fit in 64 bits");
+    bool modelOwned = s.category == MemoryCategory::Activations ||
+                      s.category == MemoryCategory::Temporaries ||
+                      s.category == MemoryCategory::Gradients;
+    if (s.savedByModel && modelOwned &&
+        llvm::AddOverflow(savedForBackwardBytes, s.bytes,
+                          savedForBackwardBytes))
+      return func.emitError("saved-for-backward memory does not fit in 64 "
+                            "bits");
   }
-  result.atPeak[static_cast<unsigned>(MemoryCategory::Temporaries)] +=
-      peakWorkspace;
-  unsigned keep = std::min<size_t>(topK, alive.size());
-  std::partial_sort(alive.begin(), alive.begin() + keep, alive.end(),
-                    [](const LiveTensor &a, const LiveTensor &b) {
-                      return a.bytes > b.bytes;
+  return success();
+}
+
+void MemoryAnalysis::buildEvents() {
+  unsigned numIndices = ops.size() + 2; // entry, ops, exit
+  // Count, then place: allocs of an op before its frees; within a group in
+  // storage order, which is definition order.
+  std::vector<unsigned> allocCount(numIndices), freeCount(numIndices);
+  for (const Storage &s : storages) {
+    ++allocCount[s.def];
+    if (!s.persistent)
+      ++freeCount[s.lastUse];
+  }
+  eventRanges.assign(numIndices, {0, 0, 0});
+  unsigned next = 0;
+  for (unsigned i = 0; i < numIndices; ++i) {
+    eventRanges[i] = {next, next + allocCount[i],
+                      next + allocCount[i] + freeCount[i]};
+    next = eventRanges[i][2];
+  }
+  events.resize(next);
+  std::vector<unsigned> allocPos(numIndices), freePos(numIndices);
+  for (unsigned i = 0; i < numIndices; ++i) {
+    allocPos[i] = eventRanges[i][0];
+    freePos[i] = eventRanges[i][1];
+  }
+  for (auto [i, s] : llvm::enumerate(storages)) {
+    events[allocPos[s.def]++] = {MemoryEvent::Kind::Alloc, (unsigned)i, s.def};
+    if (!s.persistent)
+      events[freePos[s.lastUse]++] = {MemoryEvent::Kind::Free, (unsigned)i,
+                                      s.lastUse};
+  }
+
+  // The exact allocator over the stream. Sums of storages that each fit in
+  // 64 bits can still overflow: saturate and fail.
+  liveAt.assign(numIndices, 0);
+  int64_t live = 0;
+  for (unsigned i = 0; i < numIndices; ++i) {
+    for (const MemoryEvent &e : getAllocEvents(i))
+      if (llvm::AddOverflow(live, storages[e.storage].bytes, live)) {
+        if (!hasFailed)
+          emitError(getOp(i) ? getOp(i)->getLoc() : root->getLoc())
+              << "live memory does not fit in 64 bits";
+        hasFailed = true;
+        live = INT64_MAX;
+      }
+    liveAt[i] = live;
+    if (live > liveAt[peakIndex])
+      peakIndex = i;
+    for (const MemoryEvent &e : getFreeEvents(i))
+      live -= storages[e.storage].bytes;
+  }
+}
+
+ArrayRef<MemoryEvent> MemoryAnalysis::getAllocEvents(unsigned i) const {
+  return ArrayRef<MemoryEvent>(events).slice(
+      eventRanges[i][0], eventRanges[i][1] - eventRanges[i][0]);
+}
+
+ArrayRef<MemoryEvent> MemoryAnalysis::getFreeEvents(unsigned i) const {
+  return ArrayRef<MemoryEvent>(events).slice(
+      eventRanges[i][1], eventRanges[i][2] - eventRanges[i][1]);
+}
+
+std::vector<unsigned> MemoryAnalysis::getLiveStorages(unsigned index) const {
+  std::vector<unsigned> live;
+  for (auto [i, s] : llvm::enumerate(storages))
+    if (s.persistent || (s.def <= index && s.lastUse >= index))
+      live.push_back(i);
+  return live;
+}
+
+CategoryBytes MemoryAnalysis::getBreakdown(unsigned index) const {
+  CategoryBytes bytes = {};
+  for (unsigned i : getLiveStorages(index))
+    bytes[static_cast<unsigned>(storages[i].category)] += storages[i].bytes;
+  return bytes;
+}
+
+std::vector<unsigned> MemoryAnalysis::getTopStoragesAtPeak(unsigned k) const {
+  std::vector<unsigned> live = getLiveStorages(peakIndex);
+  unsigned keep = std::min<size_t>(k, live.size());
+  std::partial_sort(live.begin(), live.begin() + keep, live.end(),
+                    [&](unsigned a, unsigned b) {
+                      if (storages[a].bytes != storages[b].bytes)
+                        return storages[a].bytes > storages[b].bytes;
+                      return a < b;
                     });
-  alive.resize(keep);
-  result.topTensors = std::move(alive);
-  return result;
+  live.resize(keep);
+  return live;
+}
+
+/// `%name`-free description of a storage for the test printer: the op that
+/// allocates it and its type, or the argument number.
+static void printStorage(raw_ostream &os, const Storage &s, unsigned index) {
+  os << "#" << index << " " << s.bytes << " "
+     << stringifyEnum(s.category);
+  if (s.workspace) {
+    os << " workspace of " << s.op->getName();
+    return;
+  }
+  if (auto arg = dyn_cast<BlockArgument>(s.root)) {
+    os << " arg" << arg.getArgNumber();
+  } else if (auto p = dyn_cast<nn::PersistentStorageOpInterface>(s.op)) {
+    os << " \"" << p.getStorageName() << "\"";
+  } else {
+    os << " " << s.op->getName();
+    if (s.op->getNumResults() > 1)
+      os << "#" << cast<OpResult>(s.root).getResultNumber();
+  }
+  os << " " << s.root.getType();
+}
+
+void MemoryAnalysis::print(raw_ostream &os) const {
+  os << "memory";
+  if (auto func = dyn_cast<func::FuncOp>(root))
+    os << " of @" << func.getSymName();
+  if (hasFailed) {
+    os << ": failed\n";
+    return;
+  }
+  os << llvm::formatv(": {0} ops, {1} storages, {2} events\n", ops.size(),
+                      storages.size(), events.size());
+  auto printEvents = [&](unsigned i) {
+    for (const MemoryEvent &e : getAllocEvents(i)) {
+      os << "  alloc ";
+      printStorage(os, storages[e.storage], e.storage);
+      os << "\n";
+    }
+    if (i > 0 && i <= ops.size())
+      os << "  live " << liveAt[i] << "\n";
+    for (const MemoryEvent &e : getFreeEvents(i))
+      os << "  free #" << e.storage << "\n";
+  };
+  os << "entry:\n";
+  printEvents(0);
+  os << "  live " << liveAt[0] << "\n";
+  for (unsigned i = 1; i <= ops.size(); ++i) {
+    os << "[" << i << "] " << ops[i - 1]->getName() << " ("
+       << stringifyEnum(getStepPhase(ops[i - 1])) << "):\n";
+    printEvents(i);
+  }
+  os << "exit:\n";
+  printEvents(ops.size() + 1);
+  os << "peak " << getPeakBytes() << " at [" << peakIndex << "]";
+  if (Operation *op = getPeakOp())
+    os << " " << op->getName();
+  os << "\n";
+  CategoryBytes breakdown = getBreakdown(peakIndex);
+  os << "  at peak:";
+  for (unsigned c = 0; c < kNumMemoryCategories; ++c)
+    os << " " << stringifyEnum(static_cast<MemoryCategory>(c)) << "="
+       << breakdown[c];
+  os << "\n";
+  os << "persistent " << persistentBytes << "\n";
+  os << "saved for backward " << savedForBackwardBytes << "\n";
 }

@@ -5,28 +5,14 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/MathExtras.h"
-#include "llvm/Support/Path.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace vram;
 
-llvm::StringRef vram::stringify(StepPhase phase) {
-  switch (phase) {
-  case StepPhase::Forward:
-    return "forward";
-  case StepPhase::Backward:
-    return "backward";
-  case StepPhase::Optimizer:
-    return "optimizer";
-  }
-  llvm_unreachable("unknown phase");
-}
-
 StepPhase vram::getStepPhase(Operation *op) {
-  if (isa<nn::BackwardOp, nn::AccumulateGradOp>(op))
-    return StepPhase::Backward;
-  if (isa<nn::OptimizerStepOp>(op))
-    return StepPhase::Optimizer;
+  if (auto phased = dyn_cast<nn::StepPhaseOpInterface>(op))
+    return phased.getStepPhase();
   return StepPhase::Forward;
 }
 
@@ -44,19 +30,39 @@ std::optional<int64_t> vram::getTensorBytes(Type type) {
   return bytes;
 }
 
-std::string vram::getLayerName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::string n = getLayerName(inner); !n.empty())
-        return n;
-  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-    return getLayerName(callSite.getCallee());
-  // Plain .mlir input: the op's line names it.
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
-            llvm::Twine(file.getLine()))
-        .str();
-  return "";
+ParameterSummary vram::summarizeParameters(Operation *func) {
+  ParameterSummary summary;
+  func->walk([&](Operation *op) {
+    auto numel = [](Value v) {
+      return cast<RankedTensorType>(v.getType()).getNumElements();
+    };
+    if (auto param = dyn_cast<nn::ParamOp>(op)) {
+      summary.count += numel(param);
+      if (param.getTrainable())
+        summary.trainable += numel(param);
+      summary.bytes += getTensorBytes(param.getType()).value_or(0);
+    } else if (auto buffer = dyn_cast<nn::BufferOp>(op)) {
+      summary.bufferCount += numel(buffer);
+      summary.bufferBytes += getTensorBytes(buffer.getType()).value_or(0);
+    }
+  });
+  return summary;
+}
+
+std::optional<int64_t> vram::getBatchSize(Operation *func) {
+  if (auto batch = func->getAttrOfType<IntegerAttr>(nn::NNDialect::kBatchAttrName))
+    return batch.getInt();
+  if (auto f = dyn_cast<FunctionOpInterface>(func))
+    if (f.getNumArguments() > 0)
+      if (auto t = dyn_cast<RankedTensorType>(f.getArgumentTypes()[0]))
+        if (t.getRank() > 0)
+          return t.getDimSize(0);
+  return std::nullopt;
+}
+
+std::optional<nn::StepMode> vram::getStepMode(Operation *func) {
+  if (auto mode =
+          func->getAttrOfType<nn::StepModeAttr>(nn::NNDialect::kModeAttrName))
+    return mode.getValue();
+  return std::nullopt;
 }

@@ -10,6 +10,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 
 #include <map>
 
@@ -18,11 +19,6 @@ using namespace vram;
 namespace json = llvm::json;
 
 namespace {
-struct ParameterSummary {
-  int64_t count = 0, trainable = 0, bytes = 0;
-  int64_t bufferCount = 0, bufferBytes = 0;
-};
-
 struct LayerRow {
   std::string name;
   std::string op;
@@ -32,14 +28,15 @@ struct LayerRow {
   int64_t savedBytes = 0;
 };
 
+/// What the report shows, read from the analyses; nothing is recomputed.
 struct Analyses {
   func::FuncOp func;
   std::string mode;
   ParameterSummary parameters;
-  FlopResult flops;
-  MemoryResult memory;
+  std::optional<int64_t> batch;
+  std::unique_ptr<FlopAnalysis> flops;
+  std::unique_ptr<MemoryAnalysis> memory;
   std::vector<LayerRow> layers;
-  int64_t batch = 0;
 };
 } // namespace
 
@@ -54,6 +51,25 @@ static std::string typeString(Type type) {
     os << type;
   }
   return s;
+}
+
+/// The layer name an op belongs to: the name of its NameLoc (possibly fused
+/// or nested), else "file:line" of a file location, else "".
+static std::string getLayerName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::string n = getLayerName(inner); !n.empty())
+        return n;
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return getLayerName(callSite.getCallee());
+  // Plain .mlir input: the op's line names it.
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
+            llvm::Twine(file.getLine()))
+        .str();
+  return "";
 }
 
 /// "file:line:col" for file locations, the name (and file) of named ones.
@@ -74,34 +90,35 @@ static std::string locationString(Location loc) {
   return "";
 }
 
-static ParameterSummary summarizeParameters(func::FuncOp func) {
-  ParameterSummary summary;
-  func.walk([&](Operation *op) {
-    if (auto param = dyn_cast<nn::ParamOp>(op)) {
-      int64_t n = cast<RankedTensorType>(param.getType()).getNumElements();
-      summary.count += n;
-      if (param.getTrainable())
-        summary.trainable += n;
-      summary.bytes += getTensorBytes(param.getType()).value_or(0);
-    } else if (auto buffer = dyn_cast<nn::BufferOp>(op)) {
-      summary.bufferCount +=
-          cast<RankedTensorType>(buffer.getType()).getNumElements();
-      summary.bufferBytes += getTensorBytes(buffer.getType()).value_or(0);
-    }
-  });
-  return summary;
+/// A short name for a storage: the parameter/buffer name, the input index, or
+/// the allocating op and its layer.
+static std::string describeStorage(const Storage &s) {
+  if (s.root)
+    if (auto arg = dyn_cast<BlockArgument>(s.root))
+      return llvm::formatv("input #{0}", arg.getArgNumber()).str();
+  if (auto persistent = dyn_cast<nn::PersistentStorageOpInterface>(s.op))
+    return persistent.getStorageName();
+  std::string layer = getLayerName(s.op->getLoc());
+  std::string what = s.op->getName().getStringRef().str();
+  if (s.workspace)
+    what = "workspace of " + what;
+  else if (auto saved = dyn_cast<nn::SavedOp>(s.op))
+    what += " " + saved.getKind().str();
+  else if (auto backward = dyn_cast<nn::BackwardOp>(s.op))
+    what = "grad of " + backward.getForwardOp().str();
+  return layer.empty() ? what : layer + " (" + what + ")";
 }
 
-/// One row per layer (ops grouped by their location's name), forward ops only.
-static std::vector<LayerRow> buildLayerTable(func::FuncOp func,
-                                             nn::FlopConvention convention,
-                                             bool training,
-                                             const MemoryResult &memory) {
+/// One row per layer (ops grouped by their location's name), forward ops
+/// only; FLOPs and saved bytes come from the analyses.
+static std::vector<LayerRow> buildLayerTable(const Analyses &a,
+                                             nn::FlopConvention convention) {
   llvm::MapVector<std::string, LayerRow, std::map<std::string, unsigned>> rows;
   llvm::StringMap<llvm::DenseSet<Value>> paramsSeen;
+  func::FuncOp func = a.func;
   for (Operation &op : func.getBody().front()) {
     if (getStepPhase(&op) != StepPhase::Forward || op.getNumResults() == 0 ||
-        isa<nn::ParamOp, nn::BufferOp, nn::SavedOp, nn::OptimizerStateOp>(op))
+        isa<nn::PersistentStorageOpInterface, nn::SavedOp>(op))
       continue;
     std::string name = getLayerName(op.getLoc());
     LayerRow &row = rows[name];
@@ -110,18 +127,24 @@ static std::vector<LayerRow> buildLayerTable(func::FuncOp func,
       row.op = op.getName().getStringRef().str();
     }
     row.outputShape = typeString(op.getResult(0).getType());
-    if (auto cost = dyn_cast<nn::CostOpInterface>(op))
-      row.flops += cost.getFlops(convention, training);
+    row.flops += a.flops->getOpFlops(&op, convention);
     for (Value operand : op.getOperands())
       if (auto param = operand.getDefiningOp<nn::ParamOp>())
         if (paramsSeen[row.name].insert(operand).second)
           row.params +=
               cast<RankedTensorType>(param.getType()).getNumElements();
   }
+  // Each saved storage counts once, for the first layer (in forward order)
+  // whose backward node keeps it.
+  llvm::StringMap<int64_t> savedByLayer;
+  for (const Storage &s : a.memory->getStorages())
+    if (s.savedByModel && (s.category == MemoryCategory::Activations ||
+                           s.category == MemoryCategory::Temporaries ||
+                           s.category == MemoryCategory::Gradients))
+      savedByLayer[getLayerName(s.savedBy->getLoc())] += s.bytes;
   std::vector<LayerRow> table;
   for (auto &entry : rows) {
-    entry.second.savedBytes =
-        memory.savedBytesByLayer.lookup(entry.second.name);
+    entry.second.savedBytes = savedByLayer.lookup(entry.second.name);
     table.push_back(std::move(entry.second));
   }
   return table;
@@ -135,47 +158,46 @@ static FailureOr<Analyses> analyze(ModuleOp module,
     a.func = module.lookupSymbol<func::FuncOp>("forward");
   if (!a.func)
     return module.emitError("no @step or @forward function to report on");
-  auto mode = a.func->getAttrOfType<StringAttr>(kStepModeAttr);
-  a.mode = mode ? mode.getValue().str() : "forward";
+  std::optional<nn::StepMode> mode = getStepMode(a.func);
+  a.mode = mode ? stringifyEnum(*mode).str() : "forward";
   a.parameters = summarizeParameters(a.func);
-  a.flops = analyzeFlops(a.func, options.flops);
-  FailureOr<MemoryResult> memory = analyzeMemory(a.func, options.topTensors);
-  if (failed(memory))
+  a.batch = getBatchSize(a.func);
+  a.flops = std::make_unique<FlopAnalysis>(a.func);
+  a.memory = std::make_unique<MemoryAnalysis>(a.func);
+  if (a.flops->failed() || a.memory->failed())
     return failure();
-  a.memory = std::move(*memory);
-  a.layers =
-      buildLayerTable(a.func, options.flops, a.mode == "train", a.memory);
-  if (a.func.getNumArguments() > 0)
-    if (auto t = dyn_cast<RankedTensorType>(a.func.getArgument(0).getType()))
-      if (t.getRank() > 0)
-        a.batch = t.getDimSize(0);
+  a.layers = buildLayerTable(a, options.flops);
   return a;
 }
 
 static json::Object peakOpJson(const Analyses &a) {
-  Operation *op = a.memory.peakOp;
+  Operation *op = a.memory->getPeakOp();
+  StringRef phase = stringifyEnum(op ? getStepPhase(op) : StepPhase::Forward);
   if (!op)
-    return json::Object{{"name", ""},
-                        {"op", ""},
-                        {"location", ""},
-                        {"phase", stringify(a.memory.peakPhase)}};
+    return json::Object{
+        {"name", ""}, {"op", ""}, {"location", ""}, {"phase", phase}};
   return json::Object{{"name", getLayerName(op->getLoc())},
                       {"op", op->getName().getStringRef()},
                       {"location", locationString(op->getLoc())},
-                      {"phase", stringify(a.memory.peakPhase)}};
+                      {"phase", phase}};
 }
 
 static void writeJson(const Analyses &a, const ReportOptions &options,
                       llvm::raw_ostream &os) {
+  const MemoryAnalysis &memory = *a.memory;
   json::Object atPeak;
+  CategoryBytes breakdown = memory.getBreakdown(memory.getPeakIndex());
   for (unsigned c = 0; c < kNumMemoryCategories; ++c)
-    atPeak[stringify(static_cast<MemoryCategory>(c))] = a.memory.atPeak[c];
+    atPeak[stringifyEnum(static_cast<MemoryCategory>(c))] = breakdown[c];
   json::Array top;
-  for (const LiveTensor &t : a.memory.topTensors)
-    top.push_back(json::Object{{"name", describeTensor(t.value)},
-                               {"bytes", t.bytes},
-                               {"category", stringify(t.category)},
-                               {"type", typeString(t.value.getType())}});
+  for (unsigned i : memory.getTopStoragesAtPeak(options.topTensors)) {
+    const Storage &t = memory.getStorages()[i];
+    top.push_back(json::Object{
+        {"name", describeStorage(t)},
+        {"bytes", t.bytes},
+        {"category", stringifyEnum(t.category)},
+        {"type", t.root ? typeString(t.root.getType()) : "workspace"}});
+  }
   json::Array layers;
   for (const LayerRow &row : a.layers)
     layers.push_back(json::Object{{"name", row.name},
@@ -193,21 +215,26 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
       {"buffers", json::Object{{"count", a.parameters.bufferCount},
                                {"bytes", a.parameters.bufferBytes}}},
       {"config", json::Object{{"mode", a.mode},
-                              {"batch", a.batch},
+                              {"batch", a.batch ? json::Value(*a.batch)
+                                                : json::Value(nullptr)},
                               {"optimizer", a.mode == "train"
                                                 ? json::Value(options.optimizer)
                                                 : json::Value(nullptr)},
                               {"precision", options.precision}}},
-      {"flops", json::Object{{"convention", nn::stringify(options.flops)},
-                             {"forward", a.flops.perPhase[0]},
-                             {"backward", a.flops.perPhase[1]},
-                             {"optimizer", a.flops.perPhase[2]},
-                             {"total", a.flops.total()}}},
+      {"flops",
+       json::Object{
+           {"convention", stringifyEnum(options.flops)},
+           {"forward", a.flops->getPhaseFlops(options.flops, StepPhase::Forward)},
+           {"backward",
+            a.flops->getPhaseFlops(options.flops, StepPhase::Backward)},
+           {"optimizer",
+            a.flops->getPhaseFlops(options.flops, StepPhase::Optimizer)},
+           {"total", a.flops->getTotal(options.flops)}}},
       {"memory", json::Object{{"allocator", "exact"},
-                              {"peak_bytes", a.memory.peakBytes},
-                              {"persistent_bytes", a.memory.persistentBytes},
+                              {"peak_bytes", memory.getPeakBytes()},
+                              {"persistent_bytes", memory.getPersistentBytes()},
                               {"saved_for_backward_bytes",
-                               a.memory.savedForBackwardBytes},
+                               memory.getSavedForBackwardBytes()},
                               {"peak_op", peakOpJson(a)},
                               {"at_peak", std::move(atPeak)},
                               {"top_tensors", std::move(top)}}},
@@ -215,11 +242,15 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
   };
   if (options.timeline) {
     json::Array timeline;
-    for (const TimelinePoint &p : a.memory.timeline)
-      timeline.push_back(json::Object{{"op", p.op->getName().getStringRef()},
-                                      {"name", getLayerName(p.op->getLoc())},
-                                      {"phase", stringify(p.phase)},
-                                      {"live_bytes", p.liveBytes}});
+    for (unsigned i = 1; i <= memory.getNumOps(); ++i) {
+      Operation *op = memory.getOp(i);
+      if (op->hasTrait<OpTrait::IsTerminator>())
+        continue;
+      timeline.push_back(json::Object{{"op", op->getName().getStringRef()},
+                                      {"name", getLayerName(op->getLoc())},
+                                      {"phase", stringifyEnum(getStepPhase(op))},
+                                      {"live_bytes", memory.getLiveBytes(i)}});
+    }
     report["timeline"] = std::move(timeline);
   }
   os << llvm::formatv("{0:2}", json::Value(std::move(report))) << "\n";
@@ -249,8 +280,9 @@ static std::string withCommas(int64_t n) {
 
 static void writeText(const Analyses &a, const ReportOptions &options,
                       llvm::raw_ostream &os) {
+  const MemoryAnalysis &memory = *a.memory;
   os << "model: " << options.modelName << "   mode: " << a.mode
-     << "   batch: " << a.batch;
+     << "   batch: " << (a.batch ? std::to_string(*a.batch) : "?");
   if (a.mode == "train")
     os << "   optimizer: " << options.optimizer;
   os << "   precision: " << options.precision << "\n";
@@ -258,32 +290,37 @@ static void writeText(const Analyses &a, const ReportOptions &options,
       "parameters: {0} (trainable {1}), {2}; buffers: {3}\n",
       withCommas(a.parameters.count), withCommas(a.parameters.trainable),
       humanBytes(a.parameters.bytes), humanBytes(a.parameters.bufferBytes));
+  nn::FlopConvention c = options.flops;
   os << llvm::formatv(
       "FLOPs ({0}): forward {1}, backward {2}, optimizer {3}, "
       "total {4}\n",
-      nn::stringify(options.flops), withCommas(a.flops.perPhase[0]),
-      withCommas(a.flops.perPhase[1]), withCommas(a.flops.perPhase[2]),
-      withCommas(a.flops.total()));
+      stringifyEnum(c),
+      withCommas(a.flops->getPhaseFlops(c, StepPhase::Forward)),
+      withCommas(a.flops->getPhaseFlops(c, StepPhase::Backward)),
+      withCommas(a.flops->getPhaseFlops(c, StepPhase::Optimizer)),
+      withCommas(a.flops->getTotal(c)));
   os << llvm::formatv("peak memory (exact): {0} ({1})",
-                      withCommas(a.memory.peakBytes),
-                      humanBytes(a.memory.peakBytes));
-  if (Operation *op = a.memory.peakOp)
+                      withCommas(memory.getPeakBytes()),
+                      humanBytes(memory.getPeakBytes()));
+  if (Operation *op = memory.getPeakOp())
     os << " at " << getLayerName(op->getLoc()) << " (" << op->getName() << ", "
-       << stringify(a.memory.peakPhase) << ")";
+       << stringifyEnum(getStepPhase(op)) << ")";
   os << "\n";
   os << "  at peak:";
+  CategoryBytes breakdown = memory.getBreakdown(memory.getPeakIndex());
   for (unsigned c = 0; c < kNumMemoryCategories; ++c)
-    os << " " << stringify(static_cast<MemoryCategory>(c)) << " "
-       << humanBytes(a.memory.atPeak[c])
-       << (c + 1 < kNumMemoryCategories ? "," : "");
+    os << " " << stringifyEnum(static_cast<MemoryCategory>(c)) << " "
+       << humanBytes(breakdown[c]) << (c + 1 < kNumMemoryCategories ? "," : "");
   os << "\n";
   os << llvm::formatv("saved for backward: {0} ({1})\n",
-                      withCommas(a.memory.savedForBackwardBytes),
-                      humanBytes(a.memory.savedForBackwardBytes));
+                      withCommas(memory.getSavedForBackwardBytes()),
+                      humanBytes(memory.getSavedForBackwardBytes()));
   os << "largest tensors at peak:\n";
-  for (const LiveTensor &t : a.memory.topTensors)
+  for (unsigned i : memory.getTopStoragesAtPeak(options.topTensors)) {
+    const Storage &t = memory.getStorages()[i];
     os << llvm::formatv("  {0,12}  {1,-15}  {2}\n", humanBytes(t.bytes),
-                        stringify(t.category), describeTensor(t.value));
+                        stringifyEnum(t.category), describeStorage(t));
+  }
   os << "\n"
      << llvm::formatv("{0,-40} {1,-22} {2,-24} {3,12} {4,16} {5,14}\n", "layer",
                       "op", "output shape", "params", "forward FLOPs", "saved");

@@ -39,6 +39,7 @@ struct RecordedOp {
   Operation *op;
   SmallVector<bool> operandNeedsGrad;
   SmallVector<Value> saved;
+  SmallVector<Attribute> roles; ///< a SavedRoleAttr per saved value
 };
 
 struct BuildStepPass : public vram::impl::BuildStepBase<BuildStepPass> {
@@ -47,7 +48,6 @@ struct BuildStepPass : public vram::impl::BuildStepBase<BuildStepPass> {
   void runOnOperation() override;
 
 private:
-  LogicalResult checkOptions(Location loc);
   func::FuncOp cloneForward(func::FuncOp forward, OpBuilder &b,
                             Type extraArgType);
   LogicalResult buildTrainStep(func::FuncOp step);
@@ -55,25 +55,6 @@ private:
 };
 
 } // namespace
-
-LogicalResult BuildStepPass::checkOptions(Location loc) {
-  if (mode != "train" && mode != "inference")
-    return emitError(loc) << "unknown mode '" << mode
-                          << "' (expected inference or train)";
-  if (optimizer != "sgd" && optimizer != "momentum" && optimizer != "adam" &&
-      optimizer != "adamw")
-    return emitError(loc) << "unknown optimizer '" << optimizer
-                          << "' (expected sgd, momentum, adam or adamw)";
-  if (implementation != "foreach" && implementation != "fused" &&
-      implementation != "for-loop")
-    return emitError(loc) << "unknown optimizer implementation '"
-                          << implementation
-                          << "' (expected foreach, fused or for-loop)";
-  if (loss != "cross_entropy" && loss != "mse")
-    return emitError(loc) << "unknown loss '" << loss
-                          << "' (expected cross_entropy or mse)";
-  return success();
-}
 
 void BuildStepPass::runOnOperation() {
   ModuleOp module = getOperation();
@@ -83,13 +64,12 @@ void BuildStepPass::runOnOperation() {
         << "no function @" << entry << " to build a step from";
     return signalPassFailure();
   }
-  if (failed(checkOptions(forward.getLoc())))
-    return signalPassFailure();
   if (!forward.getBody().hasOneBlock()) {
     forward.emitError("the model must be a single block");
     return signalPassFailure();
   }
-  if (mode == "train" && forward.getFunctionType().getNumResults() != 1) {
+  if (mode == StepMode::Train &&
+      forward.getFunctionType().getNumResults() != 1) {
     forward.emitError(
         "training needs a model with one output for the loss, got ")
         << forward.getFunctionType().getNumResults();
@@ -101,9 +81,14 @@ void BuildStepPass::runOnOperation() {
                                    forward.getFunctionType());
   IRMapping mapping;
   forward.getBody().cloneInto(&step.getBody(), mapping);
-  step->setAttr(kStepModeAttr, b.getStringAttr(mode));
+  step->setAttr(NNDialect::kModeAttrName, StepModeAttr::get(&getContext(), mode));
+  // The model's own facts travel with the step.
+  for (StringRef name :
+       {NNDialect::kBatchAttrName, NNDialect::kSequenceLogitsAttrName})
+    if (Attribute attr = forward->getAttr(name))
+      step->setAttr(name, attr);
 
-  if (mode == "inference") {
+  if (mode == StepMode::Inference) {
     buildInferenceStep(step);
   } else if (failed(buildTrainStep(step))) {
     step.erase();
@@ -141,11 +126,18 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
       requiresGrad.insert(arg);
   SmallVector<ParamOp> trainableParams;
   SmallVector<RecordedOp> recorded;
-  auto recordIfNeeded = [&](Operation *op) {
+  auto recordIfNeeded = [&](Operation *op) -> LogicalResult {
     auto autodiff = dyn_cast<AutodiffOpInterface>(op);
-    if (!autodiff)
-      return;
-    RecordedOp rec{op, {}, {}};
+    if (!autodiff) {
+      for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+        if (requiresGrad.contains(operand))
+          return op->emitError("'")
+                 << op->getName() << "' has no autograd formula "
+                 << "(AutodiffOpInterface) but operand #" << i
+                 << " requires grad; gradients cannot flow through it";
+      return success();
+    }
+    RecordedOp rec{op, {}, {}, {}};
     bool any = false;
     for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
       bool needs =
@@ -154,11 +146,12 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
       any |= needs;
     }
     if (!any)
-      return; // no backward node: nothing is saved
+      return success(); // no backward node: nothing is saved
     for (Value result : op->getResults())
       if (isFloatTensor(result))
         requiresGrad.insert(result);
     recorded.push_back(std::move(rec));
+    return success();
   };
 
   for (Operation &op : body.without_terminator()) {
@@ -169,28 +162,44 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
       }
       continue;
     }
-    recordIfNeeded(&op);
+    if (failed(recordIfNeeded(&op)))
+      return failure();
   }
 
   // 2. The loss. Language-model logits [B, T, V] are flattened to [B*T, V]
-  // as training loops do (`logits.view(-1, V)`).
+  // as training loops do (`logits.view(-1, V)`) when the model says its
+  // output is per-token logits, or the option asks for it.
   b.setInsertionPoint(ret);
   Location lossLoc = NameLoc::get(b.getStringAttr("loss"), ret.getLoc());
   Value lossInput = output;
   Type targetType;
   Operation *lossOp;
-  if (loss == "cross_entropy") {
+  bool flatten = flattenLogits ||
+                 step->hasAttr(NNDialect::kSequenceLogitsAttrName);
+  if (loss == LossKind::CrossEntropy) {
     if (outType.getRank() < 2)
       return emitError(ret.getLoc())
              << "cross_entropy needs logits of rank >= 2, got " << outType;
-    if (outType.getRank() == 3) {
+    if (flatten && outType.getRank() != 3)
+      return emitError(ret.getLoc())
+             << "flattening sequence logits needs [B, T, V] logits, got "
+             << outType;
+    if (!flatten && outType.getRank() != 2)
+      return emitError(ret.getLoc())
+             << "cross_entropy over logits " << outType
+             << " needs to know how to read them: mark @forward with "
+             << NNDialect::kSequenceLogitsAttrName
+             << " (or pass flatten-logits, --flatten-logits) for per-token "
+                "[B, T, V] logits";
+    if (flatten) {
       auto flat =
           RankedTensorType::get({outType.getDimSize(0) * outType.getDimSize(1),
                                  outType.getDimSize(2)},
                                 outType.getElementType());
       lossInput = ReshapeOp::create(b, lossLoc, flat, output);
-      if (requiresGrad.contains(output))
-        recordIfNeeded(lossInput.getDefiningOp());
+      if (requiresGrad.contains(output) &&
+          failed(recordIfNeeded(lossInput.getDefiningOp())))
+        return failure();
     }
     auto logits = cast<RankedTensorType>(lossInput.getType());
     SmallVector<int64_t> targetShape(logits.getShape());
@@ -203,31 +212,41 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
     BlockArgument target = body.addArgument(targetType, lossLoc);
     lossOp = MseLossOp::create(b, lossLoc, lossInput, target);
   }
-  recordIfNeeded(lossOp);
+  if (failed(recordIfNeeded(lossOp)))
+    return failure();
   Value lossValue = lossOp->getResult(0);
   if (recorded.empty() || recorded.back().op != lossOp)
     return emitError(ret.getLoc())
            << "nothing requires grad: the model has no trainable parameter "
               "on the path to the loss";
 
-  // 3. Forward: materialize what each node saves, right after its op.
+  // 3. Forward: materialize what each node saves, right after its op. An
+  // extra tensor is computed from the op's operands and results.
   for (RecordedOp &rec : recorded) {
     SmallVector<SavedTensor> saved;
     cast<AutodiffOpInterface>(rec.op).getSavedTensors(rec.operandNeedsGrad,
                                                       saved);
     b.setInsertionPointAfter(rec.op);
+    SmallVector<Value> sources(rec.op->getOperands());
+    llvm::append_range(sources, rec.op->getResults());
+    int64_t extras = 0;
     for (const SavedTensor &s : saved) {
       switch (s.kind) {
       case SavedTensor::Kind::Operand:
         rec.saved.push_back(rec.op->getOperand(s.index));
+        rec.roles.push_back(
+            SavedRoleAttr::get(ctx, SavedKind::Operand, s.index));
         break;
       case SavedTensor::Kind::Result:
         rec.saved.push_back(rec.op->getResult(s.index));
+        rec.roles.push_back(SavedRoleAttr::get(ctx, SavedKind::Result, s.index));
         break;
       case SavedTensor::Kind::Extra:
-        rec.saved.push_back(SavedOp::create(b, rec.op->getLoc(), s.type,
-                                            b.getStringAttr(s.name),
-                                            rec.op->getResult(0)));
+        rec.saved.push_back(SavedOp::create(
+            b, rec.op->getLoc(), s.type, b.getStringAttr(s.name),
+            b.getStringAttr(rec.op->getName().getStringRef()),
+            rec.op->getAttrDictionary(), sources));
+        rec.roles.push_back(SavedRoleAttr::get(ctx, SavedKind::Extra, extras++));
         break;
       }
     }
@@ -292,7 +311,11 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
 
     auto node = BackwardOp::create(
         b, op->getLoc(), gradTypes,
-        b.getStringAttr(op->getName().getStringRef()), rec.saved, outGrads,
+        b.getStringAttr(op->getName().getStringRef()),
+        op->getAttrDictionary(),
+        TypeAttr::get(b.getFunctionType(op->getOperandTypes(),
+                                        op->getResultTypes())),
+        rec.saved, b.getArrayAttr(rec.roles), outGrads,
         b.getDenseI64ArrayAttr(gradOperands),
         b.getDenseBoolArrayAttr(paramGrads), b.getDenseI64ArrayAttr(flops));
     for (auto [i, grad] : llvm::zip(gradOperands, node.getResults()))
@@ -308,25 +331,26 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
     params.push_back(param.getResult());
     grads.push_back(grad);
   }
-  SmallVector<StringRef> stateKinds;
-  if (optimizer == "momentum")
-    stateKinds = {"momentum_buffer"};
-  else if (optimizer == "adam" || optimizer == "adamw")
-    stateKinds = {"exp_avg", "exp_avg_sq"};
+  SmallVector<OptimizerStateKind> stateKinds;
+  if (optimizer == OptimizerKind::Momentum)
+    stateKinds = {OptimizerStateKind::MomentumBuffer};
+  else if (optimizer == OptimizerKind::Adam ||
+           optimizer == OptimizerKind::AdamW)
+    stateKinds = {OptimizerStateKind::ExpAvg, OptimizerStateKind::ExpAvgSq};
   for (Value p : params) {
     b.setInsertionPointAfterValue(p);
-    for (StringRef kind : stateKinds)
-      states.push_back(
-          OptimizerStateOp::create(b, p.getLoc(), b.getStringAttr(kind), p));
+    for (OptimizerStateKind kind : stateKinds)
+      states.push_back(OptimizerStateOp::create(
+          b, p.getLoc(), OptimizerStateKindAttr::get(ctx, kind), p));
   }
   b.setInsertionPoint(ret);
   Location optLoc = NameLoc::get(b.getStringAttr("optimizer"), ret.getLoc());
   auto makeStep = [&](ValueRange ps, ValueRange gs, ValueRange ss) {
-    OptimizerStepOp::create(b, optLoc, b.getStringAttr(optimizer),
-                            b.getStringAttr(implementation), ps, gs, ss,
-                            b.getF64FloatAttr(weightDecay));
+    OptimizerStepOp::create(b, optLoc, OptimizerKindAttr::get(ctx, optimizer),
+                            OptimizerImplAttr::get(ctx, implementation), ps,
+                            gs, ss, b.getF64FloatAttr(weightDecay));
   };
-  if (implementation == "for-loop") {
+  if (implementation == OptimizerImpl::ForLoop) {
     size_t k = stateKinds.size();
     for (size_t i = 0; i < params.size(); ++i)
       makeStep(ValueRange(params).slice(i, 1), ValueRange(grads).slice(i, 1),
@@ -340,6 +364,6 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
   step.setType(
       FunctionType::get(ctx, body.getArgumentTypes(), {lossValue.getType()}));
   if (!setToNone)
-    step->setAttr(kPersistentGradsAttr, b.getUnitAttr());
+    step->setAttr(NNDialect::kPersistentGradsAttrName, b.getUnitAttr());
   return success();
 }

@@ -32,8 +32,9 @@ namespace {
 struct GptConfig {
   int64_t vocab, positions, dim, heads, layers, mlp;
   double dropout;
-  llvm::StringRef gelu;             ///< "tanh" for GPT-2's gelu_new
-  llvm::StringRef attentionBackend; ///< sdpa kernel, unless explicitAttention
+  vram::nn::GeluApproximation gelu = vram::nn::GeluApproximation::None; ///< Tanh for GPT-2's gelu_new
+  /// The sdpa kernel, unless explicitAttention.
+  vram::nn::AttentionBackend attentionBackend = vram::nn::AttentionBackend::Flash;
   bool explicitAttention = false;   ///< matmul / masked_fill / softmax / matmul
   bool tiedHead; ///< the head reuses the token embedding, no bias
 
@@ -48,8 +49,8 @@ struct GptConfig {
 /// Attention dropout (attn_pdrop) is not modelled: sdpa has no dropout.
 GptConfig gpt2Names(GptConfig c) {
   c.dropout = 0.1;
-  c.gelu = "tanh";
-  c.attentionBackend = "flash";
+  c.gelu = vram::nn::GeluApproximation::Tanh;
+  c.attentionBackend = vram::nn::AttentionBackend::Flash;
   c.tiedHead = true;
   c.root = "transformer";
   c.tokEmb = "transformer.wte";
@@ -201,7 +202,7 @@ Value vram::zoo::buildGptMini(ModelBuilder &mb, Value ids,
   c.layers = 4;
   c.mlp = 1024;
   c.dropout = 0;
-  c.gelu = "none";
+  c.gelu = vram::nn::GeluApproximation::None;
   c.explicitAttention = true;
   c.tiedHead = false;
   c.root = "";

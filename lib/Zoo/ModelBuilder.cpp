@@ -125,7 +125,8 @@ Value ModelBuilder::relu6(Value x, StringRef layer, bool inplace) {
   return Relu6Op::create(builder, loc(layer), x, inplace);
 }
 
-Value ModelBuilder::gelu(Value x, StringRef layer, StringRef approximate) {
+Value ModelBuilder::gelu(Value x, StringRef layer,
+                         GeluApproximation approximate) {
   return GeluOp::create(builder, loc(layer), x, approximate);
 }
 
@@ -161,7 +162,7 @@ Value ModelBuilder::adaptiveAvgPool(Value x, StringRef layer, int64_t outH,
 }
 
 Value ModelBuilder::attention(Value q, Value k, Value v, StringRef layer,
-                              bool causal, StringRef backend) {
+                              bool causal, AttentionBackend backend) {
   return ScaledDotProductAttentionOp::create(builder, loc(layer), q, k, v,
                                              /*mask=*/Value(), causal, backend,
                                              /*scale=*/FloatAttr());

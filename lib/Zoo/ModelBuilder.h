@@ -17,6 +17,8 @@
 #ifndef VRAM_LIB_ZOO_MODELBUILDER_H
 #define VRAM_LIB_ZOO_MODELBUILDER_H
 
+#include "vram/Dialect/NN/NNAttributes.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
@@ -93,7 +95,8 @@ public:
   mlir::Value relu(mlir::Value x, llvm::StringRef layer, bool inplace = true);
   mlir::Value relu6(mlir::Value x, llvm::StringRef layer, bool inplace = true);
   mlir::Value gelu(mlir::Value x, llvm::StringRef layer,
-                   llvm::StringRef approximate = "none");
+                   vram::nn::GeluApproximation approximate =
+                       vram::nn::GeluApproximation::None);
   mlir::Value silu(mlir::Value x, llvm::StringRef layer, bool inplace = false);
   /// nn.Dropout(p); p = 0 is the identity in PyTorch and creates nothing.
   mlir::Value dropout(mlir::Value x, llvm::StringRef layer, double p);
@@ -107,7 +110,7 @@ public:
                               int64_t outH, int64_t outW);
   mlir::Value attention(mlir::Value q, mlir::Value k, mlir::Value v,
                         llvm::StringRef layer, bool causal,
-                        llvm::StringRef backend);
+                        vram::nn::AttentionBackend backend);
   mlir::Value concat(mlir::ValueRange inputs, llvm::StringRef layer,
                      int64_t dim);
   /// torch.matmul (batch dims broadcast).

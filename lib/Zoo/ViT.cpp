@@ -37,7 +37,7 @@ Value selfAttention(ModelBuilder &mb, Value x, const std::string &name) {
     heads[i] =
         mb.splitHeads(mb.slice(qkv, name, 2, i * d, (i + 1) * d), name, kHeads);
   Value out = mb.attention(heads[0], heads[1], heads[2], name,
-                           /*causal=*/false, "efficient");
+                           /*causal=*/false, vram::nn::AttentionBackend::Efficient);
   return mb.linear(mb.mergeHeads(out, name), name + ".out_proj", d);
 }
 

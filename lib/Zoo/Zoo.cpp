@@ -173,7 +173,8 @@ vram::zoo::buildModel(MLIRContext *context, StringRef name,
   Location loc = NameLoc::get(b.getStringAttr("zoo:" + name));
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-  (*module)->setAttr("vram.model", b.getStringAttr(name));
+  (*module)->setAttr(vram::nn::NNDialect::kModelAttrName,
+                     b.getStringAttr(name));
 
   Type inputType =
       model->kind == Kind::Vision
@@ -193,5 +194,11 @@ vram::zoo::buildModel(MLIRContext *context, StringRef name,
   Value output = model->build(mb, forward.getArgument(0), *config);
   func::ReturnOp::create(b, output.getLoc(), output);
   forward.setFunctionType(b.getFunctionType(inputType, output.getType()));
+  forward->setAttr(vram::nn::NNDialect::kBatchAttrName,
+                   b.getI64IntegerAttr(config->batch));
+  // Language models return per-token logits; training flattens them.
+  if (model->kind == Kind::Language)
+    forward->setAttr(vram::nn::NNDialect::kSequenceLogitsAttrName,
+                     b.getUnitAttr());
   return module;
 }

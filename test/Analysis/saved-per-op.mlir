@@ -166,7 +166,7 @@ func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %k = nn.linear %x, %wk : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
   %wv = nn.param "wv" : tensor<8x8xf32>
   %v = nn.linear %x, %wv : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
-  %o = nn.scaled_dot_product_attention %q, %k, %v {backend = "flash"} : (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %o = nn.scaled_dot_product_attention %q, %k, %v {backend = #nn<backend flash>} : (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
   return %o : tensor<2x8xf32>
 }
 
@@ -182,7 +182,7 @@ func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %k = nn.linear %x, %wk : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
   %wv = nn.param "wv" : tensor<8x8xf32>
   %v = nn.linear %x, %wv : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
-  %o = nn.scaled_dot_product_attention %q, %k, %v {backend = "math"} : (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %o = nn.scaled_dot_product_attention %q, %k, %v {backend = #nn<backend math>} : (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
   return %o : tensor<2x8xf32>
 }
 

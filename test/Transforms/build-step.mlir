@@ -3,23 +3,24 @@
 // RUN: vram-opt %s -split-input-file --vram-build-step="mode=train optimizer=sgd implementation=for-loop" | FileCheck %s --check-prefix=SGD
 
 // A conv -> bn -> relu_ -> maxpool -> linear classifier.
-// ADAM-LABEL: func.func @step(%arg0: tensor<2x3x8x8xf32>, %arg1: tensor<2xi64>) -> tensor<f32> attributes {vram.mode = "train"}
+// ADAM-LABEL: func.func @step(%arg0: tensor<2x3x8x8xf32>, %arg1: tensor<2xi64>) -> tensor<f32> attributes {nn.mode = #nn<mode train>}
 // ADAM: %[[W:.*]] = nn.param "conv.weight"
-// ADAM-NEXT: nn.optimizer_state "exp_avg" of %[[W]]
-// ADAM-NEXT: nn.optimizer_state "exp_avg_sq" of %[[W]]
+// ADAM-NEXT: nn.optimizer_state exp_avg of %[[W]]
+// ADAM-NEXT: nn.optimizer_state exp_avg_sq of %[[W]]
 // ADAM: %[[Y:.*]] = nn.conv2d %arg0, %[[W]]
 // ADAM: %[[BN:.*]] = nn.batch_norm %[[Y]]
-// ADAM-NEXT: %[[MEAN:.*]] = nn.saved "save_mean" of %[[BN]] : tensor<2x4x8x8xf32> -> tensor<4xf32>
-// ADAM-NEXT: %[[INVSTD:.*]] = nn.saved "save_invstd" of %[[BN]] : tensor<2x4x8x8xf32> -> tensor<4xf32>
+// The extra tensors are computed from the forward op's operands and result.
+// ADAM-NEXT: %[[MEAN:.*]] = nn.saved "save_mean" of "nn.batch_norm"(%[[Y]], {{.*}}, %[[BN]]) {forward_attrs = {{{.*}}momentum = 1.000000e-01 : f64{{.*}}}} : ({{.*}}) -> tensor<4xf32>
+// ADAM-NEXT: %[[INVSTD:.*]] = nn.saved "save_invstd" of "nn.batch_norm"(%[[Y]], {{.*}}, %[[BN]])
 // ADAM-NEXT: %[[R:.*]] = nn.relu %[[BN]] {inplace}
 // ADAM-NEXT: %[[P:.*]] = nn.max_pool2d %[[R]]
-// ADAM-NEXT: %[[IDX:.*]] = nn.saved "indices" of %[[P]] : tensor<2x4x4x4xf32> -> tensor<2x4x4x4xi64>
+// ADAM-NEXT: %[[IDX:.*]] = nn.saved "indices" of "nn.max_pool2d"(%[[R]], %[[P]]) {{.*}} : (tensor<2x4x8x8xf32>, tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xi64>
 // p = 0 is the identity: the dropout result aliases its input, nothing saved.
 // ADAM-NEXT: %[[D:.*]] = nn.dropout %[[P]]
 // ADAM-NEXT: %[[F:.*]] = nn.flatten %[[D]]
 // ADAM: %[[O:.*]] = nn.linear %[[F]]
 // ADAM-NEXT: %[[L:.*]] = nn.cross_entropy %[[O]], %arg1
-// ADAM-NEXT: %[[LP:.*]] = nn.saved "log_probs" of %[[L]]
+// ADAM-NEXT: %[[LP:.*]] = nn.saved "log_probs" of "nn.cross_entropy"(%[[O]], %arg1, %[[L]])
 // ADAM-NEXT: %[[GO:.*]] = nn.backward "nn.cross_entropy" saved(%[[LP]], %arg1) grads()
 // ADAM-NEXT: %[[GL:.*]]:3 = nn.backward "nn.linear" saved(%[[F]], %{{.*}}) grads(%[[GO]])
 // The flatten's gradient is a view of the linear's input gradient: no node.
@@ -27,11 +28,12 @@
 // ADAM-NEXT: %[[GR:.*]] = nn.backward "nn.relu" saved(%[[R]]) grads(%[[GP]])
 // ADAM-NEXT: %[[GBN:.*]]:3 = nn.backward "nn.batch_norm" saved(%[[Y]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[MEAN]], %[[INVSTD]]) grads(%[[GR]])
 // The image does not require grad: only the weight gradient.
-// ADAM-NEXT: %[[GW:.*]] = nn.backward "nn.conv2d" saved(%arg0, %[[W]]) grads(%[[GBN]]#0) {{{.*}}grad_operands = array<i64: 1>, param_grads = array<i1: true>}
-// ADAM-NEXT: nn.optimizer_step "adam" "foreach" params(%[[W]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) grads(%[[GW]], %[[GBN]]#1, %[[GBN]]#2, %[[GL]]#1, %[[GL]]#2)
+// The node knows its forward op: attributes, type and what each saved tensor is.
+// ADAM-NEXT: %[[GW:.*]] = nn.backward "nn.conv2d" saved(%arg0, %[[W]]) grads(%[[GBN]]#0) {{{.*}}forward_attrs = {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>}, forward_type = (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32>, grad_operands = array<i64: 1>, param_grads = array<i1: true>, saved_roles = [#nn.saved<operand 0>, #nn.saved<operand 1>]}
+// ADAM-NEXT: nn.optimizer_step adam foreach params(%[[W]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) grads(%[[GW]], %[[GBN]]#1, %[[GBN]]#2, %[[GL]]#1, %[[GL]]#2)
 // ADAM-NEXT: return %[[L]] : tensor<f32>
 
-// INFER-LABEL: func.func @step(%arg0: tensor<2x3x8x8xf32>) -> tensor<2x10xf32> attributes {vram.mode = "inference"}
+// INFER-LABEL: func.func @step(%arg0: tensor<2x3x8x8xf32>) -> tensor<2x10xf32> attributes {nn.mode = #nn<mode inference>}
 // INFER-NOT: nn.backward
 // INFER-NOT: nn.saved
 // INFER-NOT: nn.dropout
@@ -39,7 +41,7 @@
 
 // SGD-LABEL: func.func @step
 // SGD-NOT: nn.optimizer_state
-// SGD-COUNT-5: nn.optimizer_step "sgd" "for-loop" params(%{{[0-9]+}}) grads(%{{[0-9#]+}}) state()
+// SGD-COUNT-5: nn.optimizer_step sgd for_loop params(%{{[0-9]+}}) grads(%{{[0-9#]+}}) state()
 func.func @forward(%x: tensor<2x3x8x8xf32>) -> tensor<2x10xf32> {
   %w = nn.param "conv.weight" : tensor<4x3x3x3xf32>
   %y = nn.conv2d %x, %w {padding = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32>

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "vram/Analysis/Passes.h"
 #include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Dialect/NN/NNOps.h"
 #include "vram/Report/Report.h"
@@ -39,6 +40,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
+
+#include <cmath>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -79,29 +82,41 @@ cl::list<std::string>
                 cl::desc("ONNX initializers to treat as buffers (globs)"),
                 cl::CommaSeparated, cl::cat(modelCat));
 
-cl::opt<std::string> mode("mode", cl::desc("Step to build: inference or train"),
-                          cl::cat(stepCat));
-cl::opt<std::string>
-    optimizer("optimizer", cl::desc("sgd, momentum, adam (default) or adamw"),
-              cl::init("adam"), cl::cat(stepCat));
-cl::opt<std::string>
-    optimizerImpl("optimizer-impl",
-                  cl::desc("foreach (default), fused or for-loop"),
-                  cl::init("foreach"), cl::cat(stepCat));
+// The choices below take their accepted values from the dialect's enums
+// (NNAttributes.td): CommandLine validates them, nothing here does.
+using vram::nn::EnumValues;
+cl::opt<vram::nn::StepMode> mode("mode", cl::desc("Step to build"),
+                                 EnumValues<vram::nn::StepMode>(),
+                                 cl::init(vram::nn::StepMode::Train),
+                                 cl::cat(stepCat));
+cl::opt<vram::nn::OptimizerKind>
+    optimizer("optimizer", cl::desc("Optimizer (default adam)"),
+              EnumValues<vram::nn::OptimizerKind>(),
+              cl::init(vram::nn::OptimizerKind::Adam), cl::cat(stepCat));
+cl::opt<vram::nn::OptimizerImpl> optimizerImpl(
+    "optimizer-impl", cl::desc("Optimizer implementation (default foreach)"),
+    EnumValues<vram::nn::OptimizerImpl>(),
+    cl::init(vram::nn::OptimizerImpl::Foreach), cl::cat(stepCat));
 cl::opt<double> weightDecay("weight-decay", cl::desc("Optimizer weight decay"),
                             cl::init(0.0), cl::cat(stepCat));
-cl::opt<std::string> lossName("loss",
-                              cl::desc("cross_entropy (default) or mse"),
-                              cl::init("cross_entropy"), cl::cat(stepCat));
+cl::opt<vram::nn::LossKind>
+    lossKind("loss", cl::desc("Loss (default cross_entropy)"),
+             EnumValues<vram::nn::LossKind>(),
+             cl::init(vram::nn::LossKind::CrossEntropy), cl::cat(stepCat));
+cl::opt<bool> flattenLogits(
+    "flatten-logits",
+    cl::desc("Flatten [B, T, V] logits to [B*T, V] for the loss (language "
+             "models; the zoo's say so themselves)"),
+    cl::init(false), cl::cat(stepCat));
 cl::opt<bool> setToNone("set-to-none", cl::desc("zero_grad(set_to_none=...)"),
                         cl::init(true), cl::cat(stepCat));
 cl::opt<bool> inputRequiresGrad("input-requires-grad",
                                 cl::desc("Model inputs require grad"),
                                 cl::init(false), cl::cat(stepCat));
-cl::opt<std::string>
-    flopConvention("flops",
-                   cl::desc("FLOP convention: macs, flops (default) or full"),
-                   cl::init("flops"), cl::cat(stepCat));
+cl::opt<vram::nn::FlopConvention>
+    flopConvention("flops", cl::desc("FLOP convention (default flops)"),
+                   EnumValues<vram::nn::FlopConvention>(),
+                   cl::init(vram::nn::FlopConvention::Flops), cl::cat(stepCat));
 cl::opt<OutputFormat>
     format("format", cl::desc("Output: IR (default) or a report"),
            cl::values(clEnumValN(OutputFormat::Mlir, "mlir", "print IR"),
@@ -141,35 +156,22 @@ void checkOptions() {
   positive(imageSize, "image-size");
   positive(seqLen, "seq");
   positive(numClasses, "num-classes");
-  if (mode.getNumOccurrences() && mode != "train" && mode != "inference")
-    usageError("--mode must be inference or train, got '" + mode + "'");
-  if (optimizer != "sgd" && optimizer != "momentum" && optimizer != "adam" &&
-      optimizer != "adamw")
-    usageError("--optimizer must be sgd, momentum, adam or adamw, got '" +
-               optimizer + "'");
-  if (optimizerImpl != "foreach" && optimizerImpl != "fused" &&
-      optimizerImpl != "for-loop")
-    usageError("--optimizer-impl must be foreach, fused or for-loop, got '" +
-               optimizerImpl + "'");
-  if (lossName != "cross_entropy" && lossName != "mse")
-    usageError("--loss must be cross_entropy or mse, got '" + lossName + "'");
-  if (!vram::nn::parseFlopConvention(flopConvention))
-    usageError("--flops must be macs, flops or full, got '" + flopConvention +
-               "'");
-  if (weightDecay < 0)
-    usageError("--weight-decay must be >= 0");
+  if (!(weightDecay >= 0) || std::isinf(weightDecay))
+    usageError("--weight-decay must be a finite number >= 0, got " +
+               std::to_string(weightDecay));
 }
 
-std::string buildStepOptions() {
-  return llvm::formatv("mode={0} optimizer={1} implementation={2} "
-                       "weight-decay={3} loss={4} set-to-none={5} "
-                       "input-requires-grad={6}",
-                       mode.empty() ? std::string("train") : mode.getValue(),
-                       optimizer.getValue(), optimizerImpl.getValue(),
-                       weightDecay.getValue(), lossName.getValue(),
-                       setToNone ? "true" : "false",
-                       inputRequiresGrad ? "true" : "false")
-      .str();
+vram::BuildStepOptions buildStepOptions() {
+  vram::BuildStepOptions options;
+  options.mode = mode;
+  options.optimizer = optimizer;
+  options.implementation = optimizerImpl;
+  options.weightDecay = weightDecay;
+  options.loss = lossKind;
+  options.flattenLogits = flattenLogits;
+  options.setToNone = setToNone;
+  options.inputRequiresGrad = inputRequiresGrad;
+  return options;
 }
 
 /// Runs the pipeline on `module` and writes IR or the report.
@@ -195,9 +197,7 @@ LogicalResult processModule(ModuleOp module,
     PassManager stepPm(ctx, ModuleOp::getOperationName());
     if (failed(applyPassManagerCLOptions(stepPm)))
       return failure();
-    if (failed(parsePassPipeline("vram-build-step{" + buildStepOptions() + "}",
-                                 stepPm)))
-      return failure();
+    stepPm.addPass(vram::createBuildStep(buildStepOptions()));
     if (failed(stepPm.run(module)))
       return failure();
   }
@@ -208,10 +208,11 @@ LogicalResult processModule(ModuleOp module,
   }
   vram::ReportOptions options;
   options.modelName = modelName.str();
-  if (auto name = module->getAttrOfType<StringAttr>(vram::kModelNameAttr))
+  if (auto name = module->getAttrOfType<StringAttr>(
+          vram::nn::NNDialect::kModelAttrName))
     options.modelName = name.str();
-  options.optimizer = optimizer;
-  options.flops = *vram::nn::parseFlopConvention(flopConvention);
+  options.optimizer = vram::nn::stringifyEnum(optimizer.getValue()).str();
+  options.flops = flopConvention;
   options.timeline = timeline;
   options.topTensors = topTensors;
   return vram::writeReport(module, options,
@@ -265,6 +266,7 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
   vram::registerVramPasses();
+  vram::registerVramAnalysisPasses();
   PassPipelineCLParser passPipeline("", "Compiler passes to run");
 
   std::string errors;

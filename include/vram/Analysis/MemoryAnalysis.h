@@ -1,10 +1,27 @@
-//===- MemoryAnalysis.h - liveness-based peak memory ------------*- C++ -*-===//
+//===- MemoryAnalysis.h - liveness-based memory of a step -------*- C++ -*-===//
 //
-// Liveness over a built step in program order: every value's bytes, its
-// storage root (views and in-place results alias an operand), its category,
-// its definition and its last use. Persistent storage (parameters, buffers,
-// inputs, optimizer state) lives throughout. The allocator model is `exact`:
-// the live bytes are the sum of the live storages.
+// Liveness over a built step (or a forward function) in program order. Every
+// tensor value maps to a storage: views and in-place results share the
+// storage of an operand (AliasingOpInterface), every other result allocates
+// one. A storage is allocated when its defining op runs and freed after the
+// last op that uses any of its aliases; persistent storage (step arguments,
+// parameters, buffers, optimizer state, gradients with set_to_none=False) is
+// allocated at step entry, in definition order, and outlives the step, as do
+// values the step returns (freed at step exit). An op's workspace
+// (WorkspaceOpInterface) is a storage allocated and freed around that op.
+//
+// The result is an ordered stream of alloc/free events, grouped per op as
+// "allocs, then frees": the op runs between the two groups, so the live
+// bytes while it runs are the sum after its allocs. Allocator models consume
+// that stream (Analysis/Allocator.h); the exact model's per-op live bytes
+// (the timeline), its peak and the breakdown at the peak are computed here
+// from the same stream. Everything is linear in ops + uses, except the
+// top-K selection at the peak (n log K).
+//
+// Each storage's category: inputs, the category of its persistent defining
+// op, gradients (a parameter gradient the optimizer consumes), activations
+// (kept by a backward node), else temporaries. Ops with regions are not
+// supported and are a located error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,65 +30,107 @@
 
 #include "vram/Analysis/StepInfo.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-
-#include "llvm/ADT/StringMap.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/LLVM.h"
 
 #include <array>
 #include <vector>
 
 namespace vram {
 
-enum class MemoryCategory {
-  Parameters,
-  Buffers,
-  Inputs,
-  Activations, ///< saved for backward
-  Gradients,   ///< parameter gradients (.grad)
-  OptimizerState,
-  Temporaries, ///< everything else: outputs not kept, activation grads,
-               ///< workspaces
-};
+using nn::MemoryCategory;
 constexpr unsigned kNumMemoryCategories = 7;
-llvm::StringRef stringify(MemoryCategory category);
+using CategoryBytes = std::array<int64_t, kNumMemoryCategories>;
 
-struct LiveTensor {
-  mlir::Value value; ///< the storage root
-  int64_t bytes;
-  MemoryCategory category;
+/// A buffer: the storage of a value and its aliases, or an op's workspace.
+struct Storage {
+  /// The value that allocates it; null for a workspace.
+  mlir::Value root;
+  /// The op that allocates it: the defining op of `root`, the op owning the
+  /// workspace, null for a step argument.
+  mlir::Operation *op = nullptr;
+  int64_t bytes = 0;
+  MemoryCategory category = MemoryCategory::Temporaries;
+  /// Op index of the allocation (0: step entry).
+  unsigned def = 0;
+  /// Op index after which it is freed (getNumOps() + 1: step exit).
+  unsigned lastUse = 0;
+  bool persistent = false;
+  bool workspace = false;
+  /// Kept by a backward node of the model (not of the loss).
+  bool savedByModel = false;
+  /// The last backward node in step order that keeps it, i.e. the one of the
+  /// earliest forward op.
+  mlir::Operation *savedBy = nullptr;
 };
 
-struct TimelinePoint {
-  mlir::Operation *op;
-  StepPhase phase;
-  int64_t liveBytes; ///< while the op runs: inputs, outputs and workspace
+struct MemoryEvent {
+  enum class Kind : uint8_t { Alloc, Free };
+  Kind kind;
+  unsigned storage; ///< index into MemoryAnalysis::getStorages()
+  unsigned opIndex; ///< 0: step entry, 1..getNumOps(): ops, then step exit
 };
 
-struct MemoryResult {
-  int64_t peakBytes = 0;
-  mlir::Operation *peakOp = nullptr;
-  StepPhase peakPhase = StepPhase::Forward;
-  std::array<int64_t, kNumMemoryCategories> atPeak = {};
-  /// Unique storages the model's backward nodes keep at the end of its
-  /// forward pass (the loss's excluded), parameters, buffers and inputs
-  /// excluded: what torch.autograd.graph.saved_tensors_hooks sees.
-  int64_t savedForBackwardBytes = 0;
+class MemoryAnalysis {
+public:
+  /// Analyzes `op`, a `func.func` with one block. Emits an error and marks
+  /// the analysis failed on unsupported IR or sizes that overflow 64 bits.
+  explicit MemoryAnalysis(mlir::Operation *op);
+
+  bool failed() const { return hasFailed; }
+
+  llvm::ArrayRef<Storage> getStorages() const { return storages; }
+  llvm::ArrayRef<MemoryEvent> getEvents() const { return events; }
+  /// The ops of the body in order (terminator included); op index i is
+  /// getOps()[i - 1].
+  llvm::ArrayRef<mlir::Operation *> getOps() const { return ops; }
+  unsigned getNumOps() const { return ops.size(); }
+  mlir::Operation *getOp(unsigned opIndex) const {
+    return opIndex >= 1 && opIndex <= ops.size() ? ops[opIndex - 1] : nullptr;
+  }
+  /// The events of op index `opIndex` (0 to getNumOps() + 1).
+  llvm::ArrayRef<MemoryEvent> getAllocEvents(unsigned opIndex) const;
+  llvm::ArrayRef<MemoryEvent> getFreeEvents(unsigned opIndex) const;
+
+  // --- The exact allocator: live bytes are the sum of live storages.
+  /// Live bytes while op `opIndex` runs (after its allocs, before its frees).
+  int64_t getLiveBytes(unsigned opIndex) const { return liveAt[opIndex]; }
+  int64_t getPeakBytes() const { return liveAt[peakIndex]; }
+  /// The op index of the first op at which the peak is reached (0 when the
+  /// persistent storage alone is the peak).
+  unsigned getPeakIndex() const { return peakIndex; }
+  mlir::Operation *getPeakOp() const { return getOp(peakIndex); }
+  /// Storages alive while op `opIndex` runs.
+  std::vector<unsigned> getLiveStorages(unsigned opIndex) const;
+  CategoryBytes getBreakdown(unsigned opIndex) const;
+  /// The `k` largest storages alive at the peak, largest first.
+  std::vector<unsigned> getTopStoragesAtPeak(unsigned k) const;
+  int64_t getPersistentBytes() const { return persistentBytes; }
+  /// Unique storages the model's backward nodes keep (the loss's excluded),
+  /// parameters, buffers and inputs excluded: what
+  /// torch.autograd.graph.saved_tensors_hooks sees at the end of forward.
+  int64_t getSavedForBackwardBytes() const { return savedForBackwardBytes; }
+
+  /// A stable, op-by-op listing of the event stream and the live bytes, for
+  /// the test pass --vram-print-memory.
+  void print(llvm::raw_ostream &os) const;
+
+private:
+  mlir::LogicalResult build(mlir::Operation *op);
+  void buildEvents();
+
+  mlir::Operation *root;
+  bool hasFailed = false;
+  std::vector<mlir::Operation *> ops;
+  std::vector<Storage> storages;
+  std::vector<MemoryEvent> events;
+  /// Per op index: the first event, the first free event, and the end.
+  std::vector<std::array<unsigned, 3>> eventRanges;
+  std::vector<int64_t> liveAt;
+  unsigned peakIndex = 0;
   int64_t persistentBytes = 0;
-  std::vector<LiveTensor> topTensors; ///< alive at the peak, largest first
-  std::vector<TimelinePoint> timeline;
-  /// Bytes saved for backward by layer name: each saved storage counts once,
-  /// for the first layer (in forward order) whose backward node keeps it.
-  llvm::StringMap<int64_t> savedBytesByLayer;
+  int64_t savedForBackwardBytes = 0;
 };
-
-/// Runs the analysis on `step`; emits an error and fails on a size that does
-/// not fit in 64 bits.
-mlir::FailureOr<MemoryResult> analyzeMemory(mlir::func::FuncOp step,
-                                            unsigned topTensors = 10);
-
-/// A short name for a storage: the parameter/buffer name, the input index, or
-/// the defining op and its layer.
-std::string describeTensor(mlir::Value value);
 
 } // namespace vram
 

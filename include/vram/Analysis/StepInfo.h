@@ -3,6 +3,8 @@
 #ifndef VRAM_ANALYSIS_STEPINFO_H
 #define VRAM_ANALYSIS_STEPINFO_H
 
+#include "vram/Dialect/NN/NNAttributes.h"
+
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/StringRef.h"
@@ -12,27 +14,31 @@
 
 namespace vram {
 
-/// Attribute names the step builder leaves on `@step` for the analyses.
-constexpr llvm::StringLiteral kStepModeAttr = "vram.mode";
-constexpr llvm::StringLiteral kPersistentGradsAttr = "vram.persistent_grads";
-/// Module attribute naming the model (set by the zoo and the importers).
-constexpr llvm::StringLiteral kModelNameAttr = "vram.model";
+using nn::StepPhase;
 
-/// Where an op runs in a training iteration.
-enum class StepPhase { Forward, Backward, Optimizer };
-llvm::StringRef stringify(StepPhase phase);
-
-/// The phase of an op of a built step (backward nodes, gradient accumulation
-/// and the optimizer are ops of their own).
+/// The phase of an op of a built step: its StepPhaseOpInterface's, else
+/// forward.
 StepPhase getStepPhase(mlir::Operation *op);
 
 /// Bytes of a tensor value (elements x ceil(bits / 8)), or nullopt when the
 /// count does not fit in 64 bits.
 std::optional<int64_t> getTensorBytes(mlir::Type type);
 
-/// The layer name an op belongs to: the name of its NameLoc (possibly fused
-/// or nested), else "file:line" of a file location, else "".
-std::string getLayerName(mlir::Location loc);
+/// Parameters and buffers of a model or step, counted over its nn.param /
+/// nn.buffer ops.
+struct ParameterSummary {
+  int64_t count = 0, trainable = 0, bytes = 0;
+  int64_t bufferCount = 0, bufferBytes = 0;
+};
+ParameterSummary summarizeParameters(mlir::Operation *func);
+
+/// The batch size of a model or step: its `nn.batch` attribute (set by the
+/// front end that bound it), else the leading dimension of its first
+/// ranked argument, else nullopt.
+std::optional<int64_t> getBatchSize(mlir::Operation *func);
+
+/// The step mode of a built step (`nn.mode`), nullopt for a forward model.
+std::optional<nn::StepMode> getStepMode(mlir::Operation *func);
 
 } // namespace vram
 

@@ -20,17 +20,25 @@ def BuildStep : Pass<"vram-build-step", "mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"mode", "mode", "std::string", /*default=*/"\"train\"",
-           "inference or train">,
-    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adam\"",
-           "sgd, momentum, adam or adamw">,
-    Option<"implementation", "implementation", "std::string",
-           /*default=*/"\"foreach\"",
-           "optimizer implementation: foreach (default, as on CUDA), fused or for-loop">,
+    Option<"mode", "mode", "::vram::nn::StepMode",
+           /*default=*/"::vram::nn::StepMode::Train", "the step to build",
+           "::vram::nn::EnumValues<::vram::nn::StepMode>()">,
+    Option<"optimizer", "optimizer", "::vram::nn::OptimizerKind",
+           /*default=*/"::vram::nn::OptimizerKind::Adam", "torch.optim optimizer",
+           "::vram::nn::EnumValues<::vram::nn::OptimizerKind>()">,
+    Option<"implementation", "implementation", "::vram::nn::OptimizerImpl",
+           /*default=*/"::vram::nn::OptimizerImpl::Foreach",
+           "optimizer implementation (foreach is the default on CUDA)",
+           "::vram::nn::EnumValues<::vram::nn::OptimizerImpl>()">,
     Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
            "weight decay">,
-    Option<"loss", "loss", "std::string", /*default=*/"\"cross_entropy\"",
-           "cross_entropy or mse">,
+    Option<"loss", "loss", "::vram::nn::LossKind",
+           /*default=*/"::vram::nn::LossKind::CrossEntropy", "the loss",
+           "::vram::nn::EnumValues<::vram::nn::LossKind>()">,
+    Option<"flattenLogits", "flatten-logits", "bool", /*default=*/"false",
+           "flatten [B, T, V] logits to [B*T, V] for cross_entropy, as "
+           "language-model training loops do (also when @forward has the "
+           "nn.sequence_logits attribute)">,
     Option<"setToNone", "set-to-none", "bool", /*default=*/"true",
            "zero_grad(set_to_none): when false, gradients stay allocated "
            "across iterations">,

@@ -1,16 +1,54 @@
 //===- NNDialect.cpp - the nn model dialect -------------------------------===//
 
 #include "vram/Dialect/NN/NNDialect.h"
+#include "vram/Dialect/NN/NNAttributes.h"
 #include "vram/Dialect/NN/NNOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace vram::nn;
 
 #include "vram/Dialect/NN/NNOpsDialect.cpp.inc"
 
+#include "vram/Dialect/NN/NNEnums.cpp.inc"
+#define GET_ATTRDEF_CLASSES
+#include "vram/Dialect/NN/NNAttributes.cpp.inc"
+
 void NNDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "vram/Dialect/NN/NNAttributes.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "vram/Dialect/NN/NNOps.cpp.inc"
       >();
+}
+
+LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
+                                                  NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  Attribute value = attr.getValue();
+  auto expect = [&](bool ok, StringRef what) -> LogicalResult {
+    if (ok)
+      return success();
+    return op->emitError() << "'" << name << "' must be " << what << ", got "
+                           << value;
+  };
+  if (name == kModeAttrName)
+    return expect(isa<StepModeAttr>(value), "a step mode (#nn<mode train>)");
+  if (name == kPersistentGradsAttrName)
+    return expect(isa<UnitAttr>(value), "a unit attribute");
+  if (name == kModelAttrName)
+    return expect(isa<StringAttr>(value), "a string");
+  if (name == kBatchAttrName) {
+    auto batch = dyn_cast<IntegerAttr>(value);
+    return expect(batch && batch.getInt() > 0, "a positive integer");
+  }
+  if (name == kSequenceLogitsAttrName)
+    return expect(isa<UnitAttr>(value), "a unit attribute");
+  return op->emitError() << "unknown nn dialect attribute '" << name << "'";
 }

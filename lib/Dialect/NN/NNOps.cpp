@@ -644,13 +644,6 @@ void HardsigmoidOp::getSavedTensors(ArrayRef<bool>,
   saved.push_back(SavedTensor::operand(0));
 }
 
-LogicalResult GeluOp::verify() {
-  if (getApproximate() != "none" && getApproximate() != "tanh")
-    return emitOpError("approximate must be \"none\" or \"tanh\", got \"")
-           << getApproximate() << "\"";
-  return success();
-}
-
 void PowOp::getSavedTensors(ArrayRef<bool>,
                             SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::operand(0));
@@ -1046,11 +1039,6 @@ LogicalResult ScaledDotProductAttentionOp::inferReturnTypes(
 }
 
 LogicalResult ScaledDotProductAttentionOp::verify() {
-  StringRef b = getBackend();
-  if (b != "flash" && b != "efficient" && b != "math")
-    return emitOpError(
-               "backend must be \"flash\", \"efficient\" or \"math\", got \"")
-           << b << "\"";
   if (Value mask = getMask()) {
     // PyTorch: a bool mask or one of the query's dtype, broadcastable to the
     // scores [..., L, S], and never together with is_causal.
@@ -1106,7 +1094,7 @@ void ScaledDotProductAttentionOp::getSavedTensors(
   int64_t r = q.getRank();
   if (getMask())
     saved.push_back(SavedTensor::operand(3));
-  if (getBackend() == "math") {
+  if (getBackend() == AttentionBackend::Math) {
     // The decomposition keeps the scaled query, k, the attention
     // probabilities (L x S) and v.
     saved.push_back(SavedTensor::extra(q, "scaled_query"));
@@ -1433,6 +1421,29 @@ LogicalResult BackwardOp::verify() {
            << " results";
   if (getFlopCounts().size() != 3)
     return emitOpError("flop_counts needs 3 entries (macs, flops, full)");
+  if (getSavedRoles().size() != getSaved().size())
+    return emitOpError("saved_roles has ")
+           << getSavedRoles().size() << " entries for " << getSaved().size()
+           << " saved tensors";
+  FunctionType forward = getForwardType();
+  for (auto [value, role] : llvm::zip(getSaved(), getSavedRoles())) {
+    auto r = cast<SavedRoleAttr>(role);
+    if (r.getKind() == SavedKind::Extra)
+      continue;
+    TypeRange types = r.getKind() == SavedKind::Operand ? forward.getInputs()
+                                                        : forward.getResults();
+    if (r.getIndex() < 0 || r.getIndex() >= (int64_t)types.size())
+      return emitOpError("saved role ")
+             << r << " is out of range for forward type " << forward;
+    if (types[r.getIndex()] != value.getType())
+      return emitOpError("saved tensor of type ")
+             << value.getType() << " does not match its role " << r << " ("
+             << types[r.getIndex()] << ")";
+  }
+  for (int64_t i : getGradOperands())
+    if (i < 0 || i >= (int64_t)forward.getNumInputs())
+      return emitOpError("grad operand ")
+             << i << " is out of range for forward type " << forward;
   return success();
 }
 
@@ -1448,17 +1459,22 @@ int64_t AccumulateGradOp::getFlops(FlopConvention c, bool) {
   return c == Conv::Full ? numel(getResult()) : 0;
 }
 
+/// Persistent state tensors per parameter (torch.optim's `state[p]`).
+static unsigned statesPerParam(OptimizerKind kind) {
+  switch (kind) {
+  case OptimizerKind::Sgd:
+    return 0;
+  case OptimizerKind::Momentum:
+    return 1;
+  case OptimizerKind::Adam:
+  case OptimizerKind::AdamW:
+    return 2;
+  }
+  llvm_unreachable("unknown optimizer");
+}
+
 LogicalResult OptimizerStepOp::verify() {
-  StringRef opt = getOptimizer(), impl = getImplementation();
-  unsigned statesPerParam = llvm::StringSwitch<unsigned>(opt)
-                                .Case("sgd", 0)
-                                .Case("momentum", 1)
-                                .Cases("adam", "adamw", 2)
-                                .Default(~0u);
-  if (statesPerParam == ~0u)
-    return emitOpError("unknown optimizer \"") << opt << "\"";
-  if (impl != "foreach" && impl != "fused" && impl != "for-loop")
-    return emitOpError("unknown implementation \"") << impl << "\"";
+  unsigned statesPerParam = ::statesPerParam(getOptimizer());
   if (getParams().size() != getGrads().size())
     return emitOpError("needs one gradient per parameter");
   if (getState().size() != statesPerParam * getParams().size())
@@ -1490,10 +1506,9 @@ int64_t OptimizerStepOp::getFlops(FlopConvention c, bool) {
   // bias corrections, sqrt, division, update), weight decay 2 more.
   if (c != Conv::Full)
     return 0;
-  int64_t perElement = llvm::StringSwitch<int64_t>(getOptimizer())
-                           .Case("sgd", 2)
-                           .Case("momentum", 4)
-                           .Default(12);
+  int64_t perElement = getOptimizer() == OptimizerKind::Sgd        ? 2
+                       : getOptimizer() == OptimizerKind::Momentum ? 4
+                                                                   : 12;
   if (getWeightDecay().convertToDouble() != 0)
     perElement += 2;
   return perElement * totalElements(getParams());
@@ -1509,19 +1524,74 @@ int64_t OptimizerStepOp::getWorkspaceBytes() {
     }
     return bytes;
   };
-  StringRef opt = getOptimizer(), impl = getImplementation();
-  if (impl == "fused")
+  OptimizerKind opt = getOptimizer();
+  if (getImplementation() == OptimizerImpl::Fused)
     return 0;
   int64_t bytes = 0;
   // foreach Adam/AdamW materializes exp_avg_sq.sqrt() for all params at
   // once (optimizer.py: "~ sizeof(params) more peak memory"); the for-loop
   // form does the same one parameter at a time (one op per parameter here).
-  if (opt == "adam" || opt == "adamw")
+  if (opt == OptimizerKind::Adam || opt == OptimizerKind::AdamW)
     bytes += bytesOf(getParams());
   // Coupled weight decay (SGD, Adam) adds grad + wd * param as a new tensor.
-  if (getWeightDecay().convertToDouble() != 0 && opt != "adamw")
+  if (getWeightDecay().convertToDouble() != 0 && opt != OptimizerKind::AdamW)
     bytes += bytesOf(getGrads());
   return bytes;
+}
+
+//===----------------------------------------------------------------------===//
+// Phases, persistent storage and effects
+//===----------------------------------------------------------------------===//
+
+StepPhase BackwardOp::getStepPhase() { return StepPhase::Backward; }
+StepPhase AccumulateGradOp::getStepPhase() { return StepPhase::Backward; }
+StepPhase OptimizerStepOp::getStepPhase() { return StepPhase::Optimizer; }
+
+MemoryCategory ParamOp::getMemoryCategory() {
+  return MemoryCategory::Parameters;
+}
+std::string ParamOp::getStorageName() { return getName().str(); }
+MemoryCategory BufferOp::getMemoryCategory() { return MemoryCategory::Buffers; }
+std::string BufferOp::getStorageName() { return getName().str(); }
+MemoryCategory OptimizerStateOp::getMemoryCategory() {
+  return MemoryCategory::OptimizerState;
+}
+std::string OptimizerStateOp::getStorageName() {
+  std::string param = "?";
+  if (auto owner = getParam().getDefiningOp<PersistentStorageOpInterface>())
+    param = owner.getStorageName();
+  return param + "." + stringifyEnum(getKind()).str();
+}
+
+void vram::nn::getInplaceEffects(
+    bool inplace,
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  if (inplace)
+    effects.emplace_back(MemoryEffects::Write::get());
+}
+
+#define DEFINE_INPLACE_EFFECTS(OpTy)                                           \
+  void OpTy::getEffects(                                                       \
+      SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>      \
+          &effects) {                                                          \
+    getInplaceEffects(getInplace(), effects);                                  \
+  }
+DEFINE_INPLACE_EFFECTS(AddOp)
+DEFINE_INPLACE_EFFECTS(SubOp)
+DEFINE_INPLACE_EFFECTS(MulOp)
+DEFINE_INPLACE_EFFECTS(DivOp)
+#undef DEFINE_INPLACE_EFFECTS
+
+void DropoutOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // Drawing the mask advances the generator's state.
+  effects.emplace_back(MemoryEffects::Read::get(),
+                       RandomGeneratorResource::get());
+  effects.emplace_back(MemoryEffects::Write::get(),
+                       RandomGeneratorResource::get());
+  getInplaceEffects(getInplace(), effects);
 }
 
 #define GET_OP_CLASSES

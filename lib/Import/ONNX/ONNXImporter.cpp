@@ -1321,7 +1321,8 @@ LogicalResult Importer::emitFusion(const onnx::NodeProto &n, const Fusion &f) {
     return nodeError(n) << "expects a floating-point input";
   Value r;
   if (f.kind == Fusion::Gelu) {
-    r = nn::GeluOp::create(b, loc, x->getType(), *x, StringRef(f.approximate));
+    r = nn::GeluOp::create(b, loc, x->getType(), *x,
+                            *nn::symbolizeGeluApproximation(f.approximate));
   } else if (f.kind == Fusion::Silu) {
     r = nn::SiluOp::create(b, loc, x->getType(), *x, /*inplace=*/false);
   } else if (f.kind == Fusion::Hardswish) {
@@ -1928,7 +1929,8 @@ LogicalResult Importer::emitUnary(const onnx::NodeProto &n) {
     std::string approx = a.getString("approximate").value_or("none");
     if (approx != "none" && approx != "tanh")
       return nodeError(n) << "unknown approximate '" << approx << "'";
-    r = nn::GeluOp::create(b, loc, type, *x, StringRef(approx));
+    r = nn::GeluOp::create(b, loc, type, *x,
+                            *nn::symbolizeGeluApproximation(approx));
   } else {
     return nodeError(n) << "unsupported op '" << op << "'";
   }

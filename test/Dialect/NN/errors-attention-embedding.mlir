@@ -124,7 +124,7 @@ func.func @f(%q: tensor<2x4x8x16xf32>, %v: tensor<2x4x8x16xf16>) {
 
 // sdpa: unknown backend
 func.func @f(%q: tensor<2x4x8x16xf32>) {
-  // expected-error @+1 {{'nn.scaled_dot_product_attention' op backend must be "flash", "efficient" or "math", got "cudnn"}}
+  // expected-error @+1 {{'nn.scaled_dot_product_attention' op attribute 'backend' failed to satisfy constraint: the scaled_dot_product_attention kernel}}
   %0 = nn.scaled_dot_product_attention %q, %q, %q {backend = "cudnn"} : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
   return
 }

@@ -52,8 +52,9 @@ func.func @f(%x: tensor<4xf32>) {
 
 // gelu: unknown approximation
 func.func @f(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'nn.gelu' op approximate must be "none" or "tanh", got "erf"}}
-  %0 = nn.gelu %x {approximate = "erf"} : tensor<4xf32>
+  // expected-error @+2 {{expected ::vram::nn::GeluApproximation to be one of: none, tanh}}
+  // expected-error @+1 {{failed to parse NN_GeluApproximationAttr parameter 'value'}}
+  %0 = nn.gelu %x {approximate = #nn<approximate erf>} : tensor<4xf32>
   return
 }
 
@@ -61,7 +62,7 @@ func.func @f(%x: tensor<4xf32>) {
 
 // gelu: approximation is a string
 func.func @f(%x: tensor<4xf32>) {
-  // expected-error @+1 {{custom op 'nn.gelu' 'nn.gelu' op attribute 'approximate' failed to satisfy constraint: string attribute}}
+  // expected-error @+1 {{custom op 'nn.gelu' 'nn.gelu' op attribute 'approximate' failed to satisfy constraint: F.gelu(approximate=...)}}
   %0 = nn.gelu %x {approximate = 1 : i64} : tensor<4xf32>
   return
 }

@@ -60,8 +60,8 @@ func.func @f() {
 
 // saved: unranked result
 func.func @f(%y: tensor<4xf32>) {
-  // expected-error @+1 {{custom op 'nn.saved' invalid kind of type specified: expected builtin.tensor, but found 'tensor<*xi1>'}}
-  %0 = nn.saved "mask" of %y : tensor<4xf32> -> tensor<*xi1>
+  // expected-error @+1 {{'nn.saved' op result #0 must be statically shaped tensor of any type values, but got 'tensor<*xi1>'}}
+  %0 = nn.saved "mask" of "nn.dropout"(%y) {forward_attrs = {}} : (tensor<4xf32>) -> tensor<*xi1>
   return
 }
 
@@ -70,7 +70,7 @@ func.func @f(%y: tensor<4xf32>) {
 // backward: grad_operands size differs from the results
 func.func @f(%x: tensor<1x3x8x8xf32>, %gy: tensor<1x4x6x6xf32>) {
   // expected-error @+1 {{'nn.backward' op grad_operands has 2 entries for 1 results}}
-  %0 = nn.backward "nn.conv2d" saved(%x) grads(%gy) {grad_operands = array<i64: 0, 1>, param_grads = array<i1: false>, flop_counts = array<i64: 1, 2, 2>} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<1x3x8x8xf32>
+  %0 = nn.backward "nn.conv2d" saved(%x) grads(%gy) {forward_attrs = {}, forward_type = (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>, saved_roles = [#nn.saved<operand 0>], grad_operands = array<i64: 0, 1>, param_grads = array<i1: false>, flop_counts = array<i64: 1, 2, 2>} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<1x3x8x8xf32>
   return
 }
 
@@ -79,7 +79,7 @@ func.func @f(%x: tensor<1x3x8x8xf32>, %gy: tensor<1x4x6x6xf32>) {
 // backward: param_grads size differs from the results
 func.func @f(%x: tensor<1x3x8x8xf32>, %gy: tensor<1x4x6x6xf32>) {
   // expected-error @+1 {{'nn.backward' op param_grads has 2 entries for 1 results}}
-  %0 = nn.backward "nn.conv2d" saved(%x) grads(%gy) {grad_operands = array<i64: 0>, param_grads = array<i1: false, true>, flop_counts = array<i64: 1, 2, 2>} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<1x3x8x8xf32>
+  %0 = nn.backward "nn.conv2d" saved(%x) grads(%gy) {forward_attrs = {}, forward_type = (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>, saved_roles = [#nn.saved<operand 0>], grad_operands = array<i64: 0>, param_grads = array<i1: false, true>, flop_counts = array<i64: 1, 2, 2>} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<1x3x8x8xf32>
   return
 }
 
@@ -88,7 +88,7 @@ func.func @f(%x: tensor<1x3x8x8xf32>, %gy: tensor<1x4x6x6xf32>) {
 // backward: flop_counts needs three conventions
 func.func @f(%x: tensor<1x3x8x8xf32>, %gy: tensor<1x4x6x6xf32>) {
   // expected-error @+1 {{'nn.backward' op flop_counts needs 3 entries (macs, flops, full)}}
-  %0 = nn.backward "nn.conv2d" saved(%x) grads(%gy) {grad_operands = array<i64: 0>, param_grads = array<i1: false>, flop_counts = array<i64: 1, 2>} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<1x3x8x8xf32>
+  %0 = nn.backward "nn.conv2d" saved(%x) grads(%gy) {forward_attrs = {}, forward_type = (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>, saved_roles = [#nn.saved<operand 0>], grad_operands = array<i64: 0>, param_grads = array<i1: false>, flop_counts = array<i64: 1, 2>} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<1x3x8x8xf32>
   return
 }
 
@@ -97,7 +97,7 @@ func.func @f(%x: tensor<1x3x8x8xf32>, %gy: tensor<1x4x6x6xf32>) {
 // backward: missing flop_counts
 func.func @f(%gy: tensor<1x4x6x6xf32>) {
   // expected-error @+1 {{'nn.backward' op requires attribute 'flop_counts'}}
-  nn.backward "nn.relu" saved() grads(%gy) {grad_operands = array<i64>, param_grads = array<i1>} : (tensor<1x4x6x6xf32>) -> ()
+  nn.backward "nn.relu" saved() grads(%gy) {forward_attrs = {}, forward_type = (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>, saved_roles = [], grad_operands = array<i64>, param_grads = array<i1>} : (tensor<1x4x6x6xf32>) -> ()
   return
 }
 
@@ -106,7 +106,7 @@ func.func @f(%gy: tensor<1x4x6x6xf32>) {
 // backward: integer gradient
 func.func @f(%gy: tensor<1x4x6x6xf32>) {
   // expected-error @+1 {{'nn.backward' op result #0 must be variadic of statically shaped tensor of floating-point values, but got 'tensor<1x4x6x6xi32>'}}
-  %0 = nn.backward "nn.relu" saved() grads(%gy) {grad_operands = array<i64: 0>, param_grads = array<i1: false>, flop_counts = array<i64: 0, 0, 0>} : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xi32>
+  %0 = nn.backward "nn.relu" saved() grads(%gy) {forward_attrs = {}, forward_type = (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>, saved_roles = [], grad_operands = array<i64: 0>, param_grads = array<i1: false>, flop_counts = array<i64: 0, 0, 0>} : (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xi32>
   return
 }
 
@@ -133,7 +133,7 @@ func.func @f(%a: tensor<4x8xf32>, %b: tensor<4x8xi32>) {
 // optimizer_state: result type differs from the parameter (generic form)
 func.func @f(%p: tensor<4xf32>) {
   // expected-error @+1 {{'nn.optimizer_state' op failed to verify that all of {param, result} have same type}}
-  %0 = "nn.optimizer_state"(%p) <{kind = "exp_avg"}> : (tensor<4xf32>) -> tensor<4xf16>
+  %0 = "nn.optimizer_state"(%p) <{kind = #nn<optimizer_state exp_avg>}> : (tensor<4xf32>) -> tensor<4xf16>
   return
 }
 
@@ -141,8 +141,9 @@ func.func @f(%p: tensor<4xf32>) {
 
 // optimizer_step: unknown optimizer
 func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>) {
-  // expected-error @+1 {{'nn.optimizer_step' op unknown optimizer "lamb"}}
-  nn.optimizer_step "lamb" "foreach" params(%p) grads(%g) state() : (tensor<4xf32>, tensor<4xf32>) -> ()
+  // expected-error @+2 {{expected ::vram::nn::OptimizerKind to be one of: sgd, momentum, adam, adamw}}
+  // expected-error @+1 {{failed to parse NN_OptimizerKindAttr parameter 'value'}}
+  nn.optimizer_step lamb foreach params(%p) grads(%g) state() : (tensor<4xf32>, tensor<4xf32>) -> ()
   return
 }
 
@@ -150,8 +151,9 @@ func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>) {
 
 // optimizer_step: unknown implementation
 func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>) {
-  // expected-error @+1 {{'nn.optimizer_step' op unknown implementation "vectorized"}}
-  nn.optimizer_step "sgd" "vectorized" params(%p) grads(%g) state() : (tensor<4xf32>, tensor<4xf32>) -> ()
+  // expected-error @+2 {{expected ::vram::nn::OptimizerImpl to be one of: foreach, fused, for_loop}}
+  // expected-error @+1 {{failed to parse NN_OptimizerImplAttr parameter 'value'}}
+  nn.optimizer_step sgd vectorized params(%p) grads(%g) state() : (tensor<4xf32>, tensor<4xf32>) -> ()
   return
 }
 
@@ -160,7 +162,7 @@ func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>) {
 // optimizer_step: one gradient per parameter
 func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>) {
   // expected-error @+1 {{'nn.optimizer_step' op needs one gradient per parameter}}
-  nn.optimizer_step "sgd" "foreach" params(%p, %p) grads(%g) state() : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
+  nn.optimizer_step sgd foreach params(%p, %p) grads(%g) state() : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
   return
 }
 
@@ -169,7 +171,7 @@ func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>) {
 // optimizer_step: adam needs two states per parameter
 func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) {
   // expected-error @+1 {{'nn.optimizer_step' op needs 2 state tensors per parameter}}
-  nn.optimizer_step "adam" "fused" params(%p) grads(%g) state(%m) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
+  nn.optimizer_step adam fused params(%p) grads(%g) state(%m) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
   return
 }
 
@@ -178,7 +180,7 @@ func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) {
 // optimizer_step: sgd keeps no state
 func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) {
   // expected-error @+1 {{'nn.optimizer_step' op needs 0 state tensors per parameter}}
-  nn.optimizer_step "sgd" "for-loop" params(%p) grads(%g) state(%m) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
+  nn.optimizer_step sgd for_loop params(%p) grads(%g) state(%m) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
   return
 }
 
@@ -187,7 +189,7 @@ func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) {
 // optimizer_step: momentum needs one state per parameter
 func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) {
   // expected-error @+1 {{'nn.optimizer_step' op needs 1 state tensors per parameter}}
-  nn.optimizer_step "momentum" "foreach" params(%p, %p) grads(%g, %g) state(%m) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
+  nn.optimizer_step momentum foreach params(%p, %p) grads(%g, %g) state(%m) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
   return
 }
 
@@ -196,7 +198,7 @@ func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) {
 // optimizer_step: gradient type differs from the parameter
 func.func @f(%p: tensor<4xf32>, %g: tensor<4xf16>) {
   // expected-error @+1 {{'nn.optimizer_step' op gradient type 'tensor<4xf16>' does not match parameter type 'tensor<4xf32>'}}
-  nn.optimizer_step "sgd" "foreach" params(%p) grads(%g) state() : (tensor<4xf32>, tensor<4xf16>) -> ()
+  nn.optimizer_step sgd foreach params(%p) grads(%g) state() : (tensor<4xf32>, tensor<4xf16>) -> ()
   return
 }
 
@@ -205,7 +207,7 @@ func.func @f(%p: tensor<4xf32>, %g: tensor<4xf16>) {
 // optimizer_step: gradient shape differs from the parameter
 func.func @f(%p: tensor<4xf32>, %g: tensor<2x2xf32>) {
   // expected-error @+1 {{'nn.optimizer_step' op gradient type 'tensor<2x2xf32>' does not match parameter type 'tensor<4xf32>'}}
-  nn.optimizer_step "sgd" "foreach" params(%p) grads(%g) state() : (tensor<4xf32>, tensor<2x2xf32>) -> ()
+  nn.optimizer_step sgd foreach params(%p) grads(%g) state() : (tensor<4xf32>, tensor<2x2xf32>) -> ()
   return
 }
 
@@ -214,7 +216,7 @@ func.func @f(%p: tensor<4xf32>, %g: tensor<2x2xf32>) {
 // optimizer_step: state type differs from its parameter
 func.func @f(%p: tensor<4xf32>, %q: tensor<8xf32>, %m: tensor<4xf32>, %n: tensor<8xf32>) {
   // expected-error @+1 {{'nn.optimizer_step' op state type 'tensor<8xf32>' does not match parameter type 'tensor<4xf32>'}}
-  nn.optimizer_step "momentum" "foreach" params(%p, %q) grads(%p, %q) state(%n, %m) : (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4xf32>) -> ()
+  nn.optimizer_step momentum foreach params(%p, %q) grads(%p, %q) state(%n, %m) : (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4xf32>) -> ()
   return
 }
 
@@ -223,7 +225,7 @@ func.func @f(%p: tensor<4xf32>, %q: tensor<8xf32>, %m: tensor<4xf32>, %n: tensor
 // optimizer_step: adam states are grouped by parameter
 func.func @f(%p: tensor<4xf32>, %q: tensor<8xf32>, %m: tensor<4xf32>, %n: tensor<8xf32>) {
   // expected-error @+1 {{'nn.optimizer_step' op state type 'tensor<8xf32>' does not match parameter type 'tensor<4xf32>'}}
-  nn.optimizer_step "adam" "foreach" params(%p, %q) grads(%p, %q) state(%m, %n, %m, %n) : (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>) -> ()
+  nn.optimizer_step adam foreach params(%p, %q) grads(%p, %q) state(%m, %n, %m, %n) : (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>) -> ()
   return
 }
 
@@ -232,6 +234,48 @@ func.func @f(%p: tensor<4xf32>, %q: tensor<8xf32>, %m: tensor<4xf32>, %n: tensor
 // optimizer_step: weight_decay is an f64
 func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>) {
   // expected-error @+1 {{custom op 'nn.optimizer_step' 'nn.optimizer_step' op attribute 'weight_decay' failed to satisfy constraint: 64-bit float attribute}}
-  nn.optimizer_step "sgd" "foreach" params(%p) grads(%g) state() {weight_decay = 1 : i64} : (tensor<4xf32>, tensor<4xf32>) -> ()
+  nn.optimizer_step sgd foreach params(%p) grads(%g) state() {weight_decay = 1 : i64} : (tensor<4xf32>, tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// backward: a saved tensor whose type does not match its role
+func.func @f(%x: tensor<1x3x8x8xf32>, %gy: tensor<1x4x6x6xf32>) {
+  // expected-error @+1 {{'nn.backward' op saved tensor of type 'tensor<1x3x8x8xf32>' does not match its role #nn.saved<operand 1> ('tensor<4x3x3x3xf32>')}}
+  %0 = nn.backward "nn.conv2d" saved(%x) grads(%gy) {forward_attrs = {}, forward_type = (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>, saved_roles = [#nn.saved<operand 1>], grad_operands = array<i64: 0>, param_grads = array<i1: false>, flop_counts = array<i64: 1, 2, 2>} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+// backward: one role per saved tensor
+func.func @f(%x: tensor<1x3x8x8xf32>, %gy: tensor<1x4x6x6xf32>) {
+  // expected-error @+1 {{'nn.backward' op saved_roles has 0 entries for 1 saved tensors}}
+  %0 = nn.backward "nn.conv2d" saved(%x) grads(%gy) {forward_attrs = {}, forward_type = (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>, saved_roles = [], grad_operands = array<i64: 0>, param_grads = array<i1: false>, flop_counts = array<i64: 1, 2, 2>} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+// backward: a role out of the forward op's range
+func.func @f(%x: tensor<1x3x8x8xf32>, %gy: tensor<1x4x6x6xf32>) {
+  // expected-error @+1 {{'nn.backward' op saved role #nn.saved<result 3> is out of range for forward type}}
+  %0 = nn.backward "nn.conv2d" saved(%x) grads(%gy) {forward_attrs = {}, forward_type = (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>, saved_roles = [#nn.saved<result 3>], grad_operands = array<i64: 0>, param_grads = array<i1: false>, flop_counts = array<i64: 1, 2, 2>} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+// the step's dialect attributes are verified
+// expected-error @+1 {{'nn.mode' must be a step mode (#nn<mode train>), got "train"}}
+func.func @f() attributes {nn.mode = "train"} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown nn dialect attribute 'nn.bogus'}}
+func.func @f() attributes {nn.bogus} {
   return
 }

@@ -158,10 +158,10 @@ func.func @activations(%x: tensor<2x64x56x56xf32>, %h: tensor<2x128x1024xf16>) {
   // CHECK-NEXT: %[[V9:[0-9]+]] = nn.hardsigmoid %[[ARG0]] {inplace} : tensor<2x64x56x56xf32>
   %10 = nn.gelu %h : tensor<2x128x1024xf16>
   // CHECK-NEXT: %[[V10:[0-9]+]] = nn.gelu %[[ARG1]] : tensor<2x128x1024xf16>
-  %11 = nn.gelu %h {approximate = "none"} : tensor<2x128x1024xf16>
+  %11 = nn.gelu %h {approximate = #nn<approximate none>} : tensor<2x128x1024xf16>
   // CHECK-NEXT: %[[V11:[0-9]+]] = nn.gelu %[[ARG1]] : tensor<2x128x1024xf16>
-  %12 = nn.gelu %h {approximate = "tanh"} : tensor<2x128x1024xf16>
-  // CHECK-NEXT: %[[V12:[0-9]+]] = nn.gelu %[[ARG1]] {approximate = "tanh"} : tensor<2x128x1024xf16>
+  %12 = nn.gelu %h {approximate = #nn<approximate tanh>} : tensor<2x128x1024xf16>
+  // CHECK-NEXT: %[[V12:[0-9]+]] = nn.gelu %[[ARG1]] {approximate = #nn<approximate tanh>} : tensor<2x128x1024xf16>
   %13 = nn.sigmoid %x : tensor<2x64x56x56xf32>
   // CHECK-NEXT: %[[V13:[0-9]+]] = nn.sigmoid %[[ARG0]] : tensor<2x64x56x56xf32>
   %14 = nn.tanh %h : tensor<2x128x1024xf16>
@@ -283,14 +283,14 @@ func.func @attention(%q: tensor<2x12x128x64xf32>, %k: tensor<2x12x256x64xf32>, %
   // CHECK-SAME:    %[[ARG0:arg[0-9]+]]: tensor<2x12x128x64xf32>, %[[ARG1:arg[0-9]+]]: tensor<2x12x256x64xf32>, %[[ARG2:arg[0-9]+]]: tensor<2x12x256x32xf32>, %[[ARG3:arg[0-9]+]]: tensor<128x256xi1>, %[[ARG4:arg[0-9]+]]: tensor<2x1x128x256xf32>, %[[ARG5:arg[0-9]+]]: tensor<4x16x8xf16>) {
   %0 = nn.scaled_dot_product_attention %q, %k, %v : (tensor<2x12x128x64xf32>, tensor<2x12x256x64xf32>, tensor<2x12x256x32xf32>) -> tensor<2x12x128x32xf32>
   // CHECK:      %[[V0:[0-9]+]] = nn.scaled_dot_product_attention %[[ARG0]], %[[ARG1]], %[[ARG2]] : (tensor<2x12x128x64xf32>, tensor<2x12x256x64xf32>, tensor<2x12x256x32xf32>) -> tensor<2x12x128x32xf32>
-  %1 = nn.scaled_dot_product_attention %q, %q, %q {causal, backend = "flash"} : (tensor<2x12x128x64xf32>, tensor<2x12x128x64xf32>, tensor<2x12x128x64xf32>) -> tensor<2x12x128x64xf32>
+  %1 = nn.scaled_dot_product_attention %q, %q, %q {causal, backend = #nn<backend flash>} : (tensor<2x12x128x64xf32>, tensor<2x12x128x64xf32>, tensor<2x12x128x64xf32>) -> tensor<2x12x128x64xf32>
   // CHECK-NEXT: %[[V1:[0-9]+]] = nn.scaled_dot_product_attention %[[ARG0]], %[[ARG0]], %[[ARG0]] {causal} : (tensor<2x12x128x64xf32>, tensor<2x12x128x64xf32>, tensor<2x12x128x64xf32>) -> tensor<2x12x128x64xf32>
-  %2 = nn.scaled_dot_product_attention %q, %k, %v mask %mask {backend = "efficient"} : (tensor<2x12x128x64xf32>, tensor<2x12x256x64xf32>, tensor<2x12x256x32xf32>, tensor<128x256xi1>) -> tensor<2x12x128x32xf32>
-  // CHECK-NEXT: %[[V2:[0-9]+]] = nn.scaled_dot_product_attention %[[ARG0]], %[[ARG1]], %[[ARG2]] mask %[[ARG3]] {backend = "efficient"} : (tensor<2x12x128x64xf32>, tensor<2x12x256x64xf32>, tensor<2x12x256x32xf32>, tensor<128x256xi1>) -> tensor<2x12x128x32xf32>
-  %3 = nn.scaled_dot_product_attention %q, %k, %v mask %fmask {backend = "math", scale = 1.250000e-01 : f64} : (tensor<2x12x128x64xf32>, tensor<2x12x256x64xf32>, tensor<2x12x256x32xf32>, tensor<2x1x128x256xf32>) -> tensor<2x12x128x32xf32>
-  // CHECK-NEXT: %[[V3:[0-9]+]] = nn.scaled_dot_product_attention %[[ARG0]], %[[ARG1]], %[[ARG2]] mask %[[ARG4]] {backend = "math", scale = 1.250000e-01 : f64} : (tensor<2x12x128x64xf32>, tensor<2x12x256x64xf32>, tensor<2x12x256x32xf32>, tensor<2x1x128x256xf32>) -> tensor<2x12x128x32xf32>
-  %4 = nn.scaled_dot_product_attention %q3, %q3, %q3 {causal, backend = "math"} : (tensor<4x16x8xf16>, tensor<4x16x8xf16>, tensor<4x16x8xf16>) -> tensor<4x16x8xf16>
-  // CHECK-NEXT: %[[V4:[0-9]+]] = nn.scaled_dot_product_attention %[[ARG5]], %[[ARG5]], %[[ARG5]] {backend = "math", causal} : (tensor<4x16x8xf16>, tensor<4x16x8xf16>, tensor<4x16x8xf16>) -> tensor<4x16x8xf16>
+  %2 = nn.scaled_dot_product_attention %q, %k, %v mask %mask {backend = #nn<backend efficient>} : (tensor<2x12x128x64xf32>, tensor<2x12x256x64xf32>, tensor<2x12x256x32xf32>, tensor<128x256xi1>) -> tensor<2x12x128x32xf32>
+  // CHECK-NEXT: %[[V2:[0-9]+]] = nn.scaled_dot_product_attention %[[ARG0]], %[[ARG1]], %[[ARG2]] mask %[[ARG3]] {backend = #nn<backend efficient>} : (tensor<2x12x128x64xf32>, tensor<2x12x256x64xf32>, tensor<2x12x256x32xf32>, tensor<128x256xi1>) -> tensor<2x12x128x32xf32>
+  %3 = nn.scaled_dot_product_attention %q, %k, %v mask %fmask {backend = #nn<backend math>, scale = 1.250000e-01 : f64} : (tensor<2x12x128x64xf32>, tensor<2x12x256x64xf32>, tensor<2x12x256x32xf32>, tensor<2x1x128x256xf32>) -> tensor<2x12x128x32xf32>
+  // CHECK-NEXT: %[[V3:[0-9]+]] = nn.scaled_dot_product_attention %[[ARG0]], %[[ARG1]], %[[ARG2]] mask %[[ARG4]] {backend = #nn<backend math>, scale = 1.250000e-01 : f64} : (tensor<2x12x128x64xf32>, tensor<2x12x256x64xf32>, tensor<2x12x256x32xf32>, tensor<2x1x128x256xf32>) -> tensor<2x12x128x32xf32>
+  %4 = nn.scaled_dot_product_attention %q3, %q3, %q3 {causal, backend = #nn<backend math>} : (tensor<4x16x8xf16>, tensor<4x16x8xf16>, tensor<4x16x8xf16>) -> tensor<4x16x8xf16>
+  // CHECK-NEXT: %[[V4:[0-9]+]] = nn.scaled_dot_product_attention %[[ARG5]], %[[ARG5]], %[[ARG5]] {backend = #nn<backend math>, causal} : (tensor<4x16x8xf16>, tensor<4x16x8xf16>, tensor<4x16x8xf16>) -> tensor<4x16x8xf16>
   return
   // CHECK-NEXT: return
 }
@@ -400,40 +400,40 @@ func.func @step(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %gy: tensor<1x
                 %p: tensor<4xf32>, %gp: tensor<4xf32>, %q: tensor<2x3xf16>, %gq: tensor<2x3xf16>) {
   // CHECK-LABEL: func.func @step(
   // CHECK-SAME:    %[[ARG0:arg[0-9]+]]: tensor<1x3x8x8xf32>, %[[ARG1:arg[0-9]+]]: tensor<4x3x3x3xf32>, %[[ARG2:arg[0-9]+]]: tensor<1x4x6x6xf32>, %[[ARG3:arg[0-9]+]]: tensor<2x64x56x56xf32>, %[[ARG4:arg[0-9]+]]: tensor<4x8xf32>, %[[ARG5:arg[0-9]+]]: tensor<8xf32>, %[[ARG6:arg[0-9]+]]: tensor<4xf32>, %[[ARG7:arg[0-9]+]]: tensor<4xf32>, %[[ARG8:arg[0-9]+]]: tensor<2x3xf16>, %[[ARG9:arg[0-9]+]]: tensor<2x3xf16>) {
-  %idx = nn.saved "indices" of %y : tensor<2x64x56x56xf32> -> tensor<2x64x56x56xi64>
-  // CHECK:      %[[V0:[0-9]+]] = nn.saved "indices" of %[[ARG3]] : tensor<2x64x56x56xf32> -> tensor<2x64x56x56xi64>
-  %mean = nn.saved "save_mean" of %y : tensor<2x64x56x56xf32> -> tensor<64xf32>
-  // CHECK-NEXT: %[[V1:[0-9]+]] = nn.saved "save_mean" of %[[ARG3]] : tensor<2x64x56x56xf32> -> tensor<64xf32>
-  %gx, %gw = nn.backward "nn.conv2d" saved(%x, %w) grads(%gy) {grad_operands = array<i64: 0, 1>, param_grads = array<i1: false, true>, flop_counts = array<i64: 10, 20, 20>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<1x4x6x6xf32>) -> (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>)
-  // CHECK-NEXT: %[[V2:[0-9]+]]:2 = nn.backward "nn.conv2d" saved(%[[ARG0]], %[[ARG1]]) grads(%[[ARG2]]) {flop_counts = array<i64: 10, 20, 20>, grad_operands = array<i64: 0, 1>, param_grads = array<i1: false, true>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<1x4x6x6xf32>) -> (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>)
-  %gw2 = nn.backward "nn.conv2d" saved(%x) grads(%gy) {grad_operands = array<i64: 1>, param_grads = array<i1: true>, flop_counts = array<i64: 5, 10, 10>} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<4x3x3x3xf32>
-  // CHECK-NEXT: %[[V3:[0-9]+]] = nn.backward "nn.conv2d" saved(%[[ARG0]]) grads(%[[ARG2]]) {flop_counts = array<i64: 5, 10, 10>, grad_operands = array<i64: 1>, param_grads = array<i1: true>} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<4x3x3x3xf32>
-  nn.backward "nn.relu" saved() grads(%gy) {grad_operands = array<i64>, param_grads = array<i1>, flop_counts = array<i64: 0, 0, 0>} : (tensor<1x4x6x6xf32>) -> ()
-  // CHECK-NEXT: nn.backward "nn.relu" saved() grads(%[[ARG2]]) {flop_counts = array<i64: 0, 0, 0>, grad_operands = array<i64>, param_grads = array<i1>} : (tensor<1x4x6x6xf32>) -> ()
+  %idx = nn.saved "indices" of "nn.max_pool2d"(%y) {forward_attrs = {kernel_size = array<i64: 2, 2>}} : (tensor<2x64x56x56xf32>) -> tensor<2x64x56x56xi64>
+  // CHECK:      %[[V0:[0-9]+]] = nn.saved "indices" of "nn.max_pool2d"(%[[ARG3]]) {forward_attrs = {kernel_size = array<i64: 2, 2>}} : (tensor<2x64x56x56xf32>) -> tensor<2x64x56x56xi64>
+  %mean = nn.saved "save_mean" of "nn.batch_norm"(%y, %y) {forward_attrs = {}} : (tensor<2x64x56x56xf32>, tensor<2x64x56x56xf32>) -> tensor<64xf32>
+  // CHECK-NEXT: %[[V1:[0-9]+]] = nn.saved "save_mean" of "nn.batch_norm"(%[[ARG3]], %[[ARG3]]) {forward_attrs = {}} : (tensor<2x64x56x56xf32>, tensor<2x64x56x56xf32>) -> tensor<64xf32>
+  %gx, %gw = nn.backward "nn.conv2d" saved(%x, %w) grads(%gy) {forward_attrs = {strides = array<i64: 1, 1>}, forward_type = (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>, saved_roles = [#nn.saved<operand 0>, #nn.saved<operand 1>], grad_operands = array<i64: 0, 1>, param_grads = array<i1: false, true>, flop_counts = array<i64: 10, 20, 20>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<1x4x6x6xf32>) -> (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>)
+  // CHECK-NEXT: %[[V2:[0-9]+]]:2 = nn.backward "nn.conv2d" saved(%[[ARG0]], %[[ARG1]]) grads(%[[ARG2]]) {flop_counts = array<i64: 10, 20, 20>, forward_attrs = {strides = array<i64: 1, 1>}, forward_type = (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>, grad_operands = array<i64: 0, 1>, param_grads = array<i1: false, true>, saved_roles = [#nn.saved<operand 0>, #nn.saved<operand 1>]} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<1x4x6x6xf32>) -> (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>)
+  %gw2 = nn.backward "nn.conv2d" saved(%x) grads(%gy) {forward_attrs = {strides = array<i64: 1, 1>}, forward_type = (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>, saved_roles = [#nn.saved<operand 0>], grad_operands = array<i64: 1>, param_grads = array<i1: true>, flop_counts = array<i64: 5, 10, 10>} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<4x3x3x3xf32>
+  // CHECK-NEXT: %[[V3:[0-9]+]] = nn.backward "nn.conv2d" saved(%[[ARG0]]) grads(%[[ARG2]]) {flop_counts = array<i64: 5, 10, 10>, forward_attrs = {strides = array<i64: 1, 1>}, forward_type = (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>, grad_operands = array<i64: 1>, param_grads = array<i1: true>, saved_roles = [#nn.saved<operand 0>]} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<4x3x3x3xf32>
+  nn.backward "nn.relu" saved() grads(%gy) {forward_attrs = {}, forward_type = (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>, saved_roles = [], grad_operands = array<i64>, param_grads = array<i1>, flop_counts = array<i64: 0, 0, 0>} : (tensor<1x4x6x6xf32>) -> ()
+  // CHECK-NEXT: nn.backward "nn.relu" saved() grads(%[[ARG2]]) {flop_counts = array<i64: 0, 0, 0>, forward_attrs = {}, forward_type = (tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>, grad_operands = array<i64>, param_grads = array<i1>, saved_roles = []} : (tensor<1x4x6x6xf32>) -> ()
   %a0 = nn.accumulate_grad %gw, %gw2 : tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>
   // CHECK-NEXT: %[[V4:[0-9]+]] = nn.accumulate_grad %[[V2]]#1, %[[V3]] : tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>
   %a1 = nn.accumulate_grad %g0, %g1 {inplace} : tensor<4x8xf32>, tensor<8xf32>
   // CHECK-NEXT: %[[V5:[0-9]+]] = nn.accumulate_grad %[[ARG4]], %[[ARG5]] {inplace} : tensor<4x8xf32>, tensor<8xf32>
-  %m = nn.optimizer_state "exp_avg" of %p : tensor<4xf32>
-  // CHECK-NEXT: %[[V6:[0-9]+]] = nn.optimizer_state "exp_avg" of %[[ARG6]] : tensor<4xf32>
-  %v = nn.optimizer_state "exp_avg_sq" of %p : tensor<4xf32>
-  // CHECK-NEXT: %[[V7:[0-9]+]] = nn.optimizer_state "exp_avg_sq" of %[[ARG6]] : tensor<4xf32>
-  %mq = nn.optimizer_state "exp_avg" of %q : tensor<2x3xf16>
-  // CHECK-NEXT: %[[V8:[0-9]+]] = nn.optimizer_state "exp_avg" of %[[ARG8]] : tensor<2x3xf16>
-  %vq = nn.optimizer_state "exp_avg_sq" of %q : tensor<2x3xf16>
-  // CHECK-NEXT: %[[V9:[0-9]+]] = nn.optimizer_state "exp_avg_sq" of %[[ARG8]] : tensor<2x3xf16>
-  %buf = nn.optimizer_state "momentum_buffer" of %p : tensor<4xf32>
-  // CHECK-NEXT: %[[V10:[0-9]+]] = nn.optimizer_state "momentum_buffer" of %[[ARG6]] : tensor<4xf32>
-  nn.optimizer_step "adam" "foreach" params(%p, %q) grads(%gp, %gq) state(%m, %v, %mq, %vq) : (tensor<4xf32>, tensor<2x3xf16>, tensor<4xf32>, tensor<2x3xf16>, tensor<4xf32>, tensor<4xf32>, tensor<2x3xf16>, tensor<2x3xf16>) -> ()
-  // CHECK-NEXT: nn.optimizer_step "adam" "foreach" params(%[[ARG6]], %[[ARG8]]) grads(%[[ARG7]], %[[ARG9]]) state(%[[V6]], %[[V7]], %[[V8]], %[[V9]]) : (tensor<4xf32>, tensor<2x3xf16>, tensor<4xf32>, tensor<2x3xf16>, tensor<4xf32>, tensor<4xf32>, tensor<2x3xf16>, tensor<2x3xf16>) -> ()
-  nn.optimizer_step "adamw" "fused" params(%p) grads(%gp) state(%m, %v) {weight_decay = 1.000000e-02 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
-  // CHECK-NEXT: nn.optimizer_step "adamw" "fused" params(%[[ARG6]]) grads(%[[ARG7]]) state(%[[V6]], %[[V7]]) {weight_decay = 1.000000e-02 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
-  nn.optimizer_step "sgd" "for-loop" params(%p) grads(%gp) state() : (tensor<4xf32>, tensor<4xf32>) -> ()
-  // CHECK-NEXT: nn.optimizer_step "sgd" "for-loop" params(%[[ARG6]]) grads(%[[ARG7]]) state() : (tensor<4xf32>, tensor<4xf32>) -> ()
-  nn.optimizer_step "momentum" "foreach" params(%p) grads(%gp) state(%buf) {weight_decay = 0.0 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
-  // CHECK-NEXT: nn.optimizer_step "momentum" "foreach" params(%[[ARG6]]) grads(%[[ARG7]]) state(%[[V10]]) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
-  nn.optimizer_step "sgd" "foreach" params() grads() state() : () -> ()
-  // CHECK-NEXT: nn.optimizer_step "sgd" "foreach" params() grads() state() : () -> ()
+  %m = nn.optimizer_state exp_avg of %p : tensor<4xf32>
+  // CHECK-NEXT: %[[V6:[0-9]+]] = nn.optimizer_state exp_avg of %[[ARG6]] : tensor<4xf32>
+  %v = nn.optimizer_state exp_avg_sq of %p : tensor<4xf32>
+  // CHECK-NEXT: %[[V7:[0-9]+]] = nn.optimizer_state exp_avg_sq of %[[ARG6]] : tensor<4xf32>
+  %mq = nn.optimizer_state exp_avg of %q : tensor<2x3xf16>
+  // CHECK-NEXT: %[[V8:[0-9]+]] = nn.optimizer_state exp_avg of %[[ARG8]] : tensor<2x3xf16>
+  %vq = nn.optimizer_state exp_avg_sq of %q : tensor<2x3xf16>
+  // CHECK-NEXT: %[[V9:[0-9]+]] = nn.optimizer_state exp_avg_sq of %[[ARG8]] : tensor<2x3xf16>
+  %buf = nn.optimizer_state momentum_buffer of %p : tensor<4xf32>
+  // CHECK-NEXT: %[[V10:[0-9]+]] = nn.optimizer_state momentum_buffer of %[[ARG6]] : tensor<4xf32>
+  nn.optimizer_step adam foreach params(%p, %q) grads(%gp, %gq) state(%m, %v, %mq, %vq) : (tensor<4xf32>, tensor<2x3xf16>, tensor<4xf32>, tensor<2x3xf16>, tensor<4xf32>, tensor<4xf32>, tensor<2x3xf16>, tensor<2x3xf16>) -> ()
+  // CHECK-NEXT: nn.optimizer_step adam foreach params(%[[ARG6]], %[[ARG8]]) grads(%[[ARG7]], %[[ARG9]]) state(%[[V6]], %[[V7]], %[[V8]], %[[V9]]) : (tensor<4xf32>, tensor<2x3xf16>, tensor<4xf32>, tensor<2x3xf16>, tensor<4xf32>, tensor<4xf32>, tensor<2x3xf16>, tensor<2x3xf16>) -> ()
+  nn.optimizer_step adamw fused params(%p) grads(%gp) state(%m, %v) {weight_decay = 1.000000e-02 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
+  // CHECK-NEXT: nn.optimizer_step adamw fused params(%[[ARG6]]) grads(%[[ARG7]]) state(%[[V6]], %[[V7]]) {weight_decay = 1.000000e-02 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
+  nn.optimizer_step sgd for_loop params(%p) grads(%gp) state() : (tensor<4xf32>, tensor<4xf32>) -> ()
+  // CHECK-NEXT: nn.optimizer_step sgd for_loop params(%[[ARG6]]) grads(%[[ARG7]]) state() : (tensor<4xf32>, tensor<4xf32>) -> ()
+  nn.optimizer_step momentum foreach params(%p) grads(%gp) state(%buf) {weight_decay = 0.0 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
+  // CHECK-NEXT: nn.optimizer_step momentum foreach params(%[[ARG6]]) grads(%[[ARG7]]) state(%[[V10]]) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
+  nn.optimizer_step sgd foreach params() grads() state() : () -> ()
+  // CHECK-NEXT: nn.optimizer_step sgd foreach params() grads() state() : () -> ()
   return
   // CHECK-NEXT: return
 }

@@ -23,6 +23,20 @@ def NN_Dialect : Dialect {
     backward, gradient-accumulation and optimizer ops are ordinary `nn` ops.
   }];
   let cppNamespace = "::vram::nn";
+  let useDefaultAttributePrinterParser = 1;
+  // The step's discardable attributes (nn.mode, nn.model, ...) are verified.
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Discardable attributes the front ends and the step builder leave on
+    /// modules and functions.
+    static constexpr ::llvm::StringLiteral kModeAttrName = "nn.mode";
+    static constexpr ::llvm::StringLiteral kPersistentGradsAttrName =
+        "nn.persistent_grads";
+    static constexpr ::llvm::StringLiteral kModelAttrName = "nn.model";
+    static constexpr ::llvm::StringLiteral kBatchAttrName = "nn.batch";
+    static constexpr ::llvm::StringLiteral kSequenceLogitsAttrName =
+        "nn.sequence_logits";
+  }];
 }
 
 #endif // VRAM_DIALECT_NN_NNDIALECT_TD

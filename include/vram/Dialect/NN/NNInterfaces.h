@@ -3,6 +3,8 @@
 #ifndef VRAM_DIALECT_NN_NNINTERFACES_H
 #define VRAM_DIALECT_NN_NNINTERFACES_H
 
+#include "vram/Dialect/NN/NNAttributes.h"
+
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/StringRef.h"
@@ -10,12 +12,6 @@
 #include <optional>
 
 namespace vram::nn {
-
-/// FLOP counting conventions (docs/Flops.md).
-enum class FlopConvention { Macs, Flops, Full };
-
-std::optional<FlopConvention> parseFlopConvention(llvm::StringRef name);
-llvm::StringRef stringify(FlopConvention convention);
 
 /// One tensor that an op's backward node keeps alive.
 struct SavedTensor {

@@ -102,4 +102,36 @@ def NN_WorkspaceOpInterface : OpInterface<"WorkspaceOpInterface"> {
   ];
 }
 
+def NN_StepPhaseOpInterface : OpInterface<"StepPhaseOpInterface"> {
+  let description = [{
+    Where an op of a built step runs: backward nodes and gradient
+    accumulation in the backward pass, the update in the optimizer phase.
+    Ops without this interface run in the forward pass.
+  }];
+  let cppNamespace = "::vram::nn";
+  let methods = [
+    InterfaceMethod<"The phase this op runs in.",
+      "::vram::nn::StepPhase", "getStepPhase">,
+  ];
+}
+
+def NN_PersistentStorageOpInterface
+    : OpInterface<"PersistentStorageOpInterface"> {
+  let description = [{
+    An op whose result is storage that lives across the whole step rather
+    than being allocated when the op runs: parameters, buffers and
+    optimizer state. The memory analysis allocates it before the first op.
+  }];
+  let cppNamespace = "::vram::nn";
+  let methods = [
+    InterfaceMethod<"The memory category of the storage.",
+      "::vram::nn::MemoryCategory", "getMemoryCategory">,
+    InterfaceMethod<[{
+        A name for the storage in reports: the parameter or buffer name,
+        `<param>.<kind>` for optimizer state.
+      }],
+      "std::string", "getStorageName">,
+  ];
+}
+
 #endif // VRAM_DIALECT_NN_NNINTERFACES_TD

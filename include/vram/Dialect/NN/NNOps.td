@@ -5,6 +5,7 @@
 
 include "vram/Dialect/NN/NNDialect.td"
 include "vram/Dialect/NN/NNInterfaces.td"
+include "vram/Dialect/NN/NNAttributes.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
@@ -34,12 +35,16 @@ class NN_LayerOp<string mnemonic, list<Trait> traits = []>
         DeclareOpInterfaceMethods<NN_CostOpInterface, ["getBackwardFlops"]>,
         DeclareOpInterfaceMethods<NN_AutodiffOpInterface>])>;
 
-// Like NN_LayerOp but keeps the default backward FLOPs.
-class NN_SimpleLayerOp<string mnemonic, list<Trait> traits = []>
-    : NN_Op<mnemonic, !listconcat(traits, [
-        Pure,
+// Like NN_LayerOp but keeps the default backward FLOPs. `pure` = 0 for ops
+// with an in-place form, which declare their effects instead.
+class NN_SimpleLayerOp<string mnemonic, list<Trait> traits = [], bit pure = 1>
+    : NN_Op<mnemonic, !listconcat(traits, !if(pure, [Pure], []), [
         DeclareOpInterfaceMethods<NN_CostOpInterface>,
         DeclareOpInterfaceMethods<NN_AutodiffOpInterface>])>;
+
+// An op with an `inplace` form writes its operand's storage then, so it is
+// not Pure: CSE must never merge it, nor a recomputed copy with it.
+defvar NN_InplaceEffects = DeclareOpInterfaceMethods<MemoryEffectsOpInterface>;
 
 // A view: its result shares the storage of `input`, costs nothing and
 // records a backward node that saves nothing.
@@ -69,7 +74,8 @@ class NN_ViewOp<string mnemonic, list<Trait> traits = [], bit gradIsView = 1>
 // Parameters and buffers
 //===----------------------------------------------------------------------===//
 
-def NN_ParamOp : NN_Op<"param", [Pure]> {
+def NN_ParamOp : NN_Op<"param", [Pure,
+    DeclareOpInterfaceMethods<NN_PersistentStorageOpInterface>]> {
   let summary = "a model parameter (nn.Parameter)";
   let description = [{
     A parameter of the model, with its PyTorch name. `trainable = false`
@@ -87,7 +93,8 @@ def NN_ParamOp : NN_Op<"param", [Pure]> {
   let hasVerifier = 1;
 }
 
-def NN_BufferOp : NN_Op<"buffer", [Pure]> {
+def NN_BufferOp : NN_Op<"buffer", [Pure,
+    DeclareOpInterfaceMethods<NN_PersistentStorageOpInterface>]> {
   let summary = "a model buffer (register_buffer), never trained";
   let description = [{
     Persistent state that is not a parameter: BatchNorm running statistics,
@@ -269,8 +276,9 @@ def NN_GroupNormOp : NN_LayerOp<"group_norm",
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-class NN_UnaryOp<string mnemonic, list<Trait> traits = []>
-    : NN_SimpleLayerOp<mnemonic, !listconcat(traits, [SameOperandsAndResultType])> {
+class NN_UnaryOp<string mnemonic, list<Trait> traits = [], bit pure = 1>
+    : NN_SimpleLayerOp<mnemonic, !listconcat(traits, [SameOperandsAndResultType]),
+                       pure> {
   let results = (outs NN_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
@@ -279,10 +287,16 @@ class NN_UnaryOp<string mnemonic, list<Trait> traits = []>
 // storage (torch.relu_ / nn.ReLU(inplace=True)).
 class NN_InplaceUnaryOp<string mnemonic, list<Trait> traits = []>
     : NN_UnaryOp<mnemonic,
-        !listconcat(traits, [DeclareOpInterfaceMethods<NN_AliasingOpInterface>])> {
+        !listconcat(traits, [DeclareOpInterfaceMethods<NN_AliasingOpInterface>,
+                             NN_InplaceEffects]), /*pure=*/0> {
   let extraClassDefinition = [{
     ::mlir::Value $cppClass::getAliasedOperand(unsigned) {
       return getInplace() ? getInput() : ::mlir::Value();
+    }
+    void $cppClass::getEffects(
+        ::llvm::SmallVectorImpl<::mlir::SideEffects::EffectInstance<
+            ::mlir::MemoryEffects::Effect>> &effects) {
+      ::vram::nn::getInplaceEffects(getInplace(), effects);
     }
   }];
 }
@@ -341,12 +355,12 @@ def NN_GeluOp : NN_UnaryOp<"gelu"> {
   let summary = "Gaussian error linear unit (erf form, or tanh approximation)";
   let description = [{
     ```mlir
-    %y = nn.gelu %x {approximate = "tanh"} : tensor<2x128x1024xf32>
+    %y = nn.gelu %x {approximate = #nn<approximate tanh>} : tensor<2x128x1024xf32>
     ```
   }];
   let arguments = (ins NN_FloatTensor:$input,
-                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
-  let hasVerifier = 1;
+      DefaultValuedAttr<NN_GeluApproximationAttr,
+                        "::vram::nn::GeluApproximation::None">:$approximate);
 }
 
 def NN_SigmoidOp : NN_UnaryOp<"sigmoid"> {
@@ -437,7 +451,9 @@ def NN_LogSoftmaxOp : NN_UnaryOp<"log_softmax"> {
   let hasVerifier = 1;
 }
 
-def NN_DropoutOp : NN_Op<"dropout", [Pure, SameOperandsAndResultType,
+// Not Pure: it draws from the random generator (two dropouts are never the
+// same value) and, with `inplace`, writes its operand.
+def NN_DropoutOp : NN_Op<"dropout", [SameOperandsAndResultType, NN_InplaceEffects,
     DeclareOpInterfaceMethods<NN_CostOpInterface>,
     DeclareOpInterfaceMethods<NN_AutodiffOpInterface, ["isGradPassthrough"]>,
     DeclareOpInterfaceMethods<NN_AliasingOpInterface>]> {
@@ -457,7 +473,7 @@ def NN_DropoutOp : NN_Op<"dropout", [Pure, SameOperandsAndResultType,
 }
 
 class NN_BinaryOp<string mnemonic, list<Trait> traits = []>
-    : NN_Op<mnemonic, !listconcat(traits, [Pure, InferTypeOpAdaptor,
+    : NN_Op<mnemonic, !listconcat(traits, [InferTypeOpAdaptor, NN_InplaceEffects,
         DeclareOpInterfaceMethods<NN_CostOpInterface>,
         DeclareOpInterfaceMethods<NN_AutodiffOpInterface, ["isGradPassthrough"]>,
         DeclareOpInterfaceMethods<NN_AliasingOpInterface>])> {
@@ -606,13 +622,14 @@ def NN_ScaledDotProductAttentionOp : NN_LayerOp<"scaled_dot_product_attention",
     the attention matrices.
 
     ```mlir
-    %o = nn.scaled_dot_product_attention %q, %k, %v {causal, backend = "flash"}
+    %o = nn.scaled_dot_product_attention %q, %k, %v {causal, backend = #nn<backend flash>}
         : (tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>, tensor<2x12x1024x64xf32>) -> tensor<2x12x1024x64xf32>
     ```
   }];
   let arguments = (ins NN_FloatTensor:$query, NN_FloatTensor:$key,
       NN_FloatTensor:$value, Optional<NN_AnyTensor>:$mask, UnitAttr:$causal,
-      DefaultValuedStrAttr<StrAttr, "flash">:$backend,
+      DefaultValuedAttr<NN_AttentionBackendAttr,
+                        "::vram::nn::AttentionBackend::Flash">:$backend,
       OptionalAttr<F64Attr>:$scale);
   let results = (outs NN_FloatTensor:$output);
   let assemblyFormat = [{
@@ -835,45 +852,61 @@ def NN_MseLossOp : NN_LayerOp<"mse_loss", [InferTypeOpAdaptor, NN_LossOpTrait]> 
 // Training-step ops (created by vram-build-step)
 //===----------------------------------------------------------------------===//
 
-def NN_SavedOp : NN_Op<"saved", []> {
+defvar NN_BackwardPhase = DeclareOpInterfaceMethods<NN_StepPhaseOpInterface>;
+
+def NN_SavedOp : NN_Op<"saved", [Pure]> {
   let summary = "an extra tensor a forward kernel allocates for backward";
   let description = [{
-    Stands for memory that a forward op allocates besides its result and
-    keeps for its backward node: max_pool2d's int64 indices, batch_norm's
-    per-channel mean and inverse std, dropout's mask, layer_norm's row
-    statistics, attention's logsumexp. `source` is the forward op's result,
-    which orders it right after that op.
+    Memory that a forward op allocates besides its result and keeps for its
+    backward node: max_pool2d's int64 indices, batch_norm's per-channel mean
+    and inverse std, dropout's mask, layer_norm's row statistics,
+    attention's logsumexp. Its operands are the forward op's operands
+    followed by its results, and it carries the forward op's name and
+    attributes: everything the kernel computes the tensor from. It stands
+    right after the forward op.
 
     ```mlir
-    %idx = nn.saved "indices" of %y : tensor<2x64x56x56xf32> -> tensor<2x64x56x56xi64>
+    %idx = nn.saved "indices" of "nn.max_pool2d"(%x, %y) {forward_attrs = {...}}
+        : (tensor<2x64x112x112xf32>, tensor<2x64x56x56xf32>) -> tensor<2x64x56x56xi64>
     ```
   }];
-  let arguments = (ins StrAttr:$kind, NN_AnyTensor:$source);
+  let arguments = (ins StrAttr:$kind, StrAttr:$forward_op,
+      DictionaryAttr:$forward_attrs, Variadic<NN_AnyTensor>:$sources);
   let results = (outs NN_AnyTensor:$result);
   let assemblyFormat = [{
-    $kind `of` $source attr-dict `:` type($source) `->` type($result)
+    $kind `of` $forward_op `(` $sources `)` attr-dict `:`
+    functional-type($sources, results)
   }];
 }
 
-def NN_BackwardOp : NN_Op<"backward", [AttrSizedOperandSegments,
+def NN_BackwardOp : NN_Op<"backward", [AttrSizedOperandSegments, NN_BackwardPhase,
     DeclareOpInterfaceMethods<NN_CostOpInterface>]> {
   let summary = "the backward node of one forward op";
   let description = [{
     Consumes the tensors the forward op saved and the gradients of its
     results; produces the gradients of the forward operands listed in
-    `grad_operands`. `param_grads` marks which results are parameter
+    `grad_operands`. It knows the forward op it differentiates: its name,
+    a copy of its attributes (`forward_attrs`: strides, eps, axes, ...) and
+    its type (`forward_type`: operand types -> result types), and what each
+    saved tensor is (`saved_roles`), so it can be expanded into real
+    gradient computation. `param_grads` marks which results are parameter
     gradients (`.grad`). `flop_counts` holds the backward FLOPs under the
     conventions macs, flops and full, computed from the forward op.
 
     ```mlir
     %gx, %gw = nn.backward "nn.conv2d" saved(%x, %w) grads(%gy)
-        {grad_operands = array<i64: 0, 1>, param_grads = array<i1: false, true>,
+        {forward_attrs = {stride = array<i64: 1, 1>, ...},
+         forward_type = (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>,
+         saved_roles = [#nn.saved<operand 0>, #nn.saved<operand 1>],
+         grad_operands = array<i64: 0, 1>, param_grads = array<i1: false, true>,
          flop_counts = array<i64: 10, 20, 20>}
         : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<1x4x6x6xf32>)
         -> (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>)
     ```
   }];
-  let arguments = (ins StrAttr:$forward_op, Variadic<NN_AnyTensor>:$saved,
+  let arguments = (ins StrAttr:$forward_op, DictionaryAttr:$forward_attrs,
+      TypeAttrOf<FunctionType>:$forward_type, Variadic<NN_AnyTensor>:$saved,
+      TypedArrayAttrBase<NN_SavedRoleAttr, "saved tensor roles">:$saved_roles,
       Variadic<NN_AnyTensor>:$grads, DenseI64ArrayAttr:$grad_operands,
       DenseBoolArrayAttr:$param_grads, DenseI64ArrayAttr:$flop_counts);
   let results = (outs Variadic<NN_FloatTensor>:$input_grads);
@@ -885,7 +918,7 @@ def NN_BackwardOp : NN_Op<"backward", [AttrSizedOperandSegments,
 }
 
 def NN_AccumulateGradOp : NN_Op<"accumulate_grad",
-    [AllTypesMatch<["accumulator", "result"]>,
+    [AllTypesMatch<["accumulator", "result"]>, NN_BackwardPhase,
      DeclareOpInterfaceMethods<NN_AliasingOpInterface>,
      DeclareOpInterfaceMethods<NN_CostOpInterface>]> {
   let summary = "adds a gradient contribution into a gradient buffer, in place";
@@ -909,19 +942,21 @@ def NN_AccumulateGradOp : NN_Op<"accumulate_grad",
 }
 
 def NN_OptimizerStateOp : NN_Op<"optimizer_state",
-    [AllTypesMatch<["param", "result"]>]> {
+    [AllTypesMatch<["param", "result"]>,
+     DeclareOpInterfaceMethods<NN_PersistentStorageOpInterface>]> {
   let summary = "a persistent optimizer state tensor of one parameter";
   let description = [{
     ```mlir
-    %m = nn.optimizer_state "exp_avg" of %w : tensor<64x3x7x7xf32>
+    %m = nn.optimizer_state exp_avg of %w : tensor<64x3x7x7xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$kind, NN_FloatTensor:$param);
+  let arguments = (ins NN_OptimizerStateKindAttr:$kind, NN_FloatTensor:$param);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = "$kind `of` $param attr-dict `:` type($result)";
 }
 
 def NN_OptimizerStepOp : NN_Op<"optimizer_step", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<NN_StepPhaseOpInterface>,
     DeclareOpInterfaceMethods<NN_CostOpInterface>,
     DeclareOpInterfaceMethods<NN_WorkspaceOpInterface>]> {
   let summary = "updates parameters from their gradients and state";
@@ -934,11 +969,12 @@ def NN_OptimizerStepOp : NN_Op<"optimizer_step", [AttrSizedOperandSegments,
     fused keeps none.
 
     ```mlir
-    nn.optimizer_step "adam" "foreach" params(%w) grads(%g) state(%m, %v)
+    nn.optimizer_step adam foreach params(%w) grads(%g) state(%m, %v)
         {weight_decay = 0.0 : f64} : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
     ```
   }];
-  let arguments = (ins StrAttr:$optimizer, StrAttr:$implementation,
+  let arguments = (ins NN_OptimizerKindAttr:$optimizer,
+      NN_OptimizerImplAttr:$implementation,
       Variadic<NN_FloatTensor>:$params, Variadic<NN_FloatTensor>:$grads,
       Variadic<NN_FloatTensor>:$state,
       DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);

@@ -1,0 +1,119 @@
+//===- NNAttributes.td - nn dialect enums and attributes ---*- tablegen -*-===//
+//
+// Every choice the pipeline makes (step mode, optimizer, loss, GELU form,
+// attention kernel, FLOP convention, ...) is declared here once. The
+// declaration gives the C++ enum, its string forms, the attribute that ops
+// and the step carry (`#nn<optimizer adam>`), and, through
+// `vram::nn::EnumValues`, the accepted values of pass options and of the
+// driver's flags: option strings are validated in exactly this one place.
+// Strings are IR keywords, so they use `_`; options also accept `-` for it
+// (`--optimizer-impl=for-loop`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_DIALECT_NN_NNATTRIBUTES_TD
+#define VRAM_DIALECT_NN_NNATTRIBUTES_TD
+
+include "vram/Dialect/NN/NNDialect.td"
+include "mlir/IR/EnumAttr.td"
+
+class NN_I32Enum<string name, string summary, list<I32EnumAttrCase> cases>
+    : I32EnumAttr<name, summary, cases> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::vram::nn";
+}
+
+class NN_EnumAttr<EnumAttrInfo enumInfo, string mnemonic>
+    : EnumAttr<NN_Dialect, enumInfo, mnemonic>;
+
+def NN_StepMode : NN_I32Enum<"StepMode", "the step vram-build-step builds", [
+    I32EnumAttrCase<"Inference", 0, "inference">,
+    I32EnumAttrCase<"Train", 1, "train">]>;
+def NN_StepModeAttr : NN_EnumAttr<NN_StepMode, "mode">;
+
+def NN_StepPhase : NN_I32Enum<"StepPhase",
+    "where an op runs in a training iteration", [
+    I32EnumAttrCase<"Forward", 0, "forward">,
+    I32EnumAttrCase<"Backward", 1, "backward">,
+    I32EnumAttrCase<"Optimizer", 2, "optimizer">]>;
+def NN_StepPhaseAttr : NN_EnumAttr<NN_StepPhase, "phase">;
+
+def NN_OptimizerKind : NN_I32Enum<"OptimizerKind", "torch.optim optimizer", [
+    I32EnumAttrCase<"Sgd", 0, "sgd">,
+    I32EnumAttrCase<"Momentum", 1, "momentum">,
+    I32EnumAttrCase<"Adam", 2, "adam">,
+    I32EnumAttrCase<"AdamW", 3, "adamw">]>;
+def NN_OptimizerKindAttr : NN_EnumAttr<NN_OptimizerKind, "optimizer">;
+
+def NN_OptimizerImpl : NN_I32Enum<"OptimizerImpl",
+    "how optimizer.step() runs over the parameters", [
+    I32EnumAttrCase<"Foreach", 0, "foreach">,
+    I32EnumAttrCase<"Fused", 1, "fused">,
+    I32EnumAttrCase<"ForLoop", 2, "for_loop">]>;
+def NN_OptimizerImplAttr : NN_EnumAttr<NN_OptimizerImpl, "implementation">;
+
+def NN_OptimizerStateKind : NN_I32Enum<"OptimizerStateKind",
+    "a per-parameter optimizer state tensor", [
+    I32EnumAttrCase<"MomentumBuffer", 0, "momentum_buffer">,
+    I32EnumAttrCase<"ExpAvg", 1, "exp_avg">,
+    I32EnumAttrCase<"ExpAvgSq", 2, "exp_avg_sq">]>;
+def NN_OptimizerStateKindAttr
+    : NN_EnumAttr<NN_OptimizerStateKind, "optimizer_state">;
+
+def NN_LossKind : NN_I32Enum<"LossKind", "the training loss", [
+    I32EnumAttrCase<"CrossEntropy", 0, "cross_entropy">,
+    I32EnumAttrCase<"Mse", 1, "mse">]>;
+
+def NN_GeluApproximation : NN_I32Enum<"GeluApproximation",
+    "F.gelu(approximate=...)", [
+    I32EnumAttrCase<"None", 0, "none">,
+    I32EnumAttrCase<"Tanh", 1, "tanh">]>;
+def NN_GeluApproximationAttr : NN_EnumAttr<NN_GeluApproximation, "approximate">;
+
+def NN_AttentionBackend : NN_I32Enum<"AttentionBackend",
+    "the scaled_dot_product_attention kernel", [
+    I32EnumAttrCase<"Flash", 0, "flash">,
+    I32EnumAttrCase<"Efficient", 1, "efficient">,
+    I32EnumAttrCase<"Math", 2, "math">]>;
+def NN_AttentionBackendAttr : NN_EnumAttr<NN_AttentionBackend, "backend">;
+
+def NN_FlopConvention : NN_I32Enum<"FlopConvention",
+    "FLOP counting convention (docs/Flops.md)", [
+    I32EnumAttrCase<"Macs", 0, "macs">,
+    I32EnumAttrCase<"Flops", 1, "flops">,
+    I32EnumAttrCase<"Full", 2, "full">]>;
+
+def NN_MemoryCategory : NN_I32Enum<"MemoryCategory",
+    "what a tensor's storage is for, in the memory breakdown", [
+    I32EnumAttrCase<"Parameters", 0, "parameters">,
+    I32EnumAttrCase<"Buffers", 1, "buffers">,
+    I32EnumAttrCase<"Inputs", 2, "inputs">,
+    // Saved for backward.
+    I32EnumAttrCase<"Activations", 3, "activations">,
+    // Parameter gradients (.grad).
+    I32EnumAttrCase<"Gradients", 4, "gradients">,
+    I32EnumAttrCase<"OptimizerState", 5, "optimizer_state">,
+    // Everything else: outputs not kept, activation gradients, workspaces.
+    I32EnumAttrCase<"Temporaries", 6, "temporaries">]>;
+
+def NN_SavedKind : NN_I32Enum<"SavedKind",
+    "which tensor of its forward op a backward node keeps", [
+    I32EnumAttrCase<"Operand", 0, "operand">,
+    I32EnumAttrCase<"Result", 1, "result">,
+    // A tensor the forward kernel allocates for backward (nn.saved).
+    I32EnumAttrCase<"Extra", 2, "extra">]>;
+
+def NN_SavedRoleAttr : AttrDef<NN_Dialect, "SavedRole"> {
+  let mnemonic = "saved";
+  let summary = "the role of one tensor kept by a backward node";
+  let description = [{
+    `#nn.saved<operand 1>` is operand 1 of the forward op, `#nn.saved<result
+    0>` its result 0, `#nn.saved<extra 0>` the first extra tensor its kernel
+    allocates (the `nn.saved` op that produces it names it). Expanding the
+    backward node into real gradient code reads the saved values by role.
+  }];
+  let parameters = (ins EnumParameter<NN_SavedKind>:$kind, "int64_t":$index);
+  let assemblyFormat = "`<` $kind $index `>`";
+}
+
+#endif // VRAM_DIALECT_NN_NNATTRIBUTES_TD
