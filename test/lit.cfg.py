@@ -19,7 +19,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.vram_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["vram-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["vram-opt", "vram-unittests"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.vram_tools_dir, append_path=True)
 

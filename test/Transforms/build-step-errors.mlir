@@ -33,3 +33,26 @@ module {
     return %x : tensor<2x8xf32>
   }
 }
+
+// -----
+
+// An op without an autograd formula on a path that requires grad: an error,
+// never a silent cut of gradient flow.
+func.func private @opaque(tensor<4xf32>) -> tensor<4xf32>
+func.func @forward(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %w = nn.param "w" : tensor<4xf32>
+  // expected-error @+1 {{'func.call' has no autograd formula (AutodiffOpInterface) but operand #0 requires grad}}
+  %c = func.call @opaque(%w) : (tensor<4xf32>) -> tensor<4xf32>
+  %y = nn.add %x, %c : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+// Per-token logits need the model (or the user) to say so.
+func.func @forward(%x: tensor<2x3x5xf32>) -> tensor<2x3x5xf32> {
+  %w = nn.param "w" : tensor<5x5xf32>
+  %y = nn.linear %x, %w : (tensor<2x3x5xf32>, tensor<5x5xf32>) -> tensor<2x3x5xf32>
+  // expected-error @+1 {{cross_entropy over logits 'tensor<2x3x5xf32>' needs to know how to read them: mark @forward with nn.sequence_logits}}
+  return %y : tensor<2x3x5xf32>
+}

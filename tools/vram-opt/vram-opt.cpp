@@ -179,7 +179,8 @@ LogicalResult processModule(ModuleOp module,
                             const PassPipelineCLParser &passPipeline,
                             llvm::StringRef modelName, llvm::raw_ostream &os) {
   MLIRContext *ctx = module.getContext();
-  PassManager pm(ctx, ModuleOp::getOperationName());
+  PassManager pm(ctx, ModuleOp::getOperationName(),
+                 OpPassManager::Nesting::Implicit);
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
   auto errorHandler = [&](const llvm::Twine &msg) {
