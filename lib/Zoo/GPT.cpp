@@ -80,10 +80,9 @@ GptConfig gpt2Names(GptConfig c) {
 /// q, k and v are [B, H, T, D] views of the qkv output. torch.matmul on
 /// these non-contiguous 4-D views expands and reshapes them to 3-D, which
 /// copies q, k (transposed) and v into contiguous tensors, and bmm saves the
-/// copies for backward. The dialect has no copy op, so the matmuls read the
-/// views: autograd then keeps the qkv output, whose size (3 x B*T*d) equals
-/// that of the three copies. The scale and the mask are constants the
-/// forward creates in every block, as the reference does.
+/// copies for backward: vram-insert-contiguous makes those copies explicit
+/// (LayoutOpInterface of nn.matmul). The scale and the mask are constants
+/// the forward creates in every block, as the reference does.
 Value matmulAttention(ModelBuilder &mb, Value q, Value k, Value v,
                       StringRef layer) {
   ArrayRef<int64_t> qs = ModelBuilder::shapeOf(q); // [B, H, T, D]

@@ -11,6 +11,7 @@
 #include "Models.h"
 
 #include "vram/Dialect/NN/NNDialect.h"
+#include "vram/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -194,6 +195,8 @@ vram::zoo::buildModel(MLIRContext *context, StringRef name,
   Value output = model->build(mb, forward.getArgument(0), *config);
   func::ReturnOp::create(b, output.getLoc(), output);
   forward.setFunctionType(b.getFunctionType(inputType, output.getType()));
+  // PyTorch's implicit copies of strided views, as for every front end.
+  vram::insertContiguousCopies(forward);
   forward->setAttr(vram::nn::NNDialect::kBatchAttrName,
                    b.getI64IntegerAttr(config->batch));
   // Language models return per-token logits; training flattens them.

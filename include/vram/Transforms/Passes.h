@@ -15,6 +15,11 @@ namespace vram {
 #define GEN_PASS_DECL
 #include "vram/Transforms/Passes.h.inc"
 
+/// Inserts `nn.contiguous` where PyTorch copies a strided view (the
+/// vram-insert-contiguous pass, for front ends that build IR directly).
+/// Returns the number of copies inserted.
+unsigned insertContiguousCopies(mlir::func::FuncOp func);
+
 #define GEN_PASS_REGISTRATION
 #include "vram/Transforms/Passes.h.inc"
 

@@ -72,4 +72,30 @@ def Freeze : Pass<"vram-freeze", "mlir::ModuleOp"> {
   let dependentDialects = ["::vram::nn::NNDialect"];
 }
 
+def InsertContiguous : Pass<"vram-insert-contiguous", "mlir::func::FuncOp"> {
+  let summary = "Makes PyTorch's implicit copies of strided views explicit";
+  let description = [{
+    Tracks the strides PyTorch gives every value (LayoutOpInterface: views
+    derive theirs from their input, other ops make contiguous tensors) and
+    inserts `nn.contiguous` before an op whose kernel views an operand as a
+    shape its strides cannot express: `reshape` of a transposed tensor,
+    `F.linear` of a >2-D strided input, `torch.matmul` folding the batch
+    dimensions of a transposed operand. Autograd then keeps the copy, not
+    the view. Every front end runs it (the zoo and the ONNX importer), so
+    they agree on when PyTorch copies.
+
+    ```
+    %t = nn.transpose %x {dim0 = 1, dim1 = 2} : ... -> tensor<2x16x8xf32>
+    %r = nn.reshape %t : (tensor<2x16x8xf32>) -> tensor<2x128xf32>
+    // becomes
+    %c = nn.contiguous %t : tensor<2x16x8xf32>
+    %r = nn.reshape %c : (tensor<2x16x8xf32>) -> tensor<2x128xf32>
+    ```
+  }];
+  let dependentDialects = ["::vram::nn::NNDialect"];
+  let statistics = [
+    Statistic<"numCopies", "copies", "nn.contiguous copies inserted">,
+  ];
+}
+
 #endif // VRAM_TRANSFORMS_PASSES_TD

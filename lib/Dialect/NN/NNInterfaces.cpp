@@ -2,6 +2,62 @@
 
 #include "vram/Dialect/NN/NNInterfaces.h"
 
+#include "llvm/Support/MathExtras.h"
+
 using namespace vram::nn;
+using llvm::ArrayRef;
+using llvm::SmallVector;
+
+/// a * b, saturated: strides of huge tensors must not wrap.
+static int64_t mulSat(int64_t a, int64_t b) {
+  int64_t r;
+  if (!llvm::MulOverflow(a, b, r))
+    return r;
+  return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+}
+
+SmallVector<int64_t> vram::nn::getContiguousStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t k = (int64_t)shape.size() - 2; k >= 0; --k)
+    strides[k] = mulSat(strides[k + 1], std::max<int64_t>(shape[k + 1], 1));
+  return strides;
+}
+
+std::optional<SmallVector<int64_t>>
+vram::nn::getViewStrides(ArrayRef<int64_t> oldShape, ArrayRef<int64_t> old,
+                         ArrayRef<int64_t> newShape) {
+  int64_t numel = 1;
+  for (int64_t d : oldShape)
+    numel = mulSat(numel, d);
+  if (numel == 0 || oldShape.empty())
+    return getContiguousStrides(newShape);
+  // Walk the old dimensions from the innermost; each maximal run of
+  // dimensions that are contiguous with each other ("chunk") must be covered
+  // by a run of new dimensions with the same number of elements.
+  SmallVector<int64_t> strides(newShape.size(), 1);
+  int64_t viewD = (int64_t)newShape.size() - 1;
+  int64_t chunk = old.back(), tensorNumel = 1, viewNumel = 1;
+  for (int64_t d = (int64_t)oldShape.size() - 1; d >= 0; --d) {
+    tensorNumel = mulSat(tensorNumel, oldShape[d]);
+    if (d == 0 ||
+        (oldShape[d - 1] != 1 && old[d - 1] != mulSat(tensorNumel, chunk))) {
+      while (viewD >= 0 && (viewNumel < tensorNumel || newShape[viewD] == 1)) {
+        strides[viewD] = mulSat(viewNumel, chunk);
+        viewNumel = mulSat(viewNumel, newShape[viewD]);
+        --viewD;
+      }
+      if (viewNumel != tensorNumel)
+        return std::nullopt;
+      if (d > 0) {
+        chunk = old[d - 1];
+        tensorNumel = 1;
+        viewNumel = 1;
+      }
+    }
+  }
+  if (viewD != -1)
+    return std::nullopt;
+  return strides;
+}
 
 #include "vram/Dialect/NN/NNInterfaces.cpp.inc"

@@ -9,6 +9,7 @@
 
 #include "vram/Dialect/NN/NNOps.h"
 
+#include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -1537,6 +1538,114 @@ int64_t OptimizerStepOp::getWorkspaceBytes() {
   if (getWeightDecay().convertToDouble() != 0 && opt != OptimizerKind::AdamW)
     bytes += bytesOf(getGrads());
   return bytes;
+}
+
+//===----------------------------------------------------------------------===//
+// Strided layout
+//===----------------------------------------------------------------------===//
+
+std::optional<SmallVector<int64_t>>
+TransposeOp::getResultStrides(ArrayRef<int64_t> in) {
+  SmallVector<int64_t> strides(in);
+  int64_t r = strides.size();
+  std::swap(strides[normalizeDim(getDim0(), r)],
+            strides[normalizeDim(getDim1(), r)]);
+  return strides;
+}
+
+std::optional<SmallVector<int64_t>>
+PermuteOp::getResultStrides(ArrayRef<int64_t> in) {
+  SmallVector<int64_t> strides;
+  for (int64_t d : getDims())
+    strides.push_back(in[normalizeDim(d, in.size())]);
+  return strides;
+}
+
+std::optional<SmallVector<int64_t>>
+SliceOp::getResultStrides(ArrayRef<int64_t> in) {
+  SmallVector<int64_t> strides(in);
+  int64_t d = normalizeDim(getDim(), strides.size());
+  int64_t scaled;
+  strides[d] = llvm::MulOverflow(strides[d], (int64_t)getStep(), scaled)
+                   ? INT64_MAX
+                                                                : scaled;
+  return strides;
+}
+
+std::optional<SmallVector<int64_t>>
+ExpandOp::getResultStrides(ArrayRef<int64_t> in) {
+  auto input = tensorOf(getInput()), result = tensorOf(getResult());
+  int64_t offset = result.getRank() - input.getRank();
+  // New leading dimensions and broadcast size-1 dimensions get stride 0.
+  SmallVector<int64_t> strides(result.getRank(), 0);
+  for (int64_t k = 0; k < input.getRank(); ++k)
+    if (input.getDimSize(k) == result.getDimSize(k + offset))
+      strides[k + offset] = in[k];
+  return strides;
+}
+
+/// reshape / flatten: a view when the input's strides allow it.
+static std::optional<SmallVector<int64_t>>
+reshapeStrides(Value input, Value result, ArrayRef<int64_t> in) {
+  return getViewStrides(tensorOf(input).getShape(), in,
+                        tensorOf(result).getShape());
+}
+
+std::optional<SmallVector<int64_t>>
+ReshapeOp::getResultStrides(ArrayRef<int64_t> in) {
+  return reshapeStrides(getInput(), getResult(), in);
+}
+void ReshapeOp::getOperandViews(SmallVectorImpl<OperandView> &views) {
+  views.push_back({0, llvm::to_vector(tensorOf(getResult()).getShape())});
+}
+
+std::optional<SmallVector<int64_t>>
+FlattenOp::getResultStrides(ArrayRef<int64_t> in) {
+  return reshapeStrides(getInput(), getResult(), in);
+}
+void FlattenOp::getOperandViews(SmallVectorImpl<OperandView> &views) {
+  views.push_back({0, llvm::to_vector(tensorOf(getResult()).getShape())});
+}
+
+/// Elements of `dims`, saturated (a 0 dimension allows any others).
+static int64_t product(ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    if (llvm::MulOverflow(p, d, p))
+      return INT64_MAX;
+  return p;
+}
+
+void LinearOp::getOperandViews(SmallVectorImpl<OperandView> &views) {
+  // F.linear folds a >2-D input to [-1, in] for the matrix multiply.
+  ArrayRef<int64_t> shape = tensorOf(getInput()).getShape();
+  if (shape.size() > 2)
+    views.push_back({0, {product(shape.drop_back()), shape.back()}});
+}
+
+void MatmulOp::getOperandViews(SmallVectorImpl<OperandView> &views) {
+  // torch.matmul beyond bmm (rank > 3, or a batched lhs and a 2-D rhs)
+  // reshapes its operands to 3-D (2-D) for bmm (mm).
+  auto lt = tensorOf(getLhs()), rt = tensorOf(getRhs());
+  int64_t lr = lt.getRank(), rr = rt.getRank();
+  if (lr >= 3 && rr == 2) {
+    views.push_back(
+        {0, {product(lt.getShape().drop_back()), lt.getShape().back()}});
+    return;
+  }
+  if (lr < 3 || rr < 3 || (lr == 3 && rr == 3))
+    return;
+  SmallVector<int64_t> batch;
+  if (!OpTrait::util::getBroadcastedShape(lt.getShape().drop_back(2),
+                                          rt.getShape().drop_back(2), batch))
+    return;
+  int64_t numBatches = product(batch);
+  if (ArrayRef<int64_t>(batch) == lt.getShape().drop_back(2))
+    views.push_back(
+        {0, {numBatches, lt.getDimSize(lr - 2), lt.getDimSize(lr - 1)}});
+  if (ArrayRef<int64_t>(batch) == rt.getShape().drop_back(2))
+    views.push_back(
+        {1, {numBatches, rt.getDimSize(rr - 2), rt.getDimSize(rr - 1)}});
 }
 
 //===----------------------------------------------------------------------===//

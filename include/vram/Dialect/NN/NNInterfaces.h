@@ -7,6 +7,7 @@
 
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -31,6 +32,22 @@ struct SavedTensor {
     return {Kind::Extra, 0, type, name};
   }
 };
+
+/// An operand that an op's kernel views as `shape` (LayoutOpInterface).
+struct OperandView {
+  unsigned operand;
+  llvm::SmallVector<int64_t> shape;
+};
+
+/// Row-major strides of `shape`, in elements.
+llvm::SmallVector<int64_t> getContiguousStrides(llvm::ArrayRef<int64_t> shape);
+
+/// The strides of a view of a tensor of `shape` and `strides` as `newShape`
+/// (at::detail::computeStride), or nullopt when the strides cannot express
+/// it and PyTorch's reshape copies.
+std::optional<llvm::SmallVector<int64_t>>
+getViewStrides(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> strides,
+               llvm::ArrayRef<int64_t> newShape);
 
 /// Marks loss ops (cross_entropy, mse_loss).
 template <typename ConcreteType>

@@ -134,4 +134,37 @@ def NN_PersistentStorageOpInterface
   ];
 }
 
+def NN_LayoutOpInterface : OpInterface<"LayoutOpInterface"> {
+  let description = [{
+    PyTorch's strided layout. A view op derives its result's strides from its
+    input's (transpose swaps two, slice multiplies one by the step, expand
+    sets broadcast ones to 0, reshape re-chunks them as
+    at::detail::computeStride does). An op whose kernel views an operand as
+    another shape (reshape; linear folding a >2-D input to [-1, in];
+    torch.matmul folding batch dimensions for bmm) copies that operand
+    first when its strides cannot express the view. The
+    `vram-insert-contiguous` pass makes those copies explicit as
+    `nn.contiguous`, for every front end.
+  }];
+  let cppNamespace = "::vram::nn";
+  let methods = [
+    InterfaceMethod<[{
+        The strides of result 0 given the strides of operand 0, or nullopt
+        when the result is a new contiguous tensor (or the view is not
+        expressible, which getOperandViews then prevents).
+      }],
+      "std::optional<::llvm::SmallVector<int64_t>>", "getResultStrides",
+      (ins "::llvm::ArrayRef<int64_t>":$inputStrides), [{}], [{
+        return std::nullopt;
+      }]>,
+    InterfaceMethod<[{
+        Appends the operands the kernel views as another shape, with that
+        shape.
+      }],
+      "void", "getOperandViews",
+      (ins "::llvm::SmallVectorImpl<::vram::nn::OperandView> &":$views),
+      [{}], [{ return; }]>,
+  ];
+}
+
 #endif // VRAM_DIALECT_NN_NNINTERFACES_TD

@@ -51,10 +51,16 @@ defvar NN_InplaceEffects = DeclareOpInterfaceMethods<MemoryEffectsOpInterface>;
 // `gradIsView`: the backward hands a view of the output gradient to the input
 // (reshape, transpose, permute, flatten). Slice and expand instead build a new
 // input-sized gradient (zeros + copy, or a sum).
-class NN_ViewOp<string mnemonic, list<Trait> traits = [], bit gradIsView = 1>
+// `reshapes`: the view re-chunks its input (reshape, flatten), which needs
+// strides that can express the new shape (LayoutOpInterface).
+class NN_ViewOp<string mnemonic, list<Trait> traits = [], bit gradIsView = 1,
+                bit reshapes = 0>
     : NN_Op<mnemonic, !listconcat(traits, [
         Pure,
         DeclareOpInterfaceMethods<NN_AliasingOpInterface>,
+        DeclareOpInterfaceMethods<NN_LayoutOpInterface,
+            !if(reshapes, ["getResultStrides", "getOperandViews"],
+                          ["getResultStrides"])>,
         DeclareOpInterfaceMethods<NN_CostOpInterface>,
         DeclareOpInterfaceMethods<NN_AutodiffOpInterface, ["isGradPassthrough"]>])> {
   let extraClassDefinition = !strconcat([{
@@ -136,7 +142,8 @@ def NN_Conv2dOp : NN_LayerOp<"conv2d", [InferTypeOpAdaptor]> {
   }];
 }
 
-def NN_LinearOp : NN_LayerOp<"linear", [InferTypeOpAdaptor]> {
+def NN_LinearOp : NN_LayerOp<"linear", [InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getOperandViews"]>]> {
   let summary = "y = x W^T + b (torch.nn.Linear)";
   let description = [{
     `weight` is [out_features, in_features]; `input` is [..., in_features].
@@ -153,7 +160,8 @@ def NN_LinearOp : NN_LayerOp<"linear", [InferTypeOpAdaptor]> {
   }];
 }
 
-def NN_MatmulOp : NN_LayerOp<"matmul", [InferTypeOpAdaptor]> {
+def NN_MatmulOp : NN_LayerOp<"matmul", [InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getOperandViews"]>]> {
   let summary = "torch.matmul with batch broadcasting";
   let description = [{
     Both operands have rank >= 2; leading (batch) dimensions broadcast.
@@ -736,7 +744,7 @@ def NN_ContiguousOp : NN_Op<"contiguous", [Pure, SameOperandsAndResultType,
 // Views: the result aliases the operand
 //===----------------------------------------------------------------------===//
 
-def NN_ReshapeOp : NN_ViewOp<"reshape"> {
+def NN_ReshapeOp : NN_ViewOp<"reshape", [], /*gradIsView=*/1, /*reshapes=*/1> {
   let summary = "reshape to the result type (a view of a contiguous input)";
   let description = [{
     ```mlir
@@ -749,7 +757,8 @@ def NN_ReshapeOp : NN_ViewOp<"reshape"> {
   let hasVerifier = 1;
 }
 
-def NN_FlattenOp : NN_ViewOp<"flatten", [InferTypeOpAdaptor]> {
+def NN_FlattenOp : NN_ViewOp<"flatten", [InferTypeOpAdaptor], /*gradIsView=*/1,
+                             /*reshapes=*/1> {
   let summary = "merges dimensions start_dim..end_dim (torch.flatten)";
   let description = [{
     ```mlir
