@@ -42,8 +42,7 @@ FlopAnalysis::FlopAnalysis(Operation *op) : root(op) {
 int64_t FlopAnalysis::getOpFlops(Operation *op,
                                  FlopConvention convention) const {
   auto it = perOp.find(op);
-  return it == perOp.end() ? 0
-                           : it->second[static_cast<unsigned>(convention)];
+  return it == perOp.end() ? 0 : it->second[static_cast<unsigned>(convention)];
 }
 
 void FlopAnalysis::print(raw_ostream &os) const {
@@ -57,8 +56,8 @@ void FlopAnalysis::print(raw_ostream &os) const {
       return;
     ++index;
     auto it = perOp.find(op);
-    if (it == perOp.end() || (it->second[0] == 0 && it->second[1] == 0 &&
-                              it->second[2] == 0))
+    if (it == perOp.end() ||
+        (it->second[0] == 0 && it->second[1] == 0 && it->second[2] == 0))
       return;
     os << llvm::formatv("  [{0}] {1} ({2}): {3} {4} {5}\n", index,
                         op->getName(), stringifyEnum(getStepPhase(op)),

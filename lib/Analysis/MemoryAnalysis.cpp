@@ -37,8 +37,7 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
   if (!func.getBody().hasOneBlock())
     return func.emitError("memory analysis needs a single-block function");
   Block &body = func.getBody().front();
-  bool persistentGrads =
-      func->hasAttr(nn::NNDialect::kPersistentGradsAttrName);
+  bool persistentGrads = func->hasAttr(nn::NNDialect::kPersistentGradsAttrName);
 
   DenseMap<Value, unsigned> storageOf;
   auto addStorage = [&](Value v, Operation *owner, unsigned index,
@@ -89,8 +88,8 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
         storageOf[result] = storageOf[aliased];
         continue;
       }
-      if (mlir::failed(addStorage(result, &bodyOp, persistent ? 0 : index,
-                                  persistent)))
+      if (mlir::failed(
+              addStorage(result, &bodyOp, persistent ? 0 : index, persistent)))
         return failure();
     }
     if (auto ws = dyn_cast<nn::WorkspaceOpInterface>(bodyOp))
@@ -138,8 +137,8 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
       if (auto it = storageOf.find(v); it != storageOf.end())
         storages[it->second].lastUse = exit;
   for (const Storage &s : storages) {
-    if (s.persistent && llvm::AddOverflow(persistentBytes, s.bytes,
-                                          persistentBytes))
+    if (s.persistent &&
+        llvm::AddOverflow(persistentBytes, s.bytes, persistentBytes))
       return func.emitError("persistent memory does not fit in 64 bits");
     bool modelOwned = s.category == MemoryCategory::Activations ||
                       s.category == MemoryCategory::Temporaries ||
@@ -245,8 +244,7 @@ std::vector<unsigned> MemoryAnalysis::getTopStoragesAtPeak(unsigned k) const {
 /// `%name`-free description of a storage for the test printer: the op that
 /// allocates it and its type, or the argument number.
 static void printStorage(raw_ostream &os, const Storage &s, unsigned index) {
-  os << "#" << index << " " << s.bytes << " "
-     << stringifyEnum(s.category);
+  os << "#" << index << " " << s.bytes << " " << stringifyEnum(s.category);
   if (s.workspace) {
     os << " workspace of " << s.op->getName();
     return;

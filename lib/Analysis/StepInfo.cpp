@@ -4,8 +4,8 @@
 #include "vram/Dialect/NN/NNOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
-#include "llvm/Support/MathExtras.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace vram;
@@ -50,7 +50,8 @@ ParameterSummary vram::summarizeParameters(Operation *func) {
 }
 
 std::optional<int64_t> vram::getBatchSize(Operation *func) {
-  if (auto batch = func->getAttrOfType<IntegerAttr>(nn::NNDialect::kBatchAttrName))
+  if (auto batch =
+          func->getAttrOfType<IntegerAttr>(nn::NNDialect::kBatchAttrName))
     return batch.getInt();
   if (auto f = dyn_cast<FunctionOpInterface>(func))
     if (f.getNumArguments() > 0)

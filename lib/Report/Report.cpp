@@ -214,22 +214,22 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
                                   {"bytes", a.parameters.bytes}}},
       {"buffers", json::Object{{"count", a.parameters.bufferCount},
                                {"bytes", a.parameters.bufferBytes}}},
-      {"config", json::Object{{"mode", a.mode},
-                              {"batch", a.batch ? json::Value(*a.batch)
-                                                : json::Value(nullptr)},
-                              {"optimizer", a.mode == "train"
-                                                ? json::Value(options.optimizer)
-                                                : json::Value(nullptr)},
-                              {"precision", options.precision}}},
-      {"flops",
+      {"config",
        json::Object{
-           {"convention", stringifyEnum(options.flops)},
-           {"forward", a.flops->getPhaseFlops(options.flops, StepPhase::Forward)},
-           {"backward",
-            a.flops->getPhaseFlops(options.flops, StepPhase::Backward)},
-           {"optimizer",
-            a.flops->getPhaseFlops(options.flops, StepPhase::Optimizer)},
-           {"total", a.flops->getTotal(options.flops)}}},
+           {"mode", a.mode},
+           {"batch", a.batch ? json::Value(*a.batch) : json::Value(nullptr)},
+           {"optimizer", a.mode == "train" ? json::Value(options.optimizer)
+                                           : json::Value(nullptr)},
+           {"precision", options.precision}}},
+      {"flops",
+       json::Object{{"convention", stringifyEnum(options.flops)},
+                    {"forward",
+                     a.flops->getPhaseFlops(options.flops, StepPhase::Forward)},
+                    {"backward", a.flops->getPhaseFlops(options.flops,
+                                                        StepPhase::Backward)},
+                    {"optimizer", a.flops->getPhaseFlops(options.flops,
+                                                         StepPhase::Optimizer)},
+                    {"total", a.flops->getTotal(options.flops)}}},
       {"memory", json::Object{{"allocator", "exact"},
                               {"peak_bytes", memory.getPeakBytes()},
                               {"persistent_bytes", memory.getPersistentBytes()},
@@ -246,10 +246,11 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
       Operation *op = memory.getOp(i);
       if (op->hasTrait<OpTrait::IsTerminator>())
         continue;
-      timeline.push_back(json::Object{{"op", op->getName().getStringRef()},
-                                      {"name", getLayerName(op->getLoc())},
-                                      {"phase", stringifyEnum(getStepPhase(op))},
-                                      {"live_bytes", memory.getLiveBytes(i)}});
+      timeline.push_back(
+          json::Object{{"op", op->getName().getStringRef()},
+                       {"name", getLayerName(op->getLoc())},
+                       {"phase", stringifyEnum(getStepPhase(op))},
+                       {"live_bytes", memory.getLiveBytes(i)}});
     }
     report["timeline"] = std::move(timeline);
   }

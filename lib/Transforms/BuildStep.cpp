@@ -81,7 +81,8 @@ void BuildStepPass::runOnOperation() {
                                    forward.getFunctionType());
   IRMapping mapping;
   forward.getBody().cloneInto(&step.getBody(), mapping);
-  step->setAttr(NNDialect::kModeAttrName, StepModeAttr::get(&getContext(), mode));
+  step->setAttr(NNDialect::kModeAttrName,
+                StepModeAttr::get(&getContext(), mode));
   // The model's own facts travel with the step.
   for (StringRef name :
        {NNDialect::kBatchAttrName, NNDialect::kSequenceLogitsAttrName})
@@ -174,8 +175,8 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
   Value lossInput = output;
   Type targetType;
   Operation *lossOp;
-  bool flatten = flattenLogits ||
-                 step->hasAttr(NNDialect::kSequenceLogitsAttrName);
+  bool flatten =
+      flattenLogits || step->hasAttr(NNDialect::kSequenceLogitsAttrName);
   if (loss == LossKind::CrossEntropy) {
     if (outType.getRank() < 2)
       return emitError(ret.getLoc())
@@ -239,14 +240,16 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
         break;
       case SavedTensor::Kind::Result:
         rec.saved.push_back(rec.op->getResult(s.index));
-        rec.roles.push_back(SavedRoleAttr::get(ctx, SavedKind::Result, s.index));
+        rec.roles.push_back(
+            SavedRoleAttr::get(ctx, SavedKind::Result, s.index));
         break;
       case SavedTensor::Kind::Extra:
         rec.saved.push_back(SavedOp::create(
             b, rec.op->getLoc(), s.type, b.getStringAttr(s.name),
             b.getStringAttr(rec.op->getName().getStringRef()),
             rec.op->getAttrDictionary(), sources));
-        rec.roles.push_back(SavedRoleAttr::get(ctx, SavedKind::Extra, extras++));
+        rec.roles.push_back(
+            SavedRoleAttr::get(ctx, SavedKind::Extra, extras++));
         break;
       }
     }
@@ -311,10 +314,9 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
 
     auto node = BackwardOp::create(
         b, op->getLoc(), gradTypes,
-        b.getStringAttr(op->getName().getStringRef()),
-        op->getAttrDictionary(),
-        TypeAttr::get(b.getFunctionType(op->getOperandTypes(),
-                                        op->getResultTypes())),
+        b.getStringAttr(op->getName().getStringRef()), op->getAttrDictionary(),
+        TypeAttr::get(
+            b.getFunctionType(op->getOperandTypes(), op->getResultTypes())),
         rec.saved, b.getArrayAttr(rec.roles), outGrads,
         b.getDenseI64ArrayAttr(gradOperands),
         b.getDenseBoolArrayAttr(paramGrads), b.getDenseI64ArrayAttr(flops));
@@ -347,8 +349,8 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
   Location optLoc = NameLoc::get(b.getStringAttr("optimizer"), ret.getLoc());
   auto makeStep = [&](ValueRange ps, ValueRange gs, ValueRange ss) {
     OptimizerStepOp::create(b, optLoc, OptimizerKindAttr::get(ctx, optimizer),
-                            OptimizerImplAttr::get(ctx, implementation), ps,
-                            gs, ss, b.getF64FloatAttr(weightDecay));
+                            OptimizerImplAttr::get(ctx, implementation), ps, gs,
+                            ss, b.getF64FloatAttr(weightDecay));
   };
   if (implementation == OptimizerImpl::ForLoop) {
     size_t k = stateKinds.size();

@@ -32,10 +32,12 @@ namespace {
 struct GptConfig {
   int64_t vocab, positions, dim, heads, layers, mlp;
   double dropout;
-  vram::nn::GeluApproximation gelu = vram::nn::GeluApproximation::None; ///< Tanh for GPT-2's gelu_new
+  vram::nn::GeluApproximation gelu =
+      vram::nn::GeluApproximation::None; ///< Tanh for GPT-2's gelu_new
   /// The sdpa kernel, unless explicitAttention.
-  vram::nn::AttentionBackend attentionBackend = vram::nn::AttentionBackend::Flash;
-  bool explicitAttention = false;   ///< matmul / masked_fill / softmax / matmul
+  vram::nn::AttentionBackend attentionBackend =
+      vram::nn::AttentionBackend::Flash;
+  bool explicitAttention = false; ///< matmul / masked_fill / softmax / matmul
   bool tiedHead; ///< the head reuses the token embedding, no bias
 
   // Module names (state_dict prefixes); those of blocks are relative to

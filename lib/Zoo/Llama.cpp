@@ -52,7 +52,8 @@ Value selfAttention(ModelBuilder &mb, Value x, const Rotary &rope,
       mb.splitHeads(mb.linear(x, name + ".v_proj", kDim, false), name, kHeads);
   q = applyRotary(mb, q, rope, name + ".rotary");
   k = applyRotary(mb, k, rope, name + ".rotary");
-  Value y = mb.attention(q, k, v, name, /*causal=*/true, vram::nn::AttentionBackend::Flash);
+  Value y = mb.attention(q, k, v, name, /*causal=*/true,
+                         vram::nn::AttentionBackend::Flash);
   return mb.linear(mb.mergeHeads(y, name), name + ".o_proj", kDim, false);
 }
 

@@ -36,8 +36,9 @@ Value selfAttention(ModelBuilder &mb, Value x, const std::string &name) {
   for (int i = 0; i < 3; ++i)
     heads[i] =
         mb.splitHeads(mb.slice(qkv, name, 2, i * d, (i + 1) * d), name, kHeads);
-  Value out = mb.attention(heads[0], heads[1], heads[2], name,
-                           /*causal=*/false, vram::nn::AttentionBackend::Efficient);
+  Value out =
+      mb.attention(heads[0], heads[1], heads[2], name,
+                   /*causal=*/false, vram::nn::AttentionBackend::Efficient);
   return mb.linear(mb.mergeHeads(out, name), name + ".out_proj", d);
 }
 

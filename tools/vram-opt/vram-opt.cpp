@@ -93,16 +93,18 @@ cl::opt<vram::nn::OptimizerKind>
     optimizer("optimizer", cl::desc("Optimizer (default adam)"),
               EnumValues<vram::nn::OptimizerKind>(),
               cl::init(vram::nn::OptimizerKind::Adam), cl::cat(stepCat));
-cl::opt<vram::nn::OptimizerImpl> optimizerImpl(
-    "optimizer-impl", cl::desc("Optimizer implementation (default foreach)"),
-    EnumValues<vram::nn::OptimizerImpl>(),
-    cl::init(vram::nn::OptimizerImpl::Foreach), cl::cat(stepCat));
+cl::opt<vram::nn::OptimizerImpl>
+    optimizerImpl("optimizer-impl",
+                  cl::desc("Optimizer implementation (default foreach)"),
+                  EnumValues<vram::nn::OptimizerImpl>(),
+                  cl::init(vram::nn::OptimizerImpl::Foreach), cl::cat(stepCat));
 cl::opt<double> weightDecay("weight-decay", cl::desc("Optimizer weight decay"),
                             cl::init(0.0), cl::cat(stepCat));
-cl::opt<vram::nn::LossKind>
-    lossKind("loss", cl::desc("Loss (default cross_entropy)"),
-             EnumValues<vram::nn::LossKind>(),
-             cl::init(vram::nn::LossKind::CrossEntropy), cl::cat(stepCat));
+cl::opt<vram::nn::LossKind> lossKind("loss",
+                                     cl::desc("Loss (default cross_entropy)"),
+                                     EnumValues<vram::nn::LossKind>(),
+                                     cl::init(vram::nn::LossKind::CrossEntropy),
+                                     cl::cat(stepCat));
 cl::opt<bool> flattenLogits(
     "flatten-logits",
     cl::desc("Flatten [B, T, V] logits to [B*T, V] for the loss (language "

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "vram/Analysis/Allocator.h"
 #include "vram/Analysis/MemoryAnalysis.h"
+#include "vram/Analysis/Allocator.h"
 #include "vram/Dialect/NN/NNDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

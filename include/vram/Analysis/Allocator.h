@@ -56,8 +56,8 @@ struct AllocatorPeaks {
 /// per-op events `iterations` times (a training loop's steady state), and
 /// returns the peaks seen during the last iteration. Every non-persistent
 /// storage is freed by step exit, so an iteration reuses the storage ids.
-AllocatorPeaks runAllocator(const MemoryAnalysis &memory,
-                            AllocatorModel &model, unsigned iterations = 1);
+AllocatorPeaks runAllocator(const MemoryAnalysis &memory, AllocatorModel &model,
+                            unsigned iterations = 1);
 
 } // namespace vram
 

@@ -1568,7 +1568,7 @@ SliceOp::getResultStrides(ArrayRef<int64_t> in) {
   int64_t scaled;
   strides[d] = llvm::MulOverflow(strides[d], (int64_t)getStep(), scaled)
                    ? INT64_MAX
-                                                                : scaled;
+                   : scaled;
   return strides;
 }
 

@@ -23,7 +23,8 @@ namespace vram::nn {
 /// the enum's string form, or with `-` for `_` (`for-loop`). Cases are
 /// numbered from 0 without gaps.
 ///
-///   cl::opt<OptimizerKind> optimizer("optimizer", EnumValues<OptimizerKind>());
+///   cl::opt<OptimizerKind> optimizer("optimizer",
+///   EnumValues<OptimizerKind>());
 template <typename EnumT> struct EnumValues {
   template <typename Opt> void apply(Opt &opt) const {
     for (unsigned i = 0;; ++i) {

@@ -21,11 +21,9 @@ struct RandomGeneratorResource
 };
 
 /// The effects of an op with an in-place form: a write when `inplace`.
-void getInplaceEffects(
-    bool inplace,
-    llvm::SmallVectorImpl<
-        mlir::SideEffects::EffectInstance<mlir::MemoryEffects::Effect>>
-        &effects);
+void getInplaceEffects(bool inplace,
+                       llvm::SmallVectorImpl<mlir::SideEffects::EffectInstance<
+                           mlir::MemoryEffects::Effect>> &effects);
 } // namespace vram::nn
 
 #define GET_OP_CLASSES
