@@ -324,22 +324,34 @@ static int64_t matmulMacs(Value lhs, Value out) {
   return numel(out) * tensorOf(lhs).getShape().back();
 }
 
-int64_t MatmulOp::getFlops(FlopConvention c, bool) {
-  return fromMacs(c, matmulMacs(getLhs(), getOutput()));
-}
-
-int64_t MatmulOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
-  int64_t macs = matmulMacs(getLhs(), getOutput());
+/// matmul and bmm: one product per gradient needed.
+static int64_t matmulBackwardFlops(Conv c, Value lhs, Value out,
+                                   ArrayRef<bool> needs) {
+  int64_t macs = matmulMacs(lhs, out);
   return (needs[0] ? fromMacs(c, macs) : 0) +
          (needs[1] ? fromMacs(c, macs) : 0);
 }
 
-void MatmulOp::getSavedTensors(ArrayRef<bool> needs,
+/// d(a @ b)/da needs b, d(a @ b)/db needs a.
+static void saveMatmulOperands(ArrayRef<bool> needs,
                                SmallVectorImpl<SavedTensor> &saved) {
   if (needs[1])
     saved.push_back(SavedTensor::operand(0));
   if (needs[0])
     saved.push_back(SavedTensor::operand(1));
+}
+
+int64_t MatmulOp::getFlops(FlopConvention c, bool) {
+  return fromMacs(c, matmulMacs(getLhs(), getOutput()));
+}
+
+int64_t MatmulOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
+  return matmulBackwardFlops(c, getLhs(), getOutput(), needs);
+}
+
+void MatmulOp::getSavedTensors(ArrayRef<bool> needs,
+                               SmallVectorImpl<SavedTensor> &saved) {
+  saveMatmulOperands(needs, saved);
 }
 
 LogicalResult BmmOp::inferReturnTypes(MLIRContext *,
@@ -372,17 +384,12 @@ int64_t BmmOp::getFlops(FlopConvention c, bool) {
 }
 
 int64_t BmmOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
-  int64_t macs = matmulMacs(getLhs(), getOutput());
-  return (needs[0] ? fromMacs(c, macs) : 0) +
-         (needs[1] ? fromMacs(c, macs) : 0);
+  return matmulBackwardFlops(c, getLhs(), getOutput(), needs);
 }
 
 void BmmOp::getSavedTensors(ArrayRef<bool> needs,
                             SmallVectorImpl<SavedTensor> &saved) {
-  if (needs[1])
-    saved.push_back(SavedTensor::operand(0));
-  if (needs[0])
-    saved.push_back(SavedTensor::operand(1));
+  saveMatmulOperands(needs, saved);
 }
 
 //===----------------------------------------------------------------------===//
@@ -443,10 +450,6 @@ int64_t BatchNormOp::getFlops(FlopConvention c, bool training) {
   return numel(getInput()) * perElement;
 }
 
-int64_t BatchNormOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
-  return c == Conv::Full ? getFlops(c, true) : 0;
-}
-
 void BatchNormOp::getSavedTensors(ArrayRef<bool>,
                                   SmallVectorImpl<SavedTensor> &saved) {
   // native_batch_norm_backward: input, weight, running stats (persistent) and
@@ -494,14 +497,16 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-int64_t LayerNormOp::getFlops(FlopConvention c, bool) {
+/// fvcore counts a normalization as 4 (5 with the affine scale) per element;
+/// flop_counter does not count it.
+static int64_t normFlops(FlopConvention c, Value input, bool affine) {
   if (c == Conv::Flops)
     return 0;
-  return numel(getInput()) * (getWeight() ? 5 : 4);
+  return numel(input) * (affine ? 5 : 4);
 }
 
-int64_t LayerNormOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
-  return c == Conv::Full ? getFlops(c, true) : 0;
+int64_t LayerNormOp::getFlops(FlopConvention c, bool) {
+  return normFlops(c, getInput(), static_cast<bool>(getWeight()));
 }
 
 void LayerNormOp::getSavedTensors(ArrayRef<bool>,
@@ -536,10 +541,6 @@ int64_t RmsNormOp::getFlops(FlopConvention c, bool) {
   return numel(getInput()) * (getWeight() ? 4 : 3);
 }
 
-int64_t RmsNormOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
-  return c == Conv::Full ? getFlops(c, true) : 0;
-}
-
 void RmsNormOp::getSavedTensors(ArrayRef<bool>,
                                 SmallVectorImpl<SavedTensor> &saved) {
   for (unsigned i = 0, e = getNumOperands(); i < e; ++i)
@@ -568,13 +569,7 @@ LogicalResult GroupNormOp::inferReturnTypes(MLIRContext *,
 }
 
 int64_t GroupNormOp::getFlops(FlopConvention c, bool) {
-  if (c == Conv::Flops)
-    return 0;
-  return numel(getInput()) * (getWeight() ? 5 : 4);
-}
-
-int64_t GroupNormOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
-  return c == Conv::Full ? getFlops(c, true) : 0;
+  return normFlops(c, getInput(), static_cast<bool>(getWeight()));
 }
 
 void GroupNormOp::getSavedTensors(ArrayRef<bool>,

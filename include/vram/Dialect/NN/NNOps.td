@@ -195,7 +195,7 @@ def NN_BmmOp : NN_LayerOp<"bmm", [InferTypeOpAdaptor]> {
 // Normalization
 //===----------------------------------------------------------------------===//
 
-def NN_BatchNormOp : NN_LayerOp<"batch_norm",
+def NN_BatchNormOp : NN_SimpleLayerOp<"batch_norm",
     [InferTypeOpAdaptor, AttrSizedOperandSegments]> {
   let summary = "batch normalization over the channel dimension 1";
   let description = [{
@@ -222,7 +222,7 @@ def NN_BatchNormOp : NN_LayerOp<"batch_norm",
   let hasVerifier = 1;
 }
 
-def NN_LayerNormOp : NN_LayerOp<"layer_norm",
+def NN_LayerNormOp : NN_SimpleLayerOp<"layer_norm",
     [InferTypeOpAdaptor, AttrSizedOperandSegments]> {
   let summary = "layer normalization over the trailing dimensions";
   let description = [{
@@ -245,7 +245,7 @@ def NN_LayerNormOp : NN_LayerOp<"layer_norm",
   }];
 }
 
-def NN_RmsNormOp : NN_LayerOp<"rms_norm", [InferTypeOpAdaptor]> {
+def NN_RmsNormOp : NN_SimpleLayerOp<"rms_norm", [InferTypeOpAdaptor]> {
   let summary = "RMS normalization over the trailing dimensions";
   let description = [{
     ```mlir
@@ -261,7 +261,7 @@ def NN_RmsNormOp : NN_LayerOp<"rms_norm", [InferTypeOpAdaptor]> {
   }];
 }
 
-def NN_GroupNormOp : NN_LayerOp<"group_norm",
+def NN_GroupNormOp : NN_SimpleLayerOp<"group_norm",
     [InferTypeOpAdaptor, AttrSizedOperandSegments]> {
   let summary = "group normalization of an NC... tensor";
   let description = [{
