@@ -94,6 +94,9 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
     }
     if (auto ws = dyn_cast<nn::WorkspaceOpInterface>(bodyOp))
       if (int64_t bytes = ws.getWorkspaceBytes()) {
+        // Ops saturate their size arithmetic at INT64_MAX.
+        if (bytes < 0 || bytes == INT64_MAX)
+          return bodyOp.emitError("workspace size does not fit in 64 bits");
         Storage s;
         s.op = &bodyOp;
         s.bytes = bytes;

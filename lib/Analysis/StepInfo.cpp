@@ -4,7 +4,9 @@
 #include "vram/Dialect/NN/NNOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -66,4 +68,34 @@ std::optional<nn::StepMode> vram::getStepMode(Operation *func) {
           func->getAttrOfType<nn::StepModeAttr>(nn::NNDialect::kModeAttrName))
     return mode.getValue();
   return std::nullopt;
+}
+
+static std::string precisionName(Type type) {
+  if (type.isF32())
+    return "fp32";
+  if (type.isF16())
+    return "fp16";
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF64())
+    return "fp64";
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  os << type;
+  return name;
+}
+
+std::string vram::getPrecision(Operation *func) {
+  llvm::SmallSetVector<Type, 2> types;
+  func->walk([&](nn::ParamOp param) {
+    types.insert(getElementTypeOrSelf(param.getType()));
+  });
+  if (types.empty())
+    if (auto f = dyn_cast<FunctionOpInterface>(func))
+      for (Type t : f.getArgumentTypes())
+        if (isa<FloatType>(getElementTypeOrSelf(t)))
+          types.insert(getElementTypeOrSelf(t));
+  if (types.empty())
+    return "none";
+  return types.size() == 1 ? precisionName(types.front()) : "mixed";
 }

@@ -34,6 +34,7 @@ struct Analyses {
   std::string mode;
   ParameterSummary parameters;
   std::optional<int64_t> batch;
+  std::string precision;
   std::unique_ptr<FlopAnalysis> flops;
   std::unique_ptr<MemoryAnalysis> memory;
   std::vector<LayerRow> layers;
@@ -162,6 +163,7 @@ static FailureOr<Analyses> analyze(ModuleOp module,
   a.mode = mode ? stringifyEnum(*mode).str() : "forward";
   a.parameters = summarizeParameters(a.func);
   a.batch = getBatchSize(a.func);
+  a.precision = getPrecision(a.func);
   a.flops = std::make_unique<FlopAnalysis>(a.func);
   a.memory = std::make_unique<MemoryAnalysis>(a.func);
   if (a.flops->failed() || a.memory->failed())
@@ -220,7 +222,7 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"batch", a.batch ? json::Value(*a.batch) : json::Value(nullptr)},
            {"optimizer", a.mode == "train" ? json::Value(options.optimizer)
                                            : json::Value(nullptr)},
-           {"precision", options.precision}}},
+           {"precision", a.precision}}},
       {"flops",
        json::Object{{"convention", stringifyEnum(options.flops)},
                     {"forward",
@@ -286,7 +288,7 @@ static void writeText(const Analyses &a, const ReportOptions &options,
      << "   batch: " << (a.batch ? std::to_string(*a.batch) : "?");
   if (a.mode == "train")
     os << "   optimizer: " << options.optimizer;
-  os << "   precision: " << options.precision << "\n";
+  os << "   precision: " << a.precision << "\n";
   os << llvm::formatv(
       "parameters: {0} (trainable {1}), {2}; buffers: {3}\n",
       withCommas(a.parameters.count), withCommas(a.parameters.trainable),
@@ -321,6 +323,19 @@ static void writeText(const Analyses &a, const ReportOptions &options,
     const Storage &t = memory.getStorages()[i];
     os << llvm::formatv("  {0,12}  {1,-15}  {2}\n", humanBytes(t.bytes),
                         stringifyEnum(t.category), describeStorage(t));
+  }
+  if (options.timeline) {
+    os << "timeline (live bytes while each op runs):\n";
+    for (unsigned i = 1; i <= memory.getNumOps(); ++i) {
+      Operation *op = memory.getOp(i);
+      if (op->hasTrait<OpTrait::IsTerminator>())
+        continue;
+      std::string name = getLayerName(op->getLoc());
+      os << llvm::formatv("  {0,6}  {1,-10} {2,-22} {3,-40} {4,16}\n", i,
+                          stringifyEnum(getStepPhase(op)), op->getName(),
+                          name.empty() ? "-" : name,
+                          withCommas(memory.getLiveBytes(i)));
+    }
   }
   os << "\n"
      << llvm::formatv("{0,-40} {1,-22} {2,-24} {3,12} {4,16} {5,14}\n", "layer",

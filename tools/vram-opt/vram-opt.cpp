@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vram/Analysis/Passes.h"
+#include "vram/Analysis/StepInfo.h"
 #include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Dialect/NN/NNOps.h"
 #include "vram/Report/Report.h"
@@ -161,6 +162,40 @@ void checkOptions() {
   if (!(weightDecay >= 0) || std::isinf(weightDecay))
     usageError("--weight-decay must be a finite number >= 0, got " +
                std::to_string(weightDecay));
+  if (timeline && format == OutputFormat::Mlir)
+    usageError("--timeline is part of a report: add --format=text or "
+               "--format=json");
+
+  // Options that the chosen front end cannot apply are errors, not ignored.
+  bool fromZoo = !zooName.empty();
+  bool hasFile = inputFilename.getNumOccurrences() > 0;
+  if (fromZoo && hasFile)
+    usageError("give a model file or --zoo, not both");
+  if (fromZoo && zooName == "list")
+    return;
+  bool onnx = !fromZoo && (importKind == InputKind::Onnx ||
+                           (importKind == InputKind::Auto &&
+                            llvm::sys::path::extension(inputFilename) ==
+                                ".onnx"));
+  auto notFor = [](const cl::Option &opt, llvm::StringRef what) {
+    if (opt.getNumOccurrences())
+      usageError("--" + opt.ArgStr + " does not apply to " + what);
+  };
+  if (fromZoo) {
+    notFor(dimBindings, "zoo models (use --batch, --seq, --image-size)");
+    notFor(onnxBuffers, "zoo models");
+  } else if (onnx) {
+    notFor(imageSize, "an ONNX model: its input shapes are in the file "
+                      "(bind symbolic dimensions with --batch, --seq or --dim)");
+    notFor(numClasses, "an ONNX model: its classifier is in the file");
+  } else {
+    llvm::StringRef mlir = "an .mlir model: its shapes are static";
+    notFor(imageSize, mlir);
+    notFor(seqLen, mlir);
+    notFor(numClasses, mlir);
+    notFor(dimBindings, mlir);
+    notFor(onnxBuffers, "an .mlir model");
+  }
 }
 
 vram::BuildStepOptions buildStepOptions() {
@@ -181,6 +216,19 @@ LogicalResult processModule(ModuleOp module,
                             const PassPipelineCLParser &passPipeline,
                             llvm::StringRef modelName, llvm::raw_ostream &os) {
   MLIRContext *ctx = module.getContext();
+  // --batch must have bound the model's batch dimension: a model whose batch
+  // is static and different (or that has none) cannot apply it.
+  if (batch.getNumOccurrences())
+    if (auto forward = module.lookupSymbol<func::FuncOp>("forward")) {
+      std::optional<int64_t> modelBatch = vram::getBatchSize(forward);
+      if (modelBatch != batch.getValue())
+        usageError(llvm::formatv("--batch={0} does not apply: the model's "
+                                 "batch dimension is {1}",
+                                 batch.getValue(),
+                                 modelBatch ? std::to_string(*modelBatch)
+                                            : std::string("absent"))
+                       .str());
+    }
   PassManager pm(ctx, ModuleOp::getOperationName(),
                  OpPassManager::Nesting::Implicit);
   if (failed(applyPassManagerCLOptions(pm)))
@@ -225,6 +273,56 @@ LogicalResult processModule(ModuleOp module,
                            os);
 }
 
+/// Whether `loc` names a position in a file.
+bool hasFileLocation(Location loc) {
+  bool found = false;
+  loc->walk([&](Location inner) {
+    found |= isa<FileLineColLoc>(inner);
+    return found ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return found;
+}
+
+/// Prints diagnostics whose location has no file (a zoo layer, an .mlir
+/// `loc("name")`) as "<input>: error: <name>: message", so that every message
+/// names what was analyzed; others go on to the SourceMgr handler.
+class NamedLocationDiagnostics {
+public:
+  NamedLocationDiagnostics(MLIRContext *ctx, std::string input)
+      : handler(ctx, [input = std::move(input)](Diagnostic &d) {
+          if (hasFileLocation(d.getLocation()))
+            return failure();
+          auto print = [&](Diagnostic &diag) {
+            llvm::raw_ostream &os = llvm::errs();
+            os << input << ": ";
+            switch (diag.getSeverity()) {
+            case DiagnosticSeverity::Error:
+              os << "error: ";
+              break;
+            case DiagnosticSeverity::Warning:
+              os << "warning: ";
+              break;
+            case DiagnosticSeverity::Note:
+              os << "note: ";
+              break;
+            case DiagnosticSeverity::Remark:
+              os << "remark: ";
+              break;
+            }
+            if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
+              os << name.getName().getValue() << ": ";
+            os << diag.str() << "\n";
+          };
+          print(d);
+          for (Diagnostic &note : d.getNotes())
+            print(note);
+          return success();
+        }) {}
+
+private:
+  ScopedDiagnosticHandler handler;
+};
+
 void registerDialects(DialectRegistry &registry) {
   registry.insert<vram::nn::NNDialect, func::FuncDialect>();
 }
@@ -248,6 +346,7 @@ LogicalResult processMlirBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
   };
   if (!verifyDiagnostics) {
     SourceMgrDiagnosticHandler handler(*sourceMgr, &context);
+    NamedLocationDiagnostics named(&context, inputFilename);
     return run();
   }
   SourceMgrDiagnosticVerifierHandler handler(*sourceMgr, &context);
@@ -301,6 +400,9 @@ int main(int argc, char **argv) {
     context.loadAllAvailableDialects();
     llvm::SourceMgr sourceMgr;
     SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    NamedLocationDiagnostics named(&context, "zoo:" + zooName);
+    // The user did not write this IR: no op dumps in messages.
+    context.printOpOnDiagnostic(false);
     vram::zoo::ZooOptions zooOptions;
     if (batch > 0)
       zooOptions.batch = batch;
@@ -333,6 +435,8 @@ int main(int argc, char **argv) {
     context.loadAllAvailableDialects();
     llvm::SourceMgr sourceMgr;
     SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    NamedLocationDiagnostics named(&context, inputFilename);
+    context.printOpOnDiagnostic(false);
     vram::onnx_import::OnnxImportOptions onnxOptions;
     if (batch > 0)
       onnxOptions.batch = batch;

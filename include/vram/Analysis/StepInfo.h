@@ -37,6 +37,11 @@ ParameterSummary summarizeParameters(mlir::Operation *func);
 /// ranked argument, else nullopt.
 std::optional<int64_t> getBatchSize(mlir::Operation *func);
 
+/// The floating-point precision of a model or step, from the element types
+/// of its parameters (else of its floating-point arguments): "fp32", "fp16",
+/// "bf16", "fp64", "mixed", or "none" when it has no floating-point tensor.
+std::string getPrecision(mlir::Operation *func);
+
 /// The step mode of a built step (`nn.mode`), nullopt for a forward model.
 std::optional<nn::StepMode> getStepMode(mlir::Operation *func);
 

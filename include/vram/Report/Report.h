@@ -22,7 +22,6 @@ enum class ReportFormat { Text, Json };
 struct ReportOptions {
   std::string modelName;
   std::string optimizer; ///< "" when the step is inference
-  std::string precision = "fp32";
   nn::FlopConvention flops = nn::FlopConvention::Flops;
   bool timeline = false;
   unsigned topTensors = 10;

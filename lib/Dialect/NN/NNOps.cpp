@@ -34,14 +34,33 @@ RankedTensorType tensorOf(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
+// FLOP arithmetic saturates at INT64_MAX, which the FLOP analysis reports as
+// an overflow: a count that does not fit in 64 bits is never a wrapped,
+// plausible-looking number.
+int64_t satMul(int64_t a, int64_t b) {
+  int64_t r;
+  return llvm::MulOverflow(a, b, r) ? INT64_MAX : r;
+}
+template <typename... Rest>
+int64_t satMul(int64_t a, int64_t b, int64_t c, Rest... rest) {
+  return satMul(satMul(a, b), c, rest...);
+}
+int64_t satAdd(int64_t a, int64_t b) {
+  int64_t r;
+  return llvm::AddOverflow(a, b, r) ? INT64_MAX : r;
+}
+
 int64_t numel(Type type) {
-  return cast<RankedTensorType>(type).getNumElements();
+  int64_t n = 1;
+  for (int64_t d : cast<RankedTensorType>(type).getShape())
+    n = satMul(n, d);
+  return n;
 }
 int64_t numel(Value v) { return numel(v.getType()); }
 
 /// Converts multiply-adds to the convention's unit for mm/conv/attention.
 int64_t fromMacs(Conv convention, int64_t macs) {
-  return convention == Conv::Macs ? macs : 2 * macs;
+  return convention == Conv::Macs ? macs : satMul(2, macs);
 }
 
 /// Normalizes a possibly negative dimension index; returns -1 if out of range.
@@ -193,23 +212,23 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
 
 static int64_t convMacs(Conv2dOp op) {
   auto out = tensorOf(op.getOutput());
-  return out.getDimSize(0) * numel(op.getWeight()) * out.getDimSize(2) *
-         out.getDimSize(3);
+  return satMul(out.getDimSize(0), numel(op.getWeight()), out.getDimSize(2),
+                out.getDimSize(3));
 }
 
 int64_t Conv2dOp::getFlops(FlopConvention c, bool) {
   int64_t flops = fromMacs(c, convMacs(*this));
   if (c == Conv::Full && getBias())
-    flops += numel(getOutput());
+    flops = satAdd(flops, numel(getOutput()));
   return flops;
 }
 
 int64_t Conv2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
   int64_t macs = convMacs(*this);
   int64_t flops =
-      (needs[0] ? fromMacs(c, macs) : 0) + (needs[1] ? fromMacs(c, macs) : 0);
+      satAdd(needs[0] ? fromMacs(c, macs) : 0, needs[1] ? fromMacs(c, macs) : 0);
   if (c == Conv::Full && getBias() && needs.size() > 2 && needs[2])
-    flops += numel(getOutput());
+    flops = satAdd(flops, numel(getOutput()));
   return flops;
 }
 
@@ -261,22 +280,22 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
 }
 
 static int64_t linearMacs(LinearOp op) {
-  return numel(op.getInput()) * tensorOf(op.getWeight()).getDimSize(0);
+  return satMul(numel(op.getInput()), tensorOf(op.getWeight()).getDimSize(0));
 }
 
 int64_t LinearOp::getFlops(FlopConvention c, bool) {
   int64_t flops = fromMacs(c, linearMacs(*this));
   if (c == Conv::Full && getBias())
-    flops += numel(getOutput());
+    flops = satAdd(flops, numel(getOutput()));
   return flops;
 }
 
 int64_t LinearOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
   int64_t macs = linearMacs(*this);
   int64_t flops =
-      (needs[0] ? fromMacs(c, macs) : 0) + (needs[1] ? fromMacs(c, macs) : 0);
+      satAdd(needs[0] ? fromMacs(c, macs) : 0, needs[1] ? fromMacs(c, macs) : 0);
   if (c == Conv::Full && getBias() && needs.size() > 2 && needs[2])
-    flops += numel(getOutput());
+    flops = satAdd(flops, numel(getOutput()));
   return flops;
 }
 
@@ -321,15 +340,15 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
 
 static int64_t matmulMacs(Value lhs, Value out) {
   // Every output element is a dot product of length k.
-  return numel(out) * tensorOf(lhs).getShape().back();
+  return satMul(numel(out), tensorOf(lhs).getShape().back());
 }
 
 /// matmul and bmm: one product per gradient needed.
 static int64_t matmulBackwardFlops(Conv c, Value lhs, Value out,
                                    ArrayRef<bool> needs) {
   int64_t macs = matmulMacs(lhs, out);
-  return (needs[0] ? fromMacs(c, macs) : 0) +
-         (needs[1] ? fromMacs(c, macs) : 0);
+  return satAdd(needs[0] ? fromMacs(c, macs) : 0,
+                needs[1] ? fromMacs(c, macs) : 0);
 }
 
 /// d(a @ b)/da needs b, d(a @ b)/db needs a.
@@ -447,7 +466,7 @@ int64_t BatchNormOp::getFlops(FlopConvention c, bool training) {
     return 0;
   bool affine = static_cast<bool>(getWeight());
   int64_t perElement = training ? (affine ? 5 : 4) : (affine ? 2 : 1);
-  return numel(getInput()) * perElement;
+  return satMul(numel(getInput()), perElement);
 }
 
 void BatchNormOp::getSavedTensors(ArrayRef<bool>,
@@ -502,7 +521,7 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
 static int64_t normFlops(FlopConvention c, Value input, bool affine) {
   if (c == Conv::Flops)
     return 0;
-  return numel(input) * (affine ? 5 : 4);
+  return satMul(numel(input), affine ? 5 : 4);
 }
 
 int64_t LayerNormOp::getFlops(FlopConvention c, bool) {
@@ -538,7 +557,7 @@ int64_t RmsNormOp::getFlops(FlopConvention c, bool) {
   // fvcore has no rms_norm handle: 0 under macs.
   if (c != Conv::Full)
     return 0;
-  return numel(getInput()) * (getWeight() ? 4 : 3);
+  return satMul(numel(getInput()), getWeight() ? 4 : 3);
 }
 
 void RmsNormOp::getSavedTensors(ArrayRef<bool>,
@@ -848,7 +867,7 @@ int64_t MaxPool2dOp::getFlops(FlopConvention c, bool) {
   if (c != Conv::Full)
     return 0;
   ArrayRef<int64_t> k = getKernelSize();
-  return numel(getOutput()) * k[0] * k[1];
+  return satMul(numel(getOutput()), k[0], k[1]);
 }
 
 int64_t MaxPool2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
@@ -879,7 +898,7 @@ int64_t AvgPool2dOp::getFlops(FlopConvention c, bool) {
   if (c != Conv::Full)
     return 0;
   ArrayRef<int64_t> k = getKernelSize();
-  return numel(getOutput()) * k[0] * k[1];
+  return satMul(numel(getOutput()), k[0], k[1]);
 }
 
 int64_t AvgPool2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
@@ -1066,8 +1085,9 @@ static int64_t attentionMacs(ScaledDotProductAttentionOp op, int64_t qkFactor,
   int64_t r = q.getRank();
   int64_t batch = numel(q) / (q.getDimSize(r - 1) * q.getDimSize(r - 2));
   int64_t l = q.getDimSize(r - 2), s = k.getDimSize(r - 2);
-  return batch * l * s *
-         (qkFactor * q.getDimSize(r - 1) + vFactor * v.getDimSize(r - 1));
+  return satMul(batch, l, s,
+                satAdd(satMul(qkFactor, q.getDimSize(r - 1)),
+                       satMul(vFactor, v.getDimSize(r - 1))));
 }
 
 int64_t ScaledDotProductAttentionOp::getFlops(FlopConvention c, bool) {
@@ -1362,11 +1382,11 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *ctx,
 }
 
 int64_t CrossEntropyOp::getFlops(FlopConvention c, bool) {
-  return c == Conv::Full ? 4 * numel(getInput()) : 0;
+  return c == Conv::Full ? satMul(4, numel(getInput())) : 0;
 }
 
 int64_t CrossEntropyOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
-  return c == Conv::Full ? 2 * numel(getInput()) : 0;
+  return c == Conv::Full ? satMul(2, numel(getInput())) : 0;
 }
 
 void CrossEntropyOp::getSavedTensors(ArrayRef<bool>,
@@ -1389,11 +1409,11 @@ LogicalResult MseLossOp::inferReturnTypes(MLIRContext *,
 }
 
 int64_t MseLossOp::getFlops(FlopConvention c, bool) {
-  return c == Conv::Full ? 3 * numel(getInput()) : 0;
+  return c == Conv::Full ? satMul(3, numel(getInput())) : 0;
 }
 
 int64_t MseLossOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
-  return c == Conv::Full ? 2 * numel(getInput()) : 0;
+  return c == Conv::Full ? satMul(2, numel(getInput())) : 0;
 }
 
 void MseLossOp::getSavedTensors(ArrayRef<bool>,
@@ -1492,7 +1512,7 @@ LogicalResult OptimizerStepOp::verify() {
 static int64_t totalElements(ValueRange values) {
   int64_t n = 0;
   for (Value v : values)
-    n += numel(v);
+    n = satAdd(n, numel(v));
   return n;
 }
 
@@ -1507,7 +1527,7 @@ int64_t OptimizerStepOp::getFlops(FlopConvention c, bool) {
                                                                    : 12;
   if (getWeightDecay().convertToDouble() != 0)
     perElement += 2;
-  return perElement * totalElements(getParams());
+  return satMul(perElement, totalElements(getParams()));
 }
 
 int64_t OptimizerStepOp::getWorkspaceBytes() {
@@ -1515,8 +1535,8 @@ int64_t OptimizerStepOp::getWorkspaceBytes() {
     int64_t bytes = 0;
     for (Value v : values) {
       auto t = tensorOf(v);
-      bytes +=
-          t.getNumElements() * llvm::divideCeil(t.getElementTypeBitWidth(), 8);
+      bytes = satAdd(bytes, satMul(numel(v), llvm::divideCeil(
+                                                 t.getElementTypeBitWidth(), 8)));
     }
     return bytes;
   };
@@ -1528,10 +1548,10 @@ int64_t OptimizerStepOp::getWorkspaceBytes() {
   // once (optimizer.py: "~ sizeof(params) more peak memory"); the for-loop
   // form does the same one parameter at a time (one op per parameter here).
   if (opt == OptimizerKind::Adam || opt == OptimizerKind::AdamW)
-    bytes += bytesOf(getParams());
+    bytes = satAdd(bytes, bytesOf(getParams()));
   // Coupled weight decay (SGD, Adam) adds grad + wd * param as a new tensor.
   if (getWeightDecay().convertToDouble() != 0 && opt != OptimizerKind::AdamW)
-    bytes += bytesOf(getGrads());
+    bytes = satAdd(bytes, bytesOf(getGrads()));
   return bytes;
 }
 
