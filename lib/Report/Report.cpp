@@ -3,6 +3,7 @@
 #include "vram/Report/Report.h"
 #include "vram/Analysis/FlopAnalysis.h"
 #include "vram/Analysis/MemoryAnalysis.h"
+#include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Dialect/NN/NNOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -35,6 +36,8 @@ struct Analyses {
   ParameterSummary parameters;
   std::optional<int64_t> batch;
   std::string precision;
+  /// The PyTorch modelled by the step (null for a forward model).
+  json::Value torchVersion = nullptr, device = nullptr;
   std::unique_ptr<FlopAnalysis> flops;
   std::unique_ptr<MemoryAnalysis> memory;
   std::vector<LayerRow> layers;
@@ -164,6 +167,11 @@ static FailureOr<Analyses> analyze(ModuleOp module,
   a.parameters = summarizeParameters(a.func);
   a.batch = getBatchSize(a.func);
   a.precision = getPrecision(a.func);
+  if (auto v = a.func->getAttrOfType<StringAttr>(
+          nn::NNDialect::kTorchVersionAttrName))
+    a.torchVersion = v.getValue();
+  if (auto d = a.func->getAttrOfType<StringAttr>(nn::NNDialect::kDeviceAttrName))
+    a.device = d.getValue();
   a.flops = std::make_unique<FlopAnalysis>(a.func);
   a.memory = std::make_unique<MemoryAnalysis>(a.func);
   if (a.flops->failed() || a.memory->failed())
@@ -222,7 +230,9 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"batch", a.batch ? json::Value(*a.batch) : json::Value(nullptr)},
            {"optimizer", a.mode == "train" ? json::Value(options.optimizer)
                                            : json::Value(nullptr)},
-           {"precision", a.precision}}},
+           {"precision", a.precision},
+           {"torch_version", a.torchVersion},
+           {"device", a.device}}},
       {"flops",
        json::Object{{"convention", stringifyEnum(options.flops)},
                     {"forward",

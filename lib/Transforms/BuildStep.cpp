@@ -83,6 +83,10 @@ void BuildStepPass::runOnOperation() {
   forward.getBody().cloneInto(&step.getBody(), mapping);
   step->setAttr(NNDialect::kModeAttrName,
                 StepModeAttr::get(&getContext(), mode));
+  step->setAttr(NNDialect::kTorchVersionAttrName,
+                b.getStringAttr(stringifyEnum(torchVersion.getValue())));
+  step->setAttr(NNDialect::kDeviceAttrName,
+                b.getStringAttr(stringifyEnum(device.getValue())));
   // The model's own facts travel with the step.
   for (StringRef name :
        {NNDialect::kBatchAttrName, NNDialect::kSequenceLogitsAttrName})
@@ -221,12 +225,13 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
            << "nothing requires grad: the model has no trainable parameter "
               "on the path to the loss";
 
+  TorchTarget target{torchVersion, device};
   // 3. Forward: materialize what each node saves, right after its op. An
   // extra tensor is computed from the op's operands and results.
   for (RecordedOp &rec : recorded) {
     SmallVector<SavedTensor> saved;
-    cast<AutodiffOpInterface>(rec.op).getSavedTensors(rec.operandNeedsGrad,
-                                                      saved);
+    cast<AutodiffOpInterface>(rec.op).getSavedTensors(
+        target, rec.operandNeedsGrad, saved);
     b.setInsertionPointAfter(rec.op);
     SmallVector<Value> sources(rec.op->getOperands());
     llvm::append_range(sources, rec.op->getResults());

@@ -73,31 +73,6 @@ GptConfig gpt2Names(GptConfig c) {
   return c;
 }
 
-/// Attention written out as in the gpt_mini reference:
-///
-///   att = (q @ k.transpose(-2, -1)) * (1 / sqrt(head_dim))
-///   att = att.masked_fill(~torch.tril(ones(T, T, dtype=bool)), -inf)
-///   y = att.softmax(-1) @ v
-///
-/// q, k and v are [B, H, T, D] views of the qkv output. torch.matmul on
-/// these non-contiguous 4-D views expands and reshapes them to 3-D, which
-/// copies q, k (transposed) and v into contiguous tensors, and bmm saves the
-/// copies for backward: vram-insert-contiguous makes those copies explicit
-/// (LayoutOpInterface of nn.matmul). The scale and the mask are constants
-/// the forward creates in every block, as the reference does.
-Value matmulAttention(ModelBuilder &mb, Value q, Value k, Value v,
-                      StringRef layer) {
-  ArrayRef<int64_t> qs = ModelBuilder::shapeOf(q); // [B, H, T, D]
-  int64_t seq = qs[2], headDim = qs[3];
-  Value scores = mb.matmul(q, mb.transpose(k, layer, 2, 3), layer);
-  scores =
-      mb.mul(scores, mb.scalar(1.0 / std::sqrt((double)headDim), layer), layer);
-  Value mask = mb.upperTriangleMask(seq, seq, layer);
-  scores = mb.maskedFill(scores, mask, -std::numeric_limits<double>::infinity(),
-                         layer);
-  return mb.matmul(mb.softmax(scores, layer, /*dim=*/-1), v, layer);
-}
-
 /// Causal self-attention: qkv, split into heads, attention, merge,
 /// projection.
 Value causalSelfAttention(ModelBuilder &mb, Value x, const GptConfig &c,
@@ -113,7 +88,8 @@ Value causalSelfAttention(ModelBuilder &mb, Value x, const GptConfig &c,
         mb.splitHeads(mb.slice(qkv, attnName, 2, i * c.dim, (i + 1) * c.dim),
                       attnName, c.heads);
   Value y = c.explicitAttention
-                ? matmulAttention(mb, heads[0], heads[1], heads[2], attnName)
+                ? mb.matmulAttention(heads[0], heads[1], heads[2], attnName,
+                                     /*causal=*/true)
                 : mb.attention(heads[0], heads[1], heads[2], attnName,
                                /*causal=*/true, c.attentionBackend);
   y = mb.linear(mb.mergeHeads(y, attnName), (prefix + "." + c.attnProj).str(),

@@ -9,6 +9,9 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace mlir;
 using namespace vram::nn;
 using namespace vram::zoo;
@@ -203,6 +206,20 @@ Value ModelBuilder::arange(int64_t n, StringRef layer) {
 Value ModelBuilder::scalar(double value, StringRef layer) {
   auto attr = DenseElementsAttr::get(floatTensor({}), (float)value);
   return ConstantOp::create(builder, loc(layer), attr);
+}
+
+Value ModelBuilder::matmulAttention(Value q, Value k, Value v, StringRef layer,
+                                    bool causal) {
+  ArrayRef<int64_t> qs = shapeOf(q); // [B, H, L, D]
+  int64_t rank = qs.size();
+  Value scores = matmul(q, transpose(k, layer, rank - 2, rank - 1), layer);
+  scores = mul(scores, scalar(1.0 / std::sqrt((double)qs.back()), layer), layer);
+  if (causal)
+    scores = maskedFill(scores,
+                        upperTriangleMask(qs[rank - 2], shapeOf(k)[rank - 2],
+                                          layer),
+                        -std::numeric_limits<double>::infinity(), layer);
+  return matmul(softmax(scores, layer, /*dim=*/-1), v, layer);
 }
 
 Value ModelBuilder::upperTriangleMask(int64_t rows, int64_t cols,

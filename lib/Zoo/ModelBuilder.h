@@ -17,7 +17,7 @@
 #ifndef VRAM_LIB_ZOO_MODELBUILDER_H
 #define VRAM_LIB_ZOO_MODELBUILDER_H
 
-#include "vram/Dialect/NN/NNAttributes.h"
+#include "vram/Dialect/NN/NNInterfaces.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -34,6 +34,8 @@ struct ModelConfig {
   int64_t imageSize;  ///< vision models only
   int64_t seq;        ///< language models only
   int64_t numClasses; ///< vision models only
+  /// The PyTorch whose implementation choices the model follows.
+  vram::nn::TorchTarget target;
 };
 
 class ModelBuilder {
@@ -111,6 +113,19 @@ public:
   mlir::Value attention(mlir::Value q, mlir::Value k, mlir::Value v,
                         llvm::StringRef layer, bool causal,
                         vram::nn::AttentionBackend backend);
+  /// Attention written out, as gpt_mini's reference and torch 1.13's
+  /// nn.MultiheadAttention run it:
+  ///
+  ///   att = (q @ k.transpose(-2, -1)) * (1 / sqrt(head_dim))
+  ///   att = att.masked_fill(~torch.tril(ones(L, S, dtype=bool)), -inf)  # causal
+  ///   y = att.softmax(-1) @ v
+  ///
+  /// On [B, H, L, D] views torch.matmul folds the batch dimensions, which
+  /// copies strided q, k^T and v (vram-insert-contiguous makes the copies
+  /// explicit), and the products keep the copies and the L x S weights. The
+  /// scale and the mask are constants the forward creates in every block.
+  mlir::Value matmulAttention(mlir::Value q, mlir::Value k, mlir::Value v,
+                              llvm::StringRef layer, bool causal);
   mlir::Value concat(mlir::ValueRange inputs, llvm::StringRef layer,
                      int64_t dim);
   /// torch.matmul (batch dims broadcast).

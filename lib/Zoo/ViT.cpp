@@ -8,12 +8,16 @@
 // token. Dropouts have p = 0 and are identities.
 //
 // nn.MultiheadAttention packs q, k, v into one `in_proj_weight` [3d, d]; the
-// projection is a linear whose output is split by views, and the attention a
-// fused kernel ("efficient": PyTorch has no flash kernel for fp32).
+// projection is a linear whose output is split by views. The attention kernel
+// follows the PyTorch modelled (TorchSemantics.h): torch 1.13 runs the math
+// path and keeps the L x L weights; 2.x calls scaled_dot_product_attention
+// (memory-efficient for fp32 on CUDA, math on the CPU).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Models.h"
+
+#include "vram/Dialect/NN/TorchSemantics.h"
 
 #include "llvm/ADT/Twine.h"
 
@@ -27,7 +31,8 @@ constexpr int64_t kPatch = 16, kHidden = 768, kLayers = 12, kHeads = 12,
 constexpr double kLayerNormEps = 1e-6;
 
 /// nn.MultiheadAttention(d, heads, batch_first=True)(x, x, x).
-Value selfAttention(ModelBuilder &mb, Value x, const std::string &name) {
+Value selfAttention(ModelBuilder &mb, Value x, const std::string &name,
+                    const vram::nn::TorchTarget &target) {
   int64_t d = ModelBuilder::shapeOf(x).back();
   Value w = mb.param(name, "in_proj_weight", {3 * d, d});
   Value b = mb.param(name, "in_proj_bias", {3 * d});
@@ -37,15 +42,21 @@ Value selfAttention(ModelBuilder &mb, Value x, const std::string &name) {
     heads[i] =
         mb.splitHeads(mb.slice(qkv, name, 2, i * d, (i + 1) * d), name, kHeads);
   Value out =
-      mb.attention(heads[0], heads[1], heads[2], name,
-                   /*causal=*/false, vram::nn::AttentionBackend::Efficient);
+      vram::nn::multiheadAttentionRunsDecomposed(target)
+          ? mb.matmulAttention(heads[0], heads[1], heads[2], name,
+                               /*causal=*/false)
+          : mb.attention(heads[0], heads[1], heads[2], name, /*causal=*/false,
+                         vram::nn::getMultiheadAttentionBackend(
+                             target, cast<RankedTensorType>(x.getType())
+                                         .getElementType()));
   return mb.linear(mb.mergeHeads(out, name), name + ".out_proj", d);
 }
 
 /// EncoderBlock: x + attn(ln_1(x)), then x + mlp(ln_2(x)).
-Value encoderBlock(ModelBuilder &mb, Value input, const std::string &name) {
+Value encoderBlock(ModelBuilder &mb, Value input, const std::string &name,
+                   const vram::nn::TorchTarget &target) {
   Value x = mb.layerNorm(input, name + ".ln_1", kLayerNormEps);
-  x = selfAttention(mb, x, name + ".self_attention");
+  x = selfAttention(mb, x, name + ".self_attention", target);
   x = mb.add(x, input, name + ".add");
 
   Value y = mb.layerNorm(x, name + ".ln_2", kLayerNormEps);
@@ -73,7 +84,8 @@ Value vram::zoo::buildVitB16(ModelBuilder &mb, Value x, const ModelConfig &c) {
   Value pos = mb.param("encoder", "pos_embedding", {1, seq, kHidden});
   x = mb.add(x, pos, "encoder.add");
   for (int64_t i = 0; i < kLayers; ++i)
-    x = encoderBlock(mb, x, ("encoder.layers.encoder_layer_" + Twine(i)).str());
+    x = encoderBlock(mb, x, ("encoder.layers.encoder_layer_" + Twine(i)).str(),
+                     c.target);
   x = mb.layerNorm(x, "encoder.ln", kLayerNormEps);
 
   // x[:, 0]

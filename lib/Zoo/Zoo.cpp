@@ -104,7 +104,7 @@ llvm::Error error(const Twine &message) {
 llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
                                     const ZooOptions &options) {
   StringRef name = model.info.name;
-  ModelConfig c{options.batch, 0, 0, 0};
+  ModelConfig c{options.batch, 0, 0, 0, options.target};
   if (c.batch < 1)
     return error("batch size must be >= 1, got " + Twine(c.batch));
 

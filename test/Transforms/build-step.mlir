@@ -3,7 +3,7 @@
 // RUN: vram-opt %s -split-input-file --vram-build-step="mode=train optimizer=sgd implementation=for-loop" | FileCheck %s --check-prefix=SGD
 
 // A conv -> bn -> relu_ -> maxpool -> linear classifier.
-// ADAM-LABEL: func.func @step(%arg0: tensor<2x3x8x8xf32>, %arg1: tensor<2xi64>) -> tensor<f32> attributes {nn.mode = #nn<mode train>}
+// ADAM-LABEL: func.func @step(%arg0: tensor<2x3x8x8xf32>, %arg1: tensor<2xi64>) -> tensor<f32> attributes {nn.device = "cuda", nn.mode = #nn<mode train>, nn.torch_version = "2"}
 // ADAM: %[[W:.*]] = nn.param "conv.weight"
 // ADAM-NEXT: nn.optimizer_state exp_avg of %[[W]]
 // ADAM-NEXT: nn.optimizer_state exp_avg_sq of %[[W]]
@@ -33,7 +33,7 @@
 // ADAM-NEXT: nn.optimizer_step adam foreach params(%[[W]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) grads(%[[GW]], %[[GBN]]#1, %[[GBN]]#2, %[[GL]]#1, %[[GL]]#2)
 // ADAM-NEXT: return %[[L]] : tensor<f32>
 
-// INFER-LABEL: func.func @step(%arg0: tensor<2x3x8x8xf32>) -> tensor<2x10xf32> attributes {nn.mode = #nn<mode inference>}
+// INFER-LABEL: func.func @step(%arg0: tensor<2x3x8x8xf32>) -> tensor<2x10xf32> attributes {nn.device = "cuda", nn.mode = #nn<mode inference>, nn.torch_version = "2"}
 // INFER-NOT: nn.backward
 // INFER-NOT: nn.saved
 // INFER-NOT: nn.dropout

@@ -116,6 +116,15 @@ cl::opt<bool> setToNone("set-to-none", cl::desc("zero_grad(set_to_none=...)"),
 cl::opt<bool> inputRequiresGrad("input-requires-grad",
                                 cl::desc("Model inputs require grad"),
                                 cl::init(false), cl::cat(stepCat));
+cl::opt<vram::nn::TorchVersion> torchVersion(
+    "torch-version",
+    cl::desc("The PyTorch release modelled (default 2; 1.13 is Debian's)"),
+    EnumValues<vram::nn::TorchVersion>(),
+    cl::init(vram::nn::TorchVersion::V2), cl::cat(stepCat));
+cl::opt<vram::nn::Device>
+    device("device", cl::desc("The device whose kernels are modelled"),
+           EnumValues<vram::nn::Device>(), cl::init(vram::nn::Device::Cuda),
+           cl::cat(stepCat));
 cl::opt<vram::nn::FlopConvention>
     flopConvention("flops", cl::desc("FLOP convention (default flops)"),
                    EnumValues<vram::nn::FlopConvention>(),
@@ -208,6 +217,8 @@ vram::BuildStepOptions buildStepOptions() {
   options.flattenLogits = flattenLogits;
   options.setToNone = setToNone;
   options.inputRequiresGrad = inputRequiresGrad;
+  options.torchVersion = torchVersion;
+  options.device = device;
   return options;
 }
 
@@ -404,6 +415,7 @@ int main(int argc, char **argv) {
     // The user did not write this IR: no op dumps in messages.
     context.printOpOnDiagnostic(false);
     vram::zoo::ZooOptions zooOptions;
+    zooOptions.target = {torchVersion, device};
     if (batch > 0)
       zooOptions.batch = batch;
     if (imageSize > 0)

@@ -8,6 +8,8 @@
 #ifndef VRAM_ZOO_ZOO_H
 #define VRAM_ZOO_ZOO_H
 
+#include "vram/Dialect/NN/NNInterfaces.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -24,6 +26,8 @@ struct ZooOptions {
   std::optional<int64_t> imageSize;  ///< vision models (default 224)
   std::optional<int64_t> seq;        ///< language models (default: model's)
   std::optional<int64_t> numClasses; ///< classifier heads (default 1000)
+  /// The PyTorch modelled: kernels that depend on it (attention) follow it.
+  vram::nn::TorchTarget target;
 };
 
 struct ZooModelInfo {

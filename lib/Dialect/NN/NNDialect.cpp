@@ -32,7 +32,7 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
                                                   NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
   Attribute value = attr.getValue();
-  auto expect = [&](bool ok, StringRef what) -> LogicalResult {
+  auto expect = [&](bool ok, const Twine &what) -> LogicalResult {
     if (ok)
       return success();
     return op->emitError() << "'" << name << "' must be " << what << ", got "
@@ -50,5 +50,15 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == kSequenceLogitsAttrName)
     return expect(isa<UnitAttr>(value), "a unit attribute");
+  if (name == kTorchVersionAttrName) {
+    auto str = dyn_cast<StringAttr>(value);
+    return expect(str && symbolizeTorchVersion(str.getValue()),
+                  "a PyTorch version (" + enumSpellings<TorchVersion>() + ")");
+  }
+  if (name == kDeviceAttrName) {
+    auto str = dyn_cast<StringAttr>(value);
+    return expect(str && symbolizeDevice(str.getValue()),
+                  "a device (" + enumSpellings<Device>() + ")");
+  }
   return op->emitError() << "unknown nn dialect attribute '" << name << "'";
 }

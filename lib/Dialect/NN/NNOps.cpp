@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vram/Dialect/NN/NNOps.h"
+#include "vram/Dialect/NN/TorchSemantics.h"
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
@@ -232,7 +233,7 @@ int64_t Conv2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
   return flops;
 }
 
-void Conv2dOp::getSavedTensors(ArrayRef<bool>,
+void Conv2dOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                SmallVectorImpl<SavedTensor> &saved) {
   // convolution_backward needs input and weight whatever requires grad.
   saved.push_back(SavedTensor::operand(0));
@@ -299,7 +300,7 @@ int64_t LinearOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
   return flops;
 }
 
-void LinearOp::getSavedTensors(ArrayRef<bool> needs,
+void LinearOp::getSavedTensors(const TorchTarget &, ArrayRef<bool> needs,
                                SmallVectorImpl<SavedTensor> &saved) {
   // grad_weight = grad^T x needs the input; grad_input = grad W needs W.
   if (needs[1])
@@ -368,7 +369,7 @@ int64_t MatmulOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
   return matmulBackwardFlops(c, getLhs(), getOutput(), needs);
 }
 
-void MatmulOp::getSavedTensors(ArrayRef<bool> needs,
+void MatmulOp::getSavedTensors(const TorchTarget &, ArrayRef<bool> needs,
                                SmallVectorImpl<SavedTensor> &saved) {
   saveMatmulOperands(needs, saved);
 }
@@ -406,7 +407,7 @@ int64_t BmmOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
   return matmulBackwardFlops(c, getLhs(), getOutput(), needs);
 }
 
-void BmmOp::getSavedTensors(ArrayRef<bool> needs,
+void BmmOp::getSavedTensors(const TorchTarget &, ArrayRef<bool> needs,
                             SmallVectorImpl<SavedTensor> &saved) {
   saveMatmulOperands(needs, saved);
 }
@@ -469,7 +470,7 @@ int64_t BatchNormOp::getFlops(FlopConvention c, bool training) {
   return satMul(numel(getInput()), perElement);
 }
 
-void BatchNormOp::getSavedTensors(ArrayRef<bool>,
+void BatchNormOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                   SmallVectorImpl<SavedTensor> &saved) {
   // native_batch_norm_backward: input, weight, running stats (persistent) and
   // the per-channel batch mean and inverse std, always fp32.
@@ -528,7 +529,7 @@ int64_t LayerNormOp::getFlops(FlopConvention c, bool) {
   return normFlops(c, getInput(), static_cast<bool>(getWeight()));
 }
 
-void LayerNormOp::getSavedTensors(ArrayRef<bool>,
+void LayerNormOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                   SmallVectorImpl<SavedTensor> &saved) {
   for (unsigned i = 0, e = getNumOperands(); i < e; ++i)
     saved.push_back(SavedTensor::operand(i));
@@ -560,7 +561,7 @@ int64_t RmsNormOp::getFlops(FlopConvention c, bool) {
   return satMul(numel(getInput()), getWeight() ? 4 : 3);
 }
 
-void RmsNormOp::getSavedTensors(ArrayRef<bool>,
+void RmsNormOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                 SmallVectorImpl<SavedTensor> &saved) {
   for (unsigned i = 0, e = getNumOperands(); i < e; ++i)
     saved.push_back(SavedTensor::operand(i));
@@ -591,7 +592,7 @@ int64_t GroupNormOp::getFlops(FlopConvention c, bool) {
   return normFlops(c, getInput(), static_cast<bool>(getWeight()));
 }
 
-void GroupNormOp::getSavedTensors(ArrayRef<bool>,
+void GroupNormOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                   SmallVectorImpl<SavedTensor> &saved) {
   for (unsigned i = 0, e = getNumOperands(); i < e; ++i)
     saved.push_back(SavedTensor::operand(i));
@@ -631,52 +632,63 @@ NN_ELEMENTWISE_FLOPS(SoftmaxOp, 3)
 NN_ELEMENTWISE_FLOPS(LogSoftmaxOp, 3)
 #undef NN_ELEMENTWISE_FLOPS
 
-void ReluOp::getSavedTensors(ArrayRef<bool>,
+void ReluOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                              SmallVectorImpl<SavedTensor> &saved) {
   // threshold_backward(grad, result): relu_ saves the mutated tensor itself.
   saved.push_back(SavedTensor::result(0));
 }
 
-void Relu6Op::getSavedTensors(ArrayRef<bool>,
+/// An op whose backward formula uses its input `self`. Its in-place form has
+/// no formula of its own (unlike relu_), so autograd clones the input before
+/// the op overwrites it and keeps the clone: new memory of the input's size
+/// (measured for relu6_ = hardtanh_ with torch 1.13; reference/pytorch.md).
+template <typename OpTy>
+static void saveSelf(OpTy op, SmallVectorImpl<SavedTensor> &saved) {
+  if (op.getInplace())
+    saved.push_back(SavedTensor::extra(op.getInput().getType(), "self_clone"));
+  else
+    saved.push_back(SavedTensor::operand(0));
+}
+
+void Relu6Op::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                               SmallVectorImpl<SavedTensor> &saved) {
-  // hardtanh_backward uses self; the in-place form hardtanh_ uses its result.
-  saved.push_back(getInplace() ? SavedTensor::result(0)
-                               : SavedTensor::operand(0));
+  // hardtanh_backward(grad, self, 0, 6).
+  saveSelf(*this, saved);
 }
 
-void SiluOp::getSavedTensors(ArrayRef<bool>,
+void SiluOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                              SmallVectorImpl<SavedTensor> &saved) {
-  saved.push_back(SavedTensor::operand(0));
+  saveSelf(*this, saved);
 }
 
-void HardswishOp::getSavedTensors(ArrayRef<bool>,
+void HardswishOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                   SmallVectorImpl<SavedTensor> &saved) {
-  saved.push_back(SavedTensor::operand(0));
+  saveSelf(*this, saved);
 }
 
-void HardsigmoidOp::getSavedTensors(ArrayRef<bool>,
+void HardsigmoidOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                     SmallVectorImpl<SavedTensor> &saved) {
-  saved.push_back(SavedTensor::operand(0));
+  saveSelf(*this, saved);
 }
 
-void PowOp::getSavedTensors(ArrayRef<bool>,
+void PowOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                             SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::operand(0));
 }
 
-void NegOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
+void NegOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
 
-void GeluOp::getSavedTensors(ArrayRef<bool>,
+void GeluOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                              SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::operand(0));
 }
 
-void SigmoidOp::getSavedTensors(ArrayRef<bool>,
+void SigmoidOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                 SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::result(0));
 }
 
-void TanhOp::getSavedTensors(ArrayRef<bool>,
+void TanhOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                              SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::result(0));
 }
@@ -694,12 +706,12 @@ LogicalResult LogSoftmaxOp::verify() {
   return verifySoftmaxDim(*this, getDim());
 }
 
-void SoftmaxOp::getSavedTensors(ArrayRef<bool>,
+void SoftmaxOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                 SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::result(0));
 }
 
-void LogSoftmaxOp::getSavedTensors(ArrayRef<bool>,
+void LogSoftmaxOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                    SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::result(0));
 }
@@ -726,15 +738,15 @@ int64_t DropoutOp::getFlops(FlopConvention c, bool training) {
              : 0;
 }
 
-void DropoutOp::getSavedTensors(ArrayRef<bool>,
+void DropoutOp::getSavedTensors(const TorchTarget &target, ArrayRef<bool>,
                                 SmallVectorImpl<SavedTensor> &saved) {
   if (getP().convertToDouble() == 0 || getP().convertToDouble() == 1)
     return;
-  // CUDA keeps a bool mask, one byte per element.
   auto input = tensorOf(getInput());
   saved.push_back(SavedTensor::extra(
-      RankedTensorType::get(input.getShape(),
-                            IntegerType::get(getContext(), 1)),
+      RankedTensorType::get(
+          input.getShape(),
+          getDropoutMaskElementType(target, input.getElementType())),
       "mask"));
 }
 
@@ -797,10 +809,10 @@ bool SubOp::isGradPassthrough(unsigned i) {
 bool MulOp::isGradPassthrough(unsigned) { return false; }
 bool DivOp::isGradPassthrough(unsigned) { return false; }
 
-void AddOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
-void SubOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
+void AddOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
+void SubOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
 
-void MulOp::getSavedTensors(ArrayRef<bool> needs,
+void MulOp::getSavedTensors(const TorchTarget &, ArrayRef<bool> needs,
                             SmallVectorImpl<SavedTensor> &saved) {
   // d(a*b)/da = b, d(a*b)/db = a.
   if (needs[0])
@@ -809,7 +821,7 @@ void MulOp::getSavedTensors(ArrayRef<bool> needs,
     saved.push_back(SavedTensor::operand(0));
 }
 
-void DivOp::getSavedTensors(ArrayRef<bool> needs,
+void DivOp::getSavedTensors(const TorchTarget &, ArrayRef<bool> needs,
                             SmallVectorImpl<SavedTensor> &saved) {
   // d(a/b)/da = 1/b; d(a/b)/db = -a/b^2.
   if (needs[1])
@@ -874,7 +886,7 @@ int64_t MaxPool2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? numel(getOutput()) : 0;
 }
 
-void MaxPool2dOp::getSavedTensors(ArrayRef<bool>,
+void MaxPool2dOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                   SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::operand(0));
   saved.push_back(SavedTensor::extra(
@@ -905,7 +917,7 @@ int64_t AvgPool2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? numel(getInput()) : 0;
 }
 
-void AvgPool2dOp::getSavedTensors(ArrayRef<bool>,
+void AvgPool2dOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                   SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::operand(0));
 }
@@ -936,11 +948,13 @@ int64_t AdaptiveAvgPool2dOp::getBackwardFlops(FlopConvention c,
   return c == Conv::Full ? numel(getInput()) : 0;
 }
 
-void AdaptiveAvgPool2dOp::getSavedTensors(ArrayRef<bool>,
+void AdaptiveAvgPool2dOp::getSavedTensors(const TorchTarget &target,
+                                          ArrayRef<bool>,
                                           SmallVectorImpl<SavedTensor> &saved) {
-  // A 1x1 output runs as mean(-1, -2), whose backward keeps only sizes.
+  // Where a 1x1 output runs as mean(-1, -2), it keeps what mean keeps.
   ArrayRef<int64_t> out = getOutputSize();
-  if (out[0] == 1 && out[1] == 1)
+  if (out[0] == 1 && out[1] == 1 && adaptiveAvgPoolToOneRunsAsMean(target) &&
+      !meanSavesInput(target))
     return;
   saved.push_back(SavedTensor::operand(0));
 }
@@ -984,8 +998,12 @@ int64_t MeanOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? numel(getInput()) : 0;
 }
 
-void MeanOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {
-  // mean_backward expands the gradient to the input's sizes: nothing kept.
+void MeanOp::getSavedTensors(const TorchTarget &target, ArrayRef<bool>,
+                             SmallVectorImpl<SavedTensor> &saved) {
+  // 2.x's mean_backward expands the gradient to the input's sizes and keeps
+  // nothing; 1.13 keeps the input.
+  if (meanSavesInput(target))
+    saved.push_back(SavedTensor::operand(0));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1019,7 +1037,7 @@ int64_t EmbeddingOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? numel(getOutput()) : 0;
 }
 
-void EmbeddingOp::getSavedTensors(ArrayRef<bool>,
+void EmbeddingOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                   SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::operand(1));
 }
@@ -1104,17 +1122,17 @@ int64_t ScaledDotProductAttentionOp::getBackwardFlops(FlopConvention c,
   return fromMacs(c, attentionMacs(*this, 3, 2));
 }
 
-void ScaledDotProductAttentionOp::getSavedTensors(
-    ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void ScaledDotProductAttentionOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
   auto q = tensorOf(getQuery()), k = tensorOf(getKey());
   int64_t r = q.getRank();
   if (getMask())
     saved.push_back(SavedTensor::operand(3));
   if (getBackend() == AttentionBackend::Math) {
-    // The decomposition keeps the scaled query, k, the attention
+    // _scaled_dot_product_attention_math scales q and k^T by sqrt(scale)
+    // before the product (two new tensors), and keeps them, the attention
     // probabilities (L x S) and v.
     saved.push_back(SavedTensor::extra(q, "scaled_query"));
-    saved.push_back(SavedTensor::operand(1));
+    saved.push_back(SavedTensor::extra(k, "scaled_key"));
     saved.push_back(SavedTensor::operand(2));
     SmallVector<int64_t> probs(q.getShape());
     probs.back() = k.getDimSize(r - 2);
@@ -1165,7 +1183,7 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
 
 int64_t ConcatOp::getFlops(FlopConvention, bool) { return 0; }
 int64_t ConcatOp::getBackwardFlops(FlopConvention, ArrayRef<bool>) { return 0; }
-void ConcatOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {
+void ConcatOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {
 }
 
 LogicalResult PadOp::inferReturnTypes(MLIRContext *,
@@ -1195,13 +1213,13 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
 
 int64_t PadOp::getFlops(FlopConvention, bool) { return 0; }
 int64_t PadOp::getBackwardFlops(FlopConvention, ArrayRef<bool>) { return 0; }
-void PadOp::getSavedTensors(ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {
+void PadOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {
   // constant_pad_nd's backward slices the gradient: nothing kept.
 }
 
 int64_t ContiguousOp::getFlops(FlopConvention, bool) { return 0; }
 bool ContiguousOp::isGradPassthrough(unsigned) { return true; }
-void ContiguousOp::getSavedTensors(ArrayRef<bool>,
+void ContiguousOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                    SmallVectorImpl<SavedTensor> &) {
   // CloneBackward hands the gradient through.
 }
@@ -1231,7 +1249,7 @@ int64_t MaskedFillOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? numel(getOutput()) : 0;
 }
 
-void MaskedFillOp::getSavedTensors(ArrayRef<bool>,
+void MaskedFillOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                    SmallVectorImpl<SavedTensor> &saved) {
   // grad.masked_fill(mask, 0) needs only the mask.
   saved.push_back(SavedTensor::operand(1));
@@ -1389,7 +1407,7 @@ int64_t CrossEntropyOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? satMul(2, numel(getInput())) : 0;
 }
 
-void CrossEntropyOp::getSavedTensors(ArrayRef<bool>,
+void CrossEntropyOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                      SmallVectorImpl<SavedTensor> &saved) {
   // log_softmax keeps its output; nll_loss keeps the target.
   saved.push_back(SavedTensor::extra(getInput().getType(), "log_probs"));
@@ -1416,7 +1434,7 @@ int64_t MseLossOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? satMul(2, numel(getInput())) : 0;
 }
 
-void MseLossOp::getSavedTensors(ArrayRef<bool>,
+void MseLossOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                 SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::operand(0));
   saved.push_back(SavedTensor::operand(1));

@@ -83,6 +83,17 @@ def NN_FlopConvention : NN_I32Enum<"FlopConvention",
     I32EnumAttrCase<"Flops", 1, "flops">,
     I32EnumAttrCase<"Full", 2, "full">]>;
 
+// The PyTorch whose behaviour is modelled (--torch-version). 1.13 is what
+// Debian's python3-torch/libtorch provide, the ground truth measured here.
+def NN_TorchVersion : NN_I32Enum<"TorchVersion", "the PyTorch release modelled", [
+    I32EnumAttrCase<"V2", 0, "2">,
+    I32EnumAttrCase<"V1_13", 1, "1.13">]>;
+
+// The device whose kernels are modelled (--device).
+def NN_Device : NN_I32Enum<"Device", "the device whose kernels run", [
+    I32EnumAttrCase<"Cuda", 0, "cuda">,
+    I32EnumAttrCase<"Cpu", 1, "cpu">]>;
+
 def NN_MemoryCategory : NN_I32Enum<"MemoryCategory",
     "what a tensor's storage is for, in the memory breakdown", [
     I32EnumAttrCase<"Parameters", 0, "parameters">,

@@ -36,6 +36,10 @@ def NN_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kBatchAttrName = "nn.batch";
     static constexpr ::llvm::StringLiteral kSequenceLogitsAttrName =
         "nn.sequence_logits";
+    /// The PyTorch release and device a built step models ("1.13", "cpu").
+    static constexpr ::llvm::StringLiteral kTorchVersionAttrName =
+        "nn.torch_version";
+    static constexpr ::llvm::StringLiteral kDeviceAttrName = "nn.device";
   }];
 }
 

@@ -14,6 +14,12 @@
 
 namespace vram::nn {
 
+/// The PyTorch release and device being modelled.
+struct TorchTarget {
+  TorchVersion version = TorchVersion::V2;
+  Device device = Device::Cuda;
+};
+
 /// One tensor that an op's backward node keeps alive.
 struct SavedTensor {
   enum class Kind {

@@ -65,10 +65,12 @@ def NN_AutodiffOpInterface : OpInterface<"AutodiffOpInterface"> {
     InterfaceMethod<[{
         Appends the tensors saved for backward: operands, results, or extra
         tensors the forward kernel allocates for backward (indices, masks,
-        statistics).
+        statistics), for the PyTorch version and device `target` names
+        (facts that depend on them come from TorchSemantics.h).
       }],
       "void", "getSavedTensors",
-      (ins "::llvm::ArrayRef<bool>":$operandRequiresGrad,
+      (ins "const ::vram::nn::TorchTarget &":$target,
+           "::llvm::ArrayRef<bool>":$operandRequiresGrad,
            "::llvm::SmallVectorImpl<::vram::nn::SavedTensor> &":$saved)>,
     InterfaceMethod<[{
         Whether operand `index` can receive a gradient (integer indices and

@@ -71,7 +71,7 @@ class NN_ViewOp<string mnemonic, list<Trait> traits = [], bit gradIsView = 1,
       return 0;
     }
     void $cppClass::getSavedTensors(
-        ::llvm::ArrayRef<bool>,
+        const ::vram::nn::TorchTarget &, ::llvm::ArrayRef<bool>,
         ::llvm::SmallVectorImpl<::vram::nn::SavedTensor> &) {}
   }]);
 }
@@ -413,7 +413,7 @@ class NN_ResultSavingUnaryOp<string mnemonic, string formula>
   let arguments = (ins NN_FloatTensor:$input);
   let extraClassDefinition = [{
     void $cppClass::getSavedTensors(
-        ::llvm::ArrayRef<bool>,
+        const ::vram::nn::TorchTarget &, ::llvm::ArrayRef<bool>,
         ::llvm::SmallVectorImpl<::vram::nn::SavedTensor> &saved) {
       saved.push_back(::vram::nn::SavedTensor::result(0));
     }
