@@ -56,12 +56,13 @@ def run_case(name, make, op, module=None, note=""):
     outs = [o for o in outs if torch.is_tensor(o)]
     # which autograd node keeps which storage: walk the graph, read node._saved_* fields
     saved_by = {}
-    seen_nodes, stack = set(), [o.grad_fn for o in outs if o.grad_fn is not None]
+    seen_nodes, keep_alive, stack = set(), [], [o.grad_fn for o in outs if o.grad_fn is not None]
     while stack:
         nd = stack.pop()
         if nd is None or id(nd) in seen_nodes:
             continue
         seen_nodes.add(id(nd))
+        keep_alive.append(nd)          # python node wrappers are transient: keep them so ids stay unique
         if type(nd).__name__ == "AccumulateGrad":
             continue
         for attr in dir(nd):

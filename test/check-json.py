@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Compares numbers in a vram-opt JSON report with references.
+
+    check-json.py REPORT FIELD EXPECTED [--rel TOL] [FIELD EXPECTED ...]
+
+FIELD is a dotted path (memory.saved_for_backward_bytes). EXPECTED is the
+reference number (a PyTorch measurement or a hand computation, named in the
+calling test). --rel TOL, placed after a pair, allows a relative error of TOL
+for that pair (default 0: equal). Prints one line per check and exits 1 on
+any mismatch."""
+import json
+import sys
+
+
+def lookup(report, path):
+    value = report
+    for key in path.split("."):
+        value = value[int(key)] if isinstance(value, list) else value[key]
+    return value
+
+
+def main(argv):
+    if len(argv) < 4:
+        print(__doc__)
+        return 2
+    with open(argv[1]) as f:
+        report = json.load(f)
+    args = argv[2:]
+    checks = []
+    while args:
+        field, expected = args[0], float(args[1])
+        args = args[2:]
+        tol = 0.0
+        if args and args[0] == "--rel":
+            tol = float(args[1])
+            args = args[2:]
+        checks.append((field, expected, tol))
+    ok = True
+    for field, expected, tol in checks:
+        got = float(lookup(report, field))
+        err = abs(got - expected) / abs(expected) if expected else abs(got)
+        good = err <= tol
+        ok &= good
+        print("%s %s: %d vs reference %d (%+.3f%%, tolerance %.3f%%)" %
+              ("ok" if good else "FAIL", field, got, expected,
+               100 * (got - expected) / expected if expected else 0, 100 * tol))
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
