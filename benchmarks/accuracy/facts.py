@@ -14,7 +14,7 @@ each unique storage is classified as
                or neither.
 Run: /usr/bin/python3 facts.py [-o results/facts-torch-1.13-cpu.json]
 """
-import argparse, json, math
+import argparse, json, math, subprocess, sys
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -227,11 +227,78 @@ def cases():
     return out
 
 
+def conv_backward_probe():
+    """Which CPU convolution kernel runs, and the allocation sequence inside one
+    ConvolutionBackward0, for a few shapes. Sizes are labelled I (input bytes), gO (output /
+    grad_output bytes), W (weight bytes) where they match; other numbers are raw bytes.
+    One profiling session per process matters (see measure.py), so run this in its own
+    process: facts.py --conv-probe."""
+    from torch.profiler import profile, ProfilerActivity
+    shapes = [  # (N, C_in, H, C_out, k, stride)
+        (2, 256, 14, 256, 3, 1), (2, 128, 28, 256, 3, 2), (2, 128, 28, 256, 1, 2),
+        (1, 256, 4, 256, 3, 1), (1, 64, 16, 64, 3, 1), (1, 64, 56, 64, 3, 1), (1, 8, 16, 8, 3, 1),
+        (1, 3, 64, 64, 7, 2), (4, 64, 16, 64, 3, 1), (2, 32, 56, 32, 3, 1),
+    ]
+    convs, xs = [], []
+    for (n, c, h, co, k, st) in shapes:
+        convs.append(nn.Conv2d(c, co, k, st, k // 2, bias=False))
+        xs.append(torch.randn(n, c, h, h, requires_grad=True) * 1.0)
+    res = []
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        for cv, x in zip(convs, xs):
+            y = cv(x)
+            y.backward(torch.ones_like(y))
+    tree = prof.profiler.kineto_results.experimental_event_tree()
+    tops = [e for e in tree if e.name in ("aten::conv2d",) or e.name.startswith("autograd::engine::evaluate_function: ConvolutionBackward0")]
+    fw = [e for e in tree if e.name == "aten::conv2d"]
+    bw = [e for e in tree if e.name.startswith("autograd::engine::evaluate_function: ConvolutionBackward0")]
+    def names(e, acc):
+        acc.add(e.name)
+        for c in e.children:
+            names(c, acc)
+        return acc
+    def mems(e, acc):
+        if str(e.tag).endswith("Allocation"):
+            acc.append(e.extra_fields.alloc_size)
+        for c in e.children:
+            mems(c, acc)
+        return acc
+    for (shape, cv, x, f, b) in zip(shapes, convs, xs, fw, bw):
+        n, c, h, co, k, st = shape
+        I = x.numel() * 4
+        ho = (h + 2 * (k // 2) - k) // st + 1
+        O = n * co * ho * ho * 4
+        W = cv.weight.numel() * 4
+        def lab(v):
+            a = abs(v); L = [nm for nm, val in (("W", W), ("gO", O), ("I", I)) if a == val]
+            return ("+" if v > 0 else "-") + ("/".join(L) if L else str(a))
+        kern = sorted(nm for nm in names(f, set()) if nm in ("aten::mkldnn_convolution", "aten::thnn_conv2d", "aten::_slow_conv2d_forward"))
+        seq = sorted(mems(b, []), key=lambda v: 0) and mems(b, [])
+        live = peak = 0
+        for v in seq:
+            live += v; peak = max(peak, live)
+        res.append({"input": [n, c, h, h], "weight": list(cv.weight.shape), "stride": st,
+                    "I_bytes": I, "gO_bytes": O, "W_bytes": W, "forward_kernel": kern,
+                    "backward_alloc_sequence": " ".join(lab(v) for v in seq),
+                    "backward_peak_above_node_start_bytes": peak,
+                    "note": "node start = incoming grad_output live; the -gO at the end is its release"})
+    return res
+
+
 if __name__ == "__main__":
+    if "--conv-probe" in sys.argv:
+        print(json.dumps(conv_backward_probe()))
+        sys.exit(0)
     ap = argparse.ArgumentParser()
     ap.add_argument("-o", "--output", default=None)
+    ap.add_argument("--conv-probe", action="store_true")
     a = ap.parse_args()
     res = {"measured_with": MEASURED_WITH, "device": "cpu", "dtype": "float32", "cases": cases()}
+    p = subprocess.run([sys.executable, __file__, "--conv-probe"], capture_output=True, text=True)
+    res["conv_backward_cpu"] = json.loads([l for l in p.stdout.splitlines() if l.startswith("[")][-1])
+    for c in res["conv_backward_cpu"]:
+        print("conv", c["input"], c["weight"], "s", c["stride"], c["forward_kernel"], c["backward_alloc_sequence"],
+              "peak", c["backward_peak_above_node_start_bytes"])
     for c in res["cases"]:
         print(f"{c['case']}: packed {c['tensors_packed']}, unique {c['unique_storages']}, "
               f"new/output bytes {c['saved_bytes_excluding_params_buffers_input']}")

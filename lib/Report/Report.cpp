@@ -27,6 +27,7 @@ struct LayerRow {
   int64_t params = 0;
   int64_t flops = 0;
   int64_t savedBytes = 0;
+  int64_t principalWork = -1; ///< full-convention FLOPs of `op`
 };
 
 /// What the report shows, read from the analyses; nothing is recomputed.
@@ -126,9 +127,13 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
       continue;
     std::string name = getLayerName(op.getLoc());
     LayerRow &row = rows[name];
-    if (row.op.empty()) {
+    // The row's op is the layer's principal op: the one doing the most work
+    // (a matmul, not the constant or the copy next to it), else the first.
+    int64_t work = a.flops->getOpFlops(&op, nn::FlopConvention::Full);
+    if (row.op.empty() || work > row.principalWork) {
       row.name = name;
       row.op = op.getName().getStringRef().str();
+      row.principalWork = work;
     }
     row.outputShape = typeString(op.getResult(0).getType());
     row.flops += a.flops->getOpFlops(&op, convention);
