@@ -325,6 +325,8 @@ ALL = VALIDATION + [
     L(1, 64), L(1, 256), L(1, 128),
     V("resnet18", 2, optimizer="momentum"), V("resnet18", 2, optimizer="adam"),
     V("resnet18", 2, optimizer="adam_foreach"),
+    # the other two public.json cases (extra validation)
+    V("resnet50", 2), V("resnet101", 2),
 ]
 PEAK_ONLY = {"momentum", "adam", "adam_foreach"}
 

@@ -2,6 +2,9 @@
 //
 // 32 decoder layers, d = 4096, 32 heads, SwiGLU MLP of 11008, RMSNorm
 // (eps 1e-6, no bias), vocab 32000, untied lm_head, no biases anywhere.
+// LlamaRMSNorm runs decomposed (pow, mean, add, rsqrt, mul, mul by weight;
+// the fp32 upcast is the identity for an fp32 model), as the model's code
+// does, not as a fused rms_norm.
 // Attention is causal sdpa with the flash kernel.
 //
 // Rotary embeddings have no parameters but do cost memory and FLOPs, so they
@@ -67,10 +70,10 @@ Value mlp(ModelBuilder &mb, Value x, const std::string &name) {
 
 Value decoderLayer(ModelBuilder &mb, Value x, const Rotary &rope,
                    const std::string &name) {
-  Value h = mb.rmsNorm(x, name + ".input_layernorm", kRmsEps);
+  Value h = mb.decomposedRmsNorm(x, name + ".input_layernorm", kRmsEps);
   h = selfAttention(mb, h, rope, name + ".self_attn");
   x = mb.add(x, h, name + ".add");
-  h = mb.rmsNorm(x, name + ".post_attention_layernorm", kRmsEps);
+  h = mb.decomposedRmsNorm(x, name + ".post_attention_layernorm", kRmsEps);
   h = mlp(mb, h, name + ".mlp");
   return mb.add(x, h, name + ".add");
 }
@@ -85,6 +88,6 @@ Value vram::zoo::buildLlama7b(ModelBuilder &mb, Value ids,
                  mb.buffer("model.rotary_emb", "sin_cached", {seq, kHeadDim})};
   for (int64_t i = 0; i < kLayers; ++i)
     x = decoderLayer(mb, x, rope, ("model.layers." + Twine(i)).str());
-  x = mb.rmsNorm(x, "model.norm", kRmsEps);
+  x = mb.decomposedRmsNorm(x, "model.norm", kRmsEps);
   return mb.linear(x, "lm_head", kVocab, /*bias=*/false);
 }

@@ -106,6 +106,24 @@ Value ModelBuilder::rmsNorm(Value x, StringRef layer, double eps) {
                            llvm::APFloat(eps));
 }
 
+Value ModelBuilder::decomposedRmsNorm(Value x, StringRef layer, double eps) {
+  Value w = param(layer, "weight", {shapeOf(x).back()});
+  Location l = loc(layer);
+  // variance = x.pow(2).mean(-1, keepdim=True)
+  Value squared = PowOp::create(builder, l, x, llvm::APFloat(2.0));
+  SmallVector<int64_t> reduced(shapeOf(x));
+  reduced.back() = 1;
+  Value variance = MeanOp::create(
+      builder, l,
+      RankedTensorType::get(reduced, cast<RankedTensorType>(x.getType())
+                                         .getElementType()),
+      squared, builder.getDenseI64ArrayAttr({-1}), /*keepdim=*/true);
+  // x * torch.rsqrt(variance + eps), then weight * (...)
+  Value shifted = add(variance, scalar(eps, layer), layer);
+  Value normalized = mul(x, RsqrtOp::create(builder, l, shifted), layer);
+  return mul(w, normalized, layer);
+}
+
 Value ModelBuilder::embedding(Value ids, StringRef layer, int64_t num,
                               int64_t dim) {
   return embedding(ids, layer, param(layer, "weight", {num, dim}));

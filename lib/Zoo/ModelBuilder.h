@@ -86,6 +86,11 @@ public:
   /// RMSNorm(x.shape[-1], eps) with a weight and no bias (LlamaRMSNorm).
   mlir::Value rmsNorm(mlir::Value x, llvm::StringRef layer, double eps = 1e-6);
   /// nn.Embedding(num, dim) applied to integer ids.
+  /// Hugging Face's LlamaRMSNorm as it runs, decomposed: x.pow(2).mean(-1),
+  /// + eps, rsqrt, x * that, weight * that. It keeps more for backward than
+  /// a fused rms_norm (the normalized x, and in torch 1.13 mean's input).
+  mlir::Value decomposedRmsNorm(mlir::Value x, llvm::StringRef layer,
+                                double eps);
   mlir::Value embedding(mlir::Value ids, llvm::StringRef layer, int64_t num,
                         int64_t dim);
   /// F.embedding with a given (possibly tied) weight.
