@@ -3,6 +3,7 @@
 #include "vram/Analysis/Allocator.h"
 
 #include <cassert>
+#include <set>
 
 using namespace vram;
 
@@ -53,4 +54,133 @@ AllocatorPeaks vram::runAllocator(const MemoryAnalysis &memory,
     }
   }
   return peaks;
+}
+
+//===----------------------------------------------------------------------===//
+// CUDA caching allocator
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A block of a segment: allocated or cached free. Blocks of a segment form
+/// a list in address order.
+struct Block {
+  int64_t size;
+  int64_t offset; ///< within the segment
+  unsigned segment;
+  bool small;
+  bool allocated = false;
+  Block *prev = nullptr, *next = nullptr;
+};
+
+/// Free blocks ordered as PyTorch's BlockComparator: by size, then address.
+struct BySizeThenAddress {
+  bool operator()(const Block *a, const Block *b) const {
+    if (a->size != b->size)
+      return a->size < b->size;
+    if (a->segment != b->segment)
+      return a->segment < b->segment;
+    return a->offset < b->offset;
+  }
+};
+} // namespace
+
+struct CudaCachingAllocator::Impl {
+  std::set<Block *, BySizeThenAddress> smallPool, largePool;
+  llvm::DenseMap<unsigned, Block *> live;
+  std::vector<std::unique_ptr<Block>> blocks;
+  unsigned numSegments = 0;
+
+  std::set<Block *, BySizeThenAddress> &poolOf(bool small) {
+    return small ? smallPool : largePool;
+  }
+  Block *newBlock(int64_t size, int64_t offset, unsigned segment, bool small) {
+    blocks.push_back(std::make_unique<Block>(Block{size, offset, segment,
+                                                   small}));
+    return blocks.back().get();
+  }
+};
+
+CudaCachingAllocator::CudaCachingAllocator() : impl(std::make_unique<Impl>()) {}
+CudaCachingAllocator::~CudaCachingAllocator() = default;
+
+unsigned CudaCachingAllocator::getNumSegments() const {
+  return impl->numSegments;
+}
+
+int64_t CudaCachingAllocator::roundSize(int64_t bytes) {
+  if (bytes < kMinBlockSize)
+    return kMinBlockSize;
+  return kMinBlockSize * ((bytes + kMinBlockSize - 1) / kMinBlockSize);
+}
+
+int64_t CudaCachingAllocator::segmentSize(int64_t rounded) {
+  if (rounded <= kSmallSize)
+    return kSmallBuffer;
+  if (rounded < kMinLargeAlloc)
+    return kLargeBuffer;
+  return kRoundLarge * ((rounded + kRoundLarge - 1) / kRoundLarge);
+}
+
+void CudaCachingAllocator::allocate(unsigned id, int64_t bytes) {
+  int64_t size = roundSize(bytes);
+  bool small = size <= kSmallSize;
+  auto &pool = impl->poolOf(small);
+  // Best fit: the smallest cached block of at least `size` bytes.
+  Block key{size, -1, 0, small};
+  auto it = pool.lower_bound(&key);
+  Block *block;
+  if (it != pool.end()) {
+    block = *it;
+    pool.erase(it);
+  } else {
+    int64_t segment = segmentSize(size);
+    block = impl->newBlock(segment, 0, impl->numSegments++, small);
+    reserved += segment;
+  }
+  int64_t remaining = block->size - size;
+  bool split = small ? remaining >= kMinBlockSize : remaining > kSmallSize;
+  if (split) {
+    Block *rest = impl->newBlock(remaining, block->offset + size,
+                                 block->segment, small);
+    rest->prev = block;
+    rest->next = block->next;
+    if (block->next)
+      block->next->prev = rest;
+    block->next = rest;
+    block->size = size;
+    pool.insert(rest);
+  }
+  block->allocated = true;
+  allocated += block->size;
+  impl->live[id] = block;
+}
+
+void CudaCachingAllocator::free(unsigned id) {
+  auto it = impl->live.find(id);
+  assert(it != impl->live.end() && "freeing a storage that is not live");
+  Block *block = it->second;
+  impl->live.erase(it);
+  allocated -= block->size;
+  block->allocated = false;
+  auto &pool = impl->poolOf(block->small);
+  // Merge with free neighbours of the same segment.
+  auto absorb = [&](Block *neighbour) {
+    if (!neighbour || neighbour->allocated)
+      return;
+    pool.erase(neighbour);
+    if (neighbour == block->prev) {
+      block->offset = neighbour->offset;
+      block->prev = neighbour->prev;
+      if (block->prev)
+        block->prev->next = block;
+    } else {
+      block->next = neighbour->next;
+      if (block->next)
+        block->next->prev = block;
+    }
+    block->size += neighbour->size;
+  };
+  absorb(block->prev);
+  absorb(block->next);
+  pool.insert(block);
 }

@@ -1,6 +1,7 @@
 //===- Report.cpp - text and JSON reports ---------------------------------===//
 
 #include "vram/Report/Report.h"
+#include "vram/Analysis/Allocator.h"
 #include "vram/Analysis/FlopAnalysis.h"
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Dialect/NN/NNDialect.h"
@@ -41,6 +42,8 @@ struct Analyses {
   json::Value torchVersion = nullptr, device = nullptr;
   std::unique_ptr<FlopAnalysis> flops;
   std::unique_ptr<MemoryAnalysis> memory;
+  std::string allocatorName;
+  AllocatorPeaks allocatorPeaks;
   std::vector<LayerRow> layers;
 };
 } // namespace
@@ -181,6 +184,13 @@ static FailureOr<Analyses> analyze(ModuleOp module,
   a.memory = std::make_unique<MemoryAnalysis>(a.func);
   if (a.flops->failed() || a.memory->failed())
     return failure();
+  std::unique_ptr<AllocatorModel> allocator;
+  if (options.allocator == nn::AllocatorKind::PytorchCuda)
+    allocator = std::make_unique<CudaCachingAllocator>();
+  else
+    allocator = std::make_unique<ExactAllocator>();
+  a.allocatorName = allocator->getName().str();
+  a.allocatorPeaks = runAllocator(*a.memory, *allocator, /*iterations=*/2);
   a.layers = buildLayerTable(a, options.flops);
   return a;
 }
@@ -247,7 +257,9 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
                     {"optimizer", a.flops->getPhaseFlops(options.flops,
                                                          StepPhase::Optimizer)},
                     {"total", a.flops->getTotal(options.flops)}}},
-      {"memory", json::Object{{"allocator", "exact"},
+      {"memory", json::Object{{"allocator", a.allocatorName},
+                              {"allocated_peak_bytes", a.allocatorPeaks.allocated},
+                              {"reserved_peak_bytes", a.allocatorPeaks.reserved},
                               {"peak_bytes", memory.getPeakBytes()},
                               {"persistent_bytes", memory.getPersistentBytes()},
                               {"saved_for_backward_bytes",
@@ -324,6 +336,12 @@ static void writeText(const Analyses &a, const ReportOptions &options,
     os << " at " << getLayerName(op->getLoc()) << " (" << op->getName() << ", "
        << stringifyEnum(getStepPhase(op)) << ")";
   os << "\n";
+  if (a.allocatorName != "exact")
+    os << llvm::formatv("allocator {0} (steady state): allocated peak {1} "
+                        "(torch.cuda.max_memory_allocated), reserved peak {2} "
+                        "(max_memory_reserved)\n",
+                        a.allocatorName, humanBytes(a.allocatorPeaks.allocated),
+                        humanBytes(a.allocatorPeaks.reserved));
   os << "  at peak:";
   CategoryBytes breakdown = memory.getBreakdown(memory.getPeakIndex());
   for (unsigned c = 0; c < kNumMemoryCategories; ++c)

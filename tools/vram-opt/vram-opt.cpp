@@ -125,6 +125,11 @@ cl::opt<vram::nn::Device>
     device("device", cl::desc("The device whose kernels are modelled"),
            EnumValues<vram::nn::Device>(), cl::init(vram::nn::Device::Cuda),
            cl::cat(stepCat));
+cl::opt<vram::nn::AllocatorKind> allocatorKind(
+    "allocator",
+    cl::desc("Allocator model for allocated/reserved peaks (default exact)"),
+    EnumValues<vram::nn::AllocatorKind>(),
+    cl::init(vram::nn::AllocatorKind::Exact), cl::cat(stepCat));
 cl::opt<vram::nn::FlopConvention>
     flopConvention("flops", cl::desc("FLOP convention (default flops)"),
                    EnumValues<vram::nn::FlopConvention>(),
@@ -275,6 +280,7 @@ LogicalResult processModule(ModuleOp module,
     options.modelName = name.str();
   options.optimizer = vram::nn::stringifyEnum(optimizer.getValue()).str();
   options.flops = flopConvention;
+  options.allocator = allocatorKind;
   options.timeline = timeline;
   options.topTensors = topTensors;
   return vram::writeReport(module, options,

@@ -16,6 +16,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <memory>
+
 namespace vram {
 
 class AllocatorModel {
@@ -42,6 +44,50 @@ public:
 private:
   llvm::DenseMap<unsigned, int64_t> live;
   int64_t allocated = 0;
+};
+
+/// PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp, 2.x
+/// defaults, one stream, no expandable segments):
+///  - requests are rounded up to a multiple of 512 bytes;
+///  - requests up to 1 MiB come from the small pool, whose segments are
+///    2 MiB; larger ones from the large pool, whose segments are 20 MiB for
+///    requests under 10 MiB and the request rounded up to 2 MiB above;
+///  - a request takes the smallest cached free block of its pool that fits
+///    (best fit), else a new segment (cudaMalloc);
+///  - a block is split when the remainder is at least 512 bytes (small pool)
+///    or more than 1 MiB (large pool); an unsplit block is allocated whole;
+///  - a freed block merges with free neighbours of its segment and is
+///    cached; segments are never returned (no empty_cache).
+/// Allocated bytes are the sizes of allocated blocks
+/// (torch.cuda.memory_allocated), reserved bytes the sizes of all segments
+/// (memory_reserved).
+class CudaCachingAllocator final : public AllocatorModel {
+public:
+  CudaCachingAllocator();
+  ~CudaCachingAllocator() override;
+  llvm::StringRef getName() const override { return "pytorch-cuda"; }
+  void allocate(unsigned id, int64_t bytes) override;
+  void free(unsigned id) override;
+  int64_t getAllocatedBytes() const override { return allocated; }
+  int64_t getReservedBytes() const override { return reserved; }
+  unsigned getNumSegments() const;
+
+  static constexpr int64_t kMinBlockSize = 512;
+  static constexpr int64_t kSmallSize = 1 << 20;
+  static constexpr int64_t kSmallBuffer = 2 << 20;
+  static constexpr int64_t kLargeBuffer = 20 << 20;
+  static constexpr int64_t kMinLargeAlloc = 10 << 20;
+  static constexpr int64_t kRoundLarge = 2 << 20;
+  /// The request size after rounding.
+  static int64_t roundSize(int64_t bytes);
+  /// The size of the segment cudaMalloc'ed for a request of `rounded` bytes.
+  static int64_t segmentSize(int64_t rounded);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+  int64_t allocated = 0;
+  int64_t reserved = 0;
 };
 
 struct AllocatorPeaks {

@@ -23,6 +23,9 @@ struct ReportOptions {
   std::string modelName;
   std::string optimizer; ///< "" when the step is inference
   nn::FlopConvention flops = nn::FlopConvention::Flops;
+  /// The allocator model of `allocated_peak_bytes` / `reserved_peak_bytes`,
+  /// simulated over two iterations (a training loop's steady state).
+  nn::AllocatorKind allocator = nn::AllocatorKind::Exact;
   bool timeline = false;
   unsigned topTensors = 10;
 };

@@ -94,6 +94,11 @@ def NN_Device : NN_I32Enum<"Device", "the device whose kernels run", [
     I32EnumAttrCase<"Cuda", 0, "cuda">,
     I32EnumAttrCase<"Cpu", 1, "cpu">]>;
 
+// The allocator model the memory report uses (Analysis/Allocator.h).
+def NN_AllocatorKind : NN_I32Enum<"AllocatorKind", "allocator model", [
+    I32EnumAttrCase<"Exact", 0, "exact">,
+    I32EnumAttrCase<"PytorchCuda", 1, "pytorch_cuda">]>;
+
 def NN_MemoryCategory : NN_I32Enum<"MemoryCategory",
     "what a tensor's storage is for, in the memory breakdown", [
     I32EnumAttrCase<"Parameters", 0, "parameters">,
