@@ -5,7 +5,8 @@
 
 FIELD is a dotted path (memory.saved_for_backward_bytes). EXPECTED is the
 reference number (a PyTorch measurement or a hand computation, named in the
-calling test). --rel TOL, placed after a pair, allows a relative error of TOL
+calling test), or @OTHER.json: the same field of another report (two front
+ends of one model must agree). --rel TOL, placed after a pair, allows a relative error of TOL
 for that pair (default 0: equal). Prints one line per check and exits 1 on
 any mismatch."""
 import json
@@ -28,7 +29,11 @@ def main(argv):
     args = argv[2:]
     checks = []
     while args:
-        field, expected = args[0], float(args[1])
+        field, expected = args[0], args[1]
+        if expected.startswith("@"):
+            with open(expected[1:]) as f:
+                expected = lookup(json.load(f), field)
+        expected = float(expected)
         args = args[2:]
         tol = 0.0
         if args and args[0] == "--rel":
