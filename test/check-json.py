@@ -3,7 +3,8 @@
 
     check-json.py REPORT FIELD EXPECTED [--rel TOL] [FIELD EXPECTED ...]
 
-FIELD is a dotted path (memory.saved_for_backward_bytes). EXPECTED is the
+FIELD is a dotted path (memory.saved_for_backward_bytes), or two joined by
+`-` (memory.peak_bytes-memory.persistent_bytes). EXPECTED is the
 reference number (a PyTorch measurement or a hand computation, named in the
 calling test), or @OTHER.json: the same field of another report (two front
 ends of one model must agree). --rel TOL, placed after a pair, allows a relative error of TOL
@@ -14,6 +15,9 @@ import sys
 
 
 def lookup(report, path):
+    if "-" in path:
+        first, second = path.split("-", 1)
+        return lookup(report, first) - lookup(report, second)
     value = report
     for key in path.split("."):
         value = value[int(key)] if isinstance(value, list) else value[key]

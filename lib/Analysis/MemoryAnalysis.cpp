@@ -38,6 +38,7 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
     return func.emitError("memory analysis needs a single-block function");
   Block &body = func.getBody().front();
   bool persistentGrads = func->hasAttr(nn::NNDialect::kPersistentGradsAttrName);
+  nn::TorchTarget target = getTorchTarget(func);
 
   DenseMap<Value, unsigned> storageOf;
   auto addStorage = [&](Value v, Operation *owner, unsigned index,
@@ -93,7 +94,7 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
         return failure();
     }
     if (auto ws = dyn_cast<nn::WorkspaceOpInterface>(bodyOp))
-      if (int64_t bytes = ws.getWorkspaceBytes()) {
+      if (int64_t bytes = ws.getWorkspaceBytes(target)) {
         // Ops saturate their size arithmetic at INT64_MAX.
         if (bytes < 0 || bytes == INT64_MAX)
           return bodyOp.emitError("workspace size does not fit in 64 bits");

@@ -99,3 +99,15 @@ std::string vram::getPrecision(Operation *func) {
     return "none";
   return types.size() == 1 ? precisionName(types.front()) : "mixed";
 }
+
+nn::TorchTarget vram::getTorchTarget(Operation *func) {
+  nn::TorchTarget target;
+  if (auto v = func->getAttrOfType<StringAttr>(
+          nn::NNDialect::kTorchVersionAttrName))
+    if (auto version = nn::symbolizeTorchVersion(v.getValue()))
+      target.version = *version;
+  if (auto d = func->getAttrOfType<StringAttr>(nn::NNDialect::kDeviceAttrName))
+    if (auto device = nn::symbolizeDevice(d.getValue()))
+      target.device = *device;
+  return target;
+}

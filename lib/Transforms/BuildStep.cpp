@@ -325,6 +325,9 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
         rec.saved, b.getArrayAttr(rec.roles), outGrads,
         b.getDenseI64ArrayAttr(gradOperands),
         b.getDenseBoolArrayAttr(paramGrads), b.getDenseI64ArrayAttr(flops));
+    if (int64_t bytes =
+            autodiff.getBackwardWorkspaceBytes(target, rec.operandNeedsGrad))
+      node.setWorkspaceBytes(bytes);
     for (auto [i, grad] : llvm::zip(gradOperands, node.getResults()))
       contribute(op->getOperand(i), grad, /*passthrough=*/false, op->getLoc());
   }

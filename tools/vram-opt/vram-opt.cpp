@@ -14,6 +14,7 @@
 #include "vram/Analysis/StepInfo.h"
 #include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Dialect/NN/NNOps.h"
+#include "vram/Dialect/NN/TorchSemantics.h"
 #include "vram/Report/Report.h"
 #include "vram/Transforms/Passes.h"
 #include "vram/Zoo/Zoo.h"
@@ -96,7 +97,9 @@ cl::opt<vram::nn::OptimizerKind>
               cl::init(vram::nn::OptimizerKind::Adam), cl::cat(stepCat));
 cl::opt<vram::nn::OptimizerImpl>
     optimizerImpl("optimizer-impl",
-                  cl::desc("Optimizer implementation (default foreach)"),
+                  cl::desc("Optimizer implementation (default: what the "
+                           "modelled PyTorch picks, foreach for 2.x on CUDA, "
+                           "else for-loop)"),
                   EnumValues<vram::nn::OptimizerImpl>(),
                   cl::init(vram::nn::OptimizerImpl::Foreach), cl::cat(stepCat));
 cl::opt<double> weightDecay("weight-decay", cl::desc("Optimizer weight decay"),
@@ -216,7 +219,11 @@ vram::BuildStepOptions buildStepOptions() {
   vram::BuildStepOptions options;
   options.mode = mode;
   options.optimizer = optimizer;
-  options.implementation = optimizerImpl;
+  // Without --optimizer-impl, the implementation the modelled PyTorch picks.
+  options.implementation =
+      optimizerImpl.getNumOccurrences()
+          ? optimizerImpl.getValue()
+          : vram::nn::getDefaultOptimizerImpl({torchVersion, device});
   options.weightDecay = weightDecay;
   options.loss = lossKind;
   options.flattenLogits = flattenLogits;

@@ -3,7 +3,7 @@
 #ifndef VRAM_ANALYSIS_STEPINFO_H
 #define VRAM_ANALYSIS_STEPINFO_H
 
-#include "vram/Dialect/NN/NNAttributes.h"
+#include "vram/Dialect/NN/NNInterfaces.h"
 
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
@@ -41,6 +41,10 @@ std::optional<int64_t> getBatchSize(mlir::Operation *func);
 /// of its parameters (else of its floating-point arguments): "fp32", "fp16",
 /// "bf16", "fp64", "mixed", or "none" when it has no floating-point tensor.
 std::string getPrecision(mlir::Operation *func);
+
+/// The PyTorch a built step models (`nn.torch_version`, `nn.device`); the
+/// defaults (2, CUDA) for a forward model.
+nn::TorchTarget getTorchTarget(mlir::Operation *func);
 
 /// The step mode of a built step (`nn.mode`), nullopt for a forward model.
 std::optional<nn::StepMode> getStepMode(mlir::Operation *func);

@@ -58,6 +58,11 @@ int64_t numel(Type type) {
   return n;
 }
 int64_t numel(Value v) { return numel(v.getType()); }
+/// Bytes of a tensor value, saturated.
+int64_t tensorBytes(Value v) {
+  return satMul(numel(v), llvm::divideCeil(
+                              tensorOf(v).getElementTypeBitWidth(), 8));
+}
 
 /// Converts multiply-adds to the convention's unit for mm/conv/attention.
 int64_t fromMacs(Conv convention, int64_t macs) {
@@ -231,6 +236,27 @@ int64_t Conv2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
   if (c == Conv::Full && getBias() && needs.size() > 2 && needs[2])
     flops = satAdd(flops, numel(getOutput()));
   return flops;
+}
+
+int64_t Conv2dOp::getBackwardWorkspaceBytes(const TorchTarget &target,
+                                             ArrayRef<bool> needs) {
+  auto input = tensorOf(getInput()), weight = tensorOf(getWeight()),
+       out = tensorOf(getOutput());
+  int64_t elementBytes =
+      llvm::divideCeil(input.getElementTypeBitWidth(), 8);
+  ConvBackwardSizes sizes;
+  sizes.input = tensorBytes(getInput());
+  sizes.gradOutput = tensorBytes(getOutput());
+  sizes.weight = tensorBytes(getWeight());
+  sizes.columns = satMul(input.getDimSize(1), weight.getDimSize(2),
+                         weight.getDimSize(3), out.getDimSize(2),
+                         out.getDimSize(3), elementBytes);
+  sizes.batch = input.getDimSize(0);
+  sizes.groups = getGroups();
+  sizes.kernelH = weight.getDimSize(2);
+  sizes.kernelW = weight.getDimSize(3);
+  sizes.inputElements = numel(getInput());
+  return getConvBackwardWorkspaceBytes(target, sizes, needs[0], needs[1]);
 }
 
 void Conv2dOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
@@ -468,6 +494,13 @@ int64_t BatchNormOp::getFlops(FlopConvention c, bool training) {
   bool affine = static_cast<bool>(getWeight());
   int64_t perElement = training ? (affine ? 5 : 4) : (affine ? 2 : 1);
   return satMul(numel(getInput()), perElement);
+}
+
+int64_t BatchNormOp::getBackwardWorkspaceBytes(const TorchTarget &target,
+                                                ArrayRef<bool> needs) {
+  return needs[0] ? getBatchNormBackwardWorkspaceBytes(
+                        target, tensorBytes(getInput()))
+                  : 0;
 }
 
 void BatchNormOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
@@ -1407,6 +1440,15 @@ int64_t CrossEntropyOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? satMul(2, numel(getInput())) : 0;
 }
 
+int64_t CrossEntropyOp::getBackwardWorkspaceBytes(const TorchTarget &,
+                                                  ArrayRef<bool>) {
+  // cross_entropy = log_softmax + nll_loss: nll_loss_backward returns a dense
+  // gradient of the log-probabilities, live while log_softmax's backward
+  // allocates the logits' gradient (measured, 1.13 CPU: three logits-sized
+  // tensors at the step peak of a language model).
+  return tensorBytes(getInput());
+}
+
 void CrossEntropyOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                      SmallVectorImpl<SavedTensor> &saved) {
   // log_softmax keeps its output; nll_loss keeps the target.
@@ -1481,6 +1523,10 @@ LogicalResult BackwardOp::verify() {
   return success();
 }
 
+int64_t BackwardOp::getWorkspaceBytes(const TorchTarget &) {
+  return getWorkspaceBytesAttr().getInt();
+}
+
 int64_t BackwardOp::getFlops(FlopConvention c, bool) {
   return getFlopCounts()[static_cast<unsigned>(c)];
 }
@@ -1548,25 +1594,26 @@ int64_t OptimizerStepOp::getFlops(FlopConvention c, bool) {
   return satMul(perElement, totalElements(getParams()));
 }
 
-int64_t OptimizerStepOp::getWorkspaceBytes() {
+int64_t OptimizerStepOp::getWorkspaceBytes(const TorchTarget &target) {
   auto bytesOf = [](ValueRange values) {
     int64_t bytes = 0;
-    for (Value v : values) {
-      auto t = tensorOf(v);
-      bytes = satAdd(bytes, satMul(numel(v), llvm::divideCeil(
-                                                 t.getElementTypeBitWidth(), 8)));
-    }
+    for (Value v : values)
+      bytes = satAdd(bytes, tensorBytes(v));
     return bytes;
   };
   OptimizerKind opt = getOptimizer();
   if (getImplementation() == OptimizerImpl::Fused)
     return 0;
   int64_t bytes = 0;
-  // foreach Adam/AdamW materializes exp_avg_sq.sqrt() for all params at
-  // once (optimizer.py: "~ sizeof(params) more peak memory"); the for-loop
-  // form does the same one parameter at a time (one op per parameter here).
-  if (opt == OptimizerKind::Adam || opt == OptimizerKind::AdamW)
-    bytes = satAdd(bytes, bytesOf(getParams()));
+  // foreach Adam/AdamW materializes exp_avg_sq.sqrt() (and in 1.13 its
+  // out-of-place + eps) for all params at once; the for-loop form does the
+  // same one parameter at a time (one op per parameter here), one list.
+  if (opt == OptimizerKind::Adam || opt == OptimizerKind::AdamW) {
+    unsigned lists = getImplementation() == OptimizerImpl::Foreach
+                         ? getForeachAdamTemporaryLists(target)
+                         : 1;
+    bytes = satAdd(bytes, satMul(lists, bytesOf(getParams())));
+  }
   // Coupled weight decay (SGD, Adam) adds grad + wd * param as a new tensor.
   if (getWeightDecay().convertToDouble() != 0 && opt != OptimizerKind::AdamW)
     bytes = satAdd(bytes, bytesOf(getGrads()));

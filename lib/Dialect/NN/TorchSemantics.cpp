@@ -10,6 +10,8 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace vram::nn;
 
@@ -52,4 +54,64 @@ vram::nn::getMultiheadAttentionBackend(const TorchTarget &target,
   if (elementType.isF16() || elementType.isBF16())
     return AttentionBackend::Flash;
   return AttentionBackend::Efficient;
+}
+
+int64_t vram::nn::getConvBackwardWorkspaceBytes(const TorchTarget &target,
+                                                const ConvBackwardSizes &s,
+                                                bool gi, bool gw) {
+  // cuDNN's workspace depends on the algorithm its heuristics pick at run
+  // time: not modelled (the scenarios issue's device overheads).
+  if (target.device != Device::Cpu)
+    return 0;
+  // Measured with torch 1.13 on the CPU (benchmarks/accuracy/results/
+  // peak-anatomy-1.13-cpu.md). The kernel choice is ConvParams::use_mkldnn's
+  // (consistent with every shape probed): oneDNN when the batch is > 1, or
+  // groups > 1, or the kernel is larger than 3x3, or the input has more than
+  // 20480 elements; else the slow path.
+  bool oneDnn = s.batch > 1 || s.groups > 1 || s.kernelH > 3 ||
+                s.kernelW > 3 || s.inputElements > 20480;
+  int64_t results = (gi ? s.input : 0) + (gw ? s.weight : 0);
+  int64_t peak;
+  if (!oneDnn) {
+    // grad_input and grad_weight written in place, plus one sample's column
+    // buffer.
+    peak = results + s.columns;
+  } else {
+    // grad_input: reorders of gO and W and oneDNN's grad_input, then the
+    // final grad_input copied out of it: max(gO + W + I, 2I).
+    int64_t inputPart =
+        gi ? std::max(s.gradOutput + s.weight + s.input, 2 * s.input) : 0;
+    // grad_weight, on top of the final grad_input: reorders of gO and I and
+    // oneDNN's grad_weight, then the final .grad while that buffer lives.
+    int64_t weightPart =
+        gw ? (gi ? s.input : 0) +
+                 (gi ? std::max(s.gradOutput + s.input + s.weight,
+                                2 * s.weight)
+                     : std::max(s.gradOutput + s.weight, 2 * s.weight))
+           : 0;
+    peak = std::max(inputPart, weightPart);
+  }
+  return std::max<int64_t>(peak - results, 0);
+}
+
+int64_t vram::nn::getBatchNormBackwardWorkspaceBytes(const TorchTarget &target,
+                                                     int64_t inputBytes) {
+  // native_batch_norm_backward on the CPU allocates grad_input and then a
+  // second input-sized buffer it frees before returning (measured, 1.13).
+  return target.device == Device::Cpu ? inputBytes : 0;
+}
+
+unsigned vram::nn::getForeachAdamTemporaryLists(const TorchTarget &target) {
+  // 1.13's _multi_tensor_adam: denom = _foreach_add(_foreach_sqrt(v), eps)
+  // keeps two lists (measured: resnet18 b2 peaks at grads + 2 x params).
+  // 2.x adds eps in place: one list ("~ sizeof(params) more peak memory").
+  return target.version == TorchVersion::V1_13 ? 2 : 1;
+}
+
+OptimizerImpl vram::nn::getDefaultOptimizerImpl(const TorchTarget &target) {
+  // 2.x defaults to foreach when the parameters are on CUDA; 1.13 and the
+  // CPU run the for-loop implementation.
+  if (target.version == TorchVersion::V2 && target.device == Device::Cuda)
+    return OptimizerImpl::Foreach;
+  return OptimizerImpl::ForLoop;
 }

@@ -88,6 +88,17 @@ def NN_AutodiffOpInterface : OpInterface<"AutodiffOpInterface"> {
       "bool", "isGradPassthrough", (ins "unsigned":$index), [{}], [{
         return false;
       }]>,
+    InterfaceMethod<[{
+        Bytes the backward node allocates and frees while it runs, beyond
+        the gradients it returns: nll_loss_backward's dense gradient inside
+        cross_entropy's backward, a CPU convolution's oneDNN buffers. The
+        step builder records it on `nn.backward` (`workspace_bytes`).
+      }],
+      "int64_t", "getBackwardWorkspaceBytes",
+      (ins "const ::vram::nn::TorchTarget &":$target,
+           "::llvm::ArrayRef<bool>":$operandNeedsGrad), [{}], [{
+        return 0;
+      }]>,
   ];
 }
 
@@ -99,8 +110,12 @@ def NN_WorkspaceOpInterface : OpInterface<"WorkspaceOpInterface"> {
   }];
   let cppNamespace = "::vram::nn";
   let methods = [
-    InterfaceMethod<"Bytes of temporary memory alive while the op runs.",
-      "int64_t", "getWorkspaceBytes">,
+    InterfaceMethod<[{
+        Bytes of temporary memory alive while the op runs, for the PyTorch
+        version and device `target` names.
+      }],
+      "int64_t", "getWorkspaceBytes",
+      (ins "const ::vram::nn::TorchTarget &":$target)>,
   ];
 }
 

@@ -29,18 +29,21 @@ def NN_LossOpTrait : NativeOpTrait<"LossOpTrait"> {
 }
 
 // A layer op: has a cost and an autograd formula, implemented in NNOps.cpp.
-class NN_LayerOp<string mnemonic, list<Trait> traits = []>
+// `autodiff`: optional AutodiffOpInterface methods the op implements.
+class NN_LayerOp<string mnemonic, list<Trait> traits = [],
+                 list<string> autodiff = []>
     : NN_Op<mnemonic, !listconcat(traits, [
         Pure,
         DeclareOpInterfaceMethods<NN_CostOpInterface, ["getBackwardFlops"]>,
-        DeclareOpInterfaceMethods<NN_AutodiffOpInterface>])>;
+        DeclareOpInterfaceMethods<NN_AutodiffOpInterface, autodiff>])>;
 
 // Like NN_LayerOp but keeps the default backward FLOPs. `pure` = 0 for ops
 // with an in-place form, which declare their effects instead.
-class NN_SimpleLayerOp<string mnemonic, list<Trait> traits = [], bit pure = 1>
+class NN_SimpleLayerOp<string mnemonic, list<Trait> traits = [], bit pure = 1,
+                       list<string> autodiff = []>
     : NN_Op<mnemonic, !listconcat(traits, !if(pure, [Pure], []), [
         DeclareOpInterfaceMethods<NN_CostOpInterface>,
-        DeclareOpInterfaceMethods<NN_AutodiffOpInterface>])>;
+        DeclareOpInterfaceMethods<NN_AutodiffOpInterface, autodiff>])>;
 
 // An op with an `inplace` form writes its operand's storage then, so it is
 // not Pure: CSE must never merge it, nor a recomputed copy with it.
@@ -120,7 +123,8 @@ def NN_BufferOp : NN_Op<"buffer", [Pure,
 // Linear algebra
 //===----------------------------------------------------------------------===//
 
-def NN_Conv2dOp : NN_LayerOp<"conv2d", [InferTypeOpAdaptor]> {
+def NN_Conv2dOp : NN_LayerOp<"conv2d", [InferTypeOpAdaptor],
+                              ["getBackwardWorkspaceBytes"]> {
   let summary = "2-D convolution (torch.nn.Conv2d)";
   let description = [{
     `input` is NCHW, `weight` is [Cout, Cin/groups, kh, kw], `bias` [Cout].
@@ -196,7 +200,8 @@ def NN_BmmOp : NN_LayerOp<"bmm", [InferTypeOpAdaptor]> {
 //===----------------------------------------------------------------------===//
 
 def NN_BatchNormOp : NN_SimpleLayerOp<"batch_norm",
-    [InferTypeOpAdaptor, AttrSizedOperandSegments]> {
+    [InferTypeOpAdaptor, AttrSizedOperandSegments], /*pure=*/1,
+    ["getBackwardWorkspaceBytes"]> {
   let summary = "batch normalization over the channel dimension 1";
   let description = [{
     In a training step it normalizes with batch statistics and keeps, for
@@ -827,7 +832,7 @@ def NN_ExpandOp : NN_ViewOp<"expand", [], /*gradIsView=*/0> {
 //===----------------------------------------------------------------------===//
 
 def NN_CrossEntropyOp : NN_LayerOp<"cross_entropy",
-    [InferTypeOpAdaptor, NN_LossOpTrait]> {
+    [InferTypeOpAdaptor, NN_LossOpTrait], ["getBackwardWorkspaceBytes"]> {
   let summary = "mean cross-entropy of logits [N, C, ...] and class indices";
   let description = [{
     Runs as log_softmax (which keeps its [N, C] output) followed by nll_loss.
@@ -889,7 +894,8 @@ def NN_SavedOp : NN_Op<"saved", [Pure]> {
 }
 
 def NN_BackwardOp : NN_Op<"backward", [AttrSizedOperandSegments, NN_BackwardPhase,
-    DeclareOpInterfaceMethods<NN_CostOpInterface>]> {
+    DeclareOpInterfaceMethods<NN_CostOpInterface>,
+    DeclareOpInterfaceMethods<NN_WorkspaceOpInterface>]> {
   let summary = "the backward node of one forward op";
   let description = [{
     Consumes the tensors the forward op saved and the gradients of its
@@ -900,7 +906,9 @@ def NN_BackwardOp : NN_Op<"backward", [AttrSizedOperandSegments, NN_BackwardPhas
     saved tensor is (`saved_roles`), so it can be expanded into real
     gradient computation. `param_grads` marks which results are parameter
     gradients (`.grad`). `flop_counts` holds the backward FLOPs under the
-    conventions macs, flops and full, computed from the forward op.
+    conventions macs, flops and full, computed from the forward op;
+    `workspace_bytes` the temporary memory the node holds while it runs,
+    beyond the gradients it returns (AutodiffOpInterface).
 
     ```mlir
     %gx, %gw = nn.backward "nn.conv2d" saved(%x, %w) grads(%gy)
@@ -917,7 +925,8 @@ def NN_BackwardOp : NN_Op<"backward", [AttrSizedOperandSegments, NN_BackwardPhas
       TypeAttrOf<FunctionType>:$forward_type, Variadic<NN_AnyTensor>:$saved,
       TypedArrayAttrBase<NN_SavedRoleAttr, "saved tensor roles">:$saved_roles,
       Variadic<NN_AnyTensor>:$grads, DenseI64ArrayAttr:$grad_operands,
-      DenseBoolArrayAttr:$param_grads, DenseI64ArrayAttr:$flop_counts);
+      DenseBoolArrayAttr:$param_grads, DenseI64ArrayAttr:$flop_counts,
+      DefaultValuedAttr<I64Attr, "0">:$workspace_bytes);
   let results = (outs Variadic<NN_FloatTensor>:$input_grads);
   let assemblyFormat = [{
     $forward_op `saved` `(` $saved `)` `grads` `(` $grads `)` attr-dict `:`

@@ -11,6 +11,13 @@
 //                                     CPU: input      CPU: input
 //   dropout mask element type         CUDA: bool      CUDA: bool      measured (CPU: input dtype)
 //                                     CPU: input      CPU: input
+//   conv backward temporaries         CPU: oneDNN reorders and buffers (see below); 1.13: measured
+//                                     CUDA: cuDNN workspace, not modelled here
+//   batch_norm backward               CPU: a second input-sized buffer; CUDA: 0    1.13 CPU: measured
+//   foreach Adam temporary lists      1               2               1.13: measured; 2.x: adam.py
+//                                                                     (_foreach_add_ in place)
+//   default optimizer implementation  CUDA: foreach   for-loop        torch.optim (2.x defaults to
+//                                     CPU: for-loop                   foreach on CUDA only)
 //   nn.MultiheadAttention (ViT)       sdpa: CUDA      decomposed,     1.13: measured (keeps L x L,
 //                                     efficient/flash scaled after    no scaled q); 2.x: need_weights=
 //                                     CPU math        q @ k^T         False calls sdpa
@@ -46,6 +53,32 @@ bool multiheadAttentionRunsDecomposed(const TorchTarget &target);
 /// `elementType`, where it calls sdpa.
 AttentionBackend getMultiheadAttentionBackend(const TorchTarget &target,
                                               mlir::Type elementType);
+
+/// What a convolution's backward holds while it runs, beyond the gradients it
+/// returns (bytes of the input I, the incoming gradient gO, the weight W).
+struct ConvBackwardSizes {
+  int64_t input, gradOutput, weight;
+  /// [C_in * kh * kw, H_out * W_out] elements x element bytes of one sample:
+  /// the slow path's column buffer.
+  int64_t columns;
+  int64_t batch, groups, kernelH, kernelW, inputElements;
+};
+int64_t getConvBackwardWorkspaceBytes(const TorchTarget &target,
+                                      const ConvBackwardSizes &sizes,
+                                      bool inputNeedsGrad,
+                                      bool weightNeedsGrad);
+
+/// A second input-sized buffer that batch_norm's backward allocates and
+/// frees while it runs (bytes of `inputBytes`), 0 where it has none.
+int64_t getBatchNormBackwardWorkspaceBytes(const TorchTarget &target,
+                                           int64_t inputBytes);
+
+/// How many params-sized temporary lists foreach Adam/AdamW holds at once
+/// (exp_avg_sq.sqrt() and, in 1.13, its out-of-place `+ eps`).
+unsigned getForeachAdamTemporaryLists(const TorchTarget &target);
+
+/// The optimizer implementation torch.optim picks when none is asked for.
+OptimizerImpl getDefaultOptimizerImpl(const TorchTarget &target);
 
 } // namespace vram::nn
 
