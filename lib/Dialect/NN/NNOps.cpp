@@ -238,25 +238,34 @@ int64_t Conv2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
   return flops;
 }
 
-int64_t Conv2dOp::getBackwardWorkspaceBytes(const TorchTarget &target,
-                                             ArrayRef<bool> needs) {
-  auto input = tensorOf(getInput()), weight = tensorOf(getWeight()),
-       out = tensorOf(getOutput());
+static ConvBackwardSizes convSizes(Conv2dOp op) {
+  auto input = tensorOf(op.getInput()), weight = tensorOf(op.getWeight()),
+       out = tensorOf(op.getOutput());
   int64_t elementBytes =
       llvm::divideCeil(input.getElementTypeBitWidth(), 8);
   ConvBackwardSizes sizes;
-  sizes.input = tensorBytes(getInput());
-  sizes.gradOutput = tensorBytes(getOutput());
-  sizes.weight = tensorBytes(getWeight());
+  sizes.input = tensorBytes(op.getInput());
+  sizes.gradOutput = tensorBytes(op.getOutput());
+  sizes.weight = tensorBytes(op.getWeight());
   sizes.columns = satMul(input.getDimSize(1), weight.getDimSize(2),
                          weight.getDimSize(3), out.getDimSize(2),
                          out.getDimSize(3), elementBytes);
   sizes.batch = input.getDimSize(0);
-  sizes.groups = getGroups();
+  sizes.groups = op.getGroups();
   sizes.kernelH = weight.getDimSize(2);
   sizes.kernelW = weight.getDimSize(3);
-  sizes.inputElements = numel(getInput());
-  return getConvBackwardWorkspaceBytes(target, sizes, needs[0], needs[1]);
+  sizes.inputElements = numel(op.getInput());
+  return sizes;
+}
+
+int64_t Conv2dOp::getBackwardWorkspaceBytes(const TorchTarget &target,
+                                             ArrayRef<bool> needs) {
+  return getConvBackwardWorkspaceBytes(target, convSizes(*this), needs[0],
+                                       needs[1]);
+}
+
+int64_t Conv2dOp::getWorkspaceBytes(const TorchTarget &target) {
+  return getConvForwardWorkspaceBytes(target, convSizes(*this));
 }
 
 void Conv2dOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,

@@ -56,6 +56,24 @@ vram::nn::getMultiheadAttentionBackend(const TorchTarget &target,
   return AttentionBackend::Efficient;
 }
 
+/// The CPU convolution kernel, as ConvParams::use_mkldnn picks it
+/// (consistent with every shape probed with torch 1.13): oneDNN when the
+/// batch is > 1, or groups > 1, or the kernel is larger than 3x3, or the
+/// input has more than 20480 elements; else the slow (im2col) path.
+static bool convUsesOneDnn(const ConvBackwardSizes &s) {
+  return s.batch > 1 || s.groups > 1 || s.kernelH > 3 || s.kernelW > 3 ||
+         s.inputElements > 20480;
+}
+
+int64_t vram::nn::getConvForwardWorkspaceBytes(const TorchTarget &target,
+                                               const ConvBackwardSizes &s) {
+  // The slow path's forward unfolds one sample into a column buffer
+  // (measured: 589,824 bytes for resnet18's layer1 at 64 px, batch 1).
+  if (target.device != Device::Cpu || convUsesOneDnn(s))
+    return 0;
+  return s.columns;
+}
+
 int64_t vram::nn::getConvBackwardWorkspaceBytes(const TorchTarget &target,
                                                 const ConvBackwardSizes &s,
                                                 bool gi, bool gw) {
@@ -64,12 +82,8 @@ int64_t vram::nn::getConvBackwardWorkspaceBytes(const TorchTarget &target,
   if (target.device != Device::Cpu)
     return 0;
   // Measured with torch 1.13 on the CPU (benchmarks/accuracy/results/
-  // peak-anatomy-1.13-cpu.md). The kernel choice is ConvParams::use_mkldnn's
-  // (consistent with every shape probed): oneDNN when the batch is > 1, or
-  // groups > 1, or the kernel is larger than 3x3, or the input has more than
-  // 20480 elements; else the slow path.
-  bool oneDnn = s.batch > 1 || s.groups > 1 || s.kernelH > 3 ||
-                s.kernelW > 3 || s.inputElements > 20480;
+  // peak-anatomy-1.13-cpu.md).
+  bool oneDnn = convUsesOneDnn(s);
   int64_t results = (gi ? s.input : 0) + (gw ? s.weight : 0);
   int64_t peak;
   if (!oneDnn) {

@@ -123,8 +123,9 @@ def NN_BufferOp : NN_Op<"buffer", [Pure,
 // Linear algebra
 //===----------------------------------------------------------------------===//
 
-def NN_Conv2dOp : NN_LayerOp<"conv2d", [InferTypeOpAdaptor],
-                              ["getBackwardWorkspaceBytes"]> {
+def NN_Conv2dOp : NN_LayerOp<"conv2d", [InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<NN_WorkspaceOpInterface>],
+    ["getBackwardWorkspaceBytes"]> {
   let summary = "2-D convolution (torch.nn.Conv2d)";
   let description = [{
     `input` is NCHW, `weight` is [Cout, Cin/groups, kh, kw], `bias` [Cout].

@@ -54,8 +54,8 @@ bool multiheadAttentionRunsDecomposed(const TorchTarget &target);
 AttentionBackend getMultiheadAttentionBackend(const TorchTarget &target,
                                               mlir::Type elementType);
 
-/// What a convolution's backward holds while it runs, beyond the gradients it
-/// returns (bytes of the input I, the incoming gradient gO, the weight W).
+/// The sizes a convolution's kernels work on (bytes of the input I, the
+/// incoming gradient gO, the weight W).
 struct ConvBackwardSizes {
   int64_t input, gradOutput, weight;
   /// [C_in * kh * kw, H_out * W_out] elements x element bytes of one sample:
@@ -63,6 +63,10 @@ struct ConvBackwardSizes {
   int64_t columns;
   int64_t batch, groups, kernelH, kernelW, inputElements;
 };
+/// What a convolution's forward kernel holds while it runs (the CPU slow
+/// path's column buffer).
+int64_t getConvForwardWorkspaceBytes(const TorchTarget &target,
+                                     const ConvBackwardSizes &sizes);
 int64_t getConvBackwardWorkspaceBytes(const TorchTarget &target,
                                       const ConvBackwardSizes &sizes,
                                       bool inputNeedsGrad,
