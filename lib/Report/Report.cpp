@@ -29,6 +29,7 @@ struct LayerRow {
   int64_t flops = 0;
   int64_t savedBytes = 0;
   int64_t principalWork = -1; ///< full-convention FLOPs of `op`
+  unsigned call = 1;          ///< which call of the layer (shared modules)
 };
 
 /// What the report shows, read from the analyses; nothing is recomputed.
@@ -117,24 +118,69 @@ static std::string describeStorage(const Storage &s) {
   return layer.empty() ? what : layer + " (" + what + ")";
 }
 
-/// One row per layer (ops grouped by their location's name), forward ops
-/// only; FLOPs and saved bytes come from the analyses.
+/// The forward op a backward node differentiates, found through what it
+/// saved: a result of the op, an extra tensor computed from it, or an
+/// operand it uses. Null for a node that saved nothing.
+static Operation *getForwardOp(nn::BackwardOp backward) {
+  for (auto [value, role] :
+       llvm::zip(backward.getSaved(), backward.getSavedRoles())) {
+    auto r = cast<nn::SavedRoleAttr>(role);
+    if (r.getKind() == nn::SavedKind::Result)
+      if (auto result = dyn_cast<OpResult>(value))
+        return result.getOwner();
+    if (r.getKind() == nn::SavedKind::Extra)
+      if (auto saved = value.getDefiningOp<nn::SavedOp>())
+        if (!saved.getSources().empty())
+          return saved.getSources().back().getDefiningOp();
+  }
+  for (auto [value, role] :
+       llvm::zip(backward.getSaved(), backward.getSavedRoles())) {
+    auto r = cast<nn::SavedRoleAttr>(role);
+    if (r.getKind() != nn::SavedKind::Operand)
+      continue;
+    for (OpOperand &use : value.getUses())
+      if (use.getOperandNumber() == r.getIndex() &&
+          use.getOwner()->getName().getStringRef() ==
+              backward.getForwardOp() &&
+          getStepPhase(use.getOwner()) == StepPhase::Forward)
+        return use.getOwner();
+  }
+  return nullptr;
+}
+
+/// One row per call of a layer: forward ops grouped by their location's
+/// name, a name that comes back after other layers (torchvision's shared
+/// `relu`) starting its next call. FLOPs and saved bytes come from the
+/// analyses.
 static std::vector<LayerRow> buildLayerTable(const Analyses &a,
                                              nn::FlopConvention convention) {
-  llvm::MapVector<std::string, LayerRow, std::map<std::string, unsigned>> rows;
-  llvm::StringMap<llvm::DenseSet<Value>> paramsSeen;
+  std::vector<LayerRow> table;
+  llvm::StringMap<unsigned> calls;      // name -> calls seen
+  llvm::StringMap<unsigned> lastRowOf;  // name -> its latest row
+  llvm::DenseMap<Operation *, unsigned> rowOf;
+  llvm::DenseSet<std::pair<unsigned, Value>> paramsSeen;
   func::FuncOp func = a.func;
+  std::string previous;
   for (Operation &op : func.getBody().front()) {
     if (getStepPhase(&op) != StepPhase::Forward || op.getNumResults() == 0 ||
         isa<nn::PersistentStorageOpInterface, nn::SavedOp>(op))
       continue;
     std::string name = getLayerName(op.getLoc());
-    LayerRow &row = rows[name];
+    if (table.empty() || name != previous) {
+      LayerRow row;
+      row.name = name;
+      row.call = ++calls[name];
+      lastRowOf[name] = table.size();
+      table.push_back(row);
+    }
+    previous = name;
+    unsigned index = table.size() - 1;
+    rowOf[&op] = index;
+    LayerRow &row = table.back();
     // The row's op is the layer's principal op: the one doing the most work
     // (a matmul, not the constant or the copy next to it), else the first.
     int64_t work = a.flops->getOpFlops(&op, nn::FlopConvention::Full);
     if (row.op.empty() || work > row.principalWork) {
-      row.name = name;
       row.op = op.getName().getStringRef().str();
       row.principalWork = work;
     }
@@ -142,22 +188,28 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
     row.flops += a.flops->getOpFlops(&op, convention);
     for (Value operand : op.getOperands())
       if (auto param = operand.getDefiningOp<nn::ParamOp>())
-        if (paramsSeen[row.name].insert(operand).second)
+        if (paramsSeen.insert({index, operand}).second)
           row.params +=
               cast<RankedTensorType>(param.getType()).getNumElements();
   }
-  // Each saved storage counts once, for the first layer (in forward order)
-  // whose backward node keeps it.
-  llvm::StringMap<int64_t> savedByLayer;
-  for (const Storage &s : a.memory->getStorages())
-    if (s.savedByModel && (s.category == MemoryCategory::Activations ||
-                           s.category == MemoryCategory::Temporaries ||
-                           s.category == MemoryCategory::Gradients))
-      savedByLayer[getLayerName(s.savedBy->getLoc())] += s.bytes;
-  std::vector<LayerRow> table;
-  for (auto &entry : rows) {
-    entry.second.savedBytes = savedByLayer.lookup(entry.second.name);
-    table.push_back(std::move(entry.second));
+  // Each saved storage counts once, for the first layer call (in forward
+  // order) whose backward node keeps it.
+  for (const Storage &s : a.memory->getStorages()) {
+    if (!s.savedByModel || !(s.category == MemoryCategory::Activations ||
+                             s.category == MemoryCategory::Temporaries ||
+                             s.category == MemoryCategory::Gradients))
+      continue;
+    std::optional<unsigned> row;
+    if (auto backward = dyn_cast<nn::BackwardOp>(s.savedBy))
+      if (Operation *forward = getForwardOp(backward))
+        if (auto it = rowOf.find(forward); it != rowOf.end())
+          row = it->second;
+    if (!row)
+      if (auto it = lastRowOf.find(getLayerName(s.savedBy->getLoc()));
+          it != lastRowOf.end())
+        row = it->second;
+    if (row)
+      table[*row].savedBytes += s.bytes;
   }
   return table;
 }
@@ -227,6 +279,7 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
   for (const LayerRow &row : a.layers)
     layers.push_back(json::Object{{"name", row.name},
                                   {"op", row.op},
+                                  {"call", row.call},
                                   {"output_shape", row.outputShape},
                                   {"params", row.params},
                                   {"forward_flops", row.flops},
@@ -375,7 +428,10 @@ static void writeText(const Analyses &a, const ReportOptions &options,
                       "op", "output shape", "params", "forward FLOPs", "saved");
   for (const LayerRow &row : a.layers)
     os << llvm::formatv("{0,-40} {1,-22} {2,-24} {3,12} {4,16} {5,14}\n",
-                        row.name.empty() ? "-" : row.name, row.op,
+                        (row.name.empty() ? std::string("-") : row.name) +
+                            (row.call > 1 ? " #" + std::to_string(row.call)
+                                          : std::string()),
+                        row.op,
                         row.outputShape, withCommas(row.params),
                         withCommas(row.flops), humanBytes(row.savedBytes));
 }
