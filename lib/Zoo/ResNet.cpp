@@ -49,7 +49,9 @@ Value residualBlock(ModelBuilder &mb, Value x, const std::string &name,
     identity = mb.conv(x, name + ".downsample.0", outplanes, 1, stride);
     identity = mb.batchNorm(identity, name + ".downsample.1");
   }
-  out = mb.add(out, identity, name + ".add", /*inplace=*/true);
+  // `out += identity` is functional code of the block's own forward: its
+  // location is the block, not an invented submodule.
+  out = mb.add(out, identity, name, /*inplace=*/true);
   return mb.relu(out, relu);
 }
 
@@ -71,7 +73,8 @@ Value buildResNet(ModelBuilder &mb, Value x, const ResNetConfig &config,
   }
 
   x = mb.adaptiveAvgPool(x, "avgpool", 1, 1);
-  x = mb.flatten(x, "flatten");
+  // torch.flatten in the model's own forward (the root module).
+  x = mb.flatten(x, "");
   return mb.linear(x, "fc", numClasses);
 }
 

@@ -114,6 +114,16 @@ cl::opt<bool> flattenLogits(
     cl::desc("Flatten [B, T, V] logits to [B*T, V] for the loss (language "
              "models; the zoo's say so themselves)"),
     cl::init(false), cl::cat(stepCat));
+cl::list<std::string> freezePatterns(
+    "freeze",
+    cl::desc("Freeze parameters: globs on their names or module paths "
+             "(layer1,layer2.0.*)"),
+    cl::value_desc("PATTERN"), cl::CommaSeparated, cl::cat(stepCat));
+cl::opt<double> freezeFirst(
+    "freeze-first",
+    cl::desc("Freeze the parameters of the first FRACTION of the modules "
+             "(named_modules order), as seed article 001 meant to"),
+    cl::value_desc("FRACTION"), cl::init(0.0), cl::cat(stepCat));
 cl::opt<bool> setToNone("set-to-none", cl::desc("zero_grad(set_to_none=...)"),
                         cl::init(true), cl::cat(stepCat));
 cl::opt<bool> inputRequiresGrad("input-requires-grad",
@@ -179,6 +189,9 @@ void checkOptions() {
   if (!(weightDecay >= 0) || std::isinf(weightDecay))
     usageError("--weight-decay must be a finite number >= 0, got " +
                std::to_string(weightDecay));
+  if (freezeFirst.getNumOccurrences() && !(freezeFirst >= 0 && freezeFirst <= 1))
+    usageError("--freeze-first must be a fraction in [0, 1], got " +
+               std::to_string(freezeFirst));
   if (timeline && format == OutputFormat::Mlir)
     usageError("--timeline is part of a report: add --format=text or "
                "--format=json");
@@ -267,6 +280,21 @@ LogicalResult processModule(ModuleOp module,
   bool wantsStep = format != OutputFormat::Mlir || mode.getNumOccurrences();
   if (failed(pm.run(module)))
     return failure();
+  // Scenario flags transform the forward model, before the step is built.
+  if (!freezePatterns.empty() || freezeFirst > 0) {
+    if (module.lookupSymbol("step"))
+      usageError("--freeze and --freeze-first apply to the forward model: "
+                 "the pipeline already built the step");
+    PassManager freezePm(ctx, ModuleOp::getOperationName());
+    if (failed(applyPassManagerCLOptions(freezePm)))
+      return failure();
+    vram::FreezeOptions freeze;
+    freeze.patterns.assign(freezePatterns.begin(), freezePatterns.end());
+    freeze.firstFraction = freezeFirst;
+    freezePm.addPass(vram::createFreeze(freeze));
+    if (failed(freezePm.run(module)))
+      return failure();
+  }
   if (wantsStep && !module.lookupSymbol("step")) {
     PassManager stepPm(ctx, ModuleOp::getOperationName());
     if (failed(applyPassManagerCLOptions(stepPm)))

@@ -62,20 +62,35 @@ def BuildStep : Pass<"vram-build-step", "mlir::ModuleOp"> {
 def Freeze : Pass<"vram-freeze", "mlir::ModuleOp"> {
   let summary = "Freezes parameters by name (requires_grad=False)";
   let description = [{
-    Marks every `nn.param` whose name matches one of `patterns` (glob
-    syntax, e.g. `layer1.*`) and none of `keep` as not trainable. Frozen
-    parameters get no gradient and no optimizer state, and ops none of whose
-    inputs require grad record no backward node.
+    Marks every `nn.param` whose name matches one of `patterns` and none of
+    `keep` as not trainable. A pattern is a glob (`layer1.*`) or a module
+    path (`layer1`, meaning `layer1` and everything under it).
+    `first-fraction=F` also freezes the parameters of the first
+    floor(F x n) of the model's n modules, in the order
+    `model.named_modules()` lists them (the root first, then each module
+    before its children, in the order the forward pass reaches them; the
+    modules are the prefixes of the parameter names and of the layer names
+    of the forward ops): what `freeze_model(model, 0.95)` of seed article
+    001 meant to do (`param.requires_grad_(False)` for each module's own
+    parameters). Frozen parameters get no gradient and no optimizer state,
+    and ops none of whose inputs require grad record no backward node.
 
     ```
     vram-opt --zoo=resnet18 --vram-freeze="patterns=* keep=fc.*"
+    vram-opt --zoo=resnet18 --vram-freeze="first-fraction=0.95"
     ```
   }];
   let options = [
     ListOption<"patterns", "patterns", "std::string",
-               "glob patterns of parameter names to freeze">,
+               "glob patterns or module paths of parameters to freeze">,
     ListOption<"keep", "keep", "std::string",
-               "glob patterns of parameter names that stay trainable">,
+               "glob patterns or module paths of parameters that stay "
+               "trainable">,
+    Option<"firstFraction", "first-fraction", "double", /*default=*/"0.0",
+           "freeze the parameters of this first fraction of the modules">,
+  ];
+  let statistics = [
+    Statistic<"numFrozen", "frozen", "parameters frozen">,
   ];
   let dependentDialects = ["::vram::nn::NNDialect"];
 }
