@@ -10,11 +10,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "vram/Analysis/Allocator.h"
+#include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Analysis/Passes.h"
 #include "vram/Analysis/StepInfo.h"
 #include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Dialect/NN/NNOps.h"
 #include "vram/Dialect/NN/TorchSemantics.h"
+#include "vram/Lint/Budget.h"
 #include "vram/Report/Report.h"
 #include "vram/Transforms/Passes.h"
 #include "vram/Zoo/Zoo.h"
@@ -161,6 +164,30 @@ cl::opt<unsigned> topTensors("top-tensors",
                              cl::desc("Tensors listed at the peak"),
                              cl::init(10), cl::cat(stepCat));
 
+cl::OptionCategory lintCat("Lint");
+cl::opt<std::string> budget(
+    "budget",
+    cl::desc("Memory budget (8GiB, 24GB, 1.5TiB, bytes): over it is an error "
+             "at the peak op and exit code 1"),
+    cl::value_desc("SIZE"), cl::cat(lintCat));
+enum class BudgetMetricFlag { Default, Exact, Allocated, Reserved };
+cl::opt<BudgetMetricFlag> budgetMetric(
+    "budget-metric",
+    cl::desc("What --budget is checked against (default: reserved with "
+             "--allocator=pytorch-cuda, else exact)"),
+    cl::values(clEnumValN(BudgetMetricFlag::Exact, "exact",
+                          "the sum of live tensors"),
+               clEnumValN(BudgetMetricFlag::Allocated, "allocated",
+                          "torch.cuda.max_memory_allocated"),
+               clEnumValN(BudgetMetricFlag::Reserved, "reserved",
+                          "torch.cuda.max_memory_reserved")),
+    cl::init(BudgetMetricFlag::Default), cl::cat(lintCat));
+cl::opt<bool> fitBatch(
+    "fit-batch",
+    cl::desc("Print the largest batch size that fits --budget (re-runs the "
+             "pipeline per candidate), alone on stdout"),
+    cl::init(false), cl::cat(lintCat));
+
 cl::opt<bool>
     splitInputFile("split-input-file",
                    cl::desc("Process each chunk of the input separately"),
@@ -192,6 +219,13 @@ void checkOptions() {
   if (freezeFirst.getNumOccurrences() && !(freezeFirst >= 0 && freezeFirst <= 1))
     usageError("--freeze-first must be a fraction in [0, 1], got " +
                std::to_string(freezeFirst));
+  if (budget.getNumOccurrences() && !vram::parseByteSize(budget))
+    usageError("--budget expects a size such as 8GiB, 24GB or 1000000, got '" +
+               budget + "'");
+  if ((fitBatch || budgetMetric.getNumOccurrences()) &&
+      !budget.getNumOccurrences())
+    usageError(std::string(fitBatch ? "--fit-batch" : "--budget-metric") +
+               " needs --budget");
   if (timeline && format == OutputFormat::Mlir)
     usageError("--timeline is part of a report: add --format=text or "
                "--format=json");
@@ -228,13 +262,21 @@ void checkOptions() {
   }
 }
 
+/// Rebuilds the model at another batch size (zoo and ONNX inputs), for the
+/// budget lint's suggestions and --fit-batch; null for .mlir input.
+std::function<OwningOpRef<ModuleOp>(int64_t)> rebuildModel;
+/// Evaluates the step with another optimizer implementation (lint
+/// suggestions); unset for the run the user asked for.
+std::optional<vram::nn::OptimizerImpl> implementationOverride;
+
 vram::BuildStepOptions buildStepOptions() {
   vram::BuildStepOptions options;
   options.mode = mode;
   options.optimizer = optimizer;
   // Without --optimizer-impl, the implementation the modelled PyTorch picks.
   options.implementation =
-      optimizerImpl.getNumOccurrences()
+      implementationOverride ? *implementationOverride
+      : optimizerImpl.getNumOccurrences()
           ? optimizerImpl.getValue()
           : vram::nn::getDefaultOptimizerImpl({torchVersion, device});
   options.weightDecay = weightDecay;
@@ -248,10 +290,137 @@ vram::BuildStepOptions buildStepOptions() {
 }
 
 /// Runs the pipeline on `module` and writes IR or the report.
+/// The metric --budget is checked against.
+vram::BudgetMetric getBudgetMetric() {
+  switch (budgetMetric) {
+  case BudgetMetricFlag::Exact:
+    return vram::BudgetMetric::Exact;
+  case BudgetMetricFlag::Allocated:
+    return vram::BudgetMetric::Allocated;
+  case BudgetMetricFlag::Reserved:
+    return vram::BudgetMetric::Reserved;
+  case BudgetMetricFlag::Default:
+    break;
+  }
+  return allocatorKind == vram::nn::AllocatorKind::PytorchCuda
+             ? vram::BudgetMetric::Reserved
+             : vram::BudgetMetric::Exact;
+}
+
+llvm::StringRef getBudgetMetricName() {
+  switch (getBudgetMetric()) {
+  case vram::BudgetMetric::Exact:
+    return "exact";
+  case vram::BudgetMetric::Allocated:
+    return "allocated";
+  case vram::BudgetMetric::Reserved:
+    return "reserved";
+  }
+  llvm_unreachable("unknown metric");
+}
+
+std::unique_ptr<vram::AllocatorModel> makeAllocator() {
+  if (allocatorKind == vram::nn::AllocatorKind::PytorchCuda)
+    return std::make_unique<vram::CudaCachingAllocator>();
+  return std::make_unique<vram::ExactAllocator>();
+}
+
+LogicalResult buildStep(ModuleOp module,
+                        const PassPipelineCLParser &passPipeline,
+                        bool wantsStep);
+
+/// The step's memory under the budget metric, or failure.
+FailureOr<int64_t> measureBudgetMetric(ModuleOp module) {
+  auto step = module.lookupSymbol<func::FuncOp>("step");
+  if (!step)
+    step = module.lookupSymbol<func::FuncOp>("forward");
+  if (!step)
+    return module.emitError("no @step or @forward function to check");
+  vram::MemoryAnalysis memory(step);
+  if (memory.failed())
+    return failure();
+  std::unique_ptr<vram::AllocatorModel> allocator = makeAllocator();
+  return vram::computeMemoryMetrics(memory, *allocator).get(getBudgetMetric());
+}
+
+/// The step of `module` built again from a fresh model, measured; failure
+/// (quietly) when that cannot be done.
+FailureOr<int64_t> measureRebuilt(int64_t batchSize, MLIRContext *ctx,
+                                  const PassPipelineCLParser *pipeline) {
+  ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+  OwningOpRef<ModuleOp> module = rebuildModel(batchSize);
+  if (!module || failed(buildStep(*module, *pipeline, true)))
+    return failure();
+  return measureBudgetMetric(*module);
+}
+
+const PassPipelineCLParser *activePipeline = nullptr;
+
+/// Remarks at the peak op saying what would fit, each evaluated by running
+/// the pipeline again: the largest batch size, a fused optimizer.
+void suggestFixes(func::FuncOp step, const vram::MemoryAnalysis &memory,
+                  int64_t limit) {
+  if (!rebuildModel || !activePipeline)
+    return;
+  MLIRContext *ctx = step.getContext();
+  Location loc = memory.getPeakOp() ? memory.getPeakOp()->getLoc()
+                                    : step.getLoc();
+  std::optional<int64_t> current = vram::getBatchSize(step);
+  auto measure = [&](int64_t b) -> FailureOr<int64_t> {
+    FailureOr<int64_t> used = measureRebuilt(b, ctx, activePipeline);
+    return failed(used) ? FailureOr<int64_t>(INT64_MAX) : used;
+  };
+  FailureOr<std::optional<int64_t>> best = vram::findLargestBatch(
+      measure, limit, current ? std::max<int64_t>(*current, 1) : 1 << 20);
+  if (succeeded(best) && *best)
+    emitRemark(loc) << "batch size " << **best << " fits the budget";
+  else if (succeeded(best))
+    emitRemark(loc) << "not even batch size 1 fits the budget";
+  if (mode != vram::nn::StepMode::Train || !current ||
+      buildStepOptions().implementation == vram::nn::OptimizerImpl::Fused)
+    return;
+  implementationOverride = vram::nn::OptimizerImpl::Fused;
+  FailureOr<int64_t> fused = measureRebuilt(*current, ctx, activePipeline);
+  implementationOverride.reset();
+  if (succeeded(fused))
+    emitRemark(loc) << "--optimizer-impl=fused needs "
+                    << vram::formatByteSize(*fused)
+                    << (*fused <= limit ? ": fits" : ": does not fit either");
+}
+
+/// --budget: an error at the peak op when over, a one-line margin otherwise.
+LogicalResult lintBudget(ModuleOp module) {
+  auto step = module.lookupSymbol<func::FuncOp>("step");
+  if (!step)
+    step = module.lookupSymbol<func::FuncOp>("forward");
+  if (!step)
+    return module.emitError("no @step or @forward function to check");
+  vram::MemoryAnalysis memory(step);
+  if (memory.failed())
+    return failure();
+  std::unique_ptr<vram::AllocatorModel> allocator = makeAllocator();
+  int64_t used =
+      vram::computeMemoryMetrics(memory, *allocator).get(getBudgetMetric());
+  int64_t limit = *vram::parseByteSize(budget);
+  if (failed(vram::checkBudget(step, memory, used, limit,
+                               getBudgetMetricName()))) {
+    suggestFixes(step, memory, limit);
+    return failure();
+  }
+  llvm::errs() << llvm::formatv(
+      "within budget: {0} of {1} ({2}), margin {3}\n",
+      vram::formatByteSize(used), vram::formatByteSize(limit),
+      getBudgetMetricName(), vram::formatByteSize(limit - used));
+  return success();
+}
+
 LogicalResult processModule(ModuleOp module,
                             const PassPipelineCLParser &passPipeline,
                             llvm::StringRef modelName, llvm::raw_ostream &os) {
-  MLIRContext *ctx = module.getContext();
+  // A report, or an explicit --mode or --budget, builds the step when the
+  // pipeline did not; a report without --mode is about training.
+  bool wantsStep = format != OutputFormat::Mlir || mode.getNumOccurrences() ||
+                   budget.getNumOccurrences();
   // --batch must have bound the model's batch dimension: a model whose batch
   // is static and different (or that has none) cannot apply it.
   if (batch.getNumOccurrences())
@@ -265,6 +434,40 @@ LogicalResult processModule(ModuleOp module,
                                             : std::string("absent"))
                        .str());
     }
+  if (failed(buildStep(module, passPipeline, wantsStep)))
+    return failure();
+  bool overBudget = budget.getNumOccurrences() && failed(lintBudget(module));
+  if (format == OutputFormat::Mlir) {
+    // A lint run prints the verdict, not IR, unless IR was asked for.
+    if (!budget.getNumOccurrences() || format.getNumOccurrences()) {
+      module.print(os);
+      os << "\n";
+    }
+    return failure(overBudget);
+  }
+  vram::ReportOptions options;
+  options.modelName = modelName.str();
+  if (auto name = module->getAttrOfType<StringAttr>(
+          vram::nn::NNDialect::kModelAttrName))
+    options.modelName = name.str();
+  options.optimizer = vram::nn::stringifyEnum(optimizer.getValue()).str();
+  options.flops = flopConvention;
+  options.allocator = allocatorKind;
+  options.timeline = timeline;
+  options.topTensors = topTensors;
+  if (failed(vram::writeReport(module, options,
+                               format == OutputFormat::Json
+                                   ? vram::ReportFormat::Json
+                                   : vram::ReportFormat::Text,
+                               os)))
+    return failure();
+  return failure(overBudget);
+}
+
+LogicalResult buildStep(ModuleOp module,
+                        const PassPipelineCLParser &passPipeline,
+                        bool wantsStep) {
+  MLIRContext *ctx = module.getContext();
   PassManager pm(ctx, ModuleOp::getOperationName(),
                  OpPassManager::Nesting::Implicit);
   if (failed(applyPassManagerCLOptions(pm)))
@@ -275,9 +478,6 @@ LogicalResult processModule(ModuleOp module,
   };
   if (failed(passPipeline.addToPipeline(pm, errorHandler)))
     return failure();
-  // A report, or an explicit --mode, builds the step when the pipeline did
-  // not; a report without --mode is about training.
-  bool wantsStep = format != OutputFormat::Mlir || mode.getNumOccurrences();
   if (failed(pm.run(module)))
     return failure();
   // Scenario flags transform the forward model, before the step is built.
@@ -303,33 +503,53 @@ LogicalResult processModule(ModuleOp module,
     if (failed(stepPm.run(module)))
       return failure();
   }
-  if (format == OutputFormat::Mlir) {
-    module.print(os);
-    os << "\n";
-    return success();
-  }
-  vram::ReportOptions options;
-  options.modelName = modelName.str();
-  if (auto name = module->getAttrOfType<StringAttr>(
-          vram::nn::NNDialect::kModelAttrName))
-    options.modelName = name.str();
-  options.optimizer = vram::nn::stringifyEnum(optimizer.getValue()).str();
-  options.flops = flopConvention;
-  options.allocator = allocatorKind;
-  options.timeline = timeline;
-  options.topTensors = topTensors;
-  return vram::writeReport(module, options,
-                           format == OutputFormat::Json
-                               ? vram::ReportFormat::Json
-                               : vram::ReportFormat::Text,
-                           os);
+  return success();
 }
 
-/// Whether `loc` names a position in a file.
+/// --fit-batch: the largest batch whose step fits --budget, each candidate
+/// built by `makeModel` and run through the same pipeline.
+int fitBatchSize(
+    llvm::function_ref<OwningOpRef<ModuleOp>(int64_t)> makeModel,
+    const PassPipelineCLParser &passPipeline, MLIRContext &context) {
+  int64_t limit = *vram::parseByteSize(budget);
+  auto measure = [&](int64_t candidate) -> FailureOr<int64_t> {
+    // A batch so large that sizes overflow does not fit; only batch 1's
+    // errors are the user's.
+    std::optional<ScopedDiagnosticHandler> quiet;
+    if (candidate > 1)
+      quiet.emplace(&context, [](Diagnostic &) { return success(); });
+    OwningOpRef<ModuleOp> module = makeModel(candidate);
+    if (!module || failed(buildStep(*module, passPipeline, true))) {
+      if (candidate > 1)
+        return INT64_MAX;
+      return failure();
+    }
+    FailureOr<int64_t> used = measureBudgetMetric(*module);
+    if (failed(used) && candidate > 1)
+      return INT64_MAX;
+    return used;
+  };
+  FailureOr<std::optional<int64_t>> best =
+      vram::findLargestBatch(measure, limit);
+  if (failed(best))
+    return 1;
+  if (!*best) {
+    llvm::errs() << "vram-opt: even batch 1 exceeds the budget of "
+                 << vram::formatByteSize(limit) << " ("
+                 << getBudgetMetricName() << ")\n";
+    return 1;
+  }
+  llvm::outs() << **best << "\n";
+  return 0;
+}
+
+/// Whether `loc` names a position in a file (the ONNX importer's file
+/// locations have line 0: they name the file, not a position).
 bool hasFileLocation(Location loc) {
   bool found = false;
   loc->walk([&](Location inner) {
-    found |= isa<FileLineColLoc>(inner);
+    auto file = dyn_cast<FileLineColLoc>(inner);
+    found |= file && file.getLine() > 0;
     return found ? WalkResult::interrupt() : WalkResult::advance();
   });
   return found;
@@ -361,9 +581,13 @@ public:
               os << "remark: ";
               break;
             }
+            std::string message = diag.str();
+            // Name the layer, unless the message already does (the ONNX
+            // importer's "node '...' (Op): ...").
             if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
-              os << name.getName().getValue() << ": ";
-            os << diag.str() << "\n";
+              if (!StringRef(message).contains(name.getName().getValue()))
+                os << name.getName().getValue() << ": ";
+            os << message << "\n";
           };
           print(d);
           for (Diagnostic &note : d.getNotes())
@@ -459,6 +683,16 @@ int main(int argc, char **argv) {
     zooOptions.target = {torchVersion, device};
     if (batch > 0)
       zooOptions.batch = batch;
+    auto zooModel = [&](int64_t candidate) -> OwningOpRef<ModuleOp> {
+      vram::zoo::ZooOptions candidateOptions = zooOptions;
+      candidateOptions.batch = candidate;
+      auto module = vram::zoo::buildModel(&context, zooName, candidateOptions);
+      if (!module) {
+        llvm::consumeError(module.takeError());
+        return nullptr;
+      }
+      return std::move(*module);
+    };
     if (imageSize > 0)
       zooOptions.imageSize = imageSize;
     if (seqLen > 0)
@@ -468,6 +702,10 @@ int main(int argc, char **argv) {
     auto module = vram::zoo::buildModel(&context, zooName, zooOptions);
     if (!module)
       usageError(llvm::toString(module.takeError()));
+    if (fitBatch)
+      return fitBatchSize(zooModel, passPipeline, context);
+    rebuildModel = zooModel;
+    activePipeline = &passPipeline;
     if (failed(processModule(**module, passPipeline, zooName, output->os())))
       return 1;
     output->keep();
@@ -504,10 +742,40 @@ int main(int argc, char **argv) {
       onnxOptions.dims[name] = v;
     }
     onnxOptions.bufferPatterns.assign(onnxBuffers.begin(), onnxBuffers.end());
+    if (fitBatch) {
+      auto onnxModel = [&](int64_t candidate) -> OwningOpRef<ModuleOp> {
+        vram::onnx_import::OnnxImportOptions candidateOptions = onnxOptions;
+        candidateOptions.batch = candidate;
+        OwningOpRef<ModuleOp> module = vram::onnx_import::importOnnxModel(
+            &context, file->getBuffer(), inputFilename, candidateOptions);
+        // A graph whose batch is static cannot be searched.
+        if (module)
+          if (auto forward = module->lookupSymbol<func::FuncOp>("forward"))
+            if (vram::getBatchSize(forward) != candidate)
+              usageError("--fit-batch needs a model whose batch dimension "
+                         "can be bound; this graph's is static");
+        return module;
+      };
+      return fitBatchSize(onnxModel, passPipeline, context);
+    }
     OwningOpRef<ModuleOp> module = vram::onnx_import::importOnnxModel(
         &context, file->getBuffer(), inputFilename, onnxOptions);
     if (!module)
       return 1;
+    // Suggestions re-import the graph at other batch sizes when its batch
+    // dimension is symbolic.
+    rebuildModel = [&](int64_t candidate) -> OwningOpRef<ModuleOp> {
+      vram::onnx_import::OnnxImportOptions candidateOptions = onnxOptions;
+      candidateOptions.batch = candidate;
+      OwningOpRef<ModuleOp> rebuilt = vram::onnx_import::importOnnxModel(
+          &context, file->getBuffer(), inputFilename, candidateOptions);
+      if (rebuilt)
+        if (auto forward = rebuilt->lookupSymbol<func::FuncOp>("forward"))
+          if (vram::getBatchSize(forward) != candidate)
+            return nullptr;
+      return rebuilt;
+    };
+    activePipeline = &passPipeline;
     if (failed(processModule(*module, passPipeline, stem, output->os())))
       return 1;
     output->keep();
@@ -517,6 +785,9 @@ int main(int argc, char **argv) {
 #endif
   }
 
+  if (fitBatch)
+    usageError("--fit-batch needs a model whose batch can be bound: a zoo "
+               "model or an ONNX graph with a symbolic batch dimension");
   auto processChunk = [&](std::unique_ptr<llvm::MemoryBuffer> chunk,
                           llvm::MemoryBufferRef, llvm::raw_ostream &os) {
     return processMlirBuffer(std::move(chunk), os, passPipeline, registry,
