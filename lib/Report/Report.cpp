@@ -1,6 +1,6 @@
 //===- Report.cpp - text and JSON reports ---------------------------------===//
 
-#include "vram/Report/Report.h"
+#include "ReportData.h"
 #include "vram/Analysis/Allocator.h"
 #include "vram/Analysis/FlopAnalysis.h"
 #include "vram/Analysis/MemoryAnalysis.h"
@@ -18,38 +18,11 @@
 
 using namespace mlir;
 using namespace vram;
+using namespace vram::report;
 namespace json = llvm::json;
 
-namespace {
-struct LayerRow {
-  std::string name;
-  std::string op;
-  std::string outputShape;
-  int64_t params = 0;
-  int64_t flops = 0;
-  int64_t savedBytes = 0;
-  int64_t principalWork = -1; ///< full-convention FLOPs of `op`
-  unsigned call = 1;          ///< which call of the layer (shared modules)
-};
 
-/// What the report shows, read from the analyses; nothing is recomputed.
-struct Analyses {
-  func::FuncOp func;
-  std::string mode;
-  ParameterSummary parameters;
-  std::optional<int64_t> batch;
-  std::string precision;
-  /// The PyTorch modelled by the step (null for a forward model).
-  json::Value torchVersion = nullptr, device = nullptr;
-  std::unique_ptr<FlopAnalysis> flops;
-  std::unique_ptr<MemoryAnalysis> memory;
-  std::string allocatorName;
-  AllocatorPeaks allocatorPeaks;
-  std::vector<LayerRow> layers;
-};
-} // namespace
-
-static std::string typeString(Type type) {
+std::string vram::report::typeString(Type type) {
   std::string s;
   llvm::raw_string_ostream os(s);
   if (auto tensor = dyn_cast<RankedTensorType>(type)) {
@@ -64,7 +37,7 @@ static std::string typeString(Type type) {
 
 /// The layer name an op belongs to: the name of its NameLoc (possibly fused
 /// or nested), else "file:line" of a file location, else "".
-static std::string getLayerName(Location loc) {
+std::string vram::report::getLayerName(Location loc) {
   if (auto name = dyn_cast<NameLoc>(loc))
     return name.getName().str();
   if (auto fused = dyn_cast<FusedLoc>(loc))
@@ -82,7 +55,7 @@ static std::string getLayerName(Location loc) {
 }
 
 /// "file:line:col" for file locations, the name (and file) of named ones.
-static std::string locationString(Location loc) {
+std::string vram::report::locationString(Location loc) {
   if (auto file = dyn_cast<FileLineColLoc>(loc))
     return llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
                          file.getLine(), file.getColumn())
@@ -101,7 +74,7 @@ static std::string locationString(Location loc) {
 
 /// A short name for a storage: the parameter/buffer name, the input index, or
 /// the allocating op and its layer.
-static std::string describeStorage(const Storage &s) {
+std::string vram::report::describeStorage(const Storage &s) {
   if (s.root)
     if (auto arg = dyn_cast<BlockArgument>(s.root))
       return llvm::formatv("input #{0}", arg.getArgNumber()).str();
@@ -214,7 +187,7 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
   return table;
 }
 
-static FailureOr<Analyses> analyze(ModuleOp module,
+FailureOr<Analyses> vram::report::analyze(ModuleOp module,
                                    const ReportOptions &options) {
   Analyses a;
   a.func = module.lookupSymbol<func::FuncOp>("step");
@@ -339,7 +312,7 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
   os << llvm::formatv("{0:2}", json::Value(std::move(report))) << "\n";
 }
 
-static std::string humanBytes(int64_t bytes) {
+std::string vram::report::humanBytes(int64_t bytes) {
   const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = bytes;
   unsigned u = 0;
@@ -351,7 +324,7 @@ static std::string humanBytes(int64_t bytes) {
                 : llvm::formatv("{0:f2} {1}", v, units[u]).str();
 }
 
-static std::string withCommas(int64_t n) {
+std::string vram::report::withCommas(int64_t n) {
   std::string digits = std::to_string(n < 0 ? -n : n), out;
   for (size_t i = 0; i < digits.size(); ++i) {
     if (i && (digits.size() - i) % 3 == 0)
@@ -441,9 +414,16 @@ LogicalResult vram::writeReport(ModuleOp module, const ReportOptions &options,
   FailureOr<Analyses> a = analyze(module, options);
   if (failed(a))
     return failure();
-  if (format == ReportFormat::Json)
+  switch (format) {
+  case ReportFormat::Json:
     writeJson(*a, options, os);
-  else
+    break;
+  case ReportFormat::Text:
     writeText(*a, options, os);
+    break;
+  case ReportFormat::Markdown:
+    writeMarkdown(*a, options, os);
+    break;
+  }
   return success();
 }

@@ -52,7 +52,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class OutputFormat { Mlir, Text, Json };
+enum class OutputFormat { Mlir, Text, Json, Markdown };
 enum class InputKind { Auto, Mlir, Onnx };
 
 cl::OptionCategory modelCat("Model");
@@ -155,11 +155,28 @@ cl::opt<OutputFormat>
            cl::values(clEnumValN(OutputFormat::Mlir, "mlir", "print IR"),
                       clEnumValN(OutputFormat::Text, "text", "text report"),
                       clEnumValN(OutputFormat::Json, "json",
-                                 "JSON report (docs/Report.md)")),
+                                 "JSON report (docs/Report.md)"),
+                      clEnumValN(OutputFormat::Markdown, "markdown",
+                                 "a pull-request comment (with --compare)")),
            cl::init(OutputFormat::Mlir), cl::cat(stepCat));
 cl::opt<bool> timeline("timeline",
                        cl::desc("Add the live-bytes timeline to the report"),
                        cl::init(false), cl::cat(stepCat));
+cl::opt<std::string> compareWith(
+    "compare",
+    cl::desc("Markdown: compare with a baseline JSON report (deltas per "
+             "category, regression line)"),
+    cl::value_desc("BASELINE.json"), cl::cat(stepCat));
+cl::opt<double> regressionThreshold(
+    "regression-threshold",
+    cl::desc("Markdown with --compare: peak growth reported as a regression, "
+             "in percent (default 5)"),
+    cl::init(5.0), cl::cat(stepCat));
+cl::opt<std::string> traceFile(
+    "trace",
+    cl::desc("Write the memory timeline as Chrome trace events "
+             "(chrome://tracing, Perfetto)"),
+    cl::value_desc("FILE"), cl::cat(stepCat));
 cl::opt<unsigned> topTensors("top-tensors",
                              cl::desc("Tensors listed at the peak"),
                              cl::init(10), cl::cat(stepCat));
@@ -226,6 +243,10 @@ void checkOptions() {
       !budget.getNumOccurrences())
     usageError(std::string(fitBatch ? "--fit-batch" : "--budget-metric") +
                " needs --budget");
+  if (compareWith.getNumOccurrences() && format != OutputFormat::Markdown)
+    usageError("--compare needs --format=markdown");
+  if (!(regressionThreshold >= 0) || std::isinf(regressionThreshold))
+    usageError("--regression-threshold must be a percentage >= 0");
   if (timeline && format == OutputFormat::Mlir)
     usageError("--timeline is part of a report: add --format=text or "
                "--format=json");
@@ -420,7 +441,7 @@ LogicalResult processModule(ModuleOp module,
   // A report, or an explicit --mode or --budget, builds the step when the
   // pipeline did not; a report without --mode is about training.
   bool wantsStep = format != OutputFormat::Mlir || mode.getNumOccurrences() ||
-                   budget.getNumOccurrences();
+                   budget.getNumOccurrences() || traceFile.getNumOccurrences();
   // --batch must have bound the model's batch dimension: a model whose batch
   // is static and different (or that has none) cannot apply it.
   if (batch.getNumOccurrences())
@@ -437,14 +458,6 @@ LogicalResult processModule(ModuleOp module,
   if (failed(buildStep(module, passPipeline, wantsStep)))
     return failure();
   bool overBudget = budget.getNumOccurrences() && failed(lintBudget(module));
-  if (format == OutputFormat::Mlir) {
-    // A lint run prints the verdict, not IR, unless IR was asked for.
-    if (!budget.getNumOccurrences() || format.getNumOccurrences()) {
-      module.print(os);
-      os << "\n";
-    }
-    return failure(overBudget);
-  }
   vram::ReportOptions options;
   options.modelName = modelName.str();
   if (auto name = module->getAttrOfType<StringAttr>(
@@ -455,11 +468,32 @@ LogicalResult processModule(ModuleOp module,
   options.allocator = allocatorKind;
   options.timeline = timeline;
   options.topTensors = topTensors;
-  if (failed(vram::writeReport(module, options,
-                               format == OutputFormat::Json
-                                   ? vram::ReportFormat::Json
-                                   : vram::ReportFormat::Text,
-                               os)))
+  options.comparePath = compareWith;
+  options.regressionThreshold = regressionThreshold / 100;
+  if (traceFile.getNumOccurrences()) {
+    std::string error;
+    auto trace = openOutputFile(traceFile, &error);
+    if (!trace)
+      usageError(error);
+    if (failed(vram::writeTrace(module, options, trace->os())))
+      return failure();
+    trace->keep();
+  }
+  if (format == OutputFormat::Mlir) {
+    // A lint or trace run prints its output, not IR, unless IR was asked for.
+    if ((!budget.getNumOccurrences() && !traceFile.getNumOccurrences()) ||
+        format.getNumOccurrences()) {
+      module.print(os);
+      os << "\n";
+    }
+    return failure(overBudget);
+  }
+  vram::ReportFormat reportFormat = format == OutputFormat::Json
+                                        ? vram::ReportFormat::Json
+                                    : format == OutputFormat::Markdown
+                                        ? vram::ReportFormat::Markdown
+                                        : vram::ReportFormat::Text;
+  if (failed(vram::writeReport(module, options, reportFormat, os)))
     return failure();
   return failure(overBudget);
 }

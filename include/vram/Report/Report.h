@@ -17,7 +17,7 @@
 
 namespace vram {
 
-enum class ReportFormat { Text, Json };
+enum class ReportFormat { Text, Json, Markdown };
 
 struct ReportOptions {
   std::string modelName;
@@ -27,6 +27,10 @@ struct ReportOptions {
   /// simulated over two iterations (a training loop's steady state).
   nn::AllocatorKind allocator = nn::AllocatorKind::Exact;
   bool timeline = false;
+  /// Markdown: a baseline JSON report (this schema) to compare against, and
+  /// the relative growth of the peak reported as a regression.
+  std::string comparePath;
+  double regressionThreshold = 0.05;
   unsigned topTensors = 10;
 };
 
@@ -36,6 +40,13 @@ struct ReportOptions {
 mlir::LogicalResult writeReport(mlir::ModuleOp module,
                                 const ReportOptions &options,
                                 ReportFormat format, llvm::raw_ostream &os);
+
+/// Writes the step's memory as Chrome trace events (chrome://tracing,
+/// Perfetto): a counter track per memory category over the op sequence (one
+/// op per microsecond) and an instant event per allocation and release.
+mlir::LogicalResult writeTrace(mlir::ModuleOp module,
+                               const ReportOptions &options,
+                               llvm::raw_ostream &os);
 
 } // namespace vram
 

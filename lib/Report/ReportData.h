@@ -1,0 +1,72 @@
+//===- ReportData.h - what the report writers print ---------------*- C++ -*-===//
+//
+// Private to lib/Report: the analyses' results gathered once (analyze()) and
+// the helpers every writer shares. Writers print; they compute nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_LIB_REPORT_REPORTDATA_H
+#define VRAM_LIB_REPORT_REPORTDATA_H
+
+#include "vram/Analysis/Allocator.h"
+#include "vram/Analysis/FlopAnalysis.h"
+#include "vram/Analysis/MemoryAnalysis.h"
+#include "vram/Report/Report.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/JSON.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vram::report {
+
+struct LayerRow {
+  std::string name;
+  std::string op;
+  std::string outputShape;
+  int64_t params = 0;
+  int64_t flops = 0;
+  int64_t savedBytes = 0;
+  int64_t principalWork = -1; ///< full-convention FLOPs of `op`
+  unsigned call = 1;          ///< which call of the layer (shared modules)
+};
+
+/// What the report shows, read from the analyses; nothing is recomputed.
+struct Analyses {
+  mlir::func::FuncOp func;
+  std::string mode;
+  ParameterSummary parameters;
+  std::optional<int64_t> batch;
+  std::string precision;
+  /// The PyTorch modelled by the step (null for a forward model).
+  llvm::json::Value torchVersion = nullptr, device = nullptr;
+  std::unique_ptr<FlopAnalysis> flops;
+  std::unique_ptr<MemoryAnalysis> memory;
+  std::string allocatorName;
+  AllocatorPeaks allocatorPeaks;
+  std::vector<LayerRow> layers;
+};
+
+/// Runs the analyses of the module's `@step` (or `@forward`).
+mlir::FailureOr<Analyses> analyze(mlir::ModuleOp module,
+                                  const ReportOptions &options);
+
+std::string typeString(mlir::Type type);
+/// The layer name of an op's location ("" when it has none).
+std::string getLayerName(mlir::Location loc);
+/// "file:line:col" for file locations, the name (and file) of named ones.
+std::string locationString(mlir::Location loc);
+/// A short name for a storage: the parameter name, the input, or the op.
+std::string describeStorage(const Storage &s);
+std::string humanBytes(int64_t bytes);
+std::string withCommas(int64_t n);
+
+void writeMarkdown(const Analyses &a, const ReportOptions &options,
+                   llvm::raw_ostream &os);
+
+} // namespace vram::report
+
+#endif // VRAM_LIB_REPORT_REPORTDATA_H
