@@ -7,12 +7,13 @@ from lit.llvm import llvm_config
 config.name = "VRAM"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "check-json.py"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "check-json.py", "check-sarif.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.vram_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 # Compares JSON report fields with references and tolerances.
+config.substitutions.append(("%check-sarif", "python3 " + os.path.join(os.path.dirname(__file__), "check-sarif.py")))
 config.substitutions.append(("%check-json", "python3 " + os.path.join(os.path.dirname(__file__), "check-json.py")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%truth", os.path.join(config.vram_src_root, "test", "Inputs", "truth")))

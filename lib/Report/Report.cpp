@@ -424,6 +424,9 @@ LogicalResult vram::writeReport(ModuleOp module, const ReportOptions &options,
   case ReportFormat::Markdown:
     writeMarkdown(*a, options, os);
     break;
+  case ReportFormat::Sarif:
+    writeSarif(*a, options, os);
+    break;
   }
   return success();
 }

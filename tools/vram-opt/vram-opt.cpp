@@ -52,7 +52,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class OutputFormat { Mlir, Text, Json, Markdown };
+enum class OutputFormat { Mlir, Text, Json, Markdown, Sarif };
 enum class InputKind { Auto, Mlir, Onnx };
 
 cl::OptionCategory modelCat("Model");
@@ -157,7 +157,9 @@ cl::opt<OutputFormat>
                       clEnumValN(OutputFormat::Json, "json",
                                  "JSON report (docs/Report.md)"),
                       clEnumValN(OutputFormat::Markdown, "markdown",
-                                 "a pull-request comment (with --compare)")),
+                                 "a pull-request comment (with --compare)"),
+                      clEnumValN(OutputFormat::Sarif, "sarif",
+                                 "SARIF 2.1.0 for code scanning")),
            cl::init(OutputFormat::Mlir), cl::cat(stepCat));
 cl::opt<bool> timeline("timeline",
                        cl::desc("Add the live-bytes timeline to the report"),
@@ -470,6 +472,12 @@ LogicalResult processModule(ModuleOp module,
   options.topTensors = topTensors;
   options.comparePath = compareWith;
   options.regressionThreshold = regressionThreshold / 100;
+  options.inputPath = zooName.empty() ? inputFilename.getValue()
+                                      : "zoo:" + zooName.getValue();
+  if (budget.getNumOccurrences())
+    if (FailureOr<int64_t> used = measureBudgetMetric(module); succeeded(used))
+      options.budget = vram::BudgetFinding{*vram::parseByteSize(budget), *used,
+                                           getBudgetMetricName().str()};
   if (traceFile.getNumOccurrences()) {
     std::string error;
     auto trace = openOutputFile(traceFile, &error);
@@ -492,6 +500,8 @@ LogicalResult processModule(ModuleOp module,
                                         ? vram::ReportFormat::Json
                                     : format == OutputFormat::Markdown
                                         ? vram::ReportFormat::Markdown
+                                    : format == OutputFormat::Sarif
+                                        ? vram::ReportFormat::Sarif
                                         : vram::ReportFormat::Text;
   if (failed(vram::writeReport(module, options, reportFormat, os)))
     return failure();

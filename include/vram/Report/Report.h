@@ -13,11 +13,19 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 
 namespace vram {
 
-enum class ReportFormat { Text, Json, Markdown };
+enum class ReportFormat { Text, Json, Markdown, Sarif };
+
+/// A budget check's outcome, for the writers that show it (SARIF).
+struct BudgetFinding {
+  int64_t budget = 0;
+  int64_t used = 0;
+  std::string metric;
+};
 
 struct ReportOptions {
   std::string modelName;
@@ -31,6 +39,10 @@ struct ReportOptions {
   /// the relative growth of the peak reported as a regression.
   std::string comparePath;
   double regressionThreshold = 0.05;
+  /// Set when --budget was checked.
+  std::optional<BudgetFinding> budget;
+  /// The file analyzed (SARIF artifact of locations without a file).
+  std::string inputPath;
   unsigned topTensors = 10;
 };
 
