@@ -374,10 +374,18 @@ static void writeText(const Analyses &a, const ReportOptions &options,
     os << " " << stringifyEnum(static_cast<MemoryCategory>(c)) << " "
        << humanBytes(breakdown[c]) << (c + 1 < kNumMemoryCategories ? "," : "");
   os << "\n";
+  // The same breakdown as a table with shares of the peak.
+  int64_t peak = std::max<int64_t>(memory.getPeakBytes(), 1);
+  for (unsigned c = 0; c < kNumMemoryCategories; ++c)
+    if (breakdown[c])
+      os << llvm::formatv("    {0,-16} {1,12} {2,6:f1}%\n",
+                          stringifyEnum(static_cast<MemoryCategory>(c)),
+                          humanBytes(breakdown[c]), 100.0 * breakdown[c] / peak);
   os << llvm::formatv("saved for backward: {0} ({1})\n",
                       withCommas(memory.getSavedForBackwardBytes()),
                       humanBytes(memory.getSavedForBackwardBytes()));
-  os << "largest tensors at peak:\n";
+  if (options.topTensors)
+    os << "largest tensors at peak:\n";
   for (unsigned i : memory.getTopStoragesAtPeak(options.topTensors)) {
     const Storage &t = memory.getStorages()[i];
     os << llvm::formatv("  {0,12}  {1,-15}  {2}\n", humanBytes(t.bytes),

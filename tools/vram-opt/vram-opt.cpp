@@ -46,7 +46,13 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
+#include "llvm/Config/llvm-config.h"
+
 #include <cmath>
+
+#ifndef VRAM_OPT_VERSION
+#define VRAM_OPT_VERSION "0.2.0"
+#endif
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -56,12 +62,17 @@ enum class OutputFormat { Mlir, Text, Json, Markdown, Sarif };
 enum class InputKind { Auto, Mlir, Onnx };
 
 cl::OptionCategory modelCat("Model");
-cl::OptionCategory stepCat("Step and report");
+cl::OptionCategory stepCat("Step (what one iteration runs)");
+cl::OptionCategory scenarioCat("Scenario");
+cl::OptionCategory outputCat("Output");
 
-cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<model file>"),
+cl::opt<std::string> inputFilename(cl::Positional,
+                                   cl::desc("<model file: .mlir or .onnx>"),
+                                   cl::cat(modelCat),
                                    cl::init("-"));
 cl::opt<std::string> outputFilename("o", cl::desc("Output filename"),
-                                    cl::value_desc("filename"), cl::init("-"));
+                                    cl::value_desc("filename"), cl::init("-"),
+                                    cl::cat(outputCat));
 cl::opt<std::string>
     zooName("zoo", cl::desc("Use a built-in model (--zoo=list lists them)"),
             cl::value_desc("name"), cl::cat(modelCat));
@@ -121,12 +132,12 @@ cl::list<std::string> freezePatterns(
     "freeze",
     cl::desc("Freeze parameters: globs on their names or module paths "
              "(layer1,layer2.0.*)"),
-    cl::value_desc("PATTERN"), cl::CommaSeparated, cl::cat(stepCat));
+    cl::value_desc("PATTERN"), cl::CommaSeparated, cl::cat(scenarioCat));
 cl::opt<double> freezeFirst(
     "freeze-first",
     cl::desc("Freeze the parameters of the first FRACTION of the modules "
              "(named_modules order), as seed article 001 meant to"),
-    cl::value_desc("FRACTION"), cl::init(0.0), cl::cat(stepCat));
+    cl::value_desc("FRACTION"), cl::init(0.0), cl::cat(scenarioCat));
 cl::opt<bool> setToNone("set-to-none", cl::desc("zero_grad(set_to_none=...)"),
                         cl::init(true), cl::cat(stepCat));
 cl::opt<bool> inputRequiresGrad("input-requires-grad",
@@ -145,11 +156,11 @@ cl::opt<vram::nn::AllocatorKind> allocatorKind(
     "allocator",
     cl::desc("Allocator model for allocated/reserved peaks (default exact)"),
     EnumValues<vram::nn::AllocatorKind>(),
-    cl::init(vram::nn::AllocatorKind::Exact), cl::cat(stepCat));
+    cl::init(vram::nn::AllocatorKind::Exact), cl::cat(outputCat));
 cl::opt<vram::nn::FlopConvention>
     flopConvention("flops", cl::desc("FLOP convention (default flops)"),
                    EnumValues<vram::nn::FlopConvention>(),
-                   cl::init(vram::nn::FlopConvention::Flops), cl::cat(stepCat));
+                   cl::init(vram::nn::FlopConvention::Flops), cl::cat(outputCat));
 cl::opt<OutputFormat>
     format("format", cl::desc("Output: IR (default) or a report"),
            cl::values(clEnumValN(OutputFormat::Mlir, "mlir", "print IR"),
@@ -160,28 +171,28 @@ cl::opt<OutputFormat>
                                  "a pull-request comment (with --compare)"),
                       clEnumValN(OutputFormat::Sarif, "sarif",
                                  "SARIF 2.1.0 for code scanning")),
-           cl::init(OutputFormat::Mlir), cl::cat(stepCat));
+           cl::init(OutputFormat::Mlir), cl::cat(outputCat));
 cl::opt<bool> timeline("timeline",
                        cl::desc("Add the live-bytes timeline to the report"),
-                       cl::init(false), cl::cat(stepCat));
+                       cl::init(false), cl::cat(outputCat));
 cl::opt<std::string> compareWith(
     "compare",
     cl::desc("Markdown: compare with a baseline JSON report (deltas per "
              "category, regression line)"),
-    cl::value_desc("BASELINE.json"), cl::cat(stepCat));
+    cl::value_desc("BASELINE.json"), cl::cat(outputCat));
 cl::opt<double> regressionThreshold(
     "regression-threshold",
     cl::desc("Markdown with --compare: peak growth reported as a regression, "
              "in percent (default 5)"),
-    cl::init(5.0), cl::cat(stepCat));
+    cl::init(5.0), cl::cat(outputCat));
 cl::opt<std::string> traceFile(
     "trace",
     cl::desc("Write the memory timeline as Chrome trace events "
              "(chrome://tracing, Perfetto)"),
-    cl::value_desc("FILE"), cl::cat(stepCat));
+    cl::value_desc("FILE"), cl::cat(outputCat));
 cl::opt<unsigned> topTensors("top-tensors",
                              cl::desc("Tensors listed at the peak"),
-                             cl::init(10), cl::cat(stepCat));
+                             cl::init(10), cl::cat(outputCat));
 
 cl::OptionCategory lintCat("Lint");
 cl::opt<std::string> budget(
@@ -691,10 +702,34 @@ int main(int argc, char **argv) {
   vram::registerVramAnalysisPasses();
   PassPipelineCLParser passPipeline("", "Compiler passes to run");
 
+  // --help shows vram-opt's own options by group; --help-mlir also the MLIR
+  // and LLVM ones (pass pipelines, IR printing, debugging).
+  std::vector<char *> args(argv, argv + argc);
+  std::string helpFlag = "--help";
+  bool helpMlir = false;
+  for (char *&arg : args)
+    if (llvm::StringRef(arg) == "--help-mlir" ||
+        llvm::StringRef(arg) == "-help-mlir") {
+      arg = helpFlag.data();
+      helpMlir = true;
+    }
+  if (!helpMlir)
+    cl::HideUnrelatedOptions(
+        {&modelCat, &stepCat, &scenarioCat, &outputCat, &lintCat});
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "vram-opt " << VRAM_OPT_VERSION
+       << ": GPU memory and FLOPs of models, built on MLIR\n";
+    os << "  LLVM/MLIR " << LLVM_VERSION_STRING << "\n";
+  });
+  argc = args.size();
+  argv = args.data();
+
   std::string errors;
   llvm::raw_string_ostream errorStream(errors);
   if (!cl::ParseCommandLineOptions(argc, argv,
-                                   "vram-opt: GPU memory and FLOPs of models\n",
+                                   "vram-opt: GPU memory and FLOPs of models\n\n"
+                                   "  --help-mlir also lists MLIR's options "
+                                   "(pass pipelines, IR printing)\n",
                                    &errorStream)) {
     llvm::errs() << errors;
     return 2;
