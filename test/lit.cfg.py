@@ -15,10 +15,12 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 # Compares JSON report fields with references and tolerances.
 config.substitutions.append(("%check-sarif", "python3 " + os.path.join(os.path.dirname(__file__), "check-sarif.py")))
 config.substitutions.append(("%check-json", "python3 " + os.path.join(os.path.dirname(__file__), "check-json.py")))
+config.substitutions.append(("%vram_obj_root", config.vram_obj_root))
+config.substitutions.append(("%vram_src_root", config.vram_src_root))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%truth", os.path.join(config.vram_src_root, "test", "Inputs", "truth")))
 
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "PATH"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.vram_tools_dir, config.llvm_tools_dir]
