@@ -35,3 +35,13 @@ if config.vram_enable_onnx:
 if os.path.exists(os.path.join(config.vram_tools_dir, "vram-onnx-fuzz")):
     config.available_features.add("fuzzer")
     llvm_config.add_tool_substitutions(["vram-onnx-fuzz"], tool_dirs)
+
+# Headless Chromium renders the HTML report (CI installs it; locally the
+# test is skipped when it is absent).
+import shutil
+chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+if chromium:
+    config.available_features.add("chromium")
+    config.substitutions.append(("%chromium", chromium))
+else:
+    lit_config.note("chromium not found: the HTML rendering test is skipped")

@@ -435,6 +435,9 @@ LogicalResult vram::writeReport(ModuleOp module, const ReportOptions &options,
   case ReportFormat::Sarif:
     writeSarif(*a, options, os);
     break;
+  case ReportFormat::Html:
+    writeHtml(*a, options, os);
+    break;
   }
   return success();
 }

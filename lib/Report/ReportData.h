@@ -64,6 +64,8 @@ std::string describeStorage(const Storage &s);
 std::string humanBytes(int64_t bytes);
 std::string withCommas(int64_t n);
 
+void writeHtml(const Analyses &a, const ReportOptions &options,
+               llvm::raw_ostream &os);
 void writeSarif(const Analyses &a, const ReportOptions &options,
                 llvm::raw_ostream &os);
 void writeMarkdown(const Analyses &a, const ReportOptions &options,

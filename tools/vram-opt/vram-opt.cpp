@@ -58,7 +58,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class OutputFormat { Mlir, Text, Json, Markdown, Sarif };
+enum class OutputFormat { Mlir, Text, Json, Markdown, Sarif, Html };
 enum class InputKind { Auto, Mlir, Onnx };
 
 cl::OptionCategory modelCat("Model");
@@ -170,7 +170,9 @@ cl::opt<OutputFormat>
                       clEnumValN(OutputFormat::Markdown, "markdown",
                                  "a pull-request comment (with --compare)"),
                       clEnumValN(OutputFormat::Sarif, "sarif",
-                                 "SARIF 2.1.0 for code scanning")),
+                                 "SARIF 2.1.0 for code scanning"),
+                      clEnumValN(OutputFormat::Html, "html",
+                                 "a page with the memory timeline (SVG)")),
            cl::init(OutputFormat::Mlir), cl::cat(outputCat));
 cl::opt<bool> timeline("timeline",
                        cl::desc("Add the live-bytes timeline to the report"),
@@ -513,6 +515,8 @@ LogicalResult processModule(ModuleOp module,
                                         ? vram::ReportFormat::Markdown
                                     : format == OutputFormat::Sarif
                                         ? vram::ReportFormat::Sarif
+                                    : format == OutputFormat::Html
+                                        ? vram::ReportFormat::Html
                                         : vram::ReportFormat::Text;
   if (failed(vram::writeReport(module, options, reportFormat, os)))
     return failure();

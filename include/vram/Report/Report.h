@@ -18,7 +18,7 @@
 
 namespace vram {
 
-enum class ReportFormat { Text, Json, Markdown, Sarif };
+enum class ReportFormat { Text, Json, Markdown, Sarif, Html };
 
 /// A budget check's outcome, for the writers that show it (SARIF).
 struct BudgetFinding {
