@@ -37,9 +37,31 @@ std::string vram::report::typeString(Type type) {
 
 /// The layer name an op belongs to: the name of its NameLoc (possibly fused
 /// or nested), else "file:line" of a file location, else "".
+/// torch.onnx's scope names, `/layer1/layer1.0/conv1/Conv`, as the module
+/// path `layer1.0.conv1`: each scope either spells its full dotted path or
+/// its attribute name under the previous one; the last part is the node.
+static std::string modulePathOfOnnxName(StringRef name) {
+  SmallVector<StringRef> parts;
+  name.drop_front().split(parts, '/');
+  if (parts.size() < 2)
+    return name.str();
+  std::string path;
+  for (StringRef part : ArrayRef<StringRef>(parts).drop_back()) {
+    if (part.empty())
+      continue;
+    if (path.empty() || part.starts_with(path + "."))
+      path = part.str();
+    else
+      path += "." + part.str();
+  }
+  return path.empty() ? name.str() : path;
+}
+
 std::string vram::report::getLayerName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    StringRef n = name.getName().getValue();
+    return n.starts_with("/") ? modulePathOfOnnxName(n) : n.str();
+  }
   if (auto fused = dyn_cast<FusedLoc>(loc))
     for (Location inner : fused.getLocations())
       if (std::string n = getLayerName(inner); !n.empty())
@@ -187,6 +209,41 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
   return table;
 }
 
+/// Rows summed per module at `depth` (torchinfo's depth): `layer1.0.conv1`
+/// counts for `layer1` at depth 1, for `layer1.0` at depth 2. A row keeps
+/// the principal op and the last output shape of its module.
+static std::vector<LayerRow> aggregateLayers(const std::vector<LayerRow> &rows,
+                                             unsigned depth) {
+  llvm::MapVector<std::string, LayerRow, std::map<std::string, unsigned>>
+      modules;
+  for (const LayerRow &row : rows) {
+    SmallVector<StringRef> parts;
+    StringRef(row.name).split(parts, '.');
+    std::string key;
+    for (unsigned i = 0; i < std::min<size_t>(depth, parts.size()); ++i)
+      key += (i ? "." : "") + parts[i].str();
+    auto [it, inserted] = modules.try_emplace(key, row);
+    LayerRow &module = it->second;
+    if (inserted) {
+      module.name = key;
+      module.call = 1;
+      continue;
+    }
+    module.params += row.params;
+    module.flops += row.flops;
+    module.savedBytes += row.savedBytes;
+    module.outputShape = row.outputShape;
+    if (row.principalWork > module.principalWork) {
+      module.op = row.op;
+      module.principalWork = row.principalWork;
+    }
+  }
+  std::vector<LayerRow> table;
+  for (auto &entry : modules)
+    table.push_back(entry.second);
+  return table;
+}
+
 FailureOr<Analyses> vram::report::analyze(ModuleOp module,
                                    const ReportOptions &options) {
   Analyses a;
@@ -217,6 +274,8 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   a.allocatorName = allocator->getName().str();
   a.allocatorPeaks = runAllocator(*a.memory, *allocator, /*iterations=*/2);
   a.layers = buildLayerTable(a, options.flops);
+  if (options.depth)
+    a.layers = aggregateLayers(a.layers, options.depth);
   return a;
 }
 
@@ -404,17 +463,32 @@ static void writeText(const Analyses &a, const ReportOptions &options,
                           withCommas(memory.getLiveBytes(i)));
     }
   }
-  os << "\n"
-     << llvm::formatv("{0,-40} {1,-22} {2,-24} {3,12} {4,16} {5,14}\n", "layer",
-                      "op", "output shape", "params", "forward FLOPs", "saved");
+  // Columns as wide as their widest cell, whatever the name length.
+  std::vector<std::array<std::string, 6>> cells;
+  cells.push_back({"layer", "op", "output shape", "params", "forward FLOPs",
+                   "saved"});
   for (const LayerRow &row : a.layers)
-    os << llvm::formatv("{0,-40} {1,-22} {2,-24} {3,12} {4,16} {5,14}\n",
-                        (row.name.empty() ? std::string("-") : row.name) +
-                            (row.call > 1 ? " #" + std::to_string(row.call)
-                                          : std::string()),
-                        row.op,
-                        row.outputShape, withCommas(row.params),
-                        withCommas(row.flops), humanBytes(row.savedBytes));
+    cells.push_back({(row.name.empty() ? std::string("-") : row.name) +
+                         (row.call > 1 ? " #" + std::to_string(row.call)
+                                       : std::string()),
+                     row.op, row.outputShape, withCommas(row.params),
+                     withCommas(row.flops), humanBytes(row.savedBytes)});
+  std::array<size_t, 6> widths = {};
+  for (const auto &line : cells)
+    for (unsigned c = 0; c < 6; ++c)
+      widths[c] = std::max(widths[c], line[c].size());
+  os << "\n";
+  for (const auto &line : cells) {
+    for (unsigned c = 0; c < 6; ++c) {
+      if (c)
+        os << "  ";
+      if (c < 3)
+        os << llvm::left_justify(line[c], c == 2 ? widths[c] : widths[c]);
+      else
+        os << llvm::right_justify(line[c], widths[c]);
+    }
+    os << "\n";
+  }
 }
 
 LogicalResult vram::writeReport(ModuleOp module, const ReportOptions &options,

@@ -192,6 +192,11 @@ cl::opt<std::string> traceFile(
     cl::desc("Write the memory timeline as Chrome trace events "
              "(chrome://tracing, Perfetto)"),
     cl::value_desc("FILE"), cl::cat(outputCat));
+cl::opt<unsigned> layerDepth(
+    "depth",
+    cl::desc("Sum the layer table per module at this depth of the module "
+             "path (torchinfo's depth; 0: every layer)"),
+    cl::init(0), cl::cat(outputCat));
 cl::opt<unsigned> topTensors("top-tensors",
                              cl::desc("Tensors listed at the peak"),
                              cl::init(10), cl::cat(outputCat));
@@ -483,6 +488,7 @@ LogicalResult processModule(ModuleOp module,
   options.allocator = allocatorKind;
   options.timeline = timeline;
   options.topTensors = topTensors;
+  options.depth = layerDepth;
   options.comparePath = compareWith;
   options.regressionThreshold = regressionThreshold / 100;
   options.inputPath = zooName.empty() ? inputFilename.getValue()

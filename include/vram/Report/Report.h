@@ -35,6 +35,9 @@ struct ReportOptions {
   /// simulated over two iterations (a training loop's steady state).
   nn::AllocatorKind allocator = nn::AllocatorKind::Exact;
   bool timeline = false;
+  /// Layer rows summed per module at this depth of the module path (0: one
+  /// row per layer call).
+  unsigned depth = 0;
   /// Markdown: a baseline JSON report (this schema) to compare against, and
   /// the relative growth of the peak reported as a regression.
   std::string comparePath;
