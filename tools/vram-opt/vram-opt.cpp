@@ -689,6 +689,9 @@ int main(int argc, char **argv) {
   registerDefaultTimingManagerCLOptions();
   vram::registerVramPasses();
   vram::registerVramAnalysisPasses();
+#ifdef VRAM_ENABLE_ONNX
+  vram::onnx_import::registerPasses();
+#endif
   PassPipelineCLParser passPipeline("", "Compiler passes to run");
 
   std::string errors;
