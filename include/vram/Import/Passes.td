@@ -11,7 +11,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def OnnxInferInplace : Pass<"vram-onnx-infer-inplace", "mlir::func::FuncOp"> {
+def OnnxInferInplace : Pass<"vram-onnx-infer-inplace"> {
   let summary = "Marks the ReLU and Add that torchvision runs in place";
   let description = [{
     ONNX has no in-place ops, but PyTorch models write
@@ -49,7 +49,7 @@ def OnnxInferInplace : Pass<"vram-onnx-infer-inplace", "mlir::func::FuncOp"> {
 }
 
 def OnnxRaiseDecompositions
-    : Pass<"vram-onnx-raise", "mlir::func::FuncOp"> {
+    : Pass<"vram-onnx-raise"> {
   let summary = "Raises torch.onnx decompositions back to nn layers";
   let description = [{
     torch.onnx decomposes layers that the nn dialect keeps fused, and what a

@@ -35,7 +35,7 @@ struct OnnxInferInplacePass
   using OnnxInferInplaceBase::OnnxInferInplaceBase;
 
   void runOnOperation() override {
-    getOperation().walk([&](Operation *op) {
+    getOperation()->walk([&](Operation *op) {
       if (auto r = dyn_cast<nn::ReluOp>(op)) {
         if (relu && !r.getInplace() && inplaceCandidate(r.getInput())) {
           r.setInplace(true);
