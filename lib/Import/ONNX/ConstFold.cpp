@@ -2,10 +2,10 @@
 //
 // Folds the shape and mask computations that torch.onnx emits around
 // Reshape/Expand/Slice/Where (Shape/Gather/Concat/Range/Trilu/Where/...) at
-// import time. libonnx's data propagation covers only 1-D int64 shape values
-// of a few ops (Shape, Gather, Concat, Slice, Add/Sub/Mul, ...); the masks
-// built with Trilu/Where/Range/Equal and the float scalars of exporter
-// decompositions need these folders.
+// import time. libonnx does not fold these: its data propagation covers only
+// 1-D int64 shape values of a few ops, crashes in libonnx 1.12 (see
+// OnnxLibrary.cpp), and nothing in it builds the float masks of attention
+// (Trilu/Where/Range/Equal) or the scalars of exporter decompositions.
 //
 //===----------------------------------------------------------------------===//
 

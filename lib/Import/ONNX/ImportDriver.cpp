@@ -2,9 +2,9 @@
 //
 // From bytes to a verified module: parse, validate (our structural checks,
 // then libonnx's node checker), convert to kTargetOpset, bind the input
-// shapes, run libonnx shape inference, convert the nodes in topological
-// order, then run the ONNX import pipeline (in-place inference, raising of
-// exporter decompositions).
+// shapes, convert the nodes in topological order, cross-check their shapes
+// with libonnx shape inference, then run the ONNX import pipeline (in-place
+// inference, raising of exporter decompositions).
 //
 //===----------------------------------------------------------------------===//
 
@@ -200,6 +200,11 @@ LogicalResult Importer::sortNodes() {
       if (--pending[s] == 0)
         ready.push_back(s);
   }
+  for (const auto &o : graph->output())
+    if (!producer.count(o.name()) && !defined.count(o.name()))
+      return emitError(nameLoc(o.name()))
+             << "graph output '" << o.name()
+             << "' is not produced by any node, graph input or initializer";
   if ((int)order.size() != graph->node_size()) {
     for (const auto &n : graph->node())
       if (pending[&n] != 0)
@@ -255,6 +260,22 @@ LogicalResult Importer::prepareGraph(const onnx::ModelProto &model) {
   return validateNodes(model);
 }
 
+/// Whether libonnx's version converter can convert `model` without the
+/// shapes of its tensors (which exported models need not record): the
+/// adapters from opset 6 (broadcasting) and the Softmax family's 12 -> 13
+/// adapters read input shapes, and crash or misconvert without them. Such
+/// models keep their opset; the converters registered for it handle them.
+static bool needsNoShapes(const onnx::ModelProto &model, int64_t opset) {
+  if (opset < 7)
+    return false;
+  if (opset < 13)
+    for (const auto &n : model.graph().node())
+      if (n.op_type() == "Softmax" || n.op_type() == "LogSoftmax" ||
+          n.op_type() == "Hardmax")
+        return false;
+  return true;
+}
+
 /// Converts `model` in place to kTargetOpset with libonnx's version
 /// converter. The converter rebuilds initializers from its IR, which drops
 /// external-data references: the original initializers are put back by name.
@@ -264,7 +285,7 @@ LogicalResult Importer::prepareGraph(const onnx::ModelProto &model) {
 void Importer::convertToTargetOpset(onnx::ModelProto &model,
                                     int64_t modelOpset) {
   opset = modelOpset;
-  if (modelOpset >= kTargetOpset || modelOpset < 1)
+  if (modelOpset >= kTargetOpset || !needsNoShapes(model, modelOpset))
     return;
   onnx::ModelProto converted;
   if (libonnx::convertVersion(model, kTargetOpset, converted))
@@ -312,15 +333,9 @@ void Importer::inferShapes(const onnx::ModelProto &model,
   }
   libonnx::InferredShapes result;
   if (libonnx::inferShapes(bound, result))
-    return; // inference is a cross-check and a fallback, not a requirement
+    return; // inference is a cross-check, not a requirement
   for (auto &[name, dims] : result.shapes)
     inferredShapes[name].assign(dims.begin(), dims.end());
-  for (auto &[name, values] : result.shapeValues) {
-    auto c = std::make_shared<ConstTensor>(
-        ConstTensor::make(DT_INT64, {(int64_t)values.size()}));
-    c->i = values;
-    propagatedShapes[name] = std::move(c);
-  }
 }
 
 OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
@@ -376,7 +391,6 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
     emitError(fileLoc) << "the graph has no outputs";
     return nullptr;
   }
-  inferShapes(model, argTypes);
 
   SmallVector<Type> argTys(argTypes.begin(), argTypes.end());
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
@@ -392,6 +406,13 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
 
   for (const onnx::NodeProto *n : order)
     if (failed(emitNode(*n)))
+      return nullptr;
+  // libonnx shape inference runs only on a graph the converters accepted:
+  // it parses initializers unchecked (onnx::ParseData on a malformed one
+  // reads through a null pointer), and ours were all validated by now.
+  inferShapes(model, argTypes);
+  for (const onnx::NodeProto *n : order)
+    if (failed(checkInferredShapes(*n)))
       return nullptr;
 
   SmallVector<Value> results;

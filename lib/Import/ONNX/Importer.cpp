@@ -3,8 +3,9 @@
 // Imports an ONNX graph 1:1 as `func.func @forward` in the nn dialect:
 //  - the model is validated (our structural checks, then libonnx's node
 //    checker), converted to kTargetOpset by libonnx's version converter when
-//    it is older (the original is kept when conversion fails), and shape
-//    inference with data propagation runs on it with the bound input shapes;
+//    it is older (the original is kept when conversion fails), and libonnx
+//    shape inference runs on it with the bound input shapes to cross-check
+//    every converted node;
 //  - non-initializer graph inputs become function arguments, symbolic dims
 //    bound by --dim/--batch/--seq;
 //  - initializers become `nn.param` (float, trainable) or `nn.buffer`
@@ -293,11 +294,6 @@ const ConstTensor *Importer::constOf(StringRef name) {
       return e->cst.get();
     }
   }
-  // A shape tensor computed from activations that libonnx's data
-  // propagation evaluated.
-  auto it = propagatedShapes.find(name);
-  if (it != propagatedShapes.end())
-    return it->second.get();
   return nullptr;
 }
 
@@ -437,9 +433,7 @@ LogicalResult Importer::emitNode(const onnx::NodeProto &n) {
                         << "' on non-constant tensors (it is only folded "
                            "when all its inputs are constants)";
   OpBinder binder(*this, n);
-  if (failed((*convert)(binder)))
-    return failure();
-  return checkInferredShapes(n);
+  return (*convert)(binder);
 }
 
 /// The converters build each node's outputs 1:1, so libonnx's inferred

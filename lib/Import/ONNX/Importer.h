@@ -107,8 +107,8 @@ public:
                                         mlir::Location loc,
                                         mlir::Type constElemType = {});
   mlir::FailureOr<mlir::Value> initValue(const onnx::TensorProto &t);
-  /// The folded value of `name`: our own folding, decoded integer
-  /// initializers, or libonnx's data propagation for shape tensors.
+  /// The folded value of `name`: our own folding or a decoded integer
+  /// initializer.
   const ConstTensor *constOf(llvm::StringRef name);
   mlir::Value materialize(const ConstTensor &c, mlir::Type elemType,
                           mlir::Location loc);
@@ -202,11 +202,9 @@ private:
   /// Parameters that torch.onnx deduplicated (eval-mode export of equal
   /// initial values) and restored under their own name (stable addresses).
   std::deque<onnx::TensorProto> restoredInits;
-  /// libonnx shape inference on the model with the bound input shapes:
-  /// static shapes of intermediate tensors, and the values of shape
-  /// tensors that its data propagation computed.
+  /// libonnx shape inference on the model with the bound input shapes: the
+  /// static shapes of node outputs, checked against the converted values.
   llvm::StringMap<llvm::SmallVector<int64_t, 4>> inferredShapes;
-  llvm::StringMap<std::shared_ptr<ConstTensor>> propagatedShapes;
 };
 
 /// A node as its converter sees it: operands, attributes with defaults,

@@ -76,13 +76,18 @@ libonnx::convertVersion(const onnx::ModelProto &model, int64_t targetOpset,
 std::optional<std::string>
 libonnx::inferShapes(const onnx::ModelProto &model, InferredShapes &result) {
   try {
+    // Strict mode: the first node whose shape cannot be inferred throws
+    // rather than leaving its outputs untyped. Without data propagation:
+    // libonnx 1.12's data propagators crash (a null dereference in
+    // ShapeInferenceImplBase::process, found by vram-onnx-fuzz;
+    // test/Import/ONNX/Inputs/dataprop-crash.onnx) on graphs that type
+    // inference accepts, and nothing can catch a segfault.
     onnx::ModelProto copy = model;
-    std::unordered_map<std::string, onnx::TensorShapeProto> data;
     onnx::ShapeInferenceOptions options(/*check_type_val=*/false,
-                                        /*strict_mode_val=*/0,
-                                        /*data_prop_val=*/true);
+                                        /*strict_mode_val=*/1,
+                                        /*data_prop_val=*/false);
     onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(),
-                                       options, &data);
+                                       options);
     auto staticDims = [](const onnx::TensorShapeProto &shape,
                          std::vector<int64_t> &dims) {
       dims.clear();
@@ -100,11 +105,6 @@ libonnx::inferShapes(const onnx::ModelProto &model, InferredShapes &result) {
       std::vector<int64_t> dims;
       if (staticDims(vi.type().tensor_type().shape(), dims))
         result.shapes[vi.name()] = std::move(dims);
-    }
-    for (const auto &[name, shape] : data) {
-      std::vector<int64_t> values;
-      if (staticDims(shape, values))
-        result.shapeValues[name] = std::move(values);
     }
     return std::nullopt;
   } catch (const std::exception &e) {

@@ -1,8 +1,7 @@
 //===- OnnxLibrary.h - what the importer uses from libonnx ------*- C++ -*-===//
 //
 // Exception-free wrappers around libonnx (Debian's libonnx 1.12): the node
-// checker, the version converter, shape inference with data propagation and
-// tensor parsing. libonnx reports errors by throwing; OnnxLibrary.cpp is the
+// checker, the version converter, shape inference and tensor parsing. libonnx reports errors by throwing; OnnxLibrary.cpp is the
 // one file of the importer compiled with -fexceptions, and turns every
 // exception into a message.
 //
@@ -38,17 +37,14 @@ std::optional<std::string> convertVersion(const onnx::ModelProto &model,
                                           int64_t targetOpset,
                                           onnx::ModelProto &converted);
 
-/// Static shapes and propagated shape values that libonnx infers.
+/// The static shapes libonnx infers for node outputs, by tensor name.
 struct InferredShapes {
-  /// Fully static shapes of node outputs, by tensor name.
   std::map<std::string, std::vector<int64_t>> shapes;
-  /// Values of 1-D int64 shape tensors computed by data propagation.
-  std::map<std::string, std::vector<int64_t>> shapeValues;
 };
 
-/// onnx::shape_inference::InferShapes with data propagation, on a copy of
-/// `model`. Node-level inference errors are not fatal (error_mode 0); a
-/// returned message means inference as a whole failed.
+/// onnx::shape_inference::InferShapes (strict, without data propagation,
+/// which crashes in libonnx 1.12) on a copy of `model`; returns the message
+/// when inference fails.
 std::optional<std::string> inferShapes(const onnx::ModelProto &model,
                                        InferredShapes &result);
 
