@@ -103,14 +103,15 @@ ConstTensor vram::onnx_import::broadcastTo(const ConstTensor &t,
 llvm::ArrayRef<StringRef> vram::onnx_import::foldableOps() {
   // Sorted: foldOnlyOps() merges it with the converter table.
   static const StringRef ops[] = {
-      "Abs",     "Add",       "And",   "Cast",     "Ceil",
-      "Concat",  "Constant",  "ConstantOfShape",   "Div",
-      "Equal",   "Expand",    "Flatten", "Floor",  "Gather",
-      "Greater", "Identity",  "Less",  "Max",      "Min",
-      "Mod",     "Mul",       "Neg",   "Not",      "Or",
-      "Pow",     "Range",     "Reshape", "ScatterND", "Slice",
-      "Sqrt",    "Squeeze",   "Sub",   "Transpose", "Trilu",
-      "Unsqueeze", "Where"};
+      "Abs",       "Add",    "And",       "Cast",
+      "Ceil",      "Concat", "Constant",  "ConstantOfShape",
+      "Div",       "Equal",  "Expand",    "Flatten",
+      "Floor",     "Gather", "Greater",   "Identity",
+      "Less",      "Max",    "Min",       "Mod",
+      "Mul",       "Neg",    "Not",       "Or",
+      "Pow",       "Range",  "Reshape",   "ScatterND",
+      "Slice",     "Sqrt",   "Squeeze",   "Sub",
+      "Transpose", "Trilu",  "Unsqueeze", "Where"};
   return ops;
 }
 
@@ -444,7 +445,7 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
         return false;
       std::vector<int64_t> spec = s->toInts();
       if (!resolveReshape(d->shape, spec, attrs.getInt("allowzero").value_or(0),
-                         shape, err))
+                          shape, err))
         return false;
     }
     out = *d;

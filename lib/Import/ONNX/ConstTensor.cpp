@@ -1,4 +1,5 @@
-//===- ConstTensor.cpp - constant tensors of the ONNX importer -------------===//
+//===- ConstTensor.cpp - constant tensors of the ONNX importer
+//-------------===//
 
 #include "ConstTensor.h"
 #include "OnnxLibrary.h"
@@ -393,7 +394,6 @@ bool resolveReshape(ArrayRef<int64_t> in, ArrayRef<int64_t> spec,
   return reshapeTarget(in, spec, allowZero, out, err);
 }
 } // namespace vram::onnx_import
-
 
 bool vram::onnx_import::readSliceSpec(const ConstTensor *starts,
                                       const ConstTensor *ends,

@@ -1,4 +1,5 @@
-//===- ConverterTable.h - ONNX op converters by op type and opset -*- C++ -*-===//
+//===- ConverterTable.h - ONNX op converters by op type and opset -*- C++
+//-*-===//
 //
 // One registration per ONNX op type and opset, in the spirit of torch-mlir's
 // `patterns.onOp("HardSigmoid", 6, ...)`:

@@ -226,8 +226,7 @@ static LogicalResult convertWhere(OpBinder &op) {
   ConstTensor mask = ConstTensor::make(DT_BOOL, cond->shape);
   for (int64_t k = 0, e = cond->numElements(); k < e; ++k)
     mask.i[k] = (cond->getI(k) != 0) == (c1 != nullptr);
-  Value maskValue =
-      op.im.materialize(mask, op.builder().getI1Type(), op.loc);
+  Value maskValue = op.im.materialize(mask, op.builder().getI1Type(), op.loc);
   return op.makeResult<nn::MaskedFillOp>(
       *x, maskValue, llvm::APFloat(fill->getF(0)), /*inplace=*/false);
 }

@@ -304,7 +304,8 @@ void Importer::convertToTargetOpset(onnx::ModelProto &model,
   opset = kTargetOpset;
   LogicalResult prepared = failure();
   {
-    ScopedDiagnosticHandler silence(ctx, [](Diagnostic &) { return success(); });
+    ScopedDiagnosticHandler silence(ctx,
+                                    [](Diagnostic &) { return success(); });
     prepared = prepareGraph(converted);
   }
   resetGraphState();

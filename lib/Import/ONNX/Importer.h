@@ -43,8 +43,8 @@ constexpr int64_t kTargetOpset = 17;
 /// What an ONNX tensor name stands for during the import.
 struct Entry {
   enum Kind { Tensor, Const, Init, TransposedInit } kind = Tensor;
-  mlir::Value value;                // Tensor
-  std::shared_ptr<ConstTensor> cst; // Const (and decoded integer Init)
+  mlir::Value value;                       // Tensor
+  std::shared_ptr<ConstTensor> cst;        // Const (and decoded integer Init)
   const onnx::TensorProto *init = nullptr; // Init, TransposedInit
   /// TransposedInit: a Transpose of an initializer, built (nn.permute of the
   /// parameter, at `viewLoc`) where it is first used, so that parameters
@@ -164,9 +164,8 @@ public:
   /// strides with `shape` (reshape copies then).
   mlir::Value contiguousFor(mlir::Value v, llvm::ArrayRef<int64_t> shape,
                             mlir::Location loc);
-  mlir::FailureOr<mlir::Value> reshapeTo(mlir::Value v,
-                                         llvm::ArrayRef<int64_t> shape,
-                                         mlir::Location loc);
+  mlir::FailureOr<mlir::Value>
+  reshapeTo(mlir::Value v, llvm::ArrayRef<int64_t> shape, mlir::Location loc);
 
 private:
   void reportBuildFailure(mlir::Location loc, llvm::StringRef opName,

@@ -42,8 +42,8 @@ static LogicalResult convertMatMul(OpBinder &op) {
     *x = op.im.contiguousFor(
         *x, {product(lt.getShape().drop_back()), lt.getShape().back()}, op.loc);
   } else if (lr >= 3 && rr >= 3 && !(lr == 3 && rr == 3)) {
-    auto batch = broadcastShapes(lt.getShape().drop_back(2),
-                                 rt.getShape().drop_back(2));
+    auto batch =
+        broadcastShapes(lt.getShape().drop_back(2), rt.getShape().drop_back(2));
     if (batch) {
       int64_t nb = product(*batch);
       if (ArrayRef<int64_t>(*batch) == lt.getShape().drop_back(2))
@@ -116,7 +116,8 @@ static LogicalResult convertGemm(OpBinder &op) {
   if (failed(r))
     return failure();
   if (op.hasInput(2) && !biasInLinear) {
-    auto c = op.tensor(2, cast<RankedTensorType>(r->getType()).getElementType());
+    auto c =
+        op.tensor(2, cast<RankedTensorType>(r->getType()).getElementType());
     if (failed(c))
       return failure();
     r = op.make<nn::AddOp>(*r, *c, false);

@@ -35,7 +35,8 @@ std::string firstParagraph(const char *what) {
 } // namespace
 
 int64_t libonnx::maxKnownOpset() {
-  const auto &map = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto &map =
+      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   auto it = map.find(onnx::ONNX_DOMAIN);
   return it == map.end() ? 0 : it->second.second;
 }
@@ -64,7 +65,8 @@ std::optional<std::string>
 libonnx::convertVersion(const onnx::ModelProto &model, int64_t targetOpset,
                         onnx::ModelProto &converted) {
   try {
-    converted = onnx::version_conversion::ConvertVersion(model, (int)targetOpset);
+    converted =
+        onnx::version_conversion::ConvertVersion(model, (int)targetOpset);
     return std::nullopt;
   } catch (const std::exception &e) {
     return firstParagraph(e.what());
@@ -73,8 +75,8 @@ libonnx::convertVersion(const onnx::ModelProto &model, int64_t targetOpset,
   }
 }
 
-std::optional<std::string>
-libonnx::inferShapes(const onnx::ModelProto &model, InferredShapes &result) {
+std::optional<std::string> libonnx::inferShapes(const onnx::ModelProto &model,
+                                                InferredShapes &result) {
   try {
     // Strict mode: the first node whose shape cannot be inferred throws
     // rather than leaving its outputs untyped. Without data propagation:
@@ -99,8 +101,7 @@ libonnx::inferShapes(const onnx::ModelProto &model, InferredShapes &result) {
       return true;
     };
     for (const auto &vi : copy.graph().value_info()) {
-      if (!vi.type().has_tensor_type() ||
-          !vi.type().tensor_type().has_shape())
+      if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
         continue;
       std::vector<int64_t> dims;
       if (staticDims(vi.type().tensor_type().shape(), dims))

@@ -1,9 +1,9 @@
 //===- OnnxLibrary.h - what the importer uses from libonnx ------*- C++ -*-===//
 //
 // Exception-free wrappers around libonnx (Debian's libonnx 1.12): the node
-// checker, the version converter, shape inference and tensor parsing. libonnx reports errors by throwing; OnnxLibrary.cpp is the
-// one file of the importer compiled with -fexceptions, and turns every
-// exception into a message.
+// checker, the version converter, shape inference and tensor parsing. libonnx
+// reports errors by throwing; OnnxLibrary.cpp is the one file of the importer
+// compiled with -fexceptions, and turns every exception into a message.
 //
 //===----------------------------------------------------------------------===//
 

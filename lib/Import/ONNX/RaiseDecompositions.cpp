@@ -396,8 +396,8 @@ struct RaiseLinear : OpRewritePattern<nn::MatmulOp> {
     if (r.hasOneUse())
       if (auto add = dyn_cast<nn::AddOp>(*r.user_begin())) {
         Value b = otherOperand(add, r);
-        auto bt = b ? dyn_cast<RankedTensorType>(b.getType())
-                    : RankedTensorType();
+        auto bt =
+            b ? dyn_cast<RankedTensorType>(b.getType()) : RankedTensorType();
         if (bt && bt.getRank() == 1 && bt.getDimSize(0) == outFeatures &&
             (b.getDefiningOp<nn::ParamOp>() ||
              b.getDefiningOp<nn::BufferOp>())) {
@@ -449,8 +449,7 @@ struct TransposedLinearWeight : OpRewritePattern<nn::LinearOp> {
 /// parameters or the permutes of weights).
 struct RaisedCounter : RewriterBase::Listener {
   int64_t count = 0;
-  void notifyOperationInserted(Operation *op,
-                               OpBuilder::InsertPoint) override {
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
     if (isa<nn::GeluOp, nn::SiluOp, nn::HardswishOp, nn::ReluOp, nn::Relu6Op,
             nn::LayerNormOp, nn::LinearOp>(op))
       ++count;
@@ -486,8 +485,8 @@ struct OnnxRaiseDecompositionsPass
         .setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled)
         .setUseTopDownTraversal(true)
         .setListener(&counter);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
     numRaised += counter.count;
   }

@@ -49,9 +49,9 @@ static LogicalResult convertIdentity(OpBinder &op) {
   // parameter.
   StringRef out = op.node.output(0);
   if (e->kind == Entry::Init && isFloatDType(e->init->data_type()) &&
-      !op.im.isBufferInit(e->init->name(), *e->init) &&
-      !out.starts_with("/") && !out.starts_with("onnx::") &&
-      !op.im.isGraphOutput(out) && !op.im.isInitializer(out)) {
+      !op.im.isBufferInit(e->init->name(), *e->init) && !out.starts_with("/") &&
+      !out.starts_with("onnx::") && !op.im.isGraphOutput(out) &&
+      !op.im.isInitializer(out)) {
     op.im.restoreInitializer(*e->init, out);
     return success();
   }
@@ -140,8 +140,7 @@ static LogicalResult convertReshapeLike(OpBinder &op) {
   if (opType == "Reshape") {
     const ConstTensor *s = op.constInput(1);
     if (!s)
-      return op.error()
-             << "the target shape could not be folded to a constant";
+      return op.error() << "the target shape could not be folded to a constant";
     if (!resolveReshape(xt.getShape(), s->toInts(), op.intAttr("allowzero", 0),
                         shape, err))
       return op.error() << err;
@@ -240,9 +239,9 @@ static LogicalResult convertSlice(OpBinder &op) {
     e = std::clamp<int64_t>(e, 0, dim);
     if (s == 0 && e == dim && steps[k] == 1)
       continue;
-    auto r = op.make<nn::SliceOp>(v, b.getI64IntegerAttr(axis),
-                                  b.getI64IntegerAttr(s), b.getI64IntegerAttr(e),
-                                  b.getI64IntegerAttr(steps[k]));
+    auto r = op.make<nn::SliceOp>(
+        v, b.getI64IntegerAttr(axis), b.getI64IntegerAttr(s),
+        b.getI64IntegerAttr(e), b.getI64IntegerAttr(steps[k]));
     if (failed(r))
       return failure();
     v = *r;
@@ -341,10 +340,9 @@ static LogicalResult convertGather(OpBinder &op) {
   if (i < 0 || i >= dim)
     return op.error() << "index " << idx->getI(0)
                       << " is out of range for size " << dim;
-  auto s = op.make<nn::SliceOp>(*x, b.getI64IntegerAttr(axis),
-                                b.getI64IntegerAttr(i),
-                                b.getI64IntegerAttr(i + 1),
-                                b.getI64IntegerAttr(1));
+  auto s = op.make<nn::SliceOp>(
+      *x, b.getI64IntegerAttr(axis), b.getI64IntegerAttr(i),
+      b.getI64IntegerAttr(i + 1), b.getI64IntegerAttr(1));
   if (failed(s))
     return failure();
   SmallVector<int64_t> shape(xt.getShape());

@@ -144,4 +144,3 @@ FailureOr<Value> Importer::reshapeTo(Value v, ArrayRef<int64_t> shape,
   v = contiguousFor(v, shape, loc);
   return nn::ReshapeOp::create(b, loc, out, v).getResult();
 }
-
