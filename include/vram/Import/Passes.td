@@ -60,7 +60,7 @@ def OnnxRaiseDecompositions
         `x * (1/sqrt(2))`, any association of the products) -> `nn.gelu`;
       - GELU, tanh form:
         `0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))` ->
-        `nn.gelu {approximate = "tanh"}`;
+        `nn.gelu {approximate = #nn<approximate tanh>}`;
       - SiLU: `x * sigmoid(x)` -> `nn.silu`;
       - HardSwish: `x * hardsigmoid(x)` -> `nn.hardswish`;
       - LayerNorm before opset 17: `(x - mean(x)) / sqrt(mean((x -

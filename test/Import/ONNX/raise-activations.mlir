@@ -58,7 +58,7 @@ func.func @gelu_erf_half_then_x(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
 // -----
 
 // CHECK-LABEL: func.func @gelu_tanh
-// CHECK-NEXT: %[[G:.*]] = nn.gelu %arg0 {approximate = "tanh"} : tensor<2x8xf32>
+// CHECK-NEXT: %[[G:.*]] = nn.gelu %arg0 {approximate = #nn<approximate tanh>} : tensor<2x8xf32>
 // CHECK-NEXT: return %[[G]]
 func.func @gelu_tanh(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %c = nn.constant dense<0.797884583> : tensor<f32>
