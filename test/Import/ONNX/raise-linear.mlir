@@ -3,6 +3,8 @@
 // then Add of the bias.
 // REQUIRES: onnx
 // RUN: vram-opt %s -split-input-file --vram-onnx-raise | FileCheck %s
+// The whole ONNX import pipeline (in-place inference first) gives the same.
+// RUN: vram-opt %s -split-input-file --vram-onnx-import | FileCheck %s
 
 // [in, out] weight: the parameter is stored [out, in] under its name, in
 // its place among the parameters; the bias Add folds in.
