@@ -103,8 +103,10 @@ static LogicalResult convertClip(OpBinder &op) {
   if (failed(x))
     return failure();
   auto lo = op.scalarInputOrAttr(1, "min");
+  if (failed(lo))
+    return failure();
   auto hi = op.scalarInputOrAttr(2, "max");
-  if (failed(lo) || failed(hi))
+  if (failed(hi))
     return failure();
   if (!*lo && !*hi) {
     op.setResult(0, *x);

@@ -232,10 +232,8 @@ LogicalResult Importer::validateNodes(const onnx::ModelProto &model) {
                            << supportedOpsList();
     if (!table.lookup(op, opset) && !isFoldableOp(op)) {
       if (int64_t first = table.firstVersion(op))
-        return nodeError(*n)
-               << "op '" << op << "' is supported from opset " << first
-               << " on; this model has opset " << opset
-               << " and could not be converted to opset " << kTargetOpset;
+        return nodeError(*n) << "op '" << op << "' needs opset " << first
+                             << " or later; this model has opset " << opset;
       return nodeError(*n) << "unsupported op '" << op
                            << "'; supported ops: " << supportedOpsList();
     }

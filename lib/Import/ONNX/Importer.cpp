@@ -153,6 +153,14 @@ OpBinder::scalarInputOrAttr(int idx, StringRef attr,
                             std::optional<double> dflt) {
   if (hasInput(idx)) {
     const ConstTensor *c = constInput(idx);
+    // A float scalar initializer (a Clip bound, a Dropout ratio) is read,
+    // not made a parameter.
+    ConstTensor decoded;
+    std::string err;
+    Entry *e = inputEntry(idx);
+    if (!c && e && e->kind == Entry::Init &&
+        decodeTensor(*e->init, decoded, err))
+      c = &decoded;
     if (!c || c->numElements() != 1) {
       error() << "input " << idx << " (" << attr
               << ") must be a constant scalar";
