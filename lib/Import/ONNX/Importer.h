@@ -31,7 +31,6 @@
 
 #include <deque>
 #include <memory>
-#include <unordered_map>
 
 namespace vram::onnx_import {
 
