@@ -1801,7 +1801,7 @@ int64_t ErfOp::getFlops(FlopConvention c, bool) {
   return c == Conv::Full ? numel(getInput()) : 0;
 }
 
-void ErfOp::getSavedTensors(ArrayRef<bool>,
+void ErfOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                             SmallVectorImpl<SavedTensor> &saved) {
   // derivatives.yaml: erf: 2.0 / sqrt(M_PI) * exp(-(self.pow(2))) * grad.
   saved.push_back(SavedTensor::operand(0));
@@ -1811,7 +1811,7 @@ int64_t ClampOp::getFlops(FlopConvention c, bool) {
   return c == Conv::Full ? numel(getInput()) : 0;
 }
 
-void ClampOp::getSavedTensors(ArrayRef<bool>,
+void ClampOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                               SmallVectorImpl<SavedTensor> &saved) {
   // derivatives.yaml: clamp: clamp_backward(grad, self, min, max).
   saved.push_back(SavedTensor::operand(0));

@@ -48,18 +48,6 @@ using llvm::StringRef;
 // Helpers
 //===----------------------------------------------------------------------===//
 
-double vram::onnx_import::roundToFloat(double v) {
-  float f = (float)v;
-  char buf[32];
-  for (int prec = 6; prec <= 9; ++prec) {
-    snprintf(buf, sizeof(buf), "%.*g", prec, (double)f);
-    double d = strtod(buf, nullptr);
-    if ((float)d == f)
-      return d;
-  }
-  return (double)f;
-}
-
 bool vram::onnx_import::isFloatTensor(Value v) {
   auto t = dyn_cast<RankedTensorType>(v.getType());
   return t && isa<FloatType>(t.getElementType());

@@ -14,6 +14,7 @@
 #define VRAM_LIB_IMPORT_ONNX_IMPORTER_H
 
 #include "ConstTensor.h"
+#include "FloatRounding.h"
 
 #include "vram/Dialect/NN/NNOps.h"
 #include "vram/Import/ONNX.h"
@@ -54,10 +55,6 @@ struct Entry {
   /// The shape of the tensor (Init and TransposedInit from the dims).
   llvm::SmallVector<int64_t, 4> shape() const;
 };
-
-/// The shortest decimal double that rounds to the same float as `v`, so that
-/// float attributes print as 1.0E-5 rather than 9.9999997473787516E-6.
-double roundToFloat(double v);
 
 /// A node's attributes, read with defaults.
 class NodeAttrs : public FoldAttrs {

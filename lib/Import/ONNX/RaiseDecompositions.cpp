@@ -13,6 +13,8 @@
 
 #include "vram/Import/Passes.h"
 
+#include "FloatRounding.h"
+
 #include "vram/Dialect/NN/NNOps.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -341,23 +343,9 @@ struct RaiseLayerNorm : OpRewritePattern<nn::DivOp> {
     auto ln = nn::LayerNormOp::create(
         rewriter, last->getLoc(), x.getType(), x, weight, bias,
         rewriter.getI64IntegerAttr(normalizedRank),
-        rewriter.getF64FloatAttr(roundToFloat(*eps)));
+        rewriter.getF64FloatAttr(vram::onnx_import::roundToFloat(*eps)));
     rewriter.replaceOp(last, ln.getResult());
     return success();
-  }
-
-  /// The shortest decimal double that rounds to the same float (eps prints
-  /// as 1.0E-5 as the LayerNormalization importer gives it).
-  static double roundToFloat(double v) {
-    float f = (float)v;
-    char buf[32];
-    for (int prec = 6; prec <= 9; ++prec) {
-      snprintf(buf, sizeof(buf), "%.*g", prec, (double)f);
-      double r = strtod(buf, nullptr);
-      if ((float)r == f)
-        return r;
-    }
-    return (double)f;
   }
 };
 
