@@ -49,13 +49,16 @@ std::unique_ptr<MLIRContext> makeContext() {
   return ctx;
 }
 
-/// Op types to mutate into: everything the importer maps, plus ops it must
-/// reject cleanly.
+/// Op types to mutate into: everything the importer's converter table
+/// maps, the ops it only folds on constants, plus ops it must reject
+/// cleanly.
 const std::vector<std::string> &opTypes() {
   static const std::vector<std::string> types = [] {
     std::vector<std::string> t(vram::onnx_import::supportedOps().begin(),
                                vram::onnx_import::supportedOps().end());
-    for (const char *unsupported : {"Min", "Max", "Tile", "Loop", "If"})
+    t.insert(t.end(), vram::onnx_import::foldOnlyOps().begin(),
+             vram::onnx_import::foldOnlyOps().end());
+    for (const char *unsupported : {"Tile", "Loop", "If"})
       t.push_back(unsupported);
     return t;
   }();

@@ -710,6 +710,9 @@ int main(int argc, char **argv) {
   registerDefaultTimingManagerCLOptions();
   vram::registerVramPasses();
   vram::registerVramAnalysisPasses();
+#ifdef VRAM_ENABLE_ONNX
+  vram::onnx_import::registerPasses();
+#endif
   PassPipelineCLParser passPipeline("", "Compiler passes to run");
 
   // --help shows vram-opt's own options by group; --help-mlir also the MLIR

@@ -20,17 +20,31 @@ struct OnnxImportOptions {
   std::optional<int64_t> seq;    ///< binds a symbolic dim named like a sequence
   llvm::StringMap<int64_t> dims; ///< --dim NAME=VALUE
   std::vector<std::string> bufferPatterns; ///< --onnx-buffers= name patterns
+  /// Runs the ONNX import pipeline (buildOnnxImportPipeline: in-place
+  /// inference, raising of exporter decompositions) after the 1:1 import.
+  bool runImportPipeline = true;
 };
 
-/// The ONNX op types the importer maps, sorted.
-llvm::ArrayRef<llvm::StringLiteral> supportedOps();
+/// The ONNX op types the importer has a converter for, sorted: the keys of
+/// its converter table (lib/Import/ONNX/ConverterTable.h). Ops that are only
+/// folded on constant inputs are listed by foldOnlyOps().
+llvm::ArrayRef<llvm::StringRef> supportedOps();
+
+/// ONNX op types the importer folds when all their inputs are constants but
+/// does not convert otherwise (shape and mask arithmetic), sorted.
+llvm::ArrayRef<llvm::StringRef> foldOnlyOps();
 
 /// Imports the ONNX model in `buffer` (named `filename` for locations) as a
-/// module holding `func.func @forward`. Errors are emitted as MLIR
+/// module holding `func.func @forward`: each node converted 1:1, then (unless
+/// disabled in `options`) the ONNX import pipeline. Errors are emitted as MLIR
 /// diagnostics (with file and node locations); returns null on failure.
 mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxModel(mlir::MLIRContext *context, llvm::StringRef bytes,
                 llvm::StringRef filename, const OnnxImportOptions &options);
+
+/// Registers the ONNX import passes (include/vram/Import/Passes.td) and the
+/// `vram-onnx-import` pipeline, for vram-opt on .mlir input.
+void registerPasses();
 
 } // namespace vram::onnx_import
 

@@ -1792,5 +1792,41 @@ void DropoutOp::getEffects(
   getInplaceEffects(getInplace(), effects);
 }
 
+//===----------------------------------------------------------------------===//
+// Erf, Clamp (the ONNX importer's 1:1 forms of Erf and Clip)
+//===----------------------------------------------------------------------===//
+
+// One FLOP per element under `full`, like the other activations.
+int64_t ErfOp::getFlops(FlopConvention c, bool) {
+  return c == Conv::Full ? numel(getInput()) : 0;
+}
+
+void ErfOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                            SmallVectorImpl<SavedTensor> &saved) {
+  // derivatives.yaml: erf: 2.0 / sqrt(M_PI) * exp(-(self.pow(2))) * grad.
+  saved.push_back(SavedTensor::operand(0));
+}
+
+int64_t ClampOp::getFlops(FlopConvention c, bool) {
+  return c == Conv::Full ? numel(getInput()) : 0;
+}
+
+void ClampOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                              SmallVectorImpl<SavedTensor> &saved) {
+  // derivatives.yaml: clamp: clamp_backward(grad, self, min, max).
+  saved.push_back(SavedTensor::operand(0));
+}
+
+LogicalResult ClampOp::verify() {
+  std::optional<llvm::APFloat> lo = getMin(), hi = getMax();
+  if (!lo && !hi)
+    return emitOpError("needs a min or a max bound");
+  if (lo && hi && lo->convertToDouble() > hi->convertToDouble())
+    return emitOpError("min ")
+           << lo->convertToDouble() << " is greater than max "
+           << hi->convertToDouble();
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "vram/Dialect/NN/NNOps.cpp.inc"

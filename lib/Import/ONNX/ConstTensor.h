@@ -1,8 +1,9 @@
 //===- ConstTensor.h - constant tensors of the ONNX importer ----*- C++ -*-===//
 //
-// Host-side constant tensors and the folding of shape computations
-// (Shape/Gather/Concat/Unsqueeze/.../Where/Range) at import time. Internal to
-// lib/Import/ONNX.
+// Host-side constant tensors (decoded with libonnx's ParseData where it
+// applies, ConstTensor.cpp) and the folding of shape and mask computations
+// (Gather/Concat/Unsqueeze/.../Where/Range/Trilu) at import time
+// (ConstFold.cpp). Internal to lib/Import/ONNX.
 //
 //===----------------------------------------------------------------------===//
 
@@ -104,6 +105,8 @@ struct FoldAttrs {
   virtual const onnx::TensorProto *getTensor(llvm::StringRef name) const = 0;
 };
 
+/// The op types foldOp folds, sorted.
+llvm::ArrayRef<llvm::StringRef> foldableOps();
 bool isFoldableOp(llvm::StringRef opType);
 bool foldOp(llvm::StringRef opType, llvm::ArrayRef<const ConstTensor *> inputs,
             const FoldAttrs &attrs, unsigned numOutputs,

@@ -1004,4 +1004,39 @@ def NN_OptimizerStepOp : NN_Op<"optimizer_step", [AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Elementwise ops the ONNX importer converts 1:1 (Erf, Clip) before raising
+//===----------------------------------------------------------------------===//
+
+def NN_ErfOp : NN_UnaryOp<"erf"> {
+  let summary = "elementwise Gauss error function";
+  let description = [{
+    What the erf form of an exported GELU computes before the importer raises
+    it back to nn.gelu. Keeps its input for backward
+    (grad * 2 / sqrt(pi) * exp(-x^2), derivatives.yaml).
+
+    ```mlir
+    %y = nn.erf %x : tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input);
+}
+
+def NN_ClampOp : NN_UnaryOp<"clamp"> {
+  let summary = "min(max(x, min), max) with optional bounds (torch.clamp)";
+  let description = [{
+    ONNX Clip. At least one bound is set and `min <= max`. Keeps its input
+    for backward (clamp_backward(grad, self, min, max)). Clamp to [0, 6] is
+    nn.relu6 and clamp to [0, inf) nn.relu, which the ONNX import pipeline
+    raises it to.
+
+    ```mlir
+    %y = nn.clamp %x {max = 6.0 : f64, min = 0.0 : f64} : tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, OptionalAttr<F64Attr>:$min,
+                       OptionalAttr<F64Attr>:$max);
+  let hasVerifier = 1;
+}
+
 #endif // VRAM_DIALECT_NN_NNOPS_TD

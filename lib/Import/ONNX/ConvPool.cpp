@@ -1,0 +1,175 @@
+//===- ConvPool.cpp - Conv and pooling converters -------------------------===//
+
+#include "ConverterTable.h"
+#include "Importer.h"
+
+using namespace mlir;
+using namespace vram::onnx_import;
+namespace nn = vram::nn;
+using llvm::SmallVector;
+
+static SmallVector<int64_t> ints2(std::optional<std::vector<int64_t>> v,
+                                  int64_t dflt) {
+  if (!v || v->empty())
+    return {dflt, dflt};
+  return SmallVector<int64_t>(v->begin(), v->end());
+}
+
+/// Symmetric 2-D padding from ONNX pads [top, left, bottom, right] or
+/// auto_pad; fails for asymmetric padding.
+static LogicalResult padding2d(const OpBinder &op, ArrayRef<int64_t> inHW,
+                               ArrayRef<int64_t> kernel,
+                               ArrayRef<int64_t> strides, ArrayRef<int64_t> dil,
+                               SmallVectorImpl<int64_t> &pad,
+                               std::string &err) {
+  std::string autoPad = op.stringAttr("auto_pad", "NOTSET");
+  pad.assign({0, 0});
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (int k = 0; k < 2; ++k) {
+      int64_t out = (inHW[k] + strides[k] - 1) / strides[k];
+      int64_t total = std::max<int64_t>(
+          0, (out - 1) * strides[k] + (kernel[k] - 1) * dil[k] + 1 - inHW[k]);
+      if (total % 2) {
+        err = "auto_pad " + autoPad + " needs asymmetric padding";
+        return failure();
+      }
+      pad[k] = total / 2;
+    }
+    return success();
+  }
+  if (autoPad == "VALID")
+    return success();
+  if (autoPad != "NOTSET" && !autoPad.empty()) {
+    err = "unknown auto_pad '" + autoPad + "'";
+    return failure();
+  }
+  auto pads = op.intsAttr("pads");
+  if (!pads || pads->empty())
+    return success();
+  if (pads->size() != 4) {
+    err = "expects 4 pads for a 2-D op";
+    return failure();
+  }
+  if ((*pads)[0] != (*pads)[2] || (*pads)[1] != (*pads)[3]) {
+    err = "asymmetric padding is not supported";
+    return failure();
+  }
+  pad.assign({(*pads)[0], (*pads)[1]});
+  return success();
+}
+
+static LogicalResult convertConv(OpBinder &op) {
+  OpBuilder &b = op.builder();
+  auto x = op.tensor(0);
+  auto w = op.tensor(1);
+  if (failed(x) || failed(w))
+    return failure();
+  auto bias = op.optionalTensor(2);
+  if (failed(bias))
+    return failure();
+  auto xt = cast<RankedTensorType>(x->getType());
+  auto wt = cast<RankedTensorType>(w->getType());
+  if (xt.getRank() != 4 || wt.getRank() != 4)
+    return op.error() << "only 2-D convolution (NCHW input, 4-D weight) is "
+                         "supported, got input "
+                      << xt << " and weight " << wt;
+  if (!isFloatTensor(*x) || !isFloatTensor(*w))
+    return op.error() << "expects floating-point input and weight";
+  SmallVector<int64_t> strides = ints2(op.intsAttr("strides"), 1);
+  SmallVector<int64_t> dil = ints2(op.intsAttr("dilations"), 1);
+  SmallVector<int64_t> kernel{wt.getDimSize(2), wt.getDimSize(3)};
+  if (strides.size() != 2 || dil.size() != 2)
+    return op.error() << "expects 2 strides and dilations";
+  SmallVector<int64_t> pad;
+  std::string err;
+  if (failed(padding2d(op, xt.getShape().drop_front(2), kernel, strides, dil,
+                       pad, err)))
+    return op.error() << err;
+  return op.makeResult<nn::Conv2dOp>(
+      *x, *w, *bias, b.getDenseI64ArrayAttr(strides),
+      b.getDenseI64ArrayAttr(pad), b.getDenseI64ArrayAttr(dil),
+      b.getI64IntegerAttr(op.intAttr("group", 1)));
+}
+
+/// The NCHW float input of a 2-D pooling op.
+static FailureOr<Value> poolInput(OpBinder &op) {
+  auto x = op.tensor(0);
+  if (failed(x))
+    return failure();
+  auto xt = cast<RankedTensorType>(x->getType());
+  if (xt.getRank() != 4 || !isFloatTensor(*x))
+    return op.error() << "only 2-D pooling of a floating-point NCHW tensor is "
+                         "supported, got "
+                      << xt;
+  return x;
+}
+
+/// Kernel, strides, dilations and padding of MaxPool/AveragePool.
+struct PoolWindow {
+  SmallVector<int64_t> kernel, strides, dil, pad;
+  bool ceil = false;
+};
+
+static FailureOr<PoolWindow> poolWindow(OpBinder &op, Value x) {
+  PoolWindow w;
+  auto k = op.intsAttr("kernel_shape");
+  if (!k || k->size() != 2)
+    return op.error() << "expects a 2-D kernel_shape";
+  w.kernel.assign(k->begin(), k->end());
+  w.strides = ints2(op.intsAttr("strides"), 1);
+  w.dil = ints2(op.intsAttr("dilations"), 1);
+  if (w.strides.size() != 2 || w.dil.size() != 2)
+    return op.error() << "expects 2 strides and dilations";
+  std::string err;
+  auto xt = cast<RankedTensorType>(x.getType());
+  if (failed(padding2d(op, xt.getShape().drop_front(2), w.kernel, w.strides,
+                       w.dil, w.pad, err)))
+    return op.error() << err;
+  w.ceil = op.intAttr("ceil_mode", 0);
+  return w;
+}
+
+static LogicalResult convertMaxPool(OpBinder &op) {
+  OpBuilder &b = op.builder();
+  auto x = poolInput(op);
+  if (failed(x))
+    return failure();
+  auto w = poolWindow(op, *x);
+  if (failed(w))
+    return failure();
+  if (op.outputUsed(1))
+    return op.error() << "the Indices output is not supported";
+  return op.makeResult<nn::MaxPool2dOp>(
+      *x, b.getDenseI64ArrayAttr(w->kernel), b.getDenseI64ArrayAttr(w->strides),
+      b.getDenseI64ArrayAttr(w->pad), b.getDenseI64ArrayAttr(w->dil),
+      w->ceil ? b.getUnitAttr() : UnitAttr());
+}
+
+static LogicalResult convertAveragePool(OpBinder &op) {
+  OpBuilder &b = op.builder();
+  auto x = poolInput(op);
+  if (failed(x))
+    return failure();
+  auto w = poolWindow(op, *x);
+  if (failed(w))
+    return failure();
+  if (w->dil != SmallVector<int64_t>{1, 1})
+    return op.error() << "dilated average pooling is not supported";
+  bool countPad = op.intAttr("count_include_pad", 0);
+  return op.makeResult<nn::AvgPool2dOp>(
+      *x, b.getDenseI64ArrayAttr(w->kernel), b.getDenseI64ArrayAttr(w->strides),
+      b.getDenseI64ArrayAttr(w->pad), w->ceil ? b.getUnitAttr() : UnitAttr(),
+      b.getBoolAttr(countPad));
+}
+
+void vram::onnx_import::registerConvPoolConverters(ConverterTable &table) {
+  table.onOp("Conv", 1, convertConv);
+  table.onOp("MaxPool", 1, convertMaxPool);
+  table.onOp("AveragePool", 1, convertAveragePool);
+  table.onOp("GlobalAveragePool", 1, [](OpBinder &op) -> LogicalResult {
+    auto x = poolInput(op);
+    if (failed(x))
+      return failure();
+    return op.makeResult<nn::AdaptiveAvgPool2dOp>(*x, ArrayRef<int64_t>{1, 1});
+  });
+}
