@@ -834,6 +834,8 @@ int main(int argc, char **argv) {
       onnxOptions.dims[name] = v;
     }
     onnxOptions.bufferPatterns.assign(onnxBuffers.begin(), onnxBuffers.end());
+    llvm::StringSet<> symbolicDims;
+    onnxOptions.symbolicDims = &symbolicDims;
     if (fitBatch) {
       auto onnxModel = [&](int64_t candidate) -> OwningOpRef<ModuleOp> {
         vram::onnx_import::OnnxImportOptions candidateOptions = onnxOptions;
@@ -852,6 +854,17 @@ int main(int argc, char **argv) {
     }
     OwningOpRef<ModuleOp> module = vram::onnx_import::importOnnxModel(
         &context, file->getBuffer(), inputFilename, onnxOptions);
+    // A --dim for a name the graph's inputs lack cannot apply.
+    for (const auto &binding : onnxOptions.dims)
+      if (!symbolicDims.contains(binding.getKey())) {
+        std::string names;
+        for (const auto &name : symbolicDims)
+          names += (names.empty() ? "" : ", ") + name.getKey().str();
+        usageError("--dim " + binding.getKey() +
+                   " does not apply: the model's symbolic dimensions are " +
+                   (names.empty() ? std::string("none") : names));
+      }
+    onnxOptions.symbolicDims = nullptr;
     if (!module)
       return 1;
     // Suggestions re-import the graph at other batch sizes when its batch

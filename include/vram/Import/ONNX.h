@@ -7,6 +7,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -23,6 +24,9 @@ struct OnnxImportOptions {
   /// Runs the ONNX import pipeline (buildOnnxImportPipeline: in-place
   /// inference, raising of exporter decompositions) after the 1:1 import.
   bool runImportPipeline = true;
+  /// When set, receives the names of the graph inputs' symbolic dimensions
+  /// (so that a --dim for a name the model lacks can be rejected).
+  llvm::StringSet<> *symbolicDims = nullptr;
 };
 
 /// The ONNX op types the importer has a converter for, sorted: the keys of

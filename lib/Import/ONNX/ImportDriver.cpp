@@ -110,6 +110,8 @@ Importer::inputType(const onnx::ValueInfoProto &vi) {
       continue;
     }
     std::string param = d.has_dim_param() ? d.dim_param() : "";
+    if (!param.empty() && opts.symbolicDims)
+      opts.symbolicDims->insert(param);
     if (!param.empty()) {
       auto it = opts.dims.find(param);
       if (it != opts.dims.end()) {
@@ -118,12 +120,17 @@ Importer::inputType(const onnx::ValueInfoProto &vi) {
       }
       std::string lower = StringRef(param).lower();
       StringRef l(lower);
-      bool batchLike = l == "n" || l == "b" || l == "bs" || l.contains("batch");
+      // torch.onnx names an unnamed dynamic axis `<input>_dynamic_axes_<k>`:
+      // on dimension 0 it is the batch.
+      bool batchLike = l == "n" || l == "b" || l == "bs" ||
+                       l.contains("batch") ||
+                       (k == 0 && l.contains("dynamic_axes"));
       bool seqLike = l == "t" || l == "s" || l == "l" || l.contains("seq") ||
                      l == "len" || l == "length" || l == "tokens" ||
                      l == "num_tokens" || l == "time" || l == "sequence";
       if (batchLike && opts.batch) {
         shape.push_back(*opts.batch);
+        boundBatch = *opts.batch;
         continue;
       }
       if (seqLike && opts.seq) {
@@ -396,6 +403,10 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
   b.setInsertionPointToEnd(module->getBody());
   auto func = func::FuncOp::create(b, fileLoc, "forward",
                                    FunctionType::get(ctx, argTys, {}));
+  // The batch the front end bound, for the report and --batch checks.
+  if (boundBatch)
+    func->setAttr(nn::NNDialect::kBatchAttrName,
+                  b.getI64IntegerAttr(*boundBatch));
   Block *body = func.addEntryBlock();
   for (unsigned k = 0; k < argTys.size(); ++k) {
     body->getArgument(k).setLoc(argLocs[k]);

@@ -454,3 +454,14 @@ LogicalResult Importer::checkInferredShapes(const onnx::NodeProto &n) {
   }
   return success();
 }
+
+FailureOr<Value> Importer::reshapeTo(Value v, ArrayRef<int64_t> shape,
+                                     Location loc) {
+  auto in = cast<RankedTensorType>(v.getType());
+  if (in.getShape() == shape)
+    return v;
+  auto out = RankedTensorType::get(shape, in.getElementType());
+  if (in.getNumElements() != out.getNumElements())
+    return emitError(loc) << "cannot reshape " << in << " to " << out;
+  return nn::ReshapeOp::create(b, loc, out, v).getResult();
+}

@@ -155,11 +155,8 @@ public:
     return op->getResult(0);
   }
 
-  // --- PyTorch stride tracking (Strides.cpp)
-  /// `v`, or an nn.contiguous copy of it when PyTorch cannot view its
-  /// strides with `shape` (reshape copies then).
-  mlir::Value contiguousFor(mlir::Value v, llvm::ArrayRef<int64_t> shape,
-                            mlir::Location loc);
+  /// `v` reshaped to `shape` (the copy PyTorch makes when the strides cannot
+  /// express the view is vram-insert-contiguous's, after the import).
   mlir::FailureOr<mlir::Value>
   reshapeTo(mlir::Value v, llvm::ArrayRef<int64_t> shape, mlir::Location loc);
 
@@ -181,6 +178,8 @@ private:
 
   std::string filename;
   const OnnxImportOptions &opts;
+  /// The batch size --batch bound to a symbolic dimension, if any.
+  std::optional<int64_t> boundBatch;
   mlir::Operation *lastInitOp = nullptr;
   mlir::Location fileLoc;
   const onnx::GraphProto *graph = nullptr;

@@ -33,27 +33,8 @@ static LogicalResult convertMatMul(OpBinder &op) {
        rt = cast<RankedTensorType>(y->getType());
   if (lt.getRank() < 2 || rt.getRank() < 2)
     return op.error() << "MatMul of 1-D tensors is not supported";
-  // torch.matmul beyond bmm (rank > 3, or a batched lhs and a 2-D rhs)
-  // reshapes its operands to 3-D (2-D) for bmm (mm), copying a strided view
-  // that cannot be viewed so; the backward keeps the copies. nn.Linear on a
-  // >2-D input folds it to [-1, in] the same way.
-  int64_t lr = lt.getRank(), rr = rt.getRank();
-  if (lr >= 3 && rr == 2) {
-    *x = op.im.contiguousFor(
-        *x, {product(lt.getShape().drop_back()), lt.getShape().back()}, op.loc);
-  } else if (lr >= 3 && rr >= 3 && !(lr == 3 && rr == 3)) {
-    auto batch =
-        broadcastShapes(lt.getShape().drop_back(2), rt.getShape().drop_back(2));
-    if (batch) {
-      int64_t nb = product(*batch);
-      if (ArrayRef<int64_t>(*batch) == lt.getShape().drop_back(2))
-        *x = op.im.contiguousFor(
-            *x, {nb, lt.getDimSize(lr - 2), lt.getDimSize(lr - 1)}, op.loc);
-      if (ArrayRef<int64_t>(*batch) == rt.getShape().drop_back(2))
-        *y = op.im.contiguousFor(
-            *y, {nb, rt.getDimSize(rr - 2), rt.getDimSize(rr - 1)}, op.loc);
-    }
-  }
+  // torch.matmul's copies of strided operands it folds for bmm are
+  // vram-insert-contiguous's (LayoutOpInterface of nn.matmul).
   return op.makeResult<nn::MatmulOp>(*x, *y);
 }
 

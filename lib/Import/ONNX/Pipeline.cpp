@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - the ONNX import pipeline ----------------------------===//
 
 #include "vram/Import/Passes.h"
+#include "vram/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -13,6 +14,8 @@ void vram::onnx_import::buildOnnxImportPipeline(OpPassManager &pm) {
   // is still an nn.add), so it runs before raising.
   fn.addPass(createOnnxInferInplace());
   fn.addPass(createOnnxRaiseDecompositions());
+  // PyTorch's implicit copies of strided views, as for every front end.
+  fn.addPass(vram::createInsertContiguous());
 }
 
 void vram::onnx_import::registerPasses() {

@@ -157,8 +157,7 @@ static LogicalResult convertReshapeLike(OpBinder &op) {
                                  k < axis ? &p : &q))
         return op.error() << "the flattened shape overflows int64";
     if (axis == 1 && rank >= 2) {
-      Value in = op.im.contiguousFor(*x, {xt.getDimSize(0), q}, op.loc);
-      return op.makeResult<nn::FlattenOp>(in, op.builder().getI64IntegerAttr(1),
+      return op.makeResult<nn::FlattenOp>(*x, op.builder().getI64IntegerAttr(1),
                                           op.builder().getI64IntegerAttr(-1));
     }
     shape = {p, q};
