@@ -222,20 +222,32 @@ static int64_t convMacs(Conv2dOp op) {
                 out.getDimSize(3));
 }
 
-int64_t Conv2dOp::getFlops(FlopConvention c, bool) {
-  int64_t flops = fromMacs(c, convMacs(*this));
-  if (c == Conv::Full && getBias())
-    flops = satAdd(flops, numel(getOutput()));
+/// conv and linear: the products, plus the bias add under `full`.
+static int64_t affineFlops(Conv c, int64_t macs, bool bias, Value output) {
+  int64_t flops = fromMacs(c, macs);
+  if (c == Conv::Full && bias)
+    flops = satAdd(flops, numel(output));
   return flops;
 }
 
-int64_t Conv2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
-  int64_t macs = convMacs(*this);
+/// One product per input or weight gradient, and the bias gradient's sum.
+static int64_t affineBackwardFlops(Conv c, int64_t macs, ArrayRef<bool> needs,
+                                   bool bias, Value output) {
   int64_t flops =
       satAdd(needs[0] ? fromMacs(c, macs) : 0, needs[1] ? fromMacs(c, macs) : 0);
-  if (c == Conv::Full && getBias() && needs.size() > 2 && needs[2])
-    flops = satAdd(flops, numel(getOutput()));
+  if (c == Conv::Full && bias && needs.size() > 2 && needs[2])
+    flops = satAdd(flops, numel(output));
   return flops;
+}
+
+int64_t Conv2dOp::getFlops(FlopConvention c, bool) {
+  return affineFlops(c, convMacs(*this), static_cast<bool>(getBias()),
+                     getOutput());
+}
+
+int64_t Conv2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
+  return affineBackwardFlops(c, convMacs(*this), needs,
+                             static_cast<bool>(getBias()), getOutput());
 }
 
 static ConvBackwardSizes convSizes(Conv2dOp op) {
@@ -320,19 +332,13 @@ static int64_t linearMacs(LinearOp op) {
 }
 
 int64_t LinearOp::getFlops(FlopConvention c, bool) {
-  int64_t flops = fromMacs(c, linearMacs(*this));
-  if (c == Conv::Full && getBias())
-    flops = satAdd(flops, numel(getOutput()));
-  return flops;
+  return affineFlops(c, linearMacs(*this), static_cast<bool>(getBias()),
+                     getOutput());
 }
 
 int64_t LinearOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
-  int64_t macs = linearMacs(*this);
-  int64_t flops =
-      satAdd(needs[0] ? fromMacs(c, macs) : 0, needs[1] ? fromMacs(c, macs) : 0);
-  if (c == Conv::Full && getBias() && needs.size() > 2 && needs[2])
-    flops = satAdd(flops, numel(getOutput()));
-  return flops;
+  return affineBackwardFlops(c, linearMacs(*this), needs,
+                             static_cast<bool>(getBias()), getOutput());
 }
 
 void LinearOp::getSavedTensors(const TorchTarget &, ArrayRef<bool> needs,
