@@ -344,6 +344,31 @@ void Importer::inferShapes(const onnx::ModelProto &model,
     inferredShapes[name].assign(dims.begin(), dims.end());
 }
 
+/// torch.onnx's inference-mode export (the default, model.eval()) folds
+/// BatchNorm into the convolutions and drops dropout: training numbers from
+/// it are 15-50% low. The signs: a PyTorch graph with convolutions or
+/// matmuls but neither BatchNormalization nor Dropout.
+void Importer::warnIfInferenceExport(const onnx::ModelProto &model) {
+  if (StringRef(model.producer_name()).lower() != "pytorch")
+    return;
+  bool compute = false, trainingOnly = false;
+  for (const auto &n : model.graph().node()) {
+    StringRef type = n.op_type();
+    compute |= type == "Conv" || type == "MatMul" || type == "Gemm";
+    trainingOnly |= type == "BatchNormalization" || type == "Dropout";
+  }
+  if (!compute || trainingOnly)
+    return;
+  emitWarning(fileLoc)
+      << "'" << filename
+      << "' looks like an inference-mode export (no BatchNormalization or "
+         "Dropout: BatchNorm folded into the convolutions, dropout removed); "
+         "training numbers from it are low. Export the training graph with "
+         "torch.onnx.export(model.train(), args, path, "
+         "training=torch.onnx.TrainingMode.TRAINING, "
+         "do_constant_folding=False)";
+}
+
 OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
   ctx->getOrLoadDialect<nn::NNDialect>();
   ctx->getOrLoadDialect<func::FuncDialect>();
@@ -370,6 +395,7 @@ OwningOpRef<ModuleOp> Importer::run(StringRef bytes) {
     bufferGlobs.push_back(std::move(*g));
   }
 
+  warnIfInferenceExport(model);
   int64_t modelOpset = defaultDomainOpset(model);
   opset = modelOpset;
   if (failed(prepareGraph(model)))

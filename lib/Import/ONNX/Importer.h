@@ -160,6 +160,8 @@ public:
   mlir::FailureOr<mlir::Value>
   reshapeTo(mlir::Value v, llvm::ArrayRef<int64_t> shape, mlir::Location loc);
 
+  void warnIfInferenceExport(const onnx::ModelProto &model);
+
 private:
   void reportBuildFailure(mlir::Location loc, llvm::StringRef opName,
                           const std::string &reason);
