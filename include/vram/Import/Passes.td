@@ -87,6 +87,9 @@ def OnnxRaiseDecompositions
            "raise GELU, SiLU, HardSwish and clamp forms">,
     Option<"raiseLayerNorm", "layer-norm", "bool", /*default=*/"true",
            "raise the LayerNorm decomposition">,
+    Option<"raisePooling", "pooling", "bool", /*default=*/"true",
+           "raise Pad + AveragePool to avg_pool2d with padding "
+           "(avg_pool2d(padding=p, count_include_pad=True) exports so)">,
   ];
   let statistics = [
     Statistic<"numRaised", "num-raised", "Number of layers raised">,

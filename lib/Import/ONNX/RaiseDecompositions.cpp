@@ -258,6 +258,45 @@ struct RaiseClamp : OpRewritePattern<nn::ClampOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+/// torch.onnx exports `avg_pool2d(x, k, s, padding=p, count_include_pad=True)`
+/// as a zero Pad followed by an unpadded AveragePool. Imported 1:1 the
+/// padded copy is a tensor of its own that the pool's backward keeps;
+/// PyTorch keeps x. The raise applies to a symmetric zero pad of the two
+/// spatial dims used only by the pool, within avg_pool2d's limit (p <= k/2).
+struct RaisePaddedAvgPool : OpRewritePattern<nn::AvgPool2dOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(nn::AvgPool2dOp pool,
+                                PatternRewriter &rewriter) const override {
+    auto pad = pool.getInput().getDefiningOp<nn::PadOp>();
+    if (!pad || !pad->hasOneUse() || pad.getValue().convertToDouble() != 0)
+      return failure();
+    if (llvm::any_of(pool.getPadding(), [](int64_t p) { return p != 0; }))
+      return failure();
+    ArrayRef<int64_t> low = pad.getLow(), high = pad.getHigh();
+    ArrayRef<int64_t> kernel = pool.getKernelSize();
+    size_t rank = low.size();
+    if (rank != 4 || high.size() != 4 || low[0] || low[1] || high[0] ||
+        high[1] || kernel.size() != 2)
+      return failure();
+    SmallVector<int64_t> padding;
+    for (unsigned i = 0; i < 2; ++i) {
+      if (low[2 + i] != high[2 + i] || 2 * low[2 + i] > kernel[i])
+        return failure();
+      padding.push_back(low[2 + i]);
+    }
+    rewriter.replaceOpWithNewOp<nn::AvgPool2dOp>(
+        pool, pool.getType(), pad.getInput(), pool.getKernelSizeAttr(),
+        pool.getStridesAttr(), rewriter.getDenseI64ArrayAttr(padding),
+        pool.getCeilModeAttr(), rewriter.getBoolAttr(true));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // LayerNorm
 //===----------------------------------------------------------------------===//
 
@@ -439,7 +478,7 @@ struct RaisedCounter : RewriterBase::Listener {
   int64_t count = 0;
   void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
     if (isa<nn::GeluOp, nn::SiluOp, nn::HardswishOp, nn::ReluOp, nn::Relu6Op,
-            nn::LayerNormOp, nn::LinearOp>(op))
+            nn::LayerNormOp, nn::LinearOp, nn::AvgPool2dOp>(op))
       ++count;
   }
 };
@@ -460,6 +499,8 @@ struct OnnxRaiseDecompositionsPass
     }
     if (raiseLayerNorm)
       patterns.add<RaiseLayerNorm>(ctx);
+    if (raisePooling)
+      patterns.add<RaisePaddedAvgPool>(ctx);
     if (raiseLinear)
       patterns.add<RaiseLinear, TransposedLinearWeight>(ctx);
 
