@@ -94,8 +94,8 @@ struct CudaCachingAllocator::Impl {
     return small ? smallPool : largePool;
   }
   Block *newBlock(int64_t size, int64_t offset, unsigned segment, bool small) {
-    blocks.push_back(std::make_unique<Block>(Block{size, offset, segment,
-                                                   small}));
+    blocks.push_back(
+        std::make_unique<Block>(Block{size, offset, segment, small}));
     return blocks.back().get();
   }
 };
@@ -140,8 +140,8 @@ void CudaCachingAllocator::allocate(unsigned id, int64_t bytes) {
   int64_t remaining = block->size - size;
   bool split = small ? remaining >= kMinBlockSize : remaining > kSmallSize;
   if (split) {
-    Block *rest = impl->newBlock(remaining, block->offset + size,
-                                 block->segment, small);
+    Block *rest =
+        impl->newBlock(remaining, block->offset + size, block->segment, small);
     rest->prev = block;
     rest->next = block->next;
     if (block->next)

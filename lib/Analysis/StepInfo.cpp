@@ -102,8 +102,8 @@ std::string vram::getPrecision(Operation *func) {
 
 nn::TorchTarget vram::getTorchTarget(Operation *func) {
   nn::TorchTarget target;
-  if (auto v = func->getAttrOfType<StringAttr>(
-          nn::NNDialect::kTorchVersionAttrName))
+  if (auto v =
+          func->getAttrOfType<StringAttr>(nn::NNDialect::kTorchVersionAttrName))
     if (auto version = nn::symbolizeTorchVersion(v.getValue()))
       target.version = *version;
   if (auto d = func->getAttrOfType<StringAttr>(nn::NNDialect::kDeviceAttrName))

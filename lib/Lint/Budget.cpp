@@ -15,24 +15,22 @@ using namespace vram;
 std::optional<int64_t> vram::parseByteSize(StringRef text) {
   text = text.trim();
   size_t split = text.find_first_not_of("0123456789.");
-  StringRef number = text.take_front(split), unit = text.drop_front(
-                                                  std::min(split, text.size()))
-                                                   .trim();
+  StringRef number = text.take_front(split),
+            unit = text.drop_front(std::min(split, text.size())).trim();
   double value;
   if (number.empty() || number.getAsDouble(value) || !(value >= 0))
     return std::nullopt;
-  std::optional<double> scale =
-      llvm::StringSwitch<std::optional<double>>(unit)
-          .Cases({"", "B"}, 1.0)
-          .Case("KB", 1e3)
-          .Case("MB", 1e6)
-          .Case("GB", 1e9)
-          .Case("TB", 1e12)
-          .Case("KiB", 1024.0)
-          .Case("MiB", 1024.0 * 1024)
-          .Case("GiB", 1024.0 * 1024 * 1024)
-          .Case("TiB", 1024.0 * 1024 * 1024 * 1024)
-          .Default(std::nullopt);
+  std::optional<double> scale = llvm::StringSwitch<std::optional<double>>(unit)
+                                    .Cases({"", "B"}, 1.0)
+                                    .Case("KB", 1e3)
+                                    .Case("MB", 1e6)
+                                    .Case("GB", 1e9)
+                                    .Case("TB", 1e12)
+                                    .Case("KiB", 1024.0)
+                                    .Case("MiB", 1024.0 * 1024)
+                                    .Case("GiB", 1024.0 * 1024 * 1024)
+                                    .Case("TiB", 1024.0 * 1024 * 1024 * 1024)
+                                    .Default(std::nullopt);
   if (!scale)
     return std::nullopt;
   double bytes = std::round(value * *scale);
@@ -78,22 +76,19 @@ LogicalResult vram::checkBudget(Operation *step, const MemoryAnalysis &memory,
     return success();
   Operation *peakOp = memory.getPeakOp();
   std::optional<nn::StepMode> mode = getStepMode(step);
-  StringRef what = !mode                            ? "forward"
+  StringRef what = !mode                          ? "forward"
                    : *mode == nn::StepMode::Train ? "training"
                                                   : "inference";
-  InFlightDiagnostic diag = emitError(peakOp ? peakOp->getLoc()
-                                             : step->getLoc())
-                            << "peak " << what << " memory ("
-                            << metricName << ") " << formatByteSize(used)
-                            << " exceeds the budget of "
-                            << formatByteSize(budget) << " by "
-                            << formatByteSize(used - budget);
+  InFlightDiagnostic diag =
+      emitError(peakOp ? peakOp->getLoc() : step->getLoc())
+      << "peak " << what << " memory (" << metricName << ") "
+      << formatByteSize(used) << " exceeds the budget of "
+      << formatByteSize(budget) << " by " << formatByteSize(used - budget);
   for (unsigned i : memory.getTopStoragesAtPeak(notes)) {
     const Storage &s = memory.getStorages()[i];
     Location loc = s.op ? s.op->getLoc() : step->getLoc();
     diag.attachNote(loc) << formatByteSize(s.bytes) << " of "
-                         << stringifyEnum(s.category)
-                         << " alive at the peak";
+                         << stringifyEnum(s.category) << " alive at the peak";
   }
   return failure();
 }

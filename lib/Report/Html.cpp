@@ -39,8 +39,8 @@ static std::string escapeHtml(StringRef text) {
 }
 
 static const char *kColors[kNumMemoryCategories] = {
-    "#4e79a7", "#9c755f", "#bab0ac", "#f28e2b", "#e15759", "#76b7b2",
-    "#edc948"};
+    "#4e79a7", "#9c755f", "#bab0ac", "#f28e2b",
+    "#e15759", "#76b7b2", "#edc948"};
 
 void vram::report::writeHtml(const Analyses &a, const ReportOptions &options,
                              llvm::raw_ostream &os) {
@@ -73,8 +73,8 @@ void vram::report::writeHtml(const Analyses &a, const ReportOptions &options,
         ".legend span{display:inline-block;width:12px;height:12px;"
         "margin:0 4px 0 12px}</style></head><body>\n";
   os << "<h1>" << escapeHtml(options.modelName) << "</h1>\n<p>"
-     << escapeHtml(a.mode) << (a.batch ? ", batch " + std::to_string(*a.batch)
-                                        : std::string())
+     << escapeHtml(a.mode)
+     << (a.batch ? ", batch " + std::to_string(*a.batch) : std::string())
      << ", " << escapeHtml(a.precision) << ". Peak memory (exact) <b>"
      << humanBytes(memory.getPeakBytes()) << "</b>";
   if (Operation *op = memory.getPeakOp())

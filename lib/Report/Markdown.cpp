@@ -51,8 +51,8 @@ static llvm::Expected<Figures> readBaseline(StringRef path) {
       report ? report->getObject("parameters") : nullptr;
   const json::Object *atPeak = memory ? memory->getObject("at_peak") : nullptr;
   if (!memory || !parameters || !atPeak)
-    return llvm::createStringError(
-        "baseline '" + path + "' is not a vram-opt JSON report");
+    return llvm::createStringError("baseline '" + path +
+                                   "' is not a vram-opt JSON report");
   Figures f;
   auto get = [](const json::Object *o, StringRef key) {
     return o->getInteger(key).value_or(0);
@@ -67,7 +67,9 @@ static llvm::Expected<Figures> readBaseline(StringRef path) {
 }
 
 static std::string signedBytes(int64_t delta) {
-  return (delta > 0 ? "+" : delta < 0 ? "-" : "") +
+  return (delta > 0   ? "+"
+          : delta < 0 ? "-"
+                      : "") +
          humanBytes(delta < 0 ? -delta : delta);
 }
 
@@ -131,9 +133,8 @@ void vram::report::writeMarkdown(const Analyses &a,
          << percent(now.atPeak[c], before->atPeak[c]) << ") |\n";
     else
       os << "| " << name << " | " << humanBytes(now.atPeak[c]) << " | "
-         << llvm::formatv("{0:f1}%", now.peak ? 100.0 * now.atPeak[c] /
-                                                    now.peak
-                                              : 0.0)
+         << llvm::formatv("{0:f1}%",
+                          now.peak ? 100.0 * now.atPeak[c] / now.peak : 0.0)
          << " |\n";
   }
   if (before) {

@@ -21,7 +21,6 @@ using namespace vram;
 using namespace vram::report;
 namespace json = llvm::json;
 
-
 std::string vram::report::typeString(Type type) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -135,8 +134,7 @@ static Operation *getForwardOp(nn::BackwardOp backward) {
       continue;
     for (OpOperand &use : value.getUses())
       if (use.getOperandNumber() == r.getIndex() &&
-          use.getOwner()->getName().getStringRef() ==
-              backward.getForwardOp() &&
+          use.getOwner()->getName().getStringRef() == backward.getForwardOp() &&
           getStepPhase(use.getOwner()) == StepPhase::Forward)
         return use.getOwner();
   }
@@ -150,8 +148,8 @@ static Operation *getForwardOp(nn::BackwardOp backward) {
 static std::vector<LayerRow> buildLayerTable(const Analyses &a,
                                              nn::FlopConvention convention) {
   std::vector<LayerRow> table;
-  llvm::StringMap<unsigned> calls;      // name -> calls seen
-  llvm::StringMap<unsigned> lastRowOf;  // name -> its latest row
+  llvm::StringMap<unsigned> calls;     // name -> calls seen
+  llvm::StringMap<unsigned> lastRowOf; // name -> its latest row
   llvm::DenseMap<Operation *, unsigned> rowOf;
   llvm::DenseSet<std::pair<unsigned, Value>> paramsSeen;
   func::FuncOp func = a.func;
@@ -245,7 +243,7 @@ static std::vector<LayerRow> aggregateLayers(const std::vector<LayerRow> &rows,
 }
 
 FailureOr<Analyses> vram::report::analyze(ModuleOp module,
-                                   const ReportOptions &options) {
+                                          const ReportOptions &options) {
   Analyses a;
   a.func = module.lookupSymbol<func::FuncOp>("step");
   if (!a.func)
@@ -260,7 +258,8 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   if (auto v = a.func->getAttrOfType<StringAttr>(
           nn::NNDialect::kTorchVersionAttrName))
     a.torchVersion = v.getValue();
-  if (auto d = a.func->getAttrOfType<StringAttr>(nn::NNDialect::kDeviceAttrName))
+  if (auto d =
+          a.func->getAttrOfType<StringAttr>(nn::NNDialect::kDeviceAttrName))
     a.device = d.getValue();
   a.flops = std::make_unique<FlopAnalysis>(a.func);
   a.memory = std::make_unique<MemoryAnalysis>(a.func);
@@ -342,16 +341,17 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
                     {"optimizer", a.flops->getPhaseFlops(options.flops,
                                                          StepPhase::Optimizer)},
                     {"total", a.flops->getTotal(options.flops)}}},
-      {"memory", json::Object{{"allocator", a.allocatorName},
-                              {"allocated_peak_bytes", a.allocatorPeaks.allocated},
-                              {"reserved_peak_bytes", a.allocatorPeaks.reserved},
-                              {"peak_bytes", memory.getPeakBytes()},
-                              {"persistent_bytes", memory.getPersistentBytes()},
-                              {"saved_for_backward_bytes",
-                               memory.getSavedForBackwardBytes()},
-                              {"peak_op", peakOpJson(a)},
-                              {"at_peak", std::move(atPeak)},
-                              {"top_tensors", std::move(top)}}},
+      {"memory",
+       json::Object{
+           {"allocator", a.allocatorName},
+           {"allocated_peak_bytes", a.allocatorPeaks.allocated},
+           {"reserved_peak_bytes", a.allocatorPeaks.reserved},
+           {"peak_bytes", memory.getPeakBytes()},
+           {"persistent_bytes", memory.getPersistentBytes()},
+           {"saved_for_backward_bytes", memory.getSavedForBackwardBytes()},
+           {"peak_op", peakOpJson(a)},
+           {"at_peak", std::move(atPeak)},
+           {"top_tensors", std::move(top)}}},
       {"layers", std::move(layers)},
   };
   if (options.timeline) {
@@ -439,7 +439,8 @@ static void writeText(const Analyses &a, const ReportOptions &options,
     if (breakdown[c])
       os << llvm::formatv("    {0,-16} {1,12} {2,6:f1}%\n",
                           stringifyEnum(static_cast<MemoryCategory>(c)),
-                          humanBytes(breakdown[c]), 100.0 * breakdown[c] / peak);
+                          humanBytes(breakdown[c]),
+                          100.0 * breakdown[c] / peak);
   os << llvm::formatv("saved for backward: {0} ({1})\n",
                       withCommas(memory.getSavedForBackwardBytes()),
                       humanBytes(memory.getSavedForBackwardBytes()));
@@ -465,14 +466,14 @@ static void writeText(const Analyses &a, const ReportOptions &options,
   }
   // Columns as wide as their widest cell, whatever the name length.
   std::vector<std::array<std::string, 6>> cells;
-  cells.push_back({"layer", "op", "output shape", "params", "forward FLOPs",
-                   "saved"});
+  cells.push_back(
+      {"layer", "op", "output shape", "params", "forward FLOPs", "saved"});
   for (const LayerRow &row : a.layers)
-    cells.push_back({(row.name.empty() ? std::string("-") : row.name) +
-                         (row.call > 1 ? " #" + std::to_string(row.call)
-                                       : std::string()),
-                     row.op, row.outputShape, withCommas(row.params),
-                     withCommas(row.flops), humanBytes(row.savedBytes)});
+    cells.push_back(
+        {(row.name.empty() ? std::string("-") : row.name) +
+             (row.call > 1 ? " #" + std::to_string(row.call) : std::string()),
+         row.op, row.outputShape, withCommas(row.params), withCommas(row.flops),
+         humanBytes(row.savedBytes)});
   std::array<size_t, 6> widths = {};
   for (const auto &line : cells)
     for (unsigned c = 0; c < 6; ++c)

@@ -1,4 +1,5 @@
-//===- ReportData.h - what the report writers print ---------------*- C++ -*-===//
+//===- ReportData.h - what the report writers print ---------------*- C++
+//-*-===//
 //
 // Private to lib/Report: the analyses' results gathered once (analyze()) and
 // the helpers every writer shares. Writers print; they compute nothing.

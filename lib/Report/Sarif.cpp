@@ -52,8 +52,8 @@ static json::Array sarifLocations(Operation *op, StringRef inputPath) {
   if (!physical.empty())
     location["physicalLocation"] = std::move(physical);
   if (!name.empty())
-    location["logicalLocations"] = json::Array{
-        json::Object{{"name", name}, {"kind", "member"}}};
+    location["logicalLocations"] =
+        json::Array{json::Object{{"name", name}, {"kind", "member"}}};
   return json::Array{std::move(location)};
 }
 
@@ -102,9 +102,8 @@ void vram::report::writeSarif(const Analyses &a, const ReportOptions &options,
              {"text",
               llvm::formatv("peak {0} memory ({1}) {2} exceeds the budget "
                             "of {3} by {4}",
-                            what, b.metric,
-                            humanBytes(b.used), humanBytes(b.budget),
-                            humanBytes(b.used - b.budget))
+                            what, b.metric, humanBytes(b.used),
+                            humanBytes(b.budget), humanBytes(b.used - b.budget))
                   .str()}}},
         {"locations", sarifLocations(anchor, options.inputPath)},
         {"properties", json::Object{{"metric", b.metric},
@@ -115,9 +114,9 @@ void vram::report::writeSarif(const Analyses &a, const ReportOptions &options,
       {"version", "2.1.0"},
       {"runs",
        json::Array{json::Object{
-           {"tool",
-            json::Object{{"driver", json::Object{{"name", "vram-opt"},
-                                                 {"rules", std::move(rules)}}}}},
+           {"tool", json::Object{{"driver",
+                                  json::Object{{"name", "vram-opt"},
+                                               {"rules", std::move(rules)}}}}},
            {"results", std::move(results)}}}}};
   os << llvm::formatv("{0:2}", json::Value(std::move(log))) << "\n";
 }

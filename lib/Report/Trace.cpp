@@ -31,15 +31,15 @@ LogicalResult vram::writeTrace(ModuleOp module, const ReportOptions &options,
   CategoryBytes live = {};
   auto instant = [&](const MemoryEvent &e, StringRef what, unsigned ts) {
     const Storage &s = storages[e.storage];
-    events.push_back(json::Object{
-        {"name", (what + " " + describeStorage(s)).str()},
-        {"cat", stringifyEnum(s.category)},
-        {"ph", "i"},
-        {"s", "p"},
-        {"pid", 1},
-        {"tid", 1},
-        {"ts", ts},
-        {"args", json::Object{{"bytes", s.bytes}}}});
+    events.push_back(
+        json::Object{{"name", (what + " " + describeStorage(s)).str()},
+                     {"cat", stringifyEnum(s.category)},
+                     {"ph", "i"},
+                     {"s", "p"},
+                     {"pid", 1},
+                     {"tid", 1},
+                     {"ts", ts},
+                     {"args", json::Object{{"bytes", s.bytes}}}});
   };
   for (unsigned i = 0; i <= memory.getNumOps() + 1; ++i) {
     for (const MemoryEvent &e : memory.getAllocEvents(i)) {

@@ -5,8 +5,8 @@
 
 #include "llvm/ADT/StringSet.h"
 
-#include <deque>
 #include "llvm/Support/GlobPattern.h"
+#include <deque>
 
 namespace vram {
 #define GEN_PASS_DEF_FREEZE
@@ -36,9 +36,9 @@ struct FreezePass : public vram::impl::FreezeBase<FreezePass> {
     };
     getOperation().walk([&](vram::nn::ParamOp param) {
       StringRef name = param.getName();
-      bool frozen = (matches(freeze, name) ||
-                     frozenModules.contains(moduleOf(name))) &&
-                    !matches(keepTrainable, name);
+      bool frozen =
+          (matches(freeze, name) || frozenModules.contains(moduleOf(name))) &&
+          !matches(keepTrainable, name);
       if (frozen && param.getTrainable()) {
         param.setTrainable(false);
         ++numFrozen;

@@ -115,8 +115,8 @@ Value ModelBuilder::decomposedRmsNorm(Value x, StringRef layer, double eps) {
   reduced.back() = 1;
   Value variance = MeanOp::create(
       builder, l,
-      RankedTensorType::get(reduced, cast<RankedTensorType>(x.getType())
-                                         .getElementType()),
+      RankedTensorType::get(
+          reduced, cast<RankedTensorType>(x.getType()).getElementType()),
       squared, builder.getDenseI64ArrayAttr({-1}), /*keepdim=*/true);
   // x * torch.rsqrt(variance + eps), then weight * (...)
   Value shifted = add(variance, scalar(eps, layer), layer);
@@ -231,12 +231,12 @@ Value ModelBuilder::matmulAttention(Value q, Value k, Value v, StringRef layer,
   ArrayRef<int64_t> qs = shapeOf(q); // [B, H, L, D]
   int64_t rank = qs.size();
   Value scores = matmul(q, transpose(k, layer, rank - 2, rank - 1), layer);
-  scores = mul(scores, scalar(1.0 / std::sqrt((double)qs.back()), layer), layer);
+  scores =
+      mul(scores, scalar(1.0 / std::sqrt((double)qs.back()), layer), layer);
   if (causal)
-    scores = maskedFill(scores,
-                        upperTriangleMask(qs[rank - 2], shapeOf(k)[rank - 2],
-                                          layer),
-                        -std::numeric_limits<double>::infinity(), layer);
+    scores = maskedFill(
+        scores, upperTriangleMask(qs[rank - 2], shapeOf(k)[rank - 2], layer),
+        -std::numeric_limits<double>::infinity(), layer);
   return matmul(softmax(scores, layer, /*dim=*/-1), v, layer);
 }
 

@@ -122,8 +122,8 @@ public:
   /// nn.MultiheadAttention run it:
   ///
   ///   att = (q @ k.transpose(-2, -1)) * (1 / sqrt(head_dim))
-  ///   att = att.masked_fill(~torch.tril(ones(L, S, dtype=bool)), -inf)  # causal
-  ///   y = att.softmax(-1) @ v
+  ///   att = att.masked_fill(~torch.tril(ones(L, S, dtype=bool)), -inf)  #
+  ///   causal y = att.softmax(-1) @ v
   ///
   /// On [B, H, L, D] views torch.matmul folds the batch dimensions, which
   /// copies strided q, k^T and v (vram-insert-contiguous makes the copies

@@ -45,10 +45,11 @@ Value selfAttention(ModelBuilder &mb, Value x, const std::string &name,
       vram::nn::multiheadAttentionRunsDecomposed(target)
           ? mb.matmulAttention(heads[0], heads[1], heads[2], name,
                                /*causal=*/false)
-          : mb.attention(heads[0], heads[1], heads[2], name, /*causal=*/false,
-                         vram::nn::getMultiheadAttentionBackend(
-                             target, cast<RankedTensorType>(x.getType())
-                                         .getElementType()));
+          : mb.attention(
+                heads[0], heads[1], heads[2], name, /*causal=*/false,
+                vram::nn::getMultiheadAttentionBackend(
+                    target,
+                    cast<RankedTensorType>(x.getType()).getElementType()));
   return mb.linear(mb.mergeHeads(out, name), name + ".out_proj", d);
 }
 

@@ -68,8 +68,7 @@ cl::OptionCategory outputCat("Output");
 
 cl::opt<std::string> inputFilename(cl::Positional,
                                    cl::desc("<model file: .mlir or .onnx>"),
-                                   cl::cat(modelCat),
-                                   cl::init("-"));
+                                   cl::cat(modelCat), cl::init("-"));
 cl::opt<std::string> outputFilename("o", cl::desc("Output filename"),
                                     cl::value_desc("filename"), cl::init("-"),
                                     cl::cat(outputCat));
@@ -146,8 +145,8 @@ cl::opt<bool> inputRequiresGrad("input-requires-grad",
 cl::opt<vram::nn::TorchVersion> torchVersion(
     "torch-version",
     cl::desc("The PyTorch release modelled (default 2; 1.13 is Debian's)"),
-    EnumValues<vram::nn::TorchVersion>(),
-    cl::init(vram::nn::TorchVersion::V2), cl::cat(stepCat));
+    EnumValues<vram::nn::TorchVersion>(), cl::init(vram::nn::TorchVersion::V2),
+    cl::cat(stepCat));
 cl::opt<vram::nn::Device>
     device("device", cl::desc("The device whose kernels are modelled"),
            EnumValues<vram::nn::Device>(), cl::init(vram::nn::Device::Cuda),
@@ -160,7 +159,8 @@ cl::opt<vram::nn::AllocatorKind> allocatorKind(
 cl::opt<vram::nn::FlopConvention>
     flopConvention("flops", cl::desc("FLOP convention (default flops)"),
                    EnumValues<vram::nn::FlopConvention>(),
-                   cl::init(vram::nn::FlopConvention::Flops), cl::cat(outputCat));
+                   cl::init(vram::nn::FlopConvention::Flops),
+                   cl::cat(outputCat));
 cl::opt<OutputFormat>
     format("format", cl::desc("Output: IR (default) or a report"),
            cl::values(clEnumValN(OutputFormat::Mlir, "mlir", "print IR"),
@@ -187,11 +187,11 @@ cl::opt<double> regressionThreshold(
     cl::desc("Markdown with --compare: peak growth reported as a regression, "
              "in percent (default 5)"),
     cl::init(5.0), cl::cat(outputCat));
-cl::opt<std::string> traceFile(
-    "trace",
-    cl::desc("Write the memory timeline as Chrome trace events "
-             "(chrome://tracing, Perfetto)"),
-    cl::value_desc("FILE"), cl::cat(outputCat));
+cl::opt<std::string>
+    traceFile("trace",
+              cl::desc("Write the memory timeline as Chrome trace events "
+                       "(chrome://tracing, Perfetto)"),
+              cl::value_desc("FILE"), cl::cat(outputCat));
 cl::opt<unsigned> layerDepth(
     "depth",
     cl::desc("Sum the layer table per module at this depth of the module "
@@ -253,7 +253,8 @@ void checkOptions() {
   if (!(weightDecay >= 0) || std::isinf(weightDecay))
     usageError("--weight-decay must be a finite number >= 0, got " +
                std::to_string(weightDecay));
-  if (freezeFirst.getNumOccurrences() && !(freezeFirst >= 0 && freezeFirst <= 1))
+  if (freezeFirst.getNumOccurrences() &&
+      !(freezeFirst >= 0 && freezeFirst <= 1))
     usageError("--freeze-first must be a fraction in [0, 1], got " +
                std::to_string(freezeFirst));
   if (budget.getNumOccurrences() && !vram::parseByteSize(budget))
@@ -278,10 +279,10 @@ void checkOptions() {
     usageError("give a model file or --zoo, not both");
   if (fromZoo && zooName == "list")
     return;
-  bool onnx = !fromZoo && (importKind == InputKind::Onnx ||
-                           (importKind == InputKind::Auto &&
-                            llvm::sys::path::extension(inputFilename) ==
-                                ".onnx"));
+  bool onnx =
+      !fromZoo && (importKind == InputKind::Onnx ||
+                   (importKind == InputKind::Auto &&
+                    llvm::sys::path::extension(inputFilename) == ".onnx"));
   auto notFor = [](const cl::Option &opt, llvm::StringRef what) {
     if (opt.getNumOccurrences())
       usageError("--" + opt.ArgStr + " does not apply to " + what);
@@ -290,8 +291,9 @@ void checkOptions() {
     notFor(dimBindings, "zoo models (use --batch, --seq, --image-size)");
     notFor(onnxBuffers, "zoo models");
   } else if (onnx) {
-    notFor(imageSize, "an ONNX model: its input shapes are in the file "
-                      "(bind symbolic dimensions with --batch, --seq or --dim)");
+    notFor(imageSize,
+           "an ONNX model: its input shapes are in the file "
+           "(bind symbolic dimensions with --batch, --seq or --dim)");
     notFor(numClasses, "an ONNX model: its classifier is in the file");
   } else {
     llvm::StringRef mlir = "an .mlir model: its shapes are static";
@@ -404,8 +406,8 @@ void suggestFixes(func::FuncOp step, const vram::MemoryAnalysis &memory,
   if (!rebuildModel || !activePipeline)
     return;
   MLIRContext *ctx = step.getContext();
-  Location loc = memory.getPeakOp() ? memory.getPeakOp()->getLoc()
-                                    : step.getLoc();
+  Location loc =
+      memory.getPeakOp() ? memory.getPeakOp()->getLoc() : step.getLoc();
   std::optional<int64_t> current = vram::getBatchSize(step);
   auto measure = [&](int64_t b) -> FailureOr<int64_t> {
     FailureOr<int64_t> used = measureRebuilt(b, ctx, activePipeline);
@@ -491,8 +493,8 @@ LogicalResult processModule(ModuleOp module,
   options.depth = layerDepth;
   options.comparePath = compareWith;
   options.regressionThreshold = regressionThreshold / 100;
-  options.inputPath = zooName.empty() ? inputFilename.getValue()
-                                      : "zoo:" + zooName.getValue();
+  options.inputPath =
+      zooName.empty() ? inputFilename.getValue() : "zoo:" + zooName.getValue();
   if (budget.getNumOccurrences())
     if (FailureOr<int64_t> used = measureBudgetMetric(module); succeeded(used))
       options.budget = vram::BudgetFinding{*vram::parseByteSize(budget), *used,
@@ -515,15 +517,12 @@ LogicalResult processModule(ModuleOp module,
     }
     return failure(overBudget);
   }
-  vram::ReportFormat reportFormat = format == OutputFormat::Json
-                                        ? vram::ReportFormat::Json
-                                    : format == OutputFormat::Markdown
-                                        ? vram::ReportFormat::Markdown
-                                    : format == OutputFormat::Sarif
-                                        ? vram::ReportFormat::Sarif
-                                    : format == OutputFormat::Html
-                                        ? vram::ReportFormat::Html
-                                        : vram::ReportFormat::Text;
+  vram::ReportFormat reportFormat =
+      format == OutputFormat::Json       ? vram::ReportFormat::Json
+      : format == OutputFormat::Markdown ? vram::ReportFormat::Markdown
+      : format == OutputFormat::Sarif    ? vram::ReportFormat::Sarif
+      : format == OutputFormat::Html     ? vram::ReportFormat::Html
+                                         : vram::ReportFormat::Text;
   if (failed(vram::writeReport(module, options, reportFormat, os)))
     return failure();
   return failure(overBudget);
@@ -573,9 +572,9 @@ LogicalResult buildStep(ModuleOp module,
 
 /// --fit-batch: the largest batch whose step fits --budget, each candidate
 /// built by `makeModel` and run through the same pipeline.
-int fitBatchSize(
-    llvm::function_ref<OwningOpRef<ModuleOp>(int64_t)> makeModel,
-    const PassPipelineCLParser &passPipeline, MLIRContext &context) {
+int fitBatchSize(llvm::function_ref<OwningOpRef<ModuleOp>(int64_t)> makeModel,
+                 const PassPipelineCLParser &passPipeline,
+                 MLIRContext &context) {
   int64_t limit = *vram::parseByteSize(budget);
   auto measure = [&](int64_t candidate) -> FailureOr<int64_t> {
     // A batch so large that sizes overflow does not fit; only batch 1's
@@ -600,8 +599,8 @@ int fitBatchSize(
     return 1;
   if (!*best) {
     llvm::errs() << "vram-opt: even batch 1 exceeds the budget of "
-                 << vram::formatByteSize(limit) << " ("
-                 << getBudgetMetricName() << ")\n";
+                 << vram::formatByteSize(limit) << " (" << getBudgetMetricName()
+                 << ")\n";
     return 1;
   }
   llvm::outs() << **best << "\n";
@@ -739,11 +738,12 @@ int main(int argc, char **argv) {
 
   std::string errors;
   llvm::raw_string_ostream errorStream(errors);
-  if (!cl::ParseCommandLineOptions(argc, argv,
-                                   "vram-opt: GPU memory and FLOPs of models\n\n"
-                                   "  --help-mlir also lists MLIR's options "
-                                   "(pass pipelines, IR printing)\n",
-                                   &errorStream)) {
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "vram-opt: GPU memory and FLOPs of models\n\n"
+          "  --help-mlir also lists MLIR's options "
+          "(pass pipelines, IR printing)\n",
+          &errorStream)) {
     llvm::errs() << errors;
     return 2;
   }

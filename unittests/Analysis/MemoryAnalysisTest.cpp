@@ -190,12 +190,12 @@ TEST(CudaCachingAllocatorTest, LargePoolSegmentsAndBestFit) {
 
 TEST(CudaCachingAllocatorTest, UnsplitBlockIsAllocatedWhole) {
   CudaCachingAllocator cuda;
-  int64_t a = 5 * MiB / 2;            // 2.5 MiB
-  cuda.allocate(0, a);                // 20 MiB segment: a + 17.5 MiB cached
-  cuda.allocate(1, 20 * MiB - a);     // the remainder, exactly
-  cuda.free(0);                       // a cached, its neighbour allocated
-  cuda.allocate(2, 2 * MiB);          // best fit: the 2.5 MiB block; 0.5 MiB
-                                      // left is not > 1 MiB: no split
+  int64_t a = 5 * MiB / 2;        // 2.5 MiB
+  cuda.allocate(0, a);            // 20 MiB segment: a + 17.5 MiB cached
+  cuda.allocate(1, 20 * MiB - a); // the remainder, exactly
+  cuda.free(0);                   // a cached, its neighbour allocated
+  cuda.allocate(2, 2 * MiB);      // best fit: the 2.5 MiB block; 0.5 MiB
+                                  // left is not > 1 MiB: no split
   EXPECT_EQ(cuda.getAllocatedBytes(), 20 * MiB);
   EXPECT_EQ(cuda.getReservedBytes(), 20 * MiB);
   // Freeing both merges the segment back into one 20 MiB block.
@@ -218,7 +218,8 @@ func.func @step(%x: tensor<786432xf32>) -> tensor<f32> {
   %m = nn.mean %y {dims = array<i64: 0>} : (tensor<786432xf32>) -> tensor<f32>
   return %m : tensor<f32>
 }
-)mlir", &context);
+)mlir",
+                                                             &context);
   ASSERT_TRUE(module);
   MemoryAnalysis memory(&module->getBody()->front());
   CudaCachingAllocator cuda;

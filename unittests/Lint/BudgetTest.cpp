@@ -1,4 +1,5 @@
-//===- BudgetTest.cpp - sizes and the fit search ---------------------------===//
+//===- BudgetTest.cpp - sizes and the fit search
+//---------------------------===//
 
 #include "vram/Lint/Budget.h"
 

@@ -60,8 +60,8 @@ int64_t numel(Type type) {
 int64_t numel(Value v) { return numel(v.getType()); }
 /// Bytes of a tensor value, saturated.
 int64_t tensorBytes(Value v) {
-  return satMul(numel(v), llvm::divideCeil(
-                              tensorOf(v).getElementTypeBitWidth(), 8));
+  return satMul(numel(v),
+                llvm::divideCeil(tensorOf(v).getElementTypeBitWidth(), 8));
 }
 
 /// Converts multiply-adds to the convention's unit for mm/conv/attention.
@@ -233,8 +233,8 @@ static int64_t affineFlops(Conv c, int64_t macs, bool bias, Value output) {
 /// One product per input or weight gradient, and the bias gradient's sum.
 static int64_t affineBackwardFlops(Conv c, int64_t macs, ArrayRef<bool> needs,
                                    bool bias, Value output) {
-  int64_t flops =
-      satAdd(needs[0] ? fromMacs(c, macs) : 0, needs[1] ? fromMacs(c, macs) : 0);
+  int64_t flops = satAdd(needs[0] ? fromMacs(c, macs) : 0,
+                         needs[1] ? fromMacs(c, macs) : 0);
   if (c == Conv::Full && bias && needs.size() > 2 && needs[2])
     flops = satAdd(flops, numel(output));
   return flops;
@@ -253,15 +253,14 @@ int64_t Conv2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
 static ConvBackwardSizes convSizes(Conv2dOp op) {
   auto input = tensorOf(op.getInput()), weight = tensorOf(op.getWeight()),
        out = tensorOf(op.getOutput());
-  int64_t elementBytes =
-      llvm::divideCeil(input.getElementTypeBitWidth(), 8);
+  int64_t elementBytes = llvm::divideCeil(input.getElementTypeBitWidth(), 8);
   ConvBackwardSizes sizes;
   sizes.input = tensorBytes(op.getInput());
   sizes.gradOutput = tensorBytes(op.getOutput());
   sizes.weight = tensorBytes(op.getWeight());
-  sizes.columns = satMul(input.getDimSize(1), weight.getDimSize(2),
-                         weight.getDimSize(3), out.getDimSize(2),
-                         out.getDimSize(3), elementBytes);
+  sizes.columns =
+      satMul(input.getDimSize(1), weight.getDimSize(2), weight.getDimSize(3),
+             out.getDimSize(2), out.getDimSize(3), elementBytes);
   sizes.batch = input.getDimSize(0);
   sizes.groups = op.getGroups();
   sizes.kernelH = weight.getDimSize(2);
@@ -271,7 +270,7 @@ static ConvBackwardSizes convSizes(Conv2dOp op) {
 }
 
 int64_t Conv2dOp::getBackwardWorkspaceBytes(const TorchTarget &target,
-                                             ArrayRef<bool> needs) {
+                                            ArrayRef<bool> needs) {
   return getConvBackwardWorkspaceBytes(target, convSizes(*this), needs[0],
                                        needs[1]);
 }
@@ -512,9 +511,9 @@ int64_t BatchNormOp::getFlops(FlopConvention c, bool training) {
 }
 
 int64_t BatchNormOp::getBackwardWorkspaceBytes(const TorchTarget &target,
-                                                ArrayRef<bool> needs) {
-  return needs[0] ? getBatchNormBackwardWorkspaceBytes(
-                        target, tensorBytes(getInput()))
+                                               ArrayRef<bool> needs) {
+  return needs[0] ? getBatchNormBackwardWorkspaceBytes(target,
+                                                       tensorBytes(getInput()))
                   : 0;
 }
 
@@ -724,7 +723,8 @@ void PowOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
   saved.push_back(SavedTensor::operand(0));
 }
 
-void NegOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
+void NegOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                            SmallVectorImpl<SavedTensor> &) {}
 
 void GeluOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                              SmallVectorImpl<SavedTensor> &saved) {
@@ -857,8 +857,10 @@ bool SubOp::isGradPassthrough(unsigned i) {
 bool MulOp::isGradPassthrough(unsigned) { return false; }
 bool DivOp::isGradPassthrough(unsigned) { return false; }
 
-void AddOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
-void SubOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {}
+void AddOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                            SmallVectorImpl<SavedTensor> &) {}
+void SubOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                            SmallVectorImpl<SavedTensor> &) {}
 
 void MulOp::getSavedTensors(const TorchTarget &, ArrayRef<bool> needs,
                             SmallVectorImpl<SavedTensor> &saved) {
@@ -1170,7 +1172,8 @@ int64_t ScaledDotProductAttentionOp::getBackwardFlops(FlopConvention c,
   return fromMacs(c, attentionMacs(*this, 3, 2));
 }
 
-void ScaledDotProductAttentionOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+void ScaledDotProductAttentionOp::getSavedTensors(
+    const TorchTarget &, ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
   auto q = tensorOf(getQuery()), k = tensorOf(getKey());
   int64_t r = q.getRank();
   if (getMask())
@@ -1231,8 +1234,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
 
 int64_t ConcatOp::getFlops(FlopConvention, bool) { return 0; }
 int64_t ConcatOp::getBackwardFlops(FlopConvention, ArrayRef<bool>) { return 0; }
-void ConcatOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {
-}
+void ConcatOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                               SmallVectorImpl<SavedTensor> &) {}
 
 LogicalResult PadOp::inferReturnTypes(MLIRContext *,
                                       std::optional<Location> loc,
@@ -1261,7 +1264,8 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
 
 int64_t PadOp::getFlops(FlopConvention, bool) { return 0; }
 int64_t PadOp::getBackwardFlops(FlopConvention, ArrayRef<bool>) { return 0; }
-void PadOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>, SmallVectorImpl<SavedTensor> &) {
+void PadOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                            SmallVectorImpl<SavedTensor> &) {
   // constant_pad_nd's backward slices the gradient: nothing kept.
 }
 

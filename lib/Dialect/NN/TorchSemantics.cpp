@@ -99,8 +99,7 @@ int64_t vram::nn::getConvBackwardWorkspaceBytes(const TorchTarget &target,
     // oneDNN's grad_weight, then the final .grad while that buffer lives.
     int64_t weightPart =
         gw ? (gi ? s.input : 0) +
-                 (gi ? std::max(s.gradOutput + s.input + s.weight,
-                                2 * s.weight)
+                 (gi ? std::max(s.gradOutput + s.input + s.weight, 2 * s.weight)
                      : std::max(s.gradOutput + s.weight, 2 * s.weight))
            : 0;
     peak = std::max(inputPart, weightPart);

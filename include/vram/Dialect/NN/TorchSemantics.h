@@ -6,21 +6,30 @@
 // and passes never decide such facts themselves.
 //
 //   fact                              2.x             1.13            source
-//   mean(dims) keeps its input        no (sizes)      yes             1.13: measured; 2.x: derivatives.yaml mean.dim
-//   adaptive_avg_pool2d to 1x1        CUDA: as mean   CUDA: as mean   measured (CPU keeps the input)
+//   mean(dims) keeps its input        no (sizes)      yes             1.13:
+//   measured; 2.x: derivatives.yaml mean.dim adaptive_avg_pool2d to 1x1 CUDA:
+//   as mean   CUDA: as mean   measured (CPU keeps the input)
 //                                     CPU: input      CPU: input
-//   dropout mask element type         CUDA: bool      CUDA: bool      measured (CPU: input dtype)
+//   dropout mask element type         CUDA: bool      CUDA: bool      measured
+//   (CPU: input dtype)
 //                                     CPU: input      CPU: input
-//   conv backward temporaries         CPU: oneDNN reorders and buffers (see below); 1.13: measured
+//   conv backward temporaries         CPU: oneDNN reorders and buffers (see
+//   below); 1.13: measured
 //                                     CUDA: cuDNN workspace, not modelled here
-//   batch_norm backward               CPU: a second input-sized buffer; CUDA: 0    1.13 CPU: measured
-//   foreach Adam temporary lists      1               2               1.13: measured; 2.x: adam.py
-//                                                                     (_foreach_add_ in place)
-//   default optimizer implementation  CUDA: foreach   for-loop        torch.optim (2.x defaults to
-//                                     CPU: for-loop                   foreach on CUDA only)
-//   nn.MultiheadAttention (ViT)       sdpa: CUDA      decomposed,     1.13: measured (keeps L x L,
-//                                     efficient/flash scaled after    no scaled q); 2.x: need_weights=
-//                                     CPU math        q @ k^T         False calls sdpa
+//   batch_norm backward               CPU: a second input-sized buffer; CUDA:
+//   0    1.13 CPU: measured foreach Adam temporary lists      1
+//   2               1.13: measured; 2.x: adam.py
+//                                                                     (_foreach_add_
+//                                                                     in place)
+//   default optimizer implementation  CUDA: foreach   for-loop torch.optim (2.x
+//   defaults to
+//                                     CPU: for-loop                   foreach
+//                                     on CUDA only)
+//   nn.MultiheadAttention (ViT)       sdpa: CUDA      decomposed,     1.13:
+//   measured (keeps L x L,
+//                                     efficient/flash scaled after    no scaled
+//                                     q); 2.x: need_weights= CPU math        q
+//                                     @ k^T         False calls sdpa
 //
 //===----------------------------------------------------------------------===//
 
