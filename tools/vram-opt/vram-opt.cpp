@@ -372,18 +372,31 @@ LogicalResult buildStep(ModuleOp module,
                         const PassPipelineCLParser &passPipeline,
                         bool wantsStep);
 
-/// The step's memory under the budget metric, or failure.
-FailureOr<int64_t> measureBudgetMetric(ModuleOp module) {
+/// The function a budget is checked on: `@step`, else `@forward`.
+FailureOr<func::FuncOp> findChecked(ModuleOp module) {
   auto step = module.lookupSymbol<func::FuncOp>("step");
   if (!step)
     step = module.lookupSymbol<func::FuncOp>("forward");
   if (!step)
     return module.emitError("no @step or @forward function to check");
-  vram::MemoryAnalysis memory(step);
-  if (memory.failed())
-    return failure();
+  return step;
+}
+
+/// `memory`'s peak under the budget metric.
+int64_t budgetMetricOf(const vram::MemoryAnalysis &memory) {
   std::unique_ptr<vram::AllocatorModel> allocator = makeAllocator();
   return vram::computeMemoryMetrics(memory, *allocator).get(getBudgetMetric());
+}
+
+/// The step's memory under the budget metric, or failure.
+FailureOr<int64_t> measureBudgetMetric(ModuleOp module) {
+  FailureOr<func::FuncOp> step = findChecked(module);
+  if (failed(step))
+    return failure();
+  vram::MemoryAnalysis memory(*step);
+  if (memory.failed())
+    return failure();
+  return budgetMetricOf(memory);
 }
 
 /// The step of `module` built again from a fresh model, measured; failure
@@ -433,21 +446,17 @@ void suggestFixes(func::FuncOp step, const vram::MemoryAnalysis &memory,
 
 /// --budget: an error at the peak op when over, a one-line margin otherwise.
 LogicalResult lintBudget(ModuleOp module) {
-  auto step = module.lookupSymbol<func::FuncOp>("step");
-  if (!step)
-    step = module.lookupSymbol<func::FuncOp>("forward");
-  if (!step)
-    return module.emitError("no @step or @forward function to check");
-  vram::MemoryAnalysis memory(step);
+  FailureOr<func::FuncOp> step = findChecked(module);
+  if (failed(step))
+    return failure();
+  vram::MemoryAnalysis memory(*step);
   if (memory.failed())
     return failure();
-  std::unique_ptr<vram::AllocatorModel> allocator = makeAllocator();
-  int64_t used =
-      vram::computeMemoryMetrics(memory, *allocator).get(getBudgetMetric());
+  int64_t used = budgetMetricOf(memory);
   int64_t limit = *vram::parseByteSize(budget);
-  if (failed(vram::checkBudget(step, memory, used, limit,
+  if (failed(vram::checkBudget(*step, memory, used, limit,
                                getBudgetMetricName()))) {
-    suggestFixes(step, memory, limit);
+    suggestFixes(*step, memory, limit);
     return failure();
   }
   llvm::errs() << llvm::formatv(
