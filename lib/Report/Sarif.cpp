@@ -25,6 +25,10 @@ constexpr Rule kRules[] = {
      "Where the step's memory peaks, and what is alive there", "note"},
     {"vram/budget-exceeded", "BudgetExceeded",
      "The step's peak memory exceeds the memory budget (--budget)", "error"},
+    {"vram/import-warning", "ImportWarning",
+     "The front end warns that the model makes its numbers unreliable "
+     "(e.g. an inference-mode ONNX export)",
+     "warning"},
 };
 } // namespace
 
@@ -109,6 +113,18 @@ void vram::report::writeSarif(const Analyses &a, const ReportOptions &options,
         {"properties", json::Object{{"metric", b.metric},
                                     {"used_bytes", b.used},
                                     {"budget_bytes", b.budget}}}});
+  }
+  for (const std::string &warning : options.importWarnings) {
+    json::Object artifact;
+    if (!options.inputPath.empty())
+      artifact["physicalLocation"] = json::Object{
+          {"artifactLocation", json::Object{{"uri", options.inputPath}}}};
+    results.push_back(
+        json::Object{{"ruleId", kRules[2].id},
+                     {"ruleIndex", 2},
+                     {"level", "warning"},
+                     {"message", json::Object{{"text", warning}}},
+                     {"locations", json::Array{std::move(artifact)}}});
   }
   json::Object log{
       {"version", "2.1.0"},

@@ -305,6 +305,9 @@ void checkOptions() {
   }
 }
 
+/// Warnings the front end gave while importing (SARIF results).
+std::vector<std::string> importWarnings;
+
 /// Rebuilds the model at another batch size (zoo and ONNX inputs), for the
 /// budget lint's suggestions and --fit-batch; null for .mlir input.
 std::function<OwningOpRef<ModuleOp>(int64_t)> rebuildModel;
@@ -504,6 +507,7 @@ LogicalResult processModule(ModuleOp module,
   options.regressionThreshold = regressionThreshold / 100;
   options.inputPath =
       zooName.empty() ? inputFilename.getValue() : "zoo:" + zooName.getValue();
+  options.importWarnings = importWarnings;
   if (budget.getNumOccurrences())
     if (FailureOr<int64_t> used = measureBudgetMetric(module); succeeded(used))
       options.budget = vram::BudgetFinding{*vram::parseByteSize(budget), *used,
@@ -829,6 +833,12 @@ int main(int argc, char **argv) {
     SourceMgrDiagnosticHandler handler(sourceMgr, &context);
     NamedLocationDiagnostics named(&context, inputFilename);
     context.printOpOnDiagnostic(false);
+    // Record (and still print) the importer's warnings.
+    ScopedDiagnosticHandler recordWarnings(&context, [](Diagnostic &d) {
+      if (d.getSeverity() == DiagnosticSeverity::Warning)
+        importWarnings.push_back(d.str());
+      return failure();
+    });
     vram::onnx_import::OnnxImportOptions onnxOptions;
     if (batch > 0)
       onnxOptions.batch = batch;

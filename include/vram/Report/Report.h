@@ -15,6 +15,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace vram {
 
@@ -44,6 +45,9 @@ struct ReportOptions {
   double regressionThreshold = 0.05;
   /// Set when --budget was checked.
   std::optional<BudgetFinding> budget;
+  /// Warnings the front end gave about the model (an inference-mode export),
+  /// shown as SARIF results.
+  std::vector<std::string> importWarnings;
   /// The file analyzed (SARIF artifact of locations without a file).
   std::string inputPath;
   unsigned topTensors = 10;
