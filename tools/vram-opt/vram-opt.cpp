@@ -137,6 +137,12 @@ cl::opt<double> freezeFirst(
     cl::desc("Freeze the parameters of the first FRACTION of the modules "
              "(named_modules order), as seed article 001 meant to"),
     cl::value_desc("FRACTION"), cl::init(0.0), cl::cat(scenarioCat));
+cl::opt<vram::nn::Precision> precision(
+    "precision",
+    cl::desc("fp32, AMP (torch.autocast over fp32 parameters: amp-fp16, "
+             "amp-bf16) or the whole model in fp16/bf16"),
+    EnumValues<vram::nn::Precision>(), cl::init(vram::nn::Precision::Fp32),
+    cl::cat(scenarioCat));
 cl::opt<bool> setToNone("set-to-none", cl::desc("zero_grad(set_to_none=...)"),
                         cl::init(true), cl::cat(stepCat));
 cl::opt<bool> inputRequiresGrad("input-requires-grad",
@@ -557,19 +563,28 @@ LogicalResult buildStep(ModuleOp module,
     return failure();
   if (failed(pm.run(module)))
     return failure();
-  // Scenario flags transform the forward model, before the step is built.
+  // Scenario flags transform the forward model, before the step is built:
+  // which parameters train, then the precision (autocast caches only the
+  // casts of trainable parameters).
+  PassManager scenarioPm(ctx, ModuleOp::getOperationName());
+  if (failed(applyPassManagerCLOptions(scenarioPm)))
+    return failure();
   if (!freezePatterns.empty() || freezeFirst > 0) {
-    if (module.lookupSymbol("step"))
-      usageError("--freeze and --freeze-first apply to the forward model: "
-                 "the pipeline already built the step");
-    PassManager freezePm(ctx, ModuleOp::getOperationName());
-    if (failed(applyPassManagerCLOptions(freezePm)))
-      return failure();
     vram::FreezeOptions freeze;
     freeze.patterns.assign(freezePatterns.begin(), freezePatterns.end());
     freeze.firstFraction = freezeFirst;
-    freezePm.addPass(vram::createFreeze(freeze));
-    if (failed(freezePm.run(module)))
+    scenarioPm.addPass(vram::createFreeze(freeze));
+  }
+  if (precision != vram::nn::Precision::Fp32) {
+    vram::PrecisionOptions options;
+    options.precision = precision;
+    scenarioPm.addPass(vram::createPrecision(options));
+  }
+  if (scenarioPm.size()) {
+    if (module.lookupSymbol("step"))
+      usageError("--freeze, --freeze-first and --precision apply to the "
+                 "forward model: the pipeline already built the step");
+    if (failed(scenarioPm.run(module)))
       return failure();
   }
   if (wantsStep && !module.lookupSymbol("step")) {
