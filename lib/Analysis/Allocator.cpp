@@ -23,7 +23,8 @@ void ExactAllocator::free(unsigned id) {
 }
 
 AllocatorPeaks vram::runAllocator(const MemoryAnalysis &memory,
-                                  AllocatorModel &model, unsigned iterations) {
+                                  AllocatorModel &model, unsigned iterations,
+                                  llvm::ArrayRef<int64_t> libraryAllocations) {
   AllocatorPeaks peaks;
   llvm::ArrayRef<Storage> storages = memory.getStorages();
   auto sample = [&](unsigned opIndex) {
@@ -38,6 +39,9 @@ AllocatorPeaks vram::runAllocator(const MemoryAnalysis &memory,
   };
   for (const MemoryEvent &e : memory.getAllocEvents(0))
     model.allocate(e.storage, storages[e.storage].bytes);
+  // Ids past the storages' for the library allocations.
+  for (auto [i, bytes] : llvm::enumerate(libraryAllocations))
+    model.allocate(storages.size() + i, bytes);
   sample(0);
   unsigned exit = memory.getNumOps() + 1;
   for (unsigned it = 0; it < std::max(iterations, 1u); ++it) {

@@ -112,5 +112,9 @@ nn::TorchTarget vram::getTorchTarget(Operation *func) {
   if (auto d = func->getAttrOfType<StringAttr>(nn::NNDialect::kDeviceAttrName))
     if (auto device = nn::symbolizeDevice(d.getValue()))
       target.device = *device;
+  if (auto w = func->getAttrOfType<StringAttr>(
+          nn::NNDialect::kCudnnWorkspaceAttrName))
+    if (auto workspace = nn::symbolizeCudnnWorkspace(w.getValue()))
+      target.cudnnWorkspace = *workspace;
   return target;
 }

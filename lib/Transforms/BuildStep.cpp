@@ -87,6 +87,9 @@ void BuildStepPass::runOnOperation() {
                 b.getStringAttr(stringifyEnum(torchVersion.getValue())));
   step->setAttr(NNDialect::kDeviceAttrName,
                 b.getStringAttr(stringifyEnum(device.getValue())));
+  if (cudnnWorkspace != CudnnWorkspace::None)
+    step->setAttr(NNDialect::kCudnnWorkspaceAttrName,
+                  b.getStringAttr(stringifyEnum(cudnnWorkspace.getValue())));
   // The model's own facts travel with the step.
   for (StringRef name :
        {NNDialect::kBatchAttrName, NNDialect::kSequenceLogitsAttrName,
@@ -247,7 +250,7 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
            << "nothing requires grad: the model has no trainable parameter "
               "on the path to the loss";
 
-  TorchTarget target{torchVersion, device};
+  TorchTarget target{torchVersion, device, cudnnWorkspace};
   // 3. Forward: materialize what each node saves, right after its op. An
   // extra tensor is computed from the op's operands and results.
   for (RecordedOp &rec : recorded) {

@@ -102,8 +102,13 @@ struct AllocatorPeaks {
 /// per-op events `iterations` times (a training loop's steady state), and
 /// returns the peaks seen during the last iteration. Every non-persistent
 /// storage is freed by step exit, so an iteration reuses the storage ids.
+/// `libraryAllocations` are requests libraries make through the allocator
+/// and hold for the process's life (Device.h), made at step entry after the
+/// persistent storages: in the steady state they exist from the first
+/// iteration on.
 AllocatorPeaks runAllocator(const MemoryAnalysis &memory, AllocatorModel &model,
-                            unsigned iterations = 1);
+                            unsigned iterations = 1,
+                            llvm::ArrayRef<int64_t> libraryAllocations = {});
 
 } // namespace vram
 

@@ -53,6 +53,10 @@ def BuildStep : Pass<"vram-build-step", "mlir::ModuleOp"> {
            /*default=*/"::vram::nn::Device::Cuda",
            "the device whose kernels are modelled",
            "::vram::nn::EnumValues<::vram::nn::Device>()">,
+    Option<"cudnnWorkspace", "cudnn-workspace", "::vram::nn::CudnnWorkspace",
+           /*default=*/"::vram::nn::CudnnWorkspace::None",
+           "the workspace assumed for each cuDNN convolution call (CUDA)",
+           "::vram::nn::EnumValues<::vram::nn::CudnnWorkspace>()">,
     Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
            "name of the forward function">,
   ];

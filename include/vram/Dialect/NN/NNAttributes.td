@@ -89,6 +89,16 @@ def NN_TorchVersion : NN_I32Enum<"TorchVersion", "the PyTorch release modelled",
     I32EnumAttrCase<"V2", 0, "2">,
     I32EnumAttrCase<"V1_13", 1, "1.13">]>;
 
+// What a cuDNN convolution is assumed to take as workspace (--cudnn-workspace).
+// cuDNN's heuristics pick the algorithm, and with it the workspace, at run
+// time; `none` assumes implicit-GEMM algorithms (no workspace), `im2col` the
+// explicit-GEMM one, whose workspace is the batch's column matrix
+// [N * C_in * kh * kw, H_out * W_out]: a bound for GEMM-based algorithms.
+def NN_CudnnWorkspace : NN_I32Enum<"CudnnWorkspace",
+    "the cuDNN convolution workspace assumed", [
+    I32EnumAttrCase<"None", 0, "none">,
+    I32EnumAttrCase<"Im2col", 1, "im2col">]>;
+
 // The device whose kernels are modelled (--device).
 def NN_Device : NN_I32Enum<"Device", "the device whose kernels run", [
     I32EnumAttrCase<"Cuda", 0, "cuda">,

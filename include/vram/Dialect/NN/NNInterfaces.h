@@ -18,6 +18,7 @@ namespace vram::nn {
 struct TorchTarget {
   TorchVersion version = TorchVersion::V2;
   Device device = Device::Cuda;
+  CudnnWorkspace cudnnWorkspace = CudnnWorkspace::None;
 };
 
 /// One tensor that an op's backward node keeps alive.
@@ -58,6 +59,12 @@ getViewStrides(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> strides,
 /// torch.result_type of two floating-point dtypes: the wider one; fp16 with
 /// bf16 gives fp32.
 mlir::Type promoteFloatTypes(mlir::Type a, mlir::Type b);
+
+/// Marks ops whose CUDA kernels are cuBLAS GEMMs (linear, matmul, bmm): the
+/// step then holds cuBLAS's workspaces (Device.h).
+template <typename ConcreteType>
+class CublasOpTrait
+    : public mlir::OpTrait::TraitBase<ConcreteType, CublasOpTrait> {};
 
 /// Marks loss ops (cross_entropy, mse_loss).
 template <typename ConcreteType>

@@ -28,6 +28,11 @@ def NN_LossOpTrait : NativeOpTrait<"LossOpTrait"> {
   let cppNamespace = "::vram::nn";
 }
 
+// CUDA runs the op with cuBLAS GEMMs (Device.h: the cuBLAS workspaces).
+def NN_CublasOpTrait : NativeOpTrait<"CublasOpTrait"> {
+  let cppNamespace = "::vram::nn";
+}
+
 // torch.autocast policies (NNInterfaces.h): which dtype an op runs in under
 // mixed precision. Ops without one run in their inputs' dtype.
 class NN_AutocastTrait<string name> : NativeOpTrait<name> {
@@ -158,6 +163,7 @@ def NN_Conv2dOp : NN_LayerOp<"conv2d", [InferTypeOpAdaptor, NN_AutocastLowerPrec
 }
 
 def NN_LinearOp : NN_LayerOp<"linear", [InferTypeOpAdaptor, NN_AutocastLowerPrecision,
+    NN_CublasOpTrait,
     DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getOperandViews"]>]> {
   let summary = "y = x W^T + b (torch.nn.Linear)";
   let description = [{
@@ -176,6 +182,7 @@ def NN_LinearOp : NN_LayerOp<"linear", [InferTypeOpAdaptor, NN_AutocastLowerPrec
 }
 
 def NN_MatmulOp : NN_LayerOp<"matmul", [InferTypeOpAdaptor, NN_AutocastLowerPrecision,
+    NN_CublasOpTrait,
     DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getOperandViews"]>]> {
   let summary = "torch.matmul with batch broadcasting";
   let description = [{
@@ -192,7 +199,8 @@ def NN_MatmulOp : NN_LayerOp<"matmul", [InferTypeOpAdaptor, NN_AutocastLowerPrec
   }];
 }
 
-def NN_BmmOp : NN_LayerOp<"bmm", [InferTypeOpAdaptor, NN_AutocastLowerPrecision]> {
+def NN_BmmOp : NN_LayerOp<"bmm", [InferTypeOpAdaptor, NN_AutocastLowerPrecision,
+                                  NN_CublasOpTrait]> {
   let summary = "batched matrix multiply of rank-3 tensors (torch.bmm)";
   let description = [{
     ```mlir
