@@ -280,6 +280,10 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   }
   a.allocatorPeaks =
       runAllocator(*a.memory, *allocator, /*iterations=*/2, library);
+  if (options.allocator == nn::AllocatorKind::PytorchCuda) {
+    CudaCachingAllocator fresh;
+    a.stages = runStagesWithEmptyCache(*a.memory, fresh, library);
+  }
   if (a.deviceModel &&
       llvm::AddOverflow(a.allocatorPeaks.reserved, a.deviceModel->contextBytes,
                         a.devicePeak))
@@ -288,6 +292,17 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   if (options.depth)
     a.layers = aggregateLayers(a.layers, options.depth);
   return a;
+}
+
+static json::Value stagesJson(const Analyses &a) {
+  if (a.stages.empty())
+    return nullptr;
+  json::Array stages;
+  for (const StageMemory &s : a.stages)
+    stages.push_back(json::Object{{"stage", s.stage},
+                                  {"allocated_bytes", s.allocated},
+                                  {"reserved_bytes", s.reserved}});
+  return stages;
 }
 
 static json::Value deviceJson(const Analyses &a) {
@@ -374,6 +389,7 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"device_peak_bytes",
             a.deviceModel ? json::Value(a.devicePeak) : json::Value(nullptr)},
            {"device", deviceJson(a)},
+           {"reserved_by_stage", stagesJson(a)},
            {"peak_bytes", memory.getPeakBytes()},
            {"persistent_bytes", memory.getPersistentBytes()},
            {"saved_for_backward_bytes", memory.getSavedForBackwardBytes()},

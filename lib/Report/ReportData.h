@@ -53,6 +53,9 @@ struct Analyses {
   std::optional<DeviceModel> deviceModel;
   int64_t devicePeak = 0;
   int64_t libraryBytes = 0; ///< cuBLAS/cuBLASLt workspaces held
+  /// pytorch-cuda: the first iteration read stage by stage with
+  /// empty_cache() between (runStagesWithEmptyCache).
+  std::vector<StageMemory> stages;
   std::vector<LayerRow> layers;
 };
 
