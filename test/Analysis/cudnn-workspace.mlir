@@ -10,7 +10,7 @@
 // RUN: vram-opt %s --vram-build-step="optimizer=sgd" --vram-print-memory -o /dev/null | FileCheck %s --check-prefix=NONE
 // NONE-NOT: workspace of nn.conv2d
 // The driver flag and the step attribute it sets.
-// RUN: vram-opt %s --mode=train --cudnn-workspace=im2col | FileCheck %s --check-prefix=ATTR
+// RUN: vram-opt --format=mlir %s --mode=train --cudnn-workspace=im2col | FileCheck %s --check-prefix=ATTR
 // ATTR: nn.cudnn_workspace = "im2col"
 func.func @forward(%x: tensor<2x3x8x8xf32>) -> tensor<2x32xf32> {
   %w = nn.param "conv.weight" : tensor<4x3x3x3xf32>

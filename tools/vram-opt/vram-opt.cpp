@@ -191,7 +191,9 @@ cl::opt<vram::nn::FlopConvention>
                    cl::init(vram::nn::FlopConvention::Flops),
                    cl::cat(outputCat));
 cl::opt<OutputFormat>
-    format("format", cl::desc("Output: IR (default) or a report"),
+    format("format",
+           cl::desc("Output (default: the text report; IR when a pass "
+                    "pipeline runs)"),
            cl::values(clEnumValN(OutputFormat::Mlir, "mlir", "print IR"),
                       clEnumValN(OutputFormat::Text, "text", "text report"),
                       clEnumValN(OutputFormat::Json, "json",
@@ -360,7 +362,7 @@ void checkOptions() {
   if (!(regressionThreshold >= 0) || std::isinf(regressionThreshold))
     usageError("--regression-threshold must be a percentage >= 0");
   if (timeline && format == OutputFormat::Mlir)
-    usageError("--timeline is part of a report: add --format=text or "
+    usageError("--timeline is part of a report: use --format=text or "
                "--format=json");
 
   // Options that the chosen front end cannot apply are errors, not ignored.
@@ -868,6 +870,12 @@ int main(int argc, char **argv) {
     llvm::errs() << errors;
     return 2;
   }
+  // A model with no pass pipeline gets the text report; IR is printed with
+  // --format=mlir, when passes run, in diagnostics tests, and a lint or trace
+  // run prints just its own output.
+  if (!format.getNumOccurrences() && !passPipeline.hasAnyOccurrences() &&
+      !verifyDiagnostics && !hasBudget() && !traceFile.getNumOccurrences())
+    format = OutputFormat::Text;
   checkOptions();
 
   DialectRegistry registry;

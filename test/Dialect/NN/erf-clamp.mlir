@@ -1,6 +1,6 @@
 // nn.erf and nn.clamp (the ONNX importer's 1:1 forms of Erf and Clip):
 // round trip, then what their backward keeps and what they cost.
-// RUN: vram-opt %s -split-input-file | FileCheck %s --check-prefix=ROUNDTRIP
+// RUN: vram-opt --format=mlir %s -split-input-file | FileCheck %s --check-prefix=ROUNDTRIP
 // RUN: vram-opt %s -split-input-file --mode=train --format=json | FileCheck %s --check-prefix=SAVED
 
 // ROUNDTRIP-LABEL: func.func @forward
