@@ -38,6 +38,8 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Support/ToolUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -137,6 +139,19 @@ cl::opt<double> freezeFirst(
     cl::desc("Freeze the parameters of the first FRACTION of the modules "
              "(named_modules order), as seed article 001 meant to"),
     cl::value_desc("FRACTION"), cl::init(0.0), cl::cat(scenarioCat));
+cl::opt<std::string> loraSpec(
+    "lora",
+    cl::desc("peft LoRA adapters: r=R,alpha=A,dropout=P,targets=T|T... "
+             "(targets: conv2d, linear, or globs / module paths of layers); "
+             "every other parameter is frozen"),
+    cl::value_desc("r=4,alpha=32,dropout=0.1,targets=conv2d"),
+    cl::cat(scenarioCat));
+cl::list<std::string> checkpointModules(
+    "checkpoint",
+    cl::desc("Activation checkpointing (torch.utils.checkpoint, "
+             "use_reentrant=False) of the modules matching these globs or "
+             "module paths (layer1,layer2.*)"),
+    cl::value_desc("MODULE"), cl::CommaSeparated, cl::cat(scenarioCat));
 cl::opt<bool> setToNone("set-to-none", cl::desc("zero_grad(set_to_none=...)"),
                         cl::init(true), cl::cat(stepCat));
 cl::opt<bool> inputRequiresGrad("input-requires-grad",
@@ -240,6 +255,54 @@ cl::opt<bool>
   std::exit(2);
 }
 
+/// --lora's value as vram-lora's options; a malformed value is a usage
+/// error.
+vram::LoraOptions parseLora(llvm::StringRef spec) {
+  vram::LoraOptions options;
+  auto bad = [&](const llvm::Twine &why) {
+    usageError("--lora=" + spec + ": " + why +
+               " (expected r=R,alpha=A,dropout=P,targets=T|T..., e.g. "
+               "r=4,alpha=32,dropout=0.1,targets=conv2d)");
+  };
+  llvm::SmallVector<llvm::StringRef> items;
+  spec.split(items, ',');
+  llvm::StringSet<> seen;
+  for (llvm::StringRef item : items) {
+    auto [key, value] = item.split('=');
+    key = key.trim();
+    value = value.trim();
+    if (!item.contains('=') || value.empty())
+      bad("'" + item + "' is not KEY=VALUE");
+    if (!seen.insert(key).second)
+      bad("'" + key + "' given twice");
+    if (key == "r") {
+      if (value.getAsInteger(10, options.rank) || options.rank <= 0)
+        bad("r must be a positive integer, got '" + value + "'");
+    } else if (key == "alpha") {
+      if (!llvm::to_float(value, options.alpha) ||
+          !std::isfinite(options.alpha))
+        bad("alpha must be a number, got '" + value + "'");
+    } else if (key == "dropout") {
+      if (!llvm::to_float(value, options.dropout) ||
+          !(options.dropout >= 0 && options.dropout < 1))
+        bad("dropout must be a probability in [0, 1), got '" + value + "'");
+    } else if (key == "targets") {
+      llvm::SmallVector<llvm::StringRef> targets;
+      value.split(targets, '|');
+      for (llvm::StringRef t : targets) {
+        if (t.trim().empty())
+          bad("an empty target in '" + value + "'");
+        options.targets.push_back(t.trim().str());
+      }
+    } else {
+      bad("unknown key '" + key + "'");
+    }
+  }
+  if (options.targets.empty())
+    bad("targets are required");
+  return options;
+}
+
 void checkOptions() {
   auto positive = [](const cl::opt<int64_t> &opt, llvm::StringRef name) {
     if (opt.getNumOccurrences() && opt <= 0)
@@ -253,6 +316,8 @@ void checkOptions() {
   if (!(weightDecay >= 0) || std::isinf(weightDecay))
     usageError("--weight-decay must be a finite number >= 0, got " +
                std::to_string(weightDecay));
+  if (loraSpec.getNumOccurrences())
+    (void)parseLora(loraSpec);
   if (freezeFirst.getNumOccurrences() &&
       !(freezeFirst >= 0 && freezeFirst <= 1))
     usageError("--freeze-first must be a fraction in [0, 1], got " +
@@ -475,6 +540,7 @@ LogicalResult processModule(ModuleOp module,
   // A report, or an explicit --mode or --budget, builds the step when the
   // pipeline did not; a report without --mode is about training.
   bool wantsStep = format != OutputFormat::Mlir || mode.getNumOccurrences() ||
+                   !checkpointModules.empty() ||
                    budget.getNumOccurrences() || traceFile.getNumOccurrences();
   // --batch must have bound the model's batch dimension: a model whose batch
   // is static and different (or that has none) cannot apply it.
@@ -572,12 +638,38 @@ LogicalResult buildStep(ModuleOp module,
     if (failed(freezePm.run(module)))
       return failure();
   }
+  if (loraSpec.getNumOccurrences()) {
+    if (module.lookupSymbol("step"))
+      usageError("--lora applies to the forward model: the pipeline already "
+                 "built the step");
+    PassManager loraPm(ctx, ModuleOp::getOperationName());
+    if (failed(applyPassManagerCLOptions(loraPm)))
+      return failure();
+    loraPm.addPass(vram::createLora(parseLora(loraSpec)));
+    if (failed(loraPm.run(module)))
+      return failure();
+  }
   if (wantsStep && !module.lookupSymbol("step")) {
     PassManager stepPm(ctx, ModuleOp::getOperationName());
     if (failed(applyPassManagerCLOptions(stepPm)))
       return failure();
     stepPm.addPass(vram::createBuildStep(buildStepOptions()));
     if (failed(stepPm.run(module)))
+      return failure();
+  }
+  // Checkpointing rewrites the built training step.
+  if (!checkpointModules.empty()) {
+    auto step = module.lookupSymbol<func::FuncOp>("step");
+    if (!step || vram::getStepMode(step) != vram::nn::StepMode::Train)
+      usageError("--checkpoint applies to a training step (--mode=train)");
+    PassManager checkpointPm(ctx, ModuleOp::getOperationName());
+    if (failed(applyPassManagerCLOptions(checkpointPm)))
+      return failure();
+    vram::CheckpointOptions checkpoint;
+    checkpoint.modules.assign(checkpointModules.begin(),
+                              checkpointModules.end());
+    checkpointPm.addPass(vram::createCheckpoint(checkpoint));
+    if (failed(checkpointPm.run(module)))
       return failure();
   }
   return success();

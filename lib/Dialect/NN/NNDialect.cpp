@@ -60,5 +60,15 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
     return expect(str && symbolizeDevice(str.getValue()),
                   "a device (" + enumSpellings<Device>() + ")");
   }
+  if (name == kPhaseAttrName) {
+    // Only a forward op can be recomputed; ops with a phase of their own
+    // (backward nodes, the update) keep it.
+    auto phase = dyn_cast<StepPhaseAttr>(value);
+    if (failed(expect(phase && phase.getValue() == StepPhase::Recompute,
+                      "#nn<phase recompute>")))
+      return failure();
+    return expect(!isa<StepPhaseOpInterface>(op),
+                  "absent on an op with a phase of its own");
+  }
   return op->emitError() << "unknown nn dialect attribute '" << name << "'";
 }
