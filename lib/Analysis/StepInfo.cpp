@@ -8,15 +8,15 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallVector.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Path.h"
 
 using namespace mlir;
 using namespace vram;
 
 StepPhase vram::getStepPhase(Operation *op) {
-  if (auto phase = op->getAttrOfType<nn::StepPhaseAttr>(
-          nn::NNDialect::kPhaseAttrName))
+  if (auto phase =
+          op->getAttrOfType<nn::StepPhaseAttr>(nn::NNDialect::kPhaseAttrName))
     return phase.getValue();
   if (auto phased = dyn_cast<nn::StepPhaseOpInterface>(op))
     return phased.getStepPhase();

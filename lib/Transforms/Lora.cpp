@@ -72,16 +72,18 @@ void LoraPass::runOnOperation() {
     return signalPassFailure();
   }
   if (rank <= 0) {
-    emitError(module.getLoc()) << "LoRA rank r must be > 0, got " << rank;
+    emitError(module.getLoc())
+        << "LoRA rank r must be > 0, got " << static_cast<int64_t>(rank);
     return signalPassFailure();
   }
   if (!(dropout >= 0 && dropout < 1)) {
-    emitError(module.getLoc())
-        << "LoRA dropout must be in [0, 1), got " << dropout;
+    emitError(module.getLoc()) << "LoRA dropout must be in [0, 1), got "
+                               << static_cast<double>(dropout);
     return signalPassFailure();
   }
   if (!std::isfinite(alpha)) {
-    emitError(module.getLoc()) << "LoRA alpha must be finite, got " << alpha;
+    emitError(module.getLoc())
+        << "LoRA alpha must be finite, got " << static_cast<double>(alpha);
     return signalPassFailure();
   }
   if (targets.empty()) {
@@ -181,12 +183,13 @@ LogicalResult LoraPass::adapt(const Target &target, OpBuilder &b,
     // by groups".
     if (rank % groups != 0)
       return base->emitError("LoRA rank ")
-             << rank << " is not divisible by the convolution's groups ("
-             << groups << "), which peft requires";
+             << static_cast<int64_t>(rank)
+             << " is not divisible by the convolution's groups (" << groups
+             << "), which peft requires";
     // lora_A = Conv2d(in, r, kernel_size, stride, padding, bias=False):
     // neither dilation nor groups are passed on.
-    Value wA = newParam("lora_A", {rank, in, weight.getDimSize(2),
-                                   weight.getDimSize(3)});
+    Value wA = newParam("lora_A",
+                        {rank, in, weight.getDimSize(2), weight.getDimSize(3)});
     auto a = Conv2dOp::create(b, loc("lora_A"), input, wA, Value(),
                               conv.getStrides(), conv.getPadding(),
                               ArrayRef<int64_t>{1, 1}, /*groups=*/1);

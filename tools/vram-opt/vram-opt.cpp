@@ -540,8 +540,8 @@ LogicalResult processModule(ModuleOp module,
   // A report, or an explicit --mode or --budget, builds the step when the
   // pipeline did not; a report without --mode is about training.
   bool wantsStep = format != OutputFormat::Mlir || mode.getNumOccurrences() ||
-                   !checkpointModules.empty() ||
-                   budget.getNumOccurrences() || traceFile.getNumOccurrences();
+                   !checkpointModules.empty() || budget.getNumOccurrences() ||
+                   traceFile.getNumOccurrences();
   // --batch must have bound the model's batch dimension: a model whose batch
   // is static and different (or that has none) cannot apply it.
   if (batch.getNumOccurrences())
