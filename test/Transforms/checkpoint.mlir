@@ -1,5 +1,6 @@
 // RUN: vram-opt %s --vram-build-step="mode=train optimizer=sgd" --vram-checkpoint="modules=a" | FileCheck %s --check-prefix=V2
 // RUN: vram-opt %s --vram-build-step="mode=train optimizer=sgd torch-version=1.13" --vram-checkpoint="modules=a" | FileCheck %s --check-prefix=V113
+// RUN: vram-opt %s --vram-build-step="mode=train optimizer=sgd" --vram-checkpoint="modules=a" --vram-print-memory -o /dev/null | FileCheck %s --check-prefix=MEM
 // RUN: vram-opt %s --mode=train --optimizer=sgd --format=json | FileCheck %s --check-prefix=PLAIN
 // RUN: vram-opt %s --mode=train --optimizer=sgd --checkpoint=a --format=json | FileCheck %s --check-prefix=CKPT
 // RUN: vram-opt %s --mode=train --optimizer=sgd --checkpoint=a --format=text | FileCheck %s --check-prefix=TEXT
@@ -37,6 +38,24 @@
 // V113-NEXT: nn.linear {{.*}} {nn.phase = #nn<phase recompute>}
 // V113-NEXT: nn.add {{.*}} {nn.phase = #nn<phase recompute>}
 // V113-NEXT: nn.backward "nn.linear"
+
+// Liveness: the first forward's relu output dies after fc2 reads it (no
+// node keeps it); the recomputed one lives until relu's node has run.
+// MEM: [3] nn.relu (forward):
+// MEM-NEXT: alloc #[[RELU:[0-9]+]] 128 temporaries nn.relu
+// MEM: [5] nn.linear (forward):
+// MEM-NEXT: alloc
+// MEM-NEXT: live
+// MEM-NEXT: free #[[RELU]]
+// MEM: [15] nn.relu (recompute):
+// MEM-NEXT: alloc #[[RR:[0-9]+]] 128 activations nn.relu
+// The recomputed fc2 output is not kept: freed right away.
+// MEM: [16] nn.linear (recompute):
+// MEM-NEXT: alloc #[[FC2:[0-9]+]] 128 temporaries
+// MEM-NEXT: live
+// MEM-NEXT: free #[[FC2]]
+// MEM: [18] nn.backward (backward):
+// MEM: free #[[RR]]
 
 // By hand (batch 2, fp32): without checkpointing the relu output r [2, 16]
 // (128 bytes, kept by relu and fc2) and the add's output s [2, 16] (128
