@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "vram/Analysis/StepInfo.h"
 #include "vram/Dialect/NN/NNOps.h"
 #include "vram/Transforms/ModulePatterns.h"
 #include "vram/Transforms/Passes.h"
@@ -46,12 +47,19 @@ struct LoraPass : public vram::impl::LoraBase<LoraPass> {
   void runOnOperation() override;
 
 private:
-  /// The layer name of a conv2d / linear: the module of its weight
-  /// parameter, or "" when the weight is not a parameter (then it cannot
-  /// carry an adapter).
+  /// The layer name of a conv2d / linear: the module its location names
+  /// (the zoo's layer, torch.onnx's scope), else the module of its weight
+  /// parameter; "" when the weight is not a parameter (then it cannot carry
+  /// an adapter). The location wins for a tied weight (GPT-2's lm_head
+  /// reads transformer.wte.weight).
   static std::string layerOf(Operation *op, Value weight) {
     auto param = weight.getDefiningOp<ParamOp>();
-    return param ? moduleOfParameter(param.getName()).str() : std::string();
+    if (!param)
+      return std::string();
+    if (isa<NameLoc>(op->getLoc()))
+      if (std::string name = getLayerName(op->getLoc()); !name.empty())
+        return name;
+    return moduleOfParameter(param.getName()).str();
   }
 
   LogicalResult adapt(const Target &target, OpBuilder &b, double scaling);

@@ -121,7 +121,8 @@ def Lora : Pass<"vram-lora", "mlir::ModuleOp"> {
     (bias="none"), every other parameter is frozen.
 
     A target is an op kind (`conv2d`, `linear`) or a glob or module path on
-    the layer name (the weight's module, `layer1.0.conv1`).
+    the layer name: the module the op's location names (`layer1.0.conv1`),
+    else its weight's module.
 
     ```
     vram-opt --zoo=resnet18 --vram-lora="r=4 alpha=32 dropout=0.1 targets=conv2d"
