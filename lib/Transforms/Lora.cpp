@@ -35,7 +35,7 @@ using namespace vram::nn;
 
 namespace {
 
-/// A layer to adapt: its base op, the layer (module) name, its input.
+/// A layer to adapt: its base op and the layer (module) name.
 struct Target {
   Operation *base;
   std::string layer;
