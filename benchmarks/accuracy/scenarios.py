@@ -17,6 +17,8 @@ Cases (torchvision resnet18, 102 classes, batch 4, 64x64, SGD):
               segment, is not device memory; with it the recomputed dropout masks
               differ from the first forward's, but not their size)
   lora_checkpoint  both (the two compose)
+  mlp_full, mlp_checkpoint  an MLP of three blocks (no convolutions), each block
+              checkpointed in the second case
   full        plain training, the reference both compare with
 
 Run:  /usr/bin/python3 scenarios.py [-o results/scenarios-1.13-cpu.json]
@@ -74,19 +76,58 @@ class Checkpointed(nn.Module):
         return checkpoint(self.inner, x, use_reentrant=False, preserve_rng_state=False)
 
 
+class Block(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc1 = nn.Linear(d, 4 * d)
+        self.act1 = nn.ReLU()
+        self.fc2 = nn.Linear(4 * d, d)
+        self.act2 = nn.ReLU()
+
+    def forward(self, x):
+        return self.act2(self.fc2(self.act1(self.fc1(x))))
+
+
+class MLP(nn.Module):
+    """x [512, 64] -> fc_in -> 3 blocks (Linear 256->1024, ReLU, Linear 1024->256, ReLU)
+    -> head (10 classes): no convolution, so no oneDNN convolution buffers; the same
+    model as test/Inputs/mlp-blocks.mlir."""
+
+    def __init__(self, d=256, blocks=3):
+        super().__init__()
+        self.fc_in = nn.Linear(64, d)
+        self.blocks = nn.ModuleList([Block(d) for _ in range(blocks)])
+        self.head = nn.Linear(d, 10)
+
+    def forward(self, x):
+        x = self.fc_in(x)
+        for b in self.blocks:
+            x = b(x)
+        return self.head(x)
+
+
 CASES = {
     "full": {},
     "lora": {"lora": dict(r=4, alpha=32, dropout=0.1)},
     "checkpoint": {"checkpoint": ["layer1", "layer2", "layer3", "layer4"]},
     "lora_checkpoint": {"lora": dict(r=4, alpha=32, dropout=0.1),
                         "checkpoint": ["layer1", "layer2", "layer3", "layer4"]},
+    "mlp_full": {"model": "mlp"},
+    "mlp_checkpoint": {"model": "mlp", "checkpoint_blocks": True},
 }
 
 
 def build(case, batch=4, size=64, classes=102):
     torch.manual_seed(0)
-    model = torchvision.models.resnet18(num_classes=classes)
     cfg = CASES[case]
+    if cfg.get("model") == "mlp":
+        model = MLP()
+        if cfg.get("checkpoint_blocks"):
+            model.blocks = nn.ModuleList([Checkpointed(b) for b in model.blocks])
+        model.train()
+        g = torch.Generator().manual_seed(1)
+        return model, torch.randn(512, 64, generator=g), torch.randint(0, 10, (512,), generator=g)
+    model = torchvision.models.resnet18(num_classes=classes)
     if "lora" in cfg:
         add_lora(model, **cfg["lora"])
         for n, p in model.named_parameters():
@@ -173,17 +214,20 @@ def main():
     results = []
     for case in CASES:
         model, x, _ = build(case)
-        r = {"case": case, "model": "resnet18", "classes": 102, "batch": 4, "size": 64,
-             "optimizer": "sgd", "config": CASES[case],
+        mlp = CASES[case].get("model") == "mlp"
+        r = {"case": case, "model": "mlp" if mlp else "resnet18", "classes": 10 if mlp else 102,
+             "batch": 512 if mlp else 4, "size": 64, "optimizer": "sgd", "config": CASES[case],
              "params": sum(p.numel() for p in model.parameters()),
              "trainable_params": sum(p.numel() for p in model.parameters() if p.requires_grad)}
-        if "checkpoint" in CASES[case]:
+        if "checkpoint" in CASES[case] or CASES[case].get("checkpoint_blocks"):
             # What the checkpoint keeps for the recomputation, invisible to the hooks: the
             # input of each segment.
             shapes = []
-            h = [getattr(model, n).register_forward_pre_hook(
+            segments = (list(model.blocks) if CASES[case].get("checkpoint_blocks") else
+                        [getattr(model, n) for n in CASES[case]["checkpoint"]])
+            h = [m.register_forward_pre_hook(
                 lambda m, inp: shapes.append(inp[0].numel() * inp[0].element_size()))
-                for n in CASES[case]["checkpoint"]]
+                for m in segments]
             with torch.no_grad():
                 model(x)
             for handle in h:
