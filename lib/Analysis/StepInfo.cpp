@@ -91,6 +91,9 @@ static std::string precisionName(Type type) {
 }
 
 std::string vram::getPrecision(Operation *func) {
+  if (auto autocast =
+          func->getAttrOfType<TypeAttr>(nn::NNDialect::kAutocastAttrName))
+    return "amp-" + precisionName(autocast.getValue());
   llvm::SmallSetVector<Type, 2> types;
   func->walk([&](nn::ParamOp param) {
     types.insert(getElementTypeOrSelf(param.getType()));

@@ -152,6 +152,12 @@ cl::list<std::string> checkpointModules(
              "use_reentrant=False) of the modules matching these globs or "
              "module paths (layer1,layer2.*)"),
     cl::value_desc("MODULE"), cl::CommaSeparated, cl::cat(scenarioCat));
+cl::opt<vram::nn::Precision> precision(
+    "precision",
+    cl::desc("fp32, AMP (torch.autocast over fp32 parameters: amp-fp16, "
+             "amp-bf16) or the whole model in fp16/bf16"),
+    EnumValues<vram::nn::Precision>(), cl::init(vram::nn::Precision::Fp32),
+    cl::cat(scenarioCat));
 cl::opt<bool> setToNone("set-to-none", cl::desc("zero_grad(set_to_none=...)"),
                         cl::init(true), cl::cat(stepCat));
 cl::opt<bool> inputRequiresGrad("input-requires-grad",
@@ -623,30 +629,32 @@ LogicalResult buildStep(ModuleOp module,
     return failure();
   if (failed(pm.run(module)))
     return failure();
-  // Scenario flags transform the forward model, before the step is built.
+  // Scenario flags transform the forward model, before the step is built:
+  // which parameters train (freezing, LoRA), then the precision (autocast
+  // caches only the casts of trainable parameters).
+  PassManager scenarioPm(ctx, ModuleOp::getOperationName());
+  if (failed(applyPassManagerCLOptions(scenarioPm)))
+    return failure();
   if (!freezePatterns.empty() || freezeFirst > 0) {
-    if (module.lookupSymbol("step"))
-      usageError("--freeze and --freeze-first apply to the forward model: "
-                 "the pipeline already built the step");
-    PassManager freezePm(ctx, ModuleOp::getOperationName());
-    if (failed(applyPassManagerCLOptions(freezePm)))
-      return failure();
     vram::FreezeOptions freeze;
     freeze.patterns.assign(freezePatterns.begin(), freezePatterns.end());
     freeze.firstFraction = freezeFirst;
-    freezePm.addPass(vram::createFreeze(freeze));
-    if (failed(freezePm.run(module)))
-      return failure();
+    scenarioPm.addPass(vram::createFreeze(freeze));
   }
-  if (loraSpec.getNumOccurrences()) {
+  // LoRA adds its adapters and freezes the rest (get_peft_model), before
+  // autocast decides which weight casts it caches.
+  if (loraSpec.getNumOccurrences())
+    scenarioPm.addPass(vram::createLora(parseLora(loraSpec)));
+  if (precision != vram::nn::Precision::Fp32) {
+    vram::PrecisionOptions options;
+    options.precision = precision;
+    scenarioPm.addPass(vram::createPrecision(options));
+  }
+  if (scenarioPm.size()) {
     if (module.lookupSymbol("step"))
-      usageError("--lora applies to the forward model: the pipeline already "
-                 "built the step");
-    PassManager loraPm(ctx, ModuleOp::getOperationName());
-    if (failed(applyPassManagerCLOptions(loraPm)))
-      return failure();
-    loraPm.addPass(vram::createLora(parseLora(loraSpec)));
-    if (failed(loraPm.run(module)))
+      usageError("--freeze, --freeze-first, --lora and --precision apply to "
+                 "the forward model: the pipeline already built the step");
+    if (failed(scenarioPm.run(module)))
       return failure();
   }
   if (wantsStep && !module.lookupSymbol("step")) {

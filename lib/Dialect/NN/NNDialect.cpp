@@ -70,5 +70,10 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
     return expect(!isa<StepPhaseOpInterface>(op),
                   "absent on an op with a phase of its own");
   }
+  if (name == kAutocastAttrName) {
+    auto type = dyn_cast<TypeAttr>(value);
+    return expect(type && (type.getValue().isF16() || type.getValue().isBF16()),
+                  "the autocast dtype (f16 or bf16)");
+  }
   return op->emitError() << "unknown nn dialect attribute '" << name << "'";
 }

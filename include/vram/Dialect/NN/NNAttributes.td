@@ -102,6 +102,16 @@ def NN_AllocatorKind : NN_I32Enum<"AllocatorKind", "allocator model", [
     I32EnumAttrCase<"Exact", 0, "exact">,
     I32EnumAttrCase<"PytorchCuda", 1, "pytorch_cuda">]>;
 
+// How a training step runs its floating-point math (--precision): fp32;
+// torch.autocast with fp16 or bf16 over fp32 parameters (AMP); or the whole
+// model in fp16/bf16 (`model.half()`, `model.bfloat16()`).
+def NN_Precision : NN_I32Enum<"Precision", "the step's precision", [
+    I32EnumAttrCase<"Fp32", 0, "fp32">,
+    I32EnumAttrCase<"AmpFp16", 1, "amp_fp16">,
+    I32EnumAttrCase<"AmpBf16", 2, "amp_bf16">,
+    I32EnumAttrCase<"Fp16", 3, "fp16">,
+    I32EnumAttrCase<"Bf16", 4, "bf16">]>;
+
 def NN_MemoryCategory : NN_I32Enum<"MemoryCategory",
     "what a tensor's storage is for, in the memory breakdown", [
     I32EnumAttrCase<"Parameters", 0, "parameters">,

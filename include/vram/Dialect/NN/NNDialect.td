@@ -43,6 +43,8 @@ def NN_Dialect : Dialect {
     /// The phase of a step op that is not its kind's (an op recomputed by
     /// activation checkpointing: `nn.phase = #nn<phase recompute>`).
     static constexpr ::llvm::StringLiteral kPhaseAttrName = "nn.phase";
+    /// The model runs under torch.autocast with this dtype (f16 or bf16).
+    static constexpr ::llvm::StringLiteral kAutocastAttrName = "nn.autocast";
   }];
 }
 
