@@ -7,7 +7,8 @@ FIELD is a dotted path (memory.saved_for_backward_bytes), or two joined by
 `-` (memory.peak_bytes-memory.persistent_bytes). EXPECTED is the
 reference number (a PyTorch measurement or a hand computation, named in the
 calling test), or @OTHER.json: the same field of another report (two front
-ends of one model must agree). --rel TOL, placed after a pair, allows a relative error of TOL
+ends of one model must agree). A leading `>` or `<` (`'>@full.json'`) asks
+for a strictly greater or smaller value instead of an equal one. --rel TOL, placed after a pair, allows a relative error of TOL
 for that pair (default 0: equal). Prints one line per check and exits 1 on
 any mismatch."""
 import json
@@ -34,6 +35,9 @@ def main(argv):
     checks = []
     while args:
         field, expected = args[0], args[1]
+        relation = "="
+        if expected[:1] in "<>":
+            relation, expected = expected[0], expected[1:]
         if expected.startswith("@"):
             with open(expected[1:]) as f:
                 expected = lookup(json.load(f), field)
@@ -43,10 +47,17 @@ def main(argv):
         if args and args[0] == "--rel":
             tol = float(args[1])
             args = args[2:]
-        checks.append((field, expected, tol))
+        checks.append((field, expected, tol, relation))
     ok = True
-    for field, expected, tol in checks:
+    for field, expected, tol, relation in checks:
         got = float(lookup(report, field))
+        if relation != "=":
+            good = got > expected if relation == ">" else got < expected
+            ok &= good
+            print("%s %s: %d %s reference %d (%+.3f%%)" %
+                  ("ok" if good else "FAIL", field, got, relation, expected,
+                   100 * (got - expected) / expected if expected else 0))
+            continue
         err = abs(got - expected) / abs(expected) if expected else abs(got)
         good = err <= tol
         ok &= good

@@ -105,19 +105,32 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
         s.workspace = true;
         storages.push_back(s);
       }
+    // What the forward pass leaves for backward: tensors its backward nodes
+    // keep, and the inputs of checkpointed segments, which the recomputation
+    // reads. Tensors the recomputation itself makes are activations too, but
+    // are not alive at the end of the forward pass.
+    auto keptForBackward = [&](Value v, bool byModel) {
+      Storage &s = storages[storageOf.lookup(v)];
+      if (s.category == MemoryCategory::Temporaries)
+        s.category = MemoryCategory::Activations;
+      if (byModel && (!s.op || getStepPhase(s.op) == StepPhase::Forward)) {
+        s.savedByModel = true;
+        s.savedBy = &bodyOp;
+      }
+    };
     if (auto backward = dyn_cast<nn::BackwardOp>(bodyOp)) {
       auto forwardName = RegisteredOperationName::lookup(
           backward.getForwardOp(), bodyOp.getContext());
       bool isLoss = forwardName && forwardName->hasTrait<nn::LossOpTrait>();
-      for (Value saved : backward.getSaved()) {
-        Storage &s = storages[storageOf.lookup(saved)];
-        if (s.category == MemoryCategory::Temporaries)
-          s.category = MemoryCategory::Activations;
-        if (!isLoss) {
-          s.savedByModel = true;
-          s.savedBy = &bodyOp;
-        }
-      }
+      for (Value saved : backward.getSaved())
+        keptForBackward(saved, !isLoss);
+    } else if (getStepPhase(&bodyOp) == StepPhase::Recompute) {
+      for (Value operand : bodyOp.getOperands())
+        if (auto it = storageOf.find(operand);
+            it != storageOf.end() && !storages[it->second].persistent &&
+            storages[it->second].op &&
+            getStepPhase(storages[it->second].op) == StepPhase::Forward)
+          keptForBackward(operand, /*byModel=*/true);
     }
     if (auto update = dyn_cast<nn::OptimizerStepOp>(bodyOp))
       for (Value grad : update.getGrads())

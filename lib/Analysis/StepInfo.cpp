@@ -7,12 +7,17 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Path.h"
 
 using namespace mlir;
 using namespace vram;
 
 StepPhase vram::getStepPhase(Operation *op) {
+  if (auto phase =
+          op->getAttrOfType<nn::StepPhaseAttr>(nn::NNDialect::kPhaseAttrName))
+    return phase.getValue();
   if (auto phased = dyn_cast<nn::StepPhaseOpInterface>(op))
     return phased.getStepPhase();
   return StepPhase::Forward;
@@ -117,4 +122,45 @@ nn::TorchTarget vram::getTorchTarget(Operation *func) {
     if (auto workspace = nn::symbolizeCudnnWorkspace(w.getValue()))
       target.cudnnWorkspace = *workspace;
   return target;
+}
+
+/// The layer name an op belongs to: the name of its NameLoc (possibly fused
+/// or nested), else "file:line" of a file location, else "".
+/// torch.onnx's scope names, `/layer1/layer1.0/conv1/Conv`, as the module
+/// path `layer1.0.conv1`: each scope either spells its full dotted path or
+/// its attribute name under the previous one; the last part is the node.
+static std::string modulePathOfOnnxName(StringRef name) {
+  SmallVector<StringRef> parts;
+  name.drop_front().split(parts, '/');
+  if (parts.size() < 2)
+    return name.str();
+  std::string path;
+  for (StringRef part : ArrayRef<StringRef>(parts).drop_back()) {
+    if (part.empty())
+      continue;
+    if (path.empty() || part.starts_with(path + "."))
+      path = part.str();
+    else
+      path += "." + part.str();
+  }
+  return path.empty() ? name.str() : path;
+}
+
+std::string vram::getLayerName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    StringRef n = name.getName().getValue();
+    return n.starts_with("/") ? modulePathOfOnnxName(n) : n.str();
+  }
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::string n = getLayerName(inner); !n.empty())
+        return n;
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return getLayerName(callSite.getCallee());
+  // Plain .mlir input: the op's line names it.
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
+            llvm::Twine(file.getLine()))
+        .str();
+  return "";
 }

@@ -34,47 +34,6 @@ std::string vram::report::typeString(Type type) {
   return s;
 }
 
-/// The layer name an op belongs to: the name of its NameLoc (possibly fused
-/// or nested), else "file:line" of a file location, else "".
-/// torch.onnx's scope names, `/layer1/layer1.0/conv1/Conv`, as the module
-/// path `layer1.0.conv1`: each scope either spells its full dotted path or
-/// its attribute name under the previous one; the last part is the node.
-static std::string modulePathOfOnnxName(StringRef name) {
-  SmallVector<StringRef> parts;
-  name.drop_front().split(parts, '/');
-  if (parts.size() < 2)
-    return name.str();
-  std::string path;
-  for (StringRef part : ArrayRef<StringRef>(parts).drop_back()) {
-    if (part.empty())
-      continue;
-    if (path.empty() || part.starts_with(path + "."))
-      path = part.str();
-    else
-      path += "." + part.str();
-  }
-  return path.empty() ? name.str() : path;
-}
-
-std::string vram::report::getLayerName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc)) {
-    StringRef n = name.getName().getValue();
-    return n.starts_with("/") ? modulePathOfOnnxName(n) : n.str();
-  }
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::string n = getLayerName(inner); !n.empty())
-        return n;
-  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-    return getLayerName(callSite.getCallee());
-  // Plain .mlir input: the op's line names it.
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return (llvm::sys::path::filename(file.getFilename().getValue()) + ":" +
-            llvm::Twine(file.getLine()))
-        .str();
-  return "";
-}
-
 /// "file:line:col" for file locations, the name (and file) of named ones.
 std::string vram::report::locationString(Location loc) {
   if (auto file = dyn_cast<FileLineColLoc>(loc))
@@ -380,6 +339,8 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
                                                         StepPhase::Backward)},
                     {"optimizer", a.flops->getPhaseFlops(options.flops,
                                                          StepPhase::Optimizer)},
+                    {"recompute", a.flops->getPhaseFlops(options.flops,
+                                                         StepPhase::Recompute)},
                     {"total", a.flops->getTotal(options.flops)}}},
       {"memory",
        json::Object{
@@ -458,6 +419,10 @@ static void writeText(const Analyses &a, const ReportOptions &options,
       withCommas(a.flops->getPhaseFlops(c, StepPhase::Backward)),
       withCommas(a.flops->getPhaseFlops(c, StepPhase::Optimizer)),
       withCommas(a.flops->getTotal(c)));
+  if (int64_t recompute = a.flops->getPhaseFlops(c, StepPhase::Recompute))
+    os << llvm::formatv("FLOPs recomputed by activation checkpointing: {0} "
+                        "(in the total, not in forward)\n",
+                        withCommas(recompute));
   os << llvm::formatv("peak memory (exact): {0} ({1})",
                       withCommas(memory.getPeakBytes()),
                       humanBytes(memory.getPeakBytes()));

@@ -64,8 +64,7 @@ mlir::FailureOr<Analyses> analyze(mlir::ModuleOp module,
                                   const ReportOptions &options);
 
 std::string typeString(mlir::Type type);
-/// The layer name of an op's location ("" when it has none).
-std::string getLayerName(mlir::Location loc);
+// The layer name of an op's location: vram::getLayerName (StepInfo.h).
 /// "file:line:col" for file locations, the name (and file) of named ones.
 std::string locationString(mlir::Location loc);
 /// A short name for a storage: the parameter name, the input, or the op.

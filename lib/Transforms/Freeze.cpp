@@ -1,12 +1,10 @@
 //===- Freeze.cpp - freeze parameters by name -----------------------------===//
 
 #include "vram/Dialect/NN/NNOps.h"
+#include "vram/Transforms/ModulePatterns.h"
 #include "vram/Transforms/Passes.h"
 
 #include "llvm/ADT/StringSet.h"
-
-#include "llvm/Support/GlobPattern.h"
-#include <deque>
 
 namespace vram {
 #define GEN_PASS_DEF_FREEZE
@@ -20,9 +18,9 @@ struct FreezePass : public vram::impl::FreezeBase<FreezePass> {
   using FreezeBase::FreezeBase;
 
   void runOnOperation() override {
-    SmallVector<llvm::GlobPattern> freeze, keepTrainable;
-    if (failed(compile(patterns, freeze)) ||
-        failed(compile(keep, keepTrainable)))
+    vram::ModulePatterns freeze, keepTrainable;
+    if (failed(freeze.compile(patterns, getOperation().getLoc())) ||
+        failed(keepTrainable.compile(keep, getOperation().getLoc())))
       return signalPassFailure();
     if (!(firstFraction >= 0 && firstFraction <= 1)) {
       emitError(getOperation().getLoc())
@@ -30,27 +28,16 @@ struct FreezePass : public vram::impl::FreezeBase<FreezePass> {
       return signalPassFailure();
     }
     llvm::StringSet<> frozenModules = firstModules();
-    auto matches = [](ArrayRef<llvm::GlobPattern> globs, StringRef name) {
-      return llvm::any_of(
-          globs, [&](const llvm::GlobPattern &g) { return g.match(name); });
-    };
     getOperation().walk([&](vram::nn::ParamOp param) {
       StringRef name = param.getName();
-      bool frozen =
-          (matches(freeze, name) || frozenModules.contains(moduleOf(name))) &&
-          !matches(keepTrainable, name);
+      bool frozen = (freeze.matches(name) ||
+                     frozenModules.contains(vram::moduleOfParameter(name))) &&
+                    !keepTrainable.matches(name);
       if (frozen && param.getTrainable()) {
         param.setTrainable(false);
         ++numFrozen;
       }
     });
-  }
-
-  /// `layer1.0.conv1.weight` -> `layer1.0.conv1`; a top-level parameter
-  /// belongs to the root module "".
-  static StringRef moduleOf(StringRef paramName) {
-    size_t dot = paramName.rfind('.');
-    return dot == StringRef::npos ? StringRef() : paramName.take_front(dot);
   }
 
   /// The first floor(firstFraction x n) modules, in named_modules() order.
@@ -74,7 +61,7 @@ struct FreezePass : public vram::impl::FreezeBase<FreezePass> {
     };
     getOperation().walk([&](Operation *op) {
       if (auto param = dyn_cast<vram::nn::ParamOp>(op))
-        visit(moduleOf(param.getName()));
+        visit(vram::moduleOfParameter(param.getName()));
       else if (auto name = dyn_cast<NameLoc>(op->getLoc());
                name && op->getDialect() &&
                isa<vram::nn::NNDialect>(op->getDialect()) &&
@@ -86,31 +73,5 @@ struct FreezePass : public vram::impl::FreezeBase<FreezePass> {
       chosen.insert(order[i]);
     return chosen;
   }
-
-  /// Globs; a pattern without wildcards is a module path: itself and what
-  /// is under it.
-  LogicalResult compile(ArrayRef<std::string> sources,
-                        SmallVectorImpl<llvm::GlobPattern> &globs) {
-    for (const std::string &source : sources) {
-      SmallVector<StringRef, 2> forms = {source};
-      // GlobPattern keeps pointers into its source: the spelling must live
-      // as long as the pattern.
-      if (StringRef(source).find_first_of("*?[") == StringRef::npos)
-        forms.push_back(spellings.emplace_back(source + ".*"));
-      for (StringRef form : forms) {
-        auto glob = llvm::GlobPattern::create(form);
-        if (!glob) {
-          emitError(getOperation().getLoc())
-              << "invalid pattern '" << source
-              << "': " << llvm::toString(glob.takeError());
-          return failure();
-        }
-        globs.push_back(std::move(*glob));
-      }
-    }
-    return success();
-  }
-
-  std::deque<std::string> spellings;
 };
 } // namespace

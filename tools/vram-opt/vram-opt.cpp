@@ -38,6 +38,8 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Support/ToolUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
@@ -137,6 +139,19 @@ cl::opt<double> freezeFirst(
     cl::desc("Freeze the parameters of the first FRACTION of the modules "
              "(named_modules order), as seed article 001 meant to"),
     cl::value_desc("FRACTION"), cl::init(0.0), cl::cat(scenarioCat));
+cl::opt<std::string> loraSpec(
+    "lora",
+    cl::desc("peft LoRA adapters: r=R,alpha=A,dropout=P,targets=T|T... "
+             "(targets: conv2d, linear, or globs / module paths of layers); "
+             "every other parameter is frozen"),
+    cl::value_desc("r=4,alpha=32,dropout=0.1,targets=conv2d"),
+    cl::cat(scenarioCat));
+cl::list<std::string> checkpointModules(
+    "checkpoint",
+    cl::desc("Activation checkpointing (torch.utils.checkpoint, "
+             "use_reentrant=False) of the modules matching these globs or "
+             "module paths (layer1,layer2.*)"),
+    cl::value_desc("MODULE"), cl::CommaSeparated, cl::cat(scenarioCat));
 cl::opt<vram::nn::Precision> precision(
     "precision",
     cl::desc("fp32, AMP (torch.autocast over fp32 parameters: amp-fp16, "
@@ -303,6 +318,54 @@ int64_t getBudgetBytes() {
   std::exit(2);
 }
 
+/// --lora's value as vram-lora's options; a malformed value is a usage
+/// error.
+vram::LoraOptions parseLora(llvm::StringRef spec) {
+  vram::LoraOptions options;
+  auto bad = [&](const llvm::Twine &why) {
+    usageError("--lora=" + spec + ": " + why +
+               " (expected r=R,alpha=A,dropout=P,targets=T|T..., e.g. "
+               "r=4,alpha=32,dropout=0.1,targets=conv2d)");
+  };
+  llvm::SmallVector<llvm::StringRef> items;
+  spec.split(items, ',');
+  llvm::StringSet<> seen;
+  for (llvm::StringRef item : items) {
+    auto [key, value] = item.split('=');
+    key = key.trim();
+    value = value.trim();
+    if (!item.contains('=') || value.empty())
+      bad("'" + item + "' is not KEY=VALUE");
+    if (!seen.insert(key).second)
+      bad("'" + key + "' given twice");
+    if (key == "r") {
+      if (value.getAsInteger(10, options.rank) || options.rank <= 0)
+        bad("r must be a positive integer, got '" + value + "'");
+    } else if (key == "alpha") {
+      if (!llvm::to_float(value, options.alpha) ||
+          !std::isfinite(options.alpha))
+        bad("alpha must be a number, got '" + value + "'");
+    } else if (key == "dropout") {
+      if (!llvm::to_float(value, options.dropout) ||
+          !(options.dropout >= 0 && options.dropout < 1))
+        bad("dropout must be a probability in [0, 1), got '" + value + "'");
+    } else if (key == "targets") {
+      llvm::SmallVector<llvm::StringRef> targets;
+      value.split(targets, '|');
+      for (llvm::StringRef t : targets) {
+        if (t.trim().empty())
+          bad("an empty target in '" + value + "'");
+        options.targets.push_back(t.trim().str());
+      }
+    } else {
+      bad("unknown key '" + key + "'");
+    }
+  }
+  if (options.targets.empty())
+    bad("targets are required");
+  return options;
+}
+
 void checkOptions() {
   auto positive = [](const cl::opt<int64_t> &opt, llvm::StringRef name) {
     if (opt.getNumOccurrences() && opt <= 0)
@@ -316,6 +379,8 @@ void checkOptions() {
   if (!(weightDecay >= 0) || std::isinf(weightDecay))
     usageError("--weight-decay must be a finite number >= 0, got " +
                std::to_string(weightDecay));
+  if (loraSpec.getNumOccurrences())
+    (void)parseLora(loraSpec);
   if (freezeFirst.getNumOccurrences() &&
       !(freezeFirst >= 0 && freezeFirst <= 1))
     usageError("--freeze-first must be a fraction in [0, 1], got " +
@@ -574,7 +639,8 @@ LogicalResult processModule(ModuleOp module,
   // A report, or an explicit --mode or --budget, builds the step when the
   // pipeline did not; a report without --mode is about training.
   bool wantsStep = format != OutputFormat::Mlir || mode.getNumOccurrences() ||
-                   hasBudget() || traceFile.getNumOccurrences();
+                   !checkpointModules.empty() || hasBudget() ||
+                   traceFile.getNumOccurrences();
   // --batch must have bound the model's batch dimension: a model whose batch
   // is static and different (or that has none) cannot apply it.
   if (batch.getNumOccurrences())
@@ -659,8 +725,8 @@ LogicalResult buildStep(ModuleOp module,
   if (failed(pm.run(module)))
     return failure();
   // Scenario flags transform the forward model, before the step is built:
-  // which parameters train, then the precision (autocast caches only the
-  // casts of trainable parameters).
+  // which parameters train (freezing, LoRA), then the precision (autocast
+  // caches only the casts of trainable parameters).
   PassManager scenarioPm(ctx, ModuleOp::getOperationName());
   if (failed(applyPassManagerCLOptions(scenarioPm)))
     return failure();
@@ -670,6 +736,10 @@ LogicalResult buildStep(ModuleOp module,
     freeze.firstFraction = freezeFirst;
     scenarioPm.addPass(vram::createFreeze(freeze));
   }
+  // LoRA adds its adapters and freezes the rest (get_peft_model), before
+  // autocast decides which weight casts it caches.
+  if (loraSpec.getNumOccurrences())
+    scenarioPm.addPass(vram::createLora(parseLora(loraSpec)));
   if (precision != vram::nn::Precision::Fp32) {
     vram::PrecisionOptions options;
     options.precision = precision;
@@ -677,8 +747,8 @@ LogicalResult buildStep(ModuleOp module,
   }
   if (scenarioPm.size()) {
     if (module.lookupSymbol("step"))
-      usageError("--freeze, --freeze-first and --precision apply to the "
-                 "forward model: the pipeline already built the step");
+      usageError("--freeze, --freeze-first, --lora and --precision apply to "
+                 "the forward model: the pipeline already built the step");
     if (failed(scenarioPm.run(module)))
       return failure();
   }
@@ -688,6 +758,21 @@ LogicalResult buildStep(ModuleOp module,
       return failure();
     stepPm.addPass(vram::createBuildStep(buildStepOptions()));
     if (failed(stepPm.run(module)))
+      return failure();
+  }
+  // Checkpointing rewrites the built training step.
+  if (!checkpointModules.empty()) {
+    auto step = module.lookupSymbol<func::FuncOp>("step");
+    if (!step || vram::getStepMode(step) != vram::nn::StepMode::Train)
+      usageError("--checkpoint applies to a training step (--mode=train)");
+    PassManager checkpointPm(ctx, ModuleOp::getOperationName());
+    if (failed(applyPassManagerCLOptions(checkpointPm)))
+      return failure();
+    vram::CheckpointOptions checkpoint;
+    checkpoint.modules.assign(checkpointModules.begin(),
+                              checkpointModules.end());
+    checkpointPm.addPass(vram::createCheckpoint(checkpoint));
+    if (failed(checkpointPm.run(module)))
       return failure();
   }
   return success();

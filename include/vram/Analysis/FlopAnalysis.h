@@ -25,7 +25,7 @@ namespace vram {
 class FlopAnalysis {
 public:
   static constexpr unsigned kNumConventions = 3;
-  static constexpr unsigned kNumPhases = 3;
+  static constexpr unsigned kNumPhases = 4;
   using Counts = std::array<int64_t, kNumConventions>;
 
   /// Analyzes `op`: a `func.func`. Emits an error on overflow.

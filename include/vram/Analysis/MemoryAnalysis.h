@@ -20,7 +20,8 @@
 //
 // Each storage's category: inputs, the category of its persistent defining
 // op, gradients (a parameter gradient the optimizer consumes), activations
-// (kept by a backward node), else temporaries. Ops with regions are not
+// (kept by a backward node, or kept for the recomputation of a checkpointed
+// segment), else temporaries. Ops with regions are not
 // supported and are a located error.
 //
 //===----------------------------------------------------------------------===//
@@ -57,10 +58,12 @@ struct Storage {
   unsigned lastUse = 0;
   bool persistent = false;
   bool workspace = false;
-  /// Kept by a backward node of the model (not of the loss).
+  /// Made in the forward pass and kept for backward by the model (not by
+  /// the loss): by a backward node, or as the input of a checkpointed
+  /// segment that is recomputed.
   bool savedByModel = false;
-  /// The last backward node in step order that keeps it, i.e. the one of the
-  /// earliest forward op.
+  /// The last op in step order that keeps it (a backward node, i.e. the one
+  /// of the earliest forward op, or a recomputed op).
   mlir::Operation *savedBy = nullptr;
 };
 
@@ -108,9 +111,12 @@ public:
   int64_t getPersistentBytes() const { return persistentBytes; }
   /// The analyzed function.
   mlir::Operation *getRoot() const { return root; }
-  /// Unique storages the model's backward nodes keep (the loss's excluded),
-  /// parameters, buffers and inputs excluded: what
-  /// torch.autograd.graph.saved_tensors_hooks sees at the end of forward.
+  /// Unique storages the forward pass leaves for the model's backward (the
+  /// loss's excluded), parameters, buffers and inputs excluded: what
+  /// torch.autograd.graph.saved_tensors_hooks sees at the end of forward,
+  /// except that with activation checkpointing it is the segments' inputs
+  /// (kept by the checkpoint for the recomputation) instead of the
+  /// segments' saved tensors.
   int64_t getSavedForBackwardBytes() const { return savedForBackwardBytes; }
 
   /// A stable, op-by-op listing of the event stream and the live bytes, for

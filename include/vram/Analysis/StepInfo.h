@@ -16,9 +16,16 @@ namespace vram {
 
 using nn::StepPhase;
 
-/// The phase of an op of a built step: its StepPhaseOpInterface's, else
-/// forward.
+/// The phase of an op of a built step: its `nn.phase` attribute (an op
+/// recomputed by activation checkpointing), else its StepPhaseOpInterface's,
+/// else forward.
 StepPhase getStepPhase(mlir::Operation *op);
+
+/// The layer (module path) an op belongs to, from its location: the name of
+/// its NameLoc (possibly fused or nested; torch.onnx's scope names
+/// `/layer1/layer1.0/conv1/Conv` read as `layer1.0.conv1`), else
+/// "file:line" of a file location, else "".
+std::string getLayerName(mlir::Location loc);
 
 /// Bytes of a tensor value (elements x ceil(bits / 8)), or nullopt when the
 /// count does not fit in 64 bits.

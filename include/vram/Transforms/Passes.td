@@ -99,6 +99,97 @@ def Freeze : Pass<"vram-freeze", "mlir::ModuleOp"> {
   let dependentDialects = ["::vram::nn::NNDialect"];
 }
 
+def Lora : Pass<"vram-lora", "mlir::ModuleOp"> {
+  let summary = "Adds peft LoRA adapters to conv2d and linear layers";
+  let description = [{
+    For each `nn.conv2d` / `nn.linear` of `@forward` whose weight is a
+    parameter and that a target selects, inserts the adapter structure of
+    peft's `LoraLayer` (`get_peft_model` with `LoraConfig(r, lora_alpha,
+    lora_dropout, target_modules)`):
+
+    ```
+    result = base(x) + lora_B(lora_A(lora_dropout(x))) * scaling
+    ```
+
+    with `scaling = alpha / r`. For a convolution `lora_A` is a conv2d from
+    the base's input channels to r with the base's kernel size, stride and
+    padding (peft passes neither dilation nor groups) and no bias, `lora_B`
+    a 1x1 conv2d from r to the base's output channels with the base's
+    groups; for a linear layer `lora_A` is linear(in, r) and `lora_B`
+    linear(r, out), both without bias. `lora_dropout` is dropout(p) for
+    p > 0, else nothing. The new parameters are named as peft names them,
+    under the layer's module: `<layer>.lora_A.default.weight`,
+    `<layer>.lora_B.default.weight`; the new ops are located at
+    `<layer>.lora_dropout`, `<layer>.lora_A` and `<layer>.lora_B` (which
+    also holds `* scaling`), the sum at `<layer>`. As `get_peft_model` does
+    (bias="none"), every other parameter is frozen.
+
+    A target is an op kind (`conv2d`, `linear`) or a glob or module path on
+    the layer name: the module the op's location names (`layer1.0.conv1`),
+    else its weight's module.
+
+    ```
+    vram-opt --zoo=resnet18 --vram-lora="r=4 alpha=32 dropout=0.1 targets=conv2d"
+    ```
+  }];
+  let options = [
+    Option<"rank", "r", "int64_t", /*default=*/"8", "LoRA rank r (> 0)">,
+    Option<"alpha", "alpha", "double", /*default=*/"8.0",
+           "lora_alpha; scaling = alpha / r">,
+    Option<"dropout", "dropout", "double", /*default=*/"0.0",
+           "lora_dropout probability in [0, 1)">,
+    ListOption<"targets", "targets", "std::string",
+               "op kinds (conv2d, linear) or globs / module paths of the "
+               "layers to adapt">,
+    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
+           "name of the forward function">,
+  ];
+  let statistics = [
+    Statistic<"numAdapted", "adapted", "layers given a LoRA adapter">,
+  ];
+  let dependentDialects = ["::vram::nn::NNDialect"];
+}
+
+def Checkpoint : Pass<"vram-checkpoint", "mlir::ModuleOp"> {
+  let summary = "Activation checkpointing of modules (torch.utils.checkpoint)";
+  let description = [{
+    Rewrites the built `@step` as if each selected module ran under
+    `torch.utils.checkpoint(module, x, use_reentrant=False)`. A segment is a
+    maximal run of forward ops of one checkpointed module: the shortest
+    prefix of the op's layer name that a pattern matches (`layer1` selects
+    the stage `layer1`, `layer2.*` each block `layer2.0`, `layer2.1`).
+
+    The segment's forward ops stay where they are, but no backward node
+    keeps what they computed: the segment's ops are cloned right before the
+    first backward node of the segment that uses a saved tensor (where
+    autograd unpacks the first one and the checkpoint recomputes the
+    forward), and the backward nodes are redirected to the clones. So the
+    forward keeps only the segment's inputs (the recomputation uses them)
+    and what nodes outside the segment save; the recomputed saved tensors
+    die as their backward nodes run. The clones carry
+    `nn.phase = #nn<phase recompute>`: their FLOPs are counted in the
+    recompute phase, not in forward. Dropout recomputes the same mask (the
+    checkpoint restores the RNG state), so it costs the same memory. With
+    torch 2 the recomputation stops after the last tensor a node needs
+    (early stopping); torch 1.13 recomputes the whole segment.
+
+    ```
+    vram-opt --zoo=resnet18 --vram-build-step --vram-checkpoint="modules=layer1,layer2"
+    ```
+  }];
+  let options = [
+    ListOption<"modules", "modules", "std::string",
+               "globs or module paths of the modules to checkpoint">,
+    Option<"entry", "entry", "std::string", /*default=*/"\"step\"",
+           "name of the built step">,
+  ];
+  let statistics = [
+    Statistic<"numSegments", "segments", "checkpointed segments">,
+    Statistic<"numRecomputed", "recomputed", "ops recomputed in backward">,
+  ];
+  let dependentDialects = ["::vram::nn::NNDialect"];
+}
+
 def Precision : Pass<"vram-precision", "mlir::ModuleOp"> {
   let summary = "Runs the model in fp16/bf16, or under torch.autocast (AMP)";
   let description = [{

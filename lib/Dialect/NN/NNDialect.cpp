@@ -66,6 +66,16 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
                   "a cuDNN workspace assumption (" +
                       enumSpellings<CudnnWorkspace>() + ")");
   }
+  if (name == kPhaseAttrName) {
+    // Only a forward op can be recomputed; ops with a phase of their own
+    // (backward nodes, the update) keep it.
+    auto phase = dyn_cast<StepPhaseAttr>(value);
+    if (failed(expect(phase && phase.getValue() == StepPhase::Recompute,
+                      "#nn<phase recompute>")))
+      return failure();
+    return expect(!isa<StepPhaseOpInterface>(op),
+                  "absent on an op with a phase of its own");
+  }
   if (name == kAutocastAttrName) {
     auto type = dyn_cast<TypeAttr>(value);
     return expect(type && (type.getValue().isF16() || type.getValue().isBF16()),

@@ -846,7 +846,13 @@ static LogicalResult inferBinary(std::optional<Location> loc,
                                  SmallVectorImpl<Type> &results) {
   auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
   auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+  // torch.result_type: a zero-dim tensor (a Python scalar, `x * scaling`)
+  // does not widen a dimensioned tensor of the same category.
   Type et = promoteFloatTypes(lhs.getElementType(), rhs.getElementType());
+  if ((lhs.getRank() == 0) != (rhs.getRank() == 0) &&
+      isa<FloatType>(lhs.getElementType()) &&
+      isa<FloatType>(rhs.getElementType()))
+    et = lhs.getRank() ? lhs.getElementType() : rhs.getElementType();
   auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
   if (failed(shape))
     return emitOptionalError(

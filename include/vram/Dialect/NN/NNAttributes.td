@@ -35,7 +35,10 @@ def NN_StepPhase : NN_I32Enum<"StepPhase",
     "where an op runs in a training iteration", [
     I32EnumAttrCase<"Forward", 0, "forward">,
     I32EnumAttrCase<"Backward", 1, "backward">,
-    I32EnumAttrCase<"Optimizer", 2, "optimizer">]>;
+    I32EnumAttrCase<"Optimizer", 2, "optimizer">,
+    // A forward op that activation checkpointing runs again in the backward
+    // pass (vram-checkpoint marks it with `nn.phase`).
+    I32EnumAttrCase<"Recompute", 3, "recompute">]>;
 def NN_StepPhaseAttr : NN_EnumAttr<NN_StepPhase, "phase">;
 
 def NN_OptimizerKind : NN_I32Enum<"OptimizerKind", "torch.optim optimizer", [

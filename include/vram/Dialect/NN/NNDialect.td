@@ -40,6 +40,9 @@ def NN_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kTorchVersionAttrName =
         "nn.torch_version";
     static constexpr ::llvm::StringLiteral kDeviceAttrName = "nn.device";
+    /// The phase of a step op that is not its kind's (an op recomputed by
+    /// activation checkpointing: `nn.phase = #nn<phase recompute>`).
+    static constexpr ::llvm::StringLiteral kPhaseAttrName = "nn.phase";
     /// The model runs under torch.autocast with this dtype (f16 or bf16).
     static constexpr ::llvm::StringLiteral kAutocastAttrName = "nn.autocast";
     /// The cuDNN convolution workspace a CUDA step assumes ("im2col").

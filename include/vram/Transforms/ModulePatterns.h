@@ -1,0 +1,49 @@
+//===- ModulePatterns.h - globs and module paths over names -----*- C++ -*-===//
+//
+// The name matching the scenario passes share (vram-freeze, vram-lora,
+// vram-checkpoint): each pattern is a glob (`layer1.*`, `*.conv?`) or, when
+// it has no wildcard, a module path, which matches the module itself and
+// everything under it (`layer1` matches `layer1` and `layer1.0.conv1`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_TRANSFORMS_MODULEPATTERNS_H
+#define VRAM_TRANSFORMS_MODULEPATTERNS_H
+
+#include "mlir/IR/Location.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/Support/GlobPattern.h"
+
+#include <deque>
+#include <string>
+
+namespace vram {
+
+class ModulePatterns {
+public:
+  /// Compiles `sources`; an invalid glob is an error at `loc` naming it.
+  mlir::LogicalResult compile(llvm::ArrayRef<std::string> sources,
+                              mlir::Location loc);
+
+  bool empty() const { return globs.empty(); }
+  /// Whether any pattern matches `name`.
+  bool matches(llvm::StringRef name) const;
+  /// The shortest module prefix of `name` (`layer1`, `layer1.0`, ...,
+  /// `name` itself) that a pattern matches, or "" when none does: the module
+  /// that a pattern such as `layer2.*` selects for a layer under it.
+  llvm::StringRef matchingModule(llvm::StringRef name) const;
+
+private:
+  llvm::SmallVector<llvm::GlobPattern> globs;
+  // GlobPattern keeps pointers into its source: the spellings live as long
+  // as the patterns.
+  std::deque<std::string> spellings;
+};
+
+/// The module of a parameter: `layer1.0.conv1.weight` -> `layer1.0.conv1`;
+/// a top-level parameter belongs to the root module "".
+llvm::StringRef moduleOfParameter(llvm::StringRef paramName);
+
+} // namespace vram
+
+#endif // VRAM_TRANSFORMS_MODULEPATTERNS_H

@@ -1,0 +1,176 @@
+//===- Checkpoint.cpp - activation checkpointing of modules ---------------===//
+//
+// torch.utils.checkpoint(fn, *args, use_reentrant=False) runs `fn` under
+// saved-tensor hooks that keep nothing (a holder per saved tensor) and keeps
+// `args` for later. When backward unpacks the first holder of the segment,
+// `fn` runs again with grad enabled (RNG state restored, so dropout draws the
+// same mask) and the hooks store what its ops save; each stored tensor is
+// released when the backward node that holds it has run. torch 2 stops the
+// recomputation once every holder is filled; torch 1.13 runs all of `fn`.
+//
+// On the built step: the segment's forward ops are cloned right before the
+// first backward node of the segment that keeps a tensor, the backward nodes
+// of the segment read the clones, and the clones carry
+// `nn.phase = #nn<phase recompute>`. The memory analysis then frees the
+// original forward values after their last forward use, keeps the segment's
+// inputs until the recomputation, and frees each recomputed tensor after its
+// backward node; FlopAnalysis counts the clones in the recompute phase.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vram/Analysis/StepInfo.h"
+#include "vram/Dialect/NN/NNOps.h"
+#include "vram/Transforms/ModulePatterns.h"
+#include "vram/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace vram {
+#define GEN_PASS_DEF_CHECKPOINT
+#include "vram/Transforms/Passes.h.inc"
+} // namespace vram
+
+using namespace mlir;
+using namespace vram;
+using namespace vram::nn;
+
+namespace {
+
+/// The forward ops of one call of a checkpointed module, in order.
+struct Segment {
+  std::string module;
+  llvm::SetVector<Operation *> ops;
+};
+
+struct CheckpointPass : public vram::impl::CheckpointBase<CheckpointPass> {
+  using CheckpointBase::CheckpointBase;
+
+  void runOnOperation() override;
+
+private:
+  /// The segment op a backward node differentiates, found through what it
+  /// keeps: the op of a result or extra tensor, or the op of the node's kind
+  /// that uses a saved value at its operand position. Null when none.
+  Operation *forwardOpOf(BackwardOp node) const;
+
+  DenseMap<Operation *, int> segmentOf;
+};
+
+} // namespace
+
+Operation *CheckpointPass::forwardOpOf(BackwardOp node) const {
+  for (auto [value, role] : llvm::zip(node.getSaved(), node.getSavedRoles())) {
+    auto r = cast<SavedRoleAttr>(role);
+    Operation *def = value.getDefiningOp();
+    if (r.getKind() == SavedKind::Extra)
+      if (auto saved = dyn_cast_or_null<SavedOp>(def))
+        if (!saved.getSources().empty())
+          def = saved.getSources().back().getDefiningOp();
+    if (r.getKind() != SavedKind::Operand) {
+      if (segmentOf.count(def))
+        return def;
+      continue;
+    }
+    for (OpOperand &use : value.getUses())
+      if (use.getOperandNumber() == r.getIndex() &&
+          use.getOwner()->getName().getStringRef() == node.getForwardOp() &&
+          segmentOf.count(use.getOwner()))
+        return use.getOwner();
+  }
+  return nullptr;
+}
+
+void CheckpointPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto step = module.lookupSymbol<func::FuncOp>(entry);
+  if (!step || getStepMode(step) != StepMode::Train) {
+    emitError(module.getLoc())
+        << "activation checkpointing needs a built training step @" << entry
+        << " (run vram-build-step with mode=train first)";
+    return signalPassFailure();
+  }
+  if (modules.empty()) {
+    emitError(module.getLoc())
+        << "activation checkpointing needs the modules to checkpoint";
+    return signalPassFailure();
+  }
+  ModulePatterns patterns;
+  if (failed(patterns.compile(modules, module.getLoc())))
+    return signalPassFailure();
+
+  // 1. Segments: maximal runs of forward ops of one checkpointed module.
+  // Persistent storage (parameters next to their layer) is not computed
+  // and does not interrupt a run.
+  Block &body = step.getBody().front();
+  SmallVector<Segment> segments;
+  bool inRun = false; // the previous computed op was in a segment
+  for (Operation &op : body.without_terminator()) {
+    if (getStepPhase(&op) != StepPhase::Forward ||
+        isa<PersistentStorageOpInterface>(op))
+      continue;
+    std::string layer = getLayerName(op.getLoc());
+    StringRef owner = patterns.matchingModule(layer);
+    if (owner.empty()) {
+      inRun = false;
+      continue;
+    }
+    if (!inRun || segments.back().module != owner)
+      segments.push_back({owner.str(), {}});
+    segments.back().ops.insert(&op);
+    segmentOf[&op] = segments.size() - 1;
+    inRun = true;
+  }
+  if (segments.empty()) {
+    emitError(step.getLoc())
+        << "no forward op belongs to a module matching the checkpoint "
+           "patterns";
+    return signalPassFailure();
+  }
+
+  // 2. Each segment's backward nodes that keep something, in step order,
+  // and the forward ops that save something.
+  SmallVector<SmallVector<BackwardOp>> nodes(segments.size());
+  DenseSet<Operation *> saving;
+  for (auto node : step.getOps<BackwardOp>())
+    if (!node.getSaved().empty())
+      if (Operation *forward = forwardOpOf(node)) {
+        nodes[segmentOf.lookup(forward)].push_back(node);
+        saving.insert(forward);
+      }
+
+  // 3. Recompute each segment before its first such node.
+  bool earlyStop = getTorchTarget(step).version == TorchVersion::V2;
+  auto recompute = StepPhaseAttr::get(&getContext(), StepPhase::Recompute);
+  OpBuilder b(&getContext());
+  for (auto [segment, segmentNodes] : llvm::zip(segments, nodes)) {
+    if (segmentNodes.empty())
+      continue; // nothing of it is kept: nothing to recompute
+    ++numSegments;
+    b.setInsertionPoint(segmentNodes.front());
+    IRMapping mapping;
+    SmallVector<std::pair<Operation *, Operation *>> clones; // original, clone
+    for (Operation *op : segment.ops) {
+      Operation *clone = b.clone(*op, mapping);
+      clone->setAttr(NNDialect::kPhaseAttrName, recompute);
+      clones.push_back({op, clone});
+    }
+    for (BackwardOp node : segmentNodes)
+      for (OpOperand &saved : node.getSavedMutable())
+        if (Value recomputed = mapping.lookupOrNull(saved.get()))
+          saved.set(recomputed);
+    // torch 2 stops once the last tensor a node keeps is saved again: the
+    // ops after the last op that saves something do not run.
+    if (earlyStop)
+      while (!clones.empty() && clones.back().second->use_empty() &&
+             !saving.contains(clones.back().first)) {
+        clones.back().second->erase();
+        clones.pop_back();
+      }
+    numRecomputed += clones.size();
+  }
+}

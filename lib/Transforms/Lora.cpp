@@ -1,0 +1,236 @@
+//===- Lora.cpp - peft LoRA adapters --------------------------------------===//
+//
+// Inserts peft's LoraLayer structure after each targeted conv2d / linear of
+// the forward model (peft/tuners/lora/layer.py, _ConvNd and Linear):
+//
+//   result = base(x) + lora_B(lora_A(lora_dropout(x))) * scaling
+//
+// and freezes every parameter that is not a LoRA parameter, as
+// get_peft_model does with bias="none". What autograd then keeps (the base
+// conv's input and frozen weight, lora_A's input, the dropout mask, lora_B's
+// input) follows from the ops' interfaces when the step is built.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vram/Analysis/StepInfo.h"
+#include "vram/Dialect/NN/NNOps.h"
+#include "vram/Transforms/ModulePatterns.h"
+#include "vram/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <cmath>
+
+namespace vram {
+#define GEN_PASS_DEF_LORA
+#include "vram/Transforms/Passes.h.inc"
+} // namespace vram
+
+using namespace mlir;
+using namespace vram;
+using namespace vram::nn;
+
+namespace {
+
+/// A layer to adapt: its base op and the layer (module) name.
+struct Target {
+  Operation *base;
+  std::string layer;
+};
+
+struct LoraPass : public vram::impl::LoraBase<LoraPass> {
+  using LoraBase::LoraBase;
+
+  void runOnOperation() override;
+
+private:
+  /// The layer name of a conv2d / linear: the module its location names
+  /// (the zoo's layer, torch.onnx's scope), else the module of its weight
+  /// parameter; "" when the weight is not a parameter (then it cannot carry
+  /// an adapter). The location wins for a tied weight (GPT-2's lm_head
+  /// reads transformer.wte.weight).
+  static std::string layerOf(Operation *op, Value weight) {
+    auto param = weight.getDefiningOp<ParamOp>();
+    if (!param)
+      return std::string();
+    if (isa<NameLoc>(op->getLoc()))
+      if (std::string name = getLayerName(op->getLoc()); !name.empty())
+        return name;
+    return moduleOfParameter(param.getName()).str();
+  }
+
+  LogicalResult adapt(const Target &target, OpBuilder &b, double scaling);
+
+  /// The adapters' parameters, which stay trainable.
+  DenseSet<Operation *> adapterParams;
+};
+
+} // namespace
+
+void LoraPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto forward = module.lookupSymbol<func::FuncOp>(entry);
+  if (!forward) {
+    emitError(module.getLoc())
+        << "no function @" << entry
+        << " to add LoRA adapters to (vram-lora runs before vram-build-step)";
+    return signalPassFailure();
+  }
+  if (rank <= 0) {
+    emitError(module.getLoc())
+        << "LoRA rank r must be > 0, got " << static_cast<int64_t>(rank);
+    return signalPassFailure();
+  }
+  if (!(dropout >= 0 && dropout < 1)) {
+    emitError(module.getLoc()) << "LoRA dropout must be in [0, 1), got "
+                               << static_cast<double>(dropout);
+    return signalPassFailure();
+  }
+  if (!std::isfinite(alpha)) {
+    emitError(module.getLoc())
+        << "LoRA alpha must be finite, got " << static_cast<double>(alpha);
+    return signalPassFailure();
+  }
+  if (targets.empty()) {
+    emitError(module.getLoc())
+        << "LoRA needs targets: op kinds (conv2d, linear) or layer names";
+    return signalPassFailure();
+  }
+  // Op kinds are targets of their own; everything else is a name pattern.
+  bool allConvs = false, allLinears = false;
+  SmallVector<std::string> names;
+  for (const std::string &t : targets) {
+    if (t == "conv2d")
+      allConvs = true;
+    else if (t == "linear")
+      allLinears = true;
+    else
+      names.push_back(t);
+  }
+  ModulePatterns patterns;
+  if (failed(patterns.compile(names, module.getLoc())))
+    return signalPassFailure();
+
+  SmallVector<Target> chosen;
+  forward.walk([&](Operation *op) {
+    Value weight;
+    bool kindSelected = false;
+    if (auto conv = dyn_cast<Conv2dOp>(op)) {
+      weight = conv.getWeight();
+      kindSelected = allConvs;
+    } else if (auto linear = dyn_cast<LinearOp>(op)) {
+      weight = linear.getWeight();
+      kindSelected = allLinears;
+    } else {
+      return;
+    }
+    std::string layer = layerOf(op, weight);
+    if (layer.empty())
+      return;
+    if (kindSelected || patterns.matches(layer))
+      chosen.push_back({op, layer});
+  });
+  if (chosen.empty()) {
+    emitError(forward.getLoc())
+        << "no conv2d or linear layer with a weight parameter matches the "
+           "LoRA targets";
+    return signalPassFailure();
+  }
+
+  // peft: scaling = lora_alpha / r (a Python float).
+  double scaling = alpha / static_cast<double>(rank);
+  OpBuilder b(&getContext());
+  for (const Target &target : chosen) {
+    if (failed(adapt(target, b, scaling)))
+      return signalPassFailure();
+    ++numAdapted;
+  }
+  // get_peft_model(bias="none"): only the adapters train.
+  forward.walk([&](ParamOp param) {
+    if (!adapterParams.contains(param))
+      param.setTrainable(false);
+  });
+}
+
+LogicalResult LoraPass::adapt(const Target &target, OpBuilder &b,
+                              double scaling) {
+  MLIRContext *ctx = &getContext();
+  Operation *base = target.base;
+  Value x = base->getOperand(0);
+  Value y = base->getResult(0);
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto yType = cast<RankedTensorType>(y.getType());
+  Type elementType = xType.getElementType();
+  auto loc = [&](StringRef leaf) -> Location {
+    return NameLoc::get(StringAttr::get(ctx, target.layer + "." + leaf),
+                        base->getLoc());
+  };
+  auto newParam = [&](StringRef leaf, ArrayRef<int64_t> shape) -> Value {
+    auto param =
+        ParamOp::create(b, loc(leaf), RankedTensorType::get(shape, elementType),
+                        target.layer + "." + leaf.str() + ".default.weight");
+    adapterParams.insert(param);
+    return param;
+  };
+
+  b.setInsertionPointAfter(base);
+  Value input = x;
+  if (dropout > 0)
+    input = DropoutOp::create(b, loc("lora_dropout"), x,
+                              llvm::APFloat(static_cast<double>(dropout)),
+                              /*inplace=*/false);
+  Value delta;
+  if (auto conv = dyn_cast<Conv2dOp>(base)) {
+    auto weight = cast<RankedTensorType>(conv.getWeight().getType());
+    int64_t in = xType.getDimSize(1), out = weight.getDimSize(0);
+    int64_t groups = conv.getGroups();
+    // peft: "support is limited to conv layers where the rank is divisible
+    // by groups".
+    if (rank % groups != 0)
+      return base->emitError("LoRA rank ")
+             << static_cast<int64_t>(rank)
+             << " is not divisible by the convolution's groups (" << groups
+             << "), which peft requires";
+    // lora_A = Conv2d(in, r, kernel_size, stride, padding, bias=False):
+    // neither dilation nor groups are passed on.
+    Value wA = newParam("lora_A",
+                        {rank, in, weight.getDimSize(2), weight.getDimSize(3)});
+    auto a = Conv2dOp::create(b, loc("lora_A"), input, wA, Value(),
+                              conv.getStrides(), conv.getPadding(),
+                              ArrayRef<int64_t>{1, 1}, /*groups=*/1);
+    if (cast<RankedTensorType>(a.getType()).getShape().drop_front(2) !=
+        yType.getShape().drop_front(2))
+      return base->emitError("LoRA's lora_A (the base kernel, stride and "
+                             "padding without its dilation, as peft builds "
+                             "it) gives ")
+             << a.getType() << ", which cannot be added to the layer's "
+             << yType;
+    // lora_B = Conv2d(r, out, 1, 1, groups=base.groups, bias=False).
+    Value wB = newParam("lora_B", {out, rank / groups, 1, 1});
+    delta = Conv2dOp::create(b, loc("lora_B"), a, wB, Value(),
+                             ArrayRef<int64_t>{1, 1}, ArrayRef<int64_t>{0, 0},
+                             ArrayRef<int64_t>{1, 1}, groups);
+  } else {
+    auto linear = cast<LinearOp>(base);
+    auto weight = cast<RankedTensorType>(linear.getWeight().getType());
+    int64_t in = weight.getDimSize(1), out = weight.getDimSize(0);
+    Value wA = newParam("lora_A", {rank, in});
+    auto a = LinearOp::create(b, loc("lora_A"), input, wA, Value());
+    Value wB = newParam("lora_B", {out, rank});
+    delta = LinearOp::create(b, loc("lora_B"), a, wB, Value());
+  }
+  // `* scaling`: a Python float, the scalar operand of mul (as the zoo
+  // writes scalar factors); then `result + ...`, out of place.
+  Value factor = ConstantOp::create(
+      b, loc("lora_B"),
+      DenseElementsAttr::get(RankedTensorType::get({}, elementType),
+                             b.getFloatAttr(elementType, scaling)));
+  Value scaled = MulOp::create(b, loc("lora_B"), delta, factor,
+                               /*inplace=*/false);
+  auto sum = AddOp::create(b, base->getLoc(), y, scaled, /*inplace=*/false);
+  y.replaceAllUsesExcept(sum.getResult(), sum);
+  return success();
+}

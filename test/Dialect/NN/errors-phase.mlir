@@ -1,0 +1,23 @@
+// RUN: vram-opt %s -split-input-file -verify-diagnostics
+
+// `nn.phase` marks a forward op that activation checkpointing recomputes.
+func.func @f(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %y = nn.relu %x {nn.phase = #nn<phase recompute>} : tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'nn.phase' must be #nn<phase recompute>, got #nn<phase backward>}}
+  %y = nn.relu %x {nn.phase = #nn<phase backward>} : tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>, %g: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'nn.phase' must be absent on an op with a phase of its own, got #nn<phase recompute>}}
+  %s = nn.accumulate_grad %a, %g {nn.phase = #nn<phase recompute>} : tensor<4xf32>, tensor<4xf32>
+  return %s : tensor<4xf32>
+}
