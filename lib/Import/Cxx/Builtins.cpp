@@ -875,6 +875,14 @@ vram::cxx_import::getTensorMethodTable() {
         return failure();
       return Val::integer(shapeOf(*x).size());
     };
+    // Values read at run time: what depends on them has no static shape.
+    for (StringRef name : {"item", "tolist", "nonzero"})
+      t[name] = [](Interpreter &interp, CallInfo &call) -> FailureOr<Val> {
+        return interp.error(call.loc)
+               << "'" << call.name
+               << "' reads tensor values at run time: what depends on them "
+                  "cannot be modelled statically";
+      };
     t["add"] = [](Interpreter &interp, CallInfo &call) {
       return binary<nn::AddOp>(interp, call, false);
     };

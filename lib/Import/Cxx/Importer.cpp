@@ -258,12 +258,22 @@ CxxTranslationUnit::importModule(MLIRContext *context,
     site = *finder.site;
     Frame outer;
     for (const cl::Expr *arg : finder.args) {
-      FailureOr<Val> v = interp.eval(arg, outer);
+      // One error for the argument, with the evaluator's reason.
+      std::string reason;
+      FailureOr<Val> v = failure();
+      {
+        ScopedDiagnosticHandler capture(context, [&](Diagnostic &d) {
+          if (reason.empty())
+            reason = d.str();
+          return success();
+        });
+        v = interp.eval(arg, outer);
+      }
       if (failed(v)) {
         emitError(interp.loc(arg))
             << "this argument of the construction of " << impl->getName()
-            << " is not a compile-time constant: give the constructor "
-               "arguments with --args=";
+            << " is not a compile-time constant (" << reason
+            << "): give the constructor arguments with --args=";
         return nullptr;
       }
       args.push_back(*v);

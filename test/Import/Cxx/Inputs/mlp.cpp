@@ -25,7 +25,7 @@ struct MLPImpl : torch::nn::Module {
 };
 TORCH_MODULE(MLP);
 
-int main() {
+int main(int argc, char **argv) {
   MLP net(784, 256, 10);
-  printCrossCheck(net, torch::randn({32, 1, 28, 28}));
+  printCrossCheck(net, torch::randn({32, 1, 28, 28}), argc, argv);
 }

@@ -86,7 +86,7 @@ struct ResNetImpl : torch::nn::Module {
 };
 TORCH_MODULE(ResNet);
 
-int main() {
+int main(int argc, char **argv) {
   ResNet net(10);
-  printCrossCheck(net, torch::randn({4, 3, 64, 64}));
+  printCrossCheck(net, torch::randn({4, 3, 64, 64}), argc, argv);
 }
