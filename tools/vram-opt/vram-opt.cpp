@@ -908,6 +908,14 @@ int main(int argc, char **argv) {
         importWarnings.push_back(d.str());
       return failure();
     });
+    vram::cxx_import::CxxModuleOptions moduleOptions;
+    for (const std::string &text : cxxInputs) {
+      auto shape = vram::cxx_import::parseShape(text);
+      if (!shape)
+        usageError("--input expects a shape such as 8x3x224x224, got '" +
+                   text + "'");
+      moduleOptions.inputs.push_back(*shape);
+    }
     vram::cxx_import::CxxSourceOptions sourceOptions;
     sourceOptions.sourceFile = inputFilename;
     sourceOptions.compileFlags = cxxFlags;
@@ -916,15 +924,7 @@ int main(int argc, char **argv) {
         vram::cxx_import::CxxTranslationUnit::parse(&context, sourceOptions);
     if (!unit)
       return 1;
-    vram::cxx_import::CxxModuleOptions moduleOptions;
     moduleOptions.moduleName = cxxModule;
-    for (const std::string &text : cxxInputs) {
-      auto shape = vram::cxx_import::parseShape(text);
-      if (!shape)
-        usageError("--input expects a shape such as 8x3x224x224, got '" +
-                   text + "'");
-      moduleOptions.inputs.push_back(*shape);
-    }
     moduleOptions.constructorArgs.assign(cxxArgs.begin(), cxxArgs.end());
     if (batch > 0)
       moduleOptions.batch = batch;

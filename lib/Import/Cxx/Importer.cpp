@@ -224,15 +224,17 @@ CxxTranslationUnit::importModule(MLIRContext *context,
       break;
     }
   }
+  if (!impl && !finder.candidates.empty()) {
+    emitError(interp.loc(finder.candidates[0]->getLocation()))
+        << "'" << finder.candidates[0]->getName()
+        << "' is not a LibTorch module (a TORCH_MODULE holder or a class "
+           "deriving from torch::nn::Module)";
+    return nullptr;
+  }
   if (!impl) {
-    InFlightDiagnostic diag = emitError(fileLoc);
-    diag << "no LibTorch module named '" << options.moduleName
-         << "' (a TORCH_MODULE holder or an Impl class deriving from "
-            "torch::nn::Module)";
-    if (!finder.candidates.empty())
-      diag.attachNote(interp.loc(finder.candidates[0]->getLocation()))
-          << "'" << finder.candidates[0]->getName()
-          << "' is not a torch::nn::Module";
+    emitError(fileLoc) << "no LibTorch module named '" << options.moduleName
+                       << "' (a TORCH_MODULE holder or an Impl class "
+                          "deriving from torch::nn::Module)";
     return nullptr;
   }
 
