@@ -203,9 +203,15 @@ static std::optional<Val> parseArg(StringRef text) {
 OwningOpRef<ModuleOp>
 CxxTranslationUnit::importModule(MLIRContext *context,
                                  const CxxModuleOptions &options) {
+  return vram::cxx_import::importModule(context, ast->getASTContext(),
+                                        options);
+}
+
+OwningOpRef<ModuleOp>
+vram::cxx_import::importModule(MLIRContext *context, cl::ASTContext &astContext,
+                               const CxxModuleOptions &options) {
   context->getOrLoadDialect<vram::nn::NNDialect>();
   context->getOrLoadDialect<func::FuncDialect>();
-  cl::ASTContext &astContext = ast->getASTContext();
   const cl::SourceManager &sm = astContext.getSourceManager();
   StringRef mainFile =
       sm.getFileEntryRefForID(sm.getMainFileID())->getName();
