@@ -51,8 +51,7 @@ struct Collected {
 
 class VramConsumer : public ASTConsumer {
 public:
-  VramConsumer(CompilerInstance &ci, bool asError)
-      : ci(ci), asError(asError) {}
+  VramConsumer(CompilerInstance &ci, bool asError) : ci(ci), asError(asError) {}
 
   void HandleTranslationUnit(ASTContext &ast) override {
     if (ci.getDiagnostics().hasErrorOccurred())
@@ -79,14 +78,13 @@ private:
     loc->walk([&](mlir::Location inner) {
       if (auto f = dyn_cast<mlir::FileLineColLoc>(inner); f && f.getLine())
         file = f;
-      return file ? mlir::WalkResult::interrupt()
-                  : mlir::WalkResult::advance();
+      return file ? mlir::WalkResult::interrupt() : mlir::WalkResult::advance();
     });
     if (!file)
       return fallback;
     SourceManager &sm = ci.getSourceManager();
-    auto entry = sm.getFileManager().getOptionalFileRef(
-        file.getFilename().getValue());
+    auto entry =
+        sm.getFileManager().getOptionalFileRef(file.getFilename().getValue());
     if (!entry)
       return fallback;
     SourceLocation l =
@@ -174,17 +172,16 @@ private:
     auto emitCollected = [&](bool overBudget) {
       for (const Collected &c : collected) {
         bool isError = c.severity == mlir::DiagnosticSeverity::Error;
-        DiagnosticsEngine::Level level =
-            overBudget && isError && asError ? DiagnosticsEngine::Error
+        DiagnosticsEngine::Level level = overBudget && isError && asError
+                                             ? DiagnosticsEngine::Error
                                              : DiagnosticsEngine::Warning;
         // The budget message goes at the class, front-end messages where
         // they are.
-        SourceLocation where =
-            overBudget ? classLoc : toClang(c.loc, classLoc);
-        std::string prefix = overBudget ? "vram: " + options.moduleName + ": "
-                             : isError  ? "vram: cannot model " +
-                                             options.moduleName + ": "
-                                        : "vram: ";
+        SourceLocation where = overBudget ? classLoc : toClang(c.loc, classLoc);
+        std::string prefix =
+            overBudget ? "vram: " + options.moduleName + ": "
+            : isError  ? "vram: cannot model " + options.moduleName + ": "
+                       : "vram: ";
         report(level, where, prefix + c.message);
         for (const auto &[message, loc] : c.notes)
           report(DiagnosticsEngine::Note, toClang(loc, classLoc), message);

@@ -72,7 +72,7 @@ cl::OptionCategory outputCat("Output");
 cl::opt<std::string>
     inputFilename(cl::Positional,
                   cl::desc("<model file: .mlir, .onnx or C++ (LibTorch)>"),
-                                   cl::cat(modelCat), cl::init("-"));
+                  cl::cat(modelCat), cl::init("-"));
 cl::opt<std::string> outputFilename("o", cl::desc("Output filename"),
                                     cl::value_desc("filename"), cl::init("-"),
                                     cl::cat(outputCat));
@@ -104,8 +104,8 @@ cl::list<std::string>
                 cl::desc("ONNX initializers to treat as buffers (globs)"),
                 cl::CommaSeparated, cl::cat(modelCat));
 
-cl::OptionCategory cxxCat(
-    "C++ models (LibTorch sources; compile flags follow `--`)");
+cl::OptionCategory
+    cxxCat("C++ models (LibTorch sources; compile flags follow `--`)");
 cl::opt<std::string> cxxModule(
     "module",
     cl::desc("The module to analyze: its TORCH_MODULE holder or Impl class"),
@@ -318,9 +318,9 @@ void checkOptions() {
       !fromZoo && (importKind == InputKind::Onnx ||
                    (importKind == InputKind::Auto &&
                     llvm::sys::path::extension(inputFilename) == ".onnx"));
-  bool cxx = !fromZoo && (importKind == InputKind::Cxx ||
-                          (importKind == InputKind::Auto &&
-                           isCxxSource(inputFilename)));
+  bool cxx = !fromZoo &&
+             (importKind == InputKind::Cxx ||
+              (importKind == InputKind::Auto && isCxxSource(inputFilename)));
   auto notFor = [](const cl::Option &opt, llvm::StringRef what) {
     if (opt.getNumOccurrences())
       usageError("--" + opt.ArgStr + " does not apply to " + what);
@@ -912,8 +912,8 @@ int main(int argc, char **argv) {
     for (const std::string &text : cxxInputs) {
       auto shape = vram::cxx_import::parseShape(text);
       if (!shape)
-        usageError("--input expects a shape such as 8x3x224x224, got '" +
-                   text + "'");
+        usageError("--input expects a shape such as 8x3x224x224, got '" + text +
+                   "'");
       moduleOptions.inputs.push_back(*shape);
     }
     vram::cxx_import::CxxSourceOptions sourceOptions;

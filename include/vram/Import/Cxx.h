@@ -80,9 +80,9 @@ private:
 
 /// Extracts one module from an AST (the one a CxxTranslationUnit holds, or
 /// the compiler's own in a Clang plugin).
-mlir::OwningOpRef<mlir::ModuleOp>
-importModule(mlir::MLIRContext *context, clang::ASTContext &ast,
-             const CxxModuleOptions &options);
+mlir::OwningOpRef<mlir::ModuleOp> importModule(mlir::MLIRContext *context,
+                                               clang::ASTContext &ast,
+                                               const CxxModuleOptions &options);
 
 /// Parses "90x3x224x224" (positive dimensions); nullopt if malformed.
 std::optional<llvm::SmallVector<int64_t>> parseShape(llvm::StringRef text);

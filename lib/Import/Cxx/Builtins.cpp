@@ -51,9 +51,9 @@ struct OptionReader {
                                  << name << "' is not given";
     if (std::optional<int64_t> i = v->getInt())
       return *i;
-    return interp.error(where) << "torch::nn::" << m.kind << ": option '"
-                               << name << "' is " << v->describe()
-                               << ", not a constant integer";
+    return interp.error(where)
+           << "torch::nn::" << m.kind << ": option '" << name << "' is "
+           << v->describe() << ", not a constant integer";
   }
   FailureOr<double> real(StringRef name, int index, double def) {
     const Val *v = m.options.get(name, index);
@@ -61,9 +61,9 @@ struct OptionReader {
       return def;
     if (std::optional<double> r = v->getReal())
       return *r;
-    return interp.error(where) << "torch::nn::" << m.kind << ": option '"
-                               << name << "' is " << v->describe()
-                               << ", not a constant number";
+    return interp.error(where)
+           << "torch::nn::" << m.kind << ": option '" << name << "' is "
+           << v->describe() << ", not a constant number";
   }
   FailureOr<bool> flag(StringRef name, int index, bool def) {
     FailureOr<int64_t> v = integer(name, index, def);
@@ -158,20 +158,18 @@ static LogicalResult checkImage(Interpreter &interp, Location where,
   return success();
 }
 
-static LogicalResult checkWindow(Interpreter &interp, Location where,
-                                 StringRef what, Value x,
-                                 ArrayRef<int64_t> kernel,
-                                 ArrayRef<int64_t> stride,
-                                 ArrayRef<int64_t> pad,
-                                 ArrayRef<int64_t> dilation, bool ceil) {
+static LogicalResult
+checkWindow(Interpreter &interp, Location where, StringRef what, Value x,
+            ArrayRef<int64_t> kernel, ArrayRef<int64_t> stride,
+            ArrayRef<int64_t> pad, ArrayRef<int64_t> dilation, bool ceil) {
   ArrayRef<int64_t> s = shapeOf(x);
   for (int k = 0; k < 2; ++k)
     if (stride[k] <= 0 || kernel[k] <= 0 ||
         windowOutput(s[2 + k], kernel[k], stride[k], pad[k], dilation[k],
                      ceil) <= 0)
-      return interp.error(where) << what << ": input " << shapeString(s)
-                                 << " is too small for kernel "
-                                 << shapeString(kernel);
+      return interp.error(where)
+             << what << ": input " << shapeString(s)
+             << " is too small for kernel " << shapeString(kernel);
   return success();
 }
 
@@ -206,11 +204,11 @@ static FailureOr<Value> adaptivePool(Interpreter &interp, Location where,
     return failure();
   std::optional<SmallVector<int64_t>> out = size.getInts(2);
   if (!out || (*out)[0] <= 0 || (*out)[1] <= 0)
-    return interp.error(where) << "adaptive_avg_pool2d: the output size is "
-                               << size.describe()
-                               << ", not a constant positive pair";
-  return Value(nn::AdaptiveAvgPool2dOp::create(interp.getBuilder(), where, x,
-                                               *out));
+    return interp.error(where)
+           << "adaptive_avg_pool2d: the output size is " << size.describe()
+           << ", not a constant positive pair";
+  return Value(
+      nn::AdaptiveAvgPool2dOp::create(interp.getBuilder(), where, x, *out));
 }
 
 static Value tensorOf(Interpreter &interp, Module &m, StringRef leaf) {
@@ -228,10 +226,9 @@ static void declare(Module &m, StringRef name, ArrayRef<int64_t> shape,
   m.tensors.push_back(std::move(t));
 }
 
-static LayerInfo noTensors(
-    std::function<FailureOr<Val>(Interpreter &, Module &, const Val &,
-                                 Location)>
-        call) {
+static LayerInfo noTensors(std::function<FailureOr<Val>(Interpreter &, Module &,
+                                                        const Val &, Location)>
+                               call) {
   return {[](Interpreter &, Module &, clang::SourceLocation) -> LogicalResult {
             return success();
           },
@@ -265,7 +262,8 @@ const llvm::StringMap<LayerInfo> &vram::cxx_import::getLayerTable() {
           if (failed(c))
             return failure();
           Value x = input.tensor;
-          if (failed(checkImage(interp, where, "torch::nn::Conv2d", x, c->in)) ||
+          if (failed(
+                  checkImage(interp, where, "torch::nn::Conv2d", x, c->in)) ||
               failed(checkWindow(interp, where, "torch::nn::Conv2d", x,
                                  c->kernel, c->stride, c->padding, c->dilation,
                                  false)))
@@ -391,21 +389,21 @@ const llvm::StringMap<LayerInfo> &vram::cxx_import::getLayerTable() {
       return Val::ofTensor(nn::ReluOp::create(interp.getBuilder(), where,
                                               input.tensor, *inplace));
     });
-    t["Dropout"] = noTensors([](Interpreter &interp, Module &m,
-                                const Val &input,
-                                Location where) -> FailureOr<Val> {
-      OptionReader r{interp, m, where};
-      FailureOr<double> p = r.real("p", 0, 0.5);
-      FailureOr<bool> inplace = r.flag("inplace", -1, false);
-      if (failed(p) || failed(inplace))
-        return failure();
-      // Identity in eval mode and for p = 0, as in LibTorch.
-      if (!interp.isTraining() || *p == 0)
-        return input;
-      return Val::ofTensor(nn::DropoutOp::create(interp.getBuilder(), where,
-                                                 input.tensor,
-                                                 llvm::APFloat(*p), *inplace));
-    });
+    t["Dropout"] =
+        noTensors([](Interpreter &interp, Module &m, const Val &input,
+                     Location where) -> FailureOr<Val> {
+          OptionReader r{interp, m, where};
+          FailureOr<double> p = r.real("p", 0, 0.5);
+          FailureOr<bool> inplace = r.flag("inplace", -1, false);
+          if (failed(p) || failed(inplace))
+            return failure();
+          // Identity in eval mode and for p = 0, as in LibTorch.
+          if (!interp.isTraining() || *p == 0)
+            return input;
+          return Val::ofTensor(
+              nn::DropoutOp::create(interp.getBuilder(), where, input.tensor,
+                                    llvm::APFloat(*p), *inplace));
+        });
     t["MaxPool2d"] = noTensors([](Interpreter &interp, Module &m,
                                   const Val &input,
                                   Location where) -> FailureOr<Val> {
@@ -441,31 +439,29 @@ const llvm::StringMap<LayerInfo> &vram::cxx_import::getLayerTable() {
       return wrap(pool(interp, where, false, input.tensor, *kernel, *stride,
                        *pad, {1, 1}, *ceil, *countPad));
     });
-    t["AdaptiveAvgPool2d"] = noTensors(
-        [](Interpreter &interp, Module &m, const Val &input,
-           Location where) -> FailureOr<Val> {
+    t["AdaptiveAvgPool2d"] =
+        noTensors([](Interpreter &interp, Module &m, const Val &input,
+                     Location where) -> FailureOr<Val> {
           const Val *size = m.options.get("output_size", 0);
           if (!size)
             return interp.error(where)
                    << "torch::nn::AdaptiveAvgPool2d needs an output size";
           return wrap(adaptivePool(interp, where, input.tensor, *size));
         });
-    t["Flatten"] = noTensors([](Interpreter &interp, Module &m,
-                                const Val &input,
-                                Location where) -> FailureOr<Val> {
-      OptionReader r{interp, m, where};
-      FailureOr<int64_t> start = r.integer("start_dim", -1, 1);
-      FailureOr<int64_t> end = r.integer("end_dim", -1, -1);
-      if (failed(start) || failed(end))
-        return failure();
-      return Val::ofTensor(nn::FlattenOp::create(interp.getBuilder(), where,
-                                                 input.tensor, *start, *end));
-    });
-    t["Identity"] = noTensors(
-        [](Interpreter &, Module &, const Val &input,
-           Location) -> FailureOr<Val> { return input; });
-    t["Sigmoid"] = noTensors([](Interpreter &interp, Module &,
-                                const Val &input,
+    t["Flatten"] =
+        noTensors([](Interpreter &interp, Module &m, const Val &input,
+                     Location where) -> FailureOr<Val> {
+          OptionReader r{interp, m, where};
+          FailureOr<int64_t> start = r.integer("start_dim", -1, 1);
+          FailureOr<int64_t> end = r.integer("end_dim", -1, -1);
+          if (failed(start) || failed(end))
+            return failure();
+          return Val::ofTensor(nn::FlattenOp::create(
+              interp.getBuilder(), where, input.tensor, *start, *end));
+        });
+    t["Identity"] = noTensors([](Interpreter &, Module &, const Val &input,
+                                 Location) -> FailureOr<Val> { return input; });
+    t["Sigmoid"] = noTensors([](Interpreter &interp, Module &, const Val &input,
                                 Location where) -> FailureOr<Val> {
       return Val::ofTensor(
           nn::SigmoidOp::create(interp.getBuilder(), where, input.tensor));
@@ -477,9 +473,9 @@ const llvm::StringMap<LayerInfo> &vram::cxx_import::getLayerTable() {
     });
     t["GELU"] = noTensors([](Interpreter &interp, Module &, const Val &input,
                              Location where) -> FailureOr<Val> {
-      return Val::ofTensor(nn::GeluOp::create(
-          interp.getBuilder(), where, input.tensor,
-          nn::GeluApproximation::None));
+      return Val::ofTensor(nn::GeluOp::create(interp.getBuilder(), where,
+                                              input.tensor,
+                                              nn::GeluApproximation::None));
     });
     return t;
   }();
@@ -509,9 +505,9 @@ static FailureOr<int64_t> intArg(Interpreter &interp, CallInfo &call,
 
 /// Argument `index` as an integer pair (IntArrayRef of 1 or 2 values);
 /// `def` when absent or empty.
-static FailureOr<SmallVector<int64_t>>
-pairArg(Interpreter &interp, CallInfo &call, unsigned index,
-        SmallVector<int64_t> def) {
+static FailureOr<SmallVector<int64_t>> pairArg(Interpreter &interp,
+                                               CallInfo &call, unsigned index,
+                                               SmallVector<int64_t> def) {
   if (index >= call.args.size() || call.args[index].kind == Val::Kind::None)
     return def;
   const Val &v = call.args[index];
@@ -522,9 +518,9 @@ pairArg(Interpreter &interp, CallInfo &call, unsigned index,
       return SmallVector<int64_t>{*i, *i};
   if (std::optional<SmallVector<int64_t>> ints = v.getInts(2))
     return *ints;
-  return interp.error(call.loc) << "argument " << index << " of '"
-                                << call.name << "' is " << v.describe()
-                                << ", not a constant pair";
+  return interp.error(call.loc)
+         << "argument " << index << " of '" << call.name << "' is "
+         << v.describe() << ", not a constant pair";
 }
 
 static int64_t normalizeDim(int64_t dim, int64_t rank) {
@@ -588,17 +584,17 @@ static FailureOr<Val> reshape(Interpreter &interp, CallInfo &call) {
   for (auto [k, d] : llvm::enumerate(dims)) {
     std::optional<int64_t> v = d.getInt();
     if (!v)
-      return interp.error(call.loc) << "'" << call.name << "': dimension " << k
-                                    << " is " << d.describe()
-                                    << ", not a constant";
+      return interp.error(call.loc)
+             << "'" << call.name << "': dimension " << k << " is "
+             << d.describe() << ", not a constant";
     if (*v == -1 && inferred < 0) {
       inferred = k;
       shape.push_back(1);
       continue;
     }
     if (*v <= 0)
-      return interp.error(call.loc) << "'" << call.name << "': invalid size "
-                                    << *v;
+      return interp.error(call.loc)
+             << "'" << call.name << "': invalid size " << *v;
     shape.push_back(*v);
     known *= *v;
   }
@@ -629,15 +625,14 @@ static FailureOr<Val> flatten(Interpreter &interp, CallInfo &call,
   int64_t rank = shapeOf(*x).size();
   int64_t s = normalizeDim(*start, rank), e = normalizeDim(*end, rank);
   if (s < 0 || e >= rank || s > e)
-    return interp.error(call.loc) << "'" << call.name << "': dimensions "
-                                  << *start << ".." << *end
-                                  << " are out of range for rank " << rank;
+    return interp.error(call.loc)
+           << "'" << call.name << "': dimensions " << *start << ".." << *end
+           << " are out of range for rank " << rank;
   return Val::ofTensor(
       nn::FlattenOp::create(interp.getBuilder(), call.loc, *x, *start, *end));
 }
 
-template <typename OpTy>
-static FunctionConverter unary() {
+template <typename OpTy> static FunctionConverter unary() {
   return [](Interpreter &interp, CallInfo &call) -> FailureOr<Val> {
     FailureOr<Value> x = interp.tensorArg(call, 0);
     if (failed(x))
@@ -661,16 +656,14 @@ static FunctionConverter relu(bool inplace) {
   };
 }
 
-template <typename OpTy>
-static FunctionConverter softmaxLike() {
+template <typename OpTy> static FunctionConverter softmaxLike() {
   return [](Interpreter &interp, CallInfo &call) -> FailureOr<Val> {
     FailureOr<Value> x = interp.tensorArg(call, 0);
     FailureOr<int64_t> dim = intArg(interp, call, 1);
     if (failed(x) || failed(dim))
       return failure();
-    return Val::ofTensor(
-        OpTy::create(interp.getBuilder(), call.loc, *x,
-                     normalizeDim(*dim, shapeOf(*x).size())));
+    return Val::ofTensor(OpTy::create(interp.getBuilder(), call.loc, *x,
+                                      normalizeDim(*dim, shapeOf(*x).size())));
   };
 }
 
@@ -695,8 +688,8 @@ static FailureOr<Val> factory(Interpreter &interp, CallInfo &call) {
   if (!call.args.empty() && call.args[0].kind == Val::Kind::List) {
     std::optional<SmallVector<int64_t>> dims = call.args[0].getInts();
     if (!dims)
-      return interp.error(call.loc) << "the shape given to '" << call.name
-                                    << "' is not constant";
+      return interp.error(call.loc)
+             << "the shape given to '" << call.name << "' is not constant";
     shape = *dims;
   } else if (!call.args.empty() && call.args[0].getInt()) {
     shape.push_back(*call.args[0].getInt());
@@ -722,8 +715,7 @@ const llvm::StringMap<FunctionConverter> &vram::cxx_import::getFunctionTable() {
       FailureOr<Value> x = interp.tensorArg(call, 0);
       if (failed(x))
         return failure();
-      return Val::ofTensor(nn::GeluOp::create(interp.getBuilder(), call.loc,
-                                              *x,
+      return Val::ofTensor(nn::GeluOp::create(interp.getBuilder(), call.loc, *x,
                                               nn::GeluApproximation::None));
     };
     t["softmax"] = softmaxLike<nn::SoftmaxOp>();
@@ -797,8 +789,8 @@ const llvm::StringMap<FunctionConverter> &vram::cxx_import::getFunctionTable() {
                   "constants (is_training() is)";
       if (!*train || *p == 0)
         return Val::ofTensor(*x);
-      return Val::ofTensor(nn::DropoutOp::create(
-          interp.getBuilder(), call.loc, *x, llvm::APFloat(*p), false));
+      return Val::ofTensor(nn::DropoutOp::create(interp.getBuilder(), call.loc,
+                                                 *x, llvm::APFloat(*p), false));
     };
     t["cat"] = [](Interpreter &interp, CallInfo &call) -> FailureOr<Val> {
       if (call.args.empty() || call.args[0].kind != Val::Kind::List)

@@ -156,8 +156,8 @@ public:
       return true;
     auto *spec = dyn_cast_or_null<cl::ClassTemplateSpecializationDecl>(
         e->getType()->getAsCXXRecordDecl());
-    if (!spec || spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl() !=
-                     impl)
+    if (!spec ||
+        spec->getTemplateArgs()[0].getAsType()->getAsCXXRecordDecl() != impl)
       return true;
     site = e->getBeginLoc();
     for (const cl::Expr *arg : e->arguments())
@@ -203,8 +203,7 @@ static std::optional<Val> parseArg(StringRef text) {
 OwningOpRef<ModuleOp>
 CxxTranslationUnit::importModule(MLIRContext *context,
                                  const CxxModuleOptions &options) {
-  return vram::cxx_import::importModule(context, ast->getASTContext(),
-                                        options);
+  return vram::cxx_import::importModule(context, ast->getASTContext(), options);
 }
 
 OwningOpRef<ModuleOp>
@@ -213,8 +212,7 @@ vram::cxx_import::importModule(MLIRContext *context, cl::ASTContext &astContext,
   context->getOrLoadDialect<vram::nn::NNDialect>();
   context->getOrLoadDialect<func::FuncDialect>();
   const cl::SourceManager &sm = astContext.getSourceManager();
-  StringRef mainFile =
-      sm.getFileEntryRefForID(sm.getMainFileID())->getName();
+  StringRef mainFile = sm.getFileEntryRefForID(sm.getMainFileID())->getName();
   Location fileLoc = FileLineColLoc::get(context, mainFile, 0, 0);
 
   OpBuilder b(context);
@@ -308,14 +306,12 @@ vram::cxx_import::importModule(MLIRContext *context, cl::ASTContext &astContext,
   auto func = func::FuncOp::create(b, classLoc, "forward",
                                    FunctionType::get(context, argTypes, {}));
   func->setAttr(vram::nn::NNDialect::kBatchAttrName,
-                b.getI64IntegerAttr(cast<RankedTensorType>(argTypes[0])
-                                        .getShape()
-                                        .front()));
+                b.getI64IntegerAttr(
+                    cast<RankedTensorType>(argTypes[0]).getShape().front()));
   Block *body = func.addEntryBlock();
   b.setInsertionPointToEnd(body);
 
-  FailureOr<ModuleRef> root =
-      interp.constructModule(impl, args, nullptr, site);
+  FailureOr<ModuleRef> root = interp.constructModule(impl, args, nullptr, site);
   if (failed(root))
     return nullptr;
   (*root)->declLoc = cl::SourceLocation();
@@ -330,8 +326,8 @@ vram::cxx_import::importModule(MLIRContext *context, cl::ASTContext &astContext,
   if (failed(out))
     return nullptr;
   if (out->kind != Val::Kind::Tensor) {
-    emitError(classLoc) << impl->getName()
-                        << "::forward() returns " << out->describe()
+    emitError(classLoc) << impl->getName() << "::forward() returns "
+                        << out->describe()
                         << "; the C++ front end models modules returning "
                            "one tensor";
     return nullptr;

@@ -4,12 +4,12 @@
 
 #include "vram/Dialect/NN/NNOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/OperationKinds.h"
 #include "clang/Basic/SourceManager.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -141,8 +141,7 @@ Location Interpreter::loc(cl::SourceLocation l) {
   cl::PresumedLoc p = sm.getPresumedLoc(sm.getExpansionLoc(l));
   if (p.isInvalid())
     return UnknownLoc::get(ctx);
-  return FileLineColLoc::get(ctx, p.getFilename(), p.getLine(),
-                             p.getColumn());
+  return FileLineColLoc::get(ctx, p.getFilename(), p.getLine(), p.getColumn());
 }
 
 Location Interpreter::layerLoc(const Module &m, Location call) {
@@ -189,11 +188,9 @@ pickConstructor(const cl::CXXRecordDecl *record, size_t numArgs) {
   return best;
 }
 
-FailureOr<ModuleRef>
-Interpreter::constructModule(const cl::CXXRecordDecl *record,
-                             ArrayRef<Val> args,
-                             const cl::CXXConstructorDecl *ctor,
-                             cl::SourceLocation where) {
+FailureOr<ModuleRef> Interpreter::constructModule(
+    const cl::CXXRecordDecl *record, ArrayRef<Val> args,
+    const cl::CXXConstructorDecl *ctor, cl::SourceLocation where) {
   if (const cl::CXXRecordDecl *impl = getHolderImpl(record)) {
     record = impl;
     ctor = nullptr; // the holder's forwarding constructor
@@ -295,11 +292,10 @@ Value Interpreter::materialize(Module &m, TensorDecl &t) {
     builder.setInsertionPointToEnd(body);
   MLIRContext *ctx = builder.getContext();
   std::string name = m.path.empty() ? t.name : m.path + "." + t.name;
-  Location l = NameLoc::get(StringAttr::get(ctx, m.path.empty() ? t.name
-                                                                 : m.path),
-                            loc(m.declLoc));
-  Type element = t.isInt64 ? Type(builder.getI64Type())
-                           : Type(builder.getF32Type());
+  Location l = NameLoc::get(
+      StringAttr::get(ctx, m.path.empty() ? t.name : m.path), loc(m.declLoc));
+  Type element =
+      t.isInt64 ? Type(builder.getI64Type()) : Type(builder.getF32Type());
   auto type = RankedTensorType::get(t.shape, element);
   if (t.isBuffer)
     t.value = nn::BufferOp::create(builder, l, type, name);
@@ -336,7 +332,8 @@ void Interpreter::materializeUnused(Module &root, Location where) {
 static const cl::CXXMethodDecl *findForward(const cl::CXXRecordDecl *record,
                                             size_t numArgs) {
   for (const cl::CXXMethodDecl *method : record->methods())
-    if (method->getDeclName().isIdentifier() && method->getName() == "forward" &&
+    if (method->getDeclName().isIdentifier() &&
+        method->getName() == "forward" &&
         numArgs >= method->getMinRequiredArguments() &&
         numArgs <= method->getNumParams())
       return method;
@@ -348,8 +345,8 @@ static const cl::CXXMethodDecl *findForward(const cl::CXXRecordDecl *record,
   return nullptr;
 }
 
-FailureOr<Val> Interpreter::callModule(const ModuleRef &ref,
-                                       ArrayRef<Val> args, Location call) {
+FailureOr<Val> Interpreter::callModule(const ModuleRef &ref, ArrayRef<Val> args,
+                                       Location call) {
   Module &m = *ref;
   m.called = true;
   if (m.kind == "Sequential") {
@@ -423,8 +420,8 @@ FailureOr<Value> Interpreter::tensorArg(CallInfo &call, unsigned index) {
     if (v.kind == Val::Kind::Param)
       return materialize(*v.module, *v.module->findTensor(v.s));
   }
-  return error(call.loc) << "'" << call.name << "' expects a tensor as argument "
-                         << index;
+  return error(call.loc) << "'" << call.name
+                         << "' expects a tensor as argument " << index;
 }
 
 //===----------------------------------------------------------------------===//
@@ -728,8 +725,7 @@ FailureOr<Val> Interpreter::evalConstruct(const cl::CXXConstructExpr *e,
       return failure();
     return Val::ofModule(*m);
   }
-  if (record && isTorchDecl(record) &&
-      record->getName().ends_with("Options")) {
+  if (record && isTorchDecl(record) && record->getName().ends_with("Options")) {
     Val out;
     out.kind = Val::Kind::Options;
     out.options = std::make_shared<OptionsObject>();
@@ -924,8 +920,7 @@ LogicalResult Interpreter::assign(const cl::Expr *target, Val value,
 FailureOr<Val>
 Interpreter::callTorch(StringRef name,
                        const llvm::StringMap<FunctionConverter> &table,
-                       SmallVector<Val> args, const cl::Expr *e,
-                       Frame &frame) {
+                       SmallVector<Val> args, const cl::Expr *e, Frame &frame) {
   Location l = loc(e);
   auto it = table.find(name);
   if (it == table.end()) {
@@ -952,8 +947,7 @@ FailureOr<Val> Interpreter::evalCall(const cl::CallExpr *e, Frame &frame) {
   SmallVector<const cl::Expr *> argExprs(e->arguments());
   // std::make_shared<Impl>(args...): a module.
   if (fn->isInStdNamespace() && fn->getName() == "make_shared") {
-    const cl::CXXRecordDecl *record =
-        e->getType()->getAsCXXRecordDecl();
+    const cl::CXXRecordDecl *record = e->getType()->getAsCXXRecordDecl();
     const cl::CXXRecordDecl *impl = nullptr;
     if (auto *spec =
             dyn_cast_or_null<cl::ClassTemplateSpecializationDecl>(record))
@@ -1000,8 +994,8 @@ FailureOr<Val> Interpreter::evalRegister(const cl::CXXMemberCallExpr *e,
                            << "\", ...) needs a module";
     for (auto &child : self.children)
       if (child.first == name)
-        return error(loc(e)) << "submodule '" << name
-                             << "' is registered twice";
+        return error(loc(e))
+               << "submodule '" << name << "' is registered twice";
     ModuleRef child = (*args)[1].module;
     self.children.emplace_back(name, child);
     return (*args)[1];
@@ -1097,8 +1091,7 @@ FailureOr<Val> Interpreter::evalMemberCall(const cl::CXXMemberCallExpr *e,
       for (const Val &arg : *args) {
         if (arg.kind != Val::Kind::Module)
           return error(loc(e)) << name << " expects a module";
-        m.children.emplace_back(std::to_string(m.children.size()),
-                                arg.module);
+        m.children.emplace_back(std::to_string(m.children.size()), arg.module);
       }
       return Val();
     }
@@ -1107,8 +1100,7 @@ FailureOr<Val> Interpreter::evalMemberCall(const cl::CXXMemberCallExpr *e,
         return Val::integer(m.children.size());
     }
     if (m.kind.empty() && method->hasBody() && !isTorchDecl(method))
-      return callFunction(method, *args, self->module, frame.inForward,
-                          loc(e));
+      return callFunction(method, *args, self->module, frame.inForward, loc(e));
     if (name == "train" || name == "eval" || name == "to" ||
         name == "zero_grad") {
       warning(loc(e)) << "'" << name
@@ -1128,8 +1120,8 @@ FailureOr<Val> Interpreter::evalMemberCall(const cl::CXXMemberCallExpr *e,
                        << "' on " << self->describe();
 }
 
-FailureOr<Val>
-Interpreter::evalOperatorCall(const cl::CXXOperatorCallExpr *e, Frame &frame) {
+FailureOr<Val> Interpreter::evalOperatorCall(const cl::CXXOperatorCallExpr *e,
+                                             Frame &frame) {
   cl::OverloadedOperatorKind op = e->getOperator();
   if (op == cl::OO_Equal) {
     FailureOr<Val> rhs = eval(e->getArg(1), frame);

@@ -113,8 +113,7 @@ public:
                   const clang::CXXConstructorDecl *ctor,
                   clang::SourceLocation where);
   /// Calls `m(args...)` / `m->forward(args...)`.
-  mlir::FailureOr<Val> callModule(const ModuleRef &m,
-                                  llvm::ArrayRef<Val> args,
+  mlir::FailureOr<Val> callModule(const ModuleRef &m, llvm::ArrayRef<Val> args,
                                   mlir::Location call);
   /// The IR value of a parameter or buffer (created on first use).
   mlir::Value materialize(Module &m, TensorDecl &t);
@@ -145,17 +144,16 @@ private:
                                         Frame &frame);
   mlir::FailureOr<Val> evalConstruct(const clang::CXXConstructExpr *e,
                                      Frame &frame);
-  mlir::FailureOr<Val> evalBinary(const clang::BinaryOperator *e,
-                                  Frame &frame);
+  mlir::FailureOr<Val> evalBinary(const clang::BinaryOperator *e, Frame &frame);
   mlir::FailureOr<Val> evalUnary(const clang::UnaryOperator *e, Frame &frame);
   mlir::FailureOr<llvm::SmallVector<Val>>
   evalArgs(llvm::ArrayRef<const clang::Expr *> args, Frame &frame);
   mlir::LogicalResult assign(const clang::Expr *target, Val value,
                              Frame &frame);
-  mlir::FailureOr<Val> callTorch(llvm::StringRef name,
-                                 const llvm::StringMap<FunctionConverter> &table,
-                                 llvm::SmallVector<Val> args,
-                                 const clang::Expr *e, Frame &frame);
+  mlir::FailureOr<Val>
+  callTorch(llvm::StringRef name,
+            const llvm::StringMap<FunctionConverter> &table,
+            llvm::SmallVector<Val> args, const clang::Expr *e, Frame &frame);
   /// Registers a submodule, parameter or buffer of `self`.
   mlir::FailureOr<Val> evalRegister(const clang::CXXMemberCallExpr *e,
                                     llvm::StringRef method, Frame &frame);
@@ -173,8 +171,7 @@ bool derivesFrom(const clang::CXXRecordDecl *record,
                  llvm::StringRef qualifiedName);
 /// The Impl class of a `torch::nn::ModuleHolder<Impl>` (TORCH_MODULE)
 /// holder, or null.
-const clang::CXXRecordDecl *
-getHolderImpl(const clang::CXXRecordDecl *record);
+const clang::CXXRecordDecl *getHolderImpl(const clang::CXXRecordDecl *record);
 /// Whether `record` is a LibTorch module class (Impl) or a holder.
 bool isModuleClass(const clang::CXXRecordDecl *record);
 

@@ -20,9 +20,9 @@ struct BasicBlockImpl : torch::nn::Module {
       downsample = register_module(
           "downsample",
           torch::nn::Sequential(
-              torch::nn::Conv2d(
-                  torch::nn::Conv2dOptions(in, out, 1).stride(stride).bias(
-                      false)),
+              torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 1)
+                                    .stride(stride)
+                                    .bias(false)),
               torch::nn::BatchNorm2d(out)));
   }
 
@@ -45,9 +45,10 @@ TORCH_MODULE(BasicBlock);
 struct ResNetImpl : torch::nn::Module {
   explicit ResNetImpl(int64_t numClasses, int64_t width = 16) {
     conv1 = register_module(
-        "conv1", torch::nn::Conv2d(
-                     torch::nn::Conv2dOptions(3, width, 7).stride(2).padding(3).bias(
-                         false)));
+        "conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(3, width, 7)
+                                       .stride(2)
+                                       .padding(3)
+                                       .bias(false)));
     bn1 = register_module("bn1", torch::nn::BatchNorm2d(width));
     pool = register_module(
         "pool", torch::nn::MaxPool2d(
@@ -55,9 +56,9 @@ struct ResNetImpl : torch::nn::Module {
     layer1 = register_module("layer1", makeLayer(width, width, 2, 1));
     layer2 = register_module("layer2", makeLayer(width, 2 * width, 2, 2));
     layer3 = register_module("layer3", makeLayer(2 * width, 4 * width, 2, 2));
-    avgpool = register_module(
-        "avgpool", torch::nn::AdaptiveAvgPool2d(
-                       torch::nn::AdaptiveAvgPool2dOptions({1, 1})));
+    avgpool = register_module("avgpool",
+                              torch::nn::AdaptiveAvgPool2d(
+                                  torch::nn::AdaptiveAvgPool2dOptions({1, 1})));
     fc = register_module("fc", torch::nn::Linear(4 * width, numClasses));
   }
 
