@@ -1,6 +1,8 @@
 //===- Allocator.cpp - allocator models over the event stream -------------===//
 
 #include "vram/Analysis/Allocator.h"
+#include "vram/Analysis/StepInfo.h"
+#include "vram/Dialect/NN/NNOps.h"
 
 #include <cassert>
 #include <set>
@@ -23,7 +25,8 @@ void ExactAllocator::free(unsigned id) {
 }
 
 AllocatorPeaks vram::runAllocator(const MemoryAnalysis &memory,
-                                  AllocatorModel &model, unsigned iterations) {
+                                  AllocatorModel &model, unsigned iterations,
+                                  llvm::ArrayRef<int64_t> libraryAllocations) {
   AllocatorPeaks peaks;
   llvm::ArrayRef<Storage> storages = memory.getStorages();
   auto sample = [&](unsigned opIndex) {
@@ -38,6 +41,9 @@ AllocatorPeaks vram::runAllocator(const MemoryAnalysis &memory,
   };
   for (const MemoryEvent &e : memory.getAllocEvents(0))
     model.allocate(e.storage, storages[e.storage].bytes);
+  // Ids past the storages' for the library allocations.
+  for (auto [i, bytes] : llvm::enumerate(libraryAllocations))
+    model.allocate(storages.size() + i, bytes);
   sample(0);
   unsigned exit = memory.getNumOps() + 1;
   for (unsigned it = 0; it < std::max(iterations, 1u); ++it) {
@@ -155,6 +161,19 @@ void CudaCachingAllocator::allocate(unsigned id, int64_t bytes) {
   impl->live[id] = block;
 }
 
+void CudaCachingAllocator::emptyCache() {
+  for (auto *pool : {&impl->smallPool, &impl->largePool})
+    for (auto it = pool->begin(); it != pool->end();) {
+      Block *block = *it;
+      if (block->prev || block->next) {
+        ++it;
+        continue;
+      }
+      reserved -= block->size; // a whole free segment
+      it = pool->erase(it);
+    }
+}
+
 void CudaCachingAllocator::free(unsigned id) {
   auto it = impl->live.find(id);
   assert(it != impl->live.end() && "freeing a storage that is not live");
@@ -183,4 +202,57 @@ void CudaCachingAllocator::free(unsigned id) {
   absorb(block->prev);
   absorb(block->next);
   pool.insert(block);
+}
+
+std::vector<StageMemory>
+vram::runStagesWithEmptyCache(const MemoryAnalysis &memory,
+                              CudaCachingAllocator &model,
+                              llvm::ArrayRef<int64_t> libraryAllocations) {
+  llvm::ArrayRef<Storage> storages = memory.getStorages();
+  auto isState = [&](const MemoryEvent &e) {
+    return storages[e.storage].category == nn::MemoryCategory::OptimizerState;
+  };
+  for (const MemoryEvent &e : memory.getAllocEvents(0))
+    if (!isState(e))
+      model.allocate(e.storage, storages[e.storage].bytes);
+  for (auto [i, bytes] : llvm::enumerate(libraryAllocations))
+    model.allocate(storages.size() + i, bytes);
+  std::vector<StageMemory> stages;
+  auto stageOf = [&, seenLoss = false](mlir::Operation *op) mutable {
+    nn::StepPhase phase = getStepPhase(op);
+    if (phase != nn::StepPhase::Forward)
+      return std::string(stringifyEnum(phase));
+    seenLoss |= op->hasTrait<nn::LossOpTrait>();
+    return std::string(seenLoss ? "loss" : "forward");
+  };
+  std::string current;
+  bool stateCreated = false;
+  for (unsigned i = 1; i <= memory.getNumOps(); ++i) {
+    mlir::Operation *op = memory.getOp(i);
+    if (op->hasTrait<mlir::OpTrait::IsTerminator>())
+      break;
+    std::string stage = stageOf(op);
+    if (stage != current) {
+      if (!current.empty()) {
+        stages.push_back(
+            {current, model.getAllocatedBytes(), model.getReservedBytes()});
+        model.emptyCache();
+      }
+      current = stage;
+    }
+    if (stage == "optimizer" && !stateCreated) {
+      stateCreated = true;
+      for (const MemoryEvent &e : memory.getAllocEvents(0))
+        if (isState(e))
+          model.allocate(e.storage, storages[e.storage].bytes);
+    }
+    for (const MemoryEvent &e : memory.getAllocEvents(i))
+      model.allocate(e.storage, storages[e.storage].bytes);
+    for (const MemoryEvent &e : memory.getFreeEvents(i))
+      model.free(e.storage);
+  }
+  if (!current.empty())
+    stages.push_back(
+        {current, model.getAllocatedBytes(), model.getReservedBytes()});
+  return stages;
 }

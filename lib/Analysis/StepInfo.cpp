@@ -86,6 +86,9 @@ static std::string precisionName(Type type) {
 }
 
 std::string vram::getPrecision(Operation *func) {
+  if (auto autocast =
+          func->getAttrOfType<TypeAttr>(nn::NNDialect::kAutocastAttrName))
+    return "amp-" + precisionName(autocast.getValue());
   llvm::SmallSetVector<Type, 2> types;
   func->walk([&](nn::ParamOp param) {
     types.insert(getElementTypeOrSelf(param.getType()));
@@ -109,5 +112,9 @@ nn::TorchTarget vram::getTorchTarget(Operation *func) {
   if (auto d = func->getAttrOfType<StringAttr>(nn::NNDialect::kDeviceAttrName))
     if (auto device = nn::symbolizeDevice(d.getValue()))
       target.device = *device;
+  if (auto w = func->getAttrOfType<StringAttr>(
+          nn::NNDialect::kCudnnWorkspaceAttrName))
+    if (auto workspace = nn::symbolizeCudnnWorkspace(w.getValue()))
+      target.cudnnWorkspace = *workspace;
   return target;
 }

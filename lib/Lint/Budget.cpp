@@ -59,14 +59,24 @@ int64_t MemoryMetrics::get(BudgetMetric metric) const {
     return allocated;
   case BudgetMetric::Reserved:
     return reserved;
+  case BudgetMetric::Device:
+    return device;
   }
   llvm_unreachable("unknown metric");
 }
 
 MemoryMetrics vram::computeMemoryMetrics(const MemoryAnalysis &memory,
-                                         AllocatorModel &allocator) {
-  AllocatorPeaks peaks = runAllocator(memory, allocator, /*iterations=*/2);
-  return {memory.getPeakBytes(), peaks.allocated, peaks.reserved};
+                                         AllocatorModel &allocator,
+                                         const DeviceModel *device) {
+  SmallVector<int64_t> library;
+  if (device)
+    library = getLibraryAllocations(memory.getRoot(), *device);
+  AllocatorPeaks peaks =
+      runAllocator(memory, allocator, /*iterations=*/2, library);
+  int64_t onDevice = peaks.reserved;
+  if (device && llvm::AddOverflow(onDevice, device->contextBytes, onDevice))
+    onDevice = INT64_MAX;
+  return {memory.getPeakBytes(), peaks.allocated, peaks.reserved, onDevice};
 }
 
 LogicalResult vram::checkBudget(Operation *step, const MemoryAnalysis &memory,

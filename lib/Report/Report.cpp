@@ -271,11 +271,51 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   else
     allocator = std::make_unique<ExactAllocator>();
   a.allocatorName = allocator->getName().str();
-  a.allocatorPeaks = runAllocator(*a.memory, *allocator, /*iterations=*/2);
+  SmallVector<int64_t> library;
+  if (options.allocator == nn::AllocatorKind::PytorchCuda && options.device) {
+    a.deviceModel = options.device;
+    library = getLibraryAllocations(a.func, *options.device);
+    for (int64_t bytes : library)
+      a.libraryBytes += bytes;
+  }
+  a.allocatorPeaks =
+      runAllocator(*a.memory, *allocator, /*iterations=*/2, library);
+  if (options.allocator == nn::AllocatorKind::PytorchCuda) {
+    CudaCachingAllocator fresh;
+    a.stages = runStagesWithEmptyCache(*a.memory, fresh, library);
+  }
+  if (a.deviceModel &&
+      llvm::AddOverflow(a.allocatorPeaks.reserved, a.deviceModel->contextBytes,
+                        a.devicePeak))
+    return a.func.emitError("device memory does not fit in 64 bits");
   a.layers = buildLayerTable(a, options.flops);
   if (options.depth)
     a.layers = aggregateLayers(a.layers, options.depth);
   return a;
+}
+
+static json::Value stagesJson(const Analyses &a) {
+  if (a.stages.empty())
+    return nullptr;
+  json::Array stages;
+  for (const StageMemory &s : a.stages)
+    stages.push_back(json::Object{{"stage", s.stage},
+                                  {"allocated_bytes", s.allocated},
+                                  {"reserved_bytes", s.reserved}});
+  return stages;
+}
+
+static json::Value deviceJson(const Analyses &a) {
+  if (!a.deviceModel)
+    return nullptr;
+  const DeviceModel &d = *a.deviceModel;
+  return json::Object{{"gpu", d.gpu},
+                      {"capacity_bytes", d.capacityBytes
+                                             ? json::Value(d.capacityBytes)
+                                             : json::Value(nullptr)},
+                      {"context_bytes", d.contextBytes},
+                      {"lazy_loading", d.lazyLoading},
+                      {"library_workspace_bytes", a.libraryBytes}};
 }
 
 static json::Object peakOpJson(const Analyses &a) {
@@ -346,6 +386,10 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"allocator", a.allocatorName},
            {"allocated_peak_bytes", a.allocatorPeaks.allocated},
            {"reserved_peak_bytes", a.allocatorPeaks.reserved},
+           {"device_peak_bytes",
+            a.deviceModel ? json::Value(a.devicePeak) : json::Value(nullptr)},
+           {"device", deviceJson(a)},
+           {"reserved_by_stage", stagesJson(a)},
            {"peak_bytes", memory.getPeakBytes()},
            {"persistent_bytes", memory.getPersistentBytes()},
            {"saved_for_backward_bytes", memory.getSavedForBackwardBytes()},
@@ -421,12 +465,20 @@ static void writeText(const Analyses &a, const ReportOptions &options,
     os << " at " << getLayerName(op->getLoc()) << " (" << op->getName() << ", "
        << stringifyEnum(getStepPhase(op)) << ")";
   os << "\n";
-  if (a.allocatorName != "exact")
+  if (a.allocatorName != "exact") {
     os << llvm::formatv("allocator {0} (steady state): allocated peak {1} "
                         "(torch.cuda.max_memory_allocated), reserved peak {2} "
-                        "(max_memory_reserved)\n",
+                        "(max_memory_reserved)",
                         a.allocatorName, humanBytes(a.allocatorPeaks.allocated),
                         humanBytes(a.allocatorPeaks.reserved));
+    if (a.deviceModel)
+      os << llvm::formatv(", device {0} (nvidia-smi: reserved + {1} CUDA "
+                          "context on {2})",
+                          humanBytes(a.devicePeak),
+                          humanBytes(a.deviceModel->contextBytes),
+                          a.deviceModel->gpu);
+    os << "\n";
+  }
   os << "  at peak:";
   CategoryBytes breakdown = memory.getBreakdown(memory.getPeakIndex());
   for (unsigned c = 0; c < kNumMemoryCategories; ++c)

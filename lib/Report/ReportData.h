@@ -10,6 +10,7 @@
 #define VRAM_LIB_REPORT_REPORTDATA_H
 
 #include "vram/Analysis/Allocator.h"
+#include "vram/Analysis/Device.h"
 #include "vram/Analysis/FlopAnalysis.h"
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Report/Report.h"
@@ -48,6 +49,13 @@ struct Analyses {
   std::unique_ptr<MemoryAnalysis> memory;
   std::string allocatorName;
   AllocatorPeaks allocatorPeaks;
+  /// The device figure (reserved + context) when a device was modelled.
+  std::optional<DeviceModel> deviceModel;
+  int64_t devicePeak = 0;
+  int64_t libraryBytes = 0; ///< cuBLAS/cuBLASLt workspaces held
+  /// pytorch-cuda: the first iteration read stage by stage with
+  /// empty_cache() between (runStagesWithEmptyCache).
+  std::vector<StageMemory> stages;
   std::vector<LayerRow> layers;
 };
 

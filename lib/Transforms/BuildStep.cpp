@@ -87,9 +87,13 @@ void BuildStepPass::runOnOperation() {
                 b.getStringAttr(stringifyEnum(torchVersion.getValue())));
   step->setAttr(NNDialect::kDeviceAttrName,
                 b.getStringAttr(stringifyEnum(device.getValue())));
+  if (cudnnWorkspace != CudnnWorkspace::None)
+    step->setAttr(NNDialect::kCudnnWorkspaceAttrName,
+                  b.getStringAttr(stringifyEnum(cudnnWorkspace.getValue())));
   // The model's own facts travel with the step.
   for (StringRef name :
-       {NNDialect::kBatchAttrName, NNDialect::kSequenceLogitsAttrName})
+       {NNDialect::kBatchAttrName, NNDialect::kSequenceLogitsAttrName,
+        NNDialect::kAutocastAttrName})
     if (Attribute attr = forward->getAttr(name))
       step->setAttr(name, attr);
 
@@ -132,6 +136,8 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
   SmallVector<ParamOp> trainableParams;
   SmallVector<RecordedOp> recorded;
   auto recordIfNeeded = [&](Operation *op) -> LogicalResult {
+    if (op->getNumResults() == 0)
+      return success(); // nothing flows through it (nn.autocast_exit)
     auto autodiff = dyn_cast<AutodiffOpInterface>(op);
     if (!autodiff) {
       for (auto [i, operand] : llvm::enumerate(op->getOperands()))
@@ -173,8 +179,12 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
 
   // 2. The loss. Language-model logits [B, T, V] are flattened to [B*T, V]
   // as training loops do (`logits.view(-1, V)`) when the model says its
-  // output is per-token logits, or the option asks for it.
-  b.setInsertionPoint(ret);
+  // output is per-token logits, or the option asks for it. Under autocast
+  // the loss is computed inside the region, before it exits.
+  Operation *lossPoint = ret;
+  if (auto exit = dyn_cast_or_null<AutocastExitOp>(ret->getPrevNode()))
+    lossPoint = exit;
+  b.setInsertionPoint(lossPoint);
   Location lossLoc = NameLoc::get(b.getStringAttr("loss"), ret.getLoc());
   Value lossInput = output;
   Type targetType;
@@ -211,11 +221,26 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
     targetShape.erase(targetShape.begin() + 1);
     targetType = RankedTensorType::get(targetShape, b.getI64Type());
     BlockArgument target = body.addArgument(targetType, lossLoc);
-    lossOp = CrossEntropyOp::create(b, lossLoc, lossInput, target);
+    lossOp = CrossEntropyOp::create(b, lossLoc, lossInput, target,
+                                    /*dtype=*/TypeAttr());
   } else {
-    targetType = outType;
+    // The data loader's targets are fp32 even when the model computes in a
+    // lower precision under autocast.
+    targetType = step->hasAttr(NNDialect::kAutocastAttrName)
+                     ? outType.clone(b.getF32Type())
+                     : outType;
     BlockArgument target = body.addArgument(targetType, lossLoc);
     lossOp = MseLossOp::create(b, lossLoc, lossInput, target);
+  }
+  if (auto autocast =
+          step->getAttrOfType<TypeAttr>(NNDialect::kAutocastAttrName)) {
+    SmallVector<Operation *> casts;
+    if (failed(
+            autocastOp(lossOp, cast<FloatType>(autocast.getValue()), &casts)))
+      return failure();
+    for (Operation *c : casts)
+      if (failed(recordIfNeeded(c)))
+        return failure();
   }
   if (failed(recordIfNeeded(lossOp)))
     return failure();
@@ -225,7 +250,7 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
            << "nothing requires grad: the model has no trainable parameter "
               "on the path to the loss";
 
-  TorchTarget target{torchVersion, device};
+  TorchTarget target{torchVersion, device, cudnnWorkspace};
   // 3. Forward: materialize what each node saves, right after its op. An
   // extra tensor is computed from the op's operands and results.
   for (RecordedOp &rec : recorded) {

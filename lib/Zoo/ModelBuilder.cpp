@@ -198,7 +198,7 @@ Value ModelBuilder::matmul(Value lhs, Value rhs, StringRef layer) {
 }
 
 Value ModelBuilder::softmax(Value x, StringRef layer, int64_t dim) {
-  return SoftmaxOp::create(builder, loc(layer), x, dim);
+  return SoftmaxOp::create(builder, loc(layer), x, dim, /*dtype=*/TypeAttr());
 }
 
 Value ModelBuilder::maskedFill(Value x, Value mask, double value,

@@ -172,6 +172,12 @@ cl::opt<double> freezeFirst(
     cl::desc("Freeze the parameters of the first FRACTION of the modules "
              "(named_modules order), as seed article 001 meant to"),
     cl::value_desc("FRACTION"), cl::init(0.0), cl::cat(scenarioCat));
+cl::opt<vram::nn::Precision> precision(
+    "precision",
+    cl::desc("fp32, AMP (torch.autocast over fp32 parameters: amp-fp16, "
+             "amp-bf16) or the whole model in fp16/bf16"),
+    EnumValues<vram::nn::Precision>(), cl::init(vram::nn::Precision::Fp32),
+    cl::cat(scenarioCat));
 cl::opt<bool> setToNone("set-to-none", cl::desc("zero_grad(set_to_none=...)"),
                         cl::init(true), cl::cat(stepCat));
 cl::opt<bool> inputRequiresGrad("input-requires-grad",
@@ -186,6 +192,29 @@ cl::opt<vram::nn::Device>
     device("device", cl::desc("The device whose kernels are modelled"),
            EnumValues<vram::nn::Device>(), cl::init(vram::nn::Device::Cuda),
            cl::cat(stepCat));
+cl::opt<std::string> gpuName(
+    "gpu",
+    cl::desc("The GPU (h100, h200, a100, a100-40gb, l40s, a10, l4, rtx4090, "
+             "rtx3090, v100, t4): its capacity is the default --budget, its "
+             "architecture sizes the cuBLAS workspace; implies "
+             "--allocator=pytorch-cuda"),
+    cl::value_desc("NAME"), cl::cat(scenarioCat));
+cl::opt<std::string> contextBytes(
+    "context-bytes",
+    cl::desc("The CUDA context's device memory (default 400MiB with lazy "
+             "module loading, 1GiB without)"),
+    cl::value_desc("SIZE"), cl::cat(scenarioCat));
+cl::opt<bool> cudaLazyLoading(
+    "cuda-lazy-loading",
+    cl::desc("CUDA_MODULE_LOADING=LAZY (the default since CUDA 12.2)"),
+    cl::init(true), cl::cat(scenarioCat));
+cl::opt<vram::nn::CudnnWorkspace> cudnnWorkspace(
+    "cudnn-workspace",
+    cl::desc("The workspace assumed per cuDNN convolution call: none "
+             "(implicit GEMM) or im2col (explicit GEMM's column matrix, a "
+             "bound); cuDNN picks at run time"),
+    EnumValues<vram::nn::CudnnWorkspace>(),
+    cl::init(vram::nn::CudnnWorkspace::None), cl::cat(scenarioCat));
 cl::opt<vram::nn::AllocatorKind> allocatorKind(
     "allocator",
     cl::desc("Allocator model for allocated/reserved peaks (default exact)"),
@@ -242,17 +271,19 @@ cl::opt<std::string> budget(
     cl::desc("Memory budget (8GiB, 24GB, 1.5TiB, bytes): over it is an error "
              "at the peak op and exit code 1"),
     cl::value_desc("SIZE"), cl::cat(lintCat));
-enum class BudgetMetricFlag { Default, Exact, Allocated, Reserved };
+enum class BudgetMetricFlag { Default, Exact, Allocated, Reserved, Device };
 cl::opt<BudgetMetricFlag> budgetMetric(
     "budget-metric",
-    cl::desc("What --budget is checked against (default: reserved with "
-             "--allocator=pytorch-cuda, else exact)"),
+    cl::desc("What --budget is checked against (default: device with "
+             "--allocator=pytorch-cuda or --gpu, else exact)"),
     cl::values(clEnumValN(BudgetMetricFlag::Exact, "exact",
                           "the sum of live tensors"),
                clEnumValN(BudgetMetricFlag::Allocated, "allocated",
                           "torch.cuda.max_memory_allocated"),
                clEnumValN(BudgetMetricFlag::Reserved, "reserved",
-                          "torch.cuda.max_memory_reserved")),
+                          "torch.cuda.max_memory_reserved"),
+               clEnumValN(BudgetMetricFlag::Device, "device",
+                          "reserved + CUDA context (nvidia-smi)")),
     cl::init(BudgetMetricFlag::Default), cl::cat(lintCat));
 cl::opt<bool> fitBatch(
     "fit-batch",
@@ -268,6 +299,36 @@ cl::opt<bool>
     verifyDiagnostics("verify-diagnostics",
                       cl::desc("Check expected-* diagnostics in the input"),
                       cl::init(false));
+
+/// Whether the caching allocator is modelled (--allocator=pytorch-cuda, or
+/// implied by --gpu).
+bool usesCudaAllocator() {
+  return allocatorKind == vram::nn::AllocatorKind::PytorchCuda ||
+         gpuName.getNumOccurrences();
+}
+
+/// The GPU a CUDA step's device figure is for: the --gpu spec, or a generic
+/// one; none without the caching allocator or on the CPU.
+std::optional<vram::DeviceModel> getDeviceModel() {
+  if (!usesCudaAllocator() || device == vram::nn::Device::Cpu)
+    return std::nullopt;
+  vram::DeviceModel model = vram::makeDeviceModel(
+      gpuName.getNumOccurrences() ? vram::lookupGpu(gpuName) : nullptr,
+      cudaLazyLoading);
+  if (contextBytes.getNumOccurrences())
+    model.contextBytes = *vram::parseByteSize(contextBytes);
+  return model;
+}
+
+/// Whether a budget is checked: --budget, or the capacity of --gpu.
+bool hasBudget() {
+  return budget.getNumOccurrences() || gpuName.getNumOccurrences();
+}
+int64_t getBudgetBytes() {
+  if (budget.getNumOccurrences())
+    return *vram::parseByteSize(budget);
+  return vram::lookupGpu(gpuName)->capacityBytes;
+}
 
 /// A usage error: one line on stderr and exit code 2.
 [[noreturn]] void usageError(const llvm::Twine &message) {
@@ -295,10 +356,40 @@ void checkOptions() {
   if (budget.getNumOccurrences() && !vram::parseByteSize(budget))
     usageError("--budget expects a size such as 8GiB, 24GB or 1000000, got '" +
                budget + "'");
-  if ((fitBatch || budgetMetric.getNumOccurrences()) &&
-      !budget.getNumOccurrences())
+  if (contextBytes.getNumOccurrences() && !vram::parseByteSize(contextBytes))
+    usageError("--context-bytes expects a size such as 500MiB, got '" +
+               contextBytes + "'");
+  if (gpuName.getNumOccurrences()) {
+    if (!vram::lookupGpu(gpuName)) {
+      std::string known;
+      for (const vram::GpuSpec &gpu : vram::getGpuSpecs())
+        known += (known.empty() ? "" : ", ") + gpu.name.str();
+      usageError("unknown --gpu '" + gpuName + "' (known: " + known + ")");
+    }
+    if (allocatorKind.getNumOccurrences() &&
+        allocatorKind != vram::nn::AllocatorKind::PytorchCuda)
+      usageError("--gpu models a CUDA device's memory: it needs "
+                 "--allocator=pytorch-cuda");
+  }
+  bool cudaOnly = gpuName.getNumOccurrences() ||
+                  contextBytes.getNumOccurrences() ||
+                  cudnnWorkspace.getNumOccurrences();
+  if (cudaOnly && device == vram::nn::Device::Cpu)
+    usageError("--gpu, --context-bytes and --cudnn-workspace model a CUDA "
+               "device, not --device=cpu");
+  if ((contextBytes.getNumOccurrences() ||
+       cudaLazyLoading.getNumOccurrences()) &&
+      !gpuName.getNumOccurrences() &&
+      allocatorKind != vram::nn::AllocatorKind::PytorchCuda)
+    usageError("--context-bytes and --cuda-lazy-loading are part of the "
+               "device figure: add --gpu or --allocator=pytorch-cuda");
+  if ((fitBatch || budgetMetric.getNumOccurrences()) && !hasBudget())
     usageError(std::string(fitBatch ? "--fit-batch" : "--budget-metric") +
-               " needs --budget");
+               " needs --budget (or --gpu)");
+  if (budgetMetric == BudgetMetricFlag::Device &&
+      (device == vram::nn::Device::Cpu || !usesCudaAllocator()))
+    usageError("--budget-metric=device needs --gpu or "
+               "--allocator=pytorch-cuda");
   if (compareWith.getNumOccurrences() && format != OutputFormat::Markdown)
     usageError("--compare needs --format=markdown");
   if (!(regressionThreshold >= 0) || std::isinf(regressionThreshold))
@@ -395,6 +486,7 @@ vram::BuildStepOptions buildStepOptions() {
   options.setToNone = setToNone;
   options.inputRequiresGrad = inputRequiresGrad;
   options.torchVersion = torchVersion;
+  options.cudnnWorkspace = cudnnWorkspace;
   options.device = device;
   return options;
 }
@@ -412,9 +504,10 @@ vram::BudgetMetric getBudgetMetric() {
   case BudgetMetricFlag::Default:
     break;
   }
-  return allocatorKind == vram::nn::AllocatorKind::PytorchCuda
-             ? vram::BudgetMetric::Reserved
-             : vram::BudgetMetric::Exact;
+  return usesCudaAllocator() && device == vram::nn::Device::Cuda
+             ? vram::BudgetMetric::Device
+         : usesCudaAllocator() ? vram::BudgetMetric::Reserved
+                               : vram::BudgetMetric::Exact;
 }
 
 llvm::StringRef getBudgetMetricName() {
@@ -425,12 +518,14 @@ llvm::StringRef getBudgetMetricName() {
     return "allocated";
   case vram::BudgetMetric::Reserved:
     return "reserved";
+  case vram::BudgetMetric::Device:
+    return "device";
   }
   llvm_unreachable("unknown metric");
 }
 
 std::unique_ptr<vram::AllocatorModel> makeAllocator() {
-  if (allocatorKind == vram::nn::AllocatorKind::PytorchCuda)
+  if (usesCudaAllocator())
     return std::make_unique<vram::CudaCachingAllocator>();
   return std::make_unique<vram::ExactAllocator>();
 }
@@ -452,7 +547,9 @@ FailureOr<func::FuncOp> findChecked(ModuleOp module) {
 /// `memory`'s peak under the budget metric.
 int64_t budgetMetricOf(const vram::MemoryAnalysis &memory) {
   std::unique_ptr<vram::AllocatorModel> allocator = makeAllocator();
-  return vram::computeMemoryMetrics(memory, *allocator).get(getBudgetMetric());
+  std::optional<vram::DeviceModel> gpu = getDeviceModel();
+  return vram::computeMemoryMetrics(memory, *allocator, gpu ? &*gpu : nullptr)
+      .get(getBudgetMetric());
 }
 
 /// The step's memory under the budget metric, or failure.
@@ -520,7 +617,7 @@ LogicalResult lintBudget(ModuleOp module) {
   if (memory.failed())
     return failure();
   int64_t used = budgetMetricOf(memory);
-  int64_t limit = *vram::parseByteSize(budget);
+  int64_t limit = getBudgetBytes();
   if (failed(vram::checkBudget(*step, memory, used, limit,
                                getBudgetMetricName()))) {
     suggestFixes(*step, memory, limit);
@@ -539,7 +636,7 @@ LogicalResult processModule(ModuleOp module,
   // A report, or an explicit --mode or --budget, builds the step when the
   // pipeline did not; a report without --mode is about training.
   bool wantsStep = format != OutputFormat::Mlir || mode.getNumOccurrences() ||
-                   budget.getNumOccurrences() || traceFile.getNumOccurrences();
+                   hasBudget() || traceFile.getNumOccurrences();
   // --batch must have bound the model's batch dimension: a model whose batch
   // is static and different (or that has none) cannot apply it.
   if (batch.getNumOccurrences())
@@ -555,7 +652,7 @@ LogicalResult processModule(ModuleOp module,
     }
   if (failed(buildStep(module, passPipeline, wantsStep)))
     return failure();
-  bool overBudget = budget.getNumOccurrences() && failed(lintBudget(module));
+  bool overBudget = hasBudget() && failed(lintBudget(module));
   vram::ReportOptions options;
   options.modelName = modelName.str();
   if (auto name = module->getAttrOfType<StringAttr>(
@@ -563,7 +660,9 @@ LogicalResult processModule(ModuleOp module,
     options.modelName = name.str();
   options.optimizer = vram::nn::stringifyEnum(optimizer.getValue()).str();
   options.flops = flopConvention;
-  options.allocator = allocatorKind;
+  options.allocator = usesCudaAllocator() ? vram::nn::AllocatorKind::PytorchCuda
+                                          : vram::nn::AllocatorKind::Exact;
+  options.device = getDeviceModel();
   options.timeline = timeline;
   options.topTensors = topTensors;
   options.depth = layerDepth;
@@ -572,9 +671,9 @@ LogicalResult processModule(ModuleOp module,
   options.inputPath =
       zooName.empty() ? inputFilename.getValue() : "zoo:" + zooName.getValue();
   options.importWarnings = importWarnings;
-  if (budget.getNumOccurrences())
+  if (hasBudget())
     if (FailureOr<int64_t> used = measureBudgetMetric(module); succeeded(used))
-      options.budget = vram::BudgetFinding{*vram::parseByteSize(budget), *used,
+      options.budget = vram::BudgetFinding{getBudgetBytes(), *used,
                                            getBudgetMetricName().str()};
   if (traceFile.getNumOccurrences()) {
     std::string error;
@@ -587,7 +686,7 @@ LogicalResult processModule(ModuleOp module,
   }
   if (format == OutputFormat::Mlir) {
     // A lint or trace run prints its output, not IR, unless IR was asked for.
-    if ((!budget.getNumOccurrences() && !traceFile.getNumOccurrences()) ||
+    if ((!hasBudget() && !traceFile.getNumOccurrences()) ||
         format.getNumOccurrences()) {
       module.print(os);
       os << "\n";
@@ -621,19 +720,28 @@ LogicalResult buildStep(ModuleOp module,
     return failure();
   if (failed(pm.run(module)))
     return failure();
-  // Scenario flags transform the forward model, before the step is built.
+  // Scenario flags transform the forward model, before the step is built:
+  // which parameters train, then the precision (autocast caches only the
+  // casts of trainable parameters).
+  PassManager scenarioPm(ctx, ModuleOp::getOperationName());
+  if (failed(applyPassManagerCLOptions(scenarioPm)))
+    return failure();
   if (!freezePatterns.empty() || freezeFirst > 0) {
-    if (module.lookupSymbol("step"))
-      usageError("--freeze and --freeze-first apply to the forward model: "
-                 "the pipeline already built the step");
-    PassManager freezePm(ctx, ModuleOp::getOperationName());
-    if (failed(applyPassManagerCLOptions(freezePm)))
-      return failure();
     vram::FreezeOptions freeze;
     freeze.patterns.assign(freezePatterns.begin(), freezePatterns.end());
     freeze.firstFraction = freezeFirst;
-    freezePm.addPass(vram::createFreeze(freeze));
-    if (failed(freezePm.run(module)))
+    scenarioPm.addPass(vram::createFreeze(freeze));
+  }
+  if (precision != vram::nn::Precision::Fp32) {
+    vram::PrecisionOptions options;
+    options.precision = precision;
+    scenarioPm.addPass(vram::createPrecision(options));
+  }
+  if (scenarioPm.size()) {
+    if (module.lookupSymbol("step"))
+      usageError("--freeze, --freeze-first and --precision apply to the "
+                 "forward model: the pipeline already built the step");
+    if (failed(scenarioPm.run(module)))
       return failure();
   }
   if (wantsStep && !module.lookupSymbol("step")) {
@@ -652,7 +760,7 @@ LogicalResult buildStep(ModuleOp module,
 int fitBatchSize(llvm::function_ref<OwningOpRef<ModuleOp>(int64_t)> makeModel,
                  const PassPipelineCLParser &passPipeline,
                  MLIRContext &context) {
-  int64_t limit = *vram::parseByteSize(budget);
+  int64_t limit = getBudgetBytes();
   auto measure = [&](int64_t candidate) -> FailureOr<int64_t> {
     // A batch so large that sizes overflow does not fit; only batch 1's
     // errors are the user's.

@@ -71,6 +71,9 @@ public:
   int64_t getAllocatedBytes() const override { return allocated; }
   int64_t getReservedBytes() const override { return reserved; }
   unsigned getNumSegments() const;
+  /// torch.cuda.empty_cache(): releases the segments none of whose blocks
+  /// is allocated.
+  void emptyCache();
 
   static constexpr int64_t kMinBlockSize = 512;
   static constexpr int64_t kSmallSize = 1 << 20;
@@ -102,8 +105,29 @@ struct AllocatorPeaks {
 /// per-op events `iterations` times (a training loop's steady state), and
 /// returns the peaks seen during the last iteration. Every non-persistent
 /// storage is freed by step exit, so an iteration reuses the storage ids.
+/// `libraryAllocations` are requests libraries make through the allocator
+/// and hold for the process's life (Device.h), made at step entry after the
+/// persistent storages: in the steady state they exist from the first
+/// iteration on.
 AllocatorPeaks runAllocator(const MemoryAnalysis &memory, AllocatorModel &model,
-                            unsigned iterations = 1);
+                            unsigned iterations = 1,
+                            llvm::ArrayRef<int64_t> libraryAllocations = {});
+
+/// What torch.cuda.memory_reserved() reads at the end of one stage of a
+/// training step (forward, loss, backward, optimizer).
+struct StageMemory {
+  std::string stage;
+  int64_t allocated = 0, reserved = 0;
+};
+
+/// The first iteration from an empty cache, reading the allocator at the end
+/// of each stage and calling empty_cache() after it, as a script that prints
+/// memory_reserved() between stages does (seed article 001). Optimizer state
+/// is created by the first optimizer step, not held from entry.
+std::vector<StageMemory>
+runStagesWithEmptyCache(const MemoryAnalysis &memory,
+                        CudaCachingAllocator &model,
+                        llvm::ArrayRef<int64_t> libraryAllocations = {});
 
 } // namespace vram
 

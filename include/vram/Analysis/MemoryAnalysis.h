@@ -106,6 +106,8 @@ public:
   /// The `k` largest storages alive at the peak, largest first.
   std::vector<unsigned> getTopStoragesAtPeak(unsigned k) const;
   int64_t getPersistentBytes() const { return persistentBytes; }
+  /// The analyzed function.
+  mlir::Operation *getRoot() const { return root; }
   /// Unique storages the model's backward nodes keep (the loss's excluded),
   /// parameters, buffers and inputs excluded: what
   /// torch.autograd.graph.saved_tensors_hooks sees at the end of forward.

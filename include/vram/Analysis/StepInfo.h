@@ -37,9 +37,10 @@ ParameterSummary summarizeParameters(mlir::Operation *func);
 /// ranked argument, else nullopt.
 std::optional<int64_t> getBatchSize(mlir::Operation *func);
 
-/// The floating-point precision of a model or step, from the element types
-/// of its parameters (else of its floating-point arguments): "fp32", "fp16",
-/// "bf16", "fp64", "mixed", or "none" when it has no floating-point tensor.
+/// The floating-point precision of a model or step: "amp-fp16"/"amp-bf16"
+/// under autocast, else from the element types of its parameters (else of
+/// its floating-point arguments): "fp32", "fp16", "bf16", "fp64", "mixed", or
+/// "none" when it has no floating-point tensor.
 std::string getPrecision(mlir::Operation *func);
 
 /// The PyTorch a built step models (`nn.torch_version`, `nn.device`); the

@@ -8,6 +8,7 @@
 #ifndef VRAM_REPORT_REPORT_H
 #define VRAM_REPORT_REPORT_H
 
+#include "vram/Analysis/Device.h"
 #include "vram/Dialect/NN/NNInterfaces.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -35,6 +36,9 @@ struct ReportOptions {
   /// The allocator model of `allocated_peak_bytes` / `reserved_peak_bytes`,
   /// simulated over two iterations (a training loop's steady state).
   nn::AllocatorKind allocator = nn::AllocatorKind::Exact;
+  /// With the pytorch-cuda allocator: the GPU, whose library workspaces the
+  /// simulation holds and whose context the device figure adds.
+  std::optional<DeviceModel> device;
   bool timeline = false;
   /// Layer rows summed per module at this depth of the module path (0: one
   /// row per layer call).

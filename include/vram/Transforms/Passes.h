@@ -20,6 +20,14 @@ namespace vram {
 /// Returns the number of copies inserted.
 unsigned insertContiguousCopies(mlir::func::FuncOp func);
 
+/// Applies torch.autocast's policy for `lowType` to `op` (the step builder's
+/// loss, which runs inside the autocast region): casts its operands before
+/// it as its policy trait says and recomputes its result types. The casts
+/// created are appended to `casts`.
+mlir::LogicalResult
+autocastOp(mlir::Operation *op, mlir::FloatType lowType,
+           llvm::SmallVectorImpl<mlir::Operation *> *casts = nullptr);
+
 #define GEN_PASS_REGISTRATION
 #include "vram/Transforms/Passes.h.inc"
 

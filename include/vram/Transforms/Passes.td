@@ -53,6 +53,10 @@ def BuildStep : Pass<"vram-build-step", "mlir::ModuleOp"> {
            /*default=*/"::vram::nn::Device::Cuda",
            "the device whose kernels are modelled",
            "::vram::nn::EnumValues<::vram::nn::Device>()">,
+    Option<"cudnnWorkspace", "cudnn-workspace", "::vram::nn::CudnnWorkspace",
+           /*default=*/"::vram::nn::CudnnWorkspace::None",
+           "the workspace assumed for each cuDNN convolution call (CUDA)",
+           "::vram::nn::EnumValues<::vram::nn::CudnnWorkspace>()">,
     Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
            "name of the forward function">,
   ];
@@ -91,6 +95,46 @@ def Freeze : Pass<"vram-freeze", "mlir::ModuleOp"> {
   ];
   let statistics = [
     Statistic<"numFrozen", "frozen", "parameters frozen">,
+  ];
+  let dependentDialects = ["::vram::nn::NNDialect"];
+}
+
+def Precision : Pass<"vram-precision", "mlir::ModuleOp"> {
+  let summary = "Runs the model in fp16/bf16, or under torch.autocast (AMP)";
+  let description = [{
+    Rewrites `@forward` for the precision a training loop runs it in:
+
+    - `fp16`, `bf16`: `model.half()` / `model.bfloat16()` with low-precision
+      inputs: every floating-point parameter, buffer, input and result in that
+      dtype (gradients and optimizer state follow the parameters).
+    - `amp-fp16`, `amp-bf16`: `with torch.autocast("cuda", dtype):` around the
+      forward pass and the loss. Parameters stay fp32 (the master weights, so
+      gradients and optimizer state are fp32). Each op follows its autocast
+      policy trait (NNInterfaces.h): conv/linear/matmul/attention run in the
+      low dtype, layer_norm/mse_loss/exp/... in fp32, softmax/log_softmax/
+      cross_entropy with dtype=float, cat promotes, the rest run in their
+      inputs' dtype. The casts are explicit `nn.cast` ops. A trainable
+      parameter is cast once, at its first use, and the copy is kept in
+      autocast's cache until the region exits (`nn.autocast_exit`); frozen
+      parameters are cast again at every use.
+    - `fp32`: nothing changes.
+
+    GradScaler keeps a few scalars (scale, growth tracker, found_inf), which
+    are not modelled.
+
+    ```
+    vram-opt --zoo=resnet18 --vram-precision="precision=amp-fp16" --vram-build-step
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "::vram::nn::Precision",
+           /*default=*/"::vram::nn::Precision::Fp32", "the precision",
+           "::vram::nn::EnumValues<::vram::nn::Precision>()">,
+    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
+           "name of the forward function">,
+  ];
+  let statistics = [
+    Statistic<"numCasts", "casts", "nn.cast ops inserted">,
   ];
   let dependentDialects = ["::vram::nn::NNDialect"];
 }

@@ -60,5 +60,16 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
     return expect(str && symbolizeDevice(str.getValue()),
                   "a device (" + enumSpellings<Device>() + ")");
   }
+  if (name == kCudnnWorkspaceAttrName) {
+    auto str = dyn_cast<StringAttr>(value);
+    return expect(str && symbolizeCudnnWorkspace(str.getValue()),
+                  "a cuDNN workspace assumption (" +
+                      enumSpellings<CudnnWorkspace>() + ")");
+  }
+  if (name == kAutocastAttrName) {
+    auto type = dyn_cast<TypeAttr>(value);
+    return expect(type && (type.getValue().isF16() || type.getValue().isBF16()),
+                  "the autocast dtype (f16 or bf16)");
+  }
   return op->emitError() << "unknown nn dialect attribute '" << name << "'";
 }

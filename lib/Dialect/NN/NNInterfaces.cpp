@@ -2,6 +2,7 @@
 
 #include "vram/Dialect/NN/NNInterfaces.h"
 
+#include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace vram::nn;
@@ -61,3 +62,15 @@ vram::nn::getViewStrides(ArrayRef<int64_t> oldShape, ArrayRef<int64_t> old,
 }
 
 #include "vram/Dialect/NN/NNInterfaces.cpp.inc"
+
+mlir::Type vram::nn::promoteFloatTypes(mlir::Type a, mlir::Type b) {
+  if (a == b)
+    return a;
+  auto fa = llvm::dyn_cast<mlir::FloatType>(a);
+  auto fb = llvm::dyn_cast<mlir::FloatType>(b);
+  if (!fa || !fb)
+    return fa ? a : b; // an integer operand takes the float one's dtype
+  if (fa.getWidth() != fb.getWidth())
+    return fa.getWidth() > fb.getWidth() ? a : b;
+  return mlir::Float32Type::get(a.getContext()); // fp16 with bf16
+}

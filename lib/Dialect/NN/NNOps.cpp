@@ -58,11 +58,13 @@ int64_t numel(Type type) {
   return n;
 }
 int64_t numel(Value v) { return numel(v.getType()); }
-/// Bytes of a tensor value, saturated.
-int64_t tensorBytes(Value v) {
-  return satMul(numel(v),
-                llvm::divideCeil(tensorOf(v).getElementTypeBitWidth(), 8));
+/// Bytes of a tensor type, saturated.
+int64_t tensorBytes(Type type) {
+  return satMul(numel(type),
+                llvm::divideCeil(
+                    cast<RankedTensorType>(type).getElementTypeBitWidth(), 8));
 }
+int64_t tensorBytes(Value v) { return tensorBytes(v.getType()); }
 
 /// Converts multiply-adds to the convention's unit for mm/conv/attention.
 int64_t fromMacs(Conv convention, int64_t macs) {
@@ -456,16 +458,21 @@ void BmmOp::getSavedTensors(const TorchTarget &, ArrayRef<bool> needs,
 // Normalization
 //===----------------------------------------------------------------------===//
 
+/// `mixedFloat32`: the kernel also takes fp32 vectors for an fp16/bf16 input
+/// (batch_norm under autocast keeps fp32 weights and running statistics).
 static LogicalResult checkChannelVector(std::optional<Location> loc, Value v,
                                         StringRef what, int64_t channels,
-                                        Type elementType) {
+                                        Type elementType,
+                                        bool mixedFloat32 = false) {
   if (!v)
     return success();
   auto t = cast<RankedTensorType>(v.getType());
   if (t.getRank() != 1 || t.getDimSize(0) != channels)
     return emitOptionalError(loc, what, " must be [", channels, "], got ",
                              shapeStr(t.getShape()));
-  if (t.getElementType() != elementType)
+  bool mixed = mixedFloat32 && t.getElementType().isF32() &&
+               (elementType.isF16() || elementType.isBF16());
+  if (t.getElementType() != elementType && !mixed)
     return emitOptionalError(loc, what, " element type ", t.getElementType(),
                              " does not match input element type ",
                              elementType);
@@ -481,12 +488,13 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(loc, "expects an input of rank >= 2 (N, C, ...)");
   int64_t c = input.getDimSize(1);
   Type et = input.getElementType();
-  if (failed(checkChannelVector(loc, adaptor.getWeight(), "weight", c, et)) ||
-      failed(checkChannelVector(loc, adaptor.getBias(), "bias", c, et)) ||
-      failed(checkChannelVector(loc, adaptor.getRunningMean(), "running_mean",
-                                c, et)) ||
-      failed(checkChannelVector(loc, adaptor.getRunningVar(), "running_var", c,
-                                et)))
+  auto check = [&](Value v, StringRef what) {
+    return checkChannelVector(loc, v, what, c, et, /*mixedFloat32=*/true);
+  };
+  if (failed(check(adaptor.getWeight(), "weight")) ||
+      failed(check(adaptor.getBias(), "bias")) ||
+      failed(check(adaptor.getRunningMean(), "running_mean")) ||
+      failed(check(adaptor.getRunningVar(), "running_var")))
     return failure();
   results.push_back(input);
   return success();
@@ -754,6 +762,40 @@ LogicalResult LogSoftmaxOp::verify() {
   return verifySoftmaxDim(*this, getDim());
 }
 
+/// The result type of an op with torch's `dtype=` argument: the input's
+/// shape in `dtype`'s element type when given.
+static LogicalResult inferWithDtype(std::optional<Location> loc, Type input,
+                                    TypeAttr dtype, ArrayRef<int64_t> shape,
+                                    SmallVectorImpl<Type> &results) {
+  Type et = cast<RankedTensorType>(input).getElementType();
+  if (dtype) {
+    if (!isa<FloatType>(dtype.getValue()))
+      return emitOptionalError(loc, "dtype must be a floating-point type, got ",
+                               dtype.getValue());
+    et = dtype.getValue();
+  }
+  results.push_back(RankedTensorType::get(shape, et));
+  return success();
+}
+
+LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  Type input = adaptor.getInput().getType();
+  return inferWithDtype(loc, input, adaptor.getDtypeAttr(),
+                        cast<RankedTensorType>(input).getShape(), results);
+}
+
+LogicalResult LogSoftmaxOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &results) {
+  Type input = adaptor.getInput().getType();
+  return inferWithDtype(loc, input, adaptor.getDtypeAttr(),
+                        cast<RankedTensorType>(input).getShape(), results);
+}
+
 void SoftmaxOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                 SmallVectorImpl<SavedTensor> &saved) {
   saved.push_back(SavedTensor::result(0));
@@ -804,23 +846,22 @@ static LogicalResult inferBinary(std::optional<Location> loc,
                                  SmallVectorImpl<Type> &results) {
   auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
   auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
-  if (lhs.getElementType() != rhs.getElementType())
-    return emitOptionalError(loc,
-                             "element types differ: ", lhs.getElementType(),
-                             " vs ", rhs.getElementType());
+  Type et = promoteFloatTypes(lhs.getElementType(), rhs.getElementType());
   auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
   if (failed(shape))
     return emitOptionalError(
         loc, "shapes do not broadcast: ", shapeStr(lhs.getShape()), " vs ",
         shapeStr(rhs.getShape()));
-  results.push_back(RankedTensorType::get(*shape, lhs.getElementType()));
+  results.push_back(RankedTensorType::get(*shape, et));
   return success();
 }
 
 template <typename BinaryOp> static LogicalResult verifyBinary(BinaryOp op) {
+  // `a += b` keeps a's dtype, so b must not be wider (PyTorch: "result type
+  // can't be cast to the desired output type").
   if (op.getInplace() && tensorOf(op.getOutput()) != tensorOf(op.getLhs()))
     return op.emitOpError(
-               "in place needs the result to have the lhs shape, got ")
+               "in place needs the result to have the lhs type, got ")
            << op.getOutput().getType() << " for lhs " << op.getLhs().getType();
   return success();
 }
@@ -1431,6 +1472,29 @@ LogicalResult ExpandOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// Casts
+//===----------------------------------------------------------------------===//
+
+LogicalResult CastOp::verify() {
+  auto in = tensorOf(getInput()), out = tensorOf(getOutput());
+  if (in.getShape() != out.getShape())
+    return emitOpError("changes the shape from ")
+           << shapeStr(in.getShape()) << " to " << shapeStr(out.getShape());
+  if (in.getElementType() == out.getElementType())
+    return emitOpError("casts to its own element type ") << in.getElementType();
+  return success();
+}
+
+int64_t CastOp::getFlops(FlopConvention c, bool) {
+  return c == Conv::Full ? numel(getInput()) : 0;
+}
+
+void CastOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                             SmallVectorImpl<SavedTensor> &) {
+  // ToCopyBackward keeps only the input's dtype and device.
+}
+
+//===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//
 
@@ -1447,8 +1511,7 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *ctx,
   if (target.getShape() != ArrayRef<int64_t>(expected))
     return emitOptionalError(loc, "target must be ", shapeStr(expected),
                              ", got ", shapeStr(target.getShape()));
-  results.push_back(RankedTensorType::get({}, input.getElementType()));
-  return success();
+  return inferWithDtype(loc, input, adaptor.getDtypeAttr(), {}, results);
 }
 
 int64_t CrossEntropyOp::getFlops(FlopConvention c, bool) {
@@ -1459,19 +1522,26 @@ int64_t CrossEntropyOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
   return c == Conv::Full ? satMul(2, numel(getInput())) : 0;
 }
 
+/// log_softmax's output: the logits' shape in the loss's dtype.
+static RankedTensorType getLogProbsType(CrossEntropyOp op) {
+  return RankedTensorType::get(tensorOf(op.getInput()).getShape(),
+                               tensorOf(op.getLoss()).getElementType());
+}
+
 int64_t CrossEntropyOp::getBackwardWorkspaceBytes(const TorchTarget &,
                                                   ArrayRef<bool>) {
   // cross_entropy = log_softmax + nll_loss: nll_loss_backward returns a dense
   // gradient of the log-probabilities, live while log_softmax's backward
   // allocates the logits' gradient (measured, 1.13 CPU: three logits-sized
   // tensors at the step peak of a language model).
-  return tensorBytes(getInput());
+  return tensorBytes(getLogProbsType(*this));
 }
 
 void CrossEntropyOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                      SmallVectorImpl<SavedTensor> &saved) {
-  // log_softmax keeps its output; nll_loss keeps the target.
-  saved.push_back(SavedTensor::extra(getInput().getType(), "log_probs"));
+  // log_softmax keeps its output (in the loss's dtype); nll_loss keeps the
+  // target.
+  saved.push_back(SavedTensor::extra(getLogProbsType(*this), "log_probs"));
   saved.push_back(SavedTensor::operand(1));
 }
 
@@ -1479,11 +1549,15 @@ LogicalResult MseLossOp::inferReturnTypes(MLIRContext *,
                                           std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
+  // The loss has the promoted dtype of input and target (an fp16 output
+  // against fp32 targets gives an fp32 loss).
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
-  if (adaptor.getTarget().getType() != input)
-    return emitOptionalError(loc, "target type ", adaptor.getTarget().getType(),
+  auto target = cast<RankedTensorType>(adaptor.getTarget().getType());
+  if (target.getShape() != input.getShape())
+    return emitOptionalError(loc, "target type ", target,
                              " does not match input type ", input);
-  results.push_back(RankedTensorType::get({}, input.getElementType()));
+  results.push_back(RankedTensorType::get(
+      {}, promoteFloatTypes(input.getElementType(), target.getElementType())));
   return success();
 }
 

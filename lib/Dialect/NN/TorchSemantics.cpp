@@ -9,6 +9,7 @@
 #include "vram/Dialect/NN/TorchSemantics.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
@@ -65,11 +66,22 @@ static bool convUsesOneDnn(const ConvBackwardSizes &s) {
          s.inputElements > 20480;
 }
 
+/// The workspace of one cuDNN convolution call under the step's assumption.
+static int64_t getCudnnWorkspaceBytes(const TorchTarget &target,
+                                      const ConvBackwardSizes &s) {
+  if (target.cudnnWorkspace == CudnnWorkspace::None)
+    return 0;
+  int64_t bytes;
+  return llvm::MulOverflow(s.columns, s.batch, bytes) ? INT64_MAX : bytes;
+}
+
 int64_t vram::nn::getConvForwardWorkspaceBytes(const TorchTarget &target,
                                                const ConvBackwardSizes &s) {
+  if (target.device == Device::Cuda)
+    return getCudnnWorkspaceBytes(target, s);
   // The slow path's forward unfolds one sample into a column buffer
   // (measured: 589,824 bytes for resnet18's layer1 at 64 px, batch 1).
-  if (target.device != Device::Cpu || convUsesOneDnn(s))
+  if (convUsesOneDnn(s))
     return 0;
   return s.columns;
 }
@@ -78,9 +90,10 @@ int64_t vram::nn::getConvBackwardWorkspaceBytes(const TorchTarget &target,
                                                 const ConvBackwardSizes &s,
                                                 bool gi, bool gw) {
   // cuDNN's workspace depends on the algorithm its heuristics pick at run
-  // time: not modelled (the scenarios issue's device overheads).
-  if (target.device != Device::Cpu)
-    return 0;
+  // time: the assumption the step names. Data and filter gradients run one
+  // after the other, each with its own workspace.
+  if (target.device == Device::Cuda)
+    return getCudnnWorkspaceBytes(target, s);
   // Measured with torch 1.13 on the CPU (benchmarks/accuracy/results/
   // peak-anatomy-1.13-cpu.md).
   bool oneDnn = convUsesOneDnn(s);

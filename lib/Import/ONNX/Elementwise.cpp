@@ -140,8 +140,9 @@ template <typename OpTy> static ConverterFn softmax(int64_t sinceVersion) {
       return op.error() << "opset " << op.opset()
                         << " softmax over a non-last axis (flattening "
                            "semantics) is not supported";
-    op.setResult(0, OpTy::create(op.builder(), op.loc, x->getType(), *x,
-                                 op.builder().getI64IntegerAttr(norm)));
+    op.setResult(0, OpTy::create(op.builder(), op.loc, *x,
+                                 op.builder().getI64IntegerAttr(norm),
+                                 /*dtype=*/TypeAttr()));
     return success();
   };
 }

@@ -188,11 +188,21 @@ func.func @f(%a: tensor<2x3x4xf32>, %b: tensor<3x3x1xf32>) {
 
 // -----
 
-// mul: element types differ
+// mul: mixed dtypes promote (fp16 * fp32 is fp32), so the result type is
+// checked against the promoted one.
 func.func @f(%a: tensor<4x8xf32>, %b: tensor<4x8xf16>) {
-  // expected-error @+2 {{element types differ: 'f32' vs 'f16'}}
+  // expected-error @+2 {{'nn.mul' op inferred type(s) 'tensor<4x8xf32>' are incompatible with return type(s) of operation 'tensor<4x8xf16>'}}
   // expected-error @+1 {{'nn.mul' op failed to infer returned types}}
-  %0 = nn.mul %a, %b : (tensor<4x8xf32>, tensor<4x8xf16>) -> tensor<4x8xf32>
+  %0 = nn.mul %a, %b : (tensor<4x8xf32>, tensor<4x8xf16>) -> tensor<4x8xf16>
+  return
+}
+
+// -----
+
+// mul in place: `a *= b` keeps a's dtype, so b cannot be wider.
+func.func @f(%a: tensor<4x8xf16>, %b: tensor<4x8xf32>) {
+  // expected-error @+1 {{in place needs the result to have the lhs type}}
+  %0 = nn.mul %a, %b {inplace} : (tensor<4x8xf16>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return
 }
 
@@ -229,7 +239,7 @@ func.func @f(%a: tensor<4x8xf32>, %b: tensor<8xf32>) {
 
 // add: in place into an lhs smaller than the result
 func.func @f(%a: tensor<8xf32>, %b: tensor<4x8xf32>) {
-  // expected-error @+1 {{'nn.add' op in place needs the result to have the lhs shape, got 'tensor<4x8xf32>' for lhs 'tensor<8xf32>'}}
+  // expected-error @+1 {{'nn.add' op in place needs the result to have the lhs type, got 'tensor<4x8xf32>' for lhs 'tensor<8xf32>'}}
   %0 = nn.add %a, %b {inplace} : (tensor<8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return
 }
@@ -238,7 +248,7 @@ func.func @f(%a: tensor<8xf32>, %b: tensor<4x8xf32>) {
 
 // div: in place into a broadcast lhs
 func.func @f(%a: tensor<4x1xf32>, %b: tensor<1x8xf32>) {
-  // expected-error @+1 {{'nn.div' op in place needs the result to have the lhs shape, got 'tensor<4x8xf32>' for lhs 'tensor<4x1xf32>'}}
+  // expected-error @+1 {{'nn.div' op in place needs the result to have the lhs type, got 'tensor<4x8xf32>' for lhs 'tensor<4x1xf32>'}}
   %0 = nn.div %a, %b {inplace} : (tensor<4x1xf32>, tensor<1x8xf32>) -> tensor<4x8xf32>
   return
 }

@@ -73,11 +73,12 @@ func.func @f(%x: tensor<2x10xf32>, %t: tensor<2x1xf32>) {
 
 // -----
 
-// mse_loss: target element type differs
-func.func @f(%x: tensor<2x10xf32>, %t: tensor<2x10xf16>) {
-  // expected-error @+2 {{target type 'tensor<2x10xf16>' does not match input type 'tensor<2x10xf32>'}}
+// mse_loss: dtypes promote (an fp16 output against fp32 targets gives an
+// fp32 loss), so an fp16 loss is wrong.
+func.func @f(%x: tensor<2x10xf16>, %t: tensor<2x10xf32>) {
+  // expected-error @+2 {{'nn.mse_loss' op inferred type(s) 'tensor<f32>' are incompatible with return type(s) of operation 'tensor<f16>'}}
   // expected-error @+1 {{'nn.mse_loss' op failed to infer returned types}}
-  %0 = nn.mse_loss %x, %t : (tensor<2x10xf32>, tensor<2x10xf16>) -> tensor<f32>
+  %0 = nn.mse_loss %x, %t : (tensor<2x10xf16>, tensor<2x10xf32>) -> tensor<f16>
   return
 }
 

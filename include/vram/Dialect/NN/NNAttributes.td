@@ -89,6 +89,16 @@ def NN_TorchVersion : NN_I32Enum<"TorchVersion", "the PyTorch release modelled",
     I32EnumAttrCase<"V2", 0, "2">,
     I32EnumAttrCase<"V1_13", 1, "1.13">]>;
 
+// What a cuDNN convolution is assumed to take as workspace (--cudnn-workspace).
+// cuDNN's heuristics pick the algorithm, and with it the workspace, at run
+// time; `none` assumes implicit-GEMM algorithms (no workspace), `im2col` the
+// explicit-GEMM one, whose workspace is the batch's column matrix
+// [N * C_in * kh * kw, H_out * W_out]: a bound for GEMM-based algorithms.
+def NN_CudnnWorkspace : NN_I32Enum<"CudnnWorkspace",
+    "the cuDNN convolution workspace assumed", [
+    I32EnumAttrCase<"None", 0, "none">,
+    I32EnumAttrCase<"Im2col", 1, "im2col">]>;
+
 // The device whose kernels are modelled (--device).
 def NN_Device : NN_I32Enum<"Device", "the device whose kernels run", [
     I32EnumAttrCase<"Cuda", 0, "cuda">,
@@ -98,6 +108,16 @@ def NN_Device : NN_I32Enum<"Device", "the device whose kernels run", [
 def NN_AllocatorKind : NN_I32Enum<"AllocatorKind", "allocator model", [
     I32EnumAttrCase<"Exact", 0, "exact">,
     I32EnumAttrCase<"PytorchCuda", 1, "pytorch_cuda">]>;
+
+// How a training step runs its floating-point math (--precision): fp32;
+// torch.autocast with fp16 or bf16 over fp32 parameters (AMP); or the whole
+// model in fp16/bf16 (`model.half()`, `model.bfloat16()`).
+def NN_Precision : NN_I32Enum<"Precision", "the step's precision", [
+    I32EnumAttrCase<"Fp32", 0, "fp32">,
+    I32EnumAttrCase<"AmpFp16", 1, "amp_fp16">,
+    I32EnumAttrCase<"AmpBf16", 2, "amp_bf16">,
+    I32EnumAttrCase<"Fp16", 3, "fp16">,
+    I32EnumAttrCase<"Bf16", 4, "bf16">]>;
 
 def NN_MemoryCategory : NN_I32Enum<"MemoryCategory",
     "what a tensor's storage is for, in the memory breakdown", [

@@ -40,6 +40,11 @@ def NN_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kTorchVersionAttrName =
         "nn.torch_version";
     static constexpr ::llvm::StringLiteral kDeviceAttrName = "nn.device";
+    /// The model runs under torch.autocast with this dtype (f16 or bf16).
+    static constexpr ::llvm::StringLiteral kAutocastAttrName = "nn.autocast";
+    /// The cuDNN convolution workspace a CUDA step assumes ("im2col").
+    static constexpr ::llvm::StringLiteral kCudnnWorkspaceAttrName =
+        "nn.cudnn_workspace";
   }];
 }
 

@@ -18,6 +18,7 @@ namespace vram::nn {
 struct TorchTarget {
   TorchVersion version = TorchVersion::V2;
   Device device = Device::Cuda;
+  CudnnWorkspace cudnnWorkspace = CudnnWorkspace::None;
 };
 
 /// One tensor that an op's backward node keeps alive.
@@ -55,10 +56,51 @@ std::optional<llvm::SmallVector<int64_t>>
 getViewStrides(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> strides,
                llvm::ArrayRef<int64_t> newShape);
 
+/// torch.result_type of two floating-point dtypes: the wider one; fp16 with
+/// bf16 gives fp32.
+mlir::Type promoteFloatTypes(mlir::Type a, mlir::Type b);
+
+/// Marks ops whose CUDA kernels are cuBLAS GEMMs (linear, matmul, bmm): the
+/// step then holds cuBLAS's workspaces (Device.h).
+template <typename ConcreteType>
+class CublasOpTrait
+    : public mlir::OpTrait::TraitBase<ConcreteType, CublasOpTrait> {};
+
 /// Marks loss ops (cross_entropy, mse_loss).
 template <typename ConcreteType>
 class LossOpTrait : public mlir::OpTrait::TraitBase<ConcreteType, LossOpTrait> {
 };
+
+/// torch.autocast's op policies (aten/src/ATen/autocast_mode.cpp), one trait
+/// per policy; an op with none runs in its inputs' dtype.
+///
+/// Autocast casts the op's floating-point operands to the autocast dtype
+/// (fp16/bf16): conv, linear, matmul, bmm, attention.
+template <typename ConcreteType>
+class AutocastLowerPrecision
+    : public mlir::OpTrait::TraitBase<ConcreteType, AutocastLowerPrecision> {};
+
+/// Autocast casts the op's low-precision operands to fp32 (layer_norm,
+/// group_norm, mse_loss, exp, pow, ...).
+template <typename ConcreteType>
+class AutocastFloat32
+    : public mlir::OpTrait::TraitBase<ConcreteType, AutocastFloat32> {};
+
+/// Autocast runs the op with `dtype=torch.float32` (softmax, log_softmax,
+/// cross_entropy): fp32 results from low-precision inputs without a copy of
+/// them. The op has an optional `dtype` type attribute.
+template <typename ConcreteType>
+class AutocastFloat32Output
+    : public mlir::OpTrait::TraitBase<ConcreteType, AutocastFloat32Output> {
+public:
+  static constexpr llvm::StringLiteral kDtypeAttrName = "dtype";
+};
+
+/// Autocast casts the op's floating-point operands to the widest of their
+/// types (cat, stack).
+template <typename ConcreteType>
+class AutocastPromote
+    : public mlir::OpTrait::TraitBase<ConcreteType, AutocastPromote> {};
 
 } // namespace vram::nn
 

@@ -28,6 +28,21 @@ def NN_LossOpTrait : NativeOpTrait<"LossOpTrait"> {
   let cppNamespace = "::vram::nn";
 }
 
+// CUDA runs the op with cuBLAS GEMMs (Device.h: the cuBLAS workspaces).
+def NN_CublasOpTrait : NativeOpTrait<"CublasOpTrait"> {
+  let cppNamespace = "::vram::nn";
+}
+
+// torch.autocast policies (NNInterfaces.h): which dtype an op runs in under
+// mixed precision. Ops without one run in their inputs' dtype.
+class NN_AutocastTrait<string name> : NativeOpTrait<name> {
+  let cppNamespace = "::vram::nn";
+}
+def NN_AutocastLowerPrecision : NN_AutocastTrait<"AutocastLowerPrecision">;
+def NN_AutocastFloat32 : NN_AutocastTrait<"AutocastFloat32">;
+def NN_AutocastFloat32Output : NN_AutocastTrait<"AutocastFloat32Output">;
+def NN_AutocastPromote : NN_AutocastTrait<"AutocastPromote">;
+
 // A layer op: has a cost and an autograd formula, implemented in NNOps.cpp.
 // `autodiff`: optional AutodiffOpInterface methods the op implements.
 class NN_LayerOp<string mnemonic, list<Trait> traits = [],
@@ -123,7 +138,7 @@ def NN_BufferOp : NN_Op<"buffer", [Pure,
 // Linear algebra
 //===----------------------------------------------------------------------===//
 
-def NN_Conv2dOp : NN_LayerOp<"conv2d", [InferTypeOpAdaptor,
+def NN_Conv2dOp : NN_LayerOp<"conv2d", [InferTypeOpAdaptor, NN_AutocastLowerPrecision,
     DeclareOpInterfaceMethods<NN_WorkspaceOpInterface>],
     ["getBackwardWorkspaceBytes"]> {
   let summary = "2-D convolution (torch.nn.Conv2d)";
@@ -147,7 +162,8 @@ def NN_Conv2dOp : NN_LayerOp<"conv2d", [InferTypeOpAdaptor,
   }];
 }
 
-def NN_LinearOp : NN_LayerOp<"linear", [InferTypeOpAdaptor,
+def NN_LinearOp : NN_LayerOp<"linear", [InferTypeOpAdaptor, NN_AutocastLowerPrecision,
+    NN_CublasOpTrait,
     DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getOperandViews"]>]> {
   let summary = "y = x W^T + b (torch.nn.Linear)";
   let description = [{
@@ -165,7 +181,8 @@ def NN_LinearOp : NN_LayerOp<"linear", [InferTypeOpAdaptor,
   }];
 }
 
-def NN_MatmulOp : NN_LayerOp<"matmul", [InferTypeOpAdaptor,
+def NN_MatmulOp : NN_LayerOp<"matmul", [InferTypeOpAdaptor, NN_AutocastLowerPrecision,
+    NN_CublasOpTrait,
     DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getOperandViews"]>]> {
   let summary = "torch.matmul with batch broadcasting";
   let description = [{
@@ -182,7 +199,8 @@ def NN_MatmulOp : NN_LayerOp<"matmul", [InferTypeOpAdaptor,
   }];
 }
 
-def NN_BmmOp : NN_LayerOp<"bmm", [InferTypeOpAdaptor]> {
+def NN_BmmOp : NN_LayerOp<"bmm", [InferTypeOpAdaptor, NN_AutocastLowerPrecision,
+                                  NN_CublasOpTrait]> {
   let summary = "batched matrix multiply of rank-3 tensors (torch.bmm)";
   let description = [{
     ```mlir
@@ -229,7 +247,7 @@ def NN_BatchNormOp : NN_SimpleLayerOp<"batch_norm",
 }
 
 def NN_LayerNormOp : NN_SimpleLayerOp<"layer_norm",
-    [InferTypeOpAdaptor, AttrSizedOperandSegments]> {
+    [InferTypeOpAdaptor, AttrSizedOperandSegments, NN_AutocastFloat32]> {
   let summary = "layer normalization over the trailing dimensions";
   let description = [{
     Normalizes over the last `normalized_rank` dimensions; keeps input, mean
@@ -251,7 +269,8 @@ def NN_LayerNormOp : NN_SimpleLayerOp<"layer_norm",
   }];
 }
 
-def NN_RmsNormOp : NN_SimpleLayerOp<"rms_norm", [InferTypeOpAdaptor]> {
+def NN_RmsNormOp : NN_SimpleLayerOp<"rms_norm", [InferTypeOpAdaptor,
+                                                NN_AutocastFloat32]> {
   let summary = "RMS normalization over the trailing dimensions";
   let description = [{
     ```mlir
@@ -268,7 +287,7 @@ def NN_RmsNormOp : NN_SimpleLayerOp<"rms_norm", [InferTypeOpAdaptor]> {
 }
 
 def NN_GroupNormOp : NN_SimpleLayerOp<"group_norm",
-    [InferTypeOpAdaptor, AttrSizedOperandSegments]> {
+    [InferTypeOpAdaptor, AttrSizedOperandSegments, NN_AutocastFloat32]> {
   let summary = "group normalization of an NC... tensor";
   let description = [{
     ```mlir
@@ -397,7 +416,7 @@ def NN_TanhOp : NN_UnaryOp<"tanh"> {
   let arguments = (ins NN_FloatTensor:$input);
 }
 
-def NN_PowOp : NN_UnaryOp<"pow"> {
+def NN_PowOp : NN_UnaryOp<"pow", [NN_AutocastFloat32]> {
   let summary = "input ** exponent for a scalar exponent";
   let description = [{
     Keeps its input for backward (grad * e * x ** (e - 1)).
@@ -411,8 +430,9 @@ def NN_PowOp : NN_UnaryOp<"pow"> {
 
 // Elementwise functions whose backward needs only their result
 // (d sqrt(x) = 1 / (2 sqrt(x)), d exp(x) = exp(x), ...).
-class NN_ResultSavingUnaryOp<string mnemonic, string formula>
-    : NN_UnaryOp<mnemonic> {
+class NN_ResultSavingUnaryOp<string mnemonic, string formula,
+                             list<Trait> traits = []>
+    : NN_UnaryOp<mnemonic, traits> {
   let summary = formula;
   let description = !strconcat("Keeps its result for backward.\n\n",
       "```mlir\n%y = nn.", mnemonic, " %x : tensor<2x8xf32>\n```");
@@ -427,9 +447,12 @@ class NN_ResultSavingUnaryOp<string mnemonic, string formula>
 }
 
 def NN_SqrtOp : NN_ResultSavingUnaryOp<"sqrt", "elementwise square root">;
-def NN_RsqrtOp : NN_ResultSavingUnaryOp<"rsqrt", "elementwise 1 / sqrt(x)">;
-def NN_ReciprocalOp : NN_ResultSavingUnaryOp<"reciprocal", "elementwise 1 / x">;
-def NN_ExpOp : NN_ResultSavingUnaryOp<"exp", "elementwise exponential">;
+def NN_RsqrtOp : NN_ResultSavingUnaryOp<"rsqrt", "elementwise 1 / sqrt(x)",
+                                        [NN_AutocastFloat32]>;
+def NN_ReciprocalOp : NN_ResultSavingUnaryOp<"reciprocal", "elementwise 1 / x",
+                                             [NN_AutocastFloat32]>;
+def NN_ExpOp : NN_ResultSavingUnaryOp<"exp", "elementwise exponential",
+                                      [NN_AutocastFloat32]>;
 
 def NN_NegOp : NN_UnaryOp<"neg"> {
   let summary = "elementwise -x";
@@ -443,26 +466,35 @@ def NN_NegOp : NN_UnaryOp<"neg"> {
   let arguments = (ins NN_FloatTensor:$input);
 }
 
-def NN_SoftmaxOp : NN_UnaryOp<"softmax"> {
+// softmax(x, dim, dtype=None): with `dtype` the result has that element type
+// (autocast runs both with fp32 for low-precision inputs).
+class NN_SoftmaxLikeOp<string mnemonic>
+    : NN_SimpleLayerOp<mnemonic, [InferTypeOpAdaptor,
+                                  NN_AutocastFloat32Output]> {
+  let arguments = (ins NN_FloatTensor:$input, I64Attr:$dim,
+                       OptionalAttr<TypeAttr>:$dtype);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def NN_SoftmaxOp : NN_SoftmaxLikeOp<"softmax"> {
   let summary = "softmax along `dim`";
   let description = [{
     ```mlir
     %p = nn.softmax %s {dim = -1 : i64} : tensor<2x8x128x128xf32>
+    %q = nn.softmax %h {dim = -1 : i64, dtype = f32} : tensor<2x8x128x128xf16>
     ```
   }];
-  let arguments = (ins NN_FloatTensor:$input, I64Attr:$dim);
-  let hasVerifier = 1;
 }
 
-def NN_LogSoftmaxOp : NN_UnaryOp<"log_softmax"> {
+def NN_LogSoftmaxOp : NN_SoftmaxLikeOp<"log_softmax"> {
   let summary = "log(softmax(x)) along `dim`";
   let description = [{
     ```mlir
     %p = nn.log_softmax %s {dim = 1 : i64} : tensor<2x10xf32>
     ```
   }];
-  let arguments = (ins NN_FloatTensor:$input, I64Attr:$dim);
-  let hasVerifier = 1;
 }
 
 // Not Pure: it draws from the random generator (two dropouts are never the
@@ -627,7 +659,7 @@ def NN_EmbeddingOp : NN_LayerOp<"embedding", [InferTypeOpAdaptor]> {
 }
 
 def NN_ScaledDotProductAttentionOp : NN_LayerOp<"scaled_dot_product_attention",
-    [InferTypeOpAdaptor]> {
+    [InferTypeOpAdaptor, NN_AutocastLowerPrecision]> {
   let summary = "softmax(q k^T * scale + mask) v (F.scaled_dot_product_attention)";
   let description = [{
     q [..., L, E], k [..., S, E], v [..., S, Ev]. `backend` is the kernel
@@ -653,7 +685,7 @@ def NN_ScaledDotProductAttentionOp : NN_LayerOp<"scaled_dot_product_attention",
   let hasVerifier = 1;
 }
 
-def NN_ConcatOp : NN_LayerOp<"concat", [InferTypeOpAdaptor]> {
+def NN_ConcatOp : NN_LayerOp<"concat", [InferTypeOpAdaptor, NN_AutocastPromote]> {
   let summary = "concatenation along `dim` (torch.cat)";
   let description = [{
     ```mlir
@@ -746,6 +778,43 @@ def NN_ContiguousOp : NN_Op<"contiguous", [Pure, SameOperandsAndResultType,
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
+def NN_CastOp : NN_Op<"cast", [Pure,
+    DeclareOpInterfaceMethods<NN_CostOpInterface>,
+    DeclareOpInterfaceMethods<NN_AutodiffOpInterface>]> {
+  let summary = "a copy in another floating-point dtype (Tensor.to(dtype))";
+  let description = [{
+    A new tensor with the input's values in the result's element type, as
+    `x.to(torch.float16)` or autocast's casts make. Its backward keeps
+    nothing and casts the gradient back to the input's dtype.
+
+    ```mlir
+    %h = nn.cast %w : tensor<64x3x7x7xf32> to tensor<64x3x7x7xf16>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($output)";
+  let hasVerifier = 1;
+}
+
+def NN_AutocastExitOp : NN_Op<"autocast_exit"> {
+  let summary = "the end of a torch.autocast region";
+  let description = [{
+    Leaving `with torch.autocast(...)` clears autocast's weight-cast cache:
+    the low-precision copies of trainable fp32 parameters, made at their
+    first use and reused by every later use in the region, are released
+    here (or later, by the backward nodes that saved them). The operands are
+    the cached copies; the op allocates nothing. The step builder computes
+    the loss inside the region, before this op.
+
+    ```mlir
+    nn.autocast_exit %w1h, %w2h : tensor<64x3x7x7xf16>, tensor<10x512xf16>
+    ```
+  }];
+  let arguments = (ins Variadic<NN_FloatTensor>:$cached);
+  let assemblyFormat = "($cached^ `:` type($cached))? attr-dict";
+}
+
 //===----------------------------------------------------------------------===//
 // Views: the result aliases the operand
 //===----------------------------------------------------------------------===//
@@ -833,23 +902,28 @@ def NN_ExpandOp : NN_ViewOp<"expand", [], /*gradIsView=*/0> {
 //===----------------------------------------------------------------------===//
 
 def NN_CrossEntropyOp : NN_LayerOp<"cross_entropy",
-    [InferTypeOpAdaptor, NN_LossOpTrait], ["getBackwardWorkspaceBytes"]> {
+    [InferTypeOpAdaptor, NN_LossOpTrait, NN_AutocastFloat32Output],
+    ["getBackwardWorkspaceBytes"]> {
   let summary = "mean cross-entropy of logits [N, C, ...] and class indices";
   let description = [{
     Runs as log_softmax (which keeps its [N, C] output) followed by nll_loss.
+    With `dtype`, log_softmax runs with that dtype (autocast's fp32 for
+    fp16/bf16 logits): the log-probabilities and the loss have it.
 
     ```mlir
     %l = nn.cross_entropy %logits, %target : (tensor<2x10xf32>, tensor<2xi64>) -> tensor<f32>
     ```
   }];
-  let arguments = (ins NN_FloatTensor:$input, NN_IntTensor:$target);
+  let arguments = (ins NN_FloatTensor:$input, NN_IntTensor:$target,
+                       OptionalAttr<TypeAttr>:$dtype);
   let results = (outs NN_FloatTensor:$loss);
   let assemblyFormat = [{
     $input `,` $target attr-dict `:` functional-type(operands, results)
   }];
 }
 
-def NN_MseLossOp : NN_LayerOp<"mse_loss", [InferTypeOpAdaptor, NN_LossOpTrait]> {
+def NN_MseLossOp : NN_LayerOp<"mse_loss", [InferTypeOpAdaptor, NN_LossOpTrait,
+                                           NN_AutocastFloat32]> {
   let summary = "mean squared error";
   let description = [{
     ```mlir

@@ -1,0 +1,66 @@
+//===- Device.cpp - what a GPU shows beyond the allocator -----------------===//
+
+#include "vram/Analysis/Device.h"
+#include "vram/Dialect/NN/NNOps.h"
+
+using namespace mlir;
+using namespace vram;
+
+static constexpr int64_t kMiB = 1 << 20;
+
+// Total memory as nvidia-smi prints it (MiB) for the common SKUs.
+static const GpuSpec kGpus[] = {
+    {"h200", "NVIDIA H200 141GB (sm_90)", 143771 * kMiB, 90},
+    {"h100", "NVIDIA H100 80GB HBM3 (sm_90)", 81559 * kMiB, 90},
+    {"a100", "NVIDIA A100 80GB (sm_80)", 81920 * kMiB, 80},
+    {"a100-40gb", "NVIDIA A100 40GB (sm_80)", 40960 * kMiB, 80},
+    {"l40s", "NVIDIA L40S 48GB (sm_89)", 46068 * kMiB, 89},
+    {"a10", "NVIDIA A10 24GB (sm_86)", 23028 * kMiB, 86},
+    {"l4", "NVIDIA L4 24GB (sm_89)", 23034 * kMiB, 89},
+    {"rtx4090", "NVIDIA GeForce RTX 4090 24GB (sm_89)", 24564 * kMiB, 89},
+    {"rtx3090", "NVIDIA GeForce RTX 3090 24GB (sm_86)", 24576 * kMiB, 86},
+    {"v100", "NVIDIA V100 32GB (sm_70)", 32768 * kMiB, 70},
+    {"t4", "NVIDIA T4 16GB (sm_75)", 15360 * kMiB, 75},
+};
+
+ArrayRef<GpuSpec> vram::getGpuSpecs() { return kGpus; }
+
+const GpuSpec *vram::lookupGpu(StringRef name) {
+  for (const GpuSpec &gpu : kGpus)
+    if (gpu.name == name.lower())
+      return &gpu;
+  return nullptr;
+}
+
+int64_t vram::getDefaultContextBytes(bool lazyLoading) {
+  return lazyLoading ? 400 * kMiB : 1024 * kMiB;
+}
+
+int64_t vram::getCublasWorkspaceBytes(unsigned computeCapability) {
+  return computeCapability >= 90 ? 32 * kMiB : 4096 * 1024 * 2 + 16 * 1024 * 8;
+}
+
+DeviceModel vram::makeDeviceModel(const GpuSpec *gpu, bool lazyLoading) {
+  DeviceModel device;
+  device.lazyLoading = lazyLoading;
+  device.contextBytes = getDefaultContextBytes(lazyLoading);
+  if (gpu) {
+    device.gpu = gpu->name.str();
+    device.capacityBytes = gpu->capacityBytes;
+    device.computeCapability = gpu->computeCapability;
+  }
+  return device;
+}
+
+SmallVector<int64_t> vram::getLibraryAllocations(Operation *step,
+                                                 const DeviceModel &device) {
+  bool cublas = false;
+  step->walk([&](Operation *op) {
+    cublas = op->hasTrait<nn::CublasOpTrait>();
+    return cublas ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  if (!cublas)
+    return {};
+  return {getCublasWorkspaceBytes(device.computeCapability),
+          kCublasLtWorkspaceBytes};
+}
