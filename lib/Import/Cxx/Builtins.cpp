@@ -663,7 +663,8 @@ template <typename OpTy> static FunctionConverter softmaxLike() {
     if (failed(x) || failed(dim))
       return failure();
     return Val::ofTensor(OpTy::create(interp.getBuilder(), call.loc, *x,
-                                      normalizeDim(*dim, shapeOf(*x).size())));
+                                      normalizeDim(*dim, shapeOf(*x).size()),
+                                      /*dtype=*/TypeAttr()));
   };
 }
 
