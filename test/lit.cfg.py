@@ -31,6 +31,19 @@ llvm_config.with_environment("PATH", config.vram_tools_dir, append_path=True)
 if config.vram_enable_onnx:
     config.available_features.add("onnx")
 
+# The LibTorch C++ front end parses real LibTorch programs: its tests need
+# libtorch-dev's headers (and its libraries to cross-check by running them).
+if config.vram_enable_cxx:
+    config.available_features.add("cxx")
+if config.vram_enable_cxx and config.vram_libtorch:
+    config.available_features.add("libtorch")
+    torch_include = config.vram_libtorch_include
+    config.substitutions.append(("%libtorch_cflags", "-std=c++17 -isystem " + torch_include))
+    config.substitutions.append(("%libtorch_ldflags", "-ltorch -ltorch_cpu -lc10"))
+    config.substitutions.append(("%cxx", config.vram_cxx_compiler))
+else:
+    lit_config.note("libtorch-dev not found: the C++ front end tests are skipped")
+
 # The libFuzzer target is built only by a clang with -fsanitize=fuzzer.
 if os.path.exists(os.path.join(config.vram_tools_dir, "vram-onnx-fuzz")):
     config.available_features.add("fuzzer")

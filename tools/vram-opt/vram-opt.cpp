@@ -24,6 +24,9 @@
 #ifdef VRAM_ENABLE_ONNX
 #include "vram/Import/ONNX.h"
 #endif
+#ifdef VRAM_ENABLE_CXX
+#include "vram/Import/Cxx.h"
+#endif
 
 #include "mlir/Debug/CLOptionsSetup.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -61,16 +64,17 @@ namespace cl = llvm::cl;
 
 namespace {
 enum class OutputFormat { Mlir, Text, Json, Markdown, Sarif, Html };
-enum class InputKind { Auto, Mlir, Onnx };
+enum class InputKind { Auto, Mlir, Onnx, Cxx };
 
 cl::OptionCategory modelCat("Model");
 cl::OptionCategory stepCat("Step (what one iteration runs)");
 cl::OptionCategory scenarioCat("Scenario");
 cl::OptionCategory outputCat("Output");
 
-cl::opt<std::string> inputFilename(cl::Positional,
-                                   cl::desc("<model file: .mlir or .onnx>"),
-                                   cl::cat(modelCat), cl::init("-"));
+cl::opt<std::string>
+    inputFilename(cl::Positional,
+                  cl::desc("<model file: .mlir, .onnx or C++ (LibTorch)>"),
+                  cl::cat(modelCat), cl::init("-"));
 cl::opt<std::string> outputFilename("o", cl::desc("Output filename"),
                                     cl::value_desc("filename"), cl::init("-"),
                                     cl::cat(outputCat));
@@ -80,7 +84,10 @@ cl::opt<std::string>
 cl::opt<InputKind> importKind(
     "import", cl::desc("Input format (default: from the file extension)"),
     cl::values(clEnumValN(InputKind::Mlir, "mlir", "MLIR (nn dialect)"),
-               clEnumValN(InputKind::Onnx, "onnx", "ONNX ModelProto")),
+               clEnumValN(InputKind::Onnx, "onnx", "ONNX ModelProto"),
+               clEnumValN(InputKind::Cxx, "cxx",
+                          "C++ source defining LibTorch modules (default "
+                          "for .cpp, .cc, .cxx)")),
     cl::init(InputKind::Auto), cl::cat(modelCat));
 cl::opt<int64_t> batch("batch", cl::desc("Batch size"), cl::init(-1),
                        cl::cat(modelCat));
@@ -98,6 +105,34 @@ cl::list<std::string>
     onnxBuffers("onnx-buffers",
                 cl::desc("ONNX initializers to treat as buffers (globs)"),
                 cl::CommaSeparated, cl::cat(modelCat));
+
+cl::OptionCategory
+    cxxCat("C++ models (LibTorch sources; compile flags follow `--`)");
+cl::opt<std::string> cxxModule(
+    "module",
+    cl::desc("The module to analyze: its TORCH_MODULE holder or Impl class"),
+    cl::value_desc("NAME"), cl::cat(cxxCat));
+cl::list<std::string>
+    cxxInputs("input",
+              cl::desc("Shapes of forward()'s tensor inputs (90x3x224x224)"),
+              cl::value_desc("SHAPE"), cl::CommaSeparated, cl::cat(cxxCat));
+cl::list<std::string> cxxArgs(
+    "args",
+    cl::desc("Constructor arguments (default: those of a construction with "
+             "constant arguments in the translation unit)"),
+    cl::value_desc("VALUE"), cl::CommaSeparated, cl::cat(cxxCat));
+cl::opt<std::string> cxxCompileCommands(
+    "compile-commands",
+    cl::desc("compile_commands.json (or its directory) with the source's "
+             "compile command"),
+    cl::value_desc("PATH"), cl::cat(cxxCat));
+/// The compile flags after `--`.
+std::vector<std::string> cxxFlags;
+
+bool isCxxSource(llvm::StringRef path) {
+  llvm::StringRef ext = llvm::sys::path::extension(path);
+  return ext == ".cpp" || ext == ".cc" || ext == ".cxx" || ext == ".C";
+}
 
 // The choices below take their accepted values from the dialect's enums
 // (NNAttributes.td): CommandLine validates them, nothing here does.
@@ -441,11 +476,40 @@ void checkOptions() {
       !fromZoo && (importKind == InputKind::Onnx ||
                    (importKind == InputKind::Auto &&
                     llvm::sys::path::extension(inputFilename) == ".onnx"));
+  bool cxx = !fromZoo &&
+             (importKind == InputKind::Cxx ||
+              (importKind == InputKind::Auto && isCxxSource(inputFilename)));
   auto notFor = [](const cl::Option &opt, llvm::StringRef what) {
     if (opt.getNumOccurrences())
       usageError("--" + opt.ArgStr + " does not apply to " + what);
   };
-  if (fromZoo) {
+  if (!cxx) {
+    llvm::StringRef what = "this input: they are options of C++ models";
+    notFor(cxxModule, what);
+    notFor(cxxInputs, what);
+    notFor(cxxArgs, what);
+    notFor(cxxCompileCommands, what);
+    if (!cxxFlags.empty())
+      usageError("compile flags after `--` apply to C++ models only");
+  }
+  if (cxx) {
+    llvm::StringRef what = "a C++ model: give forward()'s input shapes with "
+                           "--input (and --batch to rebind dimension 0)";
+    notFor(imageSize, what);
+    notFor(seqLen, what);
+    notFor(numClasses, what);
+    notFor(dimBindings, what);
+    notFor(onnxBuffers, "a C++ model");
+    if (cxxModule.empty())
+      usageError("a C++ model needs --module=NAME (its TORCH_MODULE holder "
+                 "or Impl class)");
+    if (cxxInputs.empty())
+      usageError("a C++ model needs --input=SHAPE for each tensor argument "
+                 "of forward() (e.g. --input=8x3x224x224)");
+    if (!cxxCompileCommands.empty() && !cxxFlags.empty())
+      usageError("give compile flags after `--` or --compile-commands, not "
+                 "both");
+  } else if (fromZoo) {
     notFor(dimBindings, "zoo models (use --batch, --seq, --image-size)");
     notFor(onnxBuffers, "zoo models");
   } else if (onnx) {
@@ -935,7 +999,14 @@ int main(int argc, char **argv) {
     }
   if (!helpMlir)
     cl::HideUnrelatedOptions(
-        {&modelCat, &stepCat, &scenarioCat, &outputCat, &lintCat});
+        {&modelCat, &cxxCat, &stepCat, &scenarioCat, &outputCat, &lintCat});
+  // Compile flags of a C++ model follow `--`, as for Clang tools.
+  for (auto it = args.begin(); it != args.end(); ++it)
+    if (llvm::StringRef(*it) == "--") {
+      cxxFlags.assign(it + 1, args.end());
+      args.erase(it, args.end());
+      break;
+    }
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "vram-opt " << VRAM_OPT_VERSION
        << ": GPU memory and FLOPs of models, built on MLIR\n";
@@ -1022,6 +1093,65 @@ int main(int argc, char **argv) {
   if (!file)
     usageError(errorMessage);
   llvm::StringRef stem = llvm::sys::path::stem(inputFilename);
+
+  bool isCxx = importKind == InputKind::Cxx ||
+               (importKind == InputKind::Auto && isCxxSource(inputFilename));
+  if (isCxx) {
+#ifdef VRAM_ENABLE_CXX
+    MLIRContext context(registry);
+    context.loadAllAvailableDialects();
+    llvm::SourceMgr sourceMgr;
+    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    NamedLocationDiagnostics named(&context, inputFilename);
+    context.printOpOnDiagnostic(false);
+    ScopedDiagnosticHandler recordWarnings(&context, [](Diagnostic &d) {
+      if (d.getSeverity() == DiagnosticSeverity::Warning)
+        importWarnings.push_back(d.str());
+      return failure();
+    });
+    vram::cxx_import::CxxModuleOptions moduleOptions;
+    for (const std::string &text : cxxInputs) {
+      auto shape = vram::cxx_import::parseShape(text);
+      if (!shape)
+        usageError("--input expects a shape such as 8x3x224x224, got '" + text +
+                   "'");
+      moduleOptions.inputs.push_back(*shape);
+    }
+    vram::cxx_import::CxxSourceOptions sourceOptions;
+    sourceOptions.sourceFile = inputFilename;
+    sourceOptions.compileFlags = cxxFlags;
+    sourceOptions.compileCommands = cxxCompileCommands;
+    std::unique_ptr<vram::cxx_import::CxxTranslationUnit> unit =
+        vram::cxx_import::CxxTranslationUnit::parse(&context, sourceOptions);
+    if (!unit)
+      return 1;
+    moduleOptions.moduleName = cxxModule;
+    moduleOptions.constructorArgs.assign(cxxArgs.begin(), cxxArgs.end());
+    if (batch > 0)
+      moduleOptions.batch = batch;
+    moduleOptions.training = mode == vram::nn::StepMode::Train;
+    // The translation unit is parsed once; the module is extracted again at
+    // each batch size the budget lint tries.
+    auto cxxModel = [&](int64_t candidate) -> OwningOpRef<ModuleOp> {
+      vram::cxx_import::CxxModuleOptions candidateOptions = moduleOptions;
+      candidateOptions.batch = candidate;
+      return unit->importModule(&context, candidateOptions);
+    };
+    if (fitBatch)
+      return fitBatchSize(cxxModel, passPipeline, context);
+    OwningOpRef<ModuleOp> module = unit->importModule(&context, moduleOptions);
+    if (!module)
+      return 1;
+    rebuildModel = cxxModel;
+    activePipeline = &passPipeline;
+    if (failed(processModule(*module, passPipeline, cxxModule, output->os())))
+      return 1;
+    output->keep();
+    return 0;
+#else
+    usageError("this vram-opt was built without the C++ front end");
+#endif
+  }
 
   bool isOnnx = importKind == InputKind::Onnx ||
                 (importKind == InputKind::Auto &&

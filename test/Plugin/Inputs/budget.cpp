@@ -1,0 +1,72 @@
+// LibTorch modules with memory budgets, checked by the vram Clang plugin
+// during the compile (budget.test runs it with -Xclang -verify).
+#include <torch/torch.h>
+
+// Over budget: a training step with Adam needs more than 1 MB. By hand: the
+// parameters are 784*256 + 256 + 256*10 + 10 = 203530 floats = 814120 B; at
+// the peak (Adam's foreach update) live the parameters, their gradients, the
+// two moments and the update's workspace, 5 * 814120 B, plus the input
+// 32*784*4 = 100352 B: 4170952 B = 3.98 MiB, 3170952 B = 3.02 MiB over
+// 10^6 B = 976.56 KiB.
+// expected-warning@+4 {{vram: SmallBudgetImpl: peak training memory (exact) 3.98 MiB exceeds the budget of 976.56 KiB by 3.02 MiB}}
+// expected-note@+3 {{795.04 KiB of temporaries alive at the peak}}
+// strict-error@+2 {{vram: SmallBudgetImpl: peak training memory (exact) 3.98 MiB exceeds the budget of 976.56 KiB by 3.02 MiB}}
+// strict-note@+1 {{795.04 KiB of temporaries alive at the peak}}
+struct [[clang::annotate("vram.budget=1MB;input=32x784;mode=train;optimizer=adam")]] SmallBudgetImpl
+    : torch::nn::Module {
+  SmallBudgetImpl() {
+    // fc1.weight (784*256*4 B = 784 KiB) and one of its Adam moments.
+    // expected-note@+4 {{784.00 KiB of parameters alive at the peak}}
+    // expected-note@+3 {{784.00 KiB of optimizer_state alive at the peak}}
+    // strict-note@+2 {{784.00 KiB of parameters alive at the peak}}
+    // strict-note@+1 {{784.00 KiB of optimizer_state alive at the peak}}
+    fc1 = register_module("fc1", torch::nn::Linear(784, 256));
+    fc2 = register_module("fc2", torch::nn::Linear(256, 10));
+  }
+  torch::Tensor forward(torch::Tensor x) { return fc2(torch::relu(fc1(x))); }
+  torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+};
+TORCH_MODULE(SmallBudget);
+
+// Within budget: no diagnostic.
+struct [[clang::annotate("vram.budget=1GiB;input=32x784;mode=train;optimizer=sgd")]] LargeBudgetImpl
+    : torch::nn::Module {
+  LargeBudgetImpl() { fc = register_module("fc", torch::nn::Linear(784, 10)); }
+  torch::Tensor forward(torch::Tensor x) { return fc(x); }
+  torch::nn::Linear fc{nullptr};
+};
+
+// Constructor arguments from the annotation.
+struct [[clang::annotate("vram.budget=1GiB;input=4x16;args=32")]] WithArgsImpl
+    : torch::nn::Module {
+  explicit WithArgsImpl(int64_t width) {
+    fc = register_module("fc", torch::nn::Linear(16, width));
+  }
+  torch::Tensor forward(torch::Tensor x) { return fc(x); }
+  torch::nn::Linear fc{nullptr};
+};
+
+// A budget the plugin cannot read.
+// expected-warning@+2 {{vram: ignoring the annotation: cannot read 'budget=lots'}}
+// strict-warning@+1 {{vram: ignoring the annotation: cannot read 'budget=lots'}}
+struct [[clang::annotate("vram.budget=lots;input=4x16")]] BadAnnotationImpl
+    : torch::nn::Module {
+  torch::Tensor forward(torch::Tensor x) { return x; }
+};
+
+// A module the front end cannot model: the compile goes on with a warning.
+struct [[clang::annotate("vram.budget=1GiB;input=4x16")]] UnmodelledImpl
+    : torch::nn::Module {
+  UnmodelledImpl() {
+    // expected-warning@+2 {{vram: cannot model UnmodelledImpl: torch::nn::Conv1d is not modelled by the C++ front end}}
+    // strict-warning@+1 {{vram: cannot model UnmodelledImpl: torch::nn::Conv1d is not modelled by the C++ front end}}
+    conv = register_module("conv", torch::nn::Conv1d(16, 16, 3));
+  }
+  torch::Tensor forward(torch::Tensor x) { return conv(x); }
+  torch::nn::Conv1d conv{nullptr};
+};
+
+int main() {
+  SmallBudget net;
+  return net->forward(torch::randn({32, 784})).size(1) == 10 ? 0 : 1;
+}
