@@ -24,6 +24,11 @@
 #ifdef VRAM_ENABLE_ONNX
 #include "vram/Import/ONNX.h"
 #endif
+#include "vram/Conversion/NNToTensor.h"
+#ifdef VRAM_ENABLE_EXECUTION
+#include "vram/Execution/CpuRunner.h"
+#include "vram/Execution/Passes.h"
+#endif
 
 #include "mlir/Debug/CLOptionsSetup.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -201,6 +206,36 @@ cl::opt<unsigned> topTensors("top-tensors",
                              cl::desc("Tensors listed at the peak"),
                              cl::init(10), cl::cat(outputCat));
 
+cl::OptionCategory validateCat("Validation by execution");
+enum class ValidateTarget { None, Cpu };
+cl::opt<ValidateTarget> validate(
+    "validate",
+    cl::desc("Run the lowered step and compare the measured peak with the "
+             "prediction (exit 1 when they differ; docs/Execution.md)"),
+    cl::values(clEnumValN(ValidateTarget::Cpu, "cpu",
+                          "MLIR's ExecutionEngine on this CPU")),
+    cl::init(ValidateTarget::None), cl::cat(validateCat));
+enum class AllocationMode { PyTorch };
+cl::opt<AllocationMode> allocationMode(
+    "allocation-mode", cl::desc("Buffers of the executed step"),
+    cl::values(clEnumValN(AllocationMode::PyTorch, "pytorch",
+                          "one buffer per tensor PyTorch allocates, freed "
+                          "after its last use (default)")),
+    cl::init(AllocationMode::PyTorch), cl::cat(validateCat));
+cl::list<std::string> inputData(
+    "input-data",
+    cl::desc("NAME=FILE.npy: a model input (by name), the loss target "
+             "(labels) or a parameter; else a deterministic default"),
+    cl::value_desc("NAME=FILE.npy"), cl::CommaSeparated, cl::cat(validateCat));
+cl::opt<std::string> dumpDir(
+    "dump",
+    cl::desc("Write the loss, parameter gradients (NAME.grad.npy) and "
+             "updated parameters (NAME.npy) of the executed step to DIR"),
+    cl::value_desc("DIR"), cl::cat(validateCat));
+cl::opt<double> learningRate("lr",
+                             cl::desc("Learning rate of the executed update"),
+                             cl::init(0.01), cl::cat(validateCat));
+
 cl::OptionCategory lintCat("Lint");
 cl::opt<std::string> budget(
     "budget",
@@ -266,6 +301,23 @@ void checkOptions() {
                " needs --budget");
   if (compareWith.getNumOccurrences() && format != OutputFormat::Markdown)
     usageError("--compare needs --format=markdown");
+  if (validate == ValidateTarget::None &&
+      (inputData.getNumOccurrences() || dumpDir.getNumOccurrences() ||
+       allocationMode.getNumOccurrences() || learningRate.getNumOccurrences()))
+    usageError("--input-data, --dump, --allocation-mode and --lr need "
+               "--validate");
+#ifndef VRAM_ENABLE_EXECUTION
+  if (validate != ValidateTarget::None)
+    usageError("this vram-opt was built without the execution engine "
+               "(VRAM_ENABLE_EXECUTION=OFF)");
+#endif
+  if (!(learningRate > 0) || std::isinf(learningRate))
+    usageError("--lr must be a positive number");
+  for (const std::string &item : inputData) {
+    auto [name, file] = llvm::StringRef(item).split('=');
+    if (name.empty() || file.empty())
+      usageError("--input-data expects NAME=FILE.npy, got '" + item + "'");
+  }
   if (!(regressionThreshold >= 0) || std::isinf(regressionThreshold))
     usageError("--regression-threshold must be a percentage >= 0");
   if (timeline && format == OutputFormat::Mlir)
@@ -475,7 +527,8 @@ LogicalResult processModule(ModuleOp module,
   // A report, or an explicit --mode or --budget, builds the step when the
   // pipeline did not; a report without --mode is about training.
   bool wantsStep = format != OutputFormat::Mlir || mode.getNumOccurrences() ||
-                   budget.getNumOccurrences() || traceFile.getNumOccurrences();
+                   budget.getNumOccurrences() || traceFile.getNumOccurrences() ||
+                   validate != ValidateTarget::None;
   // --batch must have bound the model's batch dimension: a model whose batch
   // is static and different (or that has none) cannot apply it.
   if (batch.getNumOccurrences())
@@ -512,6 +565,57 @@ LogicalResult processModule(ModuleOp module,
     if (FailureOr<int64_t> used = measureBudgetMetric(module); succeeded(used))
       options.budget = vram::BudgetFinding{*vram::parseByteSize(budget), *used,
                                            getBudgetMetricName().str()};
+  bool validationFailed = false;
+#ifdef VRAM_ENABLE_EXECUTION
+  if (validate == ValidateTarget::Cpu) {
+    vram::CpuValidationOptions run;
+    run.lowering.lr = learningRate;
+    run.dumpDir = dumpDir;
+    for (const std::string &item : inputData) {
+      auto [name, file] = llvm::StringRef(item).split('=');
+      run.inputFiles[name] = file.str();
+    }
+    FailureOr<vram::CpuValidationResult> result =
+        vram::validateOnCpu(module, run);
+    if (failed(result))
+      return failure();
+    vram::ValidationFinding v;
+    v.device = "cpu";
+    v.allocationMode = "pytorch";
+    v.measuredPeakBytes = result->measuredPeakBytes;
+    v.predictedPeakBytes = result->predictedPeakBytes;
+    v.allocations = result->allocations;
+    v.loss = result->loss;
+    v.wallSeconds = result->wallSeconds;
+    for (const vram::PhaseComparison &p : result->phases)
+      v.phases.push_back({vram::nn::stringifyEnum(p.phase).str(),
+                          p.measuredPeakBytes, p.predictedPeakBytes});
+    options.validation = v;
+    if (result->measuredPeakBytes != result->predictedPeakBytes ||
+        result->firstMismatchOp) {
+      validationFailed = true;
+      auto step = module.lookupSymbol<func::FuncOp>("step");
+      InFlightDiagnostic diag = emitError(step.getLoc());
+      if (result->measuredPeakBytes != result->predictedPeakBytes)
+        diag << "validation: measured peak " << result->measuredPeakBytes
+             << " bytes, predicted " << result->predictedPeakBytes
+             << " bytes: the executed step and the memory analysis disagree";
+      else
+        diag << "validation: the peaks agree ("
+             << result->measuredPeakBytes
+             << " bytes) but the live bytes of an op differ: the executed "
+                "step and the memory analysis disagree";
+      if (result->firstMismatchOp)
+        diag.attachNote(vram::MemoryAnalysis(step)
+                            .getOp(*result->firstMismatchOp)
+                            ->getLoc())
+            << "first difference at op " << *result->firstMismatchOp << " ("
+            << result->firstMismatchOpName << "): measured "
+            << result->mismatchMeasured << " bytes live, predicted "
+            << result->mismatchPredicted;
+    }
+  }
+#endif
   if (traceFile.getNumOccurrences()) {
     std::string error;
     auto trace = openOutputFile(traceFile, &error);
@@ -522,13 +626,16 @@ LogicalResult processModule(ModuleOp module,
     trace->keep();
   }
   if (format == OutputFormat::Mlir) {
-    // A lint or trace run prints its output, not IR, unless IR was asked for.
-    if ((!budget.getNumOccurrences() && !traceFile.getNumOccurrences()) ||
-        format.getNumOccurrences()) {
+    // A lint, trace or validation run prints its output, not IR, unless IR
+    // was asked for.
+    if (options.validation && !format.getNumOccurrences())
+      vram::writeValidationText(*options.validation, os);
+    else if ((!budget.getNumOccurrences() && !traceFile.getNumOccurrences()) ||
+             format.getNumOccurrences()) {
       module.print(os);
       os << "\n";
     }
-    return failure(overBudget);
+    return failure(overBudget || validationFailed);
   }
   vram::ReportFormat reportFormat =
       format == OutputFormat::Json       ? vram::ReportFormat::Json
@@ -538,7 +645,7 @@ LogicalResult processModule(ModuleOp module,
                                          : vram::ReportFormat::Text;
   if (failed(vram::writeReport(module, options, reportFormat, os)))
     return failure();
-  return failure(overBudget);
+  return failure(overBudget || validationFailed);
 }
 
 LogicalResult buildStep(ModuleOp module,
@@ -678,6 +785,11 @@ private:
 
 void registerDialects(DialectRegistry &registry) {
   registry.insert<vram::nn::NNDialect, func::FuncDialect>();
+#ifdef VRAM_ENABLE_EXECUTION
+  vram::registerExecutionDialects(registry);
+#else
+  vram::registerLowerToTensorInterfaces(registry);
+#endif
 }
 
 /// Parses and processes one .mlir buffer (one chunk with --split-input-file).
@@ -722,6 +834,10 @@ int main(int argc, char **argv) {
   registerDefaultTimingManagerCLOptions();
   vram::registerVramPasses();
   vram::registerVramAnalysisPasses();
+  vram::registerVramConversionPasses();
+#ifdef VRAM_ENABLE_EXECUTION
+  vram::registerVramExecutionPasses();
+#endif
 #ifdef VRAM_ENABLE_ONNX
   vram::onnx_import::registerPasses();
 #endif
@@ -740,7 +856,8 @@ int main(int argc, char **argv) {
     }
   if (!helpMlir)
     cl::HideUnrelatedOptions(
-        {&modelCat, &stepCat, &scenarioCat, &outputCat, &lintCat});
+        {&modelCat, &stepCat, &scenarioCat, &outputCat, &validateCat,
+         &lintCat});
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "vram-opt " << VRAM_OPT_VERSION
        << ": GPU memory and FLOPs of models, built on MLIR\n";
