@@ -44,6 +44,7 @@
 #include "mlir/Support/Timing.h"
 #include "mlir/Support/ToolUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -317,6 +318,8 @@ void checkOptions() {
     auto [name, file] = llvm::StringRef(item).split('=');
     if (name.empty() || file.empty())
       usageError("--input-data expects NAME=FILE.npy, got '" + item + "'");
+    if (!llvm::sys::fs::exists(file))
+      usageError("--input-data " + name + ": no file " + file);
   }
   if (!(regressionThreshold >= 0) || std::isinf(regressionThreshold))
     usageError("--regression-threshold must be a percentage >= 0");
