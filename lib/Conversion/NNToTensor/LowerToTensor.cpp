@@ -58,6 +58,7 @@ LogicalResult LowerToTensorPass::lower(ModuleOp module, func::FuncOp step) {
   options.beta2 = beta2;
   options.eps = eps;
   options.target = getTorchTarget(step);
+  options.training = getStepMode(step) != StepMode::Inference;
 
   func::FuncOp marker;
   if (markers) {

@@ -168,4 +168,43 @@ void rowSoftmaxStats(OpBuilder &b, Location loc, Value x, Value &rowMax,
           .getResult(0);
 }
 
+Value indexConstant(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value affineIndex(OpBuilder &b, Location loc, Value a, int64_t scale,
+                  Value offset) {
+  Value scaled = scale == 1 ? a
+                            : arith::MulIOp::create(
+                                  b, loc, a, indexConstant(b, loc, scale))
+                                  .getResult();
+  return offset ? arith::AddIOp::create(b, loc, scaled, offset).getResult()
+                : scaled;
+}
+
+Value extractOrPad(OpBuilder &b, Location loc, Value tensor,
+                   ArrayRef<Value> indices, ArrayRef<unsigned> checked,
+                   Value pad, Value valid) {
+  RankedTensorType type = tensorType(tensor);
+  SmallVector<Value> clamped(indices.begin(), indices.end());
+  Value ok = valid;
+  Value zero = indexConstant(b, loc, 0);
+  for (unsigned d : checked) {
+    Value size = indexConstant(b, loc, type.getDimSize(d));
+    Value ge = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                     indices[d], zero);
+    Value lt = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                     indices[d], size);
+    Value in = arith::AndIOp::create(b, loc, ge, lt);
+    ok = ok ? arith::AndIOp::create(b, loc, ok, in).getResult() : in;
+    Value last = indexConstant(b, loc, type.getDimSize(d) - 1);
+    clamped[d] = arith::MinSIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, indices[d], zero), last);
+  }
+  Value v = tensor::ExtractOp::create(b, loc, tensor, clamped);
+  if (!ok)
+    return v;
+  return arith::SelectOp::create(b, loc, ok, v, pad);
+}
+
 } // namespace vram::lowering

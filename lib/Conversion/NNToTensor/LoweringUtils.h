@@ -75,6 +75,23 @@ mlir::Value reshapeView(mlir::OpBuilder &b, mlir::Location loc,
 void rowSoftmaxStats(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                      mlir::Value &rowMax, mlir::Value &rowSumExp);
 
+/// Index arithmetic inside a linalg body.
+mlir::Value indexConstant(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
+/// `a * scale + offset` on index values.
+mlir::Value affineIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
+                        int64_t scale, mlir::Value offset);
+
+/// Reads `tensor` at `indices`, where the indices at `checked` positions may
+/// fall outside the tensor (padding): yields `pad` there. `valid` is anded
+/// into the condition when given.
+mlir::Value extractOrPad(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value tensor, llvm::ArrayRef<mlir::Value> indices,
+                         llvm::ArrayRef<unsigned> checked, mlir::Value pad,
+                         mlir::Value valid = {});
+
+/// Attaches the models of VisionLowerings.cpp (conv, batch norm, pooling).
+void attachVisionLowerings(mlir::MLIRContext *ctx);
+
 } // namespace vram::lowering
 
 #endif // VRAM_CONVERSION_NNTOTENSOR_LOWERINGUTILS_H

@@ -497,6 +497,15 @@ struct BackwardNodeLowering : ExternalModel<BackwardNodeLowering, BackwardOp> {
     llvm::append_range(info.gradOperands, node.getGradOperands());
     if (failed((*concept)->lowerBackward(b, loc, info, results)))
       return failure();
+    // Autograd holds what the node saved until the node has run, whether
+    // or not its formula reads all of it (a pool's input, kept for its
+    // sizes): one read of each keeps the buffer alive to here.
+    for (Value saved : operands.take_front(numSaved)) {
+      SmallVector<Value> zeros(tensorType(saved).getRank(),
+                               arith::ConstantIndexOp::create(b, loc, 0));
+      if (tensorType(saved).getNumElements() > 0)
+        tensor::ExtractOp::create(b, loc, saved, zeros);
+    }
     if (results.size() != op->getNumResults())
       return emitError(loc) << "the backward lowering of "
                             << node.getForwardOp() << " returned "
@@ -736,5 +745,6 @@ void vram::registerLowerToTensorInterfaces(DialectRegistry &registry) {
     BackwardOp::attachInterface<BackwardNodeLowering>(*ctx);
     AccumulateGradOp::attachInterface<AccumulateGradLowering>(*ctx);
     OptimizerStepOp::attachInterface<OptimizerStepLowering>(*ctx);
+    attachVisionLowerings(ctx);
   });
 }

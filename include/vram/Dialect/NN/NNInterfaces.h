@@ -71,6 +71,8 @@ struct LoweringOptions {
   int64_t step = 1;
   /// The PyTorch whose kernels' temporaries the lowering reproduces.
   TorchTarget target;
+  /// A training step (batch norm uses batch statistics).
+  bool training = true;
 };
 
 /// An `nn.saved` being lowered: the extra tensor `kind` of a forward op with
