@@ -81,8 +81,8 @@ struct AllocationTracker {
 
   void *allocate(uint64_t bytes, uint64_t alignment) {
     alignment = std::max<uint64_t>(alignment, 64);
-    uint64_t rounded = (std::max<uint64_t>(bytes, 1) + alignment - 1) /
-                       alignment * alignment;
+    uint64_t rounded =
+        (std::max<uint64_t>(bytes, 1) + alignment - 1) / alignment * alignment;
     void *p = std::aligned_alloc(alignment, rounded);
     if (!p)
       return nullptr;
@@ -137,9 +137,7 @@ struct Slot {
   void *data = nullptr;
 };
 
-int64_t elementBytes(Type t) {
-  return (t.getIntOrFloatBitWidth() + 7) / 8;
-}
+int64_t elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
 
 std::string npyDescr(Type t) {
   if (t.isF32())
@@ -173,7 +171,8 @@ double nextUniform(uint64_t &state) {
   return (z >> 11) * 0x1.0p-53 * 2 - 1;
 }
 
-template <typename T> void fillFloats(T *p, int64_t n, uint64_t seed, double scale) {
+template <typename T>
+void fillFloats(T *p, int64_t n, uint64_t seed, double scale) {
   for (int64_t i = 0; i < n; ++i)
     p[i] = static_cast<T>(nextUniform(seed) * scale);
 }
@@ -187,7 +186,7 @@ void initialise(Slot &slot, int64_t numClasses) {
   uint64_t seed = fnv1a(slot.name);
   double scale = 0;
   if (slot.storage == "parameters") {
-    int64_t fanIn = t.getRank() >= 2 ? n / t.getDimSize(0)
+    int64_t fanIn = t.getRank() >= 2   ? n / t.getDimSize(0)
                     : t.getRank() == 1 ? t.getDimSize(0)
                                        : 1;
     scale = 1.0 / std::sqrt((double)std::max<int64_t>(fanIn, 1));
@@ -234,10 +233,9 @@ LogicalResult dumpSlot(Location loc, StringRef dir, StringRef name,
                        RankedTensorType type, const void *data) {
   SmallString<256> path(dir);
   llvm::sys::path::append(path, name + ".npy");
-  if (llvm::Error e = writeNpy(path, npyDescr(type.getElementType()), type.getShape(),
-                         data,
-                         type.getNumElements() *
-                             elementBytes(type.getElementType())))
+  if (llvm::Error e =
+          writeNpy(path, npyDescr(type.getElementType()), type.getShape(), data,
+                   type.getNumElements() * elementBytes(type.getElementType())))
     return emitError(loc) << "--dump: " << toString(std::move(e));
   return success();
 }
@@ -293,7 +291,8 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   if (failed(toTensor.run(*lowered)))
     return failure();
   // Only the step is executed.
-  for (Operation &op : llvm::make_early_inc_range(lowered->getBody()->getOperations()))
+  for (Operation &op :
+       llvm::make_early_inc_range(lowered->getBody()->getOperations()))
     if (auto f = dyn_cast<func::FuncOp>(op))
       if (f.getSymName() != "step" && !f.isExternal())
         f.erase();
@@ -311,8 +310,7 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   for (auto [i, type] : llvm::enumerate(loweredStep.getResultTypes())) {
     Slot s;
     s.type = cast<RankedTensorType>(type);
-    if (auto name =
-            loweredStep.getResultAttrOfType<StringAttr>(i, "vram.name"))
+    if (auto name = loweredStep.getResultAttrOfType<StringAttr>(i, "vram.name"))
       s.name = name.str();
     results.push_back(s);
   }
@@ -393,7 +391,8 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
     activeTracker = nullptr;
   });
   for (Slot &s : args) {
-    int64_t bytes = s.type.getNumElements() * elementBytes(s.type.getElementType());
+    int64_t bytes =
+        s.type.getNumElements() * elementBytes(s.type.getElementType());
     s.data = tracker.allocate(bytes, 64);
     if (!s.data)
       return emitError(loc) << "out of memory allocating " << s.name;
@@ -412,10 +411,9 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
         auto *p = static_cast<const int64_t *>(s.data);
         for (int64_t i = 0; i < s.type.getNumElements(); ++i)
           if (p[i] < 0 || p[i] >= numClasses)
-            return emitError(loc)
-                   << "--input-data labels: class index " << p[i]
-                   << " at position " << i << " is outside [0, "
-                   << numClasses << ")";
+            return emitError(loc) << "--input-data labels: class index " << p[i]
+                                  << " at position " << i << " is outside [0, "
+                                  << numClasses << ")";
       }
   }
 
@@ -451,16 +449,18 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
     auto it = argOf.find(slot.data);
     bool persistentResult = i >= stepBody.getTerminator()->getNumOperands() &&
                             !StringRef(slot.name).ends_with(".grad");
-    if (persistentResult && (it == argOf.end() || args[it->second].name != slot.name))
-      return emitError(loc) << "the update of " << slot.name
-                            << " was not made in place";
+    if (persistentResult &&
+        (it == argOf.end() || args[it->second].name != slot.name))
+      return emitError(loc)
+             << "the update of " << slot.name << " was not made in place";
     if (it == argOf.end())
       fresh.insert(slot.data);
     if (i == 0 && slot.name == "loss" && slot.type.getElementType().isF32())
       result.loss = *static_cast<float *>(slot.data);
     if (!options.dumpDir.empty()) {
       std::string name = slot.name;
-      if (std::error_code ec = llvm::sys::fs::create_directories(options.dumpDir))
+      if (std::error_code ec =
+              llvm::sys::fs::create_directories(options.dumpDir))
         return emitError(loc) << "--dump: cannot create " << options.dumpDir
                               << ": " << ec.message();
       if (failed(dumpSlot(loc, options.dumpDir, name, slot.type, slot.data)))

@@ -18,8 +18,7 @@ using namespace llvm;
 namespace vram {
 
 static Error npyError(StringRef name, const Twine &msg) {
-  return createStringError(inconvertibleErrorCode(),
-                           name + ": " + msg.str());
+  return createStringError(inconvertibleErrorCode(), name + ": " + msg.str());
 }
 
 /// The value of `key` in the header dict: the text up to the next top-level
@@ -33,7 +32,8 @@ static std::optional<StringRef> headerValue(StringRef header, StringRef key) {
   if (!rest.consume_front(":"))
     return std::nullopt;
   rest = rest.ltrim();
-  size_t end = rest.starts_with("(") ? rest.find(')') + 1 : rest.find_first_of(",}");
+  size_t end =
+      rest.starts_with("(") ? rest.find(')') + 1 : rest.find_first_of(",}");
   if (end == StringRef::npos || end == 0)
     return std::nullopt;
   return rest.take_front(end).trim();
@@ -51,7 +51,8 @@ Expected<NpyArray> parseNpy(StringRef contents, StringRef name) {
   } else if (major == 2 || major == 3) {
     if (contents.size() < 12)
       return npyError(name, "truncated header");
-    headerLen = byteAt(8) | byteAt(9) << 8 | byteAt(10) << 16 | byteAt(11) << 24;
+    headerLen =
+        byteAt(8) | byteAt(9) << 8 | byteAt(10) << 16 | byteAt(11) << 24;
     start = 12;
   } else {
     return npyError(name, "unsupported .npy version " + Twine(major));
@@ -80,7 +81,8 @@ Expected<NpyArray> parseNpy(StringRef contents, StringRef name) {
     dims = rest;
   }
   size_t elementBytes = 0;
-  if (array.descr.size() >= 3 && (array.descr[0] == '<' || array.descr[0] == '|'))
+  if (array.descr.size() >= 3 &&
+      (array.descr[0] == '<' || array.descr[0] == '|'))
     StringRef(array.descr).drop_front(2).getAsInteger(10, elementBytes);
   if (!elementBytes)
     return npyError(name, "unsupported dtype '" + array.descr +
@@ -88,9 +90,8 @@ Expected<NpyArray> parseNpy(StringRef contents, StringRef name) {
   StringRef data = contents.drop_front(start + headerLen);
   if (data.size() != count * elementBytes)
     return npyError(name, "has " + Twine(data.size()) + " data bytes, shape " +
-                              formatShape(array.shape) + " of '" +
-                              array.descr + "' needs " +
-                              Twine(count * elementBytes));
+                              formatShape(array.shape) + " of '" + array.descr +
+                              "' needs " + Twine(count * elementBytes));
   array.data.assign(data.begin(), data.end());
   return array;
 }
@@ -104,9 +105,9 @@ Expected<NpyArray> readNpy(StringRef path) {
 
 Error writeNpy(StringRef path, StringRef descr, ArrayRef<int64_t> shape,
                const void *data, size_t bytes) {
-  std::string header = "{'descr': '" + descr.str() +
-                       "', 'fortran_order': False, 'shape': " +
-                       formatShape(shape) + ", }";
+  std::string header =
+      "{'descr': '" + descr.str() +
+      "', 'fortran_order': False, 'shape': " + formatShape(shape) + ", }";
   // Magic (6) + version (2) + length (2) + header + '\n', a multiple of 64.
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');

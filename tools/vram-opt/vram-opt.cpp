@@ -530,7 +530,8 @@ LogicalResult processModule(ModuleOp module,
   // A report, or an explicit --mode or --budget, builds the step when the
   // pipeline did not; a report without --mode is about training.
   bool wantsStep = format != OutputFormat::Mlir || mode.getNumOccurrences() ||
-                   budget.getNumOccurrences() || traceFile.getNumOccurrences() ||
+                   budget.getNumOccurrences() ||
+                   traceFile.getNumOccurrences() ||
                    validate != ValidateTarget::None;
   // --batch must have bound the model's batch dimension: a model whose batch
   // is static and different (or that has none) cannot apply it.
@@ -604,8 +605,7 @@ LogicalResult processModule(ModuleOp module,
              << " bytes, predicted " << result->predictedPeakBytes
              << " bytes: the executed step and the memory analysis disagree";
       else
-        diag << "validation: the peaks agree ("
-             << result->measuredPeakBytes
+        diag << "validation: the peaks agree (" << result->measuredPeakBytes
              << " bytes) but the live bytes of an op differ: the executed "
                 "step and the memory analysis disagree";
       if (result->firstMismatchOp)
@@ -858,9 +858,8 @@ int main(int argc, char **argv) {
       helpMlir = true;
     }
   if (!helpMlir)
-    cl::HideUnrelatedOptions(
-        {&modelCat, &stepCat, &scenarioCat, &outputCat, &validateCat,
-         &lintCat});
+    cl::HideUnrelatedOptions({&modelCat, &stepCat, &scenarioCat, &outputCat,
+                              &validateCat, &lintCat});
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "vram-opt " << VRAM_OPT_VERSION
        << ": GPU memory and FLOPs of models, built on MLIR\n";

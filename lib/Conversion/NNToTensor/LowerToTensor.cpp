@@ -66,9 +66,8 @@ LogicalResult LowerToTensorPass::lower(ModuleOp module, func::FuncOp step) {
     if (!marker) {
       OpBuilder mb(module.getBodyRegion());
       mb.setInsertionPointToStart(module.getBody());
-      marker = func::FuncOp::create(
-          mb, module.getLoc(), kOpMarkerName,
-          mb.getFunctionType({mb.getI64Type()}, {}));
+      marker = func::FuncOp::create(mb, module.getLoc(), kOpMarkerName,
+                                    mb.getFunctionType({mb.getI64Type()}, {}));
       marker.setPrivate();
     }
   }
@@ -87,9 +86,11 @@ LogicalResult LowerToTensorPass::lower(ModuleOp module, func::FuncOp step) {
       name = loc.getName().str();
     if (train && arg.getArgNumber() + 1 == numInputs)
       name = "labels";
-    step.setArgAttr(arg.getArgNumber(), "vram.storage",
-                    StringAttr::get(ctx, stringifyEnum(MemoryCategory::Inputs)));
-    step.setArgAttr(arg.getArgNumber(), "vram.name", StringAttr::get(ctx, name));
+    step.setArgAttr(
+        arg.getArgNumber(), "vram.storage",
+        StringAttr::get(ctx, stringifyEnum(MemoryCategory::Inputs)));
+    step.setArgAttr(arg.getArgNumber(), "vram.name",
+                    StringAttr::get(ctx, name));
   }
   // Persistent storages in definition order: the argument, its name.
   struct Persistent {
@@ -112,14 +113,12 @@ LogicalResult LowerToTensorPass::lower(ModuleOp module, func::FuncOp step) {
       Value result = op->getResult(0);
       unsigned argNo = body.getNumArguments();
       NamedAttribute attrs[] = {
-          b.getNamedAttr("vram.storage",
-                         b.getStringAttr(
-                             stringifyEnum(storage.getMemoryCategory()))),
+          b.getNamedAttr("vram.storage", b.getStringAttr(stringifyEnum(
+                                             storage.getMemoryCategory()))),
           b.getNamedAttr("vram.name",
                          b.getStringAttr(storage.getStorageName()))};
       if (failed(step.insertArgument(argNo, result.getType(),
-                                     b.getDictionaryAttr(attrs),
-                                     op->getLoc())))
+                                     b.getDictionaryAttr(attrs), op->getLoc())))
         return failure();
       BlockArgument arg = body.getArgument(argNo);
       lowered[result] = arg;
@@ -148,9 +147,9 @@ LogicalResult LowerToTensorPass::lower(ModuleOp module, func::FuncOp step) {
     if (failed(lowering.lowerToTensor(b, operands, options, results, updates)))
       return failure();
     if (results.size() != op->getNumResults())
-      return op->emitError() << "the lowering returned " << results.size()
-                             << " values for " << op->getNumResults()
-                             << " results";
+      return op->emitError()
+             << "the lowering returned " << results.size() << " values for "
+             << op->getNumResults() << " results";
     for (auto [from, to] : llvm::zip(op->getResults(), results)) {
       if (from.getType() != to.getType())
         return op->emitError() << "the lowering returned a " << to.getType()

@@ -83,8 +83,8 @@ Value sumInto(OpBuilder &b, Location loc, Value input, Value init) {
       iterators[dim.getPosition()] = utils::IteratorType::parallel;
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), input, init,
-      {AffineMap::getMultiDimIdentityMap(shape.size(), ctx), outMap},
-      iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
+      {AffineMap::getMultiDimIdentityMap(shape.size(), ctx), outMap}, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value sum = arith::AddFOp::create(nb, nloc, args[1], args[0]);
         linalg::YieldOp::create(nb, nloc, sum);
       });
@@ -139,33 +139,33 @@ void rowSoftmaxStats(OpBuilder &b, Location loc, Value x, Value &rowMax,
                      Value &rowSumExp) {
   MLIRContext *ctx = b.getContext();
   RankedTensorType xt = tensorType(x);
-  auto rowType = RankedTensorType::get({xt.getDimSize(0)},
-                                       xt.getElementType());
+  auto rowType = RankedTensorType::get({xt.getDimSize(0)}, xt.getElementType());
   AffineMap id = AffineMap::getMultiDimIdentityMap(2, ctx);
   AffineMap row = AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx);
-  SmallVector<utils::IteratorType> iterators = {
-      utils::IteratorType::parallel, utils::IteratorType::reduction};
+  SmallVector<utils::IteratorType> iterators = {utils::IteratorType::parallel,
+                                                utils::IteratorType::reduction};
   Value maxInit = fill(b, loc, stackScratch(b, loc, rowType),
                        -std::numeric_limits<double>::infinity());
   rowMax = linalg::GenericOp::create(
                b, loc, rowType, x, maxInit, {id, row}, iterators,
                [&](OpBuilder &nb, Location nloc, ValueRange args) {
-                 Value m = arith::MaximumFOp::create(nb, nloc, args[0], args[1]);
+                 Value m =
+                     arith::MaximumFOp::create(nb, nloc, args[0], args[1]);
                  linalg::YieldOp::create(nb, nloc, m);
                })
                .getResult(0);
   Value sumInit = fill(b, loc, stackScratch(b, loc, rowType), 0.0);
-  rowSumExp =
-      linalg::GenericOp::create(
-          b, loc, rowType, ValueRange{x, rowMax}, sumInit, {id, row, row},
-          iterators,
-          [&](OpBuilder &nb, Location nloc, ValueRange args) {
-            Value shifted = arith::SubFOp::create(nb, nloc, args[0], args[1]);
-            Value e = math::ExpOp::create(nb, nloc, shifted);
-            Value s = arith::AddFOp::create(nb, nloc, args[2], e);
-            linalg::YieldOp::create(nb, nloc, s);
-          })
-          .getResult(0);
+  rowSumExp = linalg::GenericOp::create(
+                  b, loc, rowType, ValueRange{x, rowMax}, sumInit,
+                  {id, row, row}, iterators,
+                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                    Value shifted =
+                        arith::SubFOp::create(nb, nloc, args[0], args[1]);
+                    Value e = math::ExpOp::create(nb, nloc, shifted);
+                    Value s = arith::AddFOp::create(nb, nloc, args[2], e);
+                    linalg::YieldOp::create(nb, nloc, s);
+                  })
+                  .getResult(0);
 }
 
 Value indexConstant(OpBuilder &b, Location loc, int64_t v) {
@@ -174,10 +174,11 @@ Value indexConstant(OpBuilder &b, Location loc, int64_t v) {
 
 Value affineIndex(OpBuilder &b, Location loc, Value a, int64_t scale,
                   Value offset) {
-  Value scaled = scale == 1 ? a
-                            : arith::MulIOp::create(
-                                  b, loc, a, indexConstant(b, loc, scale))
-                                  .getResult();
+  Value scaled =
+      scale == 1
+          ? a
+          : arith::MulIOp::create(b, loc, a, indexConstant(b, loc, scale))
+                .getResult();
   return offset ? arith::AddIOp::create(b, loc, scaled, offset).getResult()
                 : scaled;
 }

@@ -85,7 +85,8 @@ mlir::Value affineIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
 /// fall outside the tensor (padding): yields `pad` there. `valid` is anded
 /// into the condition when given.
 mlir::Value extractOrPad(mlir::OpBuilder &b, mlir::Location loc,
-                         mlir::Value tensor, llvm::ArrayRef<mlir::Value> indices,
+                         mlir::Value tensor,
+                         llvm::ArrayRef<mlir::Value> indices,
                          llvm::ArrayRef<unsigned> checked, mlir::Value pad,
                          mlir::Value valid = {});
 

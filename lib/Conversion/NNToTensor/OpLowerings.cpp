@@ -42,9 +42,8 @@ LogicalResult expectMatrix(Location loc, StringRef opName, Value v,
 }
 
 AffineMap map2(MLIRContext *ctx, unsigned numDims, unsigned d0, unsigned d1) {
-  return AffineMap::get(numDims, 0,
-                        {getAffineDimExpr(d0, ctx), getAffineDimExpr(d1, ctx)},
-                        ctx);
+  return AffineMap::get(
+      numDims, 0, {getAffineDimExpr(d0, ctx), getAffineDimExpr(d1, ctx)}, ctx);
 }
 
 //===----------------------------------------------------------------------===//
@@ -52,10 +51,10 @@ AffineMap map2(MLIRContext *ctx, unsigned numDims, unsigned d0, unsigned d1) {
 //===----------------------------------------------------------------------===//
 
 struct LinearLowering : ExternalModel<LinearLowering, LinearOp> {
-  LogicalResult lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
-                              const LoweringOptions &,
-                              SmallVectorImpl<Value> &results,
-                              SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     Location loc = op->getLoc();
     if (failed(expectMatrix(loc, "nn.linear", operands[0], "input")))
       return failure();
@@ -69,9 +68,9 @@ struct LinearLowering : ExternalModel<LinearLowering, LinearOp> {
                      : fill(b, loc, out, 0.0);
     // (n, o, i): y[n, o] += x[n, i] * W[o, i]
     MLIRContext *ctx = b.getContext();
-    results.push_back(contract(b, loc, operands[0], operands[1], init,
-                               {map2(ctx, 3, 0, 2), map2(ctx, 3, 1, 2),
-                                map2(ctx, 3, 0, 1)}));
+    results.push_back(
+        contract(b, loc, operands[0], operands[1], init,
+                 {map2(ctx, 3, 0, 2), map2(ctx, 3, 1, 2), map2(ctx, 3, 0, 1)}));
     return success();
   }
 
@@ -87,14 +86,14 @@ struct LinearLowering : ExternalModel<LinearLowering, LinearOp> {
       Value init = fill(b, loc, newTensor(b, loc, type), 0.0);
       if (i == 0) {
         // (n, i, o): gx[n, i] += g[n, o] * W[o, i]
-        grads.push_back(contract(b, loc, g, node.savedOperands[1], init,
-                                 {map2(ctx, 3, 0, 2), map2(ctx, 3, 2, 1),
-                                  map2(ctx, 3, 0, 1)}));
+        grads.push_back(contract(
+            b, loc, g, node.savedOperands[1], init,
+            {map2(ctx, 3, 0, 2), map2(ctx, 3, 2, 1), map2(ctx, 3, 0, 1)}));
       } else if (i == 1) {
         // (o, i, n): gW[o, i] += g[n, o] * x[n, i]
-        grads.push_back(contract(b, loc, g, node.savedOperands[0], init,
-                                 {map2(ctx, 3, 2, 0), map2(ctx, 3, 2, 1),
-                                  map2(ctx, 3, 0, 1)}));
+        grads.push_back(contract(
+            b, loc, g, node.savedOperands[0], init,
+            {map2(ctx, 3, 2, 0), map2(ctx, 3, 2, 1), map2(ctx, 3, 0, 1)}));
       } else {
         grads.push_back(sumInto(b, loc, g, init));
       }
@@ -108,10 +107,10 @@ struct LinearLowering : ExternalModel<LinearLowering, LinearOp> {
 //===----------------------------------------------------------------------===//
 
 struct ReluLowering : ExternalModel<ReluLowering, ReluOp> {
-  LogicalResult lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
-                              const LoweringOptions &,
-                              SmallVectorImpl<Value> &results,
-                              SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     Location loc = op->getLoc();
     bool inplace = cast<ReluOp>(op).getInplace();
     Value x = operands[0];
@@ -120,10 +119,10 @@ struct ReluLowering : ExternalModel<ReluLowering, ReluOp> {
       return arith::MaximumFOp::create(nb, nloc, a[0], zero).getResult();
     };
     // relu_ writes its operand's storage.
-    results.push_back(inplace ? elementwise(b, loc, {}, x, relu, true)
-                              : elementwise(b, loc, x,
-                                            newTensor(b, loc, tensorType(x)),
-                                            relu));
+    results.push_back(
+        inplace
+            ? elementwise(b, loc, {}, x, relu, true)
+            : elementwise(b, loc, x, newTensor(b, loc, tensorType(x)), relu));
     return success();
   }
 
@@ -137,8 +136,7 @@ struct ReluLowering : ExternalModel<ReluLowering, ReluOp> {
           Value zero = floatConstant(nb, nloc, a[0].getType(), 0.0);
           Value pos = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OGT,
                                             a[1], zero);
-          return arith::SelectOp::create(nb, nloc, pos, a[0], zero)
-              .getResult();
+          return arith::SelectOp::create(nb, nloc, pos, a[0], zero).getResult();
         }));
     return success();
   }
@@ -151,10 +149,10 @@ struct ReluLowering : ExternalModel<ReluLowering, ReluOp> {
 //===----------------------------------------------------------------------===//
 
 struct AddLowering : ExternalModel<AddLowering, AddOp> {
-  LogicalResult lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
-                              const LoweringOptions &,
-                              SmallVectorImpl<Value> &results,
-                              SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     Location loc = op->getLoc();
     auto add = [](OpBuilder &nb, Location nloc, ValueRange a) {
       return arith::AddFOp::create(nb, nloc, a[0], a[1]).getResult();
@@ -192,12 +190,11 @@ struct AddLowering : ExternalModel<AddLowering, AddOp> {
 //===----------------------------------------------------------------------===//
 
 template <typename OpTy>
-struct ReshapeLikeLowering
-    : ExternalModel<ReshapeLikeLowering<OpTy>, OpTy> {
-  LogicalResult lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
-                              const LoweringOptions &,
-                              SmallVectorImpl<Value> &results,
-                              SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+struct ReshapeLikeLowering : ExternalModel<ReshapeLikeLowering<OpTy>, OpTy> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     results.push_back(
         reshapeView(b, op->getLoc(), operands[0],
                     cast<RankedTensorType>(op->getResult(0).getType())));
@@ -212,10 +209,10 @@ struct ReshapeLikeLowering
 
 struct CrossEntropyLowering
     : ExternalModel<CrossEntropyLowering, CrossEntropyOp> {
-  LogicalResult lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
-                              const LoweringOptions &,
-                              SmallVectorImpl<Value> &results,
-                              SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     Location loc = op->getLoc();
     Value x = operands[0], target = operands[1];
     if (failed(expectMatrix(loc, "nn.cross_entropy", x, "input")))
@@ -235,14 +232,14 @@ struct CrossEntropyLowering
                  Value n = linalg::IndexOp::create(nb, nloc, 0);
                  Value t = arith::IndexCastOp::create(nb, nloc,
                                                       nb.getIndexType(), a[2]);
-                 Value xt = tensor::ExtractOp::create(nb, nloc, x,
-                                                      ValueRange{n, t});
+                 Value xt =
+                     tensor::ExtractOp::create(nb, nloc, x, ValueRange{n, t});
                  Value lse = arith::AddFOp::create(
                      nb, nloc, math::LogOp::create(nb, nloc, a[1]), a[0]);
                  Value nll = arith::SubFOp::create(nb, nloc, lse, xt);
                  linalg::YieldOp::create(
-                     nb, nloc, arith::AddFOp::create(nb, nloc, a[3], nll)
-                                   .getResult());
+                     nb, nloc,
+                     arith::AddFOp::create(nb, nloc, a[3], nll).getResult());
                })
                .getResult(0);
     double invN = 1.0 / tensorType(x).getDimSize(0);
@@ -300,7 +297,8 @@ struct CrossEntropyLowering
             b, loc, type, target, newTensor(b, loc, type), {row, id}, parallel,
             [&](OpBuilder &nb, Location nloc, ValueRange a) {
               Value c = arith::IndexCastOp::create(
-                  nb, nloc, a[0].getType(), linalg::IndexOp::create(nb, nloc, 1));
+                  nb, nloc, a[0].getType(),
+                  linalg::IndexOp::create(nb, nloc, 1));
               Value hit = arith::CmpIOp::create(
                   nb, nloc, arith::CmpIPredicate::eq, c, a[0]);
               Value v = floatConstant(nb, nloc, a[1].getType(), scale);
@@ -311,21 +309,19 @@ struct CrossEntropyLowering
             })
             .getResult(0);
     // log_softmax_backward: g - exp(logp) * sum_c g.
-    auto rowType = RankedTensorType::get({type.getDimSize(0)},
-                                         type.getElementType());
-    Value rowSum = linalg::GenericOp::create(
-                       b, loc, rowType, dense,
-                       fill(b, loc, stackScratch(b, loc, rowType), 0.0),
-                       {id, row},
-                       {utils::IteratorType::parallel,
-                        utils::IteratorType::reduction},
-                       [&](OpBuilder &nb, Location nloc, ValueRange a) {
-                         linalg::YieldOp::create(
-                             nb, nloc,
-                             arith::AddFOp::create(nb, nloc, a[1], a[0])
-                                 .getResult());
-                       })
-                       .getResult(0);
+    auto rowType =
+        RankedTensorType::get({type.getDimSize(0)}, type.getElementType());
+    Value rowSum =
+        linalg::GenericOp::create(
+            b, loc, rowType, dense,
+            fill(b, loc, stackScratch(b, loc, rowType), 0.0), {id, row},
+            {utils::IteratorType::parallel, utils::IteratorType::reduction},
+            [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              linalg::YieldOp::create(
+                  nb, nloc,
+                  arith::AddFOp::create(nb, nloc, a[1], a[0]).getResult());
+            })
+            .getResult(0);
     grads.push_back(
         linalg::GenericOp::create(
             b, loc, type, ValueRange{dense, logProbs, rowSum},
@@ -334,7 +330,8 @@ struct CrossEntropyLowering
               Value p = math::ExpOp::create(nb, nloc, a[1]);
               Value ps = arith::MulFOp::create(nb, nloc, p, a[2]);
               linalg::YieldOp::create(
-                  nb, nloc, arith::SubFOp::create(nb, nloc, a[0], ps).getResult());
+                  nb, nloc,
+                  arith::SubFOp::create(nb, nloc, a[0], ps).getResult());
             })
             .getResult(0));
     return success();
@@ -346,10 +343,10 @@ struct CrossEntropyLowering
 //===----------------------------------------------------------------------===//
 
 struct MseLossLowering : ExternalModel<MseLossLowering, MseLossOp> {
-  LogicalResult lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
-                              const LoweringOptions &,
-                              SmallVectorImpl<Value> &results,
-                              SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     Location loc = op->getLoc();
     MLIRContext *ctx = b.getContext();
     RankedTensorType type = tensorType(operands[0]);
@@ -366,8 +363,8 @@ struct MseLossLowering : ExternalModel<MseLossLowering, MseLossOp> {
                  Value d = arith::SubFOp::create(nb, nloc, a[0], a[1]);
                  Value sq = arith::MulFOp::create(nb, nloc, d, d);
                  linalg::YieldOp::create(
-                     nb, nloc, arith::AddFOp::create(nb, nloc, a[2], sq)
-                                   .getResult());
+                     nb, nloc,
+                     arith::AddFOp::create(nb, nloc, a[2], sq).getResult());
                })
                .getResult(0);
     double inv = 1.0 / type.getNumElements();
@@ -420,10 +417,10 @@ lookupLowering(Location loc, StringRef name, MLIRContext *ctx) {
 }
 
 struct SavedLowering : ExternalModel<SavedLowering, SavedOp> {
-  LogicalResult lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
-                              const LoweringOptions &,
-                              SmallVectorImpl<Value> &results,
-                              SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     auto saved = cast<SavedOp>(op);
     auto concept =
         lookupLowering(op->getLoc(), saved.getForwardOp(), op->getContext());
@@ -449,10 +446,10 @@ struct SavedLowering : ExternalModel<SavedLowering, SavedOp> {
 };
 
 struct BackwardNodeLowering : ExternalModel<BackwardNodeLowering, BackwardOp> {
-  LogicalResult lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
-                              const LoweringOptions &,
-                              SmallVectorImpl<Value> &results,
-                              SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     auto node = cast<BackwardOp>(op);
     Location loc = op->getLoc();
     auto concept = lookupLowering(loc, node.getForwardOp(), op->getContext());
@@ -487,9 +484,9 @@ struct BackwardNodeLowering : ExternalModel<BackwardNodeLowering, BackwardOp> {
       auto want = cast<RankedTensorType>(info.forwardType.getResult(i));
       if (g.getType() != want) {
         if (tensorType(g).getNumElements() != want.getNumElements())
-          return emitError(loc) << "gradient of type " << g.getType()
-                                << " does not match the forward result "
-                                << want;
+          return emitError(loc)
+                 << "gradient of type " << g.getType()
+                 << " does not match the forward result " << want;
         g = reshapeView(b, loc, g, want);
       }
       info.grads.push_back(g);
@@ -507,16 +504,16 @@ struct BackwardNodeLowering : ExternalModel<BackwardNodeLowering, BackwardOp> {
         tensor::ExtractOp::create(b, loc, saved, zeros);
     }
     if (results.size() != op->getNumResults())
-      return emitError(loc) << "the backward lowering of "
-                            << node.getForwardOp() << " returned "
-                            << results.size() << " gradients for "
-                            << op->getNumResults();
+      return emitError(loc)
+             << "the backward lowering of " << node.getForwardOp()
+             << " returned " << results.size() << " gradients for "
+             << op->getNumResults();
     for (auto [value, result] : llvm::zip(results, op->getResults()))
       if (value.getType() != result.getType())
-        return emitError(loc) << "the backward lowering of "
-                              << node.getForwardOp() << " returned a "
-                              << value.getType() << " gradient for "
-                              << result.getType();
+        return emitError(loc)
+               << "the backward lowering of " << node.getForwardOp()
+               << " returned a " << value.getType() << " gradient for "
+               << result.getType();
     return success();
   }
 };
@@ -527,10 +524,10 @@ struct BackwardNodeLowering : ExternalModel<BackwardNodeLowering, BackwardOp> {
 
 struct AccumulateGradLowering
     : ExternalModel<AccumulateGradLowering, AccumulateGradOp> {
-  LogicalResult lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
-                              const LoweringOptions &,
-                              SmallVectorImpl<Value> &results,
-                              SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     Location loc = op->getLoc();
     Value acc = operands[0], addend = operands[1];
     RankedTensorType type = tensorType(acc);
@@ -564,10 +561,10 @@ struct AccumulateGradLowering
 
 struct OptimizerStepLowering
     : ExternalModel<OptimizerStepLowering, OptimizerStepOp> {
-  LogicalResult lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
-                              const LoweringOptions &options,
-                              SmallVectorImpl<Value> &,
-                              SmallVectorImpl<std::pair<unsigned, Value>> &updates) const {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &options, SmallVectorImpl<Value> &,
+                SmallVectorImpl<std::pair<unsigned, Value>> &updates) const {
     auto step = cast<OptimizerStepOp>(op);
     Location loc = op->getLoc();
     unsigned n = step.getParams().size();
@@ -651,7 +648,8 @@ struct OptimizerStepLowering
             Value s = arith::MulFOp::create(
                 nb, nloc, a[1], floatConstant(nb, nloc, a[0].getType(), b1));
             Value g = arith::MulFOp::create(
-                nb, nloc, a[0], floatConstant(nb, nloc, a[0].getType(), 1 - b1));
+                nb, nloc, a[0],
+                floatConstant(nb, nloc, a[0].getType(), 1 - b1));
             return arith::AddFOp::create(nb, nloc, s, g).getResult();
           },
           true);
@@ -689,11 +687,11 @@ struct OptimizerStepLowering
     for (unsigned i = 0; i < n && lists > 0; ++i) {
       RankedTensorType type = tensorType(params[i]);
       if (lists == 1) {
-        denom[i] = elementwise(b, loc, v[i], newTensor(b, loc, type),
-                               [&](OpBuilder &nb, Location nloc, ValueRange a) {
-                                 return plusEps(nb, nloc,
-                                                sqrtDiv(nb, nloc, a[0]));
-                               });
+        denom[i] =
+            elementwise(b, loc, v[i], newTensor(b, loc, type),
+                        [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                          return plusEps(nb, nloc, sqrtDiv(nb, nloc, a[0]));
+                        });
         continue;
       }
       // torch 1.13: _foreach_sqrt, _foreach_div_, then an out-of-place

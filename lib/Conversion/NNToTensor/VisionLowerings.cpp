@@ -75,8 +75,8 @@ Value windowInput(OpBuilder &b, Location loc, Value out, Value k,
 /// whether there is one: (in + padding - k * dilation) / stride, exact.
 std::pair<Value, Value> windowOutput(OpBuilder &b, Location loc, Value in,
                                      Value k, const Window &w, unsigned d) {
-  Value t = arith::AddIOp::create(b, loc, in,
-                                  indexConstant(b, loc, w.padding[d]));
+  Value t =
+      arith::AddIOp::create(b, loc, in, indexConstant(b, loc, w.padding[d]));
   t = arith::SubIOp::create(b, loc, t,
                             affineIndex(b, loc, k, w.dilation[d], Value()));
   Value s = indexConstant(b, loc, w.stride[d]);
@@ -106,10 +106,10 @@ LogicalResult checkGroups(Location loc, DictionaryAttr attrs) {
 }
 
 struct Conv2dLowering : ExternalModel<Conv2dLowering, Conv2dOp> {
-  LogicalResult lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
-                              const LoweringOptions &,
-                              SmallVectorImpl<Value> &results,
-                              SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     Location loc = op->getLoc();
     DictionaryAttr attrs = op->getAttrDictionary();
     if (failed(checkGroups(loc, attrs)))
@@ -121,14 +121,14 @@ struct Conv2dLowering : ExternalModel<Conv2dLowering, Conv2dOp> {
     Value out = newTensor(b, loc, outType);
     Value init;
     if (operands.size() > 2) {
-      init = linalg::GenericOp::create(
-                 b, loc, outType, operands[2], out,
-                 {dims(ctx, 4, {1}), dims(ctx, 4, {0, 1, 2, 3})},
-                 iterators(4, 0),
-                 [](OpBuilder &nb, Location nloc, ValueRange a) {
-                   linalg::YieldOp::create(nb, nloc, a[0]);
-                 })
-                 .getResult(0);
+      init =
+          linalg::GenericOp::create(
+              b, loc, outType, operands[2], out,
+              {dims(ctx, 4, {1}), dims(ctx, 4, {0, 1, 2, 3})}, iterators(4, 0),
+              [](OpBuilder &nb, Location nloc, ValueRange a) {
+                linalg::YieldOp::create(nb, nloc, a[0]);
+              })
+              .getResult(0);
     } else {
       init = fill(b, loc, out, 0.0);
     }
@@ -143,12 +143,12 @@ struct Conv2dLowering : ExternalModel<Conv2dLowering, Conv2dOp> {
               Value ih = windowInput(nb, nloc, i[2], i[5], w, 0);
               Value iw = windowInput(nb, nloc, i[3], i[6], w, 1);
               Value zero = floatConstant(nb, nloc, a[0].getType(), 0.0);
-              Value xv = extractOrPad(nb, nloc, x, {i[0], i[4], ih, iw},
-                                      {2, 3}, zero);
+              Value xv =
+                  extractOrPad(nb, nloc, x, {i[0], i[4], ih, iw}, {2, 3}, zero);
               Value prod = arith::MulFOp::create(nb, nloc, xv, a[0]);
               linalg::YieldOp::create(
-                  nb, nloc, arith::AddFOp::create(nb, nloc, a[1], prod)
-                                .getResult());
+                  nb, nloc,
+                  arith::AddFOp::create(nb, nloc, a[1], prod).getResult());
             })
             .getResult(0));
     return success();
@@ -183,8 +183,8 @@ struct Conv2dLowering : ExternalModel<Conv2dLowering, Conv2dOp> {
                                          {2, 3}, zero, ok);
                   Value prod = arith::MulFOp::create(nb, nloc, g, a[0]);
                   linalg::YieldOp::create(
-                      nb, nloc, arith::AddFOp::create(nb, nloc, a[1], prod)
-                                    .getResult());
+                      nb, nloc,
+                      arith::AddFOp::create(nb, nloc, a[1], prod).getResult());
                 })
                 .getResult(0));
       } else if (operand == 1) {
@@ -203,8 +203,8 @@ struct Conv2dLowering : ExternalModel<Conv2dLowering, Conv2dOp> {
                                           {2, 3}, zero);
                   Value prod = arith::MulFOp::create(nb, nloc, a[0], xv);
                   linalg::YieldOp::create(
-                      nb, nloc, arith::AddFOp::create(nb, nloc, a[1], prod)
-                                    .getResult());
+                      nb, nloc,
+                      arith::AddFOp::create(nb, nloc, a[1], prod).getResult());
                 })
                 .getResult(0));
       } else {
@@ -277,21 +277,21 @@ void batchStats(OpBuilder &b, Location loc, Value x, Value meanInit,
         b, loc, {}, v,
         [&](OpBuilder &nb, Location nloc, ValueRange a) {
           return arith::MulFOp::create(
-                     nb, nloc, a[0], floatConstant(nb, nloc, a[0].getType(), inv))
+                     nb, nloc, a[0],
+                     floatConstant(nb, nloc, a[0].getType(), inv))
               .getResult();
         },
         true);
   };
-  mean = scale(channelSum(b, loc, x, {}, fill(b, loc, meanInit, 0.0),
-                          [](OpBuilder &, Location, ValueRange a) {
-                            return a[0];
-                          }));
-  var = scale(channelSum(b, loc, x, mean, fill(b, loc, varInit, 0.0),
-                         [](OpBuilder &nb, Location nloc, ValueRange a) {
-                           Value d = arith::SubFOp::create(nb, nloc, a[0], a[1]);
-                           return arith::MulFOp::create(nb, nloc, d, d)
-                               .getResult();
-                         }));
+  mean = scale(
+      channelSum(b, loc, x, {}, fill(b, loc, meanInit, 0.0),
+                 [](OpBuilder &, Location, ValueRange a) { return a[0]; }));
+  var = scale(
+      channelSum(b, loc, x, mean, fill(b, loc, varInit, 0.0),
+                 [](OpBuilder &nb, Location nloc, ValueRange a) {
+                   Value d = arith::SubFOp::create(nb, nloc, a[0], a[1]);
+                   return arith::MulFOp::create(nb, nloc, d, d).getResult();
+                 }));
 }
 
 Value invStd(OpBuilder &nb, Location nloc, Value var, double eps) {
@@ -308,10 +308,10 @@ LogicalResult checkFullBatchNorm(Location loc, unsigned numOperands) {
 }
 
 struct BatchNormLowering : ExternalModel<BatchNormLowering, BatchNormOp> {
-  LogicalResult lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
-                              const LoweringOptions &options,
-                              SmallVectorImpl<Value> &results,
-                              SmallVectorImpl<std::pair<unsigned, Value>> &updates) const {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &options, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &updates) const {
     Location loc = op->getLoc();
     auto bn = cast<BatchNormOp>(op);
     if (failed(checkFullBatchNorm(loc, operands.size())))
@@ -330,7 +330,8 @@ struct BatchNormLowering : ExternalModel<BatchNormLowering, BatchNormOp> {
     results.push_back(
         linalg::GenericOp::create(
             b, loc, type, ValueRange{x, mean, var, weight, bias},
-            newTensor(b, loc, type), {full, channel, channel, channel, channel, full},
+            newTensor(b, loc, type),
+            {full, channel, channel, channel, channel, full},
             iterators(type.getRank(), 0),
             [&](OpBuilder &nb, Location nloc, ValueRange a) {
               Value c = arith::SubFOp::create(nb, nloc, a[0], a[1]);
@@ -338,7 +339,8 @@ struct BatchNormLowering : ExternalModel<BatchNormLowering, BatchNormOp> {
                                               invStd(nb, nloc, a[2], eps));
               Value s = arith::MulFOp::create(nb, nloc, n, a[3]);
               linalg::YieldOp::create(
-                  nb, nloc, arith::AddFOp::create(nb, nloc, s, a[4]).getResult());
+                  nb, nloc,
+                  arith::AddFOp::create(nb, nloc, s, a[4]).getResult());
             })
             .getResult(0));
     if (!options.training)
@@ -378,7 +380,8 @@ struct BatchNormLowering : ExternalModel<BatchNormLowering, BatchNormOp> {
                                "inputs only";
     bool wantMean = saved.kind == "save_mean";
     // The wanted statistic is a new tensor, the other one stack scratch.
-    Value meanInit = wantMean ? newTensor(b, loc, type) : stackScratch(b, loc, type);
+    Value meanInit =
+        wantMean ? newTensor(b, loc, type) : stackScratch(b, loc, type);
     Value varInit = stackScratch(b, loc, type);
     Value mean, var;
     batchStats(b, loc, x, meanInit, varInit, mean, var);
@@ -409,10 +412,9 @@ struct BatchNormLowering : ExternalModel<BatchNormLowering, BatchNormOp> {
       return node.needsGrad(operand) ? newTensor(b, loc, statType)
                                      : stackScratch(b, loc, statType);
     };
-    Value sumDy = channelSum(b, loc, gy, {}, fill(b, loc, init(2), 0.0),
-                             [](OpBuilder &, Location, ValueRange a) {
-                               return a[0];
-                             });
+    Value sumDy =
+        channelSum(b, loc, gy, {}, fill(b, loc, init(2), 0.0),
+                   [](OpBuilder &, Location, ValueRange a) { return a[0]; });
     Value sumDyXhat = channelSum(
         b, loc, {gy, x}, {mean, invstd}, fill(b, loc, init(1), 0.0),
         [](OpBuilder &nb, Location nloc, ValueRange a) {
@@ -432,8 +434,8 @@ struct BatchNormLowering : ExternalModel<BatchNormLowering, BatchNormOp> {
         continue;
       }
       if (operand != 0)
-        return emitError(loc) << "nn.batch_norm: no gradient for operand "
-                              << operand;
+        return emitError(loc)
+               << "nn.batch_norm: no gradient for operand " << operand;
       // dx = w invstd (dy - sum(dy)/M - xhat sum(dy xhat)/M)
       grads.push_back(
           linalg::GenericOp::create(
@@ -454,7 +456,8 @@ struct BatchNormLowering : ExternalModel<BatchNormLowering, BatchNormOp> {
                     nb, nloc, arith::SubFOp::create(nb, nloc, a[0], t1), t2);
                 Value s = arith::MulFOp::create(nb, nloc, a[4], a[3]);
                 linalg::YieldOp::create(
-                    nb, nloc, arith::MulFOp::create(nb, nloc, d, s).getResult());
+                    nb, nloc,
+                    arith::MulFOp::create(nb, nloc, d, s).getResult());
               })
               .getResult(0));
     }
@@ -475,10 +478,10 @@ Window poolWindow(DictionaryAttr attrs) {
 }
 
 struct MaxPool2dLowering : ExternalModel<MaxPool2dLowering, MaxPool2dOp> {
-  LogicalResult lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
-                              const LoweringOptions &,
-                              SmallVectorImpl<Value> &results,
-                              SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     Location loc = op->getLoc();
     auto pool = cast<MaxPool2dOp>(op);
     Window w = poolWindow(op->getAttrDictionary());
@@ -494,15 +497,14 @@ struct MaxPool2dLowering : ExternalModel<MaxPool2dLowering, MaxPool2dOp> {
     results.push_back(
         linalg::GenericOp::create(
             b, loc, outType, window, init,
-            {dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3})},
-            iterators(4, 2),
+            {dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3})}, iterators(4, 2),
             [&](OpBuilder &nb, Location nloc, ValueRange a) {
               SmallVector<Value> i = loopIndices(nb, nloc, 6);
               Value ih = windowInput(nb, nloc, i[2], i[4], w, 0);
               Value iw = windowInput(nb, nloc, i[3], i[5], w, 1);
               Value pad = floatConstant(nb, nloc, a[1].getType(), lowest);
-              Value v = extractOrPad(nb, nloc, x, {i[0], i[1], ih, iw}, {2, 3},
-                                     pad);
+              Value v =
+                  extractOrPad(nb, nloc, x, {i[0], i[1], ih, iw}, {2, 3}, pad);
               linalg::YieldOp::create(
                   nb, nloc,
                   arith::MaximumFOp::create(nb, nloc, a[1], v).getResult());
@@ -523,13 +525,13 @@ struct MaxPool2dLowering : ExternalModel<MaxPool2dLowering, MaxPool2dOp> {
     Value x = saved.operands[0], y = saved.results[0];
     auto type = cast<RankedTensorType>(saved.resultType);
     int64_t width = tensorType(x).getDimSize(3);
-    Value minusOne = arith::ConstantOp::create(
-        b, loc, b.getI64IntegerAttr(-1));
-    Value init = linalg::FillOp::create(b, loc, minusOne,
-                                        newTensor(b, loc, type))
-                     .getResult(0);
+    Value minusOne = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(-1));
+    Value init =
+        linalg::FillOp::create(b, loc, minusOne, newTensor(b, loc, type))
+            .getResult(0);
     Value window = stackScratch(
-        b, loc, RankedTensorType::get({k[0], k[1]}, tensorType(x).getElementType()));
+        b, loc,
+        RankedTensorType::get({k[0], k[1]}, tensorType(x).getElementType()));
     // The first position of each window that holds the maximum.
     return linalg::GenericOp::create(
                b, loc, type, ValueRange{window, y}, init,
@@ -540,9 +542,9 @@ struct MaxPool2dLowering : ExternalModel<MaxPool2dLowering, MaxPool2dOp> {
                  SmallVector<Value> i = loopIndices(nb, nloc, 6);
                  Value ih = windowInput(nb, nloc, i[2], i[4], w, 0);
                  Value iw = windowInput(nb, nloc, i[3], i[5], w, 1);
-                 Value pad = floatConstant(
-                     nb, nloc, a[1].getType(),
-                     -std::numeric_limits<double>::infinity());
+                 Value pad =
+                     floatConstant(nb, nloc, a[1].getType(),
+                                   -std::numeric_limits<double>::infinity());
                  Value v = extractOrPad(nb, nloc, x, {i[0], i[1], ih, iw},
                                         {2, 3}, pad);
                  Value flat = affineIndex(nb, nloc, ih, width, iw);
@@ -552,7 +554,8 @@ struct MaxPool2dLowering : ExternalModel<MaxPool2dLowering, MaxPool2dOp> {
                      nb, nloc, arith::CmpFPredicate::OEQ, v, a[1]);
                  Value unset = arith::CmpIOp::create(
                      nb, nloc, arith::CmpIPredicate::slt, a[2],
-                     arith::ConstantOp::create(nb, nloc, nb.getI64IntegerAttr(0)));
+                     arith::ConstantOp::create(nb, nloc,
+                                               nb.getI64IntegerAttr(0)));
                  Value take = arith::AndIOp::create(nb, nloc, isMax, unset);
                  linalg::YieldOp::create(
                      nb, nloc,
@@ -578,8 +581,7 @@ struct MaxPool2dLowering : ExternalModel<MaxPool2dLowering, MaxPool2dOp> {
     grads.push_back(
         linalg::GenericOp::create(
             b, loc, type, window, init,
-            {dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3})},
-            iterators(4, 2),
+            {dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3})}, iterators(4, 2),
             [&](OpBuilder &nb, Location nloc, ValueRange a) {
               SmallVector<Value> i = loopIndices(nb, nloc, 6);
               auto [oh, okh] = windowOutput(nb, nloc, i[2], i[4], w, 0);
@@ -595,9 +597,8 @@ struct MaxPool2dLowering : ExternalModel<MaxPool2dLowering, MaxPool2dOp> {
               Value flat = arith::IndexCastOp::create(
                   nb, nloc, nb.getI64Type(),
                   affineIndex(nb, nloc, i[2], width, i[3]));
-              Value hit = arith::CmpIOp::create(nb, nloc,
-                                                arith::CmpIPredicate::eq, idx,
-                                                flat);
+              Value hit = arith::CmpIOp::create(
+                  nb, nloc, arith::CmpIPredicate::eq, idx, flat);
               Value add = arith::SelectOp::create(nb, nloc, hit, g, zero);
               linalg::YieldOp::create(
                   nb, nloc,
@@ -627,10 +628,10 @@ LogicalResult poolFactors(Location loc, RankedTensorType in,
 
 struct AdaptiveAvgPool2dLowering
     : ExternalModel<AdaptiveAvgPool2dLowering, AdaptiveAvgPool2dOp> {
-  LogicalResult lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
-                              const LoweringOptions &,
-                              SmallVectorImpl<Value> &results,
-                              SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     Location loc = op->getLoc();
     Value x = operands[0];
     auto outType = cast<RankedTensorType>(op->getResult(0).getType());
@@ -643,27 +644,27 @@ struct AdaptiveAvgPool2dLowering
     AffineExpr d[6];
     for (unsigned i = 0; i < 6; ++i)
       d[i] = getAffineDimExpr(i, ctx);
-    AffineMap inMap =
-        AffineMap::get(6, 0, {d[0], d[1], d[2] * kh + d[4], d[3] * kw + d[5]},
-                       ctx);
-    Value sum = linalg::GenericOp::create(
-                    b, loc, outType, ValueRange{x, window},
-                    fill(b, loc, newTensor(b, loc, outType), 0.0),
-                    {inMap, dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3})},
-                    iterators(4, 2),
-                    [](OpBuilder &nb, Location nloc, ValueRange a) {
-                      linalg::YieldOp::create(
-                          nb, nloc,
-                          arith::AddFOp::create(nb, nloc, a[2], a[0])
-                              .getResult());
-                    })
-                    .getResult(0);
+    AffineMap inMap = AffineMap::get(
+        6, 0, {d[0], d[1], d[2] * kh + d[4], d[3] * kw + d[5]}, ctx);
+    Value sum =
+        linalg::GenericOp::create(
+            b, loc, outType, ValueRange{x, window},
+            fill(b, loc, newTensor(b, loc, outType), 0.0),
+            {inMap, dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3})},
+            iterators(4, 2),
+            [](OpBuilder &nb, Location nloc, ValueRange a) {
+              linalg::YieldOp::create(
+                  nb, nloc,
+                  arith::AddFOp::create(nb, nloc, a[2], a[0]).getResult());
+            })
+            .getResult(0);
     double inv = 1.0 / (kh * kw);
     results.push_back(elementwise(
         b, loc, {}, sum,
         [&](OpBuilder &nb, Location nloc, ValueRange a) {
           return arith::MulFOp::create(
-                     nb, nloc, a[0], floatConstant(nb, nloc, a[0].getType(), inv))
+                     nb, nloc, a[0],
+                     floatConstant(nb, nloc, a[0].getType(), inv))
               .getResult();
         },
         true));
@@ -688,8 +689,7 @@ struct AdaptiveAvgPool2dLowering
     grads.push_back(
         linalg::GenericOp::create(
             b, loc, inType, node.grads[0], newTensor(b, loc, inType),
-            {gyMap, AffineMap::getMultiDimIdentityMap(4, ctx)},
-            iterators(4, 0),
+            {gyMap, AffineMap::getMultiDimIdentityMap(4, ctx)}, iterators(4, 0),
             [&](OpBuilder &nb, Location nloc, ValueRange a) {
               linalg::YieldOp::create(
                   nb, nloc,

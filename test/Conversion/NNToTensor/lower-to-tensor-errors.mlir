@@ -1,14 +1,14 @@
 // RUN: vram-opt %s -split-input-file -verify-diagnostics --vram-build-step="mode=train optimizer=sgd" --vram-lower-to-tensor
 
 // An op without LowerToTensorOpInterface is a located error naming it.
-func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x2xf32> {
-  %w = nn.param "conv.weight" : tensor<4x3x3x3xf32>
-  // expected-error @+1 {{'nn.conv2d' has no lowering to tensors (LowerToTensorOpInterface)}}
-  %y = nn.conv2d %x, %w : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
-  %f = nn.flatten %y : (tensor<1x4x6x6xf32>) -> tensor<1x144xf32>
-  %fw = nn.param "fc.weight" : tensor<2x144xf32>
-  %o = nn.linear %f, %fw : (tensor<1x144xf32>, tensor<2x144xf32>) -> tensor<1x2xf32>
-  return %o : tensor<1x2xf32>
+func.func @forward(%x: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  %w = nn.param "fc1.weight" : tensor<8x4xf32>
+  %h = nn.linear %x, %w : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
+  // expected-error @+1 {{'nn.gelu' has no lowering to tensors (LowerToTensorOpInterface)}}
+  %g = nn.gelu %h : tensor<2x8xf32>
+  %w2 = nn.param "fc2.weight" : tensor<3x8xf32>
+  %o = nn.linear %g, %w2 : (tensor<2x8xf32>, tensor<3x8xf32>) -> tensor<2x3xf32>
+  return %o : tensor<2x3xf32>
 }
 
 // -----

@@ -5,8 +5,8 @@
 
 #include "vram/Dialect/NN/NNAttributes.h"
 
-#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
@@ -57,7 +57,6 @@ llvm::SmallVector<int64_t> getContiguousStrides(llvm::ArrayRef<int64_t> shape);
 std::optional<llvm::SmallVector<int64_t>>
 getViewStrides(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> strides,
                llvm::ArrayRef<int64_t> newShape);
-
 
 /// Hyperparameters of the lowered optimizer update (torch.optim's defaults
 /// except the learning rate, which torch.optim.SGD requires).
