@@ -397,9 +397,20 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
     if (!s.data)
       return emitError(loc) << "out of memory allocating " << s.name;
     auto file = options.inputFiles.find(s.name);
+    auto initial = options.initialValues.find(s.name);
     if (file != options.inputFiles.end()) {
       if (failed(loadSlot(loc, s, file->getValue())))
         return failure();
+    } else if (initial != options.initialValues.end() &&
+               s.storage != "optimizer_state" && s.storage != "inputs") {
+      const NpyArray &value = initial->getValue();
+      if (value.descr != npyDescr(s.type.getElementType()) ||
+          ArrayRef<int64_t>(value.shape) != s.type.getShape())
+        return emitError(loc)
+               << "the model's initializer " << s.name << " (" << value.descr
+               << ", " << formatShape(value.shape)
+               << ") does not match the parameter (" << s.type << ")";
+      std::memcpy(s.data, value.data.data(), value.data.size());
     } else {
       initialise(s, numClasses);
     }

@@ -270,6 +270,12 @@ cl::opt<bool>
                       cl::desc("Check expected-* diagnostics in the input"),
                       cl::init(false));
 
+#ifdef VRAM_ENABLE_EXECUTION
+/// Parameter and buffer values the model file holds (ONNX initializers),
+/// for --validate.
+llvm::StringMap<vram::NpyArray> modelInitializers;
+#endif
+
 /// A usage error: one line on stderr and exit code 2.
 [[noreturn]] void usageError(const llvm::Twine &message) {
   llvm::WithColor::error(llvm::errs(), "vram-opt") << message << "\n";
@@ -579,6 +585,8 @@ LogicalResult processModule(ModuleOp module,
       auto [name, file] = llvm::StringRef(item).split('=');
       run.inputFiles[name] = file.str();
     }
+    for (const auto &entry : modelInitializers)
+      run.initialValues[entry.getKey()] = entry.getValue();
     FailureOr<vram::CpuValidationResult> result =
         vram::validateOnCpu(module, run);
     if (failed(result))
@@ -992,6 +1000,21 @@ int main(int argc, char **argv) {
     }
     OwningOpRef<ModuleOp> module = vram::onnx_import::importOnnxModel(
         &context, file->getBuffer(), inputFilename, onnxOptions);
+#ifdef VRAM_ENABLE_EXECUTION
+    // The executed step starts from the initializers' values.
+    if (module && validate != ValidateTarget::None) {
+      llvm::StringMap<vram::onnx_import::InitializerData> initializers;
+      std::string error;
+      if (vram::onnx_import::readInitializers(file->getBuffer(), initializers,
+                                              error))
+        for (auto &entry : initializers) {
+          vram::NpyArray &value = modelInitializers[entry.getKey()];
+          value.descr = entry.getValue().descr;
+          value.shape = entry.getValue().shape;
+          value.data = std::move(entry.getValue().bytes);
+        }
+    }
+#endif
     // A --dim for a name the graph's inputs lack cannot apply.
     for (const auto &binding : onnxOptions.dims)
       if (!symbolicDims.contains(binding.getKey())) {

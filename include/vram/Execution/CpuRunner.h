@@ -17,6 +17,7 @@
 #define VRAM_EXECUTION_CPURUNNER_H
 
 #include "vram/Dialect/NN/NNInterfaces.h"
+#include "vram/Execution/Npy.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
@@ -42,6 +43,9 @@ struct CpuValidationOptions {
   /// NAME -> .npy file: model inputs (by input name), "labels", and
   /// parameters or buffers (by name).
   llvm::StringMap<std::string> inputFiles;
+  /// Values of parameters and buffers from the model file (ONNX
+  /// initializers), by name; --input-data takes precedence.
+  llvm::StringMap<NpyArray> initialValues;
   /// When set, the loss, every parameter gradient (NAME.grad.npy) and every
   /// updated parameter (NAME.npy) are written there.
   std::string dumpDir;

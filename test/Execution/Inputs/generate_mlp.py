@@ -6,7 +6,9 @@ cross-entropy) with torch's default initialisation (seed 0), runs one
 training step with SGD (lr 0.1) and one with Adam (lr 0.01, the first
 step), and writes as .npy (numpy.save):
 
-  mlp/          x.npy, labels.npy and every initial parameter (NAME.npy)
+  mlp/          input0.npy, labels.npy and every initial parameter (NAME.npy)
+  mlp.onnx      the model with its initial parameters as initializers
+                (graph input "x"), a training export
   mlp-sgd/      loss.npy, NAME.grad.npy, updated NAME.npy
   mlp-adam/     the same for Adam
 
@@ -47,6 +49,10 @@ def main():
     save(os.path.join(here, "mlp"), "labels", labels)
     for n, p in initial.items():
         save(os.path.join(here, "mlp"), n, p)
+    torch.onnx.export(model, x, os.path.join(here, "mlp.onnx"),
+                      input_names=["x"], output_names=["logits"],
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False, opset_version=13)
 
     for name, make in [("sgd", lambda ps: torch.optim.SGD(ps, lr=0.1)),
                        ("adam", lambda ps: torch.optim.Adam(ps, lr=0.01))]:
