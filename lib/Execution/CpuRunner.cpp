@@ -360,7 +360,8 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = makeOptimizingTransformer(2, 0, nullptr);
+  // O1: resnet18 compiles 2.5x faster than at O2 and ran faster here.
+  engineOptions.transformer = makeOptimizingTransformer(1, 0, nullptr);
   auto engine = ExecutionEngine::create(*lowered, engineOptions);
   if (!engine)
     return emitError(loc) << "JIT compilation failed: "
