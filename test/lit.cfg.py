@@ -7,7 +7,7 @@ from lit.llvm import llvm_config
 config.name = "VRAM"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "check-json.py", "check-sarif.py"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "check-json.py", "check-sarif.py", "compare-npy.py", "generate_mlp.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.vram_obj_root, "test")
 
@@ -15,6 +15,8 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 # Compares JSON report fields with references and tolerances.
 config.substitutions.append(("%check-sarif", "python3 " + os.path.join(os.path.dirname(__file__), "check-sarif.py")))
 config.substitutions.append(("%check-json", "python3 " + os.path.join(os.path.dirname(__file__), "check-json.py")))
+# Compares .npy files (vram-opt --dump against PyTorch's), stdlib only.
+config.substitutions.append(("%compare-npy", "python3 " + os.path.join(os.path.dirname(__file__), "Execution", "compare-npy.py")))
 config.substitutions.append(("%vram_obj_root", config.vram_obj_root))
 config.substitutions.append(("%vram_src_root", config.vram_src_root))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
@@ -30,6 +32,9 @@ llvm_config.with_environment("PATH", config.vram_tools_dir, append_path=True)
 
 if config.vram_enable_onnx:
     config.available_features.add("onnx")
+# --validate=cpu (MLIR's ExecutionEngine).
+if config.vram_enable_execution:
+    config.available_features.add("execution")
 
 # The LibTorch C++ front end parses real LibTorch programs: its tests need
 # libtorch-dev's headers (and its libraries to cross-check by running them).

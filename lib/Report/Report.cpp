@@ -359,6 +359,23 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"top_tensors", std::move(top)}}},
       {"layers", std::move(layers)},
   };
+  if (const auto &v = options.validation) {
+    json::Object phases;
+    for (const ValidationPhase &p : v->phases)
+      phases[p.phase] =
+          json::Object{{"measured_peak_bytes", p.measuredPeakBytes},
+                       {"predicted_peak_bytes", p.predictedPeakBytes}};
+    report["validation"] = json::Object{
+        {"device", v->device},
+        {"allocation_mode", v->allocationMode},
+        {"measured_peak_bytes", v->measuredPeakBytes},
+        {"predicted_peak_bytes", v->predictedPeakBytes},
+        {"difference_bytes", v->measuredPeakBytes - v->predictedPeakBytes},
+        {"phases", std::move(phases)},
+        {"allocations", v->allocations},
+        {"loss", v->loss ? json::Value(*v->loss) : json::Value(nullptr)},
+        {"wall_time_ms", v->wallSeconds * 1e3}};
+  }
   if (options.timeline) {
     json::Array timeline;
     for (unsigned i = 1; i <= memory.getNumOps(); ++i) {
@@ -509,6 +526,35 @@ static void writeText(const Analyses &a, const ReportOptions &options,
   }
 }
 
+void vram::writeValidationText(const ValidationFinding &v,
+                               llvm::raw_ostream &os) {
+  os << "validation (" << v.device << ", " << v.allocationMode
+     << " allocation):\n";
+  std::vector<std::array<std::string, 4>> rows = {
+      {"", "predicted", "measured", "difference"}};
+  auto row = [&](std::string name, int64_t predicted, int64_t measured) {
+    rows.push_back({std::move(name), withCommas(predicted),
+                    withCommas(measured), withCommas(measured - predicted)});
+  };
+  row("peak bytes", v.predictedPeakBytes, v.measuredPeakBytes);
+  for (const ValidationPhase &p : v.phases)
+    row("  " + p.phase, p.predictedPeakBytes, p.measuredPeakBytes);
+  std::array<size_t, 4> widths = {};
+  for (const auto &r : rows)
+    for (unsigned c = 0; c < 4; ++c)
+      widths[c] = std::max(widths[c], r[c].size());
+  for (const auto &r : rows) {
+    os << "  " << llvm::left_justify(r[0], widths[0]);
+    for (unsigned c = 1; c < 4; ++c)
+      os << "  " << llvm::right_justify(r[c], widths[c]);
+    os << "\n";
+  }
+  os << "  allocations: " << v.allocations;
+  if (v.loss)
+    os << "   loss: " << llvm::format("%.7g", *v.loss);
+  os << llvm::formatv("   step wall time: {0:f3} ms\n", v.wallSeconds * 1e3);
+}
+
 LogicalResult vram::writeReport(ModuleOp module, const ReportOptions &options,
                                 ReportFormat format, llvm::raw_ostream &os) {
   FailureOr<Analyses> a = analyze(module, options);
@@ -520,6 +566,8 @@ LogicalResult vram::writeReport(ModuleOp module, const ReportOptions &options,
     break;
   case ReportFormat::Text:
     writeText(*a, options, os);
+    if (options.validation)
+      writeValidationText(*options.validation, os);
     break;
   case ReportFormat::Markdown:
     writeMarkdown(*a, options, os);

@@ -27,6 +27,11 @@
 #ifdef VRAM_ENABLE_CXX
 #include "vram/Import/Cxx.h"
 #endif
+#include "vram/Conversion/NNToTensor.h"
+#ifdef VRAM_ENABLE_EXECUTION
+#include "vram/Execution/CpuRunner.h"
+#include "vram/Execution/Passes.h"
+#endif
 
 #include "mlir/Debug/CLOptionsSetup.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -44,6 +49,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
@@ -282,6 +288,36 @@ cl::opt<unsigned> topTensors("top-tensors",
                              cl::desc("Tensors listed at the peak"),
                              cl::init(10), cl::cat(outputCat));
 
+cl::OptionCategory validateCat("Validation by execution");
+enum class ValidateTarget { None, Cpu };
+cl::opt<ValidateTarget> validate(
+    "validate",
+    cl::desc("Run the lowered step and compare the measured peak with the "
+             "prediction (exit 1 when they differ; docs/Execution.md)"),
+    cl::values(clEnumValN(ValidateTarget::Cpu, "cpu",
+                          "MLIR's ExecutionEngine on this CPU")),
+    cl::init(ValidateTarget::None), cl::cat(validateCat));
+enum class AllocationMode { PyTorch };
+cl::opt<AllocationMode> allocationMode(
+    "allocation-mode", cl::desc("Buffers of the executed step"),
+    cl::values(clEnumValN(AllocationMode::PyTorch, "pytorch",
+                          "one buffer per tensor PyTorch allocates, freed "
+                          "after its last use (default)")),
+    cl::init(AllocationMode::PyTorch), cl::cat(validateCat));
+cl::list<std::string> inputData(
+    "input-data",
+    cl::desc("NAME=FILE.npy: a model input (by name), the loss target "
+             "(labels) or a parameter; else a deterministic default"),
+    cl::value_desc("NAME=FILE.npy"), cl::CommaSeparated, cl::cat(validateCat));
+cl::opt<std::string> dumpDir(
+    "dump",
+    cl::desc("Write the loss, parameter gradients (NAME.grad.npy) and "
+             "updated parameters (NAME.npy) of the executed step to DIR"),
+    cl::value_desc("DIR"), cl::cat(validateCat));
+cl::opt<double> learningRate("lr",
+                             cl::desc("Learning rate of the executed update"),
+                             cl::init(0.01), cl::cat(validateCat));
+
 cl::OptionCategory lintCat("Lint");
 cl::opt<std::string> budget(
     "budget",
@@ -346,6 +382,12 @@ int64_t getBudgetBytes() {
     return *vram::parseByteSize(budget);
   return vram::lookupGpu(gpuName)->capacityBytes;
 }
+
+#ifdef VRAM_ENABLE_EXECUTION
+/// Parameter and buffer values the model file holds (ONNX initializers),
+/// for --validate.
+llvm::StringMap<vram::NpyArray> modelInitializers;
+#endif
 
 /// A usage error: one line on stderr and exit code 2.
 [[noreturn]] void usageError(const llvm::Twine &message) {
@@ -459,6 +501,25 @@ void checkOptions() {
                "--allocator=pytorch-cuda");
   if (compareWith.getNumOccurrences() && format != OutputFormat::Markdown)
     usageError("--compare needs --format=markdown");
+  if (validate == ValidateTarget::None &&
+      (inputData.getNumOccurrences() || dumpDir.getNumOccurrences() ||
+       allocationMode.getNumOccurrences() || learningRate.getNumOccurrences()))
+    usageError("--input-data, --dump, --allocation-mode and --lr need "
+               "--validate");
+#ifndef VRAM_ENABLE_EXECUTION
+  if (validate != ValidateTarget::None)
+    usageError("this vram-opt was built without the execution engine "
+               "(VRAM_ENABLE_EXECUTION=OFF)");
+#endif
+  if (!(learningRate > 0) || std::isinf(learningRate))
+    usageError("--lr must be a positive number");
+  for (const std::string &item : inputData) {
+    auto [name, file] = llvm::StringRef(item).split('=');
+    if (name.empty() || file.empty())
+      usageError("--input-data expects NAME=FILE.npy, got '" + item + "'");
+    if (!llvm::sys::fs::exists(file))
+      usageError("--input-data " + name + ": no file " + file);
+  }
   if (!(regressionThreshold >= 0) || std::isinf(regressionThreshold))
     usageError("--regression-threshold must be a percentage >= 0");
   if (timeline && format == OutputFormat::Mlir)
@@ -704,7 +765,8 @@ LogicalResult processModule(ModuleOp module,
   // pipeline did not; a report without --mode is about training.
   bool wantsStep = format != OutputFormat::Mlir || mode.getNumOccurrences() ||
                    !checkpointModules.empty() || hasBudget() ||
-                   traceFile.getNumOccurrences();
+                   traceFile.getNumOccurrences() ||
+                   validate != ValidateTarget::None;
   // --batch must have bound the model's batch dimension: a model whose batch
   // is static and different (or that has none) cannot apply it.
   if (batch.getNumOccurrences())
@@ -743,6 +805,58 @@ LogicalResult processModule(ModuleOp module,
     if (FailureOr<int64_t> used = measureBudgetMetric(module); succeeded(used))
       options.budget = vram::BudgetFinding{getBudgetBytes(), *used,
                                            getBudgetMetricName().str()};
+  bool validationFailed = false;
+#ifdef VRAM_ENABLE_EXECUTION
+  if (validate == ValidateTarget::Cpu) {
+    vram::CpuValidationOptions run;
+    run.lowering.lr = learningRate;
+    run.dumpDir = dumpDir;
+    for (const std::string &item : inputData) {
+      auto [name, file] = llvm::StringRef(item).split('=');
+      run.inputFiles[name] = file.str();
+    }
+    for (const auto &entry : modelInitializers)
+      run.initialValues[entry.getKey()] = entry.getValue();
+    FailureOr<vram::CpuValidationResult> result =
+        vram::validateOnCpu(module, run);
+    if (failed(result))
+      return failure();
+    vram::ValidationFinding v;
+    v.device = "cpu";
+    v.allocationMode = "pytorch";
+    v.measuredPeakBytes = result->measuredPeakBytes;
+    v.predictedPeakBytes = result->predictedPeakBytes;
+    v.allocations = result->allocations;
+    v.loss = result->loss;
+    v.wallSeconds = result->wallSeconds;
+    for (const vram::PhaseComparison &p : result->phases)
+      v.phases.push_back({vram::nn::stringifyEnum(p.phase).str(),
+                          p.measuredPeakBytes, p.predictedPeakBytes});
+    options.validation = v;
+    if (result->measuredPeakBytes != result->predictedPeakBytes ||
+        result->firstMismatchOp) {
+      validationFailed = true;
+      auto step = module.lookupSymbol<func::FuncOp>("step");
+      InFlightDiagnostic diag = emitError(step.getLoc());
+      if (result->measuredPeakBytes != result->predictedPeakBytes)
+        diag << "validation: measured peak " << result->measuredPeakBytes
+             << " bytes, predicted " << result->predictedPeakBytes
+             << " bytes: the executed step and the memory analysis disagree";
+      else
+        diag << "validation: the peaks agree (" << result->measuredPeakBytes
+             << " bytes) but the live bytes of an op differ: the executed "
+                "step and the memory analysis disagree";
+      if (result->firstMismatchOp)
+        diag.attachNote(vram::MemoryAnalysis(step)
+                            .getOp(*result->firstMismatchOp)
+                            ->getLoc())
+            << "first difference at op " << *result->firstMismatchOp << " ("
+            << result->firstMismatchOpName << "): measured "
+            << result->mismatchMeasured << " bytes live, predicted "
+            << result->mismatchPredicted;
+    }
+  }
+#endif
   if (traceFile.getNumOccurrences()) {
     std::string error;
     auto trace = openOutputFile(traceFile, &error);
@@ -753,13 +867,16 @@ LogicalResult processModule(ModuleOp module,
     trace->keep();
   }
   if (format == OutputFormat::Mlir) {
-    // A lint or trace run prints its output, not IR, unless IR was asked for.
-    if ((!hasBudget() && !traceFile.getNumOccurrences()) ||
-        format.getNumOccurrences()) {
+    // A lint, trace or validation run prints its output, not IR, unless IR
+    // was asked for.
+    if (options.validation && !format.getNumOccurrences())
+      vram::writeValidationText(*options.validation, os);
+    else if ((!hasBudget() && !traceFile.getNumOccurrences()) ||
+             format.getNumOccurrences()) {
       module.print(os);
       os << "\n";
     }
-    return failure(overBudget);
+    return failure(overBudget || validationFailed);
   }
   vram::ReportFormat reportFormat =
       format == OutputFormat::Json       ? vram::ReportFormat::Json
@@ -769,7 +886,7 @@ LogicalResult processModule(ModuleOp module,
                                          : vram::ReportFormat::Text;
   if (failed(vram::writeReport(module, options, reportFormat, os)))
     return failure();
-  return failure(overBudget);
+  return failure(overBudget || validationFailed);
 }
 
 LogicalResult buildStep(ModuleOp module,
@@ -937,6 +1054,11 @@ private:
 
 void registerDialects(DialectRegistry &registry) {
   registry.insert<vram::nn::NNDialect, func::FuncDialect>();
+#ifdef VRAM_ENABLE_EXECUTION
+  vram::registerExecutionDialects(registry);
+#else
+  vram::registerLowerToTensorInterfaces(registry);
+#endif
 }
 
 /// Parses and processes one .mlir buffer (one chunk with --split-input-file).
@@ -981,6 +1103,10 @@ int main(int argc, char **argv) {
   registerDefaultTimingManagerCLOptions();
   vram::registerVramPasses();
   vram::registerVramAnalysisPasses();
+  vram::registerVramConversionPasses();
+#ifdef VRAM_ENABLE_EXECUTION
+  vram::registerVramExecutionPasses();
+#endif
 #ifdef VRAM_ENABLE_ONNX
   vram::onnx_import::registerPasses();
 #endif
@@ -998,8 +1124,8 @@ int main(int argc, char **argv) {
       helpMlir = true;
     }
   if (!helpMlir)
-    cl::HideUnrelatedOptions(
-        {&modelCat, &cxxCat, &stepCat, &scenarioCat, &outputCat, &lintCat});
+    cl::HideUnrelatedOptions({&modelCat, &cxxCat, &stepCat, &scenarioCat,
+                              &outputCat, &validateCat, &lintCat});
   // Compile flags of a C++ model follow `--`, as for Clang tools.
   for (auto it = args.begin(); it != args.end(); ++it)
     if (llvm::StringRef(*it) == "--") {
@@ -1030,7 +1156,8 @@ int main(int argc, char **argv) {
   // --format=mlir, when passes run, in diagnostics tests, and a lint or trace
   // run prints just its own output.
   if (!format.getNumOccurrences() && !passPipeline.hasAnyOccurrences() &&
-      !verifyDiagnostics && !hasBudget() && !traceFile.getNumOccurrences())
+      !verifyDiagnostics && !hasBudget() && !traceFile.getNumOccurrences() &&
+      validate == ValidateTarget::None)
     format = OutputFormat::Text;
   checkOptions();
 
@@ -1204,6 +1331,21 @@ int main(int argc, char **argv) {
     }
     OwningOpRef<ModuleOp> module = vram::onnx_import::importOnnxModel(
         &context, file->getBuffer(), inputFilename, onnxOptions);
+#ifdef VRAM_ENABLE_EXECUTION
+    // The executed step starts from the initializers' values.
+    if (module && validate != ValidateTarget::None) {
+      llvm::StringMap<vram::onnx_import::InitializerData> initializers;
+      std::string error;
+      if (vram::onnx_import::readInitializers(file->getBuffer(), initializers,
+                                              error))
+        for (auto &entry : initializers) {
+          vram::NpyArray &value = modelInitializers[entry.getKey()];
+          value.descr = entry.getValue().descr;
+          value.shape = entry.getValue().shape;
+          value.data = std::move(entry.getValue().bytes);
+        }
+    }
+#endif
     // A --dim for a name the graph's inputs lack cannot apply.
     for (const auto &binding : onnxOptions.dims)
       if (!symbolicDims.contains(binding.getKey())) {

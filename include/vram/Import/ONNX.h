@@ -46,6 +46,22 @@ mlir::OwningOpRef<mlir::ModuleOp>
 importOnnxModel(mlir::MLIRContext *context, llvm::StringRef bytes,
                 llvm::StringRef filename, const OnnxImportOptions &options);
 
+/// The value of an initializer, for running the model (--validate): its
+/// dims and little-endian bytes with NumPy's dtype string ("<f4", "<f8",
+/// "<i8", "<i4").
+struct InitializerData {
+  std::string descr;
+  std::vector<int64_t> shape;
+  std::vector<char> bytes;
+};
+
+/// Reads the fp32, fp64, int64 and int32 initializers of the model in
+/// `bytes` by name. Initializers of other types or with external data are
+/// left out. Fails with `error` when the file does not parse.
+bool readInitializers(llvm::StringRef bytes,
+                      llvm::StringMap<InitializerData> &initializers,
+                      std::string &error);
+
 /// Registers the ONNX import passes (include/vram/Import/Passes.td) and the
 /// `vram-onnx-import` pipeline, for vram-opt on .mlir input.
 void registerPasses();

@@ -29,6 +29,26 @@ struct BudgetFinding {
   std::string metric;
 };
 
+/// Validation by execution (--validate): measured against predicted memory.
+struct ValidationPhase {
+  std::string phase;
+  int64_t measuredPeakBytes = 0;
+  int64_t predictedPeakBytes = 0;
+};
+struct ValidationFinding {
+  std::string device;         ///< "cpu"
+  std::string allocationMode; ///< "pytorch"
+  int64_t measuredPeakBytes = 0;
+  int64_t predictedPeakBytes = 0;
+  int64_t allocations = 0;
+  std::optional<double> loss;
+  double wallSeconds = 0;
+  std::vector<ValidationPhase> phases;
+};
+
+/// Writes the validation alone as text: predicted and measured side by side.
+void writeValidationText(const ValidationFinding &v, llvm::raw_ostream &os);
+
 struct ReportOptions {
   std::string modelName;
   std::string optimizer; ///< "" when the step is inference
@@ -55,6 +75,8 @@ struct ReportOptions {
   /// The file analyzed (SARIF artifact of locations without a file).
   std::string inputPath;
   unsigned topTensors = 10;
+  /// Set when the step was executed (--validate).
+  std::optional<ValidationFinding> validation;
 };
 
 /// Writes the report of `module`: its `@step` (built by vram-build-step) or,

@@ -483,3 +483,47 @@ vram::onnx_import::importOnnxModel(MLIRContext *context, StringRef bytes,
     return nullptr;
   return module;
 }
+
+bool vram::onnx_import::readInitializers(
+    StringRef bytes, llvm::StringMap<InitializerData> &initializers,
+    std::string &error) {
+  onnx::ModelProto model;
+  if (bytes.size() > (size_t)INT_MAX ||
+      !model.ParseFromArray(bytes.data(), (int)bytes.size()) ||
+      !model.has_graph()) {
+    error = "not a parseable ONNX model";
+    return false;
+  }
+  for (const onnx::TensorProto &t : model.graph().initializer()) {
+    int32_t dt = t.data_type();
+    const char *descr = dt == DT_FLOAT    ? "<f4"
+                        : dt == DT_DOUBLE ? "<f8"
+                        : dt == DT_INT64  ? "<i8"
+                        : dt == DT_INT32  ? "<i4"
+                                          : nullptr;
+    ConstTensor value;
+    std::string err;
+    if (!descr || !decodeTensor(t, value, err))
+      continue;
+    InitializerData data;
+    data.descr = descr;
+    data.shape.assign(t.dims().begin(), t.dims().end());
+    int64_t n = value.numElements();
+    auto append = [&](auto v) {
+      const char *p = reinterpret_cast<const char *>(&v);
+      data.bytes.insert(data.bytes.end(), p, p + sizeof(v));
+    };
+    for (int64_t k = 0; k < n; ++k) {
+      if (dt == DT_FLOAT)
+        append(static_cast<float>(value.getF(k)));
+      else if (dt == DT_DOUBLE)
+        append(value.getF(k));
+      else if (dt == DT_INT64)
+        append(value.getI(k));
+      else
+        append(static_cast<int32_t>(value.getI(k)));
+    }
+    initializers[t.name()] = std::move(data);
+  }
+  return true;
+}

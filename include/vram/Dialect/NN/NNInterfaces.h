@@ -5,8 +5,11 @@
 
 #include "vram/Dialect/NN/NNAttributes.h"
 
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -65,6 +68,50 @@ mlir::Type promoteFloatTypes(mlir::Type a, mlir::Type b);
 template <typename ConcreteType>
 class CublasOpTrait
     : public mlir::OpTrait::TraitBase<ConcreteType, CublasOpTrait> {};
+
+/// Hyperparameters of the lowered optimizer update (torch.optim's defaults
+/// except the learning rate, which torch.optim.SGD requires).
+struct LoweringOptions {
+  double lr = 0.01;
+  double momentum = 0.9;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  /// Adam's step count (1: the first step, state zero-initialised).
+  int64_t step = 1;
+  /// The PyTorch whose kernels' temporaries the lowering reproduces.
+  TorchTarget target;
+  /// A training step (batch norm uses batch statistics).
+  bool training = true;
+};
+
+/// An `nn.saved` being lowered: the extra tensor `kind` of a forward op with
+/// attributes `forwardAttrs`, computed from the lowered forward operands
+/// and results.
+struct SavedTensorLowering {
+  llvm::StringRef kind;
+  mlir::DictionaryAttr forwardAttrs;
+  mlir::FunctionType forwardType;
+  mlir::Type resultType;
+  llvm::SmallVector<mlir::Value> operands;
+  llvm::SmallVector<mlir::Value> results;
+};
+
+/// An `nn.backward` being lowered: the forward op's attributes and type,
+/// what it saved (lowered values by role), the lowered incoming gradients
+/// of its results and the operands whose gradients it returns.
+struct BackwardLowering {
+  mlir::DictionaryAttr forwardAttrs;
+  mlir::FunctionType forwardType;
+  /// Saved operands / results / extras by index; null where not saved.
+  llvm::SmallVector<mlir::Value> savedOperands, savedResults, savedExtras;
+  llvm::SmallVector<mlir::Value> grads;
+  llvm::SmallVector<int64_t> gradOperands;
+
+  bool needsGrad(unsigned operand) const {
+    return llvm::is_contained(gradOperands, operand);
+  }
+};
 
 /// Marks loss ops (cross_entropy, mse_loss).
 template <typename ConcreteType>

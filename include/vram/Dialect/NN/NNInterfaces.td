@@ -184,4 +184,60 @@ def NN_LayoutOpInterface : OpInterface<"LayoutOpInterface"> {
   ];
 }
 
+def NN_LowerToTensorOpInterface : OpInterface<"LowerToTensorOpInterface"> {
+  let description = [{
+    The real computation of an op on upstream tensor dialects (linalg,
+    tensor, arith, math): its forward formula, the extra tensors its kernel
+    keeps for backward (`nn.saved`) and its backward formula (`nn.backward`),
+    in one place per op. The step lowering (`vram-lower-to-tensor`) calls it
+    for every op of the step; `nn.saved` and `nn.backward` dispatch to the
+    static methods of the forward op they name. The lowerings follow
+    PyTorch's kernels' allocations: every result PyTorch allocates is a new
+    tensor (`bufferization.alloc_tensor` as the destination), views and in-place forms
+    write into their operand, and scratch memory a CPU kernel keeps in
+    registers or on the stack is on the stack (`memref.alloca`). The models
+    are registered by the lowering library (lib/Conversion/NNToTensor), which
+    keeps the dialect free of linalg.
+  }];
+  let cppNamespace = "::vram::nn";
+  let methods = [
+    InterfaceMethod<[{
+        Builds the op's computation at the builder's insertion point from
+        `operands` (the lowered operands, in order). Appends one value per
+        result to `results`, and to `updates` the operands the op writes in
+        place with their new value (optimizer parameters and state). Emits
+        a located error and fails when a case is not lowered.
+      }],
+      "::mlir::LogicalResult", "lowerToTensor",
+      (ins "::mlir::OpBuilder &":$b, "::mlir::ValueRange":$operands,
+           "const ::vram::nn::LoweringOptions &":$options,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$results,
+           "::llvm::SmallVectorImpl<std::pair<unsigned, ::mlir::Value>> &":$updates)>,
+    StaticInterfaceMethod<[{
+        Builds the extra tensor `saved.kind` that the forward kernel keeps
+        for backward (an `nn.saved` of this op) from the forward operands and
+        results.
+      }],
+      "::mlir::FailureOr<::mlir::Value>", "lowerSavedTensor",
+      (ins "::mlir::OpBuilder &":$b, "::mlir::Location":$loc,
+           "const ::vram::nn::SavedTensorLowering &":$saved), [{}], [{
+        return ::mlir::emitError(loc)
+               << "no lowering of the saved tensor '" << saved.kind << "' of "
+               << ConcreteOp::getOperationName();
+      }]>,
+    StaticInterfaceMethod<[{
+        Builds the backward node of this op (an `nn.backward` naming it):
+        appends the gradient of each operand in `node.gradOperands`, in
+        order.
+      }],
+      "::mlir::LogicalResult", "lowerBackward",
+      (ins "::mlir::OpBuilder &":$b, "::mlir::Location":$loc,
+           "const ::vram::nn::BackwardLowering &":$node,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$grads), [{}], [{
+        return ::mlir::emitError(loc) << "no lowering of the backward of "
+                                      << ConcreteOp::getOperationName();
+      }]>,
+  ];
+}
+
 #endif // VRAM_DIALECT_NN_NNINTERFACES_TD

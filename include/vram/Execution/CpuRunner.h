@@ -1,0 +1,84 @@
+//===- CpuRunner.h - run a built step on the CPU, measured ------*- C++ -*-===//
+//
+// Validation by execution: the step is lowered (vram-lower-to-tensor with op
+// markers), bufferized (one-shot, function boundaries), freed as PyTorch
+// frees (vram-free-after-last-use), lowered to LLVM and run once with MLIR's
+// ExecutionEngine. The module's heap allocation functions
+// (_mlir_memref_to_llvm_alloc / _aligned_alloc / _free) are bound to an
+// instrumented allocator that counts live bytes per op of the step; the
+// step's arguments (inputs, parameters, buffers, optimizer state) are
+// allocated through it first, as the memory analysis allocates persistent
+// storage at step entry. The measured peak is compared with the memory
+// analysis's prediction.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_EXECUTION_CPURUNNER_H
+#define VRAM_EXECUTION_CPURUNNER_H
+
+#include "vram/Dialect/NN/NNInterfaces.h"
+#include "vram/Execution/Npy.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace vram {
+
+/// Registers what the execution pipeline needs in a context: the upstream
+/// dialects it lowers through, their bufferization models, the LLVM IR
+/// translations, and the nn lowering models.
+void registerExecutionDialects(mlir::DialectRegistry &registry);
+
+struct CpuValidationOptions {
+  /// Optimizer hyperparameters of the lowered update.
+  nn::LoweringOptions lowering;
+  /// NAME -> .npy file: model inputs (by input name), "labels", and
+  /// parameters or buffers (by name).
+  llvm::StringMap<std::string> inputFiles;
+  /// Values of parameters and buffers from the model file (ONNX
+  /// initializers), by name; --input-data takes precedence.
+  llvm::StringMap<NpyArray> initialValues;
+  /// When set, the loss, every parameter gradient (NAME.grad.npy) and every
+  /// updated parameter (NAME.npy) are written there.
+  std::string dumpDir;
+};
+
+struct PhaseComparison {
+  nn::StepPhase phase;
+  int64_t measuredPeakBytes = 0;
+  int64_t predictedPeakBytes = 0;
+};
+
+struct CpuValidationResult {
+  int64_t measuredPeakBytes = 0;
+  int64_t predictedPeakBytes = 0;
+  std::vector<PhaseComparison> phases;
+  /// Heap allocations made (arguments included).
+  int64_t allocations = 0;
+  /// The loss of the forward pass (a training step).
+  std::optional<double> loss;
+  /// Wall time of the step itself (JIT compilation excluded).
+  double wallSeconds = 0;
+  /// The first op of the step whose measured live bytes differ from the
+  /// prediction, with both numbers.
+  std::optional<unsigned> firstMismatchOp;
+  std::string firstMismatchOpName;
+  int64_t mismatchMeasured = 0, mismatchPredicted = 0;
+};
+
+/// Runs `module`'s `@step` once on the CPU. Fails with a located error on
+/// an op that cannot be lowered, bad input data, or a JIT failure.
+mlir::FailureOr<CpuValidationResult>
+validateOnCpu(mlir::ModuleOp module, const CpuValidationOptions &options);
+
+} // namespace vram
+
+#endif // VRAM_EXECUTION_CPURUNNER_H

@@ -1,0 +1,20 @@
+//===- Passes.h - passes of the execution pipeline --------------*- C++ -*-===//
+
+#ifndef VRAM_EXECUTION_PASSES_H
+#define VRAM_EXECUTION_PASSES_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Pass/Pass.h"
+
+namespace vram {
+
+#define GEN_PASS_DECL
+#include "vram/Execution/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "vram/Execution/Passes.h.inc"
+
+} // namespace vram
+
+#endif // VRAM_EXECUTION_PASSES_H

@@ -1,0 +1,211 @@
+//===- LoweringUtils.cpp - building blocks of the nn lowerings ------------===//
+
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+
+#include <limits>
+
+using namespace mlir;
+
+namespace vram::lowering {
+
+Value floatConstant(OpBuilder &b, Location loc, Type type, double value) {
+  return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
+}
+
+Value newTensor(OpBuilder &b, Location loc, RankedTensorType type) {
+  // Not tensor.empty: a new buffer is part of the semantics (PyTorch
+  // allocates it), so nothing may fold it away or reuse another buffer.
+  return bufferization::AllocTensorOp::create(b, loc, type, ValueRange{});
+}
+
+Value stackScratch(OpBuilder &b, Location loc, RankedTensorType type) {
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  Value buffer = memref::AllocaOp::create(b, loc, memrefType);
+  return bufferization::ToTensorOp::create(b, loc, type, buffer,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+Value fill(OpBuilder &b, Location loc, Value init, double value) {
+  Value v = floatConstant(b, loc, tensorType(init).getElementType(), value);
+  return linalg::FillOp::create(b, loc, v, init).getResult(0);
+}
+
+AffineMap broadcastMap(ArrayRef<int64_t> shape, ArrayRef<int64_t> iterShape,
+                       MLIRContext *ctx) {
+  SmallVector<AffineExpr> exprs;
+  int64_t offset = iterShape.size() - shape.size();
+  for (auto [i, d] : llvm::enumerate(shape)) {
+    int64_t iterDim = offset + i;
+    if (d == 1 && iterShape[iterDim] != 1)
+      exprs.push_back(getAffineConstantExpr(0, ctx));
+    else
+      exprs.push_back(getAffineDimExpr(iterDim, ctx));
+  }
+  return AffineMap::get(iterShape.size(), 0, exprs, ctx);
+}
+
+Value elementwise(OpBuilder &b, Location loc, ValueRange inputs, Value init,
+                  ElementFn body, bool readInit) {
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> shape = tensorType(init).getShape();
+  SmallVector<AffineMap> maps;
+  for (Value in : inputs)
+    maps.push_back(broadcastMap(tensorType(in).getShape(), shape, ctx));
+  maps.push_back(AffineMap::getMultiDimIdentityMap(shape.size(), ctx));
+  SmallVector<utils::IteratorType> iterators(shape.size(),
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), inputs, init, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        ValueRange used = readInit ? args : args.drop_back();
+        linalg::YieldOp::create(nb, nloc, body(nb, nloc, used));
+      });
+  return generic.getResult(0);
+}
+
+Value sumInto(OpBuilder &b, Location loc, Value input, Value init) {
+  MLIRContext *ctx = b.getContext();
+  ArrayRef<int64_t> shape = tensorType(input).getShape();
+  AffineMap outMap = broadcastMap(tensorType(init).getShape(), shape, ctx);
+  SmallVector<utils::IteratorType> iterators(shape.size(),
+                                             utils::IteratorType::reduction);
+  for (AffineExpr e : outMap.getResults())
+    if (auto dim = dyn_cast<AffineDimExpr>(e))
+      iterators[dim.getPosition()] = utils::IteratorType::parallel;
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), input, init,
+      {AffineMap::getMultiDimIdentityMap(shape.size(), ctx), outMap}, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value sum = arith::AddFOp::create(nb, nloc, args[1], args[0]);
+        linalg::YieldOp::create(nb, nloc, sum);
+      });
+  return generic.getResult(0);
+}
+
+Value contract(OpBuilder &b, Location loc, Value lhs, Value rhs, Value init,
+               ArrayRef<AffineMap> maps) {
+  unsigned numDims = maps[0].getNumDims();
+  SmallVector<utils::IteratorType> iterators(numDims,
+                                             utils::IteratorType::reduction);
+  for (AffineExpr e : maps[2].getResults())
+    iterators[cast<AffineDimExpr>(e).getPosition()] =
+        utils::IteratorType::parallel;
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{lhs, rhs}, init, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value prod = arith::MulFOp::create(nb, nloc, args[0], args[1]);
+        Value sum = arith::AddFOp::create(nb, nloc, args[2], prod);
+        linalg::YieldOp::create(nb, nloc, sum);
+      });
+  return generic.getResult(0);
+}
+
+Value reshapeView(OpBuilder &b, Location loc, Value value,
+                  RankedTensorType type) {
+  RankedTensorType from = tensorType(value);
+  if (from == type)
+    return value;
+  Value flat = value;
+  if (from.getRank() != 1) {
+    ReassociationIndices all;
+    for (int64_t i = 0; i < from.getRank(); ++i)
+      all.push_back(i);
+    SmallVector<ReassociationIndices> reassoc;
+    if (from.getRank() > 0)
+      reassoc.push_back(all);
+    flat = tensor::CollapseShapeOp::create(b, loc, value, reassoc);
+  }
+  if (type.getRank() == 1)
+    return flat;
+  ReassociationIndices all;
+  for (int64_t i = 0; i < type.getRank(); ++i)
+    all.push_back(i);
+  SmallVector<ReassociationIndices> reassoc;
+  if (type.getRank() > 0)
+    reassoc.push_back(all);
+  return tensor::ExpandShapeOp::create(b, loc, type, flat, reassoc);
+}
+
+void rowSoftmaxStats(OpBuilder &b, Location loc, Value x, Value &rowMax,
+                     Value &rowSumExp) {
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType xt = tensorType(x);
+  auto rowType = RankedTensorType::get({xt.getDimSize(0)}, xt.getElementType());
+  AffineMap id = AffineMap::getMultiDimIdentityMap(2, ctx);
+  AffineMap row = AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx);
+  SmallVector<utils::IteratorType> iterators = {utils::IteratorType::parallel,
+                                                utils::IteratorType::reduction};
+  Value maxInit = fill(b, loc, stackScratch(b, loc, rowType),
+                       -std::numeric_limits<double>::infinity());
+  rowMax = linalg::GenericOp::create(
+               b, loc, rowType, x, maxInit, {id, row}, iterators,
+               [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                 Value m =
+                     arith::MaximumFOp::create(nb, nloc, args[0], args[1]);
+                 linalg::YieldOp::create(nb, nloc, m);
+               })
+               .getResult(0);
+  Value sumInit = fill(b, loc, stackScratch(b, loc, rowType), 0.0);
+  rowSumExp = linalg::GenericOp::create(
+                  b, loc, rowType, ValueRange{x, rowMax}, sumInit,
+                  {id, row, row}, iterators,
+                  [&](OpBuilder &nb, Location nloc, ValueRange args) {
+                    Value shifted =
+                        arith::SubFOp::create(nb, nloc, args[0], args[1]);
+                    Value e = math::ExpOp::create(nb, nloc, shifted);
+                    Value s = arith::AddFOp::create(nb, nloc, args[2], e);
+                    linalg::YieldOp::create(nb, nloc, s);
+                  })
+                  .getResult(0);
+}
+
+Value indexConstant(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value affineIndex(OpBuilder &b, Location loc, Value a, int64_t scale,
+                  Value offset) {
+  Value scaled =
+      scale == 1
+          ? a
+          : arith::MulIOp::create(b, loc, a, indexConstant(b, loc, scale))
+                .getResult();
+  return offset ? arith::AddIOp::create(b, loc, scaled, offset).getResult()
+                : scaled;
+}
+
+Value extractOrPad(OpBuilder &b, Location loc, Value tensor,
+                   ArrayRef<Value> indices, ArrayRef<unsigned> checked,
+                   Value pad, Value valid) {
+  RankedTensorType type = tensorType(tensor);
+  SmallVector<Value> clamped(indices.begin(), indices.end());
+  Value ok = valid;
+  Value zero = indexConstant(b, loc, 0);
+  for (unsigned d : checked) {
+    Value size = indexConstant(b, loc, type.getDimSize(d));
+    Value ge = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                     indices[d], zero);
+    Value lt = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                     indices[d], size);
+    Value in = arith::AndIOp::create(b, loc, ge, lt);
+    ok = ok ? arith::AndIOp::create(b, loc, ok, in).getResult() : in;
+    Value last = indexConstant(b, loc, type.getDimSize(d) - 1);
+    clamped[d] = arith::MinSIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, indices[d], zero), last);
+  }
+  Value v = tensor::ExtractOp::create(b, loc, tensor, clamped);
+  if (!ok)
+    return v;
+  return arith::SelectOp::create(b, loc, ok, v, pad);
+}
+
+} // namespace vram::lowering

@@ -1,0 +1,98 @@
+//===- LoweringUtils.h - building blocks of the nn lowerings ----*- C++ -*-===//
+//
+// Small builders the per-op lowerings share: new tensors (a buffer PyTorch
+// allocates), stack scratch (what a CPU kernel keeps on its stack),
+// broadcasting elementwise maps, sums over broadcast dimensions and
+// contractions, all as linalg on tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_CONVERSION_NNTOTENSOR_LOWERINGUTILS_H
+#define VRAM_CONVERSION_NNTOTENSOR_LOWERINGUTILS_H
+
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace vram::lowering {
+
+inline mlir::RankedTensorType tensorType(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType());
+}
+
+/// A float constant of `type`.
+mlir::Value floatConstant(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Type type, double value);
+
+/// A new tensor: a buffer of its own once bufferized.
+mlir::Value newTensor(mlir::OpBuilder &b, mlir::Location loc,
+                      mlir::RankedTensorType type);
+
+/// Scratch a kernel keeps off the allocator (on the stack): a tensor over a
+/// `memref.alloca`, written in place.
+mlir::Value stackScratch(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::RankedTensorType type);
+
+/// `init` filled with `value`.
+mlir::Value fill(mlir::OpBuilder &b, mlir::Location loc, mlir::Value init,
+                 double value);
+
+/// The map reading an operand of `shape` at the iteration point of
+/// `iterShape` under NumPy broadcasting (trailing dimensions aligned; size-1
+/// dimensions read index 0).
+mlir::AffineMap broadcastMap(llvm::ArrayRef<int64_t> shape,
+                             llvm::ArrayRef<int64_t> iterShape,
+                             mlir::MLIRContext *ctx);
+
+using ElementFn = llvm::function_ref<mlir::Value(
+    mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
+
+/// An elementwise linalg.generic over `init`'s shape writing into `init`:
+/// `body` gets one element per input (broadcast), then `init`'s own element
+/// when `readInit`.
+mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::ValueRange inputs, mlir::Value init,
+                        ElementFn body, bool readInit = false);
+
+/// Adds `input` into `init` (whose shape `input` broadcasts to), summing
+/// over the broadcast dimensions.
+mlir::Value sumInto(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
+                    mlir::Value init);
+
+/// init += a * b over the iteration space of `maps` (a, b, init), the
+/// dimensions absent from init's map being reductions.
+mlir::Value contract(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lhs,
+                     mlir::Value rhs, mlir::Value init,
+                     llvm::ArrayRef<mlir::AffineMap> maps);
+
+/// A view of `value` as `type` (same element count): collapse to 1-D, then
+/// expand. Bufferizes to views, no copy.
+mlir::Value reshapeView(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value value, mlir::RankedTensorType type);
+
+/// Per-row maximum and sum of exp(x - max) of a [N, C] tensor, on the stack.
+void rowSoftmaxStats(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                     mlir::Value &rowMax, mlir::Value &rowSumExp);
+
+/// Index arithmetic inside a linalg body.
+mlir::Value indexConstant(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
+/// `a * scale + offset` on index values.
+mlir::Value affineIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
+                        int64_t scale, mlir::Value offset);
+
+/// Reads `tensor` at `indices`, where the indices at `checked` positions may
+/// fall outside the tensor (padding): yields `pad` there. `valid` is anded
+/// into the condition when given.
+mlir::Value extractOrPad(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value tensor,
+                         llvm::ArrayRef<mlir::Value> indices,
+                         llvm::ArrayRef<unsigned> checked, mlir::Value pad,
+                         mlir::Value valid = {});
+
+/// Attaches the models of VisionLowerings.cpp (conv, batch norm, pooling).
+void attachVisionLowerings(mlir::MLIRContext *ctx);
+
+} // namespace vram::lowering
+
+#endif // VRAM_CONVERSION_NNTOTENSOR_LOWERINGUTILS_H

@@ -1,0 +1,713 @@
+//===- VisionLowerings.cpp - conv, batch norm and pooling on linalg -------===//
+//
+// LowerToTensorOpInterface models of the CNN ops (one per op, forward,
+// saved tensors and backward together), with PyTorch's formulas
+// (derivatives.yaml: convolution_backward, native_batch_norm_backward,
+// max_pool2d_with_indices_backward, _adaptive_avg_pool2d_backward). Padded
+// reads are bounds-checked in the loop body: no padded copy is allocated,
+// as the CUDA kernels allocate none.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+#include "vram/Dialect/NN/NNOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace vram;
+using namespace vram::nn;
+using namespace vram::lowering;
+
+namespace {
+
+template <typename Model, typename OpTy>
+using ExternalModel = LowerToTensorOpInterface::ExternalModel<Model, OpTy>;
+using utils::IteratorType;
+
+AffineMap dims(MLIRContext *ctx, unsigned numDims, ArrayRef<unsigned> which) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d : which)
+    exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(numDims, 0, exprs, ctx);
+}
+
+SmallVector<IteratorType> iterators(unsigned parallel, unsigned reduction) {
+  SmallVector<IteratorType> it(parallel, IteratorType::parallel);
+  it.append(reduction, IteratorType::reduction);
+  return it;
+}
+
+SmallVector<Value> loopIndices(OpBuilder &b, Location loc, unsigned n) {
+  SmallVector<Value> idx;
+  for (unsigned i = 0; i < n; ++i)
+    idx.push_back(linalg::IndexOp::create(b, loc, i));
+  return idx;
+}
+
+ArrayRef<int64_t> attrArray(DictionaryAttr attrs, StringRef name,
+                            ArrayRef<int64_t> fallback) {
+  if (auto a = attrs.getAs<DenseI64ArrayAttr>(name))
+    return a.asArrayRef();
+  return fallback;
+}
+
+struct Window {
+  int64_t stride[2], padding[2], dilation[2];
+};
+
+/// out = in * stride + k * dilation - padding, per spatial dimension.
+Value windowInput(OpBuilder &b, Location loc, Value out, Value k,
+                  const Window &w, unsigned d) {
+  Value scaled = affineIndex(b, loc, out, w.stride[d], Value());
+  Value kd = affineIndex(b, loc, k, w.dilation[d], Value());
+  Value sum = arith::AddIOp::create(b, loc, scaled, kd);
+  return arith::SubIOp::create(b, loc, sum,
+                               indexConstant(b, loc, w.padding[d]));
+}
+
+/// The output position whose window reads input `in` at offset `k`, and
+/// whether there is one: (in + padding - k * dilation) / stride, exact.
+std::pair<Value, Value> windowOutput(OpBuilder &b, Location loc, Value in,
+                                     Value k, const Window &w, unsigned d) {
+  Value t =
+      arith::AddIOp::create(b, loc, in, indexConstant(b, loc, w.padding[d]));
+  t = arith::SubIOp::create(b, loc, t,
+                            affineIndex(b, loc, k, w.dilation[d], Value()));
+  Value s = indexConstant(b, loc, w.stride[d]);
+  Value rem = arith::RemSIOp::create(b, loc, t, s);
+  Value exact = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem,
+                                      indexConstant(b, loc, 0));
+  return {arith::DivSIOp::create(b, loc, t, s), exact};
+}
+
+//===----------------------------------------------------------------------===//
+// nn.conv2d (groups = 1)
+//===----------------------------------------------------------------------===//
+
+Window convWindow(DictionaryAttr attrs) {
+  ArrayRef<int64_t> s = attrArray(attrs, "strides", {1, 1});
+  ArrayRef<int64_t> p = attrArray(attrs, "padding", {0, 0});
+  ArrayRef<int64_t> d = attrArray(attrs, "dilation", {1, 1});
+  return {{s[0], s[1]}, {p[0], p[1]}, {d[0], d[1]}};
+}
+
+LogicalResult checkGroups(Location loc, DictionaryAttr attrs) {
+  if (auto g = attrs.getAs<IntegerAttr>("groups"); g && g.getInt() != 1)
+    return emitError(loc) << "nn.conv2d: the lowering supports groups = 1 "
+                             "only, got "
+                          << g.getInt();
+  return success();
+}
+
+struct Conv2dLowering : ExternalModel<Conv2dLowering, Conv2dOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    Location loc = op->getLoc();
+    DictionaryAttr attrs = op->getAttrDictionary();
+    if (failed(checkGroups(loc, attrs)))
+      return failure();
+    Window w = convWindow(attrs);
+    MLIRContext *ctx = b.getContext();
+    Value x = operands[0], weight = operands[1];
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    Value out = newTensor(b, loc, outType);
+    Value init;
+    if (operands.size() > 2) {
+      init =
+          linalg::GenericOp::create(
+              b, loc, outType, operands[2], out,
+              {dims(ctx, 4, {1}), dims(ctx, 4, {0, 1, 2, 3})}, iterators(4, 0),
+              [](OpBuilder &nb, Location nloc, ValueRange a) {
+                linalg::YieldOp::create(nb, nloc, a[0]);
+              })
+              .getResult(0);
+    } else {
+      init = fill(b, loc, out, 0.0);
+    }
+    // (n, f, oh, ow, c, kh, kw): y += x[n, c, ih, iw] * W[f, c, kh, kw]
+    results.push_back(
+        linalg::GenericOp::create(
+            b, loc, outType, weight, init,
+            {dims(ctx, 7, {1, 4, 5, 6}), dims(ctx, 7, {0, 1, 2, 3})},
+            iterators(4, 3),
+            [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              SmallVector<Value> i = loopIndices(nb, nloc, 7);
+              Value ih = windowInput(nb, nloc, i[2], i[5], w, 0);
+              Value iw = windowInput(nb, nloc, i[3], i[6], w, 1);
+              Value zero = floatConstant(nb, nloc, a[0].getType(), 0.0);
+              Value xv =
+                  extractOrPad(nb, nloc, x, {i[0], i[4], ih, iw}, {2, 3}, zero);
+              Value prod = arith::MulFOp::create(nb, nloc, xv, a[0]);
+              linalg::YieldOp::create(
+                  nb, nloc,
+                  arith::AddFOp::create(nb, nloc, a[1], prod).getResult());
+            })
+            .getResult(0));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    if (failed(checkGroups(loc, node.forwardAttrs)))
+      return failure();
+    Window w = convWindow(node.forwardAttrs);
+    MLIRContext *ctx = b.getContext();
+    Value gy = node.grads[0];
+    Value x = node.savedOperands[0], weight = node.savedOperands[1];
+    for (int64_t operand : node.gradOperands) {
+      auto type = cast<RankedTensorType>(node.forwardType.getInput(operand));
+      Value init = fill(b, loc, newTensor(b, loc, type), 0.0);
+      if (operand == 0) {
+        // (n, c, ih, iw, f, kh, kw): gx += gy[n, f, oh, ow] * W[f, c, kh, kw]
+        grads.push_back(
+            linalg::GenericOp::create(
+                b, loc, type, weight, init,
+                {dims(ctx, 7, {4, 1, 5, 6}), dims(ctx, 7, {0, 1, 2, 3})},
+                iterators(4, 3),
+                [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                  SmallVector<Value> i = loopIndices(nb, nloc, 7);
+                  auto [oh, okh] = windowOutput(nb, nloc, i[2], i[5], w, 0);
+                  auto [ow, okw] = windowOutput(nb, nloc, i[3], i[6], w, 1);
+                  Value ok = arith::AndIOp::create(nb, nloc, okh, okw);
+                  Value zero = floatConstant(nb, nloc, a[0].getType(), 0.0);
+                  Value g = extractOrPad(nb, nloc, gy, {i[0], i[4], oh, ow},
+                                         {2, 3}, zero, ok);
+                  Value prod = arith::MulFOp::create(nb, nloc, g, a[0]);
+                  linalg::YieldOp::create(
+                      nb, nloc,
+                      arith::AddFOp::create(nb, nloc, a[1], prod).getResult());
+                })
+                .getResult(0));
+      } else if (operand == 1) {
+        // (f, c, kh, kw, n, oh, ow): gW += gy[n, f, oh, ow] * x[n, c, ih, iw]
+        grads.push_back(
+            linalg::GenericOp::create(
+                b, loc, type, gy, init,
+                {dims(ctx, 7, {4, 0, 5, 6}), dims(ctx, 7, {0, 1, 2, 3})},
+                iterators(4, 3),
+                [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                  SmallVector<Value> i = loopIndices(nb, nloc, 7);
+                  Value ih = windowInput(nb, nloc, i[5], i[2], w, 0);
+                  Value iw = windowInput(nb, nloc, i[6], i[3], w, 1);
+                  Value zero = floatConstant(nb, nloc, a[0].getType(), 0.0);
+                  Value xv = extractOrPad(nb, nloc, x, {i[4], i[1], ih, iw},
+                                          {2, 3}, zero);
+                  Value prod = arith::MulFOp::create(nb, nloc, a[0], xv);
+                  linalg::YieldOp::create(
+                      nb, nloc,
+                      arith::AddFOp::create(nb, nloc, a[1], prod).getResult());
+                })
+                .getResult(0));
+      } else {
+        grads.push_back(
+            linalg::GenericOp::create(
+                b, loc, type, gy, init,
+                {dims(ctx, 4, {0, 1, 2, 3}), dims(ctx, 4, {1})},
+                {IteratorType::reduction, IteratorType::parallel,
+                 IteratorType::reduction, IteratorType::reduction},
+                [](OpBuilder &nb, Location nloc, ValueRange a) {
+                  linalg::YieldOp::create(
+                      nb, nloc,
+                      arith::AddFOp::create(nb, nloc, a[1], a[0]).getResult());
+                })
+                .getResult(0));
+      }
+    }
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// nn.batch_norm (training: batch statistics, running stats updated)
+//===----------------------------------------------------------------------===//
+
+/// Maps of a [N, C, ...] tensor and of its per-channel vector.
+std::pair<AffineMap, AffineMap> channelMaps(MLIRContext *ctx, unsigned rank) {
+  return {AffineMap::getMultiDimIdentityMap(rank, ctx), dims(ctx, rank, {1})};
+}
+
+SmallVector<IteratorType> allButChannelReduced(unsigned rank) {
+  SmallVector<IteratorType> it(rank, IteratorType::reduction);
+  it[1] = IteratorType::parallel;
+  return it;
+}
+
+/// Per-channel sum of f(x, per-channel inputs...) into `init`.
+Value channelSum(OpBuilder &b, Location loc, ValueRange inputs,
+                 ValueRange channelInputs, Value init, ElementFn body) {
+  MLIRContext *ctx = b.getContext();
+  unsigned rank = tensorType(inputs[0]).getRank();
+  auto [full, channel] = channelMaps(ctx, rank);
+  SmallVector<Value> ins(inputs.begin(), inputs.end());
+  SmallVector<AffineMap> maps(inputs.size(), full);
+  for (Value v : channelInputs) {
+    ins.push_back(v);
+    maps.push_back(channel);
+  }
+  maps.push_back(channel);
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ins, init, maps,
+             allButChannelReduced(rank),
+             [&](OpBuilder &nb, Location nloc, ValueRange a) {
+               Value v = body(nb, nloc, a.drop_back());
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   arith::AddFOp::create(nb, nloc, a.back(), v).getResult());
+             })
+      .getResult(0);
+}
+
+/// Per-channel batch mean and biased variance of `x`, into `meanInit` and
+/// `varInit`.
+void batchStats(OpBuilder &b, Location loc, Value x, Value meanInit,
+                Value varInit, Value &mean, Value &var) {
+  RankedTensorType type = tensorType(x);
+  double inv = 1.0 * type.getDimSize(1) / type.getNumElements();
+  auto scale = [&](Value v) {
+    return elementwise(
+        b, loc, {}, v,
+        [&](OpBuilder &nb, Location nloc, ValueRange a) {
+          return arith::MulFOp::create(
+                     nb, nloc, a[0],
+                     floatConstant(nb, nloc, a[0].getType(), inv))
+              .getResult();
+        },
+        true);
+  };
+  mean = scale(
+      channelSum(b, loc, x, {}, fill(b, loc, meanInit, 0.0),
+                 [](OpBuilder &, Location, ValueRange a) { return a[0]; }));
+  var = scale(
+      channelSum(b, loc, x, mean, fill(b, loc, varInit, 0.0),
+                 [](OpBuilder &nb, Location nloc, ValueRange a) {
+                   Value d = arith::SubFOp::create(nb, nloc, a[0], a[1]);
+                   return arith::MulFOp::create(nb, nloc, d, d).getResult();
+                 }));
+}
+
+Value invStd(OpBuilder &nb, Location nloc, Value var, double eps) {
+  Value e = floatConstant(nb, nloc, var.getType(), eps);
+  return math::RsqrtOp::create(nb, nloc,
+                               arith::AddFOp::create(nb, nloc, var, e));
+}
+
+LogicalResult checkFullBatchNorm(Location loc, unsigned numOperands) {
+  if (numOperands == 5)
+    return success();
+  return emitError(loc) << "nn.batch_norm: the lowering needs weight, bias "
+                           "and running statistics";
+}
+
+struct BatchNormLowering : ExternalModel<BatchNormLowering, BatchNormOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &options, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &updates) const {
+    Location loc = op->getLoc();
+    auto bn = cast<BatchNormOp>(op);
+    if (failed(checkFullBatchNorm(loc, operands.size())))
+      return failure();
+    Value x = operands[0], weight = operands[1], bias = operands[2];
+    Value runningMean = operands[3], runningVar = operands[4];
+    double eps = bn.getEps().convertToDouble();
+    RankedTensorType type = tensorType(x);
+    RankedTensorType statType = tensorType(runningMean);
+    Value mean = runningMean, var = runningVar;
+    if (options.training)
+      batchStats(b, loc, x, stackScratch(b, loc, statType),
+                 stackScratch(b, loc, statType), mean, var);
+    MLIRContext *ctx = b.getContext();
+    auto [full, channel] = channelMaps(ctx, type.getRank());
+    results.push_back(
+        linalg::GenericOp::create(
+            b, loc, type, ValueRange{x, mean, var, weight, bias},
+            newTensor(b, loc, type),
+            {full, channel, channel, channel, channel, full},
+            iterators(type.getRank(), 0),
+            [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              Value c = arith::SubFOp::create(nb, nloc, a[0], a[1]);
+              Value n = arith::MulFOp::create(nb, nloc, c,
+                                              invStd(nb, nloc, a[2], eps));
+              Value s = arith::MulFOp::create(nb, nloc, n, a[3]);
+              linalg::YieldOp::create(
+                  nb, nloc,
+                  arith::AddFOp::create(nb, nloc, s, a[4]).getResult());
+            })
+            .getResult(0));
+    if (!options.training)
+      return success();
+    // running = (1 - momentum) running + momentum batch (unbiased variance).
+    double m = bn.getMomentum().convertToDouble();
+    double count = 1.0 * type.getNumElements() / type.getDimSize(1);
+    double unbias = count > 1 ? count / (count - 1) : 1.0;
+    auto blend = [&](Value running, Value batch, double factor) {
+      return elementwise(
+          b, loc, batch, running,
+          [&](OpBuilder &nb, Location nloc, ValueRange a) {
+            Value keep = arith::MulFOp::create(
+                nb, nloc, a[1], floatConstant(nb, nloc, a[1].getType(), 1 - m));
+            Value add = arith::MulFOp::create(
+                nb, nloc, a[0],
+                floatConstant(nb, nloc, a[0].getType(), m * factor));
+            return arith::AddFOp::create(nb, nloc, keep, add).getResult();
+          },
+          true);
+    };
+    updates.push_back({3, blend(runningMean, mean, 1.0)});
+    updates.push_back({4, blend(runningVar, var, unbias)});
+    return success();
+  }
+
+  static FailureOr<Value> lowerSavedTensor(OpBuilder &b, Location loc,
+                                           const SavedTensorLowering &saved) {
+    if (saved.kind != "save_mean" && saved.kind != "save_invstd")
+      return emitError(loc) << "nn.batch_norm: no lowering of the saved "
+                               "tensor '"
+                            << saved.kind << "'";
+    auto type = cast<RankedTensorType>(saved.resultType);
+    Value x = saved.operands[0];
+    if (!tensorType(x).getElementType().isF32())
+      return emitError(loc) << "nn.batch_norm: the lowering supports fp32 "
+                               "inputs only";
+    bool wantMean = saved.kind == "save_mean";
+    // The wanted statistic is a new tensor, the other one stack scratch.
+    Value meanInit =
+        wantMean ? newTensor(b, loc, type) : stackScratch(b, loc, type);
+    Value varInit = stackScratch(b, loc, type);
+    Value mean, var;
+    batchStats(b, loc, x, meanInit, varInit, mean, var);
+    if (wantMean)
+      return mean;
+    double eps = 1e-5;
+    if (auto e = saved.forwardAttrs.getAs<FloatAttr>("eps"))
+      eps = e.getValueAsDouble();
+    return elementwise(b, loc, var, newTensor(b, loc, type),
+                       [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                         return invStd(nb, nloc, a[0], eps);
+                       });
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    if (failed(checkFullBatchNorm(loc, node.forwardType.getNumInputs())))
+      return failure();
+    Value gy = node.grads[0], x = node.savedOperands[0],
+          weight = node.savedOperands[1];
+    Value mean = node.savedExtras[0], invstd = node.savedExtras[1];
+    RankedTensorType type = tensorType(x), statType = tensorType(mean);
+    double invCount = 1.0 * type.getDimSize(1) / type.getNumElements();
+    // sum(dy) is the bias gradient, sum(dy * xhat) the weight's: new
+    // tensors when they are results, stack scratch otherwise.
+    auto init = [&](unsigned operand) {
+      return node.needsGrad(operand) ? newTensor(b, loc, statType)
+                                     : stackScratch(b, loc, statType);
+    };
+    Value sumDy =
+        channelSum(b, loc, gy, {}, fill(b, loc, init(2), 0.0),
+                   [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    Value sumDyXhat = channelSum(
+        b, loc, {gy, x}, {mean, invstd}, fill(b, loc, init(1), 0.0),
+        [](OpBuilder &nb, Location nloc, ValueRange a) {
+          Value c = arith::SubFOp::create(nb, nloc, a[1], a[2]);
+          Value xhat = arith::MulFOp::create(nb, nloc, c, a[3]);
+          return arith::MulFOp::create(nb, nloc, a[0], xhat).getResult();
+        });
+    MLIRContext *ctx = b.getContext();
+    auto [full, channel] = channelMaps(ctx, type.getRank());
+    for (int64_t operand : node.gradOperands) {
+      if (operand == 1) {
+        grads.push_back(sumDyXhat);
+        continue;
+      }
+      if (operand == 2) {
+        grads.push_back(sumDy);
+        continue;
+      }
+      if (operand != 0)
+        return emitError(loc)
+               << "nn.batch_norm: no gradient for operand " << operand;
+      // dx = w invstd (dy - sum(dy)/M - xhat sum(dy xhat)/M)
+      grads.push_back(
+          linalg::GenericOp::create(
+              b, loc, type,
+              ValueRange{gy, x, mean, invstd, weight, sumDy, sumDyXhat},
+              newTensor(b, loc, type),
+              {full, full, channel, channel, channel, channel, channel, full},
+              iterators(type.getRank(), 0),
+              [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                Type et = a[0].getType();
+                Value k = floatConstant(nb, nloc, et, invCount);
+                Value c = arith::SubFOp::create(nb, nloc, a[1], a[2]);
+                Value xhat = arith::MulFOp::create(nb, nloc, c, a[3]);
+                Value t1 = arith::MulFOp::create(nb, nloc, a[5], k);
+                Value t2 = arith::MulFOp::create(
+                    nb, nloc, xhat, arith::MulFOp::create(nb, nloc, a[6], k));
+                Value d = arith::SubFOp::create(
+                    nb, nloc, arith::SubFOp::create(nb, nloc, a[0], t1), t2);
+                Value s = arith::MulFOp::create(nb, nloc, a[4], a[3]);
+                linalg::YieldOp::create(
+                    nb, nloc,
+                    arith::MulFOp::create(nb, nloc, d, s).getResult());
+              })
+              .getResult(0));
+    }
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// nn.max_pool2d (keeps int64 indices into each input plane)
+//===----------------------------------------------------------------------===//
+
+Window poolWindow(DictionaryAttr attrs) {
+  ArrayRef<int64_t> k = attrArray(attrs, "kernel_size", {1, 1});
+  ArrayRef<int64_t> s = attrArray(attrs, "strides", k);
+  ArrayRef<int64_t> p = attrArray(attrs, "padding", {0, 0});
+  ArrayRef<int64_t> d = attrArray(attrs, "dilation", {1, 1});
+  return {{s[0], s[1]}, {p[0], p[1]}, {d[0], d[1]}};
+}
+
+struct MaxPool2dLowering : ExternalModel<MaxPool2dLowering, MaxPool2dOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    Location loc = op->getLoc();
+    auto pool = cast<MaxPool2dOp>(op);
+    Window w = poolWindow(op->getAttrDictionary());
+    ArrayRef<int64_t> k = pool.getKernelSize();
+    MLIRContext *ctx = b.getContext();
+    Value x = operands[0];
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    double lowest = -std::numeric_limits<double>::infinity();
+    Value init = fill(b, loc, newTensor(b, loc, outType), lowest);
+    // A [kh, kw] window as a shape-only operand of the iteration space.
+    Value window = stackScratch(
+        b, loc, RankedTensorType::get({k[0], k[1]}, outType.getElementType()));
+    results.push_back(
+        linalg::GenericOp::create(
+            b, loc, outType, window, init,
+            {dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3})}, iterators(4, 2),
+            [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              SmallVector<Value> i = loopIndices(nb, nloc, 6);
+              Value ih = windowInput(nb, nloc, i[2], i[4], w, 0);
+              Value iw = windowInput(nb, nloc, i[3], i[5], w, 1);
+              Value pad = floatConstant(nb, nloc, a[1].getType(), lowest);
+              Value v =
+                  extractOrPad(nb, nloc, x, {i[0], i[1], ih, iw}, {2, 3}, pad);
+              linalg::YieldOp::create(
+                  nb, nloc,
+                  arith::MaximumFOp::create(nb, nloc, a[1], v).getResult());
+            })
+            .getResult(0));
+    return success();
+  }
+
+  static FailureOr<Value> lowerSavedTensor(OpBuilder &b, Location loc,
+                                           const SavedTensorLowering &saved) {
+    if (saved.kind != "indices")
+      return emitError(loc) << "nn.max_pool2d: no lowering of the saved "
+                               "tensor '"
+                            << saved.kind << "'";
+    Window w = poolWindow(saved.forwardAttrs);
+    ArrayRef<int64_t> k = attrArray(saved.forwardAttrs, "kernel_size", {1, 1});
+    MLIRContext *ctx = b.getContext();
+    Value x = saved.operands[0], y = saved.results[0];
+    auto type = cast<RankedTensorType>(saved.resultType);
+    int64_t width = tensorType(x).getDimSize(3);
+    Value minusOne = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(-1));
+    Value init =
+        linalg::FillOp::create(b, loc, minusOne, newTensor(b, loc, type))
+            .getResult(0);
+    Value window = stackScratch(
+        b, loc,
+        RankedTensorType::get({k[0], k[1]}, tensorType(x).getElementType()));
+    // The first position of each window that holds the maximum.
+    return linalg::GenericOp::create(
+               b, loc, type, ValueRange{window, y}, init,
+               {dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3}),
+                dims(ctx, 6, {0, 1, 2, 3})},
+               iterators(4, 2),
+               [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                 SmallVector<Value> i = loopIndices(nb, nloc, 6);
+                 Value ih = windowInput(nb, nloc, i[2], i[4], w, 0);
+                 Value iw = windowInput(nb, nloc, i[3], i[5], w, 1);
+                 Value pad =
+                     floatConstant(nb, nloc, a[1].getType(),
+                                   -std::numeric_limits<double>::infinity());
+                 Value v = extractOrPad(nb, nloc, x, {i[0], i[1], ih, iw},
+                                        {2, 3}, pad);
+                 Value flat = affineIndex(nb, nloc, ih, width, iw);
+                 Value flat64 = arith::IndexCastOp::create(
+                     nb, nloc, nb.getI64Type(), flat);
+                 Value isMax = arith::CmpFOp::create(
+                     nb, nloc, arith::CmpFPredicate::OEQ, v, a[1]);
+                 Value unset = arith::CmpIOp::create(
+                     nb, nloc, arith::CmpIPredicate::slt, a[2],
+                     arith::ConstantOp::create(nb, nloc,
+                                               nb.getI64IntegerAttr(0)));
+                 Value take = arith::AndIOp::create(nb, nloc, isMax, unset);
+                 linalg::YieldOp::create(
+                     nb, nloc,
+                     arith::SelectOp::create(nb, nloc, take, flat64, a[2])
+                         .getResult());
+               })
+        .getResult(0);
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    Window w = poolWindow(node.forwardAttrs);
+    ArrayRef<int64_t> k = attrArray(node.forwardAttrs, "kernel_size", {1, 1});
+    MLIRContext *ctx = b.getContext();
+    Value gy = node.grads[0], indices = node.savedExtras[0];
+    auto type = cast<RankedTensorType>(node.forwardType.getInput(0));
+    int64_t width = type.getDimSize(3);
+    Value init = fill(b, loc, newTensor(b, loc, type), 0.0);
+    Value window = stackScratch(
+        b, loc, RankedTensorType::get({k[0], k[1]}, type.getElementType()));
+    // gx[n, c, ih, iw] = sum of gy over the windows whose maximum it is.
+    grads.push_back(
+        linalg::GenericOp::create(
+            b, loc, type, window, init,
+            {dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3})}, iterators(4, 2),
+            [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              SmallVector<Value> i = loopIndices(nb, nloc, 6);
+              auto [oh, okh] = windowOutput(nb, nloc, i[2], i[4], w, 0);
+              auto [ow, okw] = windowOutput(nb, nloc, i[3], i[5], w, 1);
+              Value ok = arith::AndIOp::create(nb, nloc, okh, okw);
+              Value none =
+                  arith::ConstantOp::create(nb, nloc, nb.getI64IntegerAttr(-1));
+              Value idx = extractOrPad(nb, nloc, indices, {i[0], i[1], oh, ow},
+                                       {2, 3}, none, ok);
+              Value zero = floatConstant(nb, nloc, a[1].getType(), 0.0);
+              Value g = extractOrPad(nb, nloc, gy, {i[0], i[1], oh, ow}, {2, 3},
+                                     zero, ok);
+              Value flat = arith::IndexCastOp::create(
+                  nb, nloc, nb.getI64Type(),
+                  affineIndex(nb, nloc, i[2], width, i[3]));
+              Value hit = arith::CmpIOp::create(
+                  nb, nloc, arith::CmpIPredicate::eq, idx, flat);
+              Value add = arith::SelectOp::create(nb, nloc, hit, g, zero);
+              linalg::YieldOp::create(
+                  nb, nloc,
+                  arith::AddFOp::create(nb, nloc, a[1], add).getResult());
+            })
+            .getResult(0));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// nn.adaptive_avg_pool2d (output sizes dividing the input's)
+//===----------------------------------------------------------------------===//
+
+LogicalResult poolFactors(Location loc, RankedTensorType in,
+                          RankedTensorType out, int64_t &kh, int64_t &kw) {
+  int64_t h = in.getDimSize(2), w = in.getDimSize(3);
+  int64_t oh = out.getDimSize(2), ow = out.getDimSize(3);
+  if (h % oh || w % ow)
+    return emitError(loc) << "nn.adaptive_avg_pool2d: the lowering needs "
+                             "output sizes that divide the input's, got "
+                          << in << " -> " << out;
+  kh = h / oh;
+  kw = w / ow;
+  return success();
+}
+
+struct AdaptiveAvgPool2dLowering
+    : ExternalModel<AdaptiveAvgPool2dLowering, AdaptiveAvgPool2dOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    Location loc = op->getLoc();
+    Value x = operands[0];
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    int64_t kh, kw;
+    if (failed(poolFactors(loc, tensorType(x), outType, kh, kw)))
+      return failure();
+    MLIRContext *ctx = b.getContext();
+    Value window = stackScratch(
+        b, loc, RankedTensorType::get({kh, kw}, outType.getElementType()));
+    AffineExpr d[6];
+    for (unsigned i = 0; i < 6; ++i)
+      d[i] = getAffineDimExpr(i, ctx);
+    AffineMap inMap = AffineMap::get(
+        6, 0, {d[0], d[1], d[2] * kh + d[4], d[3] * kw + d[5]}, ctx);
+    Value sum =
+        linalg::GenericOp::create(
+            b, loc, outType, ValueRange{x, window},
+            fill(b, loc, newTensor(b, loc, outType), 0.0),
+            {inMap, dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3})},
+            iterators(4, 2),
+            [](OpBuilder &nb, Location nloc, ValueRange a) {
+              linalg::YieldOp::create(
+                  nb, nloc,
+                  arith::AddFOp::create(nb, nloc, a[2], a[0]).getResult());
+            })
+            .getResult(0);
+    double inv = 1.0 / (kh * kw);
+    results.push_back(elementwise(
+        b, loc, {}, sum,
+        [&](OpBuilder &nb, Location nloc, ValueRange a) {
+          return arith::MulFOp::create(
+                     nb, nloc, a[0],
+                     floatConstant(nb, nloc, a[0].getType(), inv))
+              .getResult();
+        },
+        true));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    auto inType = cast<RankedTensorType>(node.forwardType.getInput(0));
+    auto outType = cast<RankedTensorType>(node.forwardType.getResult(0));
+    int64_t kh, kw;
+    if (failed(poolFactors(loc, inType, outType, kh, kw)))
+      return failure();
+    MLIRContext *ctx = b.getContext();
+    AffineExpr d[4];
+    for (unsigned i = 0; i < 4; ++i)
+      d[i] = getAffineDimExpr(i, ctx);
+    AffineMap gyMap = AffineMap::get(
+        4, 0, {d[0], d[1], d[2].floorDiv(kh), d[3].floorDiv(kw)}, ctx);
+    double inv = 1.0 / (kh * kw);
+    grads.push_back(
+        linalg::GenericOp::create(
+            b, loc, inType, node.grads[0], newTensor(b, loc, inType),
+            {gyMap, AffineMap::getMultiDimIdentityMap(4, ctx)}, iterators(4, 0),
+            [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              linalg::YieldOp::create(
+                  nb, nloc,
+                  arith::MulFOp::create(
+                      nb, nloc, a[0],
+                      floatConstant(nb, nloc, a[0].getType(), inv))
+                      .getResult());
+            })
+            .getResult(0));
+    return success();
+  }
+};
+
+} // namespace
+
+void vram::lowering::attachVisionLowerings(MLIRContext *ctx) {
+  Conv2dOp::attachInterface<Conv2dLowering>(*ctx);
+  BatchNormOp::attachInterface<BatchNormLowering>(*ctx);
+  MaxPool2dOp::attachInterface<MaxPool2dLowering>(*ctx);
+  AdaptiveAvgPool2dOp::attachInterface<AdaptiveAvgPool2dLowering>(*ctx);
+}

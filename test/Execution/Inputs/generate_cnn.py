@@ -1,0 +1,75 @@
+#!/usr/bin/python3
+"""Reference values for test/Execution/numerics-cnn.test, from PyTorch.
+
+The CNN of cnn.mlir (conv 3x3 pad 1, batch norm in training mode, relu_,
+max pool 3x3 stride 2 pad 1, a residual conv block with `+=`, adaptive
+average pooling to 2x2, linear, cross-entropy), seed 0, one SGD step
+(lr 0.1) and one Adam step (lr 0.01), written as .npy:
+
+  cnn/        input0.npy, labels.npy, every initial parameter (NAME.npy)
+  cnn-sgd/    loss.npy, NAME.grad.npy, updated NAME.npy
+  cnn-adam/   the same for Adam
+
+Run with Debian's torch: /usr/bin/python3 generate_cnn.py (torch 1.13 CPU).
+"""
+import os
+
+import numpy as np
+import torch
+
+
+class CNN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 4, 3, padding=1, bias=False)
+        self.bn1 = torch.nn.BatchNorm2d(4)
+        self.conv2 = torch.nn.Conv2d(4, 4, 3, padding=1)
+        self.fc = torch.nn.Linear(16, 5)
+
+    def forward(self, x):
+        h = torch.relu_(self.bn1(self.conv1(x)))
+        p = torch.nn.functional.max_pool2d(h, 3, stride=2, padding=1)
+        s = self.conv2(p)
+        s += p
+        s = torch.relu_(s)
+        a = torch.nn.functional.adaptive_avg_pool2d(s, (2, 2))
+        return self.fc(torch.flatten(a, 1))
+
+
+def save(directory, name, tensor):
+    os.makedirs(directory, exist_ok=True)
+    np.save(os.path.join(directory, name + ".npy"), tensor.detach().numpy())
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    torch.manual_seed(0)
+    model = CNN().train()
+    x = torch.randn(2, 3, 8, 8)
+    labels = torch.tensor([1, 4], dtype=torch.int64)
+    initial = {n: p.detach().clone() for n, p in model.named_parameters()}
+    save(os.path.join(here, "cnn"), "input0", x)
+    save(os.path.join(here, "cnn"), "labels", labels)
+    for n, p in initial.items():
+        save(os.path.join(here, "cnn"), n, p)
+
+    for name, make in [("sgd", lambda ps: torch.optim.SGD(ps, lr=0.1)),
+                       ("adam", lambda ps: torch.optim.Adam(ps, lr=0.01))]:
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                p.copy_(initial[n])
+        optimizer = make(model.parameters())
+        optimizer.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.cross_entropy(model(x), labels)
+        loss.backward()
+        out = os.path.join(here, "cnn-" + name)
+        save(out, "loss", loss)
+        for n, p in model.named_parameters():
+            save(out, n + ".grad", p.grad)
+        optimizer.step()
+        for n, p in model.named_parameters():
+            save(out, n, p)
+
+
+if __name__ == "__main__":
+    main()
