@@ -72,20 +72,22 @@ def main():
       "outside the allocator (`--context-bytes=1GiB`: the CUDA context and "
       "the cuDNN/cuBLAS kernels a CNN loads); cuDNN's convolution workspaces "
       "are bounded by the explicit-GEMM (im2col) one "
-      "(`--cudnn-workspace=im2col`); `none` (implicit GEMM, no workspace) "
-      "gives the lower figure in brackets. The article's \"G\" is read as "
+      "(`--cudnn-workspace=im2col`); the figure in brackets assumes none "
+      "(implicit GEMM). The article's \"G\" is read as "
       "10^9 bytes, as the issue that asked for this study writes GB.\n\n")
     w("| configuration | precision | trainable params | exact peak GiB | "
-      "allocated GiB | reserved GiB | device GiB [no cuDNN workspace] | "
+      "allocated GiB | reserved GiB | device GiB [without cuDNN workspaces] | "
       "device GB | article (nvitop) | error |\n")
     w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
     dominant = []
+    reports = {}
     for name, extra, fp32_reading, amp_reading in SCENARIOS:
         for precision, reading in (("fp32", fp32_reading),
                                    ("amp-fp16", amp_reading)):
             args = BASE + extra + [f"--precision={precision}"]
             r = run(tool, args + DEVICE)
             low = run(tool, args + ["--context-bytes=1GiB"])
+            reports[(name, precision)] = r
             m = r["memory"]
             device = m["device_peak_bytes"]
             err = ""
@@ -108,8 +110,13 @@ def main():
     w("|---|---|---|---|\n")
     for row in dominant:
         w("| " + " | ".join(row) + " |\n")
-    w("\nWhy: activations saved for backward dominate ResNet-18 at batch 90; "
-      "parameters, gradients and Adam's state together are about 0.2 GiB. "
+    full = reports[("full fine-tuning", "fp32")]
+    lora = reports[("LoRA r=4, dropout 0.1, all convs", "fp32")]
+    frozen = full["parameters"]["trainable"]  # every base weight
+    w("\nWhy: activations saved for backward dominate ResNet-18 at batch 90 "
+      f"({gib(full['memory']['saved_for_backward_bytes'])} GiB saved in "
+      "fp32); parameters, their gradients and Adam's state are 16 bytes a "
+      f"parameter, {gib(16 * full['parameters']['trainable'])} GiB. "
       "AMP halves the saved activations (fp16) but keeps fp32 master weights, "
       "gradients and state, and adds the fp16 weight copies. The article's "
       "freeze_model sets `module.requires_grad`, an attribute nothing reads: "
@@ -117,9 +124,16 @@ def main():
       "freeze of the first 95% of modules leaves only layer4.1.conv2, "
       "layer4.1.bn2 and fc trainable: no backward through the first 60 "
       "modules, so almost nothing is saved. LoRA freezes the base weights "
-      "(saving their gradients and Adam state, about 0.13 GiB) but every "
+      "(saving 12 bytes of gradient and Adam state for each of "
+      f"{frozen:,} parameters, {gib(12 * frozen)} GiB) but every "
       "adapted conv saves its dropout's output and mask and lora_A's output "
-      "besides what the frozen conv still saves: more than it saves.\n\n")
+      "besides what the frozen conv still saves: "
+      f"{gib(lora['memory']['saved_for_backward_bytes'])} GiB saved against "
+      f"{gib(full['memory']['saved_for_backward_bytes'])} GiB. In the device "
+      "figures the ordering can turn: full training's cached workspace "
+      "segments fragment more than LoRA's (the caching allocator's reserve "
+      "depends on the order and sizes of requests, not only on the peak). "
+      "The article's 5.1G against 5G is the exact and allocated ordering.\n\n")
 
     w("## Stage by stage (article section 1.2)\n\n")
     w("The article printed `torch.cuda.memory_reserved()` after the forward "
@@ -158,7 +172,11 @@ def main():
       "digits, so it is most likely a copy slip. vram-opt predicts about "
       "12 GiB.\n"
       "- After the step, with the cache emptied: parameters, gradients, "
-      "Adam's state and the input (ResNet-18: 0.30 vs 0.30 GiB).\n"
+      "Adam's state and the input, as the article read for ResNet-18 "
+      "without workspaces. With im2col workspaces the emptied cache keeps "
+      "segments in which gradients were carved from a freed workspace's "
+      "segment; the article's run shows no such thing, a sign that cuDNN "
+      "chose smaller workspaces there.\n"
       "- nvitop shows the process's device memory: reserved plus what the "
       "driver and libraries hold outside the allocator (context, loaded "
       "kernels), which the tool takes as `--context-bytes` (default 400 MiB "

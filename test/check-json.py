@@ -8,7 +8,8 @@ FIELD is a dotted path (memory.saved_for_backward_bytes), or two joined by
 reference number (a PyTorch measurement or a hand computation, named in the
 calling test), or @OTHER.json: the same field of another report (two front
 ends of one model must agree). A leading `>` or `<` (`'>@full.json'`) asks
-for a strictly greater or smaller value instead of an equal one. --rel TOL, placed after a pair, allows a relative error of TOL
+for a strictly greater or smaller value instead of an equal one; a factor
+before the reference scales it (`'<0.6667*@full.json'`: less than two thirds). --rel TOL, placed after a pair, allows a relative error of TOL
 for that pair (default 0: equal). Prints one line per check and exits 1 on
 any mismatch."""
 import json
@@ -38,10 +39,14 @@ def main(argv):
         relation = "="
         if expected[:1] in "<>":
             relation, expected = expected[0], expected[1:]
+        factor = 1.0
+        if "*" in expected:
+            factor, expected = expected.split("*", 1)
+            factor = float(factor)
         if expected.startswith("@"):
             with open(expected[1:]) as f:
                 expected = lookup(json.load(f), field)
-        expected = float(expected)
+        expected = factor * float(expected)
         args = args[2:]
         tol = 0.0
         if args and args[0] == "--rel":
