@@ -597,6 +597,10 @@ std::function<OwningOpRef<ModuleOp>(int64_t)> rebuildModel;
 /// Evaluates the step with another optimizer implementation (lint
 /// suggestions); unset for the run the user asked for.
 std::optional<vram::nn::OptimizerImpl> implementationOverride;
+/// Scenario changes the budget lint tries in place of the flags' values.
+std::optional<vram::nn::Precision> precisionOverride;
+std::optional<double> freezeFirstOverride;
+std::optional<std::vector<std::string>> checkpointOverride;
 
 vram::BuildStepOptions buildStepOptions() {
   vram::BuildStepOptions options;
@@ -724,16 +728,30 @@ void suggestFixes(func::FuncOp step, const vram::MemoryAnalysis &memory,
     emitRemark(loc) << "batch size " << **best << " fits the budget";
   else if (succeeded(best))
     emitRemark(loc) << "not even batch size 1 fits the budget";
-  if (mode != vram::nn::StepMode::Train || !current ||
-      buildStepOptions().implementation == vram::nn::OptimizerImpl::Fused)
+  if (mode != vram::nn::StepMode::Train || !current)
     return;
-  implementationOverride = vram::nn::OptimizerImpl::Fused;
-  FailureOr<int64_t> fused = measureRebuilt(*current, ctx, activePipeline);
-  implementationOverride.reset();
-  if (succeeded(fused))
-    emitRemark(loc) << "--optimizer-impl=fused needs "
-                    << vram::formatByteSize(*fused)
-                    << (*fused <= limit ? ": fits" : ": does not fit either");
+  // Each change is measured by building the step again with it.
+  auto tryChange = [&](llvm::StringRef flag, auto &override, auto value) {
+    override = value;
+    FailureOr<int64_t> used = measureRebuilt(*current, ctx, activePipeline);
+    override.reset();
+    if (succeeded(used))
+      emitRemark(loc) << flag << " needs " << vram::formatByteSize(*used)
+                      << (*used <= limit ? ": fits" : ": does not fit either");
+  };
+  if (buildStepOptions().implementation != vram::nn::OptimizerImpl::Fused)
+    tryChange("--optimizer-impl=fused", implementationOverride,
+              vram::nn::OptimizerImpl::Fused);
+  if (precision == vram::nn::Precision::Fp32 && device == vram::nn::Device::Cuda)
+    tryChange("--precision=amp-fp16", precisionOverride,
+              vram::nn::Precision::AmpFp16);
+  if (freezePatterns.empty() && freezeFirst == 0 &&
+      !loraSpec.getNumOccurrences())
+    tryChange("--freeze-first=0.5 (freezing the first half of the modules)",
+              freezeFirstOverride, 0.5);
+  if (checkpointModules.empty())
+    tryChange("--checkpoint='*' (checkpointing every top-level module)",
+              checkpointOverride, std::vector<std::string>{"*"});
 }
 
 /// --budget: an error at the peak op when over, a one-line margin otherwise.
@@ -911,19 +929,21 @@ LogicalResult buildStep(ModuleOp module,
   PassManager scenarioPm(ctx, ModuleOp::getOperationName());
   if (failed(applyPassManagerCLOptions(scenarioPm)))
     return failure();
-  if (!freezePatterns.empty() || freezeFirst > 0) {
+  double firstFraction = freezeFirstOverride.value_or(freezeFirst);
+  if (!freezePatterns.empty() || firstFraction > 0) {
     vram::FreezeOptions freeze;
     freeze.patterns.assign(freezePatterns.begin(), freezePatterns.end());
-    freeze.firstFraction = freezeFirst;
+    freeze.firstFraction = firstFraction;
     scenarioPm.addPass(vram::createFreeze(freeze));
   }
   // LoRA adds its adapters and freezes the rest (get_peft_model), before
   // autocast decides which weight casts it caches.
   if (loraSpec.getNumOccurrences())
     scenarioPm.addPass(vram::createLora(parseLora(loraSpec)));
-  if (precision != vram::nn::Precision::Fp32) {
+  vram::nn::Precision stepPrecision = precisionOverride.value_or(precision);
+  if (stepPrecision != vram::nn::Precision::Fp32) {
     vram::PrecisionOptions options;
-    options.precision = precision;
+    options.precision = stepPrecision;
     scenarioPm.addPass(vram::createPrecision(options));
   }
   if (scenarioPm.size()) {
@@ -942,7 +962,11 @@ LogicalResult buildStep(ModuleOp module,
       return failure();
   }
   // Checkpointing rewrites the built training step.
-  if (!checkpointModules.empty()) {
+  std::vector<std::string> checkpointed(checkpointModules.begin(),
+                                        checkpointModules.end());
+  if (checkpointOverride)
+    checkpointed = *checkpointOverride;
+  if (!checkpointed.empty()) {
     auto step = module.lookupSymbol<func::FuncOp>("step");
     if (!step || vram::getStepMode(step) != vram::nn::StepMode::Train)
       usageError("--checkpoint applies to a training step (--mode=train)");
@@ -950,8 +974,7 @@ LogicalResult buildStep(ModuleOp module,
     if (failed(applyPassManagerCLOptions(checkpointPm)))
       return failure();
     vram::CheckpointOptions checkpoint;
-    checkpoint.modules.assign(checkpointModules.begin(),
-                              checkpointModules.end());
+    checkpoint.modules.assign(checkpointed.begin(), checkpointed.end());
     checkpointPm.addPass(vram::createCheckpoint(checkpoint));
     if (failed(checkpointPm.run(module)))
       return failure();
