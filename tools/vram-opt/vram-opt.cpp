@@ -742,7 +742,8 @@ void suggestFixes(func::FuncOp step, const vram::MemoryAnalysis &memory,
   if (buildStepOptions().implementation != vram::nn::OptimizerImpl::Fused)
     tryChange("--optimizer-impl=fused", implementationOverride,
               vram::nn::OptimizerImpl::Fused);
-  if (precision == vram::nn::Precision::Fp32 && device == vram::nn::Device::Cuda)
+  if (precision == vram::nn::Precision::Fp32 &&
+      device == vram::nn::Device::Cuda)
     tryChange("--precision=amp-fp16", precisionOverride,
               vram::nn::Precision::AmpFp16);
   if (freezePatterns.empty() && freezeFirst == 0 &&
@@ -811,6 +812,8 @@ LogicalResult processModule(ModuleOp module,
   options.allocator = usesCudaAllocator() ? vram::nn::AllocatorKind::PytorchCuda
                                           : vram::nn::AllocatorKind::Exact;
   options.device = getDeviceModel();
+  options.lora = loraSpec;
+  options.checkpoint.assign(checkpointModules.begin(), checkpointModules.end());
   options.timeline = timeline;
   options.topTensors = topTensors;
   options.depth = layerDepth;
