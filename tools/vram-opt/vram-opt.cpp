@@ -1078,6 +1078,28 @@ private:
   ScopedDiagnosticHandler handler;
 };
 
+/// The diagnostics of a front end's import: printed with their locations
+/// (file-less ones named after the input), and warnings also recorded for
+/// the SARIF report.
+class ImportDiagnostics {
+public:
+  ImportDiagnostics(MLIRContext *ctx, std::string input)
+      : handler(sourceMgr, ctx), named(ctx, std::move(input)),
+        recordWarnings(ctx, [](Diagnostic &d) {
+          if (d.getSeverity() == DiagnosticSeverity::Warning)
+            importWarnings.push_back(d.str());
+          return failure(); // and still print it
+        }) {
+    ctx->printOpOnDiagnostic(false);
+  }
+
+private:
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler;
+  NamedLocationDiagnostics named;
+  ScopedDiagnosticHandler recordWarnings;
+};
+
 void registerDialects(DialectRegistry &registry) {
   registry.insert<vram::nn::NNDialect, func::FuncDialect>();
 #ifdef VRAM_ENABLE_EXECUTION
@@ -1253,15 +1275,7 @@ int main(int argc, char **argv) {
 #ifdef VRAM_ENABLE_CXX
     MLIRContext context(registry);
     context.loadAllAvailableDialects();
-    llvm::SourceMgr sourceMgr;
-    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-    NamedLocationDiagnostics named(&context, inputFilename);
-    context.printOpOnDiagnostic(false);
-    ScopedDiagnosticHandler recordWarnings(&context, [](Diagnostic &d) {
-      if (d.getSeverity() == DiagnosticSeverity::Warning)
-        importWarnings.push_back(d.str());
-      return failure();
-    });
+    ImportDiagnostics diagnostics(&context, inputFilename);
     vram::cxx_import::CxxModuleOptions moduleOptions;
     for (const std::string &text : cxxInputs) {
       auto shape = vram::cxx_import::parseShape(text);
@@ -1313,16 +1327,7 @@ int main(int argc, char **argv) {
 #ifdef VRAM_ENABLE_ONNX
     MLIRContext context(registry);
     context.loadAllAvailableDialects();
-    llvm::SourceMgr sourceMgr;
-    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-    NamedLocationDiagnostics named(&context, inputFilename);
-    context.printOpOnDiagnostic(false);
-    // Record (and still print) the importer's warnings.
-    ScopedDiagnosticHandler recordWarnings(&context, [](Diagnostic &d) {
-      if (d.getSeverity() == DiagnosticSeverity::Warning)
-        importWarnings.push_back(d.str());
-      return failure();
-    });
+    ImportDiagnostics diagnostics(&context, inputFilename);
     vram::onnx_import::OnnxImportOptions onnxOptions;
     if (batch > 0)
       onnxOptions.batch = batch;

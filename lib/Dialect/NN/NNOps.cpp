@@ -778,22 +778,28 @@ static LogicalResult inferWithDtype(std::optional<Location> loc, Type input,
   return success();
 }
 
+/// softmax and log_softmax: the input's shape, in `dtype` when given.
+template <typename Adaptor>
+static LogicalResult inferSoftmaxLike(std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &results) {
+  Type input = adaptor.getInput().getType();
+  return inferWithDtype(loc, input, adaptor.getDtypeAttr(),
+                        cast<RankedTensorType>(input).getShape(), results);
+}
+
 LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *,
                                           std::optional<Location> loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
-  Type input = adaptor.getInput().getType();
-  return inferWithDtype(loc, input, adaptor.getDtypeAttr(),
-                        cast<RankedTensorType>(input).getShape(), results);
+  return inferSoftmaxLike(loc, adaptor, results);
 }
 
 LogicalResult LogSoftmaxOp::inferReturnTypes(MLIRContext *,
                                              std::optional<Location> loc,
                                              Adaptor adaptor,
                                              SmallVectorImpl<Type> &results) {
-  Type input = adaptor.getInput().getType();
-  return inferWithDtype(loc, input, adaptor.getDtypeAttr(),
-                        cast<RankedTensorType>(input).getShape(), results);
+  return inferSoftmaxLike(loc, adaptor, results);
 }
 
 void SoftmaxOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
