@@ -9,6 +9,8 @@
 
 #include "ReportData.h"
 
+#include "vram/Import/Findings.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -18,7 +20,8 @@ namespace json = llvm::json;
 
 namespace {
 struct Rule {
-  const char *id, *name, *text, *level;
+  llvm::StringLiteral id;
+  const char *name, *text, *level;
 };
 constexpr Rule kRules[] = {
     {"vram/peak-memory", "PeakMemory",
@@ -26,19 +29,38 @@ constexpr Rule kRules[] = {
     {"vram/budget-exceeded", "BudgetExceeded",
      "The step's peak memory exceeds the memory budget (--budget)", "error"},
     {"vram/import-warning", "ImportWarning",
-     "The front end warns that the model makes its numbers unreliable "
-     "(e.g. an inference-mode ONNX export)",
+     "The front end warns that the model makes its numbers unreliable",
+     "warning"},
+    {rules::kApproximatedOp, "ApproximatedOp",
+     "The front end could not model an op or call and assumed what it "
+     "computes; its memory and FLOPs are missing from the numbers",
+     "warning"},
+    {rules::kDefaultBoundDimension, "DefaultBoundDimension",
+     "A symbolic dimension of the model was not bound by the user and was "
+     "given a default value",
+     "warning"},
+    {rules::kInferenceExport, "InferenceExport",
+     "The model was exported for inference (BatchNorm folded, dropout "
+     "removed), so training numbers from it are low",
      "warning"},
 };
+constexpr unsigned kImportWarningRule = 2;
+
+unsigned ruleIndex(StringRef id) {
+  for (auto [index, rule] : llvm::enumerate(kRules))
+    if (rule.id == id)
+      return index;
+  return kImportWarningRule;
+}
 } // namespace
 
-/// SARIF locations of an op: physical when it has a file position, logical
+/// SARIF locations of `loc`: physical when it has a file position, logical
 /// (the layer or node name) inside the analyzed file otherwise.
-static json::Array sarifLocations(Operation *op, StringRef inputPath) {
+static json::Array sarifLocations(Location loc, StringRef inputPath) {
   json::Object location;
   FileLineColLoc file;
   std::string name;
-  op->getLoc()->walk([&](Location inner) {
+  loc->walk([&](Location inner) {
     if (auto f = dyn_cast<FileLineColLoc>(inner); f && !file)
       file = f;
     if (auto n = dyn_cast<NameLoc>(inner); n && name.empty())
@@ -93,7 +115,7 @@ void vram::report::writeSarif(const Analyses &a, const ReportOptions &options,
                                            humanBytes(memory.getPeakBytes()),
                                            where.empty() ? "" : " at " + where)
                                  .str()}}},
-      {"locations", sarifLocations(anchor, options.inputPath)},
+      {"locations", sarifLocations(anchor->getLoc(), options.inputPath)},
       {"properties", std::move(peakProperties)}});
   if (options.budget && options.budget->used > options.budget->budget) {
     const BudgetFinding &b = *options.budget;
@@ -109,22 +131,19 @@ void vram::report::writeSarif(const Analyses &a, const ReportOptions &options,
                             what, b.metric, humanBytes(b.used),
                             humanBytes(b.budget), humanBytes(b.used - b.budget))
                   .str()}}},
-        {"locations", sarifLocations(anchor, options.inputPath)},
+        {"locations", sarifLocations(anchor->getLoc(), options.inputPath)},
         {"properties", json::Object{{"metric", b.metric},
                                     {"used_bytes", b.used},
                                     {"budget_bytes", b.budget}}}});
   }
-  for (const std::string &warning : options.importWarnings) {
-    json::Object artifact;
-    if (!options.inputPath.empty())
-      artifact["physicalLocation"] = json::Object{
-          {"artifactLocation", json::Object{{"uri", options.inputPath}}}};
-    results.push_back(
-        json::Object{{"ruleId", kRules[2].id},
-                     {"ruleIndex", 2},
-                     {"level", "warning"},
-                     {"message", json::Object{{"text", warning}}},
-                     {"locations", json::Array{std::move(artifact)}}});
+  for (const ImportFinding &finding : options.importFindings) {
+    unsigned index = ruleIndex(finding.rule);
+    results.push_back(json::Object{
+        {"ruleId", kRules[index].id},
+        {"ruleIndex", index},
+        {"level", "warning"},
+        {"message", json::Object{{"text", finding.message}}},
+        {"locations", sarifLocations(finding.location, options.inputPath)}});
   }
   json::Object log{
       {"version", "2.1.0"},

@@ -17,6 +17,7 @@
 #include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Dialect/NN/NNOps.h"
 #include "vram/Dialect/NN/TorchSemantics.h"
+#include "vram/Import/Findings.h"
 #include "vram/Lint/Budget.h"
 #include "vram/Report/Report.h"
 #include "vram/Transforms/Passes.h"
@@ -589,7 +590,7 @@ void checkOptions() {
 }
 
 /// Warnings the front end gave while importing (SARIF results).
-std::vector<std::string> importWarnings;
+std::vector<vram::ImportFinding> importFindings;
 
 /// Rebuilds the model at another batch size (zoo and ONNX inputs), for the
 /// budget lint's suggestions and --fit-batch; null for .mlir input.
@@ -821,7 +822,7 @@ LogicalResult processModule(ModuleOp module,
   options.regressionThreshold = regressionThreshold / 100;
   options.inputPath =
       zooName.empty() ? inputFilename.getValue() : "zoo:" + zooName.getValue();
-  options.importWarnings = importWarnings;
+  options.importFindings = importFindings;
   if (hasBudget())
     if (FailureOr<int64_t> used = measureBudgetMetric(module); succeeded(used))
       options.budget = vram::BudgetFinding{getBudgetBytes(), *used,
@@ -1087,7 +1088,9 @@ public:
       : handler(sourceMgr, ctx), named(ctx, std::move(input)),
         recordWarnings(ctx, [](Diagnostic &d) {
           if (d.getSeverity() == DiagnosticSeverity::Warning)
-            importWarnings.push_back(d.str());
+            importFindings.push_back(
+                {vram::getFindingRule(d).value_or("").str(), d.str(),
+                 d.getLocation()});
           return failure(); // and still print it
         }) {
     ctx->printOpOnDiagnostic(false);

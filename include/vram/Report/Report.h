@@ -49,6 +49,13 @@ struct ValidationFinding {
 /// Writes the validation alone as text: predicted and measured side by side.
 void writeValidationText(const ValidationFinding &v, llvm::raw_ostream &os);
 
+/// A front end's warning about the model.
+struct ImportFinding {
+  std::string rule; ///< a rule id of vram/Import/Findings.h, or empty
+  std::string message;
+  mlir::LocationAttr location;
+};
+
 struct ReportOptions {
   std::string modelName;
   std::string optimizer; ///< "" when the step is inference
@@ -73,9 +80,10 @@ struct ReportOptions {
   double regressionThreshold = 0.05;
   /// Set when --budget was checked.
   std::optional<BudgetFinding> budget;
-  /// Warnings the front end gave about the model (an inference-mode export),
-  /// shown as SARIF results.
-  std::vector<std::string> importWarnings;
+  /// Warnings the front end gave about the model, shown as SARIF results:
+  /// each of the rule it was tagged with (vram/Import/Findings.h), untagged
+  /// ones as vram/import-warning.
+  std::vector<ImportFinding> importFindings;
   /// The file analyzed (SARIF artifact of locations without a file).
   std::string inputPath;
   unsigned topTensors = 10;

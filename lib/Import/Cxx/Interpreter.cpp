@@ -3,6 +3,7 @@
 #include "Interpreter.h"
 
 #include "vram/Dialect/NN/NNOps.h"
+#include "vram/Import/Findings.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -927,7 +928,7 @@ Interpreter::callTorch(StringRef name,
     // Not modelled: say so, and assume the first tensor passes through.
     for (const Val &arg : args)
       if (arg.kind == Val::Kind::Tensor) {
-        warning(l) << "'" << name
+        vram::emitFinding(l, vram::rules::kApproximatedOp) << "'" << name
                    << "' is not modelled by the C++ front end: assumed to "
                       "return its tensor argument unchanged (no memory, no "
                       "FLOPs)";

@@ -14,6 +14,7 @@
 #include "OnnxLibrary.h"
 
 #include "vram/Dialect/NN/NNDialect.h"
+#include "vram/Import/Findings.h"
 #include "vram/Import/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -128,9 +129,18 @@ Importer::inputType(const onnx::ValueInfoProto &vi) {
       bool seqLike = l == "t" || l == "s" || l == "l" || l.contains("seq") ||
                      l == "len" || l == "length" || l == "tokens" ||
                      l == "num_tokens" || l == "time" || l == "sequence";
-      if (batchLike && opts.batch) {
-        shape.push_back(*opts.batch);
-        boundBatch = *opts.batch;
+      if (batchLike) {
+        // An unbound batch is bound to 1, as a lint finding: the memory of
+        // one sample is what a user asking about the file most likely
+        // wants, and --batch or --fit-batch say otherwise.
+        if (!opts.batch && defaultBoundDims.insert(param).second)
+          emitFinding(loc, rules::kDefaultBoundDimension)
+              << "graph input '" << vi.name() << "' dimension " << k
+              << " is symbolic ('" << param
+              << "'), taken as the batch and bound to 1 by default; set it "
+                 "with --batch=N";
+        boundBatch = opts.batch.value_or(1);
+        shape.push_back(*boundBatch);
         continue;
       }
       if (seqLike && opts.seq) {
@@ -359,7 +369,7 @@ void Importer::warnIfInferenceExport(const onnx::ModelProto &model) {
   }
   if (!compute || trainingOnly)
     return;
-  emitWarning(fileLoc)
+  emitFinding(fileLoc, rules::kInferenceExport)
       << "'" << filename
       << "' looks like an inference-mode export (no BatchNormalization or "
          "Dropout: BatchNorm folded into the convolutions, dropout removed); "

@@ -182,6 +182,8 @@ private:
   const OnnxImportOptions &opts;
   /// The batch size --batch bound to a symbolic dimension, if any.
   std::optional<int64_t> boundBatch;
+  /// Symbolic dims bound to a default value (warned about once each).
+  llvm::StringSet<> defaultBoundDims;
   mlir::Operation *lastInitOp = nullptr;
   mlir::Location fileLoc;
   const onnx::GraphProto *graph = nullptr;
