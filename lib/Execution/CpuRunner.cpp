@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vram/Execution/CpuRunner.h"
+#include "vram/Execution/GpuLowering.h"
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Analysis/StepInfo.h"
 #include "vram/Conversion/NNToTensor.h"
@@ -61,6 +62,7 @@ void vram::registerExecutionDialects(DialectRegistry &registry) {
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerLowerToTensorInterfaces(registry);
+  registerGpuLoweringDialects(registry);
 }
 
 //===----------------------------------------------------------------------===//

@@ -31,6 +31,7 @@
 #include "vram/Conversion/NNToTensor.h"
 #ifdef VRAM_ENABLE_EXECUTION
 #include "vram/Execution/CpuRunner.h"
+#include "vram/Execution/GpuLowering.h"
 #include "vram/Execution/Passes.h"
 #endif
 
@@ -1157,6 +1158,7 @@ int main(int argc, char **argv) {
   vram::registerVramConversionPasses();
 #ifdef VRAM_ENABLE_EXECUTION
   vram::registerVramExecutionPasses();
+  vram::registerLowerToGpuPipeline();
 #endif
 #ifdef VRAM_ENABLE_ONNX
   vram::onnx_import::registerPasses();

@@ -25,4 +25,26 @@ def FreeAfterLastUse : Pass<"vram-free-after-last-use", "mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def OffloadSerialCode : Pass<"vram-offload-serial-code", "mlir::func::FuncOp"> {
+  let summary = "Wraps the step's serial loops and scalar accesses in one-iteration parallel loops, so they run on the device";
+  let description = [{
+    After `convert-linalg-to-parallel-loops`, a linalg op without parallel
+    dimensions (a full reduction such as a loss's mean) is a plain `scf.for`
+    nest, and an op on 0-d buffers is a bare `memref.load` / `memref.store`
+    at the top of the function: `convert-parallel-loops-to-gpu` would leave
+    them on the host, which cannot read device memory. This pass moves each
+    maximal run of such top-level ops (ops that read or write buffers, and
+    the pure ops between them whose results stay inside the run) into an
+    `scf.parallel` of one iteration, which becomes a kernel of one thread.
+    Allocation, views, calls and existing parallel loops stay where they are.
+    A scalar read whose value the host needs afterwards is an error.
+
+    ```
+    vram-opt loops.mlir --vram-offload-serial-code
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 #endif // VRAM_EXECUTION_PASSES_TD

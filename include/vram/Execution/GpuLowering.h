@@ -1,0 +1,51 @@
+//===- GpuLowering.h - the bufferized step to an NVIDIA GPU -----*- C++ -*-===//
+//
+// The GPU half of validation by execution: the bufferized step (linalg on
+// memrefs, freed as PyTorch frees) becomes host code that allocates through
+// the generic allocation functions, launches one kernel per parallel loop
+// nest, and carries the kernels as a `gpu.binary` (PTX for the driver's JIT,
+// or a cubin assembled by the toolkit's ptxas).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_EXECUTION_GPULOWERING_H
+#define VRAM_EXECUTION_GPULOWERING_H
+
+#include "mlir/Pass/PassManager.h"
+
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace vram {
+
+struct GpuLoweringOptions {
+  /// The target architecture (--gpu-arch), e.g. sm_90 for H100 and H200.
+  std::string chip = "sm_90";
+  /// PTX ISA version and other NVPTX features; sm_90 needs PTX 7.8 or later.
+  std::string features = "+ptx80";
+  /// gpu-module-to-binary's format: "isa" (PTX, compiled by the driver at
+  /// load time: no toolkit needed) or "bin" (a cubin, through ptxas).
+  std::string format = "isa";
+  unsigned optLevel = 3;
+};
+
+/// Adds the lowering of a bufferized step to host LLVM IR plus GPU kernels.
+void buildLowerToGpuPipeline(mlir::OpPassManager &pm,
+                             const GpuLoweringOptions &options);
+
+/// Registers the pipeline as `vram-lower-to-gpu{chip= features= format= O=}`.
+void registerLowerToGpuPipeline();
+
+/// The `sm_XY` name of compute capability `major.minor`.
+std::string smArchitecture(int major, int minor);
+
+/// Registers the GPU, NVVM and SCF dialects, the NVVM target and the GPU
+/// translations the pipeline needs.
+void registerGpuLoweringDialects(mlir::DialectRegistry &registry);
+
+} // namespace vram
+
+#endif // VRAM_EXECUTION_GPULOWERING_H

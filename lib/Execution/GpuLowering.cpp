@@ -1,0 +1,140 @@
+//===- GpuLowering.cpp - the bufferized step to an NVIDIA GPU -------------===//
+//
+// Upstream passes only, in the order upstream's gpu-lower-to-nvvm-pipeline
+// uses, with two differences: the step's allocations keep going through the
+// generic allocation functions (the runner binds them to its device
+// allocator), and serial code is offloaded first so that the host never
+// touches device memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vram/Execution/GpuLowering.h"
+#include "vram/Execution/Passes.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/SCFToGPU/SCFToGPUPass.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+
+void vram::buildLowerToGpuPipeline(OpPassManager &pm,
+                                   const GpuLoweringOptions &options) {
+  // Loops: parallel dimensions become the grid and the block, the rest
+  // (reductions) loops inside each thread.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createOffloadSerialCode());
+  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createGpuKernelOutliningPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createSCFToControlFlowPass());
+  // Kernels.
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  // Host: allocations through the generic functions, before gpu-to-llvm
+  // would lower them to malloc.
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  memrefOptions.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
+  GpuToLLVMConversionPassOptions launches;
+  launches.hostBarePtrCallConv = true;
+  pm.addPass(createGpuToLLVMConversionPass(launches));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  ConvertFuncToLLVMPassOptions funcOptions;
+  funcOptions.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+namespace {
+struct LowerToGpuPipelineOptions
+    : PassPipelineOptions<LowerToGpuPipelineOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("Target architecture (sm_XY)"),
+                           llvm::cl::init("sm_90")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("NVPTX features (PTX version)"),
+                               llvm::cl::init("+ptx80")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Kernel binary: isa (PTX) or bin (cubin, via ptxas)"),
+      llvm::cl::init("isa")};
+  Option<unsigned> optLevel{*this, "O", llvm::cl::desc("Kernel opt level"),
+                            llvm::cl::init(3)};
+};
+} // namespace
+
+void vram::registerLowerToGpuPipeline() {
+  PassPipelineRegistration<LowerToGpuPipelineOptions>(
+      "vram-lower-to-gpu",
+      "Lowers a bufferized step to host LLVM IR that launches NVIDIA GPU "
+      "kernels (gpu.binary), allocating through the generic allocation "
+      "functions",
+      [](OpPassManager &pm, const LowerToGpuPipelineOptions &o) {
+        GpuLoweringOptions options;
+        options.chip = o.chip;
+        options.features = o.features;
+        options.format = o.format;
+        options.optLevel = o.optLevel;
+        buildLowerToGpuPipeline(pm, options);
+      });
+}
+
+std::string vram::smArchitecture(int major, int minor) {
+  return llvm::formatv("sm_{0}{1}", major, minor).str();
+}
+
+void vram::registerGpuLoweringDialects(DialectRegistry &registry) {
+  registry.insert<gpu::GPUDialect, NVVM::NVVMDialect>();
+  // convert-gpu-to-nvvm lowers a kernel's ops through each dialect's
+  // ConvertToLLVMPatternInterface.
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
+  NVVM::registerConvertGpuToNVVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+}

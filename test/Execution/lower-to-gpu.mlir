@@ -1,0 +1,42 @@
+// REQUIRES: execution
+// The GPU lowering of a bufferized step: every loop nest becomes a kernel
+// launch (a parallel op as a grid of threads; a full reduction and a 0-d
+// store, which would otherwise run on the host, as kernels of one thread),
+// the step's buffers are allocated through the generic allocation functions
+// (the runner's device allocator), and the kernels are PTX for sm_90.
+// RUN: vram-opt %s --vram-lower-to-gpu | FileCheck %s
+// RUN: vram-opt %s --vram-lower-to-gpu="chip=sm_80" | FileCheck %s --check-prefix=SM80
+
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#sum = affine_map<(d0, d1) -> ()>
+func.func @step(%a: memref<4x8xf32>, %b: memref<4x8xf32>) -> memref<f32> {
+  %c = memref.alloc() : memref<4x8xf32>
+  linalg.generic {indexing_maps = [#map, #map, #map], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %b : memref<4x8xf32>, memref<4x8xf32>) outs(%c : memref<4x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  %loss = memref.alloc() : memref<f32>
+  %zero = arith.constant 0.0 : f32
+  memref.store %zero, %loss[] : memref<f32>
+  linalg.generic {indexing_maps = [#map, #sum], iterator_types = ["reduction", "reduction"]}
+      ins(%c : memref<4x8xf32>) outs(%loss : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %c : memref<4x8xf32>
+  return %loss : memref<f32>
+}
+
+// CHECK-LABEL: llvm.func @step
+// CHECK-NOT: llvm.call @malloc
+// CHECK: llvm.call @_mlir_memref_to_llvm_alloc
+// CHECK: gpu.launch_func {{ *}}@step_kernel::@step_kernel blocks in
+// CHECK: llvm.call @_mlir_memref_to_llvm_alloc
+// CHECK: gpu.launch_func {{ *}}@step_kernel_0::@step_kernel blocks in (%[[ONE:.*]], %[[ONE]], %[[ONE]]) threads in (%[[ONE]], %[[ONE]], %[[ONE]])
+// CHECK: llvm.call @_mlir_memref_to_llvm_free
+// CHECK: gpu.binary @step_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90
+// CHECK-SAME: .entry step_kernel(
+// SM80: .target sm_80
