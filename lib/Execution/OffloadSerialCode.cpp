@@ -73,12 +73,12 @@ LogicalResult expandCopy(memref::CopyOp copy) {
     steps.push_back(one);
   }
   Value source = copy.getSource(), target = copy.getTarget();
-  scf::ParallelOp::create(
-      b, loc, lower, upper, steps,
-      [&](OpBuilder &nested, Location l, ValueRange ivs) {
-        Value v = memref::LoadOp::create(nested, l, source, ivs);
-        memref::StoreOp::create(nested, l, v, target, ivs);
-      });
+  scf::ParallelOp::create(b, loc, lower, upper, steps,
+                          [&](OpBuilder &nested, Location l, ValueRange ivs) {
+                            Value v =
+                                memref::LoadOp::create(nested, l, source, ivs);
+                            memref::StoreOp::create(nested, l, v, target, ivs);
+                          });
   copy.erase();
   return success();
 }
@@ -145,7 +145,6 @@ struct OffloadSerialCodePass
         op->moveBefore(terminator);
     }
   }
-
 };
 
 } // namespace
