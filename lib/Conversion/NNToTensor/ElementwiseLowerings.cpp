@@ -112,12 +112,12 @@ struct UnaryLowering : ExternalModel<UnaryLowering<OpTy, Formula>, OpTy> {
     if (saved)
       ins.push_back(saved);
     DictionaryAttr attrs = node.forwardAttrs;
-    grads.push_back(elementwise(
-        b, loc, ins, newTensor(b, loc, type),
-        [&](OpBuilder &nb, Location nloc, ValueRange a) {
-          return Formula::backward(nb, nloc, attrs, a[0],
-                                   a.size() > 1 ? a[1] : Value());
-        }));
+    grads.push_back(
+        elementwise(b, loc, ins, newTensor(b, loc, type),
+                    [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                      return Formula::backward(nb, nloc, attrs, a[0],
+                                               a.size() > 1 ? a[1] : Value());
+                    }));
     return success();
   }
 };
@@ -169,11 +169,9 @@ struct HardswishFormula {
                         Value x) {
     Value low = cmp(b, l, arith::CmpFPredicate::OLT, x, cst(b, l, x, -3.0));
     Value mid = cmp(b, l, arith::CmpFPredicate::OLE, x, cst(b, l, x, 3.0));
-    Value slope =
-        mul(b, l, g,
-            add(b, l, div(b, l, x, cst(b, l, x, 3.0)), cst(b, l, x, 0.5)));
-    return select(b, l, low, cst(b, l, g, 0.0),
-                  select(b, l, mid, slope, g));
+    Value slope = mul(
+        b, l, g, add(b, l, div(b, l, x, cst(b, l, x, 3.0)), cst(b, l, x, 0.5)));
+    return select(b, l, low, cst(b, l, g, 0.0), select(b, l, mid, slope, g));
   }
 };
 
@@ -188,8 +186,7 @@ struct HardsigmoidFormula {
     Value gt = cmp(b, l, arith::CmpFPredicate::OGT, x, cst(b, l, x, -3.0));
     Value lt = cmp(b, l, arith::CmpFPredicate::OLT, x, cst(b, l, x, 3.0));
     Value in = arith::AndIOp::create(b, l, gt, lt);
-    return select(b, l, in, div(b, l, g, cst(b, l, g, 6.0)),
-                  cst(b, l, g, 0.0));
+    return select(b, l, in, div(b, l, g, cst(b, l, g, 6.0)), cst(b, l, g, 0.0));
   }
 };
 
@@ -214,8 +211,8 @@ struct ClampFormula {
     return clampValue(b, l, x, optionalF64(attrs, "min"),
                       optionalF64(attrs, "max"));
   }
-  static Value backward(OpBuilder &b, Location l, DictionaryAttr attrs,
-                        Value g, Value x) {
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr attrs, Value g,
+                        Value x) {
     Value in;
     auto both = [&](Value c) {
       in = in ? arith::AndIOp::create(b, l, in, c).getResult() : c;
@@ -249,8 +246,8 @@ struct PowFormula {
       return cst(b, l, x, 1.0);
     return power(b, l, x, e);
   }
-  static Value backward(OpBuilder &b, Location l, DictionaryAttr attrs,
-                        Value g, Value x) {
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr attrs, Value g,
+                        Value x) {
     double e = exponent(attrs);
     if (e == 0.0)
       return cst(b, l, g, 0.0);
@@ -265,8 +262,8 @@ struct ErfFormula {
   }
   static Value backward(OpBuilder &b, Location l, DictionaryAttr, Value g,
                         Value x) {
-    Value e = math::ExpOp::create(b, l,
-                                  arith::NegFOp::create(b, l, mul(b, l, x, x)));
+    Value e =
+        math::ExpOp::create(b, l, arith::NegFOp::create(b, l, mul(b, l, x, x)));
     return mul(b, l, mul(b, l, cst(b, l, x, 2.0 / std::sqrt(M_PI)), e), g);
   }
 };
@@ -380,11 +377,11 @@ struct BinaryLowering : ExternalModel<BinaryLowering<OpTy, Formula>, OpTy> {
           true));
       return success();
     }
-    results.push_back(elementwise(
-        b, loc, operands, newTensor(b, loc, resultType),
-        [](OpBuilder &nb, Location nloc, ValueRange a) {
-          return Formula::forward(nb, nloc, a[0], a[1]);
-        }));
+    results.push_back(
+        elementwise(b, loc, operands, newTensor(b, loc, resultType),
+                    [](OpBuilder &nb, Location nloc, ValueRange a) {
+                      return Formula::forward(nb, nloc, a[0], a[1]);
+                    }));
     return success();
   }
 
@@ -405,13 +402,13 @@ struct BinaryLowering : ExternalModel<BinaryLowering<OpTy, Formula>, OpTy> {
       for (unsigned k = 0; k < 2; ++k)
         if (k < node.savedOperands.size() && node.savedOperands[k])
           slot[k] = next++;
-      grads.push_back(reduceToShape(
-          b, loc, ins, iterShape, type,
-          [&](OpBuilder &nb, Location nloc, ValueRange a) {
-            Value lhs = slot[0] >= 0 ? a[slot[0]] : Value();
-            Value rhs = slot[1] >= 0 ? a[slot[1]] : Value();
-            return Formula::backward(nb, nloc, i, a[0], lhs, rhs);
-          }));
+      grads.push_back(
+          reduceToShape(b, loc, ins, iterShape, type,
+                        [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                          Value lhs = slot[0] >= 0 ? a[slot[0]] : Value();
+                          Value rhs = slot[1] >= 0 ? a[slot[1]] : Value();
+                          return Formula::backward(nb, nloc, i, a[0], lhs, rhs);
+                        }));
     }
     return success();
   }
@@ -433,19 +430,20 @@ struct MulFormula {
   static Value forward(OpBuilder &b, Location l, Value x, Value y) {
     return mul(b, l, x, y);
   }
-  static Value backward(OpBuilder &b, Location l, int64_t i, Value g,
-                        Value lhs, Value rhs) {
+  static Value backward(OpBuilder &b, Location l, int64_t i, Value g, Value lhs,
+                        Value rhs) {
     return mul(b, l, g, i == 0 ? rhs : lhs);
   }
 };
 
-// div: d/da = grad / b; d/db = -grad * ((a / b) / b) (div_tensor_other_backward).
+// div: d/da = grad / b; d/db = -grad * ((a / b) / b)
+// (div_tensor_other_backward).
 struct DivFormula {
   static Value forward(OpBuilder &b, Location l, Value x, Value y) {
     return div(b, l, x, y);
   }
-  static Value backward(OpBuilder &b, Location l, int64_t i, Value g,
-                        Value lhs, Value rhs) {
+  static Value backward(OpBuilder &b, Location l, int64_t i, Value g, Value lhs,
+                        Value rhs) {
     if (i == 0)
       return div(b, l, g, rhs);
     return mul(b, l, arith::NegFOp::create(b, l, g),
@@ -583,8 +581,8 @@ struct ConcatLowering : ExternalModel<ConcatLowering, ConcatOp> {
           Value v;
           for (int64_t k = operands.size() - 1; k >= 0; --k) {
             SmallVector<Value> at(idx);
-            Value local = arith::SubIOp::create(nb, nloc, idx[dim],
-                                                indexConstant(nb, nloc, starts[k]));
+            Value local = arith::SubIOp::create(
+                nb, nloc, idx[dim], indexConstant(nb, nloc, starts[k]));
             at[dim] = arith::MinSIOp::create(
                 nb, nloc,
                 arith::MaxSIOp::create(nb, nloc, local,
@@ -727,9 +725,55 @@ struct ConstantLowering : ExternalModel<ConstantLowering, ConstantOp> {
     }
     // Copied from a read-only global into the new buffer.
     Value src = arith::ConstantOp::create(b, loc, dense);
-    results.push_back(elementwise(
-        b, loc, src, out,
-        [](OpBuilder &, Location, ValueRange a) { return a[0]; }));
+    results.push_back(
+        elementwise(b, loc, src, out,
+                    [](OpBuilder &, Location, ValueRange a) { return a[0]; }));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// nn.cast: a copy in another float type; backward casts the gradient back
+// (ToCopyBackward), a new tensor of the input's type.
+//===----------------------------------------------------------------------===//
+
+Value convertFloat(OpBuilder &b, Location loc, Value v, Type to) {
+  unsigned from = v.getType().getIntOrFloatBitWidth();
+  unsigned width = to.getIntOrFloatBitWidth();
+  if (from > width)
+    return arith::TruncFOp::create(b, loc, to, v);
+  if (from < width)
+    return arith::ExtFOp::create(b, loc, to, v);
+  // fp16 <-> bf16: through fp32, as the copy kernel converts.
+  Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+  return arith::TruncFOp::create(b, loc, to, wide);
+}
+
+Value castInto(OpBuilder &b, Location loc, Value v, RankedTensorType type) {
+  Type et = type.getElementType();
+  return elementwise(b, loc, v, newTensor(b, loc, type),
+                     [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                       return convertFloat(nb, nloc, a[0], et);
+                     });
+}
+
+struct CastLowering : ExternalModel<CastLowering, CastOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    results.push_back(
+        castInto(b, op->getLoc(), operands[0],
+                 cast<RankedTensorType>(op->getResult(0).getType())));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    grads.push_back(
+        castInto(b, loc, node.grads[0],
+                 cast<RankedTensorType>(node.forwardType.getInput(0))));
     return success();
   }
 };
@@ -761,4 +805,5 @@ void vram::lowering::attachElementwiseLowerings(MLIRContext *ctx) {
   ConcatOp::attachInterface<ConcatLowering>(*ctx);
   PadOp::attachInterface<PadLowering>(*ctx);
   ConstantOp::attachInterface<ConstantLowering>(*ctx);
+  CastOp::attachInterface<CastLowering>(*ctx);
 }

@@ -214,7 +214,8 @@ struct Conv2dLowering : ExternalModel<Conv2dLowering, Conv2dOp> {
       Value init = fill(b, loc, newTensor(b, loc, type), 0.0);
       if (operand == 0) {
         // (n, g, c, ih, iw, f, kh, kw):
-        //   gx[n, g, c, ih, iw] += gy[n, g * Fg + f, oh, ow] * W[g, f, c, kh, kw]
+        //   gx[n, g, c, ih, iw] +=
+        //       gy[n, g * Fg + f, oh, ow] * W[g, f, c, kh, kw]
         Value init5 = splitGroups(b, loc, init, 1, groups);
         Value weight5 = splitGroups(b, loc, weight, 0, groups);
         Value gx5 =
@@ -240,7 +241,8 @@ struct Conv2dLowering : ExternalModel<Conv2dLowering, Conv2dOp> {
         grads.push_back(mergeGroups(b, loc, gx5, 1, type));
       } else if (operand == 1) {
         // (g, f, c, kh, kw, n, oh, ow):
-        //   gW[g, f, c, kh, kw] += gy[n, g, f, oh, ow] * x[n, g * Cg + c, ih, iw]
+        //   gW[g, f, c, kh, kw] +=
+        //       gy[n, g, f, oh, ow] * x[n, g * Cg + c, ih, iw]
         Value init5 = splitGroups(b, loc, init, 0, groups);
         Value gy5 = splitGroups(b, loc, gy, 1, groups);
         Value gw5 =
@@ -576,7 +578,8 @@ struct MaxPool2dLowering : ExternalModel<MaxPool2dLowering, MaxPool2dOp> {
                                "tensor '"
                             << saved.kind << "'";
     Window w = poolWindow(saved.forwardAttrs);
-    SmallVector<int64_t, 2> k = attrArray(saved.forwardAttrs, "kernel_size", {1, 1});
+    SmallVector<int64_t, 2> k =
+        attrArray(saved.forwardAttrs, "kernel_size", {1, 1});
     MLIRContext *ctx = b.getContext();
     Value x = saved.operands[0], y = saved.results[0];
     auto type = cast<RankedTensorType>(saved.resultType);
@@ -625,7 +628,8 @@ struct MaxPool2dLowering : ExternalModel<MaxPool2dLowering, MaxPool2dOp> {
                                      const BackwardLowering &node,
                                      SmallVectorImpl<Value> &grads) {
     Window w = poolWindow(node.forwardAttrs);
-    SmallVector<int64_t, 2> k = attrArray(node.forwardAttrs, "kernel_size", {1, 1});
+    SmallVector<int64_t, 2> k =
+        attrArray(node.forwardAttrs, "kernel_size", {1, 1});
     MLIRContext *ctx = b.getContext();
     Value gy = node.grads[0], indices = node.savedExtras[0];
     auto type = cast<RankedTensorType>(node.forwardType.getInput(0));
@@ -673,11 +677,10 @@ struct MaxPool2dLowering : ExternalModel<MaxPool2dLowering, MaxPool2dOp> {
 /// an input of `size` (avg_pool2d's CPU kernel): the window clipped to the
 /// padded input with count_include_pad, else to the input itself.
 Value avgPoolCount(OpBuilder &b, Location loc, Value o, int64_t kernel,
-                   int64_t stride, int64_t pad, int64_t size,
-                   bool includePad) {
-  Value start = arith::SubIOp::create(b, loc,
-                                      affineIndex(b, loc, o, stride, Value()),
-                                      indexConstant(b, loc, pad));
+                   int64_t stride, int64_t pad, int64_t size, bool includePad) {
+  Value start =
+      arith::SubIOp::create(b, loc, affineIndex(b, loc, o, stride, Value()),
+                            indexConstant(b, loc, pad));
   Value end = arith::MinSIOp::create(
       b, loc,
       arith::AddIOp::create(b, loc, start, indexConstant(b, loc, kernel)),
@@ -735,7 +738,8 @@ struct AvgPool2dLowering : ExternalModel<AvgPool2dLowering, AvgPool2dOp> {
               Value v =
                   extractOrPad(nb, nloc, x, {i[0], i[1], ih, iw}, {2, 3}, zero);
               linalg::YieldOp::create(
-                  nb, nloc, arith::AddFOp::create(nb, nloc, a[1], v).getResult());
+                  nb, nloc,
+                  arith::AddFOp::create(nb, nloc, a[1], v).getResult());
             })
             .getResult(0);
     RankedTensorType in = tensorType(x);
@@ -791,7 +795,8 @@ struct AvgPool2dLowering : ExternalModel<AvgPool2dLowering, AvgPool2dOp> {
                                        type, et);
               Value q = arith::DivFOp::create(nb, nloc, g, d);
               linalg::YieldOp::create(
-                  nb, nloc, arith::AddFOp::create(nb, nloc, a[1], q).getResult());
+                  nb, nloc,
+                  arith::AddFOp::create(nb, nloc, a[1], q).getResult());
             })
             .getResult(0));
     return success();

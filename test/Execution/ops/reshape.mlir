@@ -16,6 +16,6 @@ func.func @forward() -> tensor<3x4xf32> {
   %x = nn.param "x" : tensor<2x6xf32>
   %c = nn.constant dense<2.000000e+00> : tensor<f32>
   %h = nn.mul %x, %c : (tensor<2x6xf32>, tensor<f32>) -> tensor<2x6xf32>
-  %y = nn.reshape %h : (tensor<2x6xf32>) -> tensor<3x4xf32>
+  %y = nn.reshape %h : tensor<2x6xf32> -> tensor<3x4xf32>
   return %y : tensor<3x4xf32>
 }

@@ -244,9 +244,14 @@ def make_cases():
              ["%c = nn.constant dense<2.000000e+00> : tensor<f32>",
               "%%h = nn.mul %%x, %%c : (%s, tensor<f32>) -> %s"
               % (ttype((2, 6)), ttype((2, 6))),
-              "%%y = nn.reshape %%h : (%s) -> %s" % (ttype((2, 6)),
-                                                    ttype((3, 4)))],
+              "%%y = nn.reshape %%h : %s -> %s" % (ttype((2, 6)),
+                                                  ttype((3, 4)))],
              lambda p: (p["x"] * 2.0).reshape(3, 4), (3, 4)),
+        Case("cast", "nn.cast to f16 and back (x.half().float())",
+             {"x": randn(2, 5)},
+             ["%%h = nn.cast %%x : %s to %s" % (s, ttype((2, 5), "f16")),
+              "%%y = nn.cast %%h : %s to %s" % (ttype((2, 5), "f16"), s)],
+             lambda p: p["x"].half().float(), (2, 5)),
         # Layers.
         Case("linear", "nn.linear with bias",
              {"x": randn(3, 4), "w": randn(5, 4, scale=0.5), "b": randn(5)},
