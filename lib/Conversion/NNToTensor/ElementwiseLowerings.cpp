@@ -73,6 +73,22 @@ std::optional<double> optionalF64(DictionaryAttr attrs, StringRef name) {
   return std::nullopt;
 }
 
+/// An in-place form overwrites `operand`: an error at `op` when a backward
+/// node keeps that value (the step would read it after the write; PyTorch
+/// keeps a clone of `self` for mul_ / div_, or refuses the write).
+LogicalResult checkOverwriteNotSaved(Operation *op, Value operand) {
+  for (Operation *user : operand.getUsers()) {
+    auto node = dyn_cast<BackwardOp>(user);
+    if (node && llvm::is_contained(node.getSaved(), operand))
+      return op->emitError()
+             << op->getName()
+             << " {inplace}: the lowering cannot overwrite a tensor that "
+                "the backward of "
+             << node.getForwardOp() << " keeps";
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Unary elementwise ops. A formula gives the forward value of an element and
 // the gradient from the incoming gradient and the saved tensor (the input or
@@ -92,6 +108,9 @@ struct UnaryLowering : ExternalModel<UnaryLowering<OpTy, Formula>, OpTy> {
       return Formula::forward(nb, nloc, attrs, a[0]);
     };
     // The in-place form (relu6_, silu_, ...) writes its operand's storage.
+    if (attrs.contains("inplace") &&
+        failed(checkOverwriteNotSaved(op, op->getOperand(0))))
+      return failure();
     results.push_back(
         attrs.contains("inplace")
             ? elementwise(b, loc, {}, x, body, true)
@@ -368,6 +387,8 @@ struct BinaryLowering : ExternalModel<BinaryLowering<OpTy, Formula>, OpTy> {
     Location loc = op->getLoc();
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     if (cast<OpTy>(op).getInplace()) {
+      if (failed(checkOverwriteNotSaved(op, op->getOperand(0))))
+        return failure();
       // lhs op= rhs: the body reads rhs then lhs (the destination).
       results.push_back(elementwise(
           b, loc, operands[1], operands[0],

@@ -42,3 +42,17 @@ func.func @forward() -> tensor<2x5xf32> {
     }
   }
 #-}
+
+// -----
+
+// h *= b where b needs a gradient: mul's backward keeps h, which the
+// in-place form overwrites (PyTorch keeps a clone of self for mul_).
+func.func @forward() -> tensor<2x5xf32> {
+  %a = nn.param "a" : tensor<2x5xf32>
+  %b = nn.param "b" : tensor<2x5xf32>
+  %c = nn.constant dense<1.000000e+00> : tensor<f32>
+  %h = nn.add %a, %c : (tensor<2x5xf32>, tensor<f32>) -> tensor<2x5xf32>
+  // expected-error @+1 {{nn.mul {inplace}: the lowering cannot overwrite a tensor that the backward of nn.mul keeps}}
+  %y = nn.mul %h, %b {inplace} : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
