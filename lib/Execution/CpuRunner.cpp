@@ -348,6 +348,8 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   memrefOptions.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   pm.addPass(createConvertMathToLLVMPass());
+  // What has no LLVM intrinsic (tanh, erf) calls libm's tanhf, erff.
+  pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   ConvertFuncToLLVMPassOptions funcOptions;
   funcOptions.useBarePtrCallConv = true;

@@ -92,6 +92,9 @@ mlir::Value extractOrPad(mlir::OpBuilder &b, mlir::Location loc,
 
 /// Attaches the models of VisionLowerings.cpp (conv, batch norm, pooling).
 void attachVisionLowerings(mlir::MLIRContext *ctx);
+/// Attaches the models of ElementwiseLowerings.cpp (activations, sub, mul,
+/// div, unary math, mean, concat, pad, constant, cast).
+void attachElementwiseLowerings(mlir::MLIRContext *ctx);
 
 } // namespace vram::lowering
 

@@ -744,5 +744,6 @@ void vram::registerLowerToTensorInterfaces(DialectRegistry &registry) {
     AccumulateGradOp::attachInterface<AccumulateGradLowering>(*ctx);
     OptimizerStepOp::attachInterface<OptimizerStepLowering>(*ctx);
     attachVisionLowerings(ctx);
+    attachElementwiseLowerings(ctx);
   });
 }

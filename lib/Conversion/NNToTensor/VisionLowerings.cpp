@@ -50,11 +50,13 @@ SmallVector<Value> loopIndices(OpBuilder &b, Location loc, unsigned n) {
   return idx;
 }
 
-ArrayRef<int64_t> attrArray(DictionaryAttr attrs, StringRef name,
-                            ArrayRef<int64_t> fallback) {
+/// The array attribute `name`, else `fallback` (by value: a fallback
+/// written as a braced list does not outlive the call).
+SmallVector<int64_t, 2> attrArray(DictionaryAttr attrs, StringRef name,
+                                  ArrayRef<int64_t> fallback) {
   if (auto a = attrs.getAs<DenseI64ArrayAttr>(name))
-    return a.asArrayRef();
-  return fallback;
+    return SmallVector<int64_t, 2>(a.asArrayRef());
+  return SmallVector<int64_t, 2>(fallback);
 }
 
 struct Window {
@@ -87,24 +89,62 @@ std::pair<Value, Value> windowOutput(OpBuilder &b, Location loc, Value in,
 }
 
 //===----------------------------------------------------------------------===//
-// nn.conv2d (groups = 1)
+// nn.conv2d (stride, padding, dilation, groups)
 //===----------------------------------------------------------------------===//
 
 Window convWindow(DictionaryAttr attrs) {
-  ArrayRef<int64_t> s = attrArray(attrs, "strides", {1, 1});
-  ArrayRef<int64_t> p = attrArray(attrs, "padding", {0, 0});
-  ArrayRef<int64_t> d = attrArray(attrs, "dilation", {1, 1});
+  SmallVector<int64_t, 2> s = attrArray(attrs, "strides", {1, 1});
+  SmallVector<int64_t, 2> p = attrArray(attrs, "padding", {0, 0});
+  SmallVector<int64_t, 2> d = attrArray(attrs, "dilation", {1, 1});
   return {{s[0], s[1]}, {p[0], p[1]}, {d[0], d[1]}};
 }
 
-LogicalResult checkGroups(Location loc, DictionaryAttr attrs) {
-  if (auto g = attrs.getAs<IntegerAttr>("groups"); g && g.getInt() != 1)
-    return emitError(loc) << "nn.conv2d: the lowering supports groups = 1 "
-                             "only, got "
-                          << g.getInt();
-  return success();
+int64_t convGroups(DictionaryAttr attrs) {
+  if (auto g = attrs.getAs<IntegerAttr>("groups"))
+    return g.getInt();
+  return 1;
 }
 
+/// `v` with dimension `dim` split into [groups, size / groups]: a view.
+Value splitGroups(OpBuilder &b, Location loc, Value v, unsigned dim,
+                  int64_t groups) {
+  RankedTensorType t = tensorType(v);
+  SmallVector<int64_t> shape;
+  SmallVector<ReassociationIndices> reassoc;
+  for (int64_t d = 0; d < t.getRank(); ++d) {
+    int64_t first = shape.size();
+    if (d == dim) {
+      shape.push_back(groups);
+      shape.push_back(t.getDimSize(d) / groups);
+      reassoc.push_back({first, first + 1});
+    } else {
+      shape.push_back(t.getDimSize(d));
+      reassoc.push_back({first});
+    }
+  }
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get(shape, t.getElementType()), v, reassoc);
+}
+
+/// The inverse of splitGroups: back to `type`, a view.
+Value mergeGroups(OpBuilder &b, Location loc, Value v, unsigned dim,
+                  RankedTensorType type) {
+  SmallVector<ReassociationIndices> reassoc;
+  for (int64_t d = 0, next = 0; d < type.getRank(); ++d) {
+    if (d == dim) {
+      reassoc.push_back({next, next + 1});
+      next += 2;
+    } else {
+      reassoc.push_back({next++});
+    }
+  }
+  return tensor::CollapseShapeOp::create(b, loc, type, v, reassoc);
+}
+
+// Grouped convolution (depthwise: groups = channels) runs as G independent
+// convolutions: the output, weight and gradients are viewed with their
+// channel dimension split as [G, channels / G], and the input (or the
+// output gradient) is read at channel g * (channels / G) + c.
 struct Conv2dLowering : ExternalModel<Conv2dLowering, Conv2dOp> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
@@ -112,11 +152,11 @@ struct Conv2dLowering : ExternalModel<Conv2dLowering, Conv2dOp> {
                 SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     Location loc = op->getLoc();
     DictionaryAttr attrs = op->getAttrDictionary();
-    if (failed(checkGroups(loc, attrs)))
-      return failure();
     Window w = convWindow(attrs);
+    int64_t groups = convGroups(attrs);
     MLIRContext *ctx = b.getContext();
     Value x = operands[0], weight = operands[1];
+    int64_t cg = tensorType(weight).getDimSize(1);
     auto outType = cast<RankedTensorType>(op->getResult(0).getType());
     Value out = newTensor(b, loc, outType);
     Value init;
@@ -132,81 +172,99 @@ struct Conv2dLowering : ExternalModel<Conv2dLowering, Conv2dOp> {
     } else {
       init = fill(b, loc, out, 0.0);
     }
-    // (n, f, oh, ow, c, kh, kw): y += x[n, c, ih, iw] * W[f, c, kh, kw]
-    results.push_back(
+    Value init5 = splitGroups(b, loc, init, 1, groups);
+    Value weight5 = splitGroups(b, loc, weight, 0, groups);
+    // (n, g, f, oh, ow, c, kh, kw):
+    //   y[n, g, f, oh, ow] += x[n, g * Cg + c, ih, iw] * W[g, f, c, kh, kw]
+    Value y5 =
         linalg::GenericOp::create(
-            b, loc, outType, weight, init,
-            {dims(ctx, 7, {1, 4, 5, 6}), dims(ctx, 7, {0, 1, 2, 3})},
-            iterators(4, 3),
+            b, loc, init5.getType(), weight5, init5,
+            {dims(ctx, 8, {1, 2, 5, 6, 7}), dims(ctx, 8, {0, 1, 2, 3, 4})},
+            iterators(5, 3),
             [&](OpBuilder &nb, Location nloc, ValueRange a) {
-              SmallVector<Value> i = loopIndices(nb, nloc, 7);
-              Value ih = windowInput(nb, nloc, i[2], i[5], w, 0);
-              Value iw = windowInput(nb, nloc, i[3], i[6], w, 1);
+              SmallVector<Value> i = loopIndices(nb, nloc, 8);
+              Value ih = windowInput(nb, nloc, i[3], i[6], w, 0);
+              Value iw = windowInput(nb, nloc, i[4], i[7], w, 1);
+              Value c = affineIndex(nb, nloc, i[1], cg, i[5]);
               Value zero = floatConstant(nb, nloc, a[0].getType(), 0.0);
               Value xv =
-                  extractOrPad(nb, nloc, x, {i[0], i[4], ih, iw}, {2, 3}, zero);
+                  extractOrPad(nb, nloc, x, {i[0], c, ih, iw}, {2, 3}, zero);
               Value prod = arith::MulFOp::create(nb, nloc, xv, a[0]);
               linalg::YieldOp::create(
                   nb, nloc,
                   arith::AddFOp::create(nb, nloc, a[1], prod).getResult());
             })
-            .getResult(0));
+            .getResult(0);
+    results.push_back(mergeGroups(b, loc, y5, 1, outType));
     return success();
   }
 
   static LogicalResult lowerBackward(OpBuilder &b, Location loc,
                                      const BackwardLowering &node,
                                      SmallVectorImpl<Value> &grads) {
-    if (failed(checkGroups(loc, node.forwardAttrs)))
-      return failure();
     Window w = convWindow(node.forwardAttrs);
+    int64_t groups = convGroups(node.forwardAttrs);
     MLIRContext *ctx = b.getContext();
     Value gy = node.grads[0];
     Value x = node.savedOperands[0], weight = node.savedOperands[1];
+    int64_t cg = tensorType(weight).getDimSize(1);
+    int64_t fg = tensorType(weight).getDimSize(0) / groups;
     for (int64_t operand : node.gradOperands) {
       auto type = cast<RankedTensorType>(node.forwardType.getInput(operand));
       Value init = fill(b, loc, newTensor(b, loc, type), 0.0);
       if (operand == 0) {
-        // (n, c, ih, iw, f, kh, kw): gx += gy[n, f, oh, ow] * W[f, c, kh, kw]
-        grads.push_back(
+        // (n, g, c, ih, iw, f, kh, kw):
+        //   gx[n, g, c, ih, iw] +=
+        //       gy[n, g * Fg + f, oh, ow] * W[g, f, c, kh, kw]
+        Value init5 = splitGroups(b, loc, init, 1, groups);
+        Value weight5 = splitGroups(b, loc, weight, 0, groups);
+        Value gx5 =
             linalg::GenericOp::create(
-                b, loc, type, weight, init,
-                {dims(ctx, 7, {4, 1, 5, 6}), dims(ctx, 7, {0, 1, 2, 3})},
-                iterators(4, 3),
+                b, loc, init5.getType(), weight5, init5,
+                {dims(ctx, 8, {1, 5, 2, 6, 7}), dims(ctx, 8, {0, 1, 2, 3, 4})},
+                iterators(5, 3),
                 [&](OpBuilder &nb, Location nloc, ValueRange a) {
-                  SmallVector<Value> i = loopIndices(nb, nloc, 7);
-                  auto [oh, okh] = windowOutput(nb, nloc, i[2], i[5], w, 0);
-                  auto [ow, okw] = windowOutput(nb, nloc, i[3], i[6], w, 1);
+                  SmallVector<Value> i = loopIndices(nb, nloc, 8);
+                  auto [oh, okh] = windowOutput(nb, nloc, i[3], i[6], w, 0);
+                  auto [ow, okw] = windowOutput(nb, nloc, i[4], i[7], w, 1);
                   Value ok = arith::AndIOp::create(nb, nloc, okh, okw);
+                  Value f = affineIndex(nb, nloc, i[1], fg, i[5]);
                   Value zero = floatConstant(nb, nloc, a[0].getType(), 0.0);
-                  Value g = extractOrPad(nb, nloc, gy, {i[0], i[4], oh, ow},
+                  Value g = extractOrPad(nb, nloc, gy, {i[0], f, oh, ow},
                                          {2, 3}, zero, ok);
                   Value prod = arith::MulFOp::create(nb, nloc, g, a[0]);
                   linalg::YieldOp::create(
                       nb, nloc,
                       arith::AddFOp::create(nb, nloc, a[1], prod).getResult());
                 })
-                .getResult(0));
+                .getResult(0);
+        grads.push_back(mergeGroups(b, loc, gx5, 1, type));
       } else if (operand == 1) {
-        // (f, c, kh, kw, n, oh, ow): gW += gy[n, f, oh, ow] * x[n, c, ih, iw]
-        grads.push_back(
+        // (g, f, c, kh, kw, n, oh, ow):
+        //   gW[g, f, c, kh, kw] +=
+        //       gy[n, g, f, oh, ow] * x[n, g * Cg + c, ih, iw]
+        Value init5 = splitGroups(b, loc, init, 0, groups);
+        Value gy5 = splitGroups(b, loc, gy, 1, groups);
+        Value gw5 =
             linalg::GenericOp::create(
-                b, loc, type, gy, init,
-                {dims(ctx, 7, {4, 0, 5, 6}), dims(ctx, 7, {0, 1, 2, 3})},
-                iterators(4, 3),
+                b, loc, init5.getType(), gy5, init5,
+                {dims(ctx, 8, {5, 0, 1, 6, 7}), dims(ctx, 8, {0, 1, 2, 3, 4})},
+                iterators(5, 3),
                 [&](OpBuilder &nb, Location nloc, ValueRange a) {
-                  SmallVector<Value> i = loopIndices(nb, nloc, 7);
-                  Value ih = windowInput(nb, nloc, i[5], i[2], w, 0);
-                  Value iw = windowInput(nb, nloc, i[6], i[3], w, 1);
+                  SmallVector<Value> i = loopIndices(nb, nloc, 8);
+                  Value ih = windowInput(nb, nloc, i[6], i[3], w, 0);
+                  Value iw = windowInput(nb, nloc, i[7], i[4], w, 1);
+                  Value c = affineIndex(nb, nloc, i[0], cg, i[2]);
                   Value zero = floatConstant(nb, nloc, a[0].getType(), 0.0);
-                  Value xv = extractOrPad(nb, nloc, x, {i[4], i[1], ih, iw},
+                  Value xv = extractOrPad(nb, nloc, x, {i[5], c, ih, iw},
                                           {2, 3}, zero);
                   Value prod = arith::MulFOp::create(nb, nloc, a[0], xv);
                   linalg::YieldOp::create(
                       nb, nloc,
                       arith::AddFOp::create(nb, nloc, a[1], prod).getResult());
                 })
-                .getResult(0));
+                .getResult(0);
+        grads.push_back(mergeGroups(b, loc, gw5, 0, type));
       } else {
         grads.push_back(
             linalg::GenericOp::create(
@@ -470,10 +528,10 @@ struct BatchNormLowering : ExternalModel<BatchNormLowering, BatchNormOp> {
 //===----------------------------------------------------------------------===//
 
 Window poolWindow(DictionaryAttr attrs) {
-  ArrayRef<int64_t> k = attrArray(attrs, "kernel_size", {1, 1});
-  ArrayRef<int64_t> s = attrArray(attrs, "strides", k);
-  ArrayRef<int64_t> p = attrArray(attrs, "padding", {0, 0});
-  ArrayRef<int64_t> d = attrArray(attrs, "dilation", {1, 1});
+  SmallVector<int64_t, 2> k = attrArray(attrs, "kernel_size", {1, 1});
+  SmallVector<int64_t, 2> s = attrArray(attrs, "strides", k);
+  SmallVector<int64_t, 2> p = attrArray(attrs, "padding", {0, 0});
+  SmallVector<int64_t, 2> d = attrArray(attrs, "dilation", {1, 1});
   return {{s[0], s[1]}, {p[0], p[1]}, {d[0], d[1]}};
 }
 
@@ -520,7 +578,8 @@ struct MaxPool2dLowering : ExternalModel<MaxPool2dLowering, MaxPool2dOp> {
                                "tensor '"
                             << saved.kind << "'";
     Window w = poolWindow(saved.forwardAttrs);
-    ArrayRef<int64_t> k = attrArray(saved.forwardAttrs, "kernel_size", {1, 1});
+    SmallVector<int64_t, 2> k =
+        attrArray(saved.forwardAttrs, "kernel_size", {1, 1});
     MLIRContext *ctx = b.getContext();
     Value x = saved.operands[0], y = saved.results[0];
     auto type = cast<RankedTensorType>(saved.resultType);
@@ -569,7 +628,8 @@ struct MaxPool2dLowering : ExternalModel<MaxPool2dLowering, MaxPool2dOp> {
                                      const BackwardLowering &node,
                                      SmallVectorImpl<Value> &grads) {
     Window w = poolWindow(node.forwardAttrs);
-    ArrayRef<int64_t> k = attrArray(node.forwardAttrs, "kernel_size", {1, 1});
+    SmallVector<int64_t, 2> k =
+        attrArray(node.forwardAttrs, "kernel_size", {1, 1});
     MLIRContext *ctx = b.getContext();
     Value gy = node.grads[0], indices = node.savedExtras[0];
     auto type = cast<RankedTensorType>(node.forwardType.getInput(0));
@@ -603,6 +663,140 @@ struct MaxPool2dLowering : ExternalModel<MaxPool2dLowering, MaxPool2dOp> {
               linalg::YieldOp::create(
                   nb, nloc,
                   arith::AddFOp::create(nb, nloc, a[1], add).getResult());
+            })
+            .getResult(0));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// nn.avg_pool2d (padding, ceil_mode, count_include_pad)
+//===----------------------------------------------------------------------===//
+
+/// The divisor of the window of output `o` along spatial dimension `d` of
+/// an input of `size` (avg_pool2d's CPU kernel): the window clipped to the
+/// padded input with count_include_pad, else to the input itself.
+Value avgPoolCount(OpBuilder &b, Location loc, Value o, int64_t kernel,
+                   int64_t stride, int64_t pad, int64_t size, bool includePad) {
+  Value start =
+      arith::SubIOp::create(b, loc, affineIndex(b, loc, o, stride, Value()),
+                            indexConstant(b, loc, pad));
+  Value end = arith::MinSIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, start, indexConstant(b, loc, kernel)),
+      indexConstant(b, loc, size + pad));
+  if (!includePad) {
+    start = arith::MaxSIOp::create(b, loc, start, indexConstant(b, loc, 0));
+    end = arith::MinSIOp::create(b, loc, end, indexConstant(b, loc, size));
+  }
+  return arith::SubIOp::create(b, loc, end, start);
+}
+
+/// The divisor of output (oh, ow) as a float of `type`.
+Value avgPoolDivisor(OpBuilder &b, Location loc, Value oh, Value ow,
+                     DictionaryAttr attrs, RankedTensorType input, Type type) {
+  SmallVector<int64_t, 2> k = attrArray(attrs, "kernel_size", {1, 1});
+  Window w = poolWindow(attrs);
+  bool includePad = true;
+  if (auto a = attrs.getAs<BoolAttr>("count_include_pad"))
+    includePad = a.getValue();
+  Value ch = avgPoolCount(b, loc, oh, k[0], w.stride[0], w.padding[0],
+                          input.getDimSize(2), includePad);
+  Value cw = avgPoolCount(b, loc, ow, k[1], w.stride[1], w.padding[1],
+                          input.getDimSize(3), includePad);
+  Value n = arith::MulIOp::create(b, loc, ch, cw);
+  Value n64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), n);
+  return arith::SIToFPOp::create(b, loc, type, n64);
+}
+
+struct AvgPool2dLowering : ExternalModel<AvgPool2dLowering, AvgPool2dOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    Location loc = op->getLoc();
+    DictionaryAttr attrs = op->getAttrDictionary();
+    Window w = poolWindow(attrs);
+    ArrayRef<int64_t> k = cast<AvgPool2dOp>(op).getKernelSize();
+    MLIRContext *ctx = b.getContext();
+    Value x = operands[0];
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    Type et = outType.getElementType();
+    Value init = fill(b, loc, newTensor(b, loc, outType), 0.0);
+    Value window =
+        stackScratch(b, loc, RankedTensorType::get({k[0], k[1]}, et));
+    // The window sum (padding reads 0), then divided in place.
+    Value sum =
+        linalg::GenericOp::create(
+            b, loc, outType, window, init,
+            {dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3})}, iterators(4, 2),
+            [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              SmallVector<Value> i = loopIndices(nb, nloc, 6);
+              Value ih = windowInput(nb, nloc, i[2], i[4], w, 0);
+              Value iw = windowInput(nb, nloc, i[3], i[5], w, 1);
+              Value zero = floatConstant(nb, nloc, et, 0.0);
+              Value v =
+                  extractOrPad(nb, nloc, x, {i[0], i[1], ih, iw}, {2, 3}, zero);
+              linalg::YieldOp::create(
+                  nb, nloc,
+                  arith::AddFOp::create(nb, nloc, a[1], v).getResult());
+            })
+            .getResult(0);
+    RankedTensorType in = tensorType(x);
+    results.push_back(elementwise(
+        b, loc, {}, sum,
+        [&](OpBuilder &nb, Location nloc, ValueRange a) {
+          Value oh = linalg::IndexOp::create(nb, nloc, 2);
+          Value ow = linalg::IndexOp::create(nb, nloc, 3);
+          Value d = avgPoolDivisor(nb, nloc, oh, ow, attrs, in, et);
+          return arith::DivFOp::create(nb, nloc, a[0], d).getResult();
+        },
+        true));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    DictionaryAttr attrs = node.forwardAttrs;
+    Window w = poolWindow(attrs);
+    SmallVector<int64_t, 2> k = attrArray(attrs, "kernel_size", {1, 1});
+    MLIRContext *ctx = b.getContext();
+    Value gy = node.grads[0];
+    auto type = cast<RankedTensorType>(node.forwardType.getInput(0));
+    Type et = type.getElementType();
+    Value init = fill(b, loc, newTensor(b, loc, type), 0.0);
+    Value window =
+        stackScratch(b, loc, RankedTensorType::get({k[0], k[1]}, et));
+    // gx[n, c, ih, iw] = sum over the windows holding it of gy / divisor.
+    grads.push_back(
+        linalg::GenericOp::create(
+            b, loc, type, window, init,
+            {dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3})}, iterators(4, 2),
+            [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              SmallVector<Value> i = loopIndices(nb, nloc, 6);
+              auto [oh, okh] = windowOutput(nb, nloc, i[2], i[4], w, 0);
+              auto [ow, okw] = windowOutput(nb, nloc, i[3], i[5], w, 1);
+              Value ok = arith::AndIOp::create(nb, nloc, okh, okw);
+              Value zero = floatConstant(nb, nloc, et, 0.0);
+              Value g = extractOrPad(nb, nloc, gy, {i[0], i[1], oh, ow}, {2, 3},
+                                     zero, ok);
+              // The divisor of an in-bounds window (g is 0 elsewhere).
+              auto clampTo = [&](Value v, int64_t size) {
+                return arith::MinSIOp::create(
+                    nb, nloc,
+                    arith::MaxSIOp::create(nb, nloc, v,
+                                           indexConstant(nb, nloc, 0)),
+                    indexConstant(nb, nloc, size - 1));
+              };
+              RankedTensorType out = tensorType(gy);
+              Value d = avgPoolDivisor(nb, nloc, clampTo(oh, out.getDimSize(2)),
+                                       clampTo(ow, out.getDimSize(3)), attrs,
+                                       type, et);
+              Value q = arith::DivFOp::create(nb, nloc, g, d);
+              linalg::YieldOp::create(
+                  nb, nloc,
+                  arith::AddFOp::create(nb, nloc, a[1], q).getResult());
             })
             .getResult(0));
     return success();
@@ -710,4 +904,5 @@ void vram::lowering::attachVisionLowerings(MLIRContext *ctx) {
   BatchNormOp::attachInterface<BatchNormLowering>(*ctx);
   MaxPool2dOp::attachInterface<MaxPool2dLowering>(*ctx);
   AdaptiveAvgPool2dOp::attachInterface<AdaptiveAvgPool2dLowering>(*ctx);
+  AvgPool2dOp::attachInterface<AvgPool2dLowering>(*ctx);
 }

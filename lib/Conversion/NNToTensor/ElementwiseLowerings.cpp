@@ -1,0 +1,830 @@
+//===- ElementwiseLowerings.cpp - activations, arithmetic, reductions -----===//
+//
+// LowerToTensorOpInterface models of the elementwise ops (activations,
+// sub/mul/div with broadcasting, unary math), mean, concat, pad and
+// constants. The formulas are PyTorch's (tools/autograd/derivatives.yaml and
+// the ATen CPU kernels, torch 1.13): every unary backward is one fused
+// elementwise kernel writing the input-sized gradient, and each tensor
+// PyTorch allocates is a new tensor, so the step allocates what the memory
+// analysis predicts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+#include "vram/Dialect/NN/NNOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace vram;
+using namespace vram::nn;
+using namespace vram::lowering;
+
+namespace {
+
+template <typename Model, typename OpTy>
+using ExternalModel = LowerToTensorOpInterface::ExternalModel<Model, OpTy>;
+
+Value cst(OpBuilder &b, Location loc, Value like, double v) {
+  return floatConstant(b, loc, like.getType(), v);
+}
+Value add(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::AddFOp::create(b, loc, x, y);
+}
+Value sub(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::SubFOp::create(b, loc, x, y);
+}
+Value mul(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::MulFOp::create(b, loc, x, y);
+}
+Value div(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::DivFOp::create(b, loc, x, y);
+}
+Value cmp(OpBuilder &b, Location loc, arith::CmpFPredicate p, Value x,
+          Value y) {
+  return arith::CmpFOp::create(b, loc, p, x, y);
+}
+Value select(OpBuilder &b, Location loc, Value c, Value x, Value y) {
+  return arith::SelectOp::create(b, loc, c, x, y);
+}
+/// min(max(x, lo), hi), NaN propagating as torch.clamp / hardtanh.
+Value clampValue(OpBuilder &b, Location loc, Value x, std::optional<double> lo,
+                 std::optional<double> hi) {
+  if (lo)
+    x = arith::MaximumFOp::create(b, loc, x, cst(b, loc, x, *lo));
+  if (hi)
+    x = arith::MinimumFOp::create(b, loc, x, cst(b, loc, x, *hi));
+  return x;
+}
+Value sigmoidValue(OpBuilder &b, Location loc, Value x) {
+  Value one = cst(b, loc, x, 1.0);
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+  return div(b, loc, one, add(b, loc, one, e));
+}
+
+std::optional<double> optionalF64(DictionaryAttr attrs, StringRef name) {
+  if (auto a = attrs.getAs<FloatAttr>(name))
+    return a.getValueAsDouble();
+  return std::nullopt;
+}
+
+/// An in-place form overwrites `operand`: an error at `op` when a backward
+/// node keeps that value (the step would read it after the write; PyTorch
+/// keeps a clone of `self` for mul_ / div_, or refuses the write).
+LogicalResult checkOverwriteNotSaved(Operation *op, Value operand) {
+  for (Operation *user : operand.getUsers()) {
+    auto node = dyn_cast<BackwardOp>(user);
+    if (node && llvm::is_contained(node.getSaved(), operand))
+      return op->emitError()
+             << op->getName()
+             << " {inplace}: the lowering cannot overwrite a tensor that "
+                "the backward of "
+             << node.getForwardOp() << " keeps";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Unary elementwise ops. A formula gives the forward value of an element and
+// the gradient from the incoming gradient and the saved tensor (the input or
+// the result, as the op's getSavedTensors says).
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy, typename Formula>
+struct UnaryLowering : ExternalModel<UnaryLowering<OpTy, Formula>, OpTy> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    Location loc = op->getLoc();
+    DictionaryAttr attrs = op->getAttrDictionary();
+    Value x = operands[0];
+    auto body = [&](OpBuilder &nb, Location nloc, ValueRange a) {
+      return Formula::forward(nb, nloc, attrs, a[0]);
+    };
+    // The in-place form (relu6_, silu_, ...) writes its operand's storage.
+    if (attrs.contains("inplace") &&
+        failed(checkOverwriteNotSaved(op, op->getOperand(0))))
+      return failure();
+    results.push_back(
+        attrs.contains("inplace")
+            ? elementwise(b, loc, {}, x, body, true)
+            : elementwise(b, loc, x, newTensor(b, loc, tensorType(x)), body));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    Value saved;
+    if (!node.savedResults.empty() && node.savedResults[0])
+      saved = node.savedResults[0];
+    else if (!node.savedOperands.empty() && node.savedOperands[0])
+      saved = node.savedOperands[0];
+    auto type = cast<RankedTensorType>(node.forwardType.getInput(0));
+    SmallVector<Value> ins = {node.grads[0]};
+    if (saved)
+      ins.push_back(saved);
+    DictionaryAttr attrs = node.forwardAttrs;
+    grads.push_back(
+        elementwise(b, loc, ins, newTensor(b, loc, type),
+                    [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                      return Formula::backward(nb, nloc, attrs, a[0],
+                                               a.size() > 1 ? a[1] : Value());
+                    }));
+    return success();
+  }
+};
+
+// sigmoid_backward(grad, result) = grad * (1 - y) * y.
+struct SigmoidFormula {
+  static Value forward(OpBuilder &b, Location l, DictionaryAttr, Value x) {
+    return sigmoidValue(b, l, x);
+  }
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr, Value g,
+                        Value y) {
+    return mul(b, l, g, mul(b, l, sub(b, l, cst(b, l, y, 1.0), y), y));
+  }
+};
+
+// tanh_backward(grad, result) = grad * (1 - y^2).
+struct TanhFormula {
+  static Value forward(OpBuilder &b, Location l, DictionaryAttr, Value x) {
+    return math::TanhOp::create(b, l, x);
+  }
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr, Value g,
+                        Value y) {
+    return mul(b, l, g, sub(b, l, cst(b, l, y, 1.0), mul(b, l, y, y)));
+  }
+};
+
+// silu_backward: s = sigmoid(x); grad * s * (1 + x * (1 - s)).
+struct SiluFormula {
+  static Value forward(OpBuilder &b, Location l, DictionaryAttr, Value x) {
+    return mul(b, l, x, sigmoidValue(b, l, x));
+  }
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr, Value g,
+                        Value x) {
+    Value s = sigmoidValue(b, l, x);
+    Value one = cst(b, l, x, 1.0);
+    Value t = add(b, l, one, mul(b, l, x, sub(b, l, one, s)));
+    return mul(b, l, g, mul(b, l, s, t));
+  }
+};
+
+// hardswish: x * min(max(x + 3, 0), 6) / 6. hardswish_backward (1.13 CPU):
+// 0 below -3, grad * (x / 3 + 0.5) up to 3, grad above.
+struct HardswishFormula {
+  static Value forward(OpBuilder &b, Location l, DictionaryAttr, Value x) {
+    Value r = clampValue(b, l, add(b, l, x, cst(b, l, x, 3.0)), 0.0, 6.0);
+    return div(b, l, mul(b, l, x, r), cst(b, l, x, 6.0));
+  }
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr, Value g,
+                        Value x) {
+    Value low = cmp(b, l, arith::CmpFPredicate::OLT, x, cst(b, l, x, -3.0));
+    Value mid = cmp(b, l, arith::CmpFPredicate::OLE, x, cst(b, l, x, 3.0));
+    Value slope = mul(
+        b, l, g, add(b, l, div(b, l, x, cst(b, l, x, 3.0)), cst(b, l, x, 0.5)));
+    return select(b, l, low, cst(b, l, g, 0.0), select(b, l, mid, slope, g));
+  }
+};
+
+// hardsigmoid: min(max(x + 3, 0), 6) / 6; backward grad / 6 on (-3, 3).
+struct HardsigmoidFormula {
+  static Value forward(OpBuilder &b, Location l, DictionaryAttr, Value x) {
+    Value r = clampValue(b, l, add(b, l, x, cst(b, l, x, 3.0)), 0.0, 6.0);
+    return div(b, l, r, cst(b, l, x, 6.0));
+  }
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr, Value g,
+                        Value x) {
+    Value gt = cmp(b, l, arith::CmpFPredicate::OGT, x, cst(b, l, x, -3.0));
+    Value lt = cmp(b, l, arith::CmpFPredicate::OLT, x, cst(b, l, x, 3.0));
+    Value in = arith::AndIOp::create(b, l, gt, lt);
+    return select(b, l, in, div(b, l, g, cst(b, l, g, 6.0)), cst(b, l, g, 0.0));
+  }
+};
+
+// relu6 = hardtanh(x, 0, 6); hardtanh_backward: 0 where x <= 0 or x >= 6.
+struct Relu6Formula {
+  static Value forward(OpBuilder &b, Location l, DictionaryAttr, Value x) {
+    return clampValue(b, l, x, 0.0, 6.0);
+  }
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr, Value g,
+                        Value x) {
+    Value le = cmp(b, l, arith::CmpFPredicate::ULE, x, cst(b, l, x, 0.0));
+    Value ge = cmp(b, l, arith::CmpFPredicate::UGE, x, cst(b, l, x, 6.0));
+    Value out = arith::OrIOp::create(b, l, le, ge);
+    return select(b, l, out, cst(b, l, g, 0.0), g);
+  }
+};
+
+// clamp_backward: grad where min <= x <= max (each bound when set), else 0.
+struct ClampFormula {
+  static Value forward(OpBuilder &b, Location l, DictionaryAttr attrs,
+                       Value x) {
+    return clampValue(b, l, x, optionalF64(attrs, "min"),
+                      optionalF64(attrs, "max"));
+  }
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr attrs, Value g,
+                        Value x) {
+    Value in;
+    auto both = [&](Value c) {
+      in = in ? arith::AndIOp::create(b, l, in, c).getResult() : c;
+    };
+    if (auto lo = optionalF64(attrs, "min"))
+      both(cmp(b, l, arith::CmpFPredicate::OGE, x, cst(b, l, x, *lo)));
+    if (auto hi = optionalF64(attrs, "max"))
+      both(cmp(b, l, arith::CmpFPredicate::OLE, x, cst(b, l, x, *hi)));
+    return select(b, l, in, g, cst(b, l, g, 0.0));
+  }
+};
+
+// pow(x, e): grad * e * x^(e - 1); zero for e = 0 (pow_backward).
+struct PowFormula {
+  static Value power(OpBuilder &b, Location l, Value x, double e) {
+    if (e == 1.0)
+      return x;
+    if (e == 2.0)
+      return mul(b, l, x, x);
+    if (e == 0.5)
+      return math::SqrtOp::create(b, l, x);
+    return math::PowFOp::create(b, l, x, cst(b, l, x, e));
+  }
+  static double exponent(DictionaryAttr attrs) {
+    return *optionalF64(attrs, "exponent");
+  }
+  static Value forward(OpBuilder &b, Location l, DictionaryAttr attrs,
+                       Value x) {
+    double e = exponent(attrs);
+    if (e == 0.0)
+      return cst(b, l, x, 1.0);
+    return power(b, l, x, e);
+  }
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr attrs, Value g,
+                        Value x) {
+    double e = exponent(attrs);
+    if (e == 0.0)
+      return cst(b, l, g, 0.0);
+    return mul(b, l, g, mul(b, l, cst(b, l, x, e), power(b, l, x, e - 1.0)));
+  }
+};
+
+// erf: 2 / sqrt(pi) * exp(-x^2) * grad.
+struct ErfFormula {
+  static Value forward(OpBuilder &b, Location l, DictionaryAttr, Value x) {
+    return math::ErfOp::create(b, l, x);
+  }
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr, Value g,
+                        Value x) {
+    Value e =
+        math::ExpOp::create(b, l, arith::NegFOp::create(b, l, mul(b, l, x, x)));
+    return mul(b, l, mul(b, l, cst(b, l, x, 2.0 / std::sqrt(M_PI)), e), g);
+  }
+};
+
+// neg: -grad (nothing saved).
+struct NegFormula {
+  static Value forward(OpBuilder &b, Location l, DictionaryAttr, Value x) {
+    return arith::NegFOp::create(b, l, x);
+  }
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr, Value g,
+                        Value) {
+    return arith::NegFOp::create(b, l, g);
+  }
+};
+
+// exp: grad * result.
+struct ExpFormula {
+  static Value forward(OpBuilder &b, Location l, DictionaryAttr, Value x) {
+    return math::ExpOp::create(b, l, x);
+  }
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr, Value g,
+                        Value y) {
+    return mul(b, l, g, y);
+  }
+};
+
+// sqrt: grad / (2 * result).
+struct SqrtFormula {
+  static Value forward(OpBuilder &b, Location l, DictionaryAttr, Value x) {
+    return math::SqrtOp::create(b, l, x);
+  }
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr, Value g,
+                        Value y) {
+    return div(b, l, g, mul(b, l, cst(b, l, y, 2.0), y));
+  }
+};
+
+// rsqrt: -0.5 * grad * result^3.
+struct RsqrtFormula {
+  static Value forward(OpBuilder &b, Location l, DictionaryAttr, Value x) {
+    return div(b, l, cst(b, l, x, 1.0), math::SqrtOp::create(b, l, x));
+  }
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr, Value g,
+                        Value y) {
+    Value y3 = mul(b, l, mul(b, l, y, y), y);
+    return mul(b, l, mul(b, l, cst(b, l, g, -0.5), g), y3);
+  }
+};
+
+// reciprocal: -grad * result^2.
+struct ReciprocalFormula {
+  static Value forward(OpBuilder &b, Location l, DictionaryAttr, Value x) {
+    return div(b, l, cst(b, l, x, 1.0), x);
+  }
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr, Value g,
+                        Value y) {
+    return mul(b, l, arith::NegFOp::create(b, l, g), mul(b, l, y, y));
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// nn.sub, nn.mul, nn.div: broadcasting binary ops (also `lhs op= rhs`).
+// Backward: the formula at each element of the output gradient, summed over
+// the dimensions the operand was broadcast along, into the operand's shape.
+//===----------------------------------------------------------------------===//
+
+/// A new tensor of `type` holding, for each of its elements, the sum of
+/// body(inputs...) over the iteration points of `iterShape` that broadcast
+/// to it (just body(...) when `type` has the iteration shape).
+Value reduceToShape(OpBuilder &b, Location loc, ValueRange inputs,
+                    ArrayRef<int64_t> iterShape, RankedTensorType type,
+                    ElementFn body) {
+  if (type.getShape() == iterShape)
+    return elementwise(b, loc, inputs, newTensor(b, loc, type), body);
+  MLIRContext *ctx = b.getContext();
+  Value init = fill(b, loc, newTensor(b, loc, type), 0.0);
+  SmallVector<AffineMap> maps;
+  for (Value in : inputs)
+    maps.push_back(broadcastMap(tensorType(in).getShape(), iterShape, ctx));
+  AffineMap outMap = broadcastMap(type.getShape(), iterShape, ctx);
+  maps.push_back(outMap);
+  SmallVector<utils::IteratorType> iterators(iterShape.size(),
+                                             utils::IteratorType::reduction);
+  for (AffineExpr e : outMap.getResults())
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      iterators[d.getPosition()] = utils::IteratorType::parallel;
+  return linalg::GenericOp::create(
+             b, loc, type, inputs, init, maps, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange a) {
+               Value v = body(nb, nloc, a.drop_back());
+               linalg::YieldOp::create(nb, nloc, add(nb, nloc, a.back(), v));
+             })
+      .getResult(0);
+}
+
+template <typename OpTy, typename Formula>
+struct BinaryLowering : ExternalModel<BinaryLowering<OpTy, Formula>, OpTy> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    Location loc = op->getLoc();
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    if (cast<OpTy>(op).getInplace()) {
+      if (failed(checkOverwriteNotSaved(op, op->getOperand(0))))
+        return failure();
+      // lhs op= rhs: the body reads rhs then lhs (the destination).
+      results.push_back(elementwise(
+          b, loc, operands[1], operands[0],
+          [](OpBuilder &nb, Location nloc, ValueRange a) {
+            return Formula::forward(nb, nloc, a[1], a[0]);
+          },
+          true));
+      return success();
+    }
+    results.push_back(
+        elementwise(b, loc, operands, newTensor(b, loc, resultType),
+                    [](OpBuilder &nb, Location nloc, ValueRange a) {
+                      return Formula::forward(nb, nloc, a[0], a[1]);
+                    }));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    Value g = node.grads[0];
+    ArrayRef<int64_t> iterShape = tensorType(g).getShape();
+    for (int64_t i : node.gradOperands) {
+      auto type = cast<RankedTensorType>(node.forwardType.getInput(i));
+      SmallVector<Value> ins = {g};
+      for (Value s : node.savedOperands)
+        if (s)
+          ins.push_back(s);
+      // The saved operands, in operand order, follow the gradient.
+      SmallVector<int> slot(2, -1);
+      int next = 1;
+      for (unsigned k = 0; k < 2; ++k)
+        if (k < node.savedOperands.size() && node.savedOperands[k])
+          slot[k] = next++;
+      grads.push_back(
+          reduceToShape(b, loc, ins, iterShape, type,
+                        [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                          Value lhs = slot[0] >= 0 ? a[slot[0]] : Value();
+                          Value rhs = slot[1] >= 0 ? a[slot[1]] : Value();
+                          return Formula::backward(nb, nloc, i, a[0], lhs, rhs);
+                        }));
+    }
+    return success();
+  }
+};
+
+// sub: d/da = grad, d/db = -grad.
+struct SubFormula {
+  static Value forward(OpBuilder &b, Location l, Value x, Value y) {
+    return sub(b, l, x, y);
+  }
+  static Value backward(OpBuilder &b, Location l, int64_t i, Value g, Value,
+                        Value) {
+    return i == 0 ? g : arith::NegFOp::create(b, l, g).getResult();
+  }
+};
+
+// mul: d/da = grad * b, d/db = grad * a.
+struct MulFormula {
+  static Value forward(OpBuilder &b, Location l, Value x, Value y) {
+    return mul(b, l, x, y);
+  }
+  static Value backward(OpBuilder &b, Location l, int64_t i, Value g, Value lhs,
+                        Value rhs) {
+    return mul(b, l, g, i == 0 ? rhs : lhs);
+  }
+};
+
+// div: d/da = grad / b; d/db = -grad * ((a / b) / b)
+// (div_tensor_other_backward).
+struct DivFormula {
+  static Value forward(OpBuilder &b, Location l, Value x, Value y) {
+    return div(b, l, x, y);
+  }
+  static Value backward(OpBuilder &b, Location l, int64_t i, Value g, Value lhs,
+                        Value rhs) {
+    if (i == 0)
+      return div(b, l, g, rhs);
+    return mul(b, l, arith::NegFOp::create(b, l, g),
+               div(b, l, div(b, l, lhs, rhs), rhs));
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// nn.mean over dims (keepdim): sum then scale; backward spreads grad / count.
+//===----------------------------------------------------------------------===//
+
+/// The reduced dimensions of a mean (normalized), and the map from the
+/// input's iteration space to its result.
+struct MeanShape {
+  SmallVector<bool> reduced;
+  int64_t count = 1;
+  AffineMap resultMap;
+};
+
+MeanShape meanShape(RankedTensorType input, ArrayRef<int64_t> dims,
+                    bool keepdim, MLIRContext *ctx) {
+  MeanShape s;
+  int64_t rank = input.getRank();
+  s.reduced.assign(rank, false);
+  for (int64_t d : dims)
+    s.reduced[d < 0 ? d + rank : d] = true;
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!s.reduced[i])
+      exprs.push_back(getAffineDimExpr(i, ctx));
+    else {
+      s.count *= input.getDimSize(i);
+      if (keepdim)
+        exprs.push_back(getAffineConstantExpr(0, ctx));
+    }
+  }
+  s.resultMap = AffineMap::get(rank, 0, exprs, ctx);
+  return s;
+}
+
+struct MeanLowering : ExternalModel<MeanLowering, MeanOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    Location loc = op->getLoc();
+    auto mean = cast<MeanOp>(op);
+    MLIRContext *ctx = b.getContext();
+    RankedTensorType in = tensorType(operands[0]);
+    MeanShape s = meanShape(in, mean.getDims(), mean.getKeepdim(), ctx);
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    SmallVector<utils::IteratorType> iterators;
+    for (bool r : s.reduced)
+      iterators.push_back(r ? utils::IteratorType::reduction
+                            : utils::IteratorType::parallel);
+    Value sum =
+        linalg::GenericOp::create(
+            b, loc, outType, operands[0],
+            fill(b, loc, newTensor(b, loc, outType), 0.0),
+            {AffineMap::getMultiDimIdentityMap(in.getRank(), ctx), s.resultMap},
+            iterators,
+            [](OpBuilder &nb, Location nloc, ValueRange a) {
+              linalg::YieldOp::create(nb, nloc, add(nb, nloc, a[1], a[0]));
+            })
+            .getResult(0);
+    double count = s.count;
+    results.push_back(elementwise(
+        b, loc, {}, sum,
+        [&](OpBuilder &nb, Location nloc, ValueRange a) {
+          return div(nb, nloc, a[0], cst(nb, nloc, a[0], count));
+        },
+        true));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    MLIRContext *ctx = b.getContext();
+    auto in = cast<RankedTensorType>(node.forwardType.getInput(0));
+    auto dims = node.forwardAttrs.getAs<DenseI64ArrayAttr>("dims");
+    MeanShape s = meanShape(in, dims.asArrayRef(),
+                            node.forwardAttrs.contains("keepdim"), ctx);
+    double count = s.count;
+    // mean_backward: grad.expand(sizes) / numel, one new tensor.
+    grads.push_back(
+        linalg::GenericOp::create(
+            b, loc, in, node.grads[0], newTensor(b, loc, in),
+            {s.resultMap, AffineMap::getMultiDimIdentityMap(in.getRank(), ctx)},
+            SmallVector<utils::IteratorType>(in.getRank(),
+                                             utils::IteratorType::parallel),
+            [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              linalg::YieldOp::create(
+                  nb, nloc, div(nb, nloc, a[0], cst(nb, nloc, a[0], count)));
+            })
+            .getResult(0));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// nn.concat: copies into one new tensor; backward copies each input's slice
+// of the gradient into a new tensor (the memory analysis's input gradients).
+//===----------------------------------------------------------------------===//
+
+int64_t concatDim(DictionaryAttr attrs, int64_t rank) {
+  int64_t d = attrs.getAs<IntegerAttr>("dim").getInt();
+  return d < 0 ? d + rank : d;
+}
+
+struct ConcatLowering : ExternalModel<ConcatLowering, ConcatOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    Location loc = op->getLoc();
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    int64_t dim = concatDim(op->getAttrDictionary(), outType.getRank());
+    int64_t rank = outType.getRank();
+    SmallVector<int64_t> starts, sizes;
+    int64_t offset = 0;
+    for (Value in : operands) {
+      starts.push_back(offset);
+      sizes.push_back(tensorType(in).getDimSize(dim));
+      offset += sizes.back();
+    }
+    // One pass over the result: each element is read from the input whose
+    // range along `dim` holds it (the others' reads are clamped in bounds).
+    results.push_back(elementwise(
+        b, loc, {}, newTensor(b, loc, outType),
+        [&](OpBuilder &nb, Location nloc, ValueRange) {
+          SmallVector<Value> idx;
+          for (int64_t d = 0; d < rank; ++d)
+            idx.push_back(linalg::IndexOp::create(nb, nloc, d));
+          Value v;
+          for (int64_t k = operands.size() - 1; k >= 0; --k) {
+            SmallVector<Value> at(idx);
+            Value local = arith::SubIOp::create(
+                nb, nloc, idx[dim], indexConstant(nb, nloc, starts[k]));
+            at[dim] = arith::MinSIOp::create(
+                nb, nloc,
+                arith::MaxSIOp::create(nb, nloc, local,
+                                       indexConstant(nb, nloc, 0)),
+                indexConstant(nb, nloc, sizes[k] - 1));
+            Value e = tensor::ExtractOp::create(nb, nloc, operands[k], at);
+            if (!v) {
+              v = e;
+              continue;
+            }
+            Value inK = arith::CmpIOp::create(
+                nb, nloc, arith::CmpIPredicate::slt, idx[dim],
+                indexConstant(nb, nloc, starts[k] + sizes[k]));
+            v = select(nb, nloc, inK, e, v);
+          }
+          return v;
+        }));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    Value g = node.grads[0];
+    int64_t rank = tensorType(g).getRank();
+    int64_t dim = concatDim(node.forwardAttrs, rank);
+    SmallVector<int64_t> starts;
+    int64_t offset = 0;
+    for (Type t : node.forwardType.getInputs()) {
+      starts.push_back(offset);
+      offset += cast<RankedTensorType>(t).getDimSize(dim);
+    }
+    for (int64_t i : node.gradOperands) {
+      auto type = cast<RankedTensorType>(node.forwardType.getInput(i));
+      int64_t start = starts[i];
+      // gx[..., j, ...] = g[..., start + j, ...]
+      grads.push_back(elementwise(
+          b, loc, {}, newTensor(b, loc, type),
+          [&](OpBuilder &nb, Location nloc, ValueRange) {
+            SmallVector<Value> idx;
+            for (int64_t d = 0; d < rank; ++d) {
+              Value v = linalg::IndexOp::create(nb, nloc, d);
+              if (d == dim && start)
+                v = arith::AddIOp::create(nb, nloc, v,
+                                          indexConstant(nb, nloc, start));
+              idx.push_back(v);
+            }
+            return tensor::ExtractOp::create(nb, nloc, g, idx).getResult();
+          }));
+    }
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// nn.pad (constant): a new tensor filled with the value, the input copied
+// in; backward constant_pad_nd(grad, -pad), a new input-sized tensor.
+//===----------------------------------------------------------------------===//
+
+struct PadLowering : ExternalModel<PadLowering, PadOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    Location loc = op->getLoc();
+    auto pad = cast<PadOp>(op);
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    Value x = operands[0];
+    ArrayRef<int64_t> low = pad.getLow();
+    double value = pad.getValue().convertToDouble();
+    int64_t rank = outType.getRank();
+    results.push_back(elementwise(
+        b, loc, {}, newTensor(b, loc, outType),
+        [&](OpBuilder &nb, Location nloc, ValueRange) {
+          SmallVector<Value> idx;
+          SmallVector<unsigned> checked;
+          for (int64_t d = 0; d < rank; ++d) {
+            Value i = linalg::IndexOp::create(nb, nloc, d);
+            if (low[d])
+              i = arith::SubIOp::create(nb, nloc, i,
+                                        indexConstant(nb, nloc, low[d]));
+            idx.push_back(i);
+            checked.push_back(d);
+          }
+          Value fillValue =
+              floatConstant(nb, nloc, outType.getElementType(), value);
+          return extractOrPad(nb, nloc, x, idx, checked, fillValue);
+        }));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    auto type = cast<RankedTensorType>(node.forwardType.getInput(0));
+    ArrayRef<int64_t> low =
+        node.forwardAttrs.getAs<DenseI64ArrayAttr>("low").asArrayRef();
+    Value g = node.grads[0];
+    // gx[i] = g[i + low]
+    grads.push_back(elementwise(
+        b, loc, {}, newTensor(b, loc, type),
+        [&](OpBuilder &nb, Location nloc, ValueRange) {
+          SmallVector<Value> idx;
+          for (int64_t d = 0; d < type.getRank(); ++d) {
+            Value v = linalg::IndexOp::create(nb, nloc, d);
+            if (low[d])
+              v = arith::AddIOp::create(nb, nloc, v,
+                                        indexConstant(nb, nloc, low[d]));
+            idx.push_back(v);
+          }
+          return tensor::ExtractOp::create(nb, nloc, g, idx).getResult();
+        }));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// nn.constant: a tensor the forward pass allocates and fills.
+//===----------------------------------------------------------------------===//
+
+struct ConstantLowering : ExternalModel<ConstantLowering, ConstantOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    Location loc = op->getLoc();
+    auto c = cast<ConstantOp>(op);
+    auto type = cast<RankedTensorType>(c.getType());
+    auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+    if (!dense)
+      return emitError(loc) << "nn.constant: the lowering needs a dense "
+                               "value, got "
+                            << c.getValue();
+    Value out = newTensor(b, loc, type);
+    if (dense.isSplat()) {
+      Value v = arith::ConstantOp::create(
+          b, loc, cast<TypedAttr>(dense.getSplatValue<Attribute>()));
+      results.push_back(linalg::FillOp::create(b, loc, v, out).getResult(0));
+      return success();
+    }
+    // Copied from a read-only global into the new buffer.
+    Value src = arith::ConstantOp::create(b, loc, dense);
+    results.push_back(
+        elementwise(b, loc, src, out,
+                    [](OpBuilder &, Location, ValueRange a) { return a[0]; }));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// nn.cast: a copy in another float type; backward casts the gradient back
+// (ToCopyBackward), a new tensor of the input's type.
+//===----------------------------------------------------------------------===//
+
+Value convertFloat(OpBuilder &b, Location loc, Value v, Type to) {
+  unsigned from = v.getType().getIntOrFloatBitWidth();
+  unsigned width = to.getIntOrFloatBitWidth();
+  if (from > width)
+    return arith::TruncFOp::create(b, loc, to, v);
+  if (from < width)
+    return arith::ExtFOp::create(b, loc, to, v);
+  // fp16 <-> bf16: through fp32, as the copy kernel converts.
+  Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+  return arith::TruncFOp::create(b, loc, to, wide);
+}
+
+Value castInto(OpBuilder &b, Location loc, Value v, RankedTensorType type) {
+  Type et = type.getElementType();
+  return elementwise(b, loc, v, newTensor(b, loc, type),
+                     [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                       return convertFloat(nb, nloc, a[0], et);
+                     });
+}
+
+struct CastLowering : ExternalModel<CastLowering, CastOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    results.push_back(
+        castInto(b, op->getLoc(), operands[0],
+                 cast<RankedTensorType>(op->getResult(0).getType())));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    grads.push_back(
+        castInto(b, loc, node.grads[0],
+                 cast<RankedTensorType>(node.forwardType.getInput(0))));
+    return success();
+  }
+};
+
+} // namespace
+
+void vram::lowering::attachElementwiseLowerings(MLIRContext *ctx) {
+  SigmoidOp::attachInterface<UnaryLowering<SigmoidOp, SigmoidFormula>>(*ctx);
+  TanhOp::attachInterface<UnaryLowering<TanhOp, TanhFormula>>(*ctx);
+  SiluOp::attachInterface<UnaryLowering<SiluOp, SiluFormula>>(*ctx);
+  HardswishOp::attachInterface<UnaryLowering<HardswishOp, HardswishFormula>>(
+      *ctx);
+  HardsigmoidOp::attachInterface<
+      UnaryLowering<HardsigmoidOp, HardsigmoidFormula>>(*ctx);
+  Relu6Op::attachInterface<UnaryLowering<Relu6Op, Relu6Formula>>(*ctx);
+  ClampOp::attachInterface<UnaryLowering<ClampOp, ClampFormula>>(*ctx);
+  PowOp::attachInterface<UnaryLowering<PowOp, PowFormula>>(*ctx);
+  ErfOp::attachInterface<UnaryLowering<ErfOp, ErfFormula>>(*ctx);
+  NegOp::attachInterface<UnaryLowering<NegOp, NegFormula>>(*ctx);
+  ExpOp::attachInterface<UnaryLowering<ExpOp, ExpFormula>>(*ctx);
+  SqrtOp::attachInterface<UnaryLowering<SqrtOp, SqrtFormula>>(*ctx);
+  RsqrtOp::attachInterface<UnaryLowering<RsqrtOp, RsqrtFormula>>(*ctx);
+  ReciprocalOp::attachInterface<UnaryLowering<ReciprocalOp, ReciprocalFormula>>(
+      *ctx);
+  SubOp::attachInterface<BinaryLowering<SubOp, SubFormula>>(*ctx);
+  MulOp::attachInterface<BinaryLowering<MulOp, MulFormula>>(*ctx);
+  DivOp::attachInterface<BinaryLowering<DivOp, DivFormula>>(*ctx);
+  MeanOp::attachInterface<MeanLowering>(*ctx);
+  ConcatOp::attachInterface<ConcatLowering>(*ctx);
+  PadOp::attachInterface<PadLowering>(*ctx);
+  ConstantOp::attachInterface<ConstantLowering>(*ctx);
+  CastOp::attachInterface<CastLowering>(*ctx);
+}

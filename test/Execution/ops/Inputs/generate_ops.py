@@ -1,0 +1,392 @@
+#!/usr/bin/python3
+"""Per-op numeric tests: one tiny model per table row, against PyTorch.
+
+Each case puts the op's inputs in parameters (so --dump writes their
+gradients), runs the op, and trains on mse_loss (cross-entropy for the
+cross_entropy case) against a fixed target for one SGD step (lr 0.1). For
+each row this writes, next to this script:
+
+  <case>/       every parameter's initial value (NAME.npy) and labels.npy
+  <case>-sgd/   PyTorch's loss.npy, NAME.grad.npy and the updated NAME.npy
+
+and, one directory up, the lit test <case>.mlir: the nn IR of the same
+model, with RUN lines that run `vram-opt --validate=cpu --dump` (measured
+allocation = predicted, to the byte) and compare every file of <case>-sgd
+with compare-npy.py (relative error <= 1e-4).
+
+To test a new op, add one Case row to CASES. Run with Debian's torch:
+/usr/bin/python3 generate_ops.py (torch 1.13, CPU).
+"""
+import os
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTS = os.path.dirname(HERE)
+
+
+def ttype(shape, dtype="f32"):
+    if not shape:
+        return "tensor<%s>" % dtype
+    return "tensor<%sx%s>" % ("x".join(str(d) for d in shape), dtype)
+
+
+class Case:
+    """One op test.
+
+    name: the test's name; params: NAME -> initial value (a tensor); body:
+    the nn IR lines after the parameters, using %NAME for each parameter and
+    defining %y, the output; torch_fn: the same computation on a dict of
+    parameters; out: the output shape; loss: "mse" or "cross_entropy";
+    result: the value returned (y); inputs: NAME -> value, the model's
+    inputs (%NAME, step arguments input0, input1, ...; no gradient), which
+    torch_fn finds in its dict too; doc: a line saying what is tested.
+    """
+
+    def __init__(self, name, doc, params, body, torch_fn, out, loss="mse",
+                 result="y", inputs=None):
+        self.name, self.doc, self.params = name, doc, params
+        self.body, self.torch_fn, self.out = body, torch_fn, out
+        self.loss, self.result = loss, result
+        self.inputs = inputs or {}
+
+
+def randn(*shape, scale=1.0):
+    return torch.randn(*shape) * scale
+
+
+def positive(*shape):
+    return torch.rand(*shape) + 0.5
+
+
+def away_from_zero(*shape):
+    sign = torch.where(torch.rand(*shape) < 0.5, -1.0, 1.0)
+    return sign * (torch.rand(*shape) + 0.5)
+
+
+def unary(name, op, fn, init=None, shape=(2, 5), attrs="", doc=None):
+    t = ttype(shape)
+    attr = (" {%s}" % attrs) if attrs else ""
+    return Case(name, doc or "nn.%s%s" % (op, attr),
+                {"x": init(*shape) if init else randn(*shape)},
+                ["%%y = nn.%s %%x%s : %s" % (op, attr, t)],
+                lambda p: fn(p["x"]), shape)
+
+
+def binary(name, op, fn, a_shape, b_shape, out, init_b=None):
+    return Case(
+        name, "nn.%s %s x %s" % (op, list(a_shape), list(b_shape)),
+        {"a": randn(*a_shape),
+         "b": init_b(*b_shape) if init_b else randn(*b_shape)},
+        ["%%y = nn.%s %%a, %%b : (%s, %s) -> %s"
+         % (op, ttype(a_shape), ttype(b_shape), ttype(out))],
+        lambda p: fn(p["a"], p["b"]), out)
+
+
+def conv_case(name, c, f, groups, stride, padding, bias=True):
+    shape, k = (2, c, 5, 5), 3
+    params = {"x": randn(*shape), "w": randn(f, c // groups, k, k, scale=0.3)}
+    operands = "%x, %w"
+    types = "%s, %s" % (ttype(shape), ttype((f, c // groups, k, k)))
+    if bias:
+        params["b"] = randn(f)
+        operands += ", %b"
+        types += ", " + ttype((f,))
+    oh = (5 + 2 * padding - k) // stride + 1
+    out = (2, f, oh, oh)
+    body = ["%%y = nn.conv2d %s {groups = %d : i64, padding = array<i64: %d, "
+            "%d>, strides = array<i64: %d, %d>} : (%s) -> %s"
+            % (operands, groups, padding, padding, stride, stride, types,
+               ttype(out))]
+    return Case(
+        name, "nn.conv2d groups %d, stride %d, padding %d" % (groups, stride,
+                                                            padding),
+        params, body,
+        lambda p: F.conv2d(p["x"], p["w"], p.get("b"), stride=stride,
+                           padding=padding, groups=groups), out)
+
+
+def avg_pool_case(name, kernel, stride, padding, ceil, include_pad):
+    shape = (2, 3, 6, 6)
+    attrs = ["kernel_size = array<i64: %d, %d>" % (kernel, kernel),
+             "strides = array<i64: %d, %d>" % (stride, stride),
+             "padding = array<i64: %d, %d>" % (padding, padding)]
+    if ceil:
+        attrs.append("ceil_mode")
+    if not include_pad:
+        attrs.append("count_include_pad = false")
+    x = randn(*shape)
+    out = tuple(F.avg_pool2d(x, kernel, stride, padding, ceil,
+                             include_pad).shape)
+    return Case(
+        name, "nn.avg_pool2d k%d s%d p%d%s%s" % (
+            kernel, stride, padding, " ceil_mode" if ceil else "",
+            "" if include_pad else " count_include_pad=false"),
+        {"x": x},
+        ["%%y = nn.avg_pool2d %%x {%s} : (%s) -> %s"
+         % (", ".join(attrs), ttype(shape), ttype(out))],
+        lambda p: F.avg_pool2d(p["x"], kernel, stride, padding, ceil,
+                               include_pad), out)
+
+
+def mean_case(name, shape, dims, keepdim):
+    x = randn(*shape)
+    out = tuple(x.mean(dims, keepdim=keepdim).shape)
+    attrs = "dims = array<i64: %s>%s" % (", ".join(str(d) for d in dims),
+                                         ", keepdim" if keepdim else "")
+    return Case(name, "nn.mean {%s}" % attrs, {"x": x},
+                ["%%y = nn.mean %%x {%s} : (%s) -> %s"
+                 % (attrs, ttype(shape), ttype(out))],
+                lambda p: p["x"].mean(dims, keepdim=keepdim), out)
+
+
+def inplace_act(name, op, fn):
+    """act_(input) * w: the in-place form on a tensor that needs no
+    gradient (so autograd keeps no clone of it)."""
+    t = ttype((2, 5))
+    return Case(
+        name, "nn.%s {inplace} on a model input, times a parameter" % op,
+        {"w": randn(2, 5)},
+        ["%%h = nn.%s %%input0 {inplace} : %s" % (op, t),
+         "%%y = nn.mul %%h, %%w : (%s, %s) -> %s" % (t, t, t)],
+        lambda p: fn(p["input0"].clone()) * p["w"], (2, 5),
+        inputs={"input0": randn(2, 5, scale=4)})
+
+
+def make_cases():
+    s = ttype((2, 5))
+    cases = [
+        # Activations (non-linear pieces spanned by x in [-8, 8]).
+        unary("sigmoid", "sigmoid", torch.sigmoid, lambda *s: randn(*s, scale=3)),
+        unary("tanh", "tanh", torch.tanh, lambda *s: randn(*s, scale=2)),
+        unary("silu", "silu", F.silu, lambda *s: randn(*s, scale=3)),
+        unary("hardswish", "hardswish", F.hardswish,
+              lambda *s: randn(*s, scale=4)),
+        unary("hardsigmoid", "hardsigmoid", F.hardsigmoid,
+              lambda *s: randn(*s, scale=4)),
+        unary("relu6", "relu6", F.relu6, lambda *s: randn(*s, scale=5)),
+        unary("relu", "relu", torch.relu),
+        unary("clamp", "clamp", lambda x: torch.clamp(x, -0.5, 0.5),
+              attrs="max = 5.000000e-01 : f64, min = -5.000000e-01 : f64"),
+        unary("clamp-min", "clamp", lambda x: torch.clamp(x, min=0.25),
+              attrs="min = 2.500000e-01 : f64"),
+        inplace_act("relu6-inplace", "relu6", lambda x: F.relu6(x, inplace=True)),
+        inplace_act("silu-inplace", "silu", lambda x: F.silu(x, inplace=True)),
+        inplace_act("hardswish-inplace", "hardswish",
+                    lambda x: F.hardswish(x, inplace=True)),
+        inplace_act("hardsigmoid-inplace", "hardsigmoid",
+                    lambda x: F.hardsigmoid(x, inplace=True)),
+        # Unary math.
+        unary("neg", "neg", torch.neg),
+        unary("exp", "exp", torch.exp),
+        unary("erf", "erf", torch.erf),
+        unary("sqrt", "sqrt", torch.sqrt, positive),
+        unary("rsqrt", "rsqrt", torch.rsqrt, positive),
+        unary("reciprocal", "reciprocal", torch.reciprocal, away_from_zero),
+        unary("pow2", "pow", lambda x: x.pow(2.0),
+              attrs="exponent = 2.000000e+00 : f64"),
+        unary("pow3", "pow", lambda x: x.pow(3.0),
+              attrs="exponent = 3.000000e+00 : f64"),
+        unary("pow-half", "pow", lambda x: x.pow(0.5), positive,
+              attrs="exponent = 5.000000e-01 : f64"),
+        unary("pow-neg", "pow", lambda x: x.pow(-1.5), positive,
+              attrs="exponent = -1.500000e+00 : f64"),
+        # Broadcasting arithmetic.
+        binary("add", "add", torch.add, (2, 5), (2, 5), (2, 5)),
+        binary("add-broadcast", "add", torch.add, (2, 5), (5,), (2, 5)),
+        binary("sub", "sub", torch.sub, (2, 5), (2, 5), (2, 5)),
+        binary("sub-broadcast", "sub", torch.sub, (2, 1, 5), (3, 1), (2, 3, 5)),
+        binary("mul", "mul", torch.mul, (2, 5), (2, 5), (2, 5)),
+        binary("mul-broadcast", "mul", torch.mul, (2, 3, 5), (1, 5),
+               (2, 3, 5)),
+        binary("div", "div", torch.div, (2, 5), (2, 5), (2, 5),
+               away_from_zero),
+        binary("div-broadcast", "div", torch.div, (2, 1), (2, 4), (2, 4),
+               away_from_zero),
+        Case("mul-constant", "nn.mul by a 0-d nn.constant (x * 2.5)",
+             {"x": randn(2, 5)},
+             ["%c = nn.constant dense<2.500000e+00> : tensor<f32>",
+              "%%y = nn.mul %%x, %%c : (%s, tensor<f32>) -> %s" % (s, s)],
+             lambda p: p["x"] * 2.5, (2, 5)),
+        Case("div-constant", "nn.div by a 0-d nn.constant (x / 4)",
+             {"x": randn(2, 5)},
+             ["%c = nn.constant dense<4.000000e+00> : tensor<f32>",
+              "%%y = nn.div %%x, %%c : (%s, tensor<f32>) -> %s" % (s, s)],
+             lambda p: p["x"] / 4.0, (2, 5)),
+        Case("add-constant", "nn.add of a non-splat nn.constant",
+             {"x": randn(2, 3)},
+             ["%c = nn.constant dense<[1.000000e+00, -2.000000e+00, "
+              "5.000000e-01]> : tensor<3xf32>",
+              "%%y = nn.add %%x, %%c : (%s, tensor<3xf32>) -> %s"
+              % (ttype((2, 3)), ttype((2, 3)))],
+             lambda p: p["x"] + torch.tensor([1.0, -2.0, 0.5]), (2, 3)),
+        Case("sub-inplace", "h = a * 2; h -= b (nn.sub {inplace})",
+             {"a": randn(2, 5), "b": randn(5)},
+             ["%c = nn.constant dense<2.000000e+00> : tensor<f32>",
+              "%%h = nn.mul %%a, %%c : (%s, tensor<f32>) -> %s" % (s, s),
+              "%%y = nn.sub %%h, %%b {inplace} : (%s, tensor<5xf32>) -> %s"
+              % (s, s)],
+             lambda p: (p["a"] * 2.0).sub_(p["b"]), (2, 5)),
+        # Reductions and shape ops.
+        mean_case("mean", (2, 3, 4), [1], False),
+        mean_case("mean-keepdim", (2, 3, 4), [0, -1], True),
+        mean_case("mean-spatial", (2, 3, 4, 4), [2, 3], False),
+        Case("concat", "nn.concat of two parameters along dim 1",
+             {"a": randn(2, 2, 3), "b": randn(2, 3, 3)},
+             ["%%y = nn.concat %%a, %%b {dim = 1 : i64} : (%s, %s) -> %s"
+              % (ttype((2, 2, 3)), ttype((2, 3, 3)), ttype((2, 5, 3)))],
+             lambda p: torch.cat([p["a"], p["b"]], 1), (2, 5, 3)),
+        Case("concat-last", "nn.concat of three parameters along dim -1",
+             {"a": randn(2, 1), "b": randn(2, 3), "c": randn(2, 2)},
+             ["%%y = nn.concat %%a, %%b, %%c {dim = -1 : i64} : (%s, %s, %s) "
+              "-> %s" % (ttype((2, 1)), ttype((2, 3)), ttype((2, 2)),
+                         ttype((2, 6)))],
+             lambda p: torch.cat([p["a"], p["b"], p["c"]], -1), (2, 6)),
+        Case("pad", "nn.pad (constant 0.5) of a [2, 3, 4] tensor",
+             {"x": randn(2, 3, 4)},
+             ["%%y = nn.pad %%x {high = array<i64: 0, 2, 1>, low = array<i64: "
+              "0, 1, 0>, value = 5.000000e-01 : f64} : (%s) -> %s"
+              % (ttype((2, 3, 4)), ttype((2, 6, 5)))],
+             lambda p: F.pad(p["x"], (0, 1, 1, 2), value=0.5), (2, 6, 5)),
+        # A parameter's own gradient cannot be a view of another shape
+        # (the step builder requires .grad to have the parameter's shape),
+        # so the views get their input from a mul.
+        Case("flatten", "nn.flatten of x * 2 (a view; the gradient is a view)",
+             {"x": randn(2, 3, 2)},
+             ["%c = nn.constant dense<2.000000e+00> : tensor<f32>",
+              "%%h = nn.mul %%x, %%c : (%s, tensor<f32>) -> %s"
+              % (ttype((2, 3, 2)), ttype((2, 3, 2))),
+              "%%y = nn.flatten %%h : (%s) -> %s" % (ttype((2, 3, 2)),
+                                                    ttype((2, 6)))],
+             lambda p: torch.flatten(p["x"] * 2.0, 1), (2, 6)),
+        Case("reshape", "nn.reshape of x * 2 (a view)",
+             {"x": randn(2, 6)},
+             ["%c = nn.constant dense<2.000000e+00> : tensor<f32>",
+              "%%h = nn.mul %%x, %%c : (%s, tensor<f32>) -> %s"
+              % (ttype((2, 6)), ttype((2, 6))),
+              "%%y = nn.reshape %%h : %s -> %s" % (ttype((2, 6)),
+                                                  ttype((3, 4)))],
+             lambda p: (p["x"] * 2.0).reshape(3, 4), (3, 4)),
+        Case("cast", "nn.cast to f16 and back (x.half().float())",
+             {"x": randn(2, 5)},
+             ["%%h = nn.cast %%x : %s to %s" % (s, ttype((2, 5), "f16")),
+              "%%y = nn.cast %%h : %s to %s" % (ttype((2, 5), "f16"), s)],
+             lambda p: p["x"].half().float(), (2, 5)),
+        # Layers.
+        Case("linear", "nn.linear with bias",
+             {"x": randn(3, 4), "w": randn(5, 4, scale=0.5), "b": randn(5)},
+             ["%%y = nn.linear %%x, %%w, %%b : (%s, %s, %s) -> %s"
+              % (ttype((3, 4)), ttype((5, 4)), ttype((5,)), ttype((3, 5)))],
+             lambda p: F.linear(p["x"], p["w"], p["b"]), (3, 5)),
+        conv_case("conv2d", 3, 4, 1, 1, 1),
+        conv_case("conv2d-groups", 4, 6, 2, 2, 1),
+        conv_case("conv2d-depthwise", 4, 4, 4, 1, 1, bias=False),
+        conv_case("conv2d-depthwise-stride", 3, 6, 3, 2, 0),
+        Case("batch_norm", "nn.batch_norm (training statistics)",
+             {"x": randn(2, 3, 2, 2, scale=2), "w": randn(3), "b": randn(3)},
+             ["%m = nn.buffer \"bn.running_mean\" : tensor<3xf32>",
+              "%v = nn.buffer \"bn.running_var\" : tensor<3xf32>",
+              "%%y = nn.batch_norm %%x weight %%w bias %%b stats %%m, %%v : "
+              "(%s, %s, %s, %s, %s) -> %s"
+              % (ttype((2, 3, 2, 2)), ttype((3,)), ttype((3,)), ttype((3,)),
+                 ttype((3,)), ttype((2, 3, 2, 2)))],
+             lambda p: F.batch_norm(p["x"], torch.zeros(3), torch.ones(3),
+                                    p["w"], p["b"], training=True),
+             (2, 3, 2, 2)),
+        Case("max_pool2d", "nn.max_pool2d k3 s2 p1",
+             {"x": randn(2, 2, 5, 5)},
+             ["%%y = nn.max_pool2d %%x {kernel_size = array<i64: 3, 3>, "
+              "padding = array<i64: 1, 1>, strides = array<i64: 2, 2>} : "
+              "(%s) -> %s" % (ttype((2, 2, 5, 5)), ttype((2, 2, 3, 3)))],
+             lambda p: F.max_pool2d(p["x"], 3, 2, 1), (2, 2, 3, 3)),
+        avg_pool_case("avg_pool2d", 2, 2, 0, False, True),
+        avg_pool_case("avg_pool2d-pad", 3, 2, 1, False, True),
+        avg_pool_case("avg_pool2d-exclude-pad", 3, 2, 1, False, False),
+        avg_pool_case("avg_pool2d-ceil", 3, 2, 1, True, False),
+        Case("adaptive_avg_pool2d", "nn.adaptive_avg_pool2d to 2x2",
+             {"x": randn(2, 2, 4, 4)},
+             ["%%y = nn.adaptive_avg_pool2d %%x {output_size = array<i64: 2, "
+              "2>} : (%s) -> %s" % (ttype((2, 2, 4, 4)), ttype((2, 2, 2, 2)))],
+             lambda p: F.adaptive_avg_pool2d(p["x"], (2, 2)), (2, 2, 2, 2)),
+        Case("cross_entropy", "nn.cross_entropy (the loss itself)",
+             {"x": randn(3, 4, scale=2)}, [], lambda p: p["x"], (3, 4),
+             loss="cross_entropy", result="x"),
+    ]
+    return cases
+
+
+def save(directory, name, array):
+    os.makedirs(directory, exist_ok=True)
+    np.save(os.path.join(directory, name + ".npy"), array)
+
+
+def write_case(case):
+    params = {n: v.clone().requires_grad_(True) for n, v in case.params.items()}
+    y = case.torch_fn(dict(params, **case.inputs))
+    assert tuple(y.shape) == tuple(case.out), (case.name, y.shape)
+    if case.loss == "mse":
+        target = torch.randn(*case.out)
+        loss = F.mse_loss(y, target)
+        labels = target.numpy()
+    else:
+        target = torch.arange(case.out[0]) * 3 % case.out[1]
+        loss = F.cross_entropy(y, target)
+        labels = target.numpy().astype(np.int64)
+    loss.backward()
+    inputs = os.path.join(HERE, case.name)
+    expected = os.path.join(HERE, case.name + "-sgd")
+    save(inputs, "labels", labels)
+    for n, v in list(case.params.items()) + list(case.inputs.items()):
+        save(inputs, n, v.numpy())
+    save(expected, "loss", loss.detach().numpy())
+    with torch.no_grad():
+        for n, p in params.items():
+            save(expected, n + ".grad", p.grad.numpy())
+            save(expected, n, (p - 0.1 * p.grad).numpy())
+
+    data = ",".join(["labels=%%S/Inputs/%s/labels.npy" % case.name] +
+                    ["%s=%%S/Inputs/%s/%s.npy" % (n, case.name, n)
+                     for n in list(case.inputs) + list(case.params)])
+    lines = [
+        "// REQUIRES: execution",
+        "// Generated by Inputs/generate_ops.py (do not edit): %s." % case.doc,
+        "// One SGD step (lr 0.1) on %s against PyTorch 1.13 (CPU): the"
+        % case.loss,
+        "// measured allocation equals the prediction, and the loss, every",
+        "// gradient and every updated parameter are within 1e-4.",
+        "// RUN: rm -rf %t && mkdir -p %t",
+        "// RUN: vram-opt %%s --mode=train --loss=%s --optimizer=sgd --lr=0.1 "
+        "--validate=cpu \\" % case.loss,
+        "// RUN:   --input-data=%s --dump=%%t | FileCheck %%s" % data,
+        "// RUN: %compare-npy %S/Inputs/" + case.name + "-sgd %t"
+        " | FileCheck %s --check-prefix=CMP",
+        "// CHECK: peak bytes {{ *}}[[PEAK:[0-9,]+]] {{ *}}[[PEAK]] {{ *}}0",
+    ]
+    files = sorted([n + ".grad.npy" for n in case.params] +
+                   [n + ".npy" for n in case.params] + ["loss.npy"])
+    lines.append("// CMP: ok " + files[0])
+    lines += ["// CMP-NEXT: ok " + f for f in files[1:]]
+    lines.append("")
+    inputs_sig = ", ".join("%%%s: %s" % (n, ttype(v.shape))
+                           for n, v in case.inputs.items())
+    lines.append("func.func @forward(%s) -> %s {" % (inputs_sig,
+                                                   ttype(case.out)))
+    for n, v in case.params.items():
+        lines.append("  %%%s = nn.param \"%s\" : %s" % (n, n, ttype(v.shape)))
+    lines += ["  " + l for l in case.body]
+    lines.append("  return %%%s : %s" % (case.result, ttype(case.out)))
+    lines.append("}")
+    with open(os.path.join(TESTS, case.name + ".mlir"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    torch.manual_seed(0)
+    for case in make_cases():
+        write_case(case)
+
+
+if __name__ == "__main__":
+    main()
