@@ -58,12 +58,66 @@ struct [[clang::annotate("vram.budget=lots;input=4x16")]] BadAnnotationImpl
 struct [[clang::annotate("vram.budget=1GiB;input=4x16")]] UnmodelledImpl
     : torch::nn::Module {
   UnmodelledImpl() {
-    // expected-warning@+2 {{vram: cannot model UnmodelledImpl: torch::nn::Conv1d is not modelled by the C++ front end}}
-    // strict-warning@+1 {{vram: cannot model UnmodelledImpl: torch::nn::Conv1d is not modelled by the C++ front end}}
-    conv = register_module("conv", torch::nn::Conv1d(16, 16, 3));
+    // expected-warning@+2 {{vram: cannot model UnmodelledImpl: torch::nn::Conv3d is not modelled by the C++ front end}}
+    // strict-warning@+1 {{vram: cannot model UnmodelledImpl: torch::nn::Conv3d is not modelled by the C++ front end}}
+    conv = register_module("conv", torch::nn::Conv3d(16, 16, 3));
   }
   torch::Tensor forward(torch::Tensor x) { return conv(x); }
-  torch::nn::Conv1d conv{nullptr};
+  torch::nn::Conv3d conv{nullptr};
+};
+
+// What would fit: the largest batch, found by extracting the module again at
+// each candidate (as vram-opt --budget's remark). By hand, inference at batch
+// B holds the weight (7840 floats), the bias (10), the input (B*784) and the
+// output (B*10): 31400 + 3176 B bytes; at B = 512, 1657512 B = 1.58 MiB,
+// 657512 B = 642.10 KiB over 10^6 B. 31400 + 3176 B <= 10^6 for B <= 304
+// (B = 305 needs 1000080 B).
+// expected-warning@+6 {{vram: InferenceBatchImpl: peak inference memory (exact) 1.58 MiB exceeds the budget of 976.56 KiB by 642.10 KiB}}
+// expected-note@+5 {{vram: batch size 304 fits the budget}}
+// strict-error@+4 {{vram: InferenceBatchImpl: peak inference memory (exact) 1.58 MiB exceeds the budget of 976.56 KiB by 642.10 KiB}}
+// strict-note@+3 {{vram: batch size 304 fits the budget}}
+// expected-note@+2 0+ {{alive at the peak}}
+// strict-note@+1 0+ {{alive at the peak}}
+struct [[clang::annotate("vram.budget=1MB;input=512x784;mode=inference")]] InferenceBatchImpl
+    : torch::nn::Module {
+  InferenceBatchImpl() {
+    // expected-note@+2 0+ {{alive at the peak}}
+    // strict-note@+1 0+ {{alive at the peak}}
+    fc = register_module("fc", torch::nn::Linear(784, 10));
+  }
+  torch::Tensor forward(torch::Tensor x) { return fc(x); }
+  torch::nn::Linear fc{nullptr};
+};
+
+// vram-opt's allocator, metric, torch-version and device options as
+// annotation keys, spelled as vram-opt spells them. The same module as
+// above, checked against the caching allocator's reserved memory. By hand
+// (PyTorch's CUDA caching allocator: sizes rounded up to 512 B, requests up
+// to 1 MiB from 2 MiB segments, larger ones below 10 MiB from 20 MiB
+// segments): the weight (31360 B), the bias and the output (20480 B) share
+// one 2 MiB segment, the input (1605632 B) takes a 20 MiB segment: 22 MiB
+// reserved.
+// expected-warning@+4 {{vram: CudaReservedImpl: peak inference memory (reserved) 22.00 MiB exceeds the budget of 976.56 KiB by 21.05 MiB}}
+// strict-error@+3 {{vram: CudaReservedImpl: peak inference memory (reserved) 22.00 MiB exceeds the budget of 976.56 KiB by 21.05 MiB}}
+// expected-note@+2 0+ {{}}
+// strict-note@+1 0+ {{}}
+struct [[clang::annotate("vram.budget=1MB;input=512x784;mode=inference;allocator=pytorch-cuda;metric=reserved;torch-version=1.13;device=cuda")]] CudaReservedImpl
+    : torch::nn::Module {
+  CudaReservedImpl() {
+    // expected-note@+2 0+ {{alive at the peak}}
+    // strict-note@+1 0+ {{alive at the peak}}
+    fc = register_module("fc", torch::nn::Linear(784, 10));
+  }
+  torch::Tensor forward(torch::Tensor x) { return fc(x); }
+  torch::nn::Linear fc{nullptr};
+};
+
+// A key the plugin does not know, and a value vram-opt would not accept.
+// expected-warning@+2 {{vram: ignoring the annotation: cannot read 'allocator=tcmalloc'}}
+// strict-warning@+1 {{vram: ignoring the annotation: cannot read 'allocator=tcmalloc'}}
+struct [[clang::annotate("vram.budget=1GiB;input=4x16;allocator=tcmalloc")]] BadAllocatorImpl
+    : torch::nn::Module {
+  torch::Tensor forward(torch::Tensor x) { return x; }
 };
 
 int main() {
