@@ -114,10 +114,10 @@ private:
     const vram::GpuSpec *gpu = nullptr;
 
     vram::BudgetMetric getMetric() const {
-      return metric ? *metric
-                    : vram::getDefaultBudgetMetric(
-                          cachingAllocator,
-                          step.device == vram::nn::Device::Cuda);
+      return metric
+                 ? *metric
+                 : vram::getDefaultBudgetMetric(
+                       cachingAllocator, step.device == vram::nn::Device::Cuda);
     }
   };
 
@@ -158,8 +158,7 @@ private:
     if (key == "optimizer")
       return set(parseEnumSpelling<OptimizerKind>(value), r.step.optimizer);
     if (key == "torch-version")
-      return set(parseEnumSpelling<TorchVersion>(value),
-                 r.step.torchVersion);
+      return set(parseEnumSpelling<TorchVersion>(value), r.step.torchVersion);
     if (key == "device")
       return set(parseEnumSpelling<Device>(value), r.step.device);
     if (key == "precision")
@@ -274,8 +273,8 @@ private:
       return;
     }
     r.module.training = r.step.mode == vram::nn::StepMode::Train;
-    r.step.implementation = vram::nn::getDefaultOptimizerImpl(
-        {r.step.torchVersion, r.step.device});
+    r.step.implementation =
+        vram::nn::getDefaultOptimizerImpl({r.step.torchVersion, r.step.device});
 
     mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
     context.getOrLoadDialect<vram::nn::NNDialect>();
@@ -330,8 +329,9 @@ private:
     emitCollected(false);
     collected.clear();
     int64_t used = metricOf(memory, r);
-    if (succeeded(vram::checkBudget(func, memory, used, *r.budget,
-                                    vram::stringifyBudgetMetric(r.getMetric()))))
+    if (succeeded(
+            vram::checkBudget(func, memory, used, *r.budget,
+                              vram::stringifyBudgetMetric(r.getMetric()))))
       return;
     emitCollected(true);
     suggest(ast, r, classLoc);
@@ -355,8 +355,7 @@ private:
         vram::findLargestBatch(at, *r.budget, std::max<int64_t>(current, 1));
     if (succeeded(best) && *best)
       report(DiagnosticsEngine::Note, classLoc,
-             "vram: batch size " + std::to_string(**best) +
-                 " fits the budget");
+             "vram: batch size " + std::to_string(**best) + " fits the budget");
     else if (succeeded(best))
       report(DiagnosticsEngine::Note, classLoc,
              "vram: not even batch size 1 fits the budget");
@@ -367,8 +366,7 @@ private:
               context, ast, r, vram::nn::Precision::AmpFp16, std::nullopt);
           succeeded(amp))
         report(DiagnosticsEngine::Note, classLoc,
-               "vram: precision=amp-fp16 needs " +
-                   vram::formatByteSize(*amp) +
+               "vram: precision=amp-fp16 needs " + vram::formatByteSize(*amp) +
                    (*amp <= *r.budget ? ": fits" : ": does not fit either"));
   }
 

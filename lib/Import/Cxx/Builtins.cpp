@@ -345,18 +345,17 @@ static FailureOr<EmbeddingConfig> readEmbedding(Interpreter &interp, Module &m,
       pad && pad->kind != Val::Kind::None) {
     std::optional<int64_t> p = pad->getInt();
     if (!p || *p >= c.num || *p < -c.num)
-      return interp.error(where) << "torch::nn::Embedding: padding_idx is "
-                                 << pad->describe()
-                                 << ", not a constant index of the table";
+      return interp.error(where)
+             << "torch::nn::Embedding: padding_idx is " << pad->describe()
+             << ", not a constant index of the table";
     c.paddingIdx = *p < 0 ? *p + c.num : *p;
   }
   // Options that change what the step allocates, not modelled.
   for (StringRef option : {"max_norm", "sparse", "scale_grad_by_freq"})
     if (const Val *v = m.options.get(option);
         v && v->kind != Val::Kind::None && v->getInt().value_or(1) != 0)
-      return interp.error(where)
-             << "torch::nn::Embedding: option '" << option
-             << "' is not modelled by the C++ front end";
+      return interp.error(where) << "torch::nn::Embedding: option '" << option
+                                 << "' is not modelled by the C++ front end";
   return c;
 }
 
@@ -408,8 +407,7 @@ static FailureOr<ConvConfig> readConv1d(Interpreter &interp, Module &m,
   if (failed(in) || failed(out) || failed(kernel) || failed(stride) ||
       failed(padding) || failed(dilation) || failed(groups) || failed(bias))
     return failure();
-  if (*in <= 0 || *out <= 0 || *groups <= 0 || *in % *groups ||
-      *out % *groups)
+  if (*in <= 0 || *out <= 0 || *groups <= 0 || *in % *groups || *out % *groups)
     return interp.error(where)
            << "torch::nn::Conv1d: channels " << *in << " -> " << *out
            << " are not positive multiples of groups " << *groups;
@@ -465,8 +463,7 @@ static LayerInfo conv1dLayer() {
                 b, where, x4, w4, tensorOf(interp, m, "bias"), c->stride,
                 c->padding, c->dilation, c->groups);
             ArrayRef<int64_t> ys = shapeOf(y);
-            return Val::ofTensor(
-                reshapeTo(b, where, y, {ys[0], ys[1], ys[3]}));
+            return Val::ofTensor(reshapeTo(b, where, y, {ys[0], ys[1], ys[3]}));
           }};
 }
 
@@ -500,10 +497,9 @@ static FailureOr<AttentionConfig> readAttention(Interpreter &interp, Module &m,
            << "torch::nn::MultiheadAttention: embed_dim " << *embed
            << " must be divisible by num_heads " << *heads;
   if (*biasKv || *zeroAttn)
-    return interp.error(where)
-           << "torch::nn::MultiheadAttention: "
-           << (*biasKv ? "add_bias_kv" : "add_zero_attn")
-           << " is not modelled by the C++ front end";
+    return interp.error(where) << "torch::nn::MultiheadAttention: "
+                               << (*biasKv ? "add_bias_kv" : "add_zero_attn")
+                               << " is not modelled by the C++ front end";
   return AttentionConfig{*embed, *heads, *kdim, *vdim, *dropout, *bias};
 }
 
@@ -544,8 +540,9 @@ static FailureOr<Val> callAttention(Interpreter &interp, Module &m,
   SmallVector<Value, 3> qkv;
   for (unsigned k = 0; k < 3; ++k) {
     FailureOr<Value> t = optionalTensor(interp, args[k], where,
-                                        k == 0 ? "query" : k == 1 ? "key"
-                                                                  : "value");
+                                        k == 0   ? "query"
+                                        : k == 1 ? "key"
+                                                 : "value");
     if (failed(t))
       return failure();
     if (!*t)
@@ -554,7 +551,9 @@ static FailureOr<Val> callAttention(Interpreter &interp, Module &m,
                 "needed";
     qkv.push_back(*t);
   }
-  auto optionalArg = [&](unsigned k) { return k < args.size() ? args[k] : Val(); };
+  auto optionalArg = [&](unsigned k) {
+    return k < args.size() ? args[k] : Val();
+  };
   FailureOr<Value> paddingMask =
       optionalTensor(interp, optionalArg(3), where, "key_padding_mask");
   FailureOr<Value> attnMask =
@@ -578,8 +577,8 @@ static FailureOr<Val> callAttention(Interpreter &interp, Module &m,
   Value query = qkv[0], key = qkv[1], value = qkv[2];
   ArrayRef<int64_t> qs = shapeOf(query), ks = shapeOf(key);
   int64_t E = c->embed, H = c->heads, hd = E / H;
-  if (qs.size() != 3 || qs[2] != E || ks.size() != 3 ||
-      shapeOf(value) != ks || ks[1] != qs[1] || ks[2] != c->kdim)
+  if (qs.size() != 3 || qs[2] != E || ks.size() != 3 || shapeOf(value) != ks ||
+      ks[1] != qs[1] || ks[2] != c->kdim)
     return interp.error(where)
            << "torch::nn::MultiheadAttention(" << E << ", " << H
            << ") expects query [L, N, " << E << "] and key and value [S, N, "
@@ -623,8 +622,7 @@ static FailureOr<Val> callAttention(Interpreter &interp, Module &m,
     }
   } else {
     q = linear(query, tensorOf(interp, m, "q_proj_weight"), rows(bias, 0, E));
-    k = linear(key, tensorOf(interp, m, "k_proj_weight"),
-               rows(bias, E, 2 * E));
+    k = linear(key, tensorOf(interp, m, "k_proj_weight"), rows(bias, E, 2 * E));
     v = linear(value, tensorOf(interp, m, "v_proj_weight"),
                rows(bias, 2 * E, 3 * E));
   }
@@ -633,15 +631,15 @@ static FailureOr<Val> callAttention(Interpreter &interp, Module &m,
                         scalarConstant(b, where, 1.0 / std::sqrt(double(hd))),
                         /*inplace=*/false);
   auto heads = [&](Value t, int64_t len) {
-    Value viewed = reshapeTo(b, where, makeContiguous(b, where, t),
-                             {len, N * H, hd});
+    Value viewed =
+        reshapeTo(b, where, makeContiguous(b, where, t), {len, N * H, hd});
     return Value(nn::TransposeOp::create(b, where, viewed, 0, 1));
   };
   q = heads(q, L);
   k = heads(k, S);
   v = heads(v, S);
-  Value weights = nn::BmmOp::create(
-      b, where, q, nn::TransposeOp::create(b, where, k, 1, 2));
+  Value weights = nn::BmmOp::create(b, where, q,
+                                    nn::TransposeOp::create(b, where, k, 1, 2));
   if (*attnMask) {
     if (!isa<FloatType>(elementTypeOf(*attnMask)) ||
         shapeOf(*attnMask) != ArrayRef<int64_t>{L, S})
@@ -657,8 +655,8 @@ static FailureOr<Val> callAttention(Interpreter &interp, Module &m,
         shapeOf(*paddingMask) != ArrayRef<int64_t>{N, S})
       return interp.error(where)
              << "torch::nn::MultiheadAttention: key_padding_mask must be a "
-                "bool [" << N << ", " << S << "] tensor, got "
-             << paddingMask->getType();
+                "bool ["
+             << N << ", " << S << "] tensor, got " << paddingMask->getType();
     Value scores = reshapeTo(b, where, weights, {N, H, L, S});
     Value mask = reshapeTo(b, where, *paddingMask, {N, 1, 1, S});
     scores = nn::MaskedFillOp::create(
@@ -975,8 +973,7 @@ const llvm::StringMap<LayerInfo> &vram::cxx_import::getLayerTable() {
     t["Softmax"] = noTensors([](Interpreter &interp, Module &m,
                                 const Val &input,
                                 Location where) -> FailureOr<Val> {
-      FailureOr<int64_t> dim =
-          OptionReader{interp, m, where}.integer("dim", 0);
+      FailureOr<int64_t> dim = OptionReader{interp, m, where}.integer("dim", 0);
       if (failed(dim))
         return failure();
       int64_t rank = shapeOf(input.tensor).size();
@@ -1368,9 +1365,8 @@ static FailureOr<Val> factory(Interpreter &interp, CallInfo &call) {
     if (d < 0)
       return interp.error(call.loc)
              << "'" << call.name << "': negative dimension " << d;
-  return Val::ofTensor(makeConstant(b, call.loc,
-                                    RankedTensorType::get(shape, element),
-                                    {fill}));
+  return Val::ofTensor(
+      makeConstant(b, call.loc, RankedTensorType::get(shape, element), {fill}));
 }
 
 /// torch::triu / torch::tril (and the methods) of a constant tensor: a
@@ -1391,7 +1387,8 @@ static FunctionConverter triangle(bool upper) {
              << "'" << call.name
              << "' is modelled on constant tensors of rank >= 2 (a causal "
                 "mask built from torch::ones / torch::full in forward()), "
-                "up to " << kMaxFoldedElements << " elements";
+                "up to "
+             << kMaxFoldedElements << " elements";
     int64_t rows = s[s.size() - 2], cols = s.back();
     std::vector<double> out(numel);
     for (int64_t k = 0; k < numel; ++k) {
@@ -1400,9 +1397,9 @@ static FunctionConverter triangle(bool upper) {
       bool keep = upper ? c - r >= *diagonal : c - r <= *diagonal;
       out[k] = keep ? v : 0;
     }
-    return Val::ofTensor(
-        makeConstant(interp.getBuilder(), call.loc,
-                     cast<RankedTensorType>(x->getType()), out));
+    return Val::ofTensor(makeConstant(interp.getBuilder(), call.loc,
+                                      cast<RankedTensorType>(x->getType()),
+                                      out));
   };
 }
 
@@ -1450,13 +1447,14 @@ static FailureOr<Val> maskedFill(Interpreter &interp, CallInfo &call,
     return interp.error(call.loc)
            << "'" << call.name << "': the mask " << shapeString(shapeOf(*mask))
            << " does not broadcast to " << shapeString(shapeOf(*x));
-  return Val::ofTensor(nn::MaskedFillOp::create(interp.getBuilder(), call.loc,
-                                                *x, *mask,
-                                                llvm::APFloat(*value), inplace));
+  return Val::ofTensor(
+      nn::MaskedFillOp::create(interp.getBuilder(), call.loc, *x, *mask,
+                               llvm::APFloat(*value), inplace));
 }
 
 /// torch::matmul (rank >= 2, batch dimensions broadcast) and torch::bmm.
-static FailureOr<Val> matmul(Interpreter &interp, CallInfo &call, bool batched) {
+static FailureOr<Val> matmul(Interpreter &interp, CallInfo &call,
+                             bool batched) {
   FailureOr<Value> a = interp.tensorArg(call, 0);
   FailureOr<Value> c = interp.tensorArg(call, 1);
   if (failed(a) || failed(c))
@@ -1511,8 +1509,7 @@ static FailureOr<Val> unsqueeze(Interpreter &interp, CallInfo &call) {
   if (d < 0 || d > int64_t(shape.size()))
     return interp.error(call.loc) << "'unsqueeze': dimension out of range";
   shape.insert(shape.begin() + d, 1);
-  return Val::ofTensor(
-      reshapeTo(interp.getBuilder(), call.loc, *x, shape));
+  return Val::ofTensor(reshapeTo(interp.getBuilder(), call.loc, *x, shape));
 }
 
 static FailureOr<Val> permute(Interpreter &interp, CallInfo &call) {
@@ -1537,8 +1534,8 @@ static FailureOr<Val> permute(Interpreter &interp, CallInfo &call) {
     order.push_back(k);
   }
   if (int64_t(order.size()) != rank)
-    return interp.error(call.loc) << "'permute' needs " << rank
-                                  << " dimensions";
+    return interp.error(call.loc)
+           << "'permute' needs " << rank << " dimensions";
   return Val::ofTensor(
       nn::PermuteOp::create(interp.getBuilder(), call.loc, *x, order));
 }
@@ -1719,7 +1716,8 @@ vram::cxx_import::getTensorMethodTable() {
     t["triu"] = triangle(/*upper=*/true);
     t["tril"] = triangle(/*upper=*/false);
     t["to"] = convertTo;
-    t["contiguous"] = [](Interpreter &interp, CallInfo &call) -> FailureOr<Val> {
+    t["contiguous"] = [](Interpreter &interp,
+                         CallInfo &call) -> FailureOr<Val> {
       FailureOr<Value> x = interp.tensorArg(call, 0);
       if (failed(x))
         return failure();

@@ -50,8 +50,7 @@ vram::cxx_import::parseShape(StringRef text) {
   return shape;
 }
 
-std::optional<CxxInputSpec>
-vram::cxx_import::parseInputSpec(StringRef text) {
+std::optional<CxxInputSpec> vram::cxx_import::parseInputSpec(StringRef text) {
   auto [shapeText, typeText] = text.split(':');
   std::optional<SmallVector<int64_t>> shape = parseShape(shapeText);
   if (!shape)

@@ -525,9 +525,8 @@ LogicalResult Interpreter::exec(const cl::Stmt *s, Frame &frame) {
     if (failed(seq))
       return failure();
     std::vector<Val> items;
-    if (seq->kind == Val::Kind::Module &&
-        (seq->module->kind == "Sequential" ||
-         seq->module->kind == "ModuleList")) {
+    if (seq->kind == Val::Kind::Module && (seq->module->kind == "Sequential" ||
+                                           seq->module->kind == "ModuleList")) {
       for (auto &child : seq->module->children)
         items.push_back(Val::ofModule(child.second));
     } else if (seq->kind == Val::Kind::List) {
@@ -1005,8 +1004,8 @@ FailureOr<Val> Interpreter::evalCall(const cl::CallExpr *e, Frame &frame) {
       int64_t index = targs->get(0).getAsIntegral().getSExtValue();
       if (tuple->kind != Val::Kind::List || index < 0 ||
           index >= int64_t(tuple->list.size()))
-        return error(loc(e)) << "std::get<" << index << "> of "
-                             << tuple->describe();
+        return error(loc(e))
+               << "std::get<" << index << "> of " << tuple->describe();
       return tuple->list[index];
     }
   // <cmath> on constants (`1.0 / std::sqrt(head_dim)`).
@@ -1194,10 +1193,11 @@ FailureOr<Val> Interpreter::evalMemberCall(const cl::CXXMemberCallExpr *e,
       if (target)
         target = target->getDefinition();
       bool matches =
-          target && (m.record == target ||
-                     (!m.kind.empty() && builtinKind(target) == m.kind) ||
-                     (m.kind.empty() &&
-                      derivesFrom(m.record, target->getQualifiedNameAsString())));
+          target &&
+          (m.record == target ||
+           (!m.kind.empty() && builtinKind(target) == m.kind) ||
+           (m.kind.empty() &&
+            derivesFrom(m.record, target->getQualifiedNameAsString())));
       if (!matches)
         return error(loc(e))
                << "module " << m.displayName() << " is "
