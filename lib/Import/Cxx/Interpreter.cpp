@@ -756,9 +756,18 @@ FailureOr<Val> Interpreter::evalConstruct(const cl::CXXConstructExpr *e,
   if (ctor->isCopyOrMoveConstructor() && args->size() == 1)
     return (*args)[0];
   if (record && isModuleClass(record)) {
-    if (args->size() == 1 && (*args)[0].kind == Val::Kind::Module &&
-        getHolderImpl(record))
-      return (*args)[0]; // a holder from a shared_ptr / another holder
+    // A holder from a shared_ptr or another holder of its module class;
+    // `Sequential(m)` / `ModuleList(m)` of one other module is a container.
+    if (const cl::CXXRecordDecl *impl = getHolderImpl(record);
+        impl && args->size() == 1 && (*args)[0].kind == Val::Kind::Module) {
+      const Module &arg = *(*args)[0].module;
+      impl = impl->getDefinition();
+      if (!impl || arg.record == impl ||
+          (!arg.kind.empty() && arg.kind == builtinKind(impl)) ||
+          (arg.kind.empty() &&
+           derivesFrom(arg.record, impl->getQualifiedNameAsString())))
+        return (*args)[0];
+    }
     FailureOr<ModuleRef> m =
         constructModule(record, *args, ctor, e->getBeginLoc());
     if (failed(m))
