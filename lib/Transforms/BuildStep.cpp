@@ -363,6 +363,14 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
     Value grad = gradOf.lookup(param.getResult());
     if (!grad)
       continue; // .grad stays None: optimizers skip the parameter
+    // A gradient that passed through a reshape of the parameter (a Conv1d
+    // weight viewed as 4-D for the 2-D kernel): ViewBackward gives .grad
+    // the parameter's shape, a view of the same storage.
+    auto paramType = cast<RankedTensorType>(param.getType());
+    auto gradType = cast<RankedTensorType>(grad.getType());
+    if (gradType != paramType &&
+        gradType.getNumElements() == paramType.getNumElements())
+      grad = ReshapeOp::create(b, param.getLoc(), paramType, grad);
     params.push_back(param.getResult());
     grads.push_back(grad);
   }

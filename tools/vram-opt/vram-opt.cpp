@@ -122,7 +122,8 @@ cl::opt<std::string> cxxModule(
     cl::value_desc("NAME"), cl::cat(cxxCat));
 cl::list<std::string>
     cxxInputs("input",
-              cl::desc("Shapes of forward()'s tensor inputs (90x3x224x224)"),
+              cl::desc("Shapes of forward()'s tensor inputs (90x3x224x224; "
+                       "an element type may follow: 8x128:i64)"),
               cl::value_desc("SHAPE"), cl::CommaSeparated, cl::cat(cxxCat));
 cl::list<std::string> cxxArgs(
     "args",
@@ -635,27 +636,17 @@ vram::BudgetMetric getBudgetMetric() {
     return vram::BudgetMetric::Allocated;
   case BudgetMetricFlag::Reserved:
     return vram::BudgetMetric::Reserved;
+  case BudgetMetricFlag::Device:
+    return vram::BudgetMetric::Device;
   case BudgetMetricFlag::Default:
     break;
   }
-  return usesCudaAllocator() && device == vram::nn::Device::Cuda
-             ? vram::BudgetMetric::Device
-         : usesCudaAllocator() ? vram::BudgetMetric::Reserved
-                               : vram::BudgetMetric::Exact;
+  return vram::getDefaultBudgetMetric(usesCudaAllocator(),
+                                      device == vram::nn::Device::Cuda);
 }
 
 llvm::StringRef getBudgetMetricName() {
-  switch (getBudgetMetric()) {
-  case vram::BudgetMetric::Exact:
-    return "exact";
-  case vram::BudgetMetric::Allocated:
-    return "allocated";
-  case vram::BudgetMetric::Reserved:
-    return "reserved";
-  case vram::BudgetMetric::Device:
-    return "device";
-  }
-  llvm_unreachable("unknown metric");
+  return vram::stringifyBudgetMetric(getBudgetMetric());
 }
 
 std::unique_ptr<vram::AllocatorModel> makeAllocator() {
@@ -1283,11 +1274,12 @@ int main(int argc, char **argv) {
     ImportDiagnostics diagnostics(&context, inputFilename);
     vram::cxx_import::CxxModuleOptions moduleOptions;
     for (const std::string &text : cxxInputs) {
-      auto shape = vram::cxx_import::parseShape(text);
-      if (!shape)
+      auto spec = vram::cxx_import::parseInputSpec(text);
+      if (!spec)
         usageError("--input expects a shape such as 8x3x224x224, got '" + text +
-                   "'");
-      moduleOptions.inputs.push_back(*shape);
+                   "' (an element type may follow: 8x128:i64; f32, f16, "
+                   "bf16, f64, i64, i32, i1)");
+      moduleOptions.inputs.push_back(*spec);
     }
     vram::cxx_import::CxxSourceOptions sourceOptions;
     sourceOptions.sourceFile = inputFilename;

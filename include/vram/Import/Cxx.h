@@ -44,12 +44,21 @@ struct CxxSourceOptions {
   std::string resourceDir;
 };
 
+/// One tensor argument of forward(): `--input=32x3x224x224` (fp32) or
+/// `--input=8x128:i64` (token ids for an Embedding).
+struct CxxInputSpec {
+  llvm::SmallVector<int64_t> shape;
+  /// The element type: f32 (the default), f16, bf16, f64, i64, i32 or i1
+  /// (torch::kBool).
+  std::string elementType = "f32";
+};
+
 /// Which module to extract and how it is called.
 struct CxxModuleOptions {
   /// The TORCH_MODULE holder or the Impl class (`Net` or `NetImpl`).
   std::string moduleName;
-  /// Shapes of forward()'s tensor arguments, in order (fp32).
-  std::vector<llvm::SmallVector<int64_t>> inputs;
+  /// forward()'s tensor arguments, in order.
+  std::vector<CxxInputSpec> inputs;
   /// Constructor arguments (--args), replacing those of the construction
   /// found in the translation unit: integers, reals, true/false.
   std::vector<std::string> constructorArgs;
@@ -86,6 +95,9 @@ mlir::OwningOpRef<mlir::ModuleOp> importModule(mlir::MLIRContext *context,
 
 /// Parses "90x3x224x224" (positive dimensions); nullopt if malformed.
 std::optional<llvm::SmallVector<int64_t>> parseShape(llvm::StringRef text);
+/// Parses "90x3x224x224" or "8x128:i64" (a shape, then optionally `:` and an
+/// element type of CxxInputSpec); nullopt if malformed.
+std::optional<CxxInputSpec> parseInputSpec(llvm::StringRef text);
 
 } // namespace vram::cxx_import
 

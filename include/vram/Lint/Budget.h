@@ -35,6 +35,15 @@ std::string formatByteSize(int64_t bytes);
 /// Which number a budget is checked against.
 enum class BudgetMetric { Exact, Allocated, Reserved, Device };
 
+/// "exact", "allocated", "reserved", "device".
+llvm::StringRef stringifyBudgetMetric(BudgetMetric metric);
+/// The metric a spelling of stringifyBudgetMetric names, or nullopt.
+std::optional<BudgetMetric> parseBudgetMetric(llvm::StringRef spelling);
+/// The metric a budget is checked against when none is asked for: device
+/// (what nvidia-smi shows) with the caching allocator on CUDA, reserved with
+/// it on the CPU, exact without it.
+BudgetMetric getDefaultBudgetMetric(bool cachingAllocator, bool onCuda);
+
 /// The step's memory under `metric` (allocated/reserved: the allocator
 /// model's steady-state peaks; device: reserved plus the CUDA context, what
 /// nvidia-smi shows).

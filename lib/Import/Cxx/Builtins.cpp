@@ -19,6 +19,9 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APFloat.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace mlir;
 using namespace vram::cxx_import;
 namespace nn = vram::nn;
@@ -239,6 +242,499 @@ static FailureOr<Val> wrap(FailureOr<Value> v) {
   if (failed(v))
     return failure();
   return Val::ofTensor(*v);
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor helpers shared by layers and functions
+//===----------------------------------------------------------------------===//
+
+static Type elementTypeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+static RankedTensorType withShape(Value v, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, elementTypeOf(v));
+}
+
+/// The strides of `v` as PyTorch lays it out: a view's (nn.transpose,
+/// nn.slice, ...) from its input's, anything else contiguous.
+static SmallVector<int64_t> stridesOf(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (def && isa<nn::AliasingOpInterface>(def) && def->getNumOperands())
+    if (auto layout = dyn_cast<nn::LayoutOpInterface>(def))
+      if (std::optional<SmallVector<int64_t>> s =
+              layout.getResultStrides(stridesOf(def->getOperand(0))))
+        return *s;
+  return nn::getContiguousStrides(shapeOf(v));
+}
+
+/// Tensor::is_contiguous(): strides of size-1 dimensions do not matter.
+static bool isContiguous(Value v) {
+  ArrayRef<int64_t> shape = shapeOf(v);
+  SmallVector<int64_t> strides = stridesOf(v);
+  int64_t expected = 1;
+  for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+    if (shape[d] != 1 && strides[d] != expected)
+      return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+/// Tensor::contiguous(): the tensor itself when it is contiguous, else a
+/// copy.
+static Value makeContiguous(OpBuilder &b, Location loc, Value x) {
+  if (isContiguous(x))
+    return x;
+  return nn::ContiguousOp::create(b, loc, x.getType(), x);
+}
+
+static Value reshapeTo(OpBuilder &b, Location loc, Value x,
+                       ArrayRef<int64_t> shape) {
+  return nn::ReshapeOp::create(b, loc, withShape(x, shape), x);
+}
+
+static Value scalarConstant(OpBuilder &b, Location loc, double value) {
+  auto type = RankedTensorType::get({}, b.getF32Type());
+  return nn::ConstantOp::create(b, loc,
+                                DenseElementsAttr::get(type, float(value)));
+}
+
+/// An ExpandingArray<n> option: `3` or `{3}`.
+static FailureOr<SmallVector<int64_t>>
+expandingOption(Interpreter &interp, Module &m, Location where, StringRef name,
+                int index, unsigned n,
+                std::optional<SmallVector<int64_t>> def = std::nullopt) {
+  const Val *v = m.options.get(name, index);
+  if ((!v || v->kind == Val::Kind::None) && def)
+    return *def;
+  if (!v)
+    return interp.error(where) << "torch::nn::" << m.kind << ": option '"
+                               << name << "' is not given";
+  if (std::optional<SmallVector<int64_t>> ints = v->getInts(n))
+    return *ints;
+  return interp.error(where) << "torch::nn::" << m.kind << ": option '" << name
+                             << "' is " << v->describe()
+                             << ", not a constant integer (padding modes "
+                                "such as torch::kSame are not modelled)";
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding, Conv1d, MultiheadAttention
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct EmbeddingConfig {
+  int64_t num, dim;
+  std::optional<int64_t> paddingIdx;
+};
+} // namespace
+
+static FailureOr<EmbeddingConfig> readEmbedding(Interpreter &interp, Module &m,
+                                                Location where) {
+  OptionReader r{interp, m, where};
+  FailureOr<int64_t> num = r.integer("num_embeddings", 0);
+  FailureOr<int64_t> dim = r.integer("embedding_dim", 1);
+  if (failed(num) || failed(dim))
+    return failure();
+  if (*num <= 0 || *dim <= 0)
+    return interp.error(where) << "torch::nn::Embedding: sizes " << *num
+                               << " x " << *dim << " must be positive";
+  EmbeddingConfig c{*num, *dim, std::nullopt};
+  if (const Val *pad = m.options.get("padding_idx");
+      pad && pad->kind != Val::Kind::None) {
+    std::optional<int64_t> p = pad->getInt();
+    if (!p || *p >= c.num || *p < -c.num)
+      return interp.error(where)
+             << "torch::nn::Embedding: padding_idx is " << pad->describe()
+             << ", not a constant index of the table";
+    c.paddingIdx = *p < 0 ? *p + c.num : *p;
+  }
+  // Options that change what the step allocates, not modelled.
+  for (StringRef option : {"max_norm", "sparse", "scale_grad_by_freq"})
+    if (const Val *v = m.options.get(option);
+        v && v->kind != Val::Kind::None && v->getInt().value_or(1) != 0)
+      return interp.error(where) << "torch::nn::Embedding: option '" << option
+                                 << "' is not modelled by the C++ front end";
+  return c;
+}
+
+static LayerInfo embeddingLayer() {
+  return {[](Interpreter &interp, Module &m,
+             clang::SourceLocation where) -> LogicalResult {
+            FailureOr<EmbeddingConfig> c =
+                readEmbedding(interp, m, interp.loc(where));
+            if (failed(c))
+              return failure();
+            declare(m, "weight", {c->num, c->dim});
+            return success();
+          },
+          [](Interpreter &interp, Module &m, const Val &input,
+             Location where) -> FailureOr<Val> {
+            FailureOr<EmbeddingConfig> c = readEmbedding(interp, m, where);
+            if (failed(c))
+              return failure();
+            Value ids = input.tensor;
+            if (!isa<IntegerType>(elementTypeOf(ids)) ||
+                elementTypeOf(ids).isInteger(1))
+              return interp.error(where)
+                     << "torch::nn::Embedding expects integer indices, got "
+                     << ids.getType()
+                     << " (give an integer input: --input=8x128:i64)";
+            OpBuilder &b = interp.getBuilder();
+            return Val::ofTensor(nn::EmbeddingOp::create(
+                b, where, tensorOf(interp, m, "weight"), ids,
+                c->paddingIdx ? b.getI64IntegerAttr(*c->paddingIdx)
+                              : IntegerAttr()));
+          }};
+}
+
+static FailureOr<ConvConfig> readConv1d(Interpreter &interp, Module &m,
+                                        Location where) {
+  OptionReader r{interp, m, where};
+  FailureOr<int64_t> in = r.integer("in_channels", 0);
+  FailureOr<int64_t> out = r.integer("out_channels", 1);
+  FailureOr<SmallVector<int64_t>> kernel =
+      expandingOption(interp, m, where, "kernel_size", 2, 1);
+  FailureOr<SmallVector<int64_t>> stride = expandingOption(
+      interp, m, where, "stride", -1, 1, SmallVector<int64_t>{1});
+  FailureOr<SmallVector<int64_t>> padding = expandingOption(
+      interp, m, where, "padding", -1, 1, SmallVector<int64_t>{0});
+  FailureOr<SmallVector<int64_t>> dilation = expandingOption(
+      interp, m, where, "dilation", -1, 1, SmallVector<int64_t>{1});
+  FailureOr<int64_t> groups = r.integer("groups", -1, 1);
+  FailureOr<bool> bias = r.flag("bias", -1, true);
+  if (failed(in) || failed(out) || failed(kernel) || failed(stride) ||
+      failed(padding) || failed(dilation) || failed(groups) || failed(bias))
+    return failure();
+  if (*in <= 0 || *out <= 0 || *groups <= 0 || *in % *groups || *out % *groups)
+    return interp.error(where)
+           << "torch::nn::Conv1d: channels " << *in << " -> " << *out
+           << " are not positive multiples of groups " << *groups;
+  // As the 2-D convolution LibTorch runs (view1d_as_2d): height 1.
+  ConvConfig c;
+  c.in = *in;
+  c.out = *out;
+  c.groups = *groups;
+  c.bias = *bias;
+  c.kernel = {1, (*kernel)[0]};
+  c.stride = {1, (*stride)[0]};
+  c.padding = {0, (*padding)[0]};
+  c.dilation = {1, (*dilation)[0]};
+  return c;
+}
+
+/// torch::nn::Conv1d. ATen's _convolution runs a 3-D input as a 2-D
+/// convolution of height 1 (view1d_as_2d: input and weight unsqueezed at
+/// dimension 2, the output squeezed back), on cuDNN and on the CPU: the
+/// same ops here, the views costing nothing.
+static LayerInfo conv1dLayer() {
+  return {[](Interpreter &interp, Module &m,
+             clang::SourceLocation where) -> LogicalResult {
+            FailureOr<ConvConfig> c = readConv1d(interp, m, interp.loc(where));
+            if (failed(c))
+              return failure();
+            declare(m, "weight", {c->out, c->in / c->groups, c->kernel[1]});
+            if (c->bias)
+              declare(m, "bias", {c->out});
+            return success();
+          },
+          [](Interpreter &interp, Module &m, const Val &input,
+             Location where) -> FailureOr<Val> {
+            FailureOr<ConvConfig> c = readConv1d(interp, m, where);
+            if (failed(c))
+              return failure();
+            Value x = input.tensor;
+            ArrayRef<int64_t> s = shapeOf(x);
+            if (s.size() != 3 || s[1] != c->in)
+              return interp.error(where)
+                     << "torch::nn::Conv1d expects a 3-D [N, " << c->in
+                     << ", L] input, got " << shapeString(s);
+            OpBuilder &b = interp.getBuilder();
+            Value x4 = reshapeTo(b, where, x, {s[0], s[1], 1, s[2]});
+            if (failed(checkWindow(interp, where, "torch::nn::Conv1d", x4,
+                                   c->kernel, c->stride, c->padding,
+                                   c->dilation, false)))
+              return failure();
+            Value w = tensorOf(interp, m, "weight");
+            ArrayRef<int64_t> ws = shapeOf(w);
+            Value w4 = reshapeTo(b, where, w, {ws[0], ws[1], 1, ws[2]});
+            Value y = nn::Conv2dOp::create(
+                b, where, x4, w4, tensorOf(interp, m, "bias"), c->stride,
+                c->padding, c->dilation, c->groups);
+            ArrayRef<int64_t> ys = shapeOf(y);
+            return Val::ofTensor(reshapeTo(b, where, y, {ys[0], ys[1], ys[3]}));
+          }};
+}
+
+namespace {
+struct AttentionConfig {
+  int64_t embed, heads, kdim, vdim;
+  double dropout;
+  bool bias;
+  bool sameEmbed() const { return kdim == embed && vdim == embed; }
+};
+} // namespace
+
+static FailureOr<AttentionConfig> readAttention(Interpreter &interp, Module &m,
+                                                Location where) {
+  OptionReader r{interp, m, where};
+  FailureOr<int64_t> embed = r.integer("embed_dim", 0);
+  FailureOr<int64_t> heads = r.integer("num_heads", 1);
+  if (failed(embed) || failed(heads))
+    return failure();
+  FailureOr<int64_t> kdim = r.integer("kdim", -1, *embed);
+  FailureOr<int64_t> vdim = r.integer("vdim", -1, *embed);
+  FailureOr<double> dropout = r.real("dropout", -1, 0.0);
+  FailureOr<bool> bias = r.flag("bias", -1, true);
+  FailureOr<bool> biasKv = r.flag("add_bias_kv", -1, false);
+  FailureOr<bool> zeroAttn = r.flag("add_zero_attn", -1, false);
+  if (failed(kdim) || failed(vdim) || failed(dropout) || failed(bias) ||
+      failed(biasKv) || failed(zeroAttn))
+    return failure();
+  if (*embed <= 0 || *heads <= 0 || *embed % *heads)
+    return interp.error(where)
+           << "torch::nn::MultiheadAttention: embed_dim " << *embed
+           << " must be divisible by num_heads " << *heads;
+  if (*biasKv || *zeroAttn)
+    return interp.error(where) << "torch::nn::MultiheadAttention: "
+                               << (*biasKv ? "add_bias_kv" : "add_zero_attn")
+                               << " is not modelled by the C++ front end";
+  return AttentionConfig{*embed, *heads, *kdim, *vdim, *dropout, *bias};
+}
+
+/// The value of a tensor argument, or null for an undefined tensor
+/// (`{}`, `torch::Tensor()`).
+static FailureOr<Value> optionalTensor(Interpreter &interp, const Val &v,
+                                       Location where, StringRef what) {
+  if (v.kind == Val::Kind::None ||
+      (v.kind == Val::Kind::List && v.list.empty()))
+    return Value();
+  if (v.kind == Val::Kind::Tensor)
+    return v.tensor;
+  if (v.kind == Val::Kind::Param)
+    return interp.materialize(*v.module, *v.module->findTensor(v.s));
+  return interp.error(where) << "torch::nn::MultiheadAttention: " << what
+                             << " is " << v.describe() << ", not a tensor";
+}
+
+/// torch::nn::MultiheadAttention as LibTorch 1.13's C++ frontend runs it
+/// (torch/nn/functional/activation.h, detail::multi_head_attention_forward):
+/// inputs [L, N, E] (sequence first); the in-projection as one linear when
+/// query, key and value are the same tensor (`torch::equal`, modelled as
+/// "the same value"), two when key and value are, else three; chunks of it
+/// as views; `q * scaling`; `.contiguous().view(...)` copies of the strided
+/// chunks; bmm, the additive attn_mask in place, softmax, dropout, bmm; the
+/// output's transpose(0, 1).contiguous() copy and out_proj; with
+/// need_weights (the default), the weights averaged over heads (LibTorch's
+/// `sum(1) / num_heads`: a reduction and a division, each a new tensor).
+static FailureOr<Val> callAttention(Interpreter &interp, Module &m,
+                                    ArrayRef<Val> args, Location where) {
+  FailureOr<AttentionConfig> c = readAttention(interp, m, where);
+  if (failed(c))
+    return failure();
+  if (args.size() < 3 || args.size() > 7)
+    return interp.error(where) << "torch::nn::MultiheadAttention's forward "
+                                  "takes query, key, value and up to four "
+                                  "optional arguments";
+  SmallVector<Value, 3> qkv;
+  for (unsigned k = 0; k < 3; ++k) {
+    FailureOr<Value> t = optionalTensor(interp, args[k], where,
+                                        k == 0   ? "query"
+                                        : k == 1 ? "key"
+                                                 : "value");
+    if (failed(t))
+      return failure();
+    if (!*t)
+      return interp.error(where)
+             << "torch::nn::MultiheadAttention: query, key and value are "
+                "needed";
+    qkv.push_back(*t);
+  }
+  auto optionalArg = [&](unsigned k) {
+    return k < args.size() ? args[k] : Val();
+  };
+  FailureOr<Value> paddingMask =
+      optionalTensor(interp, optionalArg(3), where, "key_padding_mask");
+  FailureOr<Value> attnMask =
+      optionalTensor(interp, optionalArg(5), where, "attn_mask");
+  if (failed(paddingMask) || failed(attnMask))
+    return failure();
+  auto flagArg = [&](unsigned k) -> std::optional<bool> {
+    Val v = optionalArg(k);
+    if (v.kind == Val::Kind::None)
+      return true;
+    if (std::optional<int64_t> i = v.getInt())
+      return *i != 0;
+    return std::nullopt;
+  };
+  std::optional<bool> needWeights = flagArg(4), average = flagArg(6);
+  if (!needWeights || !average)
+    return interp.error(where)
+           << "torch::nn::MultiheadAttention: need_weights and "
+              "average_attn_weights must be constants";
+
+  Value query = qkv[0], key = qkv[1], value = qkv[2];
+  ArrayRef<int64_t> qs = shapeOf(query), ks = shapeOf(key);
+  int64_t E = c->embed, H = c->heads, hd = E / H;
+  if (qs.size() != 3 || qs[2] != E || ks.size() != 3 || shapeOf(value) != ks ||
+      ks[1] != qs[1] || ks[2] != c->kdim)
+    return interp.error(where)
+           << "torch::nn::MultiheadAttention(" << E << ", " << H
+           << ") expects query [L, N, " << E << "] and key and value [S, N, "
+           << c->kdim << "] (LibTorch 1.13: sequence first), got "
+           << shapeString(qs) << ", " << shapeString(ks) << ", "
+           << shapeString(shapeOf(value));
+  int64_t L = qs[0], N = qs[1], S = ks[0];
+  OpBuilder &b = interp.getBuilder();
+  Value bias = tensorOf(interp, m, "in_proj_bias");
+  auto rows = [&](Value t, int64_t start, int64_t end) -> Value {
+    if (!t)
+      return t;
+    return nn::SliceOp::create(b, where, t, /*dim=*/0, start, end);
+  };
+  auto chunks = [&](Value t, int64_t n) {
+    SmallVector<Value> out;
+    int64_t size = shapeOf(t).back() / n;
+    for (int64_t k = 0; k < n; ++k)
+      out.push_back(nn::SliceOp::create(b, where, t, /*dim=*/2, k * size,
+                                        (k + 1) * size));
+    return out;
+  };
+  auto linear = [&](Value x, Value w, Value bb) -> Value {
+    return nn::LinearOp::create(b, where, x, w, bb);
+  };
+  Value q, k, v;
+  if (c->sameEmbed()) {
+    Value w = tensorOf(interp, m, "in_proj_weight");
+    if (query == key && key == value) {
+      SmallVector<Value> parts = chunks(linear(query, w, bias), 3);
+      q = parts[0], k = parts[1], v = parts[2];
+    } else if (key == value) {
+      q = linear(query, rows(w, 0, E), rows(bias, 0, E));
+      SmallVector<Value> parts =
+          chunks(linear(key, rows(w, E, 3 * E), rows(bias, E, 3 * E)), 2);
+      k = parts[0], v = parts[1];
+    } else {
+      q = linear(query, rows(w, 0, E), rows(bias, 0, E));
+      k = linear(key, rows(w, E, 2 * E), rows(bias, E, 2 * E));
+      v = linear(value, rows(w, 2 * E, 3 * E), rows(bias, 2 * E, 3 * E));
+    }
+  } else {
+    q = linear(query, tensorOf(interp, m, "q_proj_weight"), rows(bias, 0, E));
+    k = linear(key, tensorOf(interp, m, "k_proj_weight"), rows(bias, E, 2 * E));
+    v = linear(value, tensorOf(interp, m, "v_proj_weight"),
+               rows(bias, 2 * E, 3 * E));
+  }
+  // q = q * scaling, with scaling = 1 / sqrt(head_dim).
+  q = nn::MulOp::create(b, where, q,
+                        scalarConstant(b, where, 1.0 / std::sqrt(double(hd))),
+                        /*inplace=*/false);
+  auto heads = [&](Value t, int64_t len) {
+    Value viewed =
+        reshapeTo(b, where, makeContiguous(b, where, t), {len, N * H, hd});
+    return Value(nn::TransposeOp::create(b, where, viewed, 0, 1));
+  };
+  q = heads(q, L);
+  k = heads(k, S);
+  v = heads(v, S);
+  Value weights = nn::BmmOp::create(b, where, q,
+                                    nn::TransposeOp::create(b, where, k, 1, 2));
+  if (*attnMask) {
+    if (!isa<FloatType>(elementTypeOf(*attnMask)) ||
+        shapeOf(*attnMask) != ArrayRef<int64_t>{L, S})
+      return interp.error(where)
+             << "torch::nn::MultiheadAttention: LibTorch 1.13 adds attn_mask "
+                "to the scores (attn_output_weights += attn_mask): a float ["
+             << L << ", " << S << "] mask is modelled, got "
+             << attnMask->getType();
+    weights = nn::AddOp::create(b, where, weights, *attnMask, /*inplace=*/true);
+  }
+  if (*paddingMask) {
+    if (!elementTypeOf(*paddingMask).isInteger(1) ||
+        shapeOf(*paddingMask) != ArrayRef<int64_t>{N, S})
+      return interp.error(where)
+             << "torch::nn::MultiheadAttention: key_padding_mask must be a "
+                "bool ["
+             << N << ", " << S << "] tensor, got " << paddingMask->getType();
+    Value scores = reshapeTo(b, where, weights, {N, H, L, S});
+    Value mask = reshapeTo(b, where, *paddingMask, {N, 1, 1, S});
+    scores = nn::MaskedFillOp::create(
+        b, where, scores, mask,
+        llvm::APFloat(-std::numeric_limits<double>::infinity()),
+        /*inplace=*/false);
+    weights = reshapeTo(b, where, scores, {N * H, L, S});
+  }
+  weights = nn::SoftmaxOp::create(b, where, weights, 2, /*dtype=*/TypeAttr());
+  if (interp.isTraining() && c->dropout > 0)
+    weights = nn::DropoutOp::create(b, where, weights,
+                                    llvm::APFloat(c->dropout), false);
+  Value out = nn::BmmOp::create(b, where, weights, v);
+  out = makeContiguous(b, where, nn::TransposeOp::create(b, where, out, 0, 1));
+  out = reshapeTo(b, where, out, {L, N, E});
+  // out_proj, located as its own module.
+  Module *outProj = nullptr;
+  for (auto &child : m.children)
+    if (child.first == "out_proj")
+      outProj = child.second.get();
+  outProj->called = true;
+  Location projLoc = where;
+  if (auto name = dyn_cast<NameLoc>(where))
+    projLoc = NameLoc::get(b.getStringAttr(outProj->path), name.getChildLoc());
+  out = nn::LinearOp::create(b, projLoc, out,
+                             tensorOf(interp, *outProj, "weight"),
+                             tensorOf(interp, *outProj, "bias"));
+  Val result;
+  result.kind = Val::Kind::List;
+  result.list.push_back(Val::ofTensor(out));
+  if (!*needWeights) {
+    result.list.push_back(Val());
+    return result;
+  }
+  weights = reshapeTo(b, where, weights, {N, H, L, S});
+  if (*average) {
+    weights = nn::MeanOp::create(b, where, withShape(weights, {N, L, S}),
+                                 weights, b.getDenseI64ArrayAttr({1}),
+                                 /*keepdim=*/false);
+    weights = nn::DivOp::create(b, where, weights,
+                                scalarConstant(b, where, double(H)),
+                                /*inplace=*/false);
+  }
+  result.list.push_back(Val::ofTensor(weights));
+  return result;
+}
+
+static LayerInfo attentionLayer() {
+  LayerInfo info;
+  info.declare = [](Interpreter &interp, Module &m,
+                    clang::SourceLocation where) -> LogicalResult {
+    FailureOr<AttentionConfig> c = readAttention(interp, m, interp.loc(where));
+    if (failed(c))
+      return failure();
+    int64_t E = c->embed;
+    // The registration order of MultiheadAttentionImpl::reset().
+    if (c->sameEmbed()) {
+      declare(m, "in_proj_weight", {3 * E, E});
+    } else {
+      declare(m, "q_proj_weight", {E, E});
+      declare(m, "k_proj_weight", {E, c->kdim});
+      declare(m, "v_proj_weight", {E, c->vdim});
+    }
+    if (c->bias)
+      declare(m, "in_proj_bias", {3 * E});
+    auto outProj = std::make_shared<Module>();
+    outProj->kind = "Linear";
+    outProj->declLoc = where;
+    outProj->options.positional = {Val::integer(E), Val::integer(E)};
+    outProj->options.fields["bias"] = Val::boolean(c->bias);
+    if (failed(getLayerTable().find("Linear")->second.declare(interp, *outProj,
+                                                              where)))
+      return failure();
+    m.children.emplace_back("out_proj", std::move(outProj));
+    return success();
+  };
+  info.callMany = callAttention;
+  return info;
 }
 
 const llvm::StringMap<LayerInfo> &vram::cxx_import::getLayerTable() {
@@ -471,6 +967,23 @@ const llvm::StringMap<LayerInfo> &vram::cxx_import::getLayerTable() {
       return Val::ofTensor(
           nn::TanhOp::create(interp.getBuilder(), where, input.tensor));
     });
+    t["Embedding"] = embeddingLayer();
+    t["Conv1d"] = conv1dLayer();
+    t["MultiheadAttention"] = attentionLayer();
+    t["Softmax"] = noTensors([](Interpreter &interp, Module &m,
+                                const Val &input,
+                                Location where) -> FailureOr<Val> {
+      FailureOr<int64_t> dim = OptionReader{interp, m, where}.integer("dim", 0);
+      if (failed(dim))
+        return failure();
+      int64_t rank = shapeOf(input.tensor).size();
+      int64_t d = *dim < 0 ? *dim + rank : *dim;
+      if (d < 0 || d >= rank)
+        return interp.error(where) << "torch::nn::Softmax: dimension " << *dim
+                                   << " is out of range for rank " << rank;
+      return Val::ofTensor(nn::SoftmaxOp::create(
+          interp.getBuilder(), where, input.tensor, d, /*dtype=*/TypeAttr()));
+    });
     t["GELU"] = noTensors([](Interpreter &interp, Module &, const Val &input,
                              Location where) -> FailureOr<Val> {
       return Val::ofTensor(nn::GeluOp::create(interp.getBuilder(), where,
@@ -682,8 +1195,131 @@ static FailureOr<Val> transpose(Interpreter &interp, CallInfo &call) {
       nn::TransposeOp::create(interp.getBuilder(), call.loc, *x, d0, d1));
 }
 
-/// A factory (torch::randn({...}), torch::zeros(...)): the shape of the
-/// tensor, for register_parameter / register_buffer.
+//===----------------------------------------------------------------------===//
+// Matrix products, masks and constant tensors
+//===----------------------------------------------------------------------===//
+
+/// The element type of a c10::ScalarType (torch::kFloat, torch::kBool, ...),
+/// or null.
+static Type scalarTypeToMlir(OpBuilder &b, int64_t scalarType) {
+  switch (scalarType) {
+  case 3: // Int
+    return b.getI32Type();
+  case 4: // Long
+    return b.getI64Type();
+  case 5: // Half
+    return b.getF16Type();
+  case 6: // Float
+    return b.getF32Type();
+  case 7: // Double
+    return b.getF64Type();
+  case 11: // Bool
+    return b.getI1Type();
+  case 15: // BFloat16
+    return b.getBF16Type();
+  default:
+    return Type();
+  }
+}
+
+/// The dtype a TensorOptions (`torch::kBool`, `torch::dtype(torch::kBool)`,
+/// `TensorOptions().dtype(...)`) argument names: null when it names none,
+/// failure when it names one the front end does not model.
+static FailureOr<Type> dtypeArg(Interpreter &interp, CallInfo &call,
+                                unsigned index) {
+  if (index >= call.args.size())
+    return Type();
+  const Val &v = call.args[index];
+  const Val *dtype = &v;
+  if (v.kind == Val::Kind::Options)
+    dtype = v.options->get("dtype", 0);
+  if (!dtype || dtype->kind == Val::Kind::None)
+    return Type();
+  if (std::optional<int64_t> s = dtype->getInt())
+    if (Type t = scalarTypeToMlir(interp.getBuilder(), *s))
+      return t;
+  return interp.error(call.loc)
+         << "'" << call.name << "': the dtype " << dtype->describe()
+         << " is not modelled (float, half, bfloat16, double, long, int, "
+            "bool)";
+}
+
+/// Whether argument `index` of a Tensor method is declared as a
+/// c10::Device (`x.to(device)`), from the C++ overload the call picked.
+static bool isDeviceArg(CallInfo &call, unsigned index) {
+  auto *member = dyn_cast<clang::CXXMemberCallExpr>(call.expr);
+  if (!member || !member->getMethodDecl() || index == 0 ||
+      index - 1 >= member->getMethodDecl()->getNumParams())
+    return false;
+  std::string type = member->getMethodDecl()
+                         ->getParamDecl(index - 1)
+                         ->getType()
+                         .getNonReferenceType()
+                         .getUnqualifiedType()
+                         .getAsString();
+  return StringRef(type).contains("Device");
+}
+
+/// The values of a constant tensor (nn.constant) as doubles, or nullopt
+/// when `v` is not one.
+static std::optional<std::vector<double>> constantValues(Value v) {
+  auto constant = v.getDefiningOp<nn::ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto attr = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!attr)
+    return std::nullopt;
+  std::vector<double> out;
+  out.reserve(attr.getNumElements());
+  if (isa<FloatType>(attr.getElementType())) {
+    for (const APFloat &f : attr.getValues<APFloat>())
+      out.push_back(f.convertToDouble());
+  } else if (isa<IntegerType>(attr.getElementType())) {
+    bool isBool = attr.getElementType().isInteger(1);
+    for (const APInt &i : attr.getValues<APInt>())
+      out.push_back(isBool ? double(i.getBoolValue())
+                           : double(i.getSExtValue()));
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
+/// A constant tensor of `type` with `values` (one value: a splat).
+static Value makeConstant(OpBuilder &b, Location loc, RankedTensorType type,
+                          ArrayRef<double> values) {
+  Type element = type.getElementType();
+  DenseElementsAttr attr;
+  if (auto f = dyn_cast<FloatType>(element)) {
+    SmallVector<APFloat> data;
+    for (double d : values) {
+      APFloat x(d);
+      bool lost;
+      x.convert(f.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
+      data.push_back(x);
+    }
+    attr = DenseElementsAttr::get(type, data);
+  } else {
+    unsigned width = element.getIntOrFloatBitWidth();
+    SmallVector<APInt> data;
+    for (double d : values)
+      data.push_back(width == 1 ? APInt(1, d != 0)
+                                : APInt(width, int64_t(d), /*isSigned=*/true));
+    attr = DenseElementsAttr::get(type, data);
+  }
+  return nn::ConstantOp::create(b, loc, attr);
+}
+
+/// Constants the front end folds are kept small enough to hold as
+/// attributes.
+static constexpr int64_t kMaxFoldedElements = int64_t(1) << 24;
+
+/// A factory: in a constructor, the shape of a parameter or buffer
+/// (`register_buffer("mask", torch::zeros({4, 4}))`); in forward(), a
+/// constant tensor (`torch::ones({T, T}, torch::kBool)`,
+/// `torch::full({T, T}, -INFINITY)`) whose values only masks read: random
+/// factories are constants too, as their values do not change what is
+/// allocated.
 static FailureOr<Val> factory(Interpreter &interp, CallInfo &call) {
   SmallVector<int64_t> shape;
   if (!call.args.empty() && call.args[0].kind == Val::Kind::List) {
@@ -698,11 +1334,210 @@ static FailureOr<Val> factory(Interpreter &interp, CallInfo &call) {
     return interp.error(call.loc)
            << "'" << call.name << "' needs a constant shape";
   }
+  if (!call.inForward) {
+    Val out;
+    out.kind = Val::Kind::List;
+    for (int64_t d : shape)
+      out.list.push_back(Val::integer(d));
+    return out;
+  }
+  OpBuilder &b = interp.getBuilder();
+  bool isFull = call.name == "full";
+  double fill = call.name == "ones" ? 1 : 0;
+  Type element = b.getF32Type();
+  if (isFull) {
+    const Val *value = call.args.size() > 1 ? &call.args[1] : nullptr;
+    std::optional<double> r = value ? value->getReal() : std::nullopt;
+    if (!r)
+      return interp.error(call.loc)
+             << "torch::full needs a constant fill value";
+    fill = *r;
+    // ATen infers full's dtype from the fill value.
+    if (value->kind == Val::Kind::Int)
+      element = value->isBool ? Type(b.getI1Type()) : Type(b.getI64Type());
+  }
+  FailureOr<Type> dtype = dtypeArg(interp, call, isFull ? 2 : 1);
+  if (failed(dtype))
+    return failure();
+  if (*dtype)
+    element = *dtype;
+  for (int64_t d : shape)
+    if (d < 0)
+      return interp.error(call.loc)
+             << "'" << call.name << "': negative dimension " << d;
+  return Val::ofTensor(
+      makeConstant(b, call.loc, RankedTensorType::get(shape, element), {fill}));
+}
+
+/// torch::triu / torch::tril (and the methods) of a constant tensor: a
+/// causal mask. Folded into a new constant.
+static FunctionConverter triangle(bool upper) {
+  return [upper](Interpreter &interp, CallInfo &call) -> FailureOr<Val> {
+    FailureOr<Value> x = interp.tensorArg(call, 0);
+    FailureOr<int64_t> diagonal = intArg(interp, call, 1, 0);
+    if (failed(x) || failed(diagonal))
+      return failure();
+    ArrayRef<int64_t> s = shapeOf(*x);
+    int64_t numel = 1;
+    for (int64_t d : s)
+      numel *= d;
+    std::optional<std::vector<double>> values = constantValues(*x);
+    if (!values || s.size() < 2 || numel > kMaxFoldedElements)
+      return interp.error(call.loc)
+             << "'" << call.name
+             << "' is modelled on constant tensors of rank >= 2 (a causal "
+                "mask built from torch::ones / torch::full in forward()), "
+                "up to "
+             << kMaxFoldedElements << " elements";
+    int64_t rows = s[s.size() - 2], cols = s.back();
+    std::vector<double> out(numel);
+    for (int64_t k = 0; k < numel; ++k) {
+      double v = values->size() == 1 ? (*values)[0] : (*values)[k];
+      int64_t c = k % cols, r = (k / cols) % rows;
+      bool keep = upper ? c - r >= *diagonal : c - r <= *diagonal;
+      out[k] = keep ? v : 0;
+    }
+    return Val::ofTensor(makeConstant(interp.getBuilder(), call.loc,
+                                      cast<RankedTensorType>(x->getType()),
+                                      out));
+  };
+}
+
+/// Tensor::to(dtype) / to(device): the tensor itself when nothing changes
+/// (as LibTorch returns it), a folded constant, or a floating-point cast.
+static FailureOr<Val> convertTo(Interpreter &interp, CallInfo &call) {
+  FailureOr<Value> x = interp.tensorArg(call, 0);
+  if (failed(x))
+    return failure();
+  if (isDeviceArg(call, 1))
+    return Val::ofTensor(*x);
+  FailureOr<Type> dtype = dtypeArg(interp, call, 1);
+  if (failed(dtype))
+    return failure();
+  if (!*dtype || *dtype == elementTypeOf(*x))
+    return Val::ofTensor(*x);
+  OpBuilder &b = interp.getBuilder();
+  auto type = RankedTensorType::get(shapeOf(*x), *dtype);
+  if (std::optional<std::vector<double>> values = constantValues(*x))
+    return Val::ofTensor(makeConstant(b, call.loc, type, *values));
+  if (isa<FloatType>(elementTypeOf(*x)) && isa<FloatType>(*dtype))
+    return Val::ofTensor(nn::CastOp::create(b, call.loc, type, *x));
+  return interp.error(call.loc)
+         << "'to': converting a computed " << x->getType() << " to " << *dtype
+         << " is not modelled (floating-point casts and constants are)";
+}
+
+static FailureOr<Val> maskedFill(Interpreter &interp, CallInfo &call,
+                                 bool inplace) {
+  FailureOr<Value> x = interp.tensorArg(call, 0);
+  FailureOr<Value> mask = interp.tensorArg(call, 1);
+  if (failed(x) || failed(mask))
+    return failure();
+  std::optional<double> value =
+      call.args.size() > 2 ? call.args[2].getReal() : std::nullopt;
+  if (!value)
+    return interp.error(call.loc)
+           << "'" << call.name << "' needs a constant fill value";
+  if (!elementTypeOf(*mask).isInteger(1))
+    return interp.error(call.loc)
+           << "'" << call.name << "' expects a bool mask, got "
+           << mask->getType();
+  if (!broadcastable(shapeOf(*x), shapeOf(*mask)) ||
+      shapeOf(*mask).size() > shapeOf(*x).size())
+    return interp.error(call.loc)
+           << "'" << call.name << "': the mask " << shapeString(shapeOf(*mask))
+           << " does not broadcast to " << shapeString(shapeOf(*x));
+  return Val::ofTensor(
+      nn::MaskedFillOp::create(interp.getBuilder(), call.loc, *x, *mask,
+                               llvm::APFloat(*value), inplace));
+}
+
+/// torch::matmul (rank >= 2, batch dimensions broadcast) and torch::bmm.
+static FailureOr<Val> matmul(Interpreter &interp, CallInfo &call,
+                             bool batched) {
+  FailureOr<Value> a = interp.tensorArg(call, 0);
+  FailureOr<Value> c = interp.tensorArg(call, 1);
+  if (failed(a) || failed(c))
+    return failure();
+  ArrayRef<int64_t> x = shapeOf(*a), y = shapeOf(*c);
+  bool ok = x.size() >= 2 && y.size() >= 2 && x.back() == y[y.size() - 2] &&
+            broadcastable(x.drop_back(2), y.drop_back(2));
+  if (batched)
+    ok &= x.size() == 3 && y.size() == 3 && x[0] == y[0];
+  if (!ok)
+    return interp.error(call.loc)
+           << "'" << call.name << "': shapes " << shapeString(x) << " and "
+           << shapeString(y)
+           << (batched ? " are not [B, n, m] and [B, m, p]"
+                       : " cannot be multiplied (rank >= 2 is modelled)");
+  OpBuilder &b = interp.getBuilder();
+  if (batched)
+    return Val::ofTensor(nn::BmmOp::create(b, call.loc, *a, *c));
+  return Val::ofTensor(nn::MatmulOp::create(b, call.loc, *a, *c));
+}
+
+/// Tensor::chunk(n, dim): views (slices), the last one shorter when the
+/// size does not divide.
+static FailureOr<Val> chunk(Interpreter &interp, CallInfo &call) {
+  FailureOr<Value> x = interp.tensorArg(call, 0);
+  FailureOr<int64_t> n = intArg(interp, call, 1);
+  FailureOr<int64_t> dim = intArg(interp, call, 2, 0);
+  if (failed(x) || failed(n) || failed(dim))
+    return failure();
+  int64_t rank = shapeOf(*x).size();
+  int64_t d = normalizeDim(*dim, rank);
+  if (*n <= 0 || d < 0 || d >= rank)
+    return interp.error(call.loc) << "'chunk': invalid chunks or dimension";
+  int64_t size = shapeOf(*x)[d];
+  int64_t step = (size + *n - 1) / *n;
   Val out;
   out.kind = Val::Kind::List;
-  for (int64_t d : shape)
-    out.list.push_back(Val::integer(d));
+  for (int64_t start = 0; start < size; start += step)
+    out.list.push_back(Val::ofTensor(
+        nn::SliceOp::create(interp.getBuilder(), call.loc, *x, d, start,
+                            std::min(size, start + step))));
   return out;
+}
+
+static FailureOr<Val> unsqueeze(Interpreter &interp, CallInfo &call) {
+  FailureOr<Value> x = interp.tensorArg(call, 0);
+  FailureOr<int64_t> dim = intArg(interp, call, 1);
+  if (failed(x) || failed(dim))
+    return failure();
+  SmallVector<int64_t> shape(shapeOf(*x));
+  int64_t d = *dim < 0 ? *dim + int64_t(shape.size()) + 1 : *dim;
+  if (d < 0 || d > int64_t(shape.size()))
+    return interp.error(call.loc) << "'unsqueeze': dimension out of range";
+  shape.insert(shape.begin() + d, 1);
+  return Val::ofTensor(reshapeTo(interp.getBuilder(), call.loc, *x, shape));
+}
+
+static FailureOr<Val> permute(Interpreter &interp, CallInfo &call) {
+  FailureOr<Value> x = interp.tensorArg(call, 0);
+  if (failed(x))
+    return failure();
+  SmallVector<Val> dims;
+  if (call.args.size() == 2 && call.args[1].kind == Val::Kind::List)
+    dims.assign(call.args[1].list.begin(), call.args[1].list.end());
+  else
+    dims.assign(call.args.begin() + 1, call.args.end());
+  int64_t rank = shapeOf(*x).size();
+  SmallVector<int64_t> order;
+  SmallVector<bool> seen(rank, false);
+  for (const Val &d : dims) {
+    std::optional<int64_t> v = d.getInt();
+    int64_t k = v ? normalizeDim(*v, rank) : -1;
+    if (k < 0 || k >= rank || seen[k])
+      return interp.error(call.loc)
+             << "'permute': dimensions are not a constant permutation";
+    seen[k] = true;
+    order.push_back(k);
+  }
+  if (int64_t(order.size()) != rank)
+    return interp.error(call.loc)
+           << "'permute' needs " << rank << " dimensions";
+  return Val::ofTensor(
+      nn::PermuteOp::create(interp.getBuilder(), call.loc, *x, order));
 }
 
 const llvm::StringMap<FunctionConverter> &vram::cxx_import::getFunctionTable() {
@@ -826,8 +1661,31 @@ const llvm::StringMap<FunctionConverter> &vram::cxx_import::getFunctionTable() {
     t["mul"] = [](Interpreter &interp, CallInfo &call) {
       return binary<nn::MulOp>(interp, call, false);
     };
-    for (StringRef name : {"randn", "rand", "zeros", "ones", "empty"})
+    for (StringRef name : {"randn", "rand", "zeros", "ones", "empty", "full"})
       t[name] = factory;
+    t["triu"] = triangle(/*upper=*/true);
+    t["tril"] = triangle(/*upper=*/false);
+    t["matmul"] = [](Interpreter &interp, CallInfo &call) {
+      return matmul(interp, call, /*batched=*/false);
+    };
+    t["bmm"] = [](Interpreter &interp, CallInfo &call) {
+      return matmul(interp, call, /*batched=*/true);
+    };
+    t["masked_fill"] = [](Interpreter &interp, CallInfo &call) {
+      return maskedFill(interp, call, /*inplace=*/false);
+    };
+    t["unsqueeze"] = unsqueeze;
+    t["permute"] = permute;
+    t["chunk"] = chunk;
+    // torch::dtype(torch::kBool): TensorOptions with a dtype.
+    t["dtype"] = [](Interpreter &interp, CallInfo &call) -> FailureOr<Val> {
+      Val out;
+      out.kind = Val::Kind::Options;
+      out.options = std::make_shared<OptionsObject>();
+      if (!call.args.empty())
+        out.options->fields["dtype"] = call.args[0];
+      return out;
+    };
     return t;
   }();
   return table;
@@ -843,6 +1701,31 @@ vram::cxx_import::getTensorMethodTable() {
     t["tanh"] = unary<nn::TanhOp>();
     t["softmax"] = softmaxLike<nn::SoftmaxOp>();
     t["log_softmax"] = softmaxLike<nn::LogSoftmaxOp>();
+    t["matmul"] = [](Interpreter &interp, CallInfo &call) {
+      return matmul(interp, call, /*batched=*/false);
+    };
+    t["bmm"] = [](Interpreter &interp, CallInfo &call) {
+      return matmul(interp, call, /*batched=*/true);
+    };
+    t["masked_fill"] = [](Interpreter &interp, CallInfo &call) {
+      return maskedFill(interp, call, /*inplace=*/false);
+    };
+    t["masked_fill_"] = [](Interpreter &interp, CallInfo &call) {
+      return maskedFill(interp, call, /*inplace=*/true);
+    };
+    t["triu"] = triangle(/*upper=*/true);
+    t["tril"] = triangle(/*upper=*/false);
+    t["to"] = convertTo;
+    t["contiguous"] = [](Interpreter &interp,
+                         CallInfo &call) -> FailureOr<Val> {
+      FailureOr<Value> x = interp.tensorArg(call, 0);
+      if (failed(x))
+        return failure();
+      return Val::ofTensor(makeContiguous(interp.getBuilder(), call.loc, *x));
+    };
+    t["unsqueeze"] = unsqueeze;
+    t["permute"] = permute;
+    t["chunk"] = chunk;
     t["view"] = reshape;
     t["reshape"] = reshape;
     t["transpose"] = transpose;

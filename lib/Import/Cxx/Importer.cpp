@@ -24,6 +24,7 @@
 #include "clang/Tooling/CompilationDatabase.h"
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "clang/Tooling/Tooling.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
@@ -47,6 +48,34 @@ vram::cxx_import::parseShape(StringRef text) {
     shape.push_back(d);
   }
   return shape;
+}
+
+std::optional<CxxInputSpec> vram::cxx_import::parseInputSpec(StringRef text) {
+  auto [shapeText, typeText] = text.split(':');
+  std::optional<SmallVector<int64_t>> shape = parseShape(shapeText);
+  if (!shape)
+    return std::nullopt;
+  CxxInputSpec spec;
+  spec.shape = std::move(*shape);
+  if (text.contains(':')) {
+    if (!llvm::is_contained({"f32", "f16", "bf16", "f64", "i64", "i32", "i1"},
+                            typeText))
+      return std::nullopt;
+    spec.elementType = typeText.str();
+  }
+  return spec;
+}
+
+/// The MLIR element type of an input's element type name.
+static Type getInputElementType(Builder &b, StringRef name) {
+  return llvm::StringSwitch<Type>(name)
+      .Case("f16", b.getF16Type())
+      .Case("bf16", b.getBF16Type())
+      .Case("f64", b.getF64Type())
+      .Case("i64", b.getI64Type())
+      .Case("i32", b.getI32Type())
+      .Case("i1", b.getI1Type())
+      .Default(b.getF32Type());
 }
 
 CxxTranslationUnit::CxxTranslationUnit(std::unique_ptr<cl::ASTUnit> ast)
@@ -293,10 +322,12 @@ vram::cxx_import::importModule(MLIRContext *context, cl::ASTContext &astContext,
     return nullptr;
   }
   SmallVector<Type> argTypes;
-  for (SmallVector<int64_t> shape : options.inputs) {
+  for (const CxxInputSpec &input : options.inputs) {
+    SmallVector<int64_t> shape = input.shape;
     if (options.batch)
       shape[0] = *options.batch;
-    argTypes.push_back(RankedTensorType::get(shape, b.getF32Type()));
+    argTypes.push_back(RankedTensorType::get(
+        shape, getInputElementType(b, input.elementType)));
   }
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);

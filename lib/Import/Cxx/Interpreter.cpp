@@ -15,6 +15,8 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace vram::cxx_import;
 namespace cl = clang;
@@ -366,10 +368,12 @@ FailureOr<Val> Interpreter::callModule(const ModuleRef &ref, ArrayRef<Val> args,
     return error(call) << "torch::nn::ModuleList has no forward(): call its "
                           "modules";
   if (!m.kind.empty()) {
+    const LayerInfo &info = getLayerTable().find(m.kind)->second;
+    if (info.callMany)
+      return info.callMany(*this, m, args, layerLoc(m, call));
     if (args.size() != 1 || args[0].kind != Val::Kind::Tensor)
       return error(call) << "torch::nn::" << m.kind
                          << " is called with one tensor here";
-    const LayerInfo &info = getLayerTable().find(m.kind)->second;
     return info.call(*this, m, args[0], layerLoc(m, call));
   }
   const cl::CXXMethodDecl *forward = findForward(m.record, args.size());
@@ -515,6 +519,34 @@ LogicalResult Interpreter::exec(const cl::Stmt *s, Frame &frame) {
     }
     return success();
   }
+  if (auto *range = dyn_cast<cl::CXXForRangeStmt>(s)) {
+    // `for (auto &m : *layers)`: the modules of a Sequential (AnyModule) or
+    // a ModuleList (shared_ptr<Module>), or the elements of a constant list.
+    FailureOr<Val> seq = eval(range->getRangeInit(), frame);
+    if (failed(seq))
+      return failure();
+    std::vector<Val> items;
+    if (seq->kind == Val::Kind::Module && (seq->module->kind == "Sequential" ||
+                                           seq->module->kind == "ModuleList")) {
+      for (auto &child : seq->module->children)
+        items.push_back(Val::ofModule(child.second));
+    } else if (seq->kind == Val::Kind::List) {
+      items = seq->list;
+    } else {
+      return error(loc(range->getRangeInit()))
+             << "the C++ front end models range-for over a Sequential, a "
+                "ModuleList or a constant list, not over "
+             << seq->describe();
+    }
+    for (const Val &item : items) {
+      frame.locals[range->getLoopVariable()] = item;
+      if (failed(exec(range->getBody(), frame)))
+        return failure();
+      if (frame.returned)
+        break;
+    }
+    return success();
+  }
   if (isa<cl::NullStmt>(s))
     return success();
   if (auto *e = dyn_cast<cl::Expr>(s))
@@ -623,6 +655,14 @@ FailureOr<Val> Interpreter::eval(const cl::Expr *e, Frame &frame) {
       return it->second;
     if (auto *ec = dyn_cast<cl::EnumConstantDecl>(decl))
       return Val::integer(ec->getInitVal().getSExtValue());
+    // A structured binding (`auto [out, weights] = attn(x, x, x);`): the
+    // element its holding variable or binding expression names.
+    if (auto *binding = dyn_cast<cl::BindingDecl>(decl)) {
+      if (const cl::VarDecl *holding = binding->getHoldingVar())
+        return eval(holding->getInit(), frame);
+      if (const cl::Expr *expr = binding->getBinding())
+        return eval(expr, frame);
+    }
     if (std::optional<Val> c = clangConstant(e, ast))
       return *c;
     // A variable of an enclosing scope: evaluate its initializer (a
@@ -717,9 +757,18 @@ FailureOr<Val> Interpreter::evalConstruct(const cl::CXXConstructExpr *e,
   if (ctor->isCopyOrMoveConstructor() && args->size() == 1)
     return (*args)[0];
   if (record && isModuleClass(record)) {
-    if (args->size() == 1 && (*args)[0].kind == Val::Kind::Module &&
-        getHolderImpl(record))
-      return (*args)[0]; // a holder from a shared_ptr / another holder
+    // A holder from a shared_ptr or another holder of its module class;
+    // `Sequential(m)` / `ModuleList(m)` of one other module is a container.
+    if (const cl::CXXRecordDecl *impl = getHolderImpl(record);
+        impl && args->size() == 1 && (*args)[0].kind == Val::Kind::Module) {
+      const Module &arg = *(*args)[0].module;
+      impl = impl->getDefinition();
+      if (!impl || arg.record == impl ||
+          (!arg.kind.empty() && arg.kind == builtinKind(impl)) ||
+          (arg.kind.empty() &&
+           derivesFrom(arg.record, impl->getQualifiedNameAsString())))
+        return (*args)[0];
+    }
     FailureOr<ModuleRef> m =
         constructModule(record, *args, ctor, e->getBeginLoc());
     if (failed(m))
@@ -936,7 +985,8 @@ Interpreter::callTorch(StringRef name,
       }
     return error(l) << "the C++ front end cannot evaluate '" << name << "'";
   }
-  CallInfo call{name, std::move(args), e, functionLoc(frame, name, l)};
+  CallInfo call{name, std::move(args), e, functionLoc(frame, name, l),
+                frame.inForward};
   return it->second(*this, call);
 }
 
@@ -946,8 +996,59 @@ FailureOr<Val> Interpreter::evalCall(const cl::CallExpr *e, Frame &frame) {
     return error(loc(e)) << "the C++ front end cannot evaluate an indirect "
                             "call";
   SmallVector<const cl::Expr *> argExprs(e->arguments());
+  StringRef fnName =
+      fn->getDeclName().isIdentifier() ? fn->getName() : StringRef();
+  // std::move / std::forward keep the value; std::get<I> of a tuple (a
+  // MultiheadAttention's result) is its element I.
+  if (fn->isInStdNamespace() && (fnName == "move" || fnName == "forward") &&
+      argExprs.size() == 1)
+    return eval(argExprs[0], frame);
+  if (fn->isInStdNamespace() && fnName == "get" && argExprs.size() == 1)
+    if (const cl::TemplateArgumentList *targs =
+            fn->getTemplateSpecializationArgs();
+        targs && targs->size() &&
+        targs->get(0).getKind() == cl::TemplateArgument::Integral) {
+      FailureOr<Val> tuple = eval(argExprs[0], frame);
+      if (failed(tuple))
+        return failure();
+      int64_t index = targs->get(0).getAsIntegral().getSExtValue();
+      if (tuple->kind != Val::Kind::List || index < 0 ||
+          index >= int64_t(tuple->list.size()))
+        return error(loc(e))
+               << "std::get<" << index << "> of " << tuple->describe();
+      return tuple->list[index];
+    }
+  // <cmath> on constants (`1.0 / std::sqrt(head_dim)`).
+  if ((fn->isInStdNamespace() ||
+       fn->getDeclContext()->getRedeclContext()->isTranslationUnit()) &&
+      llvm::is_contained({"sqrt", "pow", "exp", "log", "fabs", "floor", "ceil"},
+                         fnName)) {
+    FailureOr<SmallVector<Val>> args = evalArgs(argExprs, frame);
+    if (failed(args))
+      return failure();
+    SmallVector<double> x;
+    for (const Val &v : *args) {
+      std::optional<double> r = v.getReal();
+      if (!r)
+        return error(loc(e)) << "'" << fnName << "' of " << v.describe()
+                             << ": the C++ front end evaluates <cmath> on "
+                                "constants";
+      x.push_back(*r);
+    }
+    if (x.size() != (fnName == "pow" ? 2u : 1u))
+      return error(loc(e)) << "'" << fnName << "' with " << x.size()
+                           << " arguments";
+    double r = fnName == "sqrt"    ? std::sqrt(x[0])
+               : fnName == "pow"   ? std::pow(x[0], x[1])
+               : fnName == "exp"   ? std::exp(x[0])
+               : fnName == "log"   ? std::log(x[0])
+               : fnName == "fabs"  ? std::fabs(x[0])
+               : fnName == "floor" ? std::floor(x[0])
+                                   : std::ceil(x[0]);
+    return Val::real(r);
+  }
   // std::make_shared<Impl>(args...): a module.
-  if (fn->isInStdNamespace() && fn->getName() == "make_shared") {
+  if (fn->isInStdNamespace() && fnName == "make_shared") {
     const cl::CXXRecordDecl *record = e->getType()->getAsCXXRecordDecl();
     const cl::CXXRecordDecl *impl = nullptr;
     if (auto *spec =
@@ -1087,6 +1188,36 @@ FailureOr<Val> Interpreter::evalMemberCall(const cl::CXXMemberCallExpr *e,
     Module &m = *self->module;
     if (name == "forward")
       return callModule(self->module, *args, loc(e));
+    // `list[i]->as<Linear>()`: the module when it is one (LibTorch returns
+    // nullptr otherwise, which is an error here).
+    if (name == "as") {
+      const cl::TemplateArgumentList *targs =
+          method->getTemplateSpecializationArgs();
+      const cl::CXXRecordDecl *target =
+          targs && targs->size() &&
+                  targs->get(0).getKind() == cl::TemplateArgument::Type
+              ? targs->get(0).getAsType()->getAsCXXRecordDecl()
+              : nullptr;
+      if (const cl::CXXRecordDecl *impl = getHolderImpl(target))
+        target = impl;
+      if (target)
+        target = target->getDefinition();
+      bool matches =
+          target &&
+          (m.record == target ||
+           (!m.kind.empty() && builtinKind(target) == m.kind) ||
+           (m.kind.empty() &&
+            derivesFrom(m.record, target->getQualifiedNameAsString())));
+      if (!matches)
+        return error(loc(e))
+               << "module " << m.displayName() << " is "
+               << (m.kind.empty() ? m.record->getName().str()
+                                  : "a torch::nn::" + m.kind)
+               << ", not a "
+               << (target ? target->getQualifiedNameAsString() : "module")
+               << ": as<>() returns nullptr here";
+      return *self;
+    }
     if ((m.kind == "Sequential" || m.kind == "ModuleList") &&
         (name == "push_back" || name == "extend")) {
       for (const Val &arg : *args) {
@@ -1154,6 +1285,15 @@ FailureOr<Val> Interpreter::evalOperatorCall(const cl::CXXOperatorCallExpr *e,
         return Val::ofModule(m.children[*index].second);
       }
   }
+  // `chunks[0]` of a std::vector (Tensor::chunk) or a tuple-like list.
+  if (first.kind == Val::Kind::List && op == cl::OO_Subscript &&
+      args->size() == 2)
+    if (std::optional<int64_t> index = (*args)[1].getInt()) {
+      if (*index < 0 || *index >= int64_t(first.list.size()))
+        return error(loc(e)) << "index " << *index << " is out of range of "
+                             << first.describe();
+      return first.list[*index];
+    }
   StringRef name;
   switch (op) {
   case cl::OO_Plus:

@@ -53,6 +53,9 @@ struct CallInfo {
   llvm::SmallVector<Val> args;
   const clang::Expr *expr;
   mlir::Location loc;
+  /// In forward() (building IR): factories create tensors; in a
+  /// constructor they give the shape of a parameter or buffer.
+  bool inForward = false;
 };
 
 /// A built-in layer: its parameters and buffers from its options, and the
@@ -67,6 +70,11 @@ struct LayerInfo {
   std::function<mlir::FailureOr<Val>(Interpreter &, Module &, const Val &,
                                      mlir::Location)>
       call;
+  /// Emits a call with several arguments (MultiheadAttention's query, key,
+  /// value, ...); when set, it replaces `call`.
+  std::function<mlir::FailureOr<Val>(Interpreter &, Module &,
+                                     llvm::ArrayRef<Val>, mlir::Location)>
+      callMany = nullptr;
 };
 using FunctionConverter =
     std::function<mlir::FailureOr<Val>(Interpreter &, CallInfo &)>;

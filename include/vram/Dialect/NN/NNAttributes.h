@@ -10,6 +10,8 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 
 #include "vram/Dialect/NN/NNEnums.h.inc"
 
@@ -44,6 +46,23 @@ template <typename EnumT> struct EnumValues {
     }
   }
 };
+
+/// The enum value a spelling names, accepting what EnumValues accepts (the
+/// string form, or `-` for `_`): for option values read elsewhere than the
+/// command line (the Clang plugin's annotations).
+template <typename EnumT>
+std::optional<EnumT> parseEnumSpelling(llvm::StringRef spelling) {
+  for (unsigned i = 0;; ++i) {
+    auto value = static_cast<EnumT>(i);
+    llvm::StringRef name = stringifyEnum(value);
+    if (name.empty())
+      return std::nullopt;
+    std::string alias = name.str();
+    std::replace(alias.begin(), alias.end(), '_', '-');
+    if (spelling == name || spelling == alias)
+      return value;
+  }
+}
 
 /// The accepted spellings of an enum, for messages: "sgd, momentum, adam".
 template <typename EnumT> std::string enumSpellings() {

@@ -54,3 +54,31 @@ int main(int argc, char **argv) {
   RuntimeWidth net(argc);
   return net->forward(torch::randn({2, 784})).size(1) == 0;
 }
+
+// A ModuleList element called as a module type it is not: LibTorch's
+// as<Conv2d>() returns nullptr.
+struct WrongAsImpl : torch::nn::Module {
+  WrongAsImpl() {
+    layers = register_module(
+        "layers", torch::nn::ModuleList(torch::nn::Linear(784, 10)));
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    return layers[0]->as<torch::nn::Conv2d>()->forward(x);
+  }
+  torch::nn::ModuleList layers{nullptr};
+};
+TORCH_MODULE(WrongAs);
+
+// LibTorch 1.13's C++ MultiheadAttention adds attn_mask to the scores: a
+// bool mask would be added as 0/1, not mask.
+struct BoolMaskImpl : torch::nn::Module {
+  BoolMaskImpl() {
+    attn = register_module("attn", torch::nn::MultiheadAttention(16, 2));
+  }
+  torch::Tensor forward(torch::Tensor x) {
+    auto mask = torch::ones({x.size(0), x.size(0)}, torch::kBool).triu(1);
+    return std::get<0>(attn->forward(x, x, x, {}, false, mask));
+  }
+  torch::nn::MultiheadAttention attn{nullptr};
+};
+TORCH_MODULE(BoolMask);
