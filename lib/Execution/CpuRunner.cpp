@@ -16,7 +16,9 @@
 #include "vram/Execution/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -25,6 +27,10 @@
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -49,13 +55,17 @@ using namespace mlir;
 using namespace vram;
 
 void vram::registerExecutionDialects(DialectRegistry &registry) {
-  registry.insert<arith::ArithDialect, bufferization::BufferizationDialect,
-                  cf::ControlFlowDialect, linalg::LinalgDialect,
-                  LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
-                  scf::SCFDialect, tensor::TensorDialect>();
+  registry.insert<affine::AffineDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
+                  linalg::LinalgDialect, LLVM::LLVMDialect, math::MathDialect,
+                  memref::MemRefDialect, scf::SCFDialect,
+                  tensor::TensorDialect, ub::UBDialect,
+                  vector::VectorDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  vector::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
   registerBuiltinDialectTranslation(registry);
@@ -328,23 +338,58 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
                             << names << ")";
     }
 
-  // 2. Bufferize, free as PyTorch frees, lower to LLVM.
-  PassManager pm(ctx);
+  // 2. Bufferize, free as PyTorch frees (or as MLIR frees), lower to LLVM.
+  bool compilerMode = options.allocationMode == AllocationMode::Compiler;
+  PassManager bufferizePm(ctx);
+  if (compilerMode)
+    bufferizePm.addPass(createCompilerBuffers());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   // No alignment request: the allocator sees each tensor's exact bytes.
   bufferize.bufferAlignment = 0;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addNestedPass<func::FuncOp>(createFreeAfterLastUse());
+  bufferizePm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  if (failed(bufferizePm.run(*lowered)))
+    return emitError(loc) << "bufferizing the step failed";
+  // Results that are one of the step's arguments (the in-place updates).
+  // The compiler mode drops them from the signature
+  // (drop-equivalent-buffer-results): the deallocation pipeline's ABI
+  // forbids returning an argument, and would copy it.
+  SmallVector<std::optional<unsigned>> resultArg(results.size());
+  if (compilerMode) {
+    loweredStep = lowered->lookupSymbol<func::FuncOp>("step");
+    auto ret = cast<func::ReturnOp>(
+        loweredStep.getBody().front().getTerminator());
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      while (auto cast = v.getDefiningOp<memref::CastOp>())
+        v = cast.getSource();
+      if (auto arg = dyn_cast<BlockArgument>(v))
+        if (arg.getOwner() == &loweredStep.getBody().front())
+          resultArg[i] = arg.getArgNumber();
+    }
+    if (failed(bufferization::dropEquivalentBufferResults(*lowered)))
+      return emitError(loc) << "dropping the in-place results failed";
+  }
+  PassManager pm(ctx);
+  if (compilerMode) {
+    bufferization::buildBufferDeallocationPipeline(pm);
+    pm.addNestedPass<func::FuncOp>(
+        bufferization::createOptimizeAllocationLivenessPass());
+  } else {
+    pm.addNestedPass<func::FuncOp>(createFreeAfterLastUse());
+  }
+  if (options.vectorize)
+    pm.addNestedPass<func::FuncOp>(createVectorizeLoops());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
   memrefOptions.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   ConvertFuncToLLVMPassOptions funcOptions;
@@ -352,6 +397,7 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   pm.addPass(createConvertFuncToLLVMPass(funcOptions));
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   if (failed(pm.run(*lowered)))
     return emitError(loc) << "lowering the step to LLVM failed";
@@ -433,10 +479,12 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   SmallVector<void *> argPtrs, packed;
   for (Slot &s : args)
     argPtrs.push_back(s.data);
-  SmallVector<void *> resultPtrs(results.size(), nullptr);
+  unsigned numReturned = llvm::count_if(
+      resultArg, [](std::optional<unsigned> a) { return !a.has_value(); });
+  SmallVector<void *> resultPtrs(numReturned, nullptr);
   for (void *&p : argPtrs)
     packed.push_back(&p);
-  if (!results.empty())
+  if (numReturned)
     packed.push_back(resultPtrs.data());
   // Materialize the code before the clock starts.
   if (auto fn = (*engine)->lookupPacked("step"); !fn)
@@ -456,8 +504,10 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   for (auto [i, s] : llvm::enumerate(args))
     argOf[s.data] = i;
   llvm::SmallPtrSet<void *, 8> fresh;
+  unsigned nextReturned = 0;
   for (auto [i, slot] : llvm::enumerate(results)) {
-    slot.data = resultPtrs[i];
+    slot.data = resultArg[i] ? args[*resultArg[i]].data
+                             : resultPtrs[nextReturned++];
     auto it = argOf.find(slot.data);
     bool persistentResult = i >= stepBody.getTerminator()->getNumOperands() &&
                             !StringRef(slot.name).ends_with(".grad");
@@ -499,7 +549,8 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
     // step returns: the return is not compared then.
     bool gradsKept =
         !options.dumpDir.empty() && op->hasTrait<OpTrait::IsTerminator>();
-    if (measured != predicted && !gradsKept && !result.firstMismatchOp) {
+    if (measured != predicted && !gradsKept && !compilerMode &&
+        !result.firstMismatchOp) {
       result.firstMismatchOp = i;
       result.firstMismatchOpName = op->getName().getStringRef().str();
       result.mismatchMeasured = measured;

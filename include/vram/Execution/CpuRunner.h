@@ -37,7 +37,22 @@ namespace vram {
 /// translations, and the nn lowering models.
 void registerExecutionDialects(mlir::DialectRegistry &registry);
 
+/// The buffers of the executed step (docs/Execution.md).
+enum class AllocationMode {
+  /// One buffer per tensor PyTorch allocates, freed after the step op that
+  /// last uses it (vram-free-after-last-use): must equal the prediction.
+  PyTorch,
+  /// MLIR's choice: vram-compiler-buffers, one-shot bufferization's in-place
+  /// analysis, the ownership-based buffer deallocation pipeline and
+  /// optimize-allocation-liveness.
+  Compiler,
+};
+
 struct CpuValidationOptions {
+  AllocationMode allocationMode = AllocationMode::PyTorch;
+  /// Reorder, tile and vectorize the loops (vram-vectorize-loops); else the
+  /// naive loop nests of convert-linalg-to-loops.
+  bool vectorize = true;
   /// Optimizer hyperparameters of the lowered update.
   nn::LoweringOptions lowering;
   /// NAME -> .npy file: model inputs (by input name), "labels", and
