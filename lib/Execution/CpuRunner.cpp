@@ -25,6 +25,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
@@ -38,6 +39,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -63,6 +65,7 @@ void vram::registerExecutionDialects(DialectRegistry &registry) {
                   vector::VectorDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  linalg::registerTilingInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   vector::registerBufferizableOpInterfaceExternalModels(registry);
@@ -368,7 +371,17 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
         if (arg.getOwner() == &loweredStep.getBody().front())
           resultArg[i] = arg.getArgNumber();
     }
-    if (failed(bufferization::dropEquivalentBufferResults(*lowered)))
+    // (drop-equivalent-buffer-results keeps a public function's results.)
+    llvm::BitVector drop(results.size());
+    SmallVector<Value> kept;
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      if (resultArg[i])
+        drop.set(i);
+      else
+        kept.push_back(v);
+    }
+    ret->setOperands(kept);
+    if (failed(loweredStep.eraseResults(drop)))
       return emitError(loc) << "dropping the in-place results failed";
   }
   PassManager pm(ctx);

@@ -11,8 +11,12 @@
 #y = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @window
 // CHECK: linalg.generic
-// CHECK-SAME: affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-SAME: iterator_types = ["parallel", "reduction", "parallel"]
+// The payload's indices follow: the window index is loop 1, the output's 2.
+// CHECK: linalg.index 0
+// CHECK-NEXT: %[[O:.*]] = linalg.index 2
+// CHECK-NEXT: %[[K:.*]] = linalg.index 1
+// CHECK: arith.addi %[[O]], %[[K]]
 // CHECK-NOT: vector.
 // ORDER-LABEL: func.func @window
 // ORDER: iterator_types = ["parallel", "reduction", "parallel"]
@@ -47,10 +51,9 @@ func.func @window(%x: memref<2x16xf32>, %w: memref<2x3xf32>, %y: memref<2x16xf32
 // CHECK-LABEL: func.func @elementwise
 // CHECK: scf.for
 // CHECK: scf.for
-// CHECK: vector.load {{.*}} : memref<4x32xf32{{.*}}>, vector<16xf32>
-// CHECK: vector.broadcast {{.*}} : f32 to vector<16xf32>
+// CHECK: vector.load {{.*}} vector<16xf32>
 // CHECK: arith.subf {{.*}} : vector<16xf32>
-// CHECK: vector.store {{.*}} : memref<4x32xf32{{.*}}>, vector<16xf32>
+// CHECK: vector.store {{.*}} vector<16xf32>
 // CHECK-NOT: linalg.generic
 // ORDER-LABEL: func.func @elementwise
 // ORDER: linalg.generic
