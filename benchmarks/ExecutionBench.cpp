@@ -43,7 +43,8 @@ static MLIRContext &context() {
   return *ctx;
 }
 
-/// state.range(0): batch, range(1): image size, range(2): vectorize (0/1).
+/// state.range(0): batch, range(1): image size, range(2): the loops
+/// (0 naive, 1 interchanged, 2 also vectorized).
 static void BM_Step(benchmark::State &state, const char *name) {
   MLIRContext &ctx = context();
   vram::zoo::ZooOptions zoo;
@@ -68,7 +69,8 @@ static void BM_Step(benchmark::State &state, const char *name) {
     vram::FlopAnalysis analysis(step);
     flops = analysis.getTotal(vram::nn::FlopConvention::Flops);
     vram::CpuValidationOptions options;
-    options.vectorize = state.range(2) != 0;
+    options.loops =
+        static_cast<vram::CpuValidationOptions::Loops>(state.range(2));
     auto start = std::chrono::steady_clock::now();
     FailureOr<vram::CpuValidationResult> result =
         vram::validateOnCpu(**module, options);
@@ -89,15 +91,15 @@ static void BM_Step(benchmark::State &state, const char *name) {
 
 // The small case: tiny_cnn at batch 2 (32 px).
 BENCHMARK_CAPTURE(BM_Step, tiny_cnn, "tiny_cnn")
-    ->ArgsProduct({{2}, {32}, {0, 1}})
-    ->ArgNames({"batch", "px", "vectorize"})
+    ->ArgsProduct({{2}, {32}, {0, 1, 2}})
+    ->ArgNames({"batch", "px", "loops"})
     ->UseManualTime()
     ->Iterations(3)
     ->Unit(benchmark::kMillisecond);
 // resnet18 at batch 2, 32 px and 224 px: one step per run (a compile each).
 BENCHMARK_CAPTURE(BM_Step, resnet18, "resnet18")
     ->ArgsProduct({{2}, {32, 224}, {0, 1}})
-    ->ArgNames({"batch", "px", "vectorize"})
+    ->ArgNames({"batch", "px", "loops"})
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);

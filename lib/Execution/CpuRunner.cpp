@@ -392,10 +392,15 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   } else {
     pm.addNestedPass<func::FuncOp>(createFreeAfterLastUse());
   }
-  if (options.vectorize)
-    pm.addNestedPass<func::FuncOp>(createVectorizeLoops());
+  if (options.loops != CpuValidationOptions::Loops::Naive) {
+    VectorizeLoopsOptions loops;
+    loops.vectorize = options.loops == CpuValidationOptions::Loops::Vectorize;
+    pm.addNestedPass<func::FuncOp>(createVectorizeLoops(loops));
+  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(createConvertVectorToSCFPass());
+  // Fully unrolled: no stack buffers for n-D transfers inside loops.
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

@@ -50,9 +50,14 @@ enum class AllocationMode {
 
 struct CpuValidationOptions {
   AllocationMode allocationMode = AllocationMode::PyTorch;
-  /// Reorder, tile and vectorize the loops (vram-vectorize-loops); else the
-  /// naive loop nests of convert-linalg-to-loops.
-  bool vectorize = true;
+  /// What vram-vectorize-loops does to the loops before
+  /// convert-linalg-to-loops (docs/Execution.md).
+  enum class Loops {
+    Naive,       ///< not run: convert-linalg-to-loops' loop nests
+    Interchange, ///< window reductions moved outward (the default)
+    Vectorize,   ///< also tile and vectorize (crashes resnet18 at 224 px)
+  };
+  Loops loops = Loops::Interchange;
   /// Optimizer hyperparameters of the lowered update.
   nn::LoweringOptions lowering;
   /// NAME -> .npy file: model inputs (by input name), "labels", and
