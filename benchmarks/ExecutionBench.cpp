@@ -52,9 +52,10 @@ static void BM_Step(benchmark::State &state, const char *name) {
   zoo.imageSize = state.range(1);
   double flops = 0, compileSeconds = 0;
   for (auto _ : state) {
-    FailureOr<OwningOpRef<ModuleOp>> module =
+    llvm::Expected<OwningOpRef<ModuleOp>> module =
         vram::zoo::buildModel(&ctx, name, zoo);
-    if (failed(module)) {
+    if (!module) {
+      llvm::consumeError(module.takeError());
       state.SkipWithError("unknown zoo model");
       return;
     }
