@@ -29,10 +29,10 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
-#include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -60,9 +60,8 @@ void vram::registerExecutionDialects(DialectRegistry &registry) {
   registry.insert<affine::AffineDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   linalg::LinalgDialect, LLVM::LLVMDialect, math::MathDialect,
-                  memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect, ub::UBDialect,
-                  vector::VectorDialect>();
+                  memref::MemRefDialect, scf::SCFDialect, tensor::TensorDialect,
+                  ub::UBDialect, vector::VectorDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerTilingInterfaceExternalModels(registry);
@@ -362,8 +361,8 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   SmallVector<std::optional<unsigned>> resultArg(results.size());
   if (compilerMode) {
     loweredStep = lowered->lookupSymbol<func::FuncOp>("step");
-    auto ret = cast<func::ReturnOp>(
-        loweredStep.getBody().front().getTerminator());
+    auto ret =
+        cast<func::ReturnOp>(loweredStep.getBody().front().getTerminator());
     for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
       while (auto cast = v.getDefiningOp<memref::CastOp>())
         v = cast.getSource();
@@ -524,8 +523,8 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   llvm::SmallPtrSet<void *, 8> fresh;
   unsigned nextReturned = 0;
   for (auto [i, slot] : llvm::enumerate(results)) {
-    slot.data = resultArg[i] ? args[*resultArg[i]].data
-                             : resultPtrs[nextReturned++];
+    slot.data =
+        resultArg[i] ? args[*resultArg[i]].data : resultPtrs[nextReturned++];
     auto it = argOf.find(slot.data);
     bool persistentResult = i >= stepBody.getTerminator()->getNumOperands() &&
                             !StringRef(slot.name).ends_with(".grad");

@@ -115,8 +115,7 @@ struct VectorizeLoopsPass
       auto tileable = dyn_cast<TilingInterface>(op.getOperation());
       if (!width || !tileable || failed(linalg::vectorizeOpPrecondition(op)))
         continue;
-      SmallVector<OpFoldResult> sizes(ranges.size(),
-                                      rewriter.getIndexAttr(1));
+      SmallVector<OpFoldResult> sizes(ranges.size(), rewriter.getIndexAttr(1));
       sizes.back() = rewriter.getIndexAttr(width);
       scf::SCFTilingOptions tiling;
       tiling.setTileSizes(sizes);
