@@ -565,8 +565,7 @@ void vram::writeValidationText(const ValidationFinding &v,
     os << "  a compiler that bufferizes in place could save "
        << withCommas(saving) << " bytes of the peak";
     if (v.predictedPeakBytes > 0)
-      os << llvm::formatv(" ({0:f1}%)",
-                          100.0 * saving / v.predictedPeakBytes);
+      os << llvm::formatv(" ({0:f1}%)", 100.0 * saving / v.predictedPeakBytes);
     os << "\n";
   }
   os << "  allocations: " << v.allocations;
