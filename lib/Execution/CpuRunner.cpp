@@ -17,22 +17,30 @@
 #include "vram/Execution/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -50,13 +58,17 @@ using namespace mlir;
 using namespace vram;
 
 void vram::registerExecutionDialects(DialectRegistry &registry) {
-  registry.insert<arith::ArithDialect, bufferization::BufferizationDialect,
-                  cf::ControlFlowDialect, linalg::LinalgDialect,
-                  LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
-                  scf::SCFDialect, tensor::TensorDialect>();
+  registry.insert<affine::AffineDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
+                  linalg::LinalgDialect, LLVM::LLVMDialect, math::MathDialect,
+                  memref::MemRefDialect, scf::SCFDialect, tensor::TensorDialect,
+                  ub::UBDialect, vector::VectorDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  linalg::registerTilingInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  scf::registerBufferizableOpInterfaceExternalModels(registry);
+  vector::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
   registerBuiltinDialectTranslation(registry);
@@ -330,23 +342,73 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
                             << names << ")";
     }
 
-  // 2. Bufferize, free as PyTorch frees, lower to LLVM.
-  PassManager pm(ctx);
+  // 2. Bufferize, free as PyTorch frees (or as MLIR frees), lower to LLVM.
+  bool compilerMode = options.allocationMode == AllocationMode::Compiler;
+  PassManager bufferizePm(ctx);
+  if (compilerMode)
+    bufferizePm.addPass(createCompilerBuffers());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   // No alignment request: the allocator sees each tensor's exact bytes.
   bufferize.bufferAlignment = 0;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  pm.addNestedPass<func::FuncOp>(createFreeAfterLastUse());
+  bufferizePm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  if (failed(bufferizePm.run(*lowered)))
+    return emitError(loc) << "bufferizing the step failed";
+  // Results that are one of the step's arguments (the in-place updates).
+  // The compiler mode drops them from the signature
+  // (drop-equivalent-buffer-results): the deallocation pipeline's ABI
+  // forbids returning an argument, and would copy it.
+  SmallVector<std::optional<unsigned>> resultArg(results.size());
+  if (compilerMode) {
+    loweredStep = lowered->lookupSymbol<func::FuncOp>("step");
+    auto ret =
+        cast<func::ReturnOp>(loweredStep.getBody().front().getTerminator());
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      while (auto cast = v.getDefiningOp<memref::CastOp>())
+        v = cast.getSource();
+      if (auto arg = dyn_cast<BlockArgument>(v))
+        if (arg.getOwner() == &loweredStep.getBody().front())
+          resultArg[i] = arg.getArgNumber();
+    }
+    // (drop-equivalent-buffer-results keeps a public function's results.)
+    llvm::BitVector drop(results.size());
+    SmallVector<Value> kept;
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      if (resultArg[i])
+        drop.set(i);
+      else
+        kept.push_back(v);
+    }
+    ret->setOperands(kept);
+    if (failed(loweredStep.eraseResults(drop)))
+      return emitError(loc) << "dropping the in-place results failed";
+  }
+  PassManager pm(ctx);
+  if (compilerMode) {
+    bufferization::buildBufferDeallocationPipeline(pm);
+    pm.addNestedPass<func::FuncOp>(
+        bufferization::createOptimizeAllocationLivenessPass());
+  } else {
+    pm.addNestedPass<func::FuncOp>(createFreeAfterLastUse());
+  }
+  if (options.loops != CpuValidationOptions::Loops::Naive) {
+    VectorizeLoopsOptions loops;
+    loops.vectorize = options.loops == CpuValidationOptions::Loops::Vectorize;
+    pm.addNestedPass<func::FuncOp>(createVectorizeLoops(loops));
+  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Fully unrolled: no stack buffers for n-D transfers inside loops.
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
   memrefOptions.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   // What has no LLVM intrinsic (tanh, erf) calls libm's tanhf, erff.
   pm.addPass(createConvertMathToLibmPass());
@@ -356,6 +418,7 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   pm.addPass(createConvertFuncToLLVMPass(funcOptions));
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   if (failed(pm.run(*lowered)))
     return emitError(loc) << "lowering the step to LLVM failed";
@@ -437,10 +500,12 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   SmallVector<void *> argPtrs, packed;
   for (Slot &s : args)
     argPtrs.push_back(s.data);
-  SmallVector<void *> resultPtrs(results.size(), nullptr);
+  unsigned numReturned = llvm::count_if(
+      resultArg, [](std::optional<unsigned> a) { return !a.has_value(); });
+  SmallVector<void *> resultPtrs(numReturned, nullptr);
   for (void *&p : argPtrs)
     packed.push_back(&p);
-  if (!results.empty())
+  if (numReturned)
     packed.push_back(resultPtrs.data());
   // Materialize the code before the clock starts.
   if (auto fn = (*engine)->lookupPacked("step"); !fn)
@@ -460,8 +525,10 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   for (auto [i, s] : llvm::enumerate(args))
     argOf[s.data] = i;
   llvm::SmallPtrSet<void *, 8> fresh;
+  unsigned nextReturned = 0;
   for (auto [i, slot] : llvm::enumerate(results)) {
-    slot.data = resultPtrs[i];
+    slot.data =
+        resultArg[i] ? args[*resultArg[i]].data : resultPtrs[nextReturned++];
     auto it = argOf.find(slot.data);
     bool persistentResult = i >= stepBody.getTerminator()->getNumOperands() &&
                             !StringRef(slot.name).ends_with(".grad");
@@ -503,7 +570,8 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
     // step returns: the return is not compared then.
     bool gradsKept =
         !options.dumpDir.empty() && op->hasTrait<OpTrait::IsTerminator>();
-    if (measured != predicted && !gradsKept && !result.firstMismatchOp) {
+    if (measured != predicted && !gradsKept && !compilerMode &&
+        !result.firstMismatchOp) {
       result.firstMismatchOp = i;
       result.firstMismatchOpName = op->getName().getStringRef().str();
       result.mismatchMeasured = measured;

@@ -380,6 +380,10 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
         {"allocations", v->allocations},
         {"loss", v->loss ? json::Value(*v->loss) : json::Value(nullptr)},
         {"wall_time_ms", v->wallSeconds * 1e3}};
+    // What a compiler that bufferizes in place saves on PyTorch's peak.
+    if (v->allocationMode == "compiler")
+      (*report.getObject("validation"))["saving_bytes"] =
+          v->predictedPeakBytes - v->measuredPeakBytes;
   }
   if (options.timeline) {
     json::Array timeline;
@@ -552,6 +556,16 @@ void vram::writeValidationText(const ValidationFinding &v,
     os << "  " << llvm::left_justify(r[0], widths[0]);
     for (unsigned c = 1; c < 4; ++c)
       os << "  " << llvm::right_justify(r[c], widths[c]);
+    os << "\n";
+  }
+  if (v.allocationMode == "compiler") {
+    int64_t saving = v.predictedPeakBytes - v.measuredPeakBytes;
+    os << "  predicted: PyTorch's peak; measured: MLIR's in-place "
+          "bufferization and buffer reuse\n";
+    os << "  a compiler that bufferizes in place could save "
+       << withCommas(saving) << " bytes of the peak";
+    if (v.predictedPeakBytes > 0)
+      os << llvm::formatv(" ({0:f1}%)", 100.0 * saving / v.predictedPeakBytes);
     os << "\n";
   }
   os << "  allocations: " << v.allocations;

@@ -37,7 +37,27 @@ namespace vram {
 /// translations, and the nn lowering models.
 void registerExecutionDialects(mlir::DialectRegistry &registry);
 
+/// The buffers of the executed step (docs/Execution.md).
+enum class AllocationMode {
+  /// One buffer per tensor PyTorch allocates, freed after the step op that
+  /// last uses it (vram-free-after-last-use): must equal the prediction.
+  PyTorch,
+  /// MLIR's choice: vram-compiler-buffers, one-shot bufferization's in-place
+  /// analysis, the ownership-based buffer deallocation pipeline and
+  /// optimize-allocation-liveness.
+  Compiler,
+};
+
 struct CpuValidationOptions {
+  AllocationMode allocationMode = AllocationMode::PyTorch;
+  /// What vram-vectorize-loops does to the loops before
+  /// convert-linalg-to-loops (docs/Execution.md).
+  enum class Loops {
+    Naive,       ///< not run: convert-linalg-to-loops' loop nests
+    Interchange, ///< window reductions moved outward (the default)
+    Vectorize,   ///< also tile and vectorize (crashes resnet18 at 224 px)
+  };
+  Loops loops = Loops::Interchange;
   /// Optimizer hyperparameters of the lowered update.
   nn::LoweringOptions lowering;
   /// NAME -> .npy file: model inputs (by input name), "labels", and

@@ -44,6 +44,95 @@ def OffloadSerialCode : Pass<"vram-offload-serial-code", "mlir::func::FuncOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
+def CompilerBuffers : Pass<"vram-compiler-buffers", "mlir::ModuleOp"> {
+  let summary = "Lets MLIR's in-place analysis choose the step's buffers";
+  let description = [{
+    The `compiler` allocation mode (docs/Execution.md). vram-lower-to-tensor
+    marks every tensor PyTorch allocates as `bufferization.alloc_tensor`, a
+    buffer nothing may fold or reuse. This pass drops that constraint, as a
+    compiler such as torch.compile's would:
+
+    1. every `bufferization.alloc_tensor` without operands becomes a
+       `tensor.empty`, which one-shot bufferization may eliminate or
+       bufferize as it sees fit;
+    2. destination reuse: an all-parallel `linalg.generic` whose only init
+       is such a `tensor.empty` (its payload never reads the init) writes
+       into one of its inputs instead, the first one with the init's type
+       and indexing map that is not a function argument. One-shot
+       bufferization's in-place analysis (run here on the whole module,
+       function boundaries included) then decides: where writing into that
+       input would clobber a value still read later (a read-after-write
+       conflict), the rewrite is undone and the op keeps its fresh buffer.
+
+    The result is still tensor IR; the runner bufferizes it with one-shot
+    bufferization and frees with the ownership-based buffer deallocation
+    pipeline and optimize-allocation-liveness.
+
+    ```
+    vram-opt lowered.mlir --vram-compiler-buffers
+    ```
+
+    Before (relu of a value that nothing reads afterwards):
+    ```mlir
+    %0 = bufferization.alloc_tensor() : tensor<4xf32>
+    %1 = linalg.generic {...} ins(%x : tensor<4xf32>) outs(%0 : tensor<4xf32>)
+    ```
+    After:
+    ```mlir
+    %1 = linalg.generic {...} ins(%x : tensor<4xf32>) outs(%x : tensor<4xf32>)
+    ```
+  }];
+  let statistics = [
+    Statistic<"numReused", "reused-operands",
+              "ops writing into a dead input instead of a new buffer">,
+    Statistic<"numUndone", "undone-reuses",
+              "reuses undone because the in-place analysis found a conflict">,
+  ];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
+def VectorizeLoops : Pass<"vram-vectorize-loops", "mlir::func::FuncOp"> {
+  let summary = "Reorders, tiles and vectorizes the bufferized step's linalg ops";
+  let description = [{
+    Speed for the executed step without touching its heap buffers: it runs
+    on the bufferized, freed step (after vram-free-after-last-use or the
+    deallocation pipeline) and creates only views and vector values.
+
+    1. Loop order: a `linalg.generic` whose innermost loop is a short
+       reduction (a window: conv's kh/kw, a pooling window; static trip
+       count below `short-reduction`) is interchanged
+       (linalg::interchangeGenericOp) so the loops over the output's
+       trailing (contiguous) dimensions are innermost, the reductions just
+       outside them: `y[n, f, oh, ow] += ...` runs over `ow` innermost.
+    2. Vectorization: an op the linalg vectorizer accepts (static shapes, a
+       payload of elementwise-mappable ops and linalg.index; not the
+       bounds-checked gathers of conv and pooling, whose reads are loads
+       in the payload once bufferized) whose innermost trip count has a
+       divisor among 16, 8, 4 is tiled (scf::tileUsingSCF) to 1 x ... x 1 x
+       V and each tile vectorized (linalg::vectorize). Reductions become
+       ordered `vector.reduction`s, so every sum is accumulated in the same
+       order as the scalar loop: the numbers do not change.
+    3. The vector ops are lowered to 1-D transfers and reductions (upstream
+       vector lowering patterns); convert-vector-to-llvm finishes.
+
+    ```
+    vram-opt bufferized.mlir --vram-vectorize-loops
+    ```
+  }];
+  let options = [
+    Option<"shortReduction", "short-reduction", "int64_t", /*default=*/"16",
+           "innermost reductions with fewer iterations are moved outward">,
+    Option<"vectorize", "vectorize", "bool", /*default=*/"true",
+           "tile and vectorize (else only reorder loops)">,
+  ];
+  let statistics = [
+    Statistic<"numInterchanged", "interchanged", "ops whose loops were reordered">,
+    Statistic<"numVectorized", "vectorized", "ops tiled and vectorized">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::affine::AffineDialect",
                            "::mlir::arith::ArithDialect"];
 }
 
