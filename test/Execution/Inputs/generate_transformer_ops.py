@@ -144,20 +144,25 @@ def case_embedding():
 
 
 def case_permute():
+    # The view follows an op (x * 2): a parameter's own gradient must have
+    # the parameter's layout (see docs/Execution.md).
     def fn(p, i):
-        return p["x"].permute(2, 0, 1) * 2
-    body = ["%t = nn.permute %x {{dims = array<i64: 2, 0, 1>}} : ({}) -> {}"
-            .format(ty([2, 3, 4]), ty([4, 2, 3])),
-            "%c = nn.constant dense<2.000000e+00> : tensor<f32>",
-            "%y = nn.mul %t, %c : ({}, tensor<f32>) -> {}".format(
-                ty([4, 2, 3]), ty([4, 2, 3]))]
+        return (p["x"] * 2).permute(2, 0, 1)
+    body = ["%c = nn.constant dense<2.000000e+00> : tensor<f32>",
+            "%s = nn.mul %x, %c : ({}, tensor<f32>) -> {}".format(
+                ty([2, 3, 4]), ty([2, 3, 4])),
+            "%y = nn.permute %s {{dims = array<i64: 2, 0, 1>}} : ({}) -> {}"
+            .format(ty([2, 3, 4]), ty([4, 2, 3]))]
     return {"x": [2, 3, 4]}, {}, fn, body
 
 
 def case_transpose_contiguous():
     def fn(p, i):
-        return p["x"].transpose(0, 2).contiguous().view(4, 6)
-    body = ["%t = nn.transpose %x {{dim0 = 0 : i64, dim1 = 2 : i64}} : ({}) "
+        return (p["x"] * 2).transpose(0, 2).contiguous().view(4, 6)
+    body = ["%c2 = nn.constant dense<2.000000e+00> : tensor<f32>",
+            "%s = nn.mul %x, %c2 : ({}, tensor<f32>) -> {}".format(
+                ty([2, 3, 4]), ty([2, 3, 4])),
+            "%t = nn.transpose %s {{dim0 = 0 : i64, dim1 = 2 : i64}} : ({}) "
             "-> {}".format(ty([2, 3, 4]), ty([4, 3, 2])),
             "%c = nn.contiguous %t : {}".format(ty([4, 3, 2])),
             "%y = nn.reshape %c : {} -> {}".format(ty([4, 3, 2]), ty([4, 6]))]
