@@ -46,8 +46,7 @@ LogicalResult expectMatrix(Location loc, StringRef opName, Value v,
 //===----------------------------------------------------------------------===//
 
 /// The map of dimensions `dims` in an iteration space of `numDims`.
-AffineMap dimMap(MLIRContext *ctx, unsigned numDims,
-                 ArrayRef<unsigned> dims) {
+AffineMap dimMap(MLIRContext *ctx, unsigned numDims, ArrayRef<unsigned> dims) {
   SmallVector<AffineExpr> exprs;
   for (unsigned d : dims)
     exprs.push_back(getAffineDimExpr(d, ctx));
@@ -81,10 +80,10 @@ struct LinearLowering : ExternalModel<LinearLowering, LinearOp> {
     MLIRContext *ctx = b.getContext();
     unsigned lead = resultType.getRank() - 1, o = lead, i = lead + 1;
     unsigned n = lead + 2;
-    results.push_back(contract(b, loc, operands[0], operands[1], init,
-                               {dimMap(ctx, n, leadThen(lead, {i})),
-                                dimMap(ctx, n, {o, i}),
-                                dimMap(ctx, n, leadThen(lead, {o}))}));
+    results.push_back(
+        contract(b, loc, operands[0], operands[1], init,
+                 {dimMap(ctx, n, leadThen(lead, {i})), dimMap(ctx, n, {o, i}),
+                  dimMap(ctx, n, leadThen(lead, {o}))}));
     return success();
   }
 
@@ -113,10 +112,9 @@ struct LinearLowering : ExternalModel<LinearLowering, LinearOp> {
         SmallVector<unsigned> gDims(rows), xDims(rows);
         gDims.push_back(o);
         xDims.push_back(i);
-        grads.push_back(contract(
-            b, loc, g, node.savedOperands[0], init,
-            {dimMap(ctx, n, gDims), dimMap(ctx, n, xDims),
-             dimMap(ctx, n, {o, i})}));
+        grads.push_back(contract(b, loc, g, node.savedOperands[0], init,
+                                 {dimMap(ctx, n, gDims), dimMap(ctx, n, xDims),
+                                  dimMap(ctx, n, {o, i})}));
       } else {
         grads.push_back(sumInto(b, loc, g, init));
       }
@@ -475,6 +473,16 @@ struct SavedLowering : ExternalModel<SavedLowering, SavedOp> {
         (*concept)->lowerSavedTensor(b, op->getLoc(), info);
     if (failed(value))
       return failure();
+    // The kernel computes the tensor with its operands and results alive
+    // (the memory analysis's uses): a formula that needs none of them (a
+    // dropout mask) still reads one element of each.
+    for (Value source : operands)
+      if (tensorType(source).getNumElements() > 0) {
+        SmallVector<Value> zeros(
+            tensorType(source).getRank(),
+            arith::ConstantIndexOp::create(b, op->getLoc(), 0));
+        tensor::ExtractOp::create(b, op->getLoc(), source, zeros);
+      }
     results.push_back(*value);
     return success();
   }

@@ -1139,6 +1139,295 @@ struct ScalarMulDivLowering
   }
 };
 
+//===----------------------------------------------------------------------===//
+// nn.scaled_dot_product_attention: softmax(q k^T scale + mask) v, with a
+// causal mask (j <= i kept) or an optional mask (bool: true takes part; a
+// float mask is added). The forward op keeps the scores and probabilities
+// on the stack (a fused kernel's tiles); what each backend saves is an
+// nn.saved tensor: `math` (_scaled_dot_product_attention_math) the scaled
+// query and key (x sqrt(scale), new tensors) and the probabilities, the
+// fused kernels the logsumexp per row (fp32). Backward, with stack scratch
+// for the [.., L, S] intermediates:
+//   dv = P^T g, dP = g v^T, dS = P (dP - rowsum(dP P)),
+//   dq = scale dS k, dk = scale dS^T q
+// (math: the scaled operands, each product scaled by sqrt(scale)).
+//===----------------------------------------------------------------------===//
+
+struct Attention {
+  unsigned nb;                // batch dimensions
+  int64_t l, s;               // query and key lengths
+  SmallVector<int64_t> batch; // batch shape
+  double scale;
+  bool causal;
+  Value mask; // lowered, or null
+  Type et;
+
+  RankedTensorType scoresType() const {
+    SmallVector<int64_t> shape(batch);
+    shape.append({l, s});
+    return RankedTensorType::get(shape, et);
+  }
+  RankedTensorType rowsType() const {
+    SmallVector<int64_t> shape(batch);
+    shape.push_back(l);
+    return RankedTensorType::get(shape, et);
+  }
+  /// The batch dimensions then `tail` (offsets past them), in an iteration
+  /// space of the batch dimensions and `extra` more.
+  AffineMap map(MLIRContext *ctx, unsigned extra,
+                ArrayRef<unsigned> tail) const {
+    SmallVector<unsigned> d = range(0, nb);
+    for (unsigned t : tail)
+      d.push_back(nb + t);
+    return dims(ctx, nb + extra, d);
+  }
+};
+
+Attention attentionInfo(RankedTensorType q, RankedTensorType k, Value mask,
+                        bool causal, FloatAttr scale) {
+  Attention a;
+  a.nb = q.getRank() - 2;
+  a.batch.assign(q.getShape().begin(), q.getShape().end() - 2);
+  a.l = q.getDimSize(q.getRank() - 2);
+  a.s = k.getDimSize(k.getRank() - 2);
+  a.scale = scale ? scale.getValueAsDouble()
+                  : 1.0 / std::sqrt((double)q.getShape().back());
+  a.causal = causal;
+  a.mask = mask;
+  a.et = q.getElementType();
+  return a;
+}
+
+/// factor * q k^T, masked, on the stack.
+Value attentionScores(OpBuilder &b, Location loc, const Attention &a, Value q,
+                      Value k, double factor) {
+  MLIRContext *ctx = b.getContext();
+  // (batch, l, s, e)
+  Value scores = contraction(
+      b, loc, q, k, fill(b, loc, stackScratch(b, loc, a.scoresType()), 0),
+      {a.map(ctx, 3, {0, 2}), a.map(ctx, 3, {1, 2}), a.map(ctx, 3, {0, 1})});
+  SmallVector<Value> ins;
+  if (a.mask)
+    ins.push_back(a.mask);
+  bool causal = a.causal, hasMask = (bool)a.mask;
+  unsigned rank = a.nb + 2;
+  return elementwise(
+      b, loc, ins, scores,
+      [&](OpBuilder &nb, Location nloc, ValueRange v) -> Value {
+        Value x = v.back();
+        x = mul(nb, nloc, x, cst(nb, nloc, x.getType(), factor));
+        Value ninf = cst(nb, nloc, x.getType(),
+                         -std::numeric_limits<double>::infinity());
+        if (causal) {
+          Value i = linalg::IndexOp::create(nb, nloc, rank - 2);
+          Value j = linalg::IndexOp::create(nb, nloc, rank - 1);
+          Value keep =
+              arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::sle, j, i);
+          x = arith::SelectOp::create(nb, nloc, keep, x, ninf);
+        }
+        if (hasMask) {
+          Value m = v[0];
+          x = m.getType().isInteger(1)
+                  ? arith::SelectOp::create(nb, nloc, m, x, ninf).getResult()
+                  : add(nb, nloc, x, m);
+        }
+        return x;
+      },
+      true);
+}
+
+/// The row logsumexp of the scores (stack, into `lse`) and
+/// P = exp(S - lse), in place.
+Value attentionProbs(OpBuilder &b, Location loc, const Attention &a,
+                     Value scores, Value &lse) {
+  MLIRContext *ctx = b.getContext();
+  AffineMap id = a.map(ctx, 2, {0, 1}), row = a.map(ctx, 2, {0});
+  auto rows = a.rowsType();
+  Value max = generic(
+      b, loc, scores,
+      fill(b, loc, stackScratch(b, loc, rows),
+           -std::numeric_limits<double>::infinity()),
+      {id, row}, [](OpBuilder &nb, Location nloc, ValueRange v) {
+        return arith::MaximumFOp::create(nb, nloc, v[0], v[1]).getResult();
+      });
+  Value sum = generic(
+      b, loc, {scores, max}, fill(b, loc, stackScratch(b, loc, rows), 0.0),
+      {id, row, row}, [](OpBuilder &nb, Location nloc, ValueRange v) {
+        return add(nb, nloc, v[2],
+                   math::ExpOp::create(nb, nloc, sub(nb, nloc, v[0], v[1])));
+      });
+  AffineMap rowId = a.map(ctx, 1, {0});
+  lse = generic(b, loc, {max, sum}, stackScratch(b, loc, rows),
+                {rowId, rowId, rowId},
+                [](OpBuilder &nb, Location nloc, ValueRange v) {
+                  return add(nb, nloc, v[0],
+                             math::LogOp::create(nb, nloc, v[1]).getResult());
+                });
+  return generic(b, loc, lse, scores, {row, id},
+                 [](OpBuilder &nb, Location nloc, ValueRange v) {
+                   return math::ExpOp::create(nb, nloc,
+                                              sub(nb, nloc, v[1], v[0]))
+                       .getResult();
+                 });
+}
+
+Value scaleInPlace(OpBuilder &b, Location loc, Value t, double factor) {
+  return elementwise(
+      b, loc, {}, t,
+      [&](OpBuilder &nb, Location nloc, ValueRange v) {
+        return mul(nb, nloc, v[0], cst(nb, nloc, v[0].getType(), factor));
+      },
+      true);
+}
+
+Attention attentionOf(DictionaryAttr attrs, RankedTensorType q,
+                      RankedTensorType k, Value mask) {
+  return attentionInfo(q, k, mask, (bool)attrs.get("causal"),
+                       attrs.getAs<FloatAttr>("scale"));
+}
+
+struct AttentionLowering
+    : ExternalModel<AttentionLowering, ScaledDotProductAttentionOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    auto sdpa = cast<ScaledDotProductAttentionOp>(op);
+    Location loc = op->getLoc();
+    MLIRContext *ctx = b.getContext();
+    Attention a =
+        attentionInfo(tensorType(operands[0]), tensorType(operands[1]),
+                      sdpa.getMask() ? operands[3] : Value(), sdpa.getCausal(),
+                      sdpa.getScaleAttr());
+    Value lse;
+    Value p = attentionProbs(
+        b, loc, a,
+        attentionScores(b, loc, a, operands[0], operands[1], a.scale), lse);
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    // (batch, l, ev, s): out = P v
+    results.push_back(contraction(
+        b, loc, p, operands[2], fill(b, loc, newTensor(b, loc, outType), 0),
+        {a.map(ctx, 3, {0, 2}), a.map(ctx, 3, {2, 1}), a.map(ctx, 3, {0, 1})}));
+    return success();
+  }
+
+  static FailureOr<Value> lowerSavedTensor(OpBuilder &b, Location loc,
+                                           const SavedTensorLowering &saved) {
+    Value q = saved.operands[0], k = saved.operands[1];
+    Value mask = saved.operands.size() > 3 ? saved.operands[3] : Value();
+    Attention a =
+        attentionOf(saved.forwardAttrs, tensorType(q), tensorType(k), mask);
+    auto type = cast<RankedTensorType>(saved.resultType);
+    if (saved.kind == "scaled_query" || saved.kind == "scaled_key") {
+      double f = std::sqrt(a.scale);
+      return elementwise(
+          b, loc, saved.kind == "scaled_query" ? q : k, newTensor(b, loc, type),
+          [&](OpBuilder &nb, Location nloc, ValueRange v) {
+            return mul(nb, nloc, v[0], cst(nb, nloc, v[0].getType(), f));
+          });
+    }
+    if (saved.kind != "attention_probs" && saved.kind != "logsumexp")
+      return emitError(loc) << "nn.scaled_dot_product_attention: no lowering "
+                               "of the saved tensor '"
+                            << saved.kind << "'";
+    Value lse;
+    Value p = attentionProbs(b, loc, a,
+                             attentionScores(b, loc, a, q, k, a.scale), lse);
+    Type et = type.getElementType();
+    return elementwise(
+        b, loc, saved.kind == "logsumexp" ? lse : p, newTensor(b, loc, type),
+        [&](OpBuilder &nb, Location nloc, ValueRange v) -> Value {
+          if (v[0].getType() == et)
+            return v[0];
+          return arith::ExtFOp::create(nb, nloc, et, v[0]);
+        });
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    MLIRContext *ctx = b.getContext();
+    bool mathBackend = false;
+    if (auto backend = node.forwardAttrs.getAs<AttentionBackendAttr>("backend"))
+      mathBackend = backend.getValue() == AttentionBackend::Math;
+    Value mask =
+        node.forwardType.getNumInputs() > 3 ? node.savedOperands[3] : Value();
+    Attention a = attentionOf(
+        node.forwardAttrs, cast<RankedTensorType>(node.forwardType.getInput(0)),
+        cast<RankedTensorType>(node.forwardType.getInput(1)), mask);
+    Value g = node.grads[0];
+    AffineMap id = a.map(ctx, 2, {0, 1}), row = a.map(ctx, 2, {0});
+    Value q, k, v, p;
+    double factor;
+    if (mathBackend) {
+      // The scaled query and key (extras 0, 1), v, the probabilities.
+      q = node.savedExtras[0];
+      k = node.savedExtras[1];
+      v = node.savedOperands[2];
+      p = node.savedExtras[2];
+      factor = std::sqrt(a.scale);
+    } else {
+      q = node.savedOperands[0];
+      k = node.savedOperands[1];
+      v = node.savedOperands[2];
+      Value scores = attentionScores(b, loc, a, q, k, a.scale);
+      p = generic(b, loc, node.savedExtras[0], scores, {row, id},
+                  [](OpBuilder &nb, Location nloc, ValueRange x) {
+                    Value l = x[0];
+                    if (l.getType() != x[1].getType())
+                      l = arith::TruncFOp::create(nb, nloc, x[1].getType(), l);
+                    return math::ExpOp::create(nb, nloc, sub(nb, nloc, x[1], l))
+                        .getResult();
+                  });
+      factor = a.scale;
+    }
+    // dP = g v^T on the stack: (batch, l, s, ev)
+    Value dp = contraction(
+        b, loc, g, v, fill(b, loc, stackScratch(b, loc, a.scoresType()), 0),
+        {a.map(ctx, 3, {0, 2}), a.map(ctx, 3, {1, 2}), a.map(ctx, 3, {0, 1})});
+    Value d = generic(
+        b, loc, {dp, p}, fill(b, loc, stackScratch(b, loc, a.rowsType()), 0),
+        {id, id, row}, [](OpBuilder &nb, Location nloc, ValueRange x) {
+          return add(nb, nloc, x[2], mul(nb, nloc, x[0], x[1]));
+        });
+    Value ds = generic(b, loc, {p, d}, dp, {id, row, id},
+                       [](OpBuilder &nb, Location nloc, ValueRange x) {
+                         return mul(nb, nloc, x[0], sub(nb, nloc, x[2], x[1]));
+                       });
+    for (int64_t i : node.gradOperands) {
+      auto type = cast<RankedTensorType>(node.forwardType.getInput(i));
+      Value init = fill(b, loc, newTensor(b, loc, type), 0);
+      if (i == 0) {
+        // dq[l, e] = factor sum_s dS[l, s] k[s, e]: (batch, l, e, s)
+        grads.push_back(scaleInPlace(
+            b, loc,
+            contraction(b, loc, ds, k, init,
+                        {a.map(ctx, 3, {0, 2}), a.map(ctx, 3, {2, 1}),
+                         a.map(ctx, 3, {0, 1})}),
+            factor));
+      } else if (i == 1) {
+        // dk[s, e] = factor sum_l dS[l, s] q[l, e]: (batch, s, e, l)
+        grads.push_back(scaleInPlace(
+            b, loc,
+            contraction(b, loc, ds, q, init,
+                        {a.map(ctx, 3, {2, 0}), a.map(ctx, 3, {2, 1}),
+                         a.map(ctx, 3, {0, 1})}),
+            factor));
+      } else if (i == 2) {
+        // dv[s, ev] = sum_l P[l, s] g[l, ev]: (batch, s, ev, l)
+        grads.push_back(
+            contraction(b, loc, p, g, init,
+                        {a.map(ctx, 3, {2, 0}), a.map(ctx, 3, {2, 1}),
+                         a.map(ctx, 3, {0, 1})}));
+      } else {
+        return unsupported(loc, "nn.scaled_dot_product_attention",
+                           "a gradient for the mask");
+      }
+    }
+    return success();
+  }
+};
+
 template <typename OpTy, typename Model> void attachIfAbsent(MLIRContext *ctx) {
   std::optional<RegisteredOperationName> name =
       RegisteredOperationName::lookup(OpTy::getOperationName(), ctx);
@@ -1164,6 +1453,7 @@ void vram::lowering::attachTransformerLowerings(MLIRContext *ctx) {
   ExpandOp::attachInterface<ExpandLowering>(*ctx);
   ContiguousOp::attachInterface<ContiguousLowering>(*ctx);
   MaskedFillOp::attachInterface<MaskedFillLowering>(*ctx);
+  ScaledDotProductAttentionOp::attachInterface<AttentionLowering>(*ctx);
   attachIfAbsent<ConstantOp, ConstantLowering>(ctx);
   attachIfAbsent<MulOp, ScalarMulDivLowering<MulOp, false>>(ctx);
   attachIfAbsent<DivOp, ScalarMulDivLowering<DivOp, true>>(ctx);

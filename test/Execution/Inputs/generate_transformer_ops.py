@@ -215,6 +215,45 @@ def case_dropout_p0():
     return {"x": [3, 4]}, {}, fn, body
 
 
+def attention(q, k, v, scale, mask=None, causal=False):
+    # The math of F.scaled_dot_product_attention (torch 2), which 1.13
+    # lacks: softmax(q k^T scale + mask) v; a bool mask keeps where true.
+    s = (q @ k.transpose(-2, -1)) * scale
+    if causal:
+        keep = torch.tril(torch.ones(s.shape[-2], s.shape[-1],
+                                     dtype=torch.bool))
+        s = s.masked_fill(~keep, float("-inf"))
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf"))
+    return s.softmax(-1) @ v
+
+
+def case_sdpa_causal():
+    def fn(p, i):
+        return attention(p["q"], p["k"], p["v"], 1 / math.sqrt(3),
+                         causal=True)
+    body = ["%y = nn.scaled_dot_product_attention %q, %k, %v {{causal}} : "
+            "({}, {}, {}) -> {}".format(ty([2, 2, 4, 3]), ty([2, 2, 4, 3]),
+                                        ty([2, 2, 4, 2]), ty([2, 2, 4, 2]))]
+    return {"q": [2, 2, 4, 3], "k": [2, 2, 4, 3], "v": [2, 2, 4, 2]}, {}, \
+        fn, body
+
+
+def case_sdpa_math_mask():
+    m = torch.tensor([[1, 0, 1, 1, 0], [1, 1, 0, 0, 0], [0, 1, 1, 1, 1],
+                      [1, 0, 0, 1, 1]], dtype=torch.bool)
+
+    def fn(p, i):
+        return attention(p["q"], p["k"], p["v"], 0.3, mask=m)
+    body = ["%m = nn.constant " + mask_attr(m),
+            "%y = nn.scaled_dot_product_attention %q, %k, %v mask %m "
+            "{{backend = #nn<backend math>, scale = 3.000000e-01 : f64}} : "
+            "({}, {}, {}, {}) -> {}".format(ty([2, 4, 3]), ty([2, 5, 3]),
+                                            ty([2, 5, 2]), ty([4, 5], "i1"),
+                                            ty([2, 4, 2]))]
+    return {"q": [2, 4, 3], "k": [2, 5, 3], "v": [2, 5, 2]}, {}, fn, body
+
+
 CASES = [
     ("linear3d", case_linear3d),
     ("matmul-broadcast", case_matmul_broadcast),
@@ -233,6 +272,8 @@ CASES = [
     ("expand", case_expand),
     ("masked-fill", case_masked_fill),
     ("dropout-p0", case_dropout_p0),
+    ("sdpa-causal", case_sdpa_causal),
+    ("sdpa-math-mask", case_sdpa_math_mask),
 ]
 
 
