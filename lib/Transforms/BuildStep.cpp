@@ -22,6 +22,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/Sequence.h"
 
 namespace vram {
 #define GEN_PASS_DEF_BUILDSTEP
@@ -291,11 +292,19 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
   b.setInsertionPoint(ret);
   DenseMap<Value, Value> gradOf;
   DenseSet<Value> shared;
+  // The inverse views between each forward value's gradient buffer and the
+  // value's own layout (pass-through views hand the gradient on as is), for
+  // the lowering to compute with (NNDialect::kGradViewsAttrName).
+  DenseMap<Value, SmallVector<Attribute>> viewsOf;
+  auto permutes = [](ArrayRef<Attribute> chain) {
+    return llvm::any_of(chain, llvm::IsaPred<DenseI64ArrayAttr>);
+  };
   auto contribute = [&](Value forwardValue, Value grad, bool passthrough,
-                        Location loc) {
+                        Location loc, ArrayRef<Attribute> views = {}) {
     auto it = gradOf.find(forwardValue);
     if (it == gradOf.end()) {
       gradOf[forwardValue] = grad;
+      viewsOf[forwardValue].assign(views.begin(), views.end());
       if (passthrough)
         shared.insert(grad);
       return;
@@ -303,7 +312,60 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
     bool inplace = !shared.contains(it->second);
     auto acc = AccumulateGradOp::create(b, loc, it->second.getType(),
                                         it->second, grad, inplace);
+    ArrayRef<Attribute> accViews = viewsOf[forwardValue];
+    if (permutes(accViews) || permutes(views))
+      acc->setAttr(NNDialect::kGradViewsAttrName,
+                   b.getArrayAttr({b.getArrayAttr(accViews),
+                                   b.getArrayAttr(views)}));
     it->second = acc.getResult();
+  };
+  // Whether a gradient buffer (contiguous) seen through `views` can be
+  // viewed as `type` (at::detail::computeStride).
+  auto gradStridesExpress = [](Value grad, ArrayRef<Attribute> views,
+                               RankedTensorType type) {
+    auto gradType = cast<RankedTensorType>(grad.getType());
+    SmallVector<int64_t> shape(gradType.getShape());
+    SmallVector<int64_t> strides = getContiguousStrides(shape);
+    for (Attribute step : views) {
+      if (auto perm = dyn_cast<DenseI64ArrayAttr>(step)) {
+        SmallVector<int64_t> s, t;
+        for (int64_t d : perm.asArrayRef()) {
+          s.push_back(shape[d]);
+          t.push_back(strides[d]);
+        }
+        shape = s;
+        strides = t;
+        continue;
+      }
+      ArrayRef<int64_t> next =
+          cast<RankedTensorType>(cast<TypeAttr>(step).getValue()).getShape();
+      std::optional<SmallVector<int64_t>> viewed =
+          getViewStrides(shape, strides, next);
+      strides = viewed ? *viewed : getContiguousStrides(next);
+      shape.assign(next.begin(), next.end());
+    }
+    return getViewStrides(shape, strides, type.getShape()).has_value();
+  };
+  // The inverse of pass-through view `op` for its operand `i`: a
+  // permutation, a reshape to the operand's type, or none.
+  auto inverseView = [&](Operation *op, unsigned i) -> Attribute {
+    auto in = cast<RankedTensorType>(op->getOperand(i).getType());
+    int64_t rank = in.getRank();
+    if (auto t = dyn_cast<TransposeOp>(op)) {
+      SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+      std::swap(perm[(t.getDim0() + rank) % rank],
+                perm[(t.getDim1() + rank) % rank]);
+      return b.getDenseI64ArrayAttr(perm);
+    }
+    if (auto p = dyn_cast<PermuteOp>(op)) {
+      SmallVector<int64_t> inverse(rank);
+      for (auto [j, d] : llvm::enumerate(p.getDims()))
+        inverse[(d + rank) % rank] = j;
+      return b.getDenseI64ArrayAttr(inverse);
+    }
+    if (op->getResult(0).getType() != in)
+      return TypeAttr::get(in);
+    return {};
   };
 
   for (RecordedOp &rec : llvm::reverse(recorded)) {
@@ -324,9 +386,21 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
         continue;
       Value operand = op->getOperand(i);
       if (!outGrads.empty() && autodiff.isGradPassthrough(i)) {
-        contribute(operand, outGrads.front(), /*passthrough=*/true,
-                   op->getLoc());
-        continue;
+        SmallVector<Attribute> views = viewsOf.lookup(op->getResult(0));
+        Attribute inverse = inverseView(op, i);
+        // ViewBackward reshapes the gradient: when the gradient arrives
+        // through a transposing view whose strides cannot express the
+        // operand's shape, that reshape copies (a backward node).
+        if (auto reshape = dyn_cast_or_null<TypeAttr>(inverse);
+            !reshape || gradStridesExpress(outGrads.front(), views,
+                                           cast<RankedTensorType>(
+                                               reshape.getValue()))) {
+          if (inverse)
+            views.push_back(inverse);
+          contribute(operand, outGrads.front(), /*passthrough=*/true,
+                     op->getLoc(), views);
+          continue;
+        }
       }
       gradOperands.push_back(i);
       paramGrads.push_back(isa_and_nonnull<ParamOp>(operand.getDefiningOp()));
@@ -353,6 +427,16 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
     if (int64_t bytes =
             autodiff.getBackwardWorkspaceBytes(target, rec.operandNeedsGrad))
       node.setWorkspaceBytes(bytes);
+    SmallVector<Attribute> gradViews;
+    bool anyPermutes = false;
+    for (Value result : op->getResults())
+      if (gradOf.lookup(result)) {
+        ArrayRef<Attribute> views = viewsOf[result];
+        anyPermutes |= permutes(views);
+        gradViews.push_back(b.getArrayAttr(views));
+      }
+    if (anyPermutes)
+      node->setAttr(NNDialect::kGradViewsAttrName, b.getArrayAttr(gradViews));
     for (auto [i, grad] : llvm::zip(gradOperands, node.getResults()))
       contribute(op->getOperand(i), grad, /*passthrough=*/false, op->getLoc());
   }

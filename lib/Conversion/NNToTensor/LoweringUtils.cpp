@@ -9,6 +9,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "vram/Dialect/NN/NNInterfaces.h"
 
 #include <limits>
 
@@ -206,6 +208,127 @@ Value extractOrPad(OpBuilder &b, Location loc, Value tensor,
   if (!ok)
     return v;
   return arith::SelectOp::create(b, loc, ok, v, pad);
+}
+
+//===----------------------------------------------------------------------===//
+// Strided views
+//===----------------------------------------------------------------------===//
+
+static MemRefType memrefTypeOf(RankedTensorType type, const Layout &layout) {
+  return MemRefType::get(
+      type.getShape(), type.getElementType(),
+      StridedLayoutAttr::get(type.getContext(), layout.offset, layout.strides));
+}
+
+static Layout layoutOf(MemRefType type) {
+  Layout l;
+  if (failed(type.getStridesAndOffset(l.strides, l.offset)))
+    return {nn::getContiguousStrides(type.getShape()), 0};
+  return l;
+}
+
+Layout getLayout(Value value) {
+  auto type = tensorType(value);
+  Operation *def = value.getDefiningOp();
+  if (auto toTensor = dyn_cast_or_null<bufferization::ToTensorOp>(def))
+    return layoutOf(cast<MemRefType>(toTensor.getBuffer().getType()));
+  if (auto dps = dyn_cast_or_null<DestinationStyleOpInterface>(def))
+    if (auto result = dyn_cast<OpResult>(value))
+      if (OpOperand *init = dps.getTiedOpOperand(result))
+        return getLayout(init->get());
+  if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(def)) {
+    auto src = tensorType(expand.getSrc());
+    FailureOr<MemRefType> t = memref::ExpandShapeOp::computeExpandedType(
+        memrefTypeOf(src, getLayout(expand.getSrc())), type.getShape(),
+        expand.getReassociationIndices());
+    if (succeeded(t))
+      return layoutOf(*t);
+  }
+  if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(def)) {
+    auto src = tensorType(collapse.getSrc());
+    MemRefType srcType = memrefTypeOf(src, getLayout(collapse.getSrc()));
+    auto reassoc = collapse.getReassociationIndices();
+    // Bufferization copies a collapse the strides cannot express.
+    if (memref::CollapseShapeOp::isGuaranteedCollapsible(srcType, reassoc))
+      return layoutOf(
+          memref::CollapseShapeOp::computeCollapsedType(srcType, reassoc));
+  }
+  return {nn::getContiguousStrides(type.getShape()), 0};
+}
+
+bool isContiguous(Value value) {
+  Layout l = getLayout(value);
+  auto type = tensorType(value);
+  if (l.offset != 0)
+    return false;
+  SmallVector<int64_t> contiguous = nn::getContiguousStrides(type.getShape());
+  for (auto [i, size] : llvm::enumerate(type.getShape()))
+    if (size != 1 && l.strides[i] != contiguous[i])
+      return false;
+  return true;
+}
+
+Value stridedView(OpBuilder &b, Location loc, Value value,
+                  RankedTensorType type, ArrayRef<int64_t> strides,
+                  int64_t offset) {
+  auto srcType = tensorType(value);
+  MemRefType srcMemref = memrefTypeOf(srcType, getLayout(value));
+  Value buffer = bufferization::ToBufferOp::create(b, loc, srcMemref, value,
+                                                   /*read_only=*/true);
+  Layout l{SmallVector<int64_t>(strides), offset};
+  MemRefType viewType = memrefTypeOf(type, l);
+  Value view = memref::ReinterpretCastOp::create(
+      b, loc, viewType, buffer, offset, type.getShape(), strides);
+  return bufferization::ToTensorOp::create(b, loc, type, view,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+Value permuteView(OpBuilder &b, Location loc, Value value,
+                  ArrayRef<int64_t> perm) {
+  auto type = tensorType(value);
+  Layout l = getLayout(value);
+  SmallVector<int64_t> shape, strides;
+  for (int64_t d : perm) {
+    shape.push_back(type.getDimSize(d));
+    strides.push_back(l.strides[d]);
+  }
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return value;
+  return stridedView(b, loc, value,
+                     RankedTensorType::get(shape, type.getElementType()),
+                     strides, l.offset);
+}
+
+Value copyToNewTensor(OpBuilder &b, Location loc, Value value) {
+  return elementwise(b, loc, value, newTensor(b, loc, tensorType(value)),
+                     [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+}
+
+Value reshapeOrCopy(OpBuilder &b, Location loc, Value value,
+                    RankedTensorType type) {
+  RankedTensorType from = tensorType(value);
+  if (from.getShape() == type.getShape())
+    return value;
+  if (isContiguous(value))
+    return reshapeView(b, loc, value, type);
+  Layout l = getLayout(value);
+  if (std::optional<SmallVector<int64_t>> strides =
+          nn::getViewStrides(from.getShape(), l.strides, type.getShape()))
+    return stridedView(b, loc, value, type, *strides, l.offset);
+  return reshapeView(b, loc, copyToNewTensor(b, loc, value), type);
+}
+
+Value applyViewChain(OpBuilder &b, Location loc, Value value, ArrayAttr chain) {
+  for (Attribute step : chain) {
+    if (auto perm = dyn_cast<DenseI64ArrayAttr>(step))
+      value = permuteView(b, loc, value, perm.asArrayRef());
+    else
+      value = reshapeOrCopy(
+          b, loc, value,
+          cast<RankedTensorType>(cast<TypeAttr>(step).getValue()));
+  }
+  return value;
 }
 
 } // namespace vram::lowering

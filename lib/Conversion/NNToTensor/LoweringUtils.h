@@ -96,6 +96,60 @@ void attachVisionLowerings(mlir::MLIRContext *ctx);
 /// div, unary math, mean, concat, pad, constant, cast).
 void attachElementwiseLowerings(mlir::MLIRContext *ctx);
 
+/// Attaches the models of TransformerLowerings.cpp (matmul, layer norm,
+/// attention, softmax, GELU, embedding, dropout, views, masked_fill).
+void attachTransformerLowerings(mlir::MLIRContext *ctx);
+
+//===----------------------------------------------------------------------===//
+// Strided views
+//
+// PyTorch's views (transpose, permute, slice, expand, reshape of a strided
+// tensor) share their base's storage. On tensors they are a
+// `bufferization.to_buffer` of the base (read-only: the view itself writes
+// nothing), a `memref.reinterpret_cast` to the view's static strides and a
+// `bufferization.to_tensor` of that: after bufferization a view of the
+// base buffer, which keeps the base alive (vram-free-after-last-use follows
+// the cast) and allocates nothing.
+//===----------------------------------------------------------------------===//
+
+/// The strides (in elements) and offset of the buffer a lowered tensor
+/// bufferizes to: row-major with offset 0 for new tensors and arguments,
+/// the view's own for a view (and for what is written into one).
+struct Layout {
+  llvm::SmallVector<int64_t> strides;
+  int64_t offset = 0;
+};
+Layout getLayout(mlir::Value value);
+
+/// Whether `value` bufferizes to a row-major buffer at offset 0.
+bool isContiguous(mlir::Value value);
+
+/// A view of `value` as `type` with `strides` and `offset`, into the same
+/// buffer.
+mlir::Value stridedView(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value value, mlir::RankedTensorType type,
+                        llvm::ArrayRef<int64_t> strides, int64_t offset);
+
+/// The view with dimensions reordered: result dimension j is dimension
+/// perm[j] of `value` (Tensor.permute).
+mlir::Value permuteView(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value value, llvm::ArrayRef<int64_t> perm);
+
+/// `value` as `type` of the same element count (Tensor.reshape): a view when
+/// the strides can express it (always for a contiguous value), else a copy
+/// into a new tensor (what PyTorch's reshape does then).
+mlir::Value reshapeOrCopy(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value value, mlir::RankedTensorType type);
+
+/// A contiguous copy of `value` in a new tensor.
+mlir::Value copyToNewTensor(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value value);
+
+/// Applies a view chain (NNDialect::kGradViewsAttrName: permutations and
+/// reshapes) to `value`.
+mlir::Value applyViewChain(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value value, mlir::ArrayAttr chain);
+
 } // namespace vram::lowering
 
 #endif // VRAM_CONVERSION_NNTOTENSOR_LOWERINGUTILS_H

@@ -41,14 +41,26 @@ LogicalResult expectMatrix(Location loc, StringRef opName, Value v,
                         << " only, got " << v.getType();
 }
 
-AffineMap map2(MLIRContext *ctx, unsigned numDims, unsigned d0, unsigned d1) {
-  return AffineMap::get(
-      numDims, 0, {getAffineDimExpr(d0, ctx), getAffineDimExpr(d1, ctx)}, ctx);
-}
-
 //===----------------------------------------------------------------------===//
 // nn.linear: y = x W^T + b
 //===----------------------------------------------------------------------===//
+
+/// The map of dimensions `dims` in an iteration space of `numDims`.
+AffineMap dimMap(MLIRContext *ctx, unsigned numDims, ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d : dims)
+    exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(numDims, 0, exprs, ctx);
+}
+
+/// [0, n) followed by `tail`.
+SmallVector<unsigned> leadThen(unsigned n, ArrayRef<unsigned> tail) {
+  SmallVector<unsigned> dims;
+  for (unsigned d = 0; d < n; ++d)
+    dims.push_back(d);
+  dims.append(tail.begin(), tail.end());
+  return dims;
+}
 
 struct LinearLowering : ExternalModel<LinearLowering, LinearOp> {
   LogicalResult
@@ -56,8 +68,6 @@ struct LinearLowering : ExternalModel<LinearLowering, LinearOp> {
                 const LoweringOptions &, SmallVectorImpl<Value> &results,
                 SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     Location loc = op->getLoc();
-    if (failed(expectMatrix(loc, "nn.linear", operands[0], "input")))
-      return failure();
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     Value out = newTensor(b, loc, resultType);
     Value init = operands.size() > 2
@@ -66,11 +76,14 @@ struct LinearLowering : ExternalModel<LinearLowering, LinearOp> {
                                      return a[0];
                                    })
                      : fill(b, loc, out, 0.0);
-    // (n, o, i): y[n, o] += x[n, i] * W[o, i]
+    // (lead..., o, i): y[lead, o] += x[lead, i] * W[o, i]
     MLIRContext *ctx = b.getContext();
+    unsigned lead = resultType.getRank() - 1, o = lead, i = lead + 1;
+    unsigned n = lead + 2;
     results.push_back(
         contract(b, loc, operands[0], operands[1], init,
-                 {map2(ctx, 3, 0, 2), map2(ctx, 3, 1, 2), map2(ctx, 3, 0, 1)}));
+                 {dimMap(ctx, n, leadThen(lead, {i})), dimMap(ctx, n, {o, i}),
+                  dimMap(ctx, n, leadThen(lead, {o}))}));
     return success();
   }
 
@@ -79,21 +92,29 @@ struct LinearLowering : ExternalModel<LinearLowering, LinearOp> {
                                      SmallVectorImpl<Value> &grads) {
     MLIRContext *ctx = b.getContext();
     Value g = node.grads[0];
-    if (failed(expectMatrix(loc, "nn.linear", g, "output gradient")))
-      return failure();
-    for (int64_t i : node.gradOperands) {
-      auto type = cast<RankedTensorType>(node.forwardType.getInput(i));
+    unsigned lead = tensorType(g).getRank() - 1;
+    for (int64_t k : node.gradOperands) {
+      auto type = cast<RankedTensorType>(node.forwardType.getInput(k));
       Value init = fill(b, loc, newTensor(b, loc, type), 0.0);
-      if (i == 0) {
-        // (n, i, o): gx[n, i] += g[n, o] * W[o, i]
-        grads.push_back(contract(
-            b, loc, g, node.savedOperands[1], init,
-            {map2(ctx, 3, 0, 2), map2(ctx, 3, 2, 1), map2(ctx, 3, 0, 1)}));
-      } else if (i == 1) {
-        // (o, i, n): gW[o, i] += g[n, o] * x[n, i]
-        grads.push_back(contract(
-            b, loc, g, node.savedOperands[0], init,
-            {map2(ctx, 3, 2, 0), map2(ctx, 3, 2, 1), map2(ctx, 3, 0, 1)}));
+      if (k == 0) {
+        // (lead..., i, o): gx[lead, i] += g[lead, o] * W[o, i]
+        unsigned i = lead, o = lead + 1, n = lead + 2;
+        grads.push_back(contract(b, loc, g, node.savedOperands[1], init,
+                                 {dimMap(ctx, n, leadThen(lead, {o})),
+                                  dimMap(ctx, n, {o, i}),
+                                  dimMap(ctx, n, leadThen(lead, {i}))}));
+      } else if (k == 1) {
+        // (o, i, lead...): gW[o, i] += g[lead, o] * x[lead, i]
+        unsigned o = 0, i = 1, n = lead + 2;
+        SmallVector<unsigned> rows;
+        for (unsigned d = 2; d < n; ++d)
+          rows.push_back(d);
+        SmallVector<unsigned> gDims(rows), xDims(rows);
+        gDims.push_back(o);
+        xDims.push_back(i);
+        grads.push_back(contract(b, loc, g, node.savedOperands[0], init,
+                                 {dimMap(ctx, n, gDims), dimMap(ctx, n, xDims),
+                                  dimMap(ctx, n, {o, i})}));
       } else {
         grads.push_back(sumInto(b, loc, g, init));
       }
@@ -195,12 +216,24 @@ struct ReshapeLikeLowering : ExternalModel<ReshapeLikeLowering<OpTy>, OpTy> {
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
                 const LoweringOptions &, SmallVectorImpl<Value> &results,
                 SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    // vram-insert-contiguous copied the operands whose strides cannot
+    // express the view, so this is a view.
     results.push_back(
-        reshapeView(b, op->getLoc(), operands[0],
-                    cast<RankedTensorType>(op->getResult(0).getType())));
+        reshapeOrCopy(b, op->getLoc(), operands[0],
+                      cast<RankedTensorType>(op->getResult(0).getType())));
     return success();
   }
-  // The gradient is a view of the output gradient (no backward node).
+  // The gradient is a view of the output gradient (no backward node),
+  // unless it arrives through a transposing view whose strides cannot
+  // express the input's shape: then ViewBackward's reshape copies it.
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    auto type = cast<RankedTensorType>(node.forwardType.getInput(0));
+    grads.push_back(
+        reshapeView(b, loc, copyToNewTensor(b, loc, node.grads[0]), type));
+    return success();
+  }
 };
 
 //===----------------------------------------------------------------------===//
@@ -440,6 +473,16 @@ struct SavedLowering : ExternalModel<SavedLowering, SavedOp> {
         (*concept)->lowerSavedTensor(b, op->getLoc(), info);
     if (failed(value))
       return failure();
+    // The kernel computes the tensor with its operands and results alive
+    // (the memory analysis's uses): a formula that needs none of them (a
+    // dropout mask) still reads one element of each.
+    for (Value source : operands)
+      if (tensorType(source).getNumElements() > 0) {
+        SmallVector<Value> zeros(
+            tensorType(source).getRank(),
+            arith::ConstantIndexOp::create(b, op->getLoc(), 0));
+        tensor::ExtractOp::create(b, op->getLoc(), source, zeros);
+      }
     results.push_back(*value);
     return success();
   }
@@ -478,16 +521,20 @@ struct BackwardNodeLowering : ExternalModel<BackwardNodeLowering, BackwardOp> {
         break;
       }
     }
-    // A gradient handed through a view has the view's shape: view it as
-    // the forward result's.
+    // A gradient handed through views has the last view's layout: the
+    // inverse views (nn.grad_views) give the forward result's, a reshape
+    // when they are only re-chunking.
+    auto chains = op->getAttrOfType<ArrayAttr>(NNDialect::kGradViewsAttrName);
     for (auto [i, g] : llvm::enumerate(operands.drop_front(numSaved))) {
       auto want = cast<RankedTensorType>(info.forwardType.getResult(i));
+      if (chains && i < chains.size())
+        g = applyViewChain(b, loc, g, cast<ArrayAttr>(chains[i]));
       if (g.getType() != want) {
         if (tensorType(g).getNumElements() != want.getNumElements())
           return emitError(loc)
                  << "gradient of type " << g.getType()
                  << " does not match the forward result " << want;
-        g = reshapeView(b, loc, g, want);
+        g = reshapeOrCopy(b, loc, g, want);
       }
       info.grads.push_back(g);
     }
@@ -531,10 +578,19 @@ struct AccumulateGradLowering
     Location loc = op->getLoc();
     Value acc = operands[0], addend = operands[1];
     RankedTensorType type = tensorType(acc);
-    // A gradient handed through a view may have the view's shape.
+    // A gradient handed through views may have the last view's layout
+    // (nn.grad_views: the accumulated gradient's, the addend's chain).
+    if (auto chains =
+            op->getAttrOfType<ArrayAttr>(NNDialect::kGradViewsAttrName)) {
+      if (!cast<ArrayAttr>(chains[0]).empty())
+        return op->emitError() << "nn.accumulate_grad: the lowering does not "
+                                  "support accumulating into a gradient held "
+                                  "through a transposing view";
+      addend = applyViewChain(b, loc, addend, cast<ArrayAttr>(chains[1]));
+    }
     if (tensorType(addend).getNumElements() == type.getNumElements() &&
         tensorType(addend).getShape() != type.getShape())
-      addend = reshapeView(b, loc, addend, type);
+      addend = reshapeOrCopy(b, loc, addend, type);
     bool inplace = cast<AccumulateGradOp>(op).getInplace();
     if (inplace) {
       results.push_back(elementwise(
@@ -745,5 +801,6 @@ void vram::registerLowerToTensorInterfaces(DialectRegistry &registry) {
     OptimizerStepOp::attachInterface<OptimizerStepLowering>(*ctx);
     attachVisionLowerings(ctx);
     attachElementwiseLowerings(ctx);
+    attachTransformerLowerings(ctx);
   });
 }

@@ -81,5 +81,16 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
     return expect(type && (type.getValue().isF16() || type.getValue().isBF16()),
                   "the autocast dtype (f16 or bf16)");
   }
+  if (name == kGradViewsAttrName) {
+    auto chains = dyn_cast<ArrayAttr>(value);
+    bool ok = chains && llvm::all_of(chains, [](Attribute chain) {
+                auto steps = dyn_cast<ArrayAttr>(chain);
+                return steps && llvm::all_of(steps, [](Attribute step) {
+                         return isa<DenseI64ArrayAttr, TypeAttr>(step);
+                       });
+              });
+    return expect(ok, "an array of view chains (arrays of permutations and "
+                      "tensor types)");
+  }
   return op->emitError() << "unknown nn dialect attribute '" << name << "'";
 }

@@ -4,8 +4,8 @@
 func.func @forward(%x: tensor<2x4xf32>) -> tensor<2x3xf32> {
   %w = nn.param "fc1.weight" : tensor<8x4xf32>
   %h = nn.linear %x, %w : (tensor<2x4xf32>, tensor<8x4xf32>) -> tensor<2x8xf32>
-  // expected-error @+1 {{'nn.gelu' has no lowering to tensors (LowerToTensorOpInterface)}}
-  %g = nn.gelu %h : tensor<2x8xf32>
+  // expected-error @+1 {{'nn.rms_norm' has no lowering to tensors (LowerToTensorOpInterface)}}
+  %g = nn.rms_norm %h : (tensor<2x8xf32>) -> tensor<2x8xf32>
   %w2 = nn.param "fc2.weight" : tensor<3x8xf32>
   %o = nn.linear %g, %w2 : (tensor<2x8xf32>, tensor<3x8xf32>) -> tensor<2x3xf32>
   return %o : tensor<2x3xf32>
@@ -13,13 +13,12 @@ func.func @forward(%x: tensor<2x4xf32>) -> tensor<2x3xf32> {
 
 // -----
 
-// A case an op's lowering does not cover yet is an error at the op.
-func.func @forward(%x: tensor<2x5x4xf32>) -> tensor<2x3xf32> {
-  %w = nn.param "fc.weight" : tensor<3x4xf32>
-  // expected-error @+1 {{nn.linear: the lowering supports a 2-D input only, got 'tensor<2x5x4xf32>'}}
-  %y = nn.linear %x, %w : (tensor<2x5x4xf32>, tensor<3x4xf32>) -> tensor<2x5x3xf32>
-  %f = nn.flatten %y {start_dim = 1 : i64} : (tensor<2x5x3xf32>) -> tensor<2x15xf32>
-  %w2 = nn.param "head.weight" : tensor<3x15xf32>
-  %o = nn.linear %f, %w2 : (tensor<2x15xf32>, tensor<3x15xf32>) -> tensor<2x3xf32>
-  return %o : tensor<2x3xf32>
+// A case an op's lowering does not cover is an error at the op.
+func.func @forward(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %w = nn.param "fc.weight" : tensor<4x4xf32>
+  %h = nn.linear %x, %w : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  %c = nn.constant dense<2.000000e+00> : tensor<f64>
+  // expected-error @+1 {{nn.mul: the lowering does not support operands other than a tensor and a 0-d tensor of its element type}}
+  %y = nn.mul %h, %c : (tensor<2x4xf32>, tensor<f64>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
 }

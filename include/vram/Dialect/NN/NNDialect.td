@@ -48,6 +48,15 @@ def NN_Dialect : Dialect {
     /// The cuDNN convolution workspace a CUDA step assumes ("im2col").
     static constexpr ::llvm::StringLiteral kCudnnWorkspaceAttrName =
         "nn.cudnn_workspace";
+    /// On an nn.backward (one entry per output gradient) or an
+    /// nn.accumulate_grad (the accumulated gradient, the addend): the inverse
+    /// views a gradient passed through on its way back, in order. A
+    /// DenseI64ArrayAttr permutes (result dim j = operand dim p[j]), a
+    /// TypeAttr reshapes; applied to the gradient they give the layout of
+    /// the forward value it is the gradient of. Set by vram-build-step when a
+    /// chain transposes (a reshape alone follows from the types).
+    static constexpr ::llvm::StringLiteral kGradViewsAttrName =
+        "nn.grad_views";
   }];
 }
 

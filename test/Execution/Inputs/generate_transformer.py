@@ -1,0 +1,107 @@
+#!/usr/bin/python3
+"""Reference values for test/Execution/numerics-transformer.test, from PyTorch.
+
+The GPT-style block of transformer.mlir (same names): token and position
+embeddings, pre-LN causal self-attention written out (one qkv Linear split
+in three, no bias, heads split by view + transpose, q k^T * 0.5, masked_fill of the
+upper triangle with -inf, softmax, @ v, heads merged by transpose +
+contiguous + view, projection, dropout p = 0), a residual, pre-LN MLP with
+exact GELU, a residual, a final LayerNorm, an lm head without bias and
+cross-entropy on the flattened [B*T, V] logits. Batch 2, 5 tokens, width 12,
+3 heads of 4, vocabulary 13, MLP 20. Seed 0 (LayerNorm affine parameters
+perturbed); one SGD step (lr 0.1) and one
+Adam step (lr 0.01), written as .npy:
+
+  transformer/        input0.npy (token ids), labels.npy, every parameter
+  transformer-sgd/    loss.npy, NAME.grad.npy, updated NAME.npy
+  transformer-adam/   the same for Adam
+
+Run with Debian's torch: /usr/bin/python3 generate_transformer.py (1.13 CPU).
+"""
+import os
+
+import numpy as np
+import torch
+
+B, T, C, H, V, M = 2, 5, 12, 3, 13, 20
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = torch.nn.Embedding(V, C)
+        self.pos = torch.nn.Embedding(T, C)
+        self.n1 = torch.nn.LayerNorm(C)
+        # No qkv bias: the key's bias has a zero gradient in exact arithmetic
+        # (softmax ignores a per-row shift), and Adam's first step normalizes
+        # its rounding noise (1e-10) to +-lr, which no two implementations
+        # share.
+        self.qkv = torch.nn.Linear(C, 3 * C, bias=False)
+        self.proj = torch.nn.Linear(C, C)
+        self.drop = torch.nn.Dropout(0.0)
+        self.n2 = torch.nn.LayerNorm(C)
+        self.fc1 = torch.nn.Linear(C, M)
+        self.fc2 = torch.nn.Linear(M, C)
+        self.nf = torch.nn.LayerNorm(C)
+        self.head = torch.nn.Linear(C, V, bias=False)
+
+    def forward(self, ids):
+        x = self.tok(ids) + self.pos(torch.arange(T))
+        q, k, v = self.qkv(self.n1(x)).split(C, dim=2)
+        q, k, v = [t.view(B, T, H, C // H).transpose(1, 2) for t in (q, k, v)]
+        s = (q @ k.transpose(2, 3)) * 0.5
+        mask = torch.triu(torch.ones(T, T, dtype=torch.bool), 1)
+        s = s.masked_fill(mask, float("-inf"))
+        y = s.softmax(-1) @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
+        x = x + self.drop(self.proj(y))
+        h = self.fc2(torch.nn.functional.gelu(self.fc1(self.n2(x))))
+        x = x + h
+        return self.head(self.nf(x))
+
+
+def save(directory, name, tensor):
+    os.makedirs(directory, exist_ok=True)
+    np.save(os.path.join(directory, name + ".npy"), tensor.detach().numpy())
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    torch.manual_seed(0)
+    model = Block().train()
+    # LayerNorm's default affine parameters (1, 0) would hide its weight and
+    # bias in the forward pass: perturb them.
+    with torch.no_grad():
+        for ln in (model.n1, model.n2, model.nf):
+            ln.weight.add_(0.1 * torch.randn(C))
+            ln.bias.add_(0.1 * torch.randn(C))
+    ids = torch.randint(0, V, (B, T), dtype=torch.int64)
+    labels = torch.randint(0, V, (B * T,), dtype=torch.int64)
+    initial = {n: p.detach().clone() for n, p in model.named_parameters()}
+    save(os.path.join(here, "transformer"), "input0", ids)
+    save(os.path.join(here, "transformer"), "labels", labels)
+    for n, p in initial.items():
+        save(os.path.join(here, "transformer"), n, p)
+
+    for name, make in [("sgd", lambda ps: torch.optim.SGD(ps, lr=0.1)),
+                       ("adam", lambda ps: torch.optim.Adam(ps, lr=0.01))]:
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                p.copy_(initial[n])
+        optimizer = make(model.parameters())
+        optimizer.zero_grad(set_to_none=True)
+        logits = model(ids)
+        loss = torch.nn.functional.cross_entropy(logits.view(-1, V), labels)
+        loss.backward()
+        out = os.path.join(here, "transformer-" + name)
+        save(out, "loss", loss)
+        for n, p in model.named_parameters():
+            save(out, n + ".grad", p.grad)
+        optimizer.step()
+        for n, p in model.named_parameters():
+            save(out, n, p)
+        print(name, "loss", loss.item())
+
+
+if __name__ == "__main__":
+    main()
