@@ -44,6 +44,9 @@ def OffloadSerialCode : Pass<"vram-offload-serial-code", "mlir::func::FuncOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def CompilerBuffers : Pass<"vram-compiler-buffers", "mlir::ModuleOp"> {
   let summary = "Lets MLIR's in-place analysis choose the step's buffers";
   let description = [{
