@@ -386,6 +386,15 @@ struct BinaryLowering : ExternalModel<BinaryLowering<OpTy, Formula>, OpTy> {
                 SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     Location loc = op->getLoc();
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    // PyTorch computes in the result's dtype; the payloads do not convert.
+    for (Value operand : op->getOperands())
+      if (getElementTypeOrSelf(operand.getType()) !=
+          resultType.getElementType())
+        return op->emitError()
+               << op->getName()
+               << ": the lowering does not support operands of another "
+                  "element type than the result ("
+               << operand.getType() << " for " << resultType << ")";
     if (cast<OpTy>(op).getInplace()) {
       if (failed(checkOverwriteNotSaved(op, op->getOperand(0))))
         return failure();

@@ -18,7 +18,7 @@ func.func @forward(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %w = nn.param "fc.weight" : tensor<4x4xf32>
   %h = nn.linear %x, %w : (tensor<2x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
   %c = nn.constant dense<2.000000e+00> : tensor<f64>
-  // expected-error @+1 {{nn.mul: the lowering does not support operands other than a tensor and a 0-d tensor of its element type}}
+  // expected-error @+1 {{nn.mul: the lowering does not support operands of another element type than the result ('tensor<f64>' for 'tensor<2x4xf32>')}}
   %y = nn.mul %h, %c : (tensor<2x4xf32>, tensor<f64>) -> tensor<2x4xf32>
   return %y : tensor<2x4xf32>
 }
