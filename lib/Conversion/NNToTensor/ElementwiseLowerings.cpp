@@ -33,18 +33,6 @@ using ExternalModel = LowerToTensorOpInterface::ExternalModel<Model, OpTy>;
 Value cst(OpBuilder &b, Location loc, Value like, double v) {
   return floatConstant(b, loc, like.getType(), v);
 }
-Value add(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::AddFOp::create(b, loc, x, y);
-}
-Value sub(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::SubFOp::create(b, loc, x, y);
-}
-Value mul(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::MulFOp::create(b, loc, x, y);
-}
-Value div(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::DivFOp::create(b, loc, x, y);
-}
 Value cmp(OpBuilder &b, Location loc, arith::CmpFPredicate p, Value x,
           Value y) {
   return arith::CmpFOp::create(b, loc, p, x, y);

@@ -332,3 +332,24 @@ Value applyViewChain(OpBuilder &b, Location loc, Value value, ArrayAttr chain) {
 }
 
 } // namespace vram::lowering
+
+AffineMap vram::lowering::dimMap(MLIRContext *ctx, unsigned numDims,
+                                 ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d : dims)
+    exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(numDims, 0, exprs, ctx);
+}
+
+Value vram::lowering::add(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::AddFOp::create(b, loc, x, y);
+}
+Value vram::lowering::sub(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::SubFOp::create(b, loc, x, y);
+}
+Value vram::lowering::mul(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::MulFOp::create(b, loc, x, y);
+}
+Value vram::lowering::div(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::DivFOp::create(b, loc, x, y);
+}

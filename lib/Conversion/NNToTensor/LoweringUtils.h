@@ -45,6 +45,20 @@ mlir::AffineMap broadcastMap(llvm::ArrayRef<int64_t> shape,
                              llvm::ArrayRef<int64_t> iterShape,
                              mlir::MLIRContext *ctx);
 
+/// The map of the iteration dimensions `dims` in a space of `numDims`.
+mlir::AffineMap dimMap(mlir::MLIRContext *ctx, unsigned numDims,
+                       llvm::ArrayRef<unsigned> dims);
+
+/// Scalar float arithmetic for linalg payloads.
+mlir::Value add(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                mlir::Value y);
+mlir::Value sub(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                mlir::Value y);
+mlir::Value mul(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                mlir::Value y);
+mlir::Value div(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                mlir::Value y);
+
 using ElementFn = llvm::function_ref<mlir::Value(
     mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
 

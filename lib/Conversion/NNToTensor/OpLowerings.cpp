@@ -45,14 +45,6 @@ LogicalResult expectMatrix(Location loc, StringRef opName, Value v,
 // nn.linear: y = x W^T + b
 //===----------------------------------------------------------------------===//
 
-/// The map of dimensions `dims` in an iteration space of `numDims`.
-AffineMap dimMap(MLIRContext *ctx, unsigned numDims, ArrayRef<unsigned> dims) {
-  SmallVector<AffineExpr> exprs;
-  for (unsigned d : dims)
-    exprs.push_back(getAffineDimExpr(d, ctx));
-  return AffineMap::get(numDims, 0, exprs, ctx);
-}
-
 /// [0, n) followed by `tail`.
 SmallVector<unsigned> leadThen(unsigned n, ArrayRef<unsigned> tail) {
   SmallVector<unsigned> dims;

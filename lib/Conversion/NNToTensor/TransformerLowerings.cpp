@@ -45,13 +45,6 @@ int64_t normalize(int64_t dim, int64_t rank) {
   return dim < 0 ? dim + rank : dim;
 }
 
-AffineMap dims(MLIRContext *ctx, unsigned numDims, ArrayRef<unsigned> which) {
-  SmallVector<AffineExpr> exprs;
-  for (unsigned d : which)
-    exprs.push_back(getAffineDimExpr(d, ctx));
-  return AffineMap::get(numDims, 0, exprs, ctx);
-}
-
 /// The iteration dimensions [0, n) without `drop`.
 SmallVector<unsigned> allBut(unsigned n, ArrayRef<unsigned> drop) {
   SmallVector<unsigned> out;
@@ -88,18 +81,6 @@ Value generic(OpBuilder &b, Location loc, ValueRange ins, Value init,
 
 Value cst(OpBuilder &b, Location loc, Type type, double v) {
   return floatConstant(b, loc, type, v);
-}
-Value add(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::AddFOp::create(b, loc, x, y);
-}
-Value sub(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::SubFOp::create(b, loc, x, y);
-}
-Value mul(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::MulFOp::create(b, loc, x, y);
-}
-Value div(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::DivFOp::create(b, loc, x, y);
 }
 
 /// The exact erf of libm (math.erf has no LLVM lowering): erff / erf,
@@ -185,8 +166,9 @@ struct MatmulLowering : ExternalModel<MatmulLowering<OpTy>, OpTy> {
     SmallVector<unsigned> outDims = range(0, nb);
     outDims.append({m, n});
     Value init = fill(b, loc, newTensor(b, loc, outType), 0.0);
-    results.push_back(contraction(
-        b, loc, lhs, rhs, init, {lhsMap, rhsMap, dims(ctx, numDims, outDims)}));
+    results.push_back(
+        contraction(b, loc, lhs, rhs, init,
+                    {lhsMap, rhsMap, dimMap(ctx, numDims, outDims)}));
     return success();
   }
 
@@ -200,7 +182,7 @@ struct MatmulLowering : ExternalModel<MatmulLowering<OpTy>, OpTy> {
     unsigned numDims = nb + 3;
     SmallVector<unsigned> gDims = range(0, nb);
     gDims.append({m, n});
-    AffineMap gMap = dims(ctx, numDims, gDims);
+    AffineMap gMap = dimMap(ctx, numDims, gDims);
     for (int64_t i : node.gradOperands) {
       auto type = cast<RankedTensorType>(node.forwardType.getInput(i));
       Value init = fill(b, loc, newTensor(b, loc, type), 0.0);
@@ -261,7 +243,7 @@ void layerNormStats(OpBuilder &b, Location loc, Value x, NormShape s,
   auto rowType = RankedTensorType::get(xt.getShape().take_front(s.lead),
                                        xt.getElementType());
   AffineMap id = AffineMap::getMultiDimIdentityMap(s.rank, ctx);
-  AffineMap row = dims(ctx, s.rank, range(0, s.lead));
+  AffineMap row = dimMap(ctx, s.rank, range(0, s.lead));
   double invN = 1.0 / s.count;
   Value sum =
       generic(b, loc, x, fill(b, loc, stackScratch(b, loc, rowType), 0),
@@ -316,8 +298,8 @@ struct LayerNormLowering : ExternalModel<LayerNormLowering, LayerNormOp> {
     Value mean, rstd;
     layerNormStats(b, loc, x, s, ln.getEps().convertToDouble(), mean, rstd);
     AffineMap id = AffineMap::getMultiDimIdentityMap(s.rank, ctx);
-    AffineMap row = dims(ctx, s.rank, range(0, s.lead));
-    AffineMap col = dims(ctx, s.rank, range(s.lead, s.rank));
+    AffineMap row = dimMap(ctx, s.rank, range(0, s.lead));
+    AffineMap col = dimMap(ctx, s.rank, range(s.lead, s.rank));
     SmallVector<Value> ins = {x, mean, rstd};
     SmallVector<AffineMap> maps = {id, row, row};
     if (w) {
@@ -388,8 +370,8 @@ struct LayerNormLowering : ExternalModel<LayerNormLowering, LayerNormOp> {
     AffineMap id = AffineMap::getMultiDimIdentityMap(s.rank, ctx);
     AffineMap statMap =
         broadcastMap(tensorType(mean).getShape(), xt.getShape(), ctx);
-    AffineMap col = dims(ctx, s.rank, range(s.lead, s.rank));
-    AffineMap row = dims(ctx, s.rank, range(0, s.lead));
+    AffineMap col = dimMap(ctx, s.rank, range(s.lead, s.rank));
+    AffineMap row = dimMap(ctx, s.rank, range(0, s.lead));
     auto rowType = RankedTensorType::get(xt.getShape().take_front(s.lead),
                                          xt.getElementType());
     // xhat and dxhat at one element.
@@ -589,7 +571,7 @@ struct SoftmaxLikeLowering
       rowShape.push_back(xt.getDimSize(r));
     auto rowType = RankedTensorType::get(rowShape, xt.getElementType());
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
-    AffineMap row = dims(ctx, rank, rowDims);
+    AffineMap row = dimMap(ctx, rank, rowDims);
     Value max = generic(
         b, loc, x,
         fill(b, loc, stackScratch(b, loc, rowType),
@@ -630,7 +612,7 @@ struct SoftmaxLikeLowering
       rowShape.push_back(yt.getDimSize(r));
     auto rowType = RankedTensorType::get(rowShape, yt.getElementType());
     AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
-    AffineMap row = dims(ctx, rank, rowDims);
+    AffineMap row = dimMap(ctx, rank, rowDims);
     Value sum = generic(
         b, loc, {g, y}, fill(b, loc, stackScratch(b, loc, rowType), 0.0),
         {id, id, row}, [](OpBuilder &nb, Location nloc, ValueRange a) {
@@ -813,7 +795,7 @@ struct EmbeddingLowering : ExternalModel<EmbeddingLowering, EmbeddingOp> {
     int64_t vocab = tensorType(w).getDimSize(0);
     results.push_back(generic(
         b, loc, ids, newTensor(b, loc, outType),
-        {dims(ctx, rank, range(0, rank - 1)),
+        {dimMap(ctx, rank, range(0, rank - 1)),
          AffineMap::getMultiDimIdentityMap(rank, ctx)},
         [&](OpBuilder &nb, Location nloc, ValueRange a) {
           Value row = clampIndex(nb, nloc, a[0], vocab);
@@ -842,8 +824,8 @@ struct EmbeddingLowering : ExternalModel<EmbeddingLowering, EmbeddingOp> {
     Value init = fill(b, loc, newTensor(b, loc, wType), 0.0);
     grads.push_back(generic(
         b, loc, {ids, g}, init,
-        {dims(ctx, numDims, range(2, numDims)), dims(ctx, numDims, gDims),
-         dims(ctx, numDims, {0, 1})},
+        {dimMap(ctx, numDims, range(2, numDims)), dimMap(ctx, numDims, gDims),
+         dimMap(ctx, numDims, {0, 1})},
         [&](OpBuilder &nb, Location nloc, ValueRange a) {
           Value v = linalg::IndexOp::create(nb, nloc, 0);
           Value row = clampIndex(nb, nloc, a[0], vocab);
@@ -1179,7 +1161,7 @@ struct Attention {
     SmallVector<unsigned> d = range(0, nb);
     for (unsigned t : tail)
       d.push_back(nb + t);
-    return dims(ctx, nb + extra, d);
+    return dimMap(ctx, nb + extra, d);
   }
 };
 
