@@ -99,7 +99,7 @@ BENCHMARK_CAPTURE(BM_Step, tiny_cnn, "tiny_cnn")
     ->Unit(benchmark::kMillisecond);
 // resnet18 at batch 2, 32 px and 224 px: one step per run (a compile each).
 BENCHMARK_CAPTURE(BM_Step, resnet18, "resnet18")
-    ->ArgsProduct({{2}, {32, 224}, {0, 1}})
+    ->ArgsProduct({{2}, {32, 224}, {0, 1, 2}})
     ->ArgNames({"batch", "px", "loops"})
     ->UseManualTime()
     ->Iterations(1)

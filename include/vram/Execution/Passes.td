@@ -139,4 +139,51 @@ def VectorizeLoops : Pass<"vram-vectorize-loops", "mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def OutlineKernels : Pass<"vram-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "Moves each loop nest of a bufferized step into a function of its own, one function per distinct nest";
+  let description = [{
+    A whole training step lowered to loops is one function with thousands
+    of loop nests, and LLVM's loop analyses (ScalarEvolution's guard walk up
+    the dominator tree) cost time quadratic in the size of a function: most
+    of the JIT time of resnet18 went there. This pass outlines every
+    top-level linalg op and every top-level op with regions (scf loops) of
+    each function body into a private `noinline` function taking the
+    buffers and scalars the nest uses (constants are cloned in), and
+    replaces it by a call. Nests that are equal up to their operands (the
+    same shapes, layouts, indexing maps and payload, as the second block of
+    a ResNet stage repeats the first) share one function, so each distinct
+    kernel is compiled once. Allocation, frees, views and the step's marker
+    calls stay in the caller, so the allocation sequence does not change.
+
+    A nest that uses a buffer of dynamic shape or layout stays inline (the
+    runner's bare-pointer calling convention needs static ones).
+
+    ```
+    vram-opt loops.mlir --vram-outline-kernels
+    ```
+
+    Before:
+    ```mlir
+    func.func @step(%a: memref<4xf32>, %b: memref<4xf32>) {
+      linalg.generic {...} ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {...}
+      return
+    }
+    ```
+    After:
+    ```mlir
+    func.func @step(%a: memref<4xf32>, %b: memref<4xf32>) {
+      call @__vram_kernel_0(%a, %b) : (memref<4xf32>, memref<4xf32>) -> ()
+      return
+    }
+    func.func private @__vram_kernel_0(%arg0: memref<4xf32>, %arg1: memref<4xf32>)
+        attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]} {
+      linalg.generic {...} ins(%arg0 : memref<4xf32>) outs(%arg1 : memref<4xf32>) {...}
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // VRAM_EXECUTION_PASSES_TD
