@@ -9,9 +9,12 @@ average pooling to 2x2, linear, cross-entropy), seed 0, one SGD step
   cnn/        input0.npy, labels.npy, every initial parameter (NAME.npy)
   cnn-sgd/    loss.npy, NAME.grad.npy, updated NAME.npy
   cnn-adam/   the same for Adam
+  cnn.onnx    the model with its initial parameters as initializers
+              (graph input "input0"), a training export
 
 Run with Debian's torch: /usr/bin/python3 generate_cnn.py (torch 1.13 CPU).
 """
+import copy
 import os
 
 import numpy as np
@@ -52,6 +55,11 @@ def main():
     save(os.path.join(here, "cnn"), "labels", labels)
     for n, p in initial.items():
         save(os.path.join(here, "cnn"), n, p)
+    # A copy: tracing in training mode updates batch norm's running stats.
+    torch.onnx.export(copy.deepcopy(model), x, os.path.join(here, "cnn.onnx"),
+                      input_names=["input0"], output_names=["logits"],
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False, opset_version=15)
 
     for name, make in [("sgd", lambda ps: torch.optim.SGD(ps, lr=0.1)),
                        ("adam", lambda ps: torch.optim.Adam(ps, lr=0.01))]:

@@ -15,6 +15,9 @@ Adam step (lr 0.01), written as .npy:
   transformer/        input0.npy (token ids), labels.npy, every parameter
   transformer-sgd/    loss.npy, NAME.grad.npy, updated NAME.npy
   transformer-adam/   the same for Adam
+  transformer.onnx    the block with its initial parameters as initializers,
+                      logits flattened to [B*T, V] (graph input "input0"),
+                      a training export (opset 17: LayerNormalization)
 
 Run with Debian's torch: /usr/bin/python3 generate_transformer.py (1.13 CPU).
 """
@@ -101,6 +104,18 @@ def main():
         for n, p in model.named_parameters():
             save(out, n, p)
         print(name, "loss", loss.item())
+
+    # Last, so that tracing cannot shift the random streams above.
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            p.copy_(initial[n])
+    # The exported graph returns the logits as cross_entropy sees them; the
+    # module itself (not a wrapper) keeps the parameter names.
+    model.forward = lambda t: Block.forward(model, t).view(-1, V)
+    torch.onnx.export(model, ids, os.path.join(here, "transformer.onnx"),
+                      input_names=["input0"], output_names=["logits"],
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False, opset_version=17)
 
 
 if __name__ == "__main__":
