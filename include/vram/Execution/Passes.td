@@ -47,6 +47,38 @@ def OffloadSerialCode : Pass<"vram-offload-serial-code", "mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def GpuThreadBlocks : Pass<"vram-gpu-thread-blocks", "mlir::func::FuncOp"> {
+  let summary = "Shapes each outermost parallel loop as a grid of thread blocks of a fixed size";
+  let description = [{
+    `gpu-map-parallel-loops` maps the first three dimensions of an
+    outermost `scf.parallel` to the grid and those of a nested one to the
+    threads of a block; a lone loop nest therefore launches one thread per
+    block, and dimensions after the third run serially. This pass first
+    collapses all dimensions of each outermost parallel loop into one
+    (`collapseParallelLoops`), then tiles it by `block-size`
+    (`tileParallelLoop`, constant inner bound with an in-bounds check), so
+    the outer loop becomes a 1-D grid of ceil(N / block-size) blocks and the
+    inner one block-size threads, each doing one iteration of the original
+    nest (its reductions stay serial loops inside the thread).
+
+    ```
+    vram-opt loops.mlir --vram-gpu-thread-blocks=block-size=256
+    ```
+
+    Before: `scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1)`.
+    After: `scf.parallel (%b) = (%c0) to (%c32) step (%c256)` around
+    `scf.parallel (%t) = (%c0) to (%c256) step (%c1)` with an `scf.if` on
+    `%b + %t < 32`, the original indices recovered by div/rem.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Threads per block (the inner loop's trip count)">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect"];
+}
+
 def CompilerBuffers : Pass<"vram-compiler-buffers", "mlir::ModuleOp"> {
   let summary = "Lets MLIR's in-place analysis choose the step's buffers";
   let description = [{
