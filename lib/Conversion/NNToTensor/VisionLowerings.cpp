@@ -92,6 +92,92 @@ std::pair<Value, Value> windowOutput(OpBuilder &b, Location loc, Value in,
 // nn.conv2d (stride, padding, dilation, groups)
 //===----------------------------------------------------------------------===//
 
+/// A rectangle of two window dimensions (output rows and columns, or the
+/// output gradient's), and whether every window tap inside it is in bounds.
+struct Region {
+  int64_t offset[2], size[2];
+  bool interior;
+};
+
+/// [0, extent) split, per dimension, at the interior [lo, hi) (every tap
+/// in bounds there): the interior and up to four border strips, none
+/// empty. A dimension without padding is all interior.
+SmallVector<Region> windowRegions(const int64_t extent[2], const int64_t lo[2],
+                                  const int64_t hi[2]) {
+  int64_t l[2], h[2];
+  for (unsigned d = 0; d < 2; ++d) {
+    l[d] = std::clamp<int64_t>(lo[d], 0, extent[d]);
+    h[d] = std::clamp<int64_t>(hi[d], l[d], extent[d]);
+  }
+  SmallVector<Region> regions;
+  auto add = [&](int64_t o0, int64_t s0, int64_t o1, int64_t s1, bool in) {
+    if (s0 > 0 && s1 > 0)
+      regions.push_back({{o0, o1}, {s0, s1}, in});
+  };
+  add(l[0], h[0] - l[0], l[1], h[1] - l[1], true);
+  add(0, l[0], 0, extent[1], false);
+  add(h[0], extent[0] - h[0], 0, extent[1], false);
+  add(l[0], h[0] - l[0], 0, l[1], false);
+  add(l[0], h[0] - l[0], h[1], extent[1] - h[1], false);
+  return regions;
+}
+
+/// The first output position whose window (kernel k, dilation) starts in
+/// bounds, and one past the last whose window ends in bounds, of an input
+/// of `in` elements: the interior of windowRegions.
+std::pair<int64_t, int64_t> interiorOutputs(int64_t in, int64_t k,
+                                            const Window &w, unsigned d) {
+  int64_t lo = llvm::divideCeil(w.padding[d], w.stride[d]);
+  int64_t last = in - 1 + w.padding[d] - (k - 1) * w.dilation[d];
+  int64_t hi = last < 0 ? 0 : llvm::divideFloorSigned(last, w.stride[d]) + 1;
+  return {lo, hi};
+}
+
+/// (o + offset) * stride + k * dilation - padding as an affine expression
+/// of the loop dimensions `o` and `k`: an in-bounds window read.
+AffineExpr windowInputExpr(MLIRContext *ctx, unsigned o, unsigned k,
+                           int64_t offset, const Window &w, unsigned d) {
+  return (getAffineDimExpr(o, ctx) + offset) * w.stride[d] +
+         getAffineDimExpr(k, ctx) * w.dilation[d] - w.padding[d];
+}
+
+/// A static slice of `v` (sizes of its type but dims 3 and 4, the region's).
+SmallVector<OpFoldResult> regionOffsets(OpBuilder &b, unsigned rank,
+                                        const Region &r) {
+  SmallVector<OpFoldResult> o(rank, b.getIndexAttr(0));
+  o[3] = b.getIndexAttr(r.offset[0]);
+  o[4] = b.getIndexAttr(r.offset[1]);
+  return o;
+}
+SmallVector<OpFoldResult> regionSizes(OpBuilder &b, Value v, const Region &r) {
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d : tensorType(v).getShape())
+    sizes.push_back(b.getIndexAttr(d));
+  sizes[3] = b.getIndexAttr(r.size[0]);
+  sizes[4] = b.getIndexAttr(r.size[1]);
+  return sizes;
+}
+Value extractRegion(OpBuilder &b, Location loc, Value v, const Region &r) {
+  unsigned rank = tensorType(v).getRank();
+  return tensor::ExtractSliceOp::create(
+      b, loc, v, regionOffsets(b, rank, r), regionSizes(b, v, r),
+      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
+}
+Value insertRegion(OpBuilder &b, Location loc, Value part, Value into,
+                   const Region &r) {
+  unsigned rank = tensorType(into).getRank();
+  return tensor::InsertSliceOp::create(
+      b, loc, part, into, regionOffsets(b, rank, r), regionSizes(b, into, r),
+      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
+}
+
+/// `i + offset` in a payload.
+Value shifted(OpBuilder &b, Location loc, Value i, int64_t offset) {
+  if (offset == 0)
+    return i;
+  return arith::AddIOp::create(b, loc, i, indexConstant(b, loc, offset));
+}
+
 Window convWindow(DictionaryAttr attrs) {
   SmallVector<int64_t, 2> s = attrArray(attrs, "strides", {1, 1});
   SmallVector<int64_t, 2> p = attrArray(attrs, "padding", {0, 0});
@@ -176,25 +262,69 @@ struct Conv2dLowering : ExternalModel<Conv2dLowering, Conv2dOp> {
     Value weight5 = splitGroups(b, loc, weight, 0, groups);
     // (n, g, f, oh, ow, c, kh, kw):
     //   y[n, g, f, oh, ow] += x[n, g * Cg + c, ih, iw] * W[g, f, c, kh, kw]
-    Value y5 =
-        linalg::GenericOp::create(
-            b, loc, init5.getType(), weight5, init5,
-            {dims(ctx, 8, {1, 2, 5, 6, 7}), dims(ctx, 8, {0, 1, 2, 3, 4})},
-            iterators(5, 3),
-            [&](OpBuilder &nb, Location nloc, ValueRange a) {
-              SmallVector<Value> i = loopIndices(nb, nloc, 8);
-              Value ih = windowInput(nb, nloc, i[3], i[6], w, 0);
-              Value iw = windowInput(nb, nloc, i[4], i[7], w, 1);
-              Value c = affineIndex(nb, nloc, i[1], cg, i[5]);
-              Value zero = floatConstant(nb, nloc, a[0].getType(), 0.0);
-              Value xv =
-                  extractOrPad(nb, nloc, x, {i[0], c, ih, iw}, {2, 3}, zero);
-              Value prod = arith::MulFOp::create(nb, nloc, xv, a[0]);
-              linalg::YieldOp::create(
-                  nb, nloc,
-                  arith::AddFOp::create(nb, nloc, a[1], prod).getResult());
-            })
+    // per region of (oh, ow): inside, x is read through an affine map (no
+    // bounds check, contiguous along ow at stride 1); on the border strips,
+    // through a bounds-checked gather. Same terms in the same order.
+    auto xShape = tensorType(x).getShape();
+    auto wShape = tensorType(weight).getShape();
+    int64_t extent[2] = {outType.getDimSize(2), outType.getDimSize(3)};
+    int64_t lo[2], hi[2];
+    for (unsigned d = 0; d < 2; ++d)
+      std::tie(lo[d], hi[d]) =
+          interiorOutputs(xShape[2 + d], wShape[2 + d], w, d);
+    SmallVector<Region> regions = windowRegions(extent, lo, hi);
+    auto region = [&](Value acc, const Region &r) -> Value {
+      if (r.interior) {
+        AffineExpr channel =
+            getAffineDimExpr(1, ctx) * cg + getAffineDimExpr(5, ctx);
+        AffineMap xMap =
+            AffineMap::get(8, 0,
+                           {getAffineDimExpr(0, ctx), channel,
+                            windowInputExpr(ctx, 3, 6, r.offset[0], w, 0),
+                            windowInputExpr(ctx, 4, 7, r.offset[1], w, 1)},
+                           ctx);
+        return linalg::GenericOp::create(
+                   b, loc, acc.getType(), ValueRange{x, weight5}, acc,
+                   {xMap, dims(ctx, 8, {1, 2, 5, 6, 7}),
+                    dims(ctx, 8, {0, 1, 2, 3, 4})},
+                   iterators(5, 3),
+                   [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                     Value prod = arith::MulFOp::create(nb, nloc, a[0], a[1]);
+                     linalg::YieldOp::create(
+                         nb, nloc,
+                         arith::AddFOp::create(nb, nloc, a[2], prod)
+                             .getResult());
+                   })
             .getResult(0);
+      }
+      return linalg::GenericOp::create(
+                 b, loc, acc.getType(), weight5, acc,
+                 {dims(ctx, 8, {1, 2, 5, 6, 7}), dims(ctx, 8, {0, 1, 2, 3, 4})},
+                 iterators(5, 3),
+                 [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                   SmallVector<Value> i = loopIndices(nb, nloc, 8);
+                   Value oh = shifted(nb, nloc, i[3], r.offset[0]);
+                   Value ow = shifted(nb, nloc, i[4], r.offset[1]);
+                   Value ih = windowInput(nb, nloc, oh, i[6], w, 0);
+                   Value iw = windowInput(nb, nloc, ow, i[7], w, 1);
+                   Value c = affineIndex(nb, nloc, i[1], cg, i[5]);
+                   Value zero = floatConstant(nb, nloc, a[0].getType(), 0.0);
+                   Value xv = extractOrPad(nb, nloc, x, {i[0], c, ih, iw},
+                                           {2, 3}, zero);
+                   Value prod = arith::MulFOp::create(nb, nloc, xv, a[0]);
+                   linalg::YieldOp::create(
+                       nb, nloc,
+                       arith::AddFOp::create(nb, nloc, a[1], prod).getResult());
+                 })
+          .getResult(0);
+    };
+    Value y5 = init5;
+    if (regions.size() == 1)
+      y5 = region(y5, regions.front());
+    else
+      for (const Region &r : regions)
+        y5 = insertRegion(b, loc, region(extractRegion(b, loc, y5, r), r), y5,
+                          r);
     results.push_back(mergeGroups(b, loc, y5, 1, outType));
     return success();
   }
