@@ -464,6 +464,26 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
     // the parameter's shape, a view of the same storage.
     auto paramType = cast<RankedTensorType>(param.getType());
     auto gradType = cast<RankedTensorType>(grad.getType());
+    ArrayRef<Attribute> views = viewsOf.lookup(param.getResult());
+    if (permutes(views)) {
+      // A gradient that passed through a transposing view of the parameter
+      // (`W.t()`): AccumulateGrad finds that its strides break the layout
+      // contract and stores clone_obey_contract(grad), a new tensor in the
+      // parameter's layout. A node of Tensor.contiguous makes that copy
+      // through the inverse views.
+      auto copy = BackwardOp::create(
+          b, param.getLoc(), TypeRange{paramType},
+          b.getStringAttr(ContiguousOp::getOperationName()),
+          b.getDictionaryAttr({}),
+          TypeAttr::get(b.getFunctionType({paramType}, {paramType})),
+          ValueRange{}, b.getArrayAttr({}), ValueRange{grad},
+          b.getDenseI64ArrayAttr({0}), b.getDenseBoolArrayAttr({true}),
+          b.getDenseI64ArrayAttr({0, 0, 0}));
+      copy->setAttr(NNDialect::kGradViewsAttrName,
+                    b.getArrayAttr({b.getArrayAttr(views)}));
+      grad = copy.getResult(0);
+      gradType = paramType;
+    }
     if (gradType != paramType &&
         gradType.getNumElements() == paramType.getNumElements())
       grad = ReshapeOp::create(b, param.getLoc(), paramType, grad);

@@ -1362,6 +1362,17 @@ struct ContiguousLowering : ExternalModel<ContiguousLowering, ContiguousOp> {
     results.push_back(copyToNewTensor(b, op->getLoc(), operands[0]));
     return success();
   }
+
+  /// The gradient passes through a contiguous (no node); a node exists only
+  /// to copy a parameter's gradient that arrives through a transposing view
+  /// into the parameter's layout (AccumulateGrad's clone_obey_contract):
+  /// the gradient, seen through the node's nn.grad_views, in a new tensor.
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    grads.push_back(copyToNewTensor(b, loc, node.grads[0]));
+    return success();
+  }
 };
 
 //===----------------------------------------------------------------------===//

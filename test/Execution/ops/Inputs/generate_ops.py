@@ -396,6 +396,22 @@ def make_cases_2():
     ]
 
 
+def make_cases_3():
+    """A parameter used through a transposing view (own seed, as above)."""
+    return [
+        Case("matmul-param-transposed",
+             "x @ W.t() with W [5, 4] a parameter (nn.transpose of nn.param; "
+             "its gradient is copied into the parameter's layout)",
+             {"w": randn(5, 4, scale=0.5)},
+             ["%%wt = nn.transpose %%w {dim0 = 0 : i64, dim1 = 1 : i64} : "
+              "(%s) -> %s" % (ttype((5, 4)), ttype((4, 5))),
+              "%%y = nn.matmul %%input0, %%wt : (%s, %s) -> %s"
+              % (ttype((3, 4)), ttype((4, 5)), ttype((3, 5)))],
+             lambda p: p["input0"] @ p["w"].t(), (3, 5),
+             inputs={"input0": randn(3, 4)}),
+    ]
+
+
 def save(directory, name, array):
     os.makedirs(directory, exist_ok=True)
     np.save(os.path.join(directory, name + ".npy"), array)
@@ -467,6 +483,9 @@ def main():
         write_case(case)
     torch.manual_seed(1)
     for case in make_cases_2():
+        write_case(case)
+    torch.manual_seed(2)
+    for case in make_cases_3():
         write_case(case)
 
 
