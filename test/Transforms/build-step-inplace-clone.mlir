@@ -7,7 +7,7 @@
 // the memory analysis allocates it too.
 // CHECK-LABEL: func.func @step
 // CHECK: %[[H:.*]] = nn.mul
-// CHECK-NEXT: %[[CLONE:.*]] = nn.saved "self_clone" of "nn.relu6"(%[[H]]) {before_op}
+// CHECK-NEXT: %[[CLONE:.*]] = nn.saved "self_clone" of "nn.relu6"(%[[H]]) {before_op, forward_attrs = {inplace}}
 // CHECK-NEXT: %[[Y:.*]] = nn.relu6 %[[H]] {inplace}
 // CHECK: nn.backward "nn.relu6" saved(%[[CLONE]])
 func.func @forward() -> tensor<2x5xf32> {
