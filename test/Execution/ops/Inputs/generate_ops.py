@@ -412,6 +412,27 @@ def make_cases_3():
     ]
 
 
+def make_cases_4():
+    """adaptive_avg_pool2d to larger outputs (own seed, as above)."""
+    def pool(name, shape, out):
+        x = randn(*shape)
+        oshape = shape[:2] + out
+        return Case(
+            name, "nn.adaptive_avg_pool2d %s -> %s" % (list(shape),
+                                                       list(oshape)),
+            {"x": x},
+            ["%%y = nn.adaptive_avg_pool2d %%x {output_size = array<i64: %d, "
+             "%d>} : (%s) -> %s" % (out[0], out[1], ttype(shape),
+                                    ttype(oshape))],
+            lambda p: F.adaptive_avg_pool2d(p["x"], out), oshape)
+    return [
+        # VGG's 7x7 pool after a 1x1 feature map (inputs below 224 px).
+        pool("adaptive_avg_pool2d-upsample", (2, 3, 1, 1), (7, 7)),
+        # One axis pooled, the other repeated.
+        pool("adaptive_avg_pool2d-mixed", (2, 2, 4, 3), (2, 6)),
+    ]
+
+
 def save(directory, name, array):
     os.makedirs(directory, exist_ok=True)
     np.save(os.path.join(directory, name + ".npy"), array)
@@ -486,6 +507,9 @@ def main():
         write_case(case)
     torch.manual_seed(2)
     for case in make_cases_3():
+        write_case(case)
+    torch.manual_seed(3)
+    for case in make_cases_4():
         write_case(case)
 
 
