@@ -282,6 +282,23 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   if (step->hasAttr(nn::NNDialect::kPersistentGradsAttrName))
     return emitError(loc) << "--validate does not support gradients kept "
                              "across steps (--set-to-none=false) yet";
+  // The JIT has no bf16 conversion routines (__truncsfbf2).
+  WalkResult bf16 = step.walk([](Operation *op) {
+    auto isBf16 = [](Type t) {
+      auto shaped = dyn_cast<ShapedType>(t);
+      return shaped && shaped.getElementType().isBF16();
+    };
+    if (llvm::any_of(op->getOperandTypes(), isBf16) ||
+        llvm::any_of(op->getResultTypes(), isBf16)) {
+      op->emitError() << "--validate=cpu cannot execute bf16 tensors (the "
+                         "JIT has no bf16 conversions); validate the fp32 "
+                         "or fp16 step";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (bf16.wasInterrupted())
+    return failure();
   MemoryAnalysis analysis(step);
   if (analysis.failed())
     return failure();

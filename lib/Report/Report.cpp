@@ -82,9 +82,20 @@ static Operation *getForwardOp(nn::BackwardOp backward) {
       if (auto result = dyn_cast<OpResult>(value))
         return result.getOwner();
     if (r.getKind() == nn::SavedKind::Extra)
-      if (auto saved = value.getDefiningOp<nn::SavedOp>())
-        if (!saved.getSources().empty())
+      if (auto saved = value.getDefiningOp<nn::SavedOp>()) {
+        // Made before the op (an in-place op's input clone): the op follows
+        // its extras.
+        if (saved.getBeforeOp()) {
+          for (Operation *next = saved->getNextNode(); next;
+               next = next->getNextNode())
+            if (!isa<nn::SavedOp>(next))
+              return next->getName().getStringRef() == saved.getForwardOp()
+                         ? next
+                         : nullptr;
+        } else if (!saved.getSources().empty()) {
           return saved.getSources().back().getDefiningOp();
+        }
+      }
   }
   for (auto [value, role] :
        llvm::zip(backward.getSaved(), backward.getSavedRoles())) {

@@ -253,15 +253,18 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
 
   TorchTarget target{torchVersion, device, cudnnWorkspace};
   // 3. Forward: materialize what each node saves, right after its op. An
-  // extra tensor is computed from the op's operands and results.
+  // extra tensor is computed from the op's operands and results; one made
+  // before the op (the clone of an in-place op's input) from its operands,
+  // right before it.
   for (RecordedOp &rec : recorded) {
     SmallVector<SavedTensor> saved;
     cast<AutodiffOpInterface>(rec.op).getSavedTensors(
         target, rec.operandNeedsGrad, saved);
-    b.setInsertionPointAfter(rec.op);
-    SmallVector<Value> sources(rec.op->getOperands());
+    SmallVector<Value> operands(rec.op->getOperands());
+    SmallVector<Value> sources = operands;
     llvm::append_range(sources, rec.op->getResults());
     int64_t extras = 0;
+    Operation *lastAfter = rec.op;
     for (const SavedTensor &s : saved) {
       switch (s.kind) {
       case SavedTensor::Kind::Operand:
@@ -274,14 +277,23 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
         rec.roles.push_back(
             SavedRoleAttr::get(ctx, SavedKind::Result, s.index));
         break;
-      case SavedTensor::Kind::Extra:
-        rec.saved.push_back(SavedOp::create(
+      case SavedTensor::Kind::Extra: {
+        if (s.beforeOp)
+          b.setInsertionPoint(rec.op);
+        else
+          b.setInsertionPointAfter(lastAfter);
+        auto extra = SavedOp::create(
             b, rec.op->getLoc(), s.type, b.getStringAttr(s.name),
             b.getStringAttr(rec.op->getName().getStringRef()),
-            rec.op->getAttrDictionary(), sources));
+            rec.op->getAttrDictionary(), s.beforeOp ? operands : sources,
+            s.beforeOp ? b.getUnitAttr() : UnitAttr());
+        if (!s.beforeOp)
+          lastAfter = extra;
+        rec.saved.push_back(extra);
         rec.roles.push_back(
             SavedRoleAttr::get(ctx, SavedKind::Extra, extras++));
         break;
+      }
       }
     }
   }
@@ -314,9 +326,9 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
                                         it->second, grad, inplace);
     ArrayRef<Attribute> accViews = viewsOf[forwardValue];
     if (permutes(accViews) || permutes(views))
-      acc->setAttr(NNDialect::kGradViewsAttrName,
-                   b.getArrayAttr({b.getArrayAttr(accViews),
-                                   b.getArrayAttr(views)}));
+      acc->setAttr(
+          NNDialect::kGradViewsAttrName,
+          b.getArrayAttr({b.getArrayAttr(accViews), b.getArrayAttr(views)}));
     it->second = acc.getResult();
   };
   // Whether a gradient buffer (contiguous) seen through `views` can be
@@ -392,9 +404,9 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
         // through a transposing view whose strides cannot express the
         // operand's shape, that reshape copies (a backward node).
         if (auto reshape = dyn_cast_or_null<TypeAttr>(inverse);
-            !reshape || gradStridesExpress(outGrads.front(), views,
-                                           cast<RankedTensorType>(
-                                               reshape.getValue()))) {
+            !reshape ||
+            gradStridesExpress(outGrads.front(), views,
+                               cast<RankedTensorType>(reshape.getValue()))) {
           if (inverse)
             views.push_back(inverse);
           contribute(operand, outGrads.front(), /*passthrough=*/true,
@@ -452,6 +464,26 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
     // the parameter's shape, a view of the same storage.
     auto paramType = cast<RankedTensorType>(param.getType());
     auto gradType = cast<RankedTensorType>(grad.getType());
+    ArrayRef<Attribute> views = viewsOf.lookup(param.getResult());
+    if (permutes(views)) {
+      // A gradient that passed through a transposing view of the parameter
+      // (`W.t()`): AccumulateGrad finds that its strides break the layout
+      // contract and stores clone_obey_contract(grad), a new tensor in the
+      // parameter's layout. A node of Tensor.contiguous makes that copy
+      // through the inverse views.
+      auto copy = BackwardOp::create(
+          b, param.getLoc(), TypeRange{paramType},
+          b.getStringAttr(ContiguousOp::getOperationName()),
+          b.getDictionaryAttr({}),
+          TypeAttr::get(b.getFunctionType({paramType}, {paramType})),
+          ValueRange{}, b.getArrayAttr({}), ValueRange{grad},
+          b.getDenseI64ArrayAttr({0}), b.getDenseBoolArrayAttr({true}),
+          b.getDenseI64ArrayAttr({0, 0, 0}));
+      copy->setAttr(NNDialect::kGradViewsAttrName,
+                    b.getArrayAttr({b.getArrayAttr(views)}));
+      grad = copy.getResult(0);
+      gradType = paramType;
+    }
     if (gradType != paramType &&
         gradType.getNumElements() == paramType.getNumElements())
       grad = ReshapeOp::create(b, param.getLoc(), paramType, grad);

@@ -64,20 +64,31 @@ private:
 } // namespace
 
 Operation *CheckpointPass::forwardOpOf(BackwardOp node) const {
-  for (auto [value, role] : llvm::zip(node.getSaved(), node.getSavedRoles())) {
+  for (auto [savedValue, role] :
+       llvm::zip(node.getSaved(), node.getSavedRoles())) {
     auto r = cast<SavedRoleAttr>(role);
+    Value value = savedValue;
     Operation *def = value.getDefiningOp();
+    unsigned operandIndex = r.getIndex();
+    bool byOperand = r.getKind() == SavedKind::Operand;
     if (r.getKind() == SavedKind::Extra)
-      if (auto saved = dyn_cast_or_null<SavedOp>(def))
-        if (!saved.getSources().empty())
+      if (auto saved = dyn_cast_or_null<SavedOp>(def)) {
+        // A clone made before the op: found through its first operand.
+        if (saved.getBeforeOp() && !saved.getSources().empty()) {
+          value = saved.getSources().front();
+          operandIndex = 0;
+          byOperand = true;
+        } else if (!saved.getSources().empty()) {
           def = saved.getSources().back().getDefiningOp();
-    if (r.getKind() != SavedKind::Operand) {
+        }
+      }
+    if (!byOperand) {
       if (segmentOf.count(def))
         return def;
       continue;
     }
     for (OpOperand &use : value.getUses())
-      if (use.getOperandNumber() == r.getIndex() &&
+      if (use.getOperandNumber() == operandIndex &&
           use.getOwner()->getName().getStringRef() == node.getForwardOp() &&
           segmentOf.count(use.getOwner()))
         return use.getOwner();

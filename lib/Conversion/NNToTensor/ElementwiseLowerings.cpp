@@ -106,6 +106,17 @@ struct UnaryLowering : ExternalModel<UnaryLowering<OpTy, Formula>, OpTy> {
     return success();
   }
 
+  /// The in-place form's `self_clone`: a copy of the input, made before the
+  /// op overwrites it.
+  static FailureOr<Value> lowerSavedTensor(OpBuilder &b, Location loc,
+                                           const SavedTensorLowering &saved) {
+    if (saved.kind != "self_clone" || saved.operands.empty())
+      return emitError(loc)
+             << OpTy::getOperationName()
+             << ": no lowering of the saved tensor '" << saved.kind << "'";
+    return copyToNewTensor(b, loc, saved.operands[0]);
+  }
+
   static LogicalResult lowerBackward(OpBuilder &b, Location loc,
                                      const BackwardLowering &node,
                                      SmallVectorImpl<Value> &grads) {
@@ -114,6 +125,8 @@ struct UnaryLowering : ExternalModel<UnaryLowering<OpTy, Formula>, OpTy> {
       saved = node.savedResults[0];
     else if (!node.savedOperands.empty() && node.savedOperands[0])
       saved = node.savedOperands[0];
+    else if (!node.savedExtras.empty() && node.savedExtras[0])
+      saved = node.savedExtras[0]; // the input's clone
     auto type = cast<RankedTensorType>(node.forwardType.getInput(0));
     SmallVector<Value> ins = {node.grads[0]};
     if (saved)

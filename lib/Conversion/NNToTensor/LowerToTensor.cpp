@@ -39,8 +39,24 @@ struct LowerToTensorPass
       step.emitError("the step must be a single block");
       return signalPassFailure();
     }
-    if (failed(lower(module, step)))
+    if (failed(checkNoAutocast(step)) || failed(lower(module, step)))
       signalPassFailure();
+  }
+
+  /// A torch.autocast step mixes dtypes inside ops (cross_entropy's fp32
+  /// `dtype` on fp16 logits, fp32 weights with fp16 activations), which the
+  /// models do not lower: an error at the region's end (or the step).
+  LogicalResult checkNoAutocast(func::FuncOp step) {
+    auto autocast = step->getAttrOfType<TypeAttr>(NNDialect::kAutocastAttrName);
+    if (!autocast)
+      return success();
+    Operation *at = step;
+    step.walk([&](AutocastExitOp exit) { at = exit; });
+    return at->emitError()
+           << "a torch.autocast step (--precision=amp, " << autocast.getValue()
+           << ") is not lowered: the lowerings compute each op in one "
+              "element type; execute the fp32 step, or the whole model in "
+              "fp16";
   }
 
   LogicalResult lower(ModuleOp module, func::FuncOp step);

@@ -456,8 +456,9 @@ struct SavedLowering : ExternalModel<SavedLowering, SavedOp> {
     info.kind = saved.getKind();
     info.forwardAttrs = saved.getForwardAttrs();
     info.resultType = saved.getType();
-    // The forward ops that keep extra tensors have one result.
-    unsigned numResults = 1;
+    // The forward ops that keep extra tensors have one result; a tensor
+    // made before the op has only its operands.
+    unsigned numResults = saved.getBeforeOp() ? 0 : 1;
     unsigned numOperands = operands.size() - numResults;
     info.operands.assign(operands.begin(), operands.begin() + numOperands);
     info.results.assign(operands.begin() + numOperands, operands.end());

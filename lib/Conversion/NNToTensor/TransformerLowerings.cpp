@@ -445,6 +445,383 @@ struct LayerNormLowering : ExternalModel<LayerNormLowering, LayerNormOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// nn.rms_norm over the trailing `normalized_rank` dimensions, as the fused
+// kernel the analysis models (input, weight and rstd saved; torch 2.7's
+// _fused_rms_norm): rstd = 1 / sqrt(mean(x^2) + eps) per row (fp32, the
+// nn.saved `rstd`, [..., 1]), y = x rstd w. Backward, with xhat = x rstd
+// and dxhat = g w:
+//   dx = rstd (dxhat - xhat mean(dxhat xhat)), dw = sum_rows(g xhat).
+//===----------------------------------------------------------------------===//
+
+/// 1 / sqrt(sum(x^2) / N + eps) per row, on the stack, shaped [lead...].
+Value rmsNormRstd(OpBuilder &b, Location loc, Value x, NormShape s,
+                  double eps) {
+  MLIRContext *ctx = b.getContext();
+  auto xt = tensorType(x);
+  auto rowType = RankedTensorType::get(xt.getShape().take_front(s.lead),
+                                       xt.getElementType());
+  AffineMap id = AffineMap::getMultiDimIdentityMap(s.rank, ctx);
+  AffineMap row = dimMap(ctx, s.rank, range(0, s.lead));
+  Value sq = generic(b, loc, x, fill(b, loc, stackScratch(b, loc, rowType), 0),
+                     {id, row}, [](OpBuilder &nb, Location nloc, ValueRange a) {
+                       return add(nb, nloc, a[1], mul(nb, nloc, a[0], a[0]));
+                     });
+  double invN = 1.0 / s.count;
+  return elementwise(
+      b, loc, {}, sq,
+      [&](OpBuilder &nb, Location nloc, ValueRange a) {
+        Value ms = mul(nb, nloc, a[0], cst(nb, nloc, a[0].getType(), invN));
+        Value v = add(nb, nloc, ms, cst(nb, nloc, ms.getType(), eps));
+        return math::RsqrtOp::create(nb, nloc, v).getResult();
+      },
+      true);
+}
+
+/// A row statistic ([lead...], on the stack) copied into the kernel's
+/// output tensor of `type` ([lead..., 1...] or [lead...]).
+Value statToTensor(OpBuilder &b, Location loc, Value stat,
+                   RankedTensorType type, unsigned lead) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineExpr> rowExprs;
+  for (unsigned d = 0; d < lead; ++d)
+    rowExprs.push_back(getAffineDimExpr(d, ctx));
+  AffineMap row = AffineMap::get(type.getRank(), 0, rowExprs, ctx);
+  return generic(b, loc, stat, newTensor(b, loc, type),
+                 {row, AffineMap::getMultiDimIdentityMap(type.getRank(), ctx)},
+                 [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+}
+
+double epsOf(DictionaryAttr attrs, double otherwise) {
+  auto eps = attrs.getAs<FloatAttr>("eps");
+  return eps ? eps.getValueAsDouble() : otherwise;
+}
+
+struct RmsNormLowering : ExternalModel<RmsNormLowering, RmsNormOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    auto rn = cast<RmsNormOp>(op);
+    Location loc = op->getLoc();
+    MLIRContext *ctx = b.getContext();
+    Value x = operands[0];
+    Value w = rn.getWeight() ? operands[1] : Value();
+    NormShape s = normShape(tensorType(x), rn.getNormalizedRank());
+    Value rstd = rmsNormRstd(b, loc, x, s, rn.getEps().convertToDouble());
+    AffineMap id = AffineMap::getMultiDimIdentityMap(s.rank, ctx);
+    AffineMap row = dimMap(ctx, s.rank, range(0, s.lead));
+    AffineMap col = dimMap(ctx, s.rank, range(s.lead, s.rank));
+    SmallVector<Value> ins = {x, rstd};
+    SmallVector<AffineMap> maps = {id, row};
+    if (w) {
+      ins.push_back(w);
+      maps.push_back(col);
+    }
+    maps.push_back(id);
+    bool hasW = (bool)w;
+    results.push_back(generic(b, loc, ins, newTensor(b, loc, tensorType(x)),
+                              maps,
+                              [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                                Value y = mul(nb, nloc, a[0], a[1]);
+                                return hasW ? mul(nb, nloc, y, a[2]) : y;
+                              }));
+    return success();
+  }
+
+  static FailureOr<Value> lowerSavedTensor(OpBuilder &b, Location loc,
+                                           const SavedTensorLowering &saved) {
+    if (saved.kind != "rstd")
+      return emitError(loc) << "nn.rms_norm: no lowering of the saved tensor '"
+                            << saved.kind << "'";
+    Value x = saved.operands[0];
+    auto rank = saved.forwardAttrs.getAs<IntegerAttr>("normalized_rank");
+    NormShape s = normShape(tensorType(x), rank ? rank.getInt() : 1);
+    Value rstd = rmsNormRstd(b, loc, x, s, epsOf(saved.forwardAttrs, 1e-6));
+    return statToTensor(b, loc, rstd, cast<RankedTensorType>(saved.resultType),
+                        s.lead);
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    MLIRContext *ctx = b.getContext();
+    bool hasWeight = node.forwardType.getNumInputs() == 2;
+    Value x = node.savedOperands[0];
+    Value w = hasWeight ? node.savedOperands[1] : Value();
+    Value rstd = node.savedExtras[0];
+    Value g = node.grads[0];
+    auto xt = tensorType(x);
+    auto rank = node.forwardAttrs.getAs<IntegerAttr>("normalized_rank");
+    NormShape s = normShape(xt, rank ? rank.getInt() : 1);
+    AffineMap id = AffineMap::getMultiDimIdentityMap(s.rank, ctx);
+    AffineMap statMap =
+        broadcastMap(tensorType(rstd).getShape(), xt.getShape(), ctx);
+    AffineMap col = dimMap(ctx, s.rank, range(s.lead, s.rank));
+    AffineMap row = dimMap(ctx, s.rank, range(0, s.lead));
+    auto rowType = RankedTensorType::get(xt.getShape().take_front(s.lead),
+                                         xt.getElementType());
+    SmallVector<Value> ins = {x, rstd, g};
+    SmallVector<AffineMap> maps = {id, statMap, id};
+    if (w) {
+      ins.push_back(w);
+      maps.push_back(col);
+    }
+    auto xhat = [](OpBuilder &nb, Location nloc, ValueRange a) {
+      return mul(nb, nloc, a[0], a[1]);
+    };
+    bool hasW = (bool)w;
+    auto dxhat = [hasW](OpBuilder &nb, Location nloc, ValueRange a) {
+      return hasW ? mul(nb, nloc, a[2], a[3]) : a[2];
+    };
+    for (int64_t i : node.gradOperands) {
+      auto type = cast<RankedTensorType>(node.forwardType.getInput(i));
+      if (i == 0) {
+        SmallVector<AffineMap> sumMaps(maps);
+        sumMaps.push_back(row);
+        Value sumDX = generic(
+            b, loc, ins, fill(b, loc, stackScratch(b, loc, rowType), 0),
+            sumMaps, [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              ValueRange e = a.drop_back();
+              return add(nb, nloc, a.back(),
+                         mul(nb, nloc, dxhat(nb, nloc, e), xhat(nb, nloc, e)));
+            });
+        SmallVector<Value> dxIns(ins);
+        dxIns.push_back(sumDX);
+        SmallVector<AffineMap> dxMaps(maps);
+        dxMaps.append({row, id});
+        double invN = 1.0 / s.count;
+        grads.push_back(generic(
+            b, loc, dxIns, newTensor(b, loc, type), dxMaps,
+            [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              ValueRange e = a.drop_back(2);
+              Value sdx = a[a.size() - 2];
+              Value n = cst(nb, nloc, sdx.getType(), invN);
+              Value v =
+                  sub(nb, nloc, dxhat(nb, nloc, e),
+                      mul(nb, nloc, xhat(nb, nloc, e), mul(nb, nloc, sdx, n)));
+              return mul(nb, nloc, e[1], v);
+            }));
+        continue;
+      }
+      // dw = sum_rows(g xhat).
+      Value init = fill(b, loc, newTensor(b, loc, type), 0);
+      SmallVector<AffineMap> sumMaps(maps);
+      sumMaps.push_back(col);
+      grads.push_back(generic(b, loc, ins, init, sumMaps,
+                              [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                                ValueRange e = a.drop_back();
+                                return add(
+                                    nb, nloc, a.back(),
+                                    mul(nb, nloc, e[2], xhat(nb, nloc, e)));
+                              }));
+    }
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// nn.group_norm of [N, C, *]: the input viewed as [N, G, C/G, S] (S the
+// spatial size), layer norm's statistics over the last two dimensions
+// (native_group_norm: mean and rstd [N, G], the nn.saved tensors), the
+// weight and bias viewed as [G, C/G]. Backward (native_group_norm_backward),
+// per group, with xhat = (x - mean) rstd and dxhat = g w[c]:
+//   dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)),
+//   dw[c] = sum_{n,s}(g xhat), db[c] = sum_{n,s}(g).
+//===----------------------------------------------------------------------===//
+
+struct GroupShape {
+  int64_t n, groups, perGroup, spatial;
+  RankedTensorType view(Type et) const {
+    return RankedTensorType::get({n, groups, perGroup, spatial}, et);
+  }
+  RankedTensorType channels(Type et) const {
+    return RankedTensorType::get({groups, perGroup}, et);
+  }
+  NormShape norm() const { return {4, 2, perGroup * spatial}; }
+};
+
+GroupShape groupShape(RankedTensorType x, int64_t groups) {
+  GroupShape s{x.getDimSize(0), groups, x.getDimSize(1) / groups, 1};
+  for (int64_t d : x.getShape().drop_front(2))
+    s.spatial *= d;
+  return s;
+}
+
+/// `v` ([N, C, *] or [C]) as the grouped view; a row-major tensor only (the
+/// reshape is then a view, as in PyTorch's kernel).
+FailureOr<Value> groupView(OpBuilder &b, Location loc, Value v,
+                           RankedTensorType type, StringRef what) {
+  if (!isContiguous(v))
+    return unsupported(loc, "nn.group_norm", Twine("a non-contiguous ") + what);
+  return reshapeView(b, loc, v, type);
+}
+
+struct GroupNormLowering : ExternalModel<GroupNormLowering, GroupNormOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    auto gn = cast<GroupNormOp>(op);
+    Location loc = op->getLoc();
+    MLIRContext *ctx = b.getContext();
+    auto xt = tensorType(operands[0]);
+    Type et = xt.getElementType();
+    GroupShape gs = groupShape(xt, gn.getNumGroups());
+    FailureOr<Value> x = groupView(b, loc, operands[0], gs.view(et), "input");
+    if (failed(x))
+      return failure();
+    SmallVector<Value> affine;
+    if (gn.getWeight())
+      affine.push_back(operands[1]);
+    if (gn.getBias())
+      affine.push_back(operands.back());
+    Value mean, rstd;
+    layerNormStats(b, loc, *x, gs.norm(), gn.getEps().convertToDouble(), mean,
+                   rstd);
+    AffineMap id = AffineMap::getMultiDimIdentityMap(4, ctx);
+    AffineMap row = dimMap(ctx, 4, {0, 1});
+    AffineMap chan = dimMap(ctx, 4, {1, 2});
+    SmallVector<Value> ins = {*x, mean, rstd};
+    SmallVector<AffineMap> maps = {id, row, row};
+    for (Value a : affine) {
+      FailureOr<Value> v = groupView(b, loc, a, gs.channels(et), "weight");
+      if (failed(v))
+        return failure();
+      ins.push_back(*v);
+      maps.push_back(chan);
+    }
+    maps.push_back(id);
+    bool hasW = (bool)gn.getWeight(), hasB = (bool)gn.getBias();
+    Value y = generic(b, loc, ins, newTensor(b, loc, gs.view(et)), maps,
+                      [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                        Value y =
+                            mul(nb, nloc, sub(nb, nloc, a[0], a[1]), a[2]);
+                        unsigned next = 3;
+                        if (hasW)
+                          y = mul(nb, nloc, y, a[next++]);
+                        if (hasB)
+                          y = add(nb, nloc, y, a[next++]);
+                        return y;
+                      });
+    results.push_back(reshapeView(b, loc, y, xt));
+    return success();
+  }
+
+  static FailureOr<Value> lowerSavedTensor(OpBuilder &b, Location loc,
+                                           const SavedTensorLowering &saved) {
+    if (saved.kind != "mean" && saved.kind != "rstd")
+      return emitError(loc) << "nn.group_norm: no lowering of the saved "
+                               "tensor '"
+                            << saved.kind << "'";
+    auto xt = tensorType(saved.operands[0]);
+    auto groups = saved.forwardAttrs.getAs<IntegerAttr>("num_groups");
+    GroupShape gs = groupShape(xt, groups.getInt());
+    FailureOr<Value> x = groupView(b, loc, saved.operands[0],
+                                   gs.view(xt.getElementType()), "input");
+    if (failed(x))
+      return failure();
+    Value mean, rstd;
+    layerNormStats(b, loc, *x, gs.norm(), epsOf(saved.forwardAttrs, 1e-5), mean,
+                   rstd);
+    return statToTensor(b, loc, saved.kind == "mean" ? mean : rstd,
+                        cast<RankedTensorType>(saved.resultType), 2);
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    MLIRContext *ctx = b.getContext();
+    bool hasWeight, hasBias;
+    normAffine(node.forwardAttrs, node.forwardType.getNumInputs(), hasWeight,
+               hasBias);
+    auto xt = cast<RankedTensorType>(node.forwardType.getInput(0));
+    Type et = xt.getElementType();
+    auto groups = node.forwardAttrs.getAs<IntegerAttr>("num_groups");
+    GroupShape gs = groupShape(xt, groups.getInt());
+    FailureOr<Value> x =
+        groupView(b, loc, node.savedOperands[0], gs.view(et), "input");
+    FailureOr<Value> g =
+        groupView(b, loc, node.grads[0], gs.view(et), "gradient");
+    if (failed(x) || failed(g))
+      return failure();
+    Value mean = node.savedExtras[0], rstd = node.savedExtras[1];
+    AffineMap id = AffineMap::getMultiDimIdentityMap(4, ctx);
+    AffineMap row = dimMap(ctx, 4, {0, 1});
+    AffineMap chan = dimMap(ctx, 4, {1, 2});
+    auto rowType = RankedTensorType::get({gs.n, gs.groups}, et);
+    SmallVector<Value> ins = {*x, mean, rstd, *g};
+    SmallVector<AffineMap> maps = {id, row, row, id};
+    if (hasWeight) {
+      FailureOr<Value> w =
+          groupView(b, loc, node.savedOperands[1], gs.channels(et), "weight");
+      if (failed(w))
+        return failure();
+      ins.push_back(*w);
+      maps.push_back(chan);
+    }
+    auto xhat = [](OpBuilder &nb, Location nloc, ValueRange a) {
+      return mul(nb, nloc, sub(nb, nloc, a[0], a[1]), a[2]);
+    };
+    auto dxhat = [hasWeight](OpBuilder &nb, Location nloc, ValueRange a) {
+      return hasWeight ? mul(nb, nloc, a[3], a[4]) : a[3];
+    };
+    for (int64_t i : node.gradOperands) {
+      auto type = cast<RankedTensorType>(node.forwardType.getInput(i));
+      bool isBias = i == (int64_t)node.forwardType.getNumInputs() - 1 &&
+                    hasBias && i != 0;
+      if (i == 0) {
+        SmallVector<AffineMap> sumMaps(maps);
+        sumMaps.push_back(row);
+        Value sumD = generic(
+            b, loc, ins, fill(b, loc, stackScratch(b, loc, rowType), 0),
+            sumMaps, [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              return add(nb, nloc, a.back(), dxhat(nb, nloc, a.drop_back()));
+            });
+        Value sumDX = generic(
+            b, loc, ins, fill(b, loc, stackScratch(b, loc, rowType), 0),
+            sumMaps, [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              ValueRange e = a.drop_back();
+              return add(nb, nloc, a.back(),
+                         mul(nb, nloc, dxhat(nb, nloc, e), xhat(nb, nloc, e)));
+            });
+        SmallVector<Value> dxIns(ins);
+        dxIns.append({sumD, sumDX});
+        SmallVector<AffineMap> dxMaps(maps);
+        dxMaps.append({row, row, id});
+        double invN = 1.0 / gs.norm().count;
+        Value dx = generic(
+            b, loc, dxIns, newTensor(b, loc, gs.view(et)), dxMaps,
+            [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              ValueRange e = a.drop_back(3);
+              Value sd = a[a.size() - 3], sdx = a[a.size() - 2];
+              Value n = cst(nb, nloc, sd.getType(), invN);
+              Value v = sub(nb, nloc, dxhat(nb, nloc, e), mul(nb, nloc, sd, n));
+              v = sub(nb, nloc, v,
+                      mul(nb, nloc, xhat(nb, nloc, e), mul(nb, nloc, sdx, n)));
+              return mul(nb, nloc, e[2], v);
+            });
+        grads.push_back(reshapeView(b, loc, dx, type));
+        continue;
+      }
+      // dw = sum_{n,s}(g xhat), db = sum_{n,s}(g), per channel.
+      Value init = fill(b, loc, newTensor(b, loc, gs.channels(et)), 0);
+      SmallVector<AffineMap> sumMaps(maps);
+      sumMaps.push_back(chan);
+      Value sum =
+          generic(b, loc, ins, init, sumMaps,
+                  [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                    ValueRange e = a.drop_back();
+                    Value term =
+                        isBias ? e[3] : mul(nb, nloc, e[3], xhat(nb, nloc, e));
+                    return add(nb, nloc, a.back(), term);
+                  });
+      grads.push_back(reshapeView(b, loc, sum, type));
+    }
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // nn.gelu: x Phi(x) with the exact erf, or PyTorch's tanh approximation;
 // backward GeluBackward (aten/src/ATen/native/cpu/Activation.cpp).
 //===----------------------------------------------------------------------===//
@@ -985,6 +1362,17 @@ struct ContiguousLowering : ExternalModel<ContiguousLowering, ContiguousOp> {
     results.push_back(copyToNewTensor(b, op->getLoc(), operands[0]));
     return success();
   }
+
+  /// The gradient passes through a contiguous (no node); a node exists only
+  /// to copy a parameter's gradient that arrives through a transposing view
+  /// into the parameter's layout (AccumulateGrad's clone_obey_contract):
+  /// the gradient, seen through the node's nn.grad_views, in a new tensor.
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    grads.push_back(copyToNewTensor(b, loc, node.grads[0]));
+    return success();
+  }
 };
 
 //===----------------------------------------------------------------------===//
@@ -1424,6 +1812,8 @@ void vram::lowering::attachTransformerLowerings(MLIRContext *ctx) {
   MatmulOp::attachInterface<MatmulLowering<MatmulOp>>(*ctx);
   BmmOp::attachInterface<MatmulLowering<BmmOp>>(*ctx);
   LayerNormOp::attachInterface<LayerNormLowering>(*ctx);
+  RmsNormOp::attachInterface<RmsNormLowering>(*ctx);
+  GroupNormOp::attachInterface<GroupNormLowering>(*ctx);
   GeluOp::attachInterface<GeluLowering>(*ctx);
   SoftmaxOp::attachInterface<SoftmaxLikeLowering<SoftmaxOp, false>>(*ctx);
   LogSoftmaxOp::attachInterface<SoftmaxLikeLowering<LogSoftmaxOp, true>>(*ctx);

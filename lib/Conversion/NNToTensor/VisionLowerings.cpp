@@ -937,16 +937,35 @@ struct AvgPool2dLowering : ExternalModel<AvgPool2dLowering, AvgPool2dOp> {
 // nn.adaptive_avg_pool2d (output sizes dividing the input's)
 //===----------------------------------------------------------------------===//
 
+/// adaptive_avg_pool2d's windows when each output size divides the input's
+/// (windows of kh x kw, u = 1) or is a multiple of it (each output reads
+/// the one input element i / u: windows of 1, k = 1), per axis. Output i
+/// then averages input rows [(i / uh) kh, (i / uh + 1) kh), PyTorch's
+/// [floor(i H / OH), ceil((i + 1) H / OH)) in both cases.
+struct PoolFactors {
+  int64_t kh = 1, kw = 1, uh = 1, uw = 1;
+};
+
 LogicalResult poolFactors(Location loc, RankedTensorType in,
-                          RankedTensorType out, int64_t &kh, int64_t &kw) {
+                          RankedTensorType out, PoolFactors &f) {
   int64_t h = in.getDimSize(2), w = in.getDimSize(3);
   int64_t oh = out.getDimSize(2), ow = out.getDimSize(3);
-  if (h % oh || w % ow)
+  auto axis = [](int64_t size, int64_t outSize, int64_t &k, int64_t &u) {
+    if (size % outSize == 0) {
+      k = size / outSize;
+      return true;
+    }
+    if (outSize % size == 0) {
+      u = outSize / size;
+      return true;
+    }
+    return false;
+  };
+  if (!axis(h, oh, f.kh, f.uh) || !axis(w, ow, f.kw, f.uw))
     return emitError(loc) << "nn.adaptive_avg_pool2d: the lowering needs "
-                             "output sizes that divide the input's, got "
+                             "output sizes that divide the input's or that "
+                             "it divides, got "
                           << in << " -> " << out;
-  kh = h / oh;
-  kw = w / ow;
   return success();
 }
 
@@ -959,17 +978,21 @@ struct AdaptiveAvgPool2dLowering
     Location loc = op->getLoc();
     Value x = operands[0];
     auto outType = cast<RankedTensorType>(op->getResult(0).getType());
-    int64_t kh, kw;
-    if (failed(poolFactors(loc, tensorType(x), outType, kh, kw)))
+    PoolFactors f;
+    if (failed(poolFactors(loc, tensorType(x), outType, f)))
       return failure();
+    int64_t kh = f.kh, kw = f.kw;
     MLIRContext *ctx = b.getContext();
     Value window = stackScratch(
         b, loc, RankedTensorType::get({kh, kw}, outType.getElementType()));
     AffineExpr d[6];
     for (unsigned i = 0; i < 6; ++i)
       d[i] = getAffineDimExpr(i, ctx);
-    AffineMap inMap = AffineMap::get(
-        6, 0, {d[0], d[1], d[2] * kh + d[4], d[3] * kw + d[5]}, ctx);
+    AffineMap inMap =
+        AffineMap::get(6, 0,
+                       {d[0], d[1], d[2].floorDiv(f.uh) * kh + d[4],
+                        d[3].floorDiv(f.uw) * kw + d[5]},
+                       ctx);
     Value sum =
         linalg::GenericOp::create(
             b, loc, outType, ValueRange{x, window},
@@ -1000,10 +1023,42 @@ struct AdaptiveAvgPool2dLowering
                                      SmallVectorImpl<Value> &grads) {
     auto inType = cast<RankedTensorType>(node.forwardType.getInput(0));
     auto outType = cast<RankedTensorType>(node.forwardType.getResult(0));
-    int64_t kh, kw;
-    if (failed(poolFactors(loc, inType, outType, kh, kw)))
+    PoolFactors f;
+    if (failed(poolFactors(loc, inType, outType, f)))
       return failure();
+    int64_t kh = f.kh, kw = f.kw;
     MLIRContext *ctx = b.getContext();
+    if (f.uh > 1 || f.uw > 1) {
+      // Input element (a, b) is in the windows of outputs
+      // ((a / kh) uh + q, (b / kw) uw + r), q < uh, r < uw: their sum.
+      Value window = stackScratch(
+          b, loc, RankedTensorType::get({f.uh, f.uw}, inType.getElementType()));
+      AffineExpr e[6];
+      for (unsigned i = 0; i < 6; ++i)
+        e[i] = getAffineDimExpr(i, ctx);
+      AffineMap gMap =
+          AffineMap::get(6, 0,
+                         {e[0], e[1], e[2].floorDiv(kh) * f.uh + e[4],
+                          e[3].floorDiv(kw) * f.uw + e[5]},
+                         ctx);
+      double inv = 1.0 / (kh * kw);
+      grads.push_back(
+          linalg::GenericOp::create(
+              b, loc, inType, ValueRange{node.grads[0], window},
+              fill(b, loc, newTensor(b, loc, inType), 0.0),
+              {gMap, dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3})},
+              iterators(4, 2),
+              [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                Value v = arith::MulFOp::create(
+                    nb, nloc, a[0],
+                    floatConstant(nb, nloc, a[0].getType(), inv));
+                linalg::YieldOp::create(
+                    nb, nloc,
+                    arith::AddFOp::create(nb, nloc, a[2], v).getResult());
+              })
+              .getResult(0));
+      return success();
+    }
     AffineExpr d[4];
     for (unsigned i = 0; i < 4; ++i)
       d[i] = getAffineDimExpr(i, ctx);

@@ -700,7 +700,8 @@ void ReluOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
 template <typename OpTy>
 static void saveSelf(OpTy op, SmallVectorImpl<SavedTensor> &saved) {
   if (op.getInplace())
-    saved.push_back(SavedTensor::extra(op.getInput().getType(), "self_clone"));
+    saved.push_back(
+        SavedTensor::extraBeforeOp(op.getInput().getType(), "self_clone"));
   else
     saved.push_back(SavedTensor::operand(0));
 }

@@ -1,32 +1,5 @@
 // RUN: vram-opt %s -split-input-file -verify-diagnostics --vram-build-step="mode=train optimizer=sgd loss=mse" --vram-lower-to-tensor
 
-// relu6_ (hardtanh_) has no backward formula of its own: autograd keeps a
-// clone of the input made before the op overwrites it. The step keeps it
-// as an `nn.saved` after the op, where the input is gone, so the lowering
-// refuses it at the op rather than computing the clone from the output.
-func.func @forward() -> tensor<2x5xf32> {
-  %x = nn.param "x" : tensor<2x5xf32>
-  %c = nn.constant dense<2.000000e+00> : tensor<f32>
-  %h = nn.mul %x, %c : (tensor<2x5xf32>, tensor<f32>) -> tensor<2x5xf32>
-  // expected-error @+1 {{no lowering of the saved tensor 'self_clone' of nn.relu6}}
-  %y = nn.relu6 %h {inplace} : tensor<2x5xf32>
-  return %y : tensor<2x5xf32>
-}
-
-// -----
-
-// The same for silu_.
-func.func @forward() -> tensor<2x5xf32> {
-  %x = nn.param "x" : tensor<2x5xf32>
-  %c = nn.constant dense<2.000000e+00> : tensor<f32>
-  %h = nn.mul %x, %c : (tensor<2x5xf32>, tensor<f32>) -> tensor<2x5xf32>
-  // expected-error @+1 {{no lowering of the saved tensor 'self_clone' of nn.silu}}
-  %y = nn.silu %h {inplace} : tensor<2x5xf32>
-  return %y : tensor<2x5xf32>
-}
-
-// -----
-
 // A constant whose value is not dense elements is an error at the op.
 func.func @forward() -> tensor<2x5xf32> {
   %x = nn.param "x" : tensor<2x5xf32>

@@ -35,11 +35,17 @@ struct SavedTensor {
   unsigned index = 0;
   mlir::Type type = {};
   llvm::StringRef name = {};
+  /// An extra tensor made before the op runs, from its operands only: the
+  /// clone of `self` autograd keeps for an in-place op that overwrites it.
+  bool beforeOp = false;
 
   static SavedTensor operand(unsigned i) { return {Kind::Operand, i}; }
   static SavedTensor result(unsigned i) { return {Kind::Result, i}; }
   static SavedTensor extra(mlir::Type type, llvm::StringRef name) {
     return {Kind::Extra, 0, type, name};
+  }
+  static SavedTensor extraBeforeOp(mlir::Type type, llvm::StringRef name) {
+    return {Kind::Extra, 0, type, name, /*beforeOp=*/true};
   }
 };
 

@@ -952,7 +952,9 @@ def NN_SavedOp : NN_Op<"saved", [Pure]> {
     attention's logsumexp. Its operands are the forward op's operands
     followed by its results, and it carries the forward op's name and
     attributes: everything the kernel computes the tensor from. It stands
-    right after the forward op.
+    right after the forward op; with `before_op`, right before it, and its
+    operands are the forward op's operands only (the clone of `self` that
+    autograd makes before an in-place op overwrites it).
 
     ```mlir
     %idx = nn.saved "indices" of "nn.max_pool2d"(%x, %y) {forward_attrs = {...}}
@@ -960,7 +962,8 @@ def NN_SavedOp : NN_Op<"saved", [Pure]> {
     ```
   }];
   let arguments = (ins StrAttr:$kind, StrAttr:$forward_op,
-      DictionaryAttr:$forward_attrs, Variadic<NN_AnyTensor>:$sources);
+      DictionaryAttr:$forward_attrs, Variadic<NN_AnyTensor>:$sources,
+      UnitAttr:$before_op);
   let results = (outs NN_AnyTensor:$result);
   let assemblyFormat = [{
     $kind `of` $forward_op `(` $sources `)` attr-dict `:`

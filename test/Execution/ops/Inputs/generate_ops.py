@@ -317,6 +317,122 @@ def make_cases():
     return cases
 
 
+def rms_norm_ref(x, w, rank, eps):
+    """torch 1.13 has no rms_norm: its definition, under autograd."""
+    dims = tuple(range(-rank, 0))
+    y = x * torch.rsqrt(x.pow(2).mean(dims, keepdim=True) + eps)
+    return y * w if w is not None else y
+
+
+def rms_norm_case(name, shape, rank, eps, weight):
+    params = {"x": randn(*shape)}
+    operands, types = "%x", ttype(shape)
+    if weight:
+        params["w"] = randn(*shape[len(shape) - rank:])
+        operands += " weight %w"
+        types += ", " + ttype(shape[len(shape) - rank:])
+    attrs = "eps = %e : f64, normalized_rank = %d : i64" % (eps, rank)
+    return Case(
+        name, "nn.rms_norm {%s}%s, against its definition x rsqrt(mean(x^2) "
+        "+ eps) w under autograd (torch 1.13 has no rms_norm)"
+        % (attrs, " with weight" if weight else ""),
+        params,
+        ["%%y = nn.rms_norm %s {%s} : (%s) -> %s"
+         % (operands, attrs, types, ttype(shape))],
+        lambda p: rms_norm_ref(p["x"], p.get("w"), rank, eps), shape)
+
+
+def group_norm_case(name, shape, groups, eps, affine):
+    params = {"x": randn(*shape, scale=2)}
+    operands, types = "%x", ttype(shape)
+    if affine:
+        params["w"] = randn(shape[1])
+        params["b"] = randn(shape[1])
+        operands += " weight %w bias %b"
+        types += ", %s, %s" % (ttype((shape[1],)), ttype((shape[1],)))
+    attrs = "eps = %e : f64, num_groups = %d : i64" % (eps, groups)
+    return Case(
+        name, "nn.group_norm {%s}%s on %s" % (
+            attrs, " with weight and bias" if affine else "", list(shape)),
+        params,
+        ["%%y = nn.group_norm %s {%s} : (%s) -> %s"
+         % (operands, attrs, types, ttype(shape))],
+        lambda p: F.group_norm(p["x"], groups, p.get("w"), p.get("b"), eps),
+        shape)
+
+
+def make_cases_2():
+    """Rows added after the first set, drawn from their own seed so that
+    the first set's fixtures do not change."""
+    x4 = ttype((2, 4, 5, 5))
+    w4 = ttype((4, 1, 3, 3))
+    s = ttype((2, 5))
+    return [
+        rms_norm_case("rms_norm", (2, 3, 4), 1, 1e-6, True),
+        rms_norm_case("rms_norm-rank2", (2, 3, 4), 2, 1e-3, False),
+        group_norm_case("group_norm", (2, 6, 3, 3), 3, 1e-5, True),
+        group_norm_case("group_norm-noaffine", (2, 4, 5), 2, 1e-3, False),
+        # In place on a tensor that needs a gradient: autograd clones the
+        # input before the op overwrites it (MobileNetV2's conv + ReLU6).
+        Case("relu6-inplace-grad",
+             "depthwise nn.conv2d then nn.relu6 {inplace} (the clone of its "
+             "input is made before the op)",
+             {"x": randn(2, 4, 5, 5, scale=2),
+              "w": randn(4, 1, 3, 3, scale=0.8)},
+             ["%%h = nn.conv2d %%x, %%w {groups = 4 : i64, padding = "
+              "array<i64: 1, 1>, strides = array<i64: 1, 1>} : (%s, %s) -> %s"
+              % (x4, w4, x4),
+              "%%y = nn.relu6 %%h {inplace} : %s" % x4],
+             lambda p: F.relu6(F.conv2d(p["x"], p["w"], padding=1, groups=4),
+                               inplace=True), (2, 4, 5, 5)),
+        Case("silu-inplace-grad",
+             "h = x * 1.5; nn.silu {inplace} of h (the clone of h is made "
+             "before the op)",
+             {"x": randn(2, 5, scale=3)},
+             ["%c = nn.constant dense<1.500000e+00> : tensor<f32>",
+              "%%h = nn.mul %%x, %%c : (%s, tensor<f32>) -> %s" % (s, s),
+              "%%y = nn.silu %%h {inplace} : %s" % s],
+             lambda p: F.silu(p["x"] * 1.5, inplace=True), (2, 5)),
+    ]
+
+
+def make_cases_3():
+    """A parameter used through a transposing view (own seed, as above)."""
+    return [
+        Case("matmul-param-transposed",
+             "x @ W.t() with W [5, 4] a parameter (nn.transpose of nn.param; "
+             "its gradient is copied into the parameter's layout)",
+             {"w": randn(5, 4, scale=0.5)},
+             ["%%wt = nn.transpose %%w {dim0 = 0 : i64, dim1 = 1 : i64} : "
+              "(%s) -> %s" % (ttype((5, 4)), ttype((4, 5))),
+              "%%y = nn.matmul %%input0, %%wt : (%s, %s) -> %s"
+              % (ttype((3, 4)), ttype((4, 5)), ttype((3, 5)))],
+             lambda p: p["input0"] @ p["w"].t(), (3, 5),
+             inputs={"input0": randn(3, 4)}),
+    ]
+
+
+def make_cases_4():
+    """adaptive_avg_pool2d to larger outputs (own seed, as above)."""
+    def pool(name, shape, out):
+        x = randn(*shape)
+        oshape = shape[:2] + out
+        return Case(
+            name, "nn.adaptive_avg_pool2d %s -> %s" % (list(shape),
+                                                       list(oshape)),
+            {"x": x},
+            ["%%y = nn.adaptive_avg_pool2d %%x {output_size = array<i64: %d, "
+             "%d>} : (%s) -> %s" % (out[0], out[1], ttype(shape),
+                                    ttype(oshape))],
+            lambda p: F.adaptive_avg_pool2d(p["x"], out), oshape)
+    return [
+        # VGG's 7x7 pool after a 1x1 feature map (inputs below 224 px).
+        pool("adaptive_avg_pool2d-upsample", (2, 3, 1, 1), (7, 7)),
+        # One axis pooled, the other repeated.
+        pool("adaptive_avg_pool2d-mixed", (2, 2, 4, 3), (2, 6)),
+    ]
+
+
 def save(directory, name, array):
     os.makedirs(directory, exist_ok=True)
     np.save(os.path.join(directory, name + ".npy"), array)
@@ -385,6 +501,15 @@ def write_case(case):
 def main():
     torch.manual_seed(0)
     for case in make_cases():
+        write_case(case)
+    torch.manual_seed(1)
+    for case in make_cases_2():
+        write_case(case)
+    torch.manual_seed(2)
+    for case in make_cases_3():
+        write_case(case)
+    torch.manual_seed(3)
+    for case in make_cases_4():
         write_case(case)
 
 
