@@ -144,14 +144,9 @@ extern "C" void vramJitOp(int64_t index) { activeTracker->enter(index); }
 // Arguments and results
 //===----------------------------------------------------------------------===//
 
-struct Slot {
-  std::string name;
-  std::string storage; ///< a MemoryCategory spelling; "" for results
-  RankedTensorType type;
-  void *data = nullptr;
-};
+using Slot = StepSlot;
 
-int64_t elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
+int64_t elementBytes(Type t) { return getElementBytes(t); }
 
 std::string npyDescr(Type t) {
   if (t.isF32())
@@ -270,26 +265,24 @@ int64_t numClassesOf(func::FuncOp step, Value labels) {
 // The run
 //===----------------------------------------------------------------------===//
 
-FailureOr<CpuValidationResult>
-vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
+int64_t vram::getNumClasses(ModuleOp module) {
   auto step = module.lookupSymbol<func::FuncOp>("step");
   if (!step)
-    return emitError(module.getLoc())
-           << "--validate needs a built step (@step)";
-  Location loc = step.getLoc();
-  if (step->hasAttr(nn::NNDialect::kPersistentGradsAttrName))
-    return emitError(loc) << "--validate does not support gradients kept "
-                             "across steps (--set-to-none=false) yet";
-  MemoryAnalysis analysis(step);
-  if (analysis.failed())
-    return failure();
-  Block &stepBody = step.getBody().front();
-  int64_t numClasses =
-      stepBody.getNumArguments() && getStepMode(step) == nn::StepMode::Train
-          ? numClassesOf(step, stepBody.getArguments().back())
-          : 0;
+    return 0;
+  Block &body = step.getBody().front();
+  return body.getNumArguments() && getStepMode(step) == nn::StepMode::Train
+             ? numClassesOf(step, body.getArguments().back())
+             : 0;
+}
 
-  // 1. Lower to tensors, read the signature.
+int64_t vram::getElementBytes(Type t) {
+  return (t.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+FailureOr<TensorStep>
+vram::lowerStepToTensors(ModuleOp module, const CpuValidationOptions &options) {
+  auto step = module.lookupSymbol<func::FuncOp>("step");
+  Location loc = step.getLoc();
   OwningOpRef<ModuleOp> lowered = module.clone();
   MLIRContext *ctx = module.getContext();
   PassManager toTensor(ctx);
@@ -311,7 +304,7 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
       if (f.getSymName() != "step" && !f.isExternal())
         f.erase();
   auto loweredStep = lowered->lookupSymbol<func::FuncOp>("step");
-  SmallVector<Slot> args, results;
+  std::vector<Slot> args, results;
   for (auto [i, type] : llvm::enumerate(loweredStep.getArgumentTypes())) {
     Slot s;
     s.type = cast<RankedTensorType>(type);
@@ -342,6 +335,80 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
                             << names << ")";
     }
 
+  TensorStep result;
+  result.module = std::move(lowered);
+  result.args = std::move(args);
+  result.results = std::move(results);
+  return result;
+}
+
+LogicalResult vram::initialiseArguments(Location loc,
+                                        MutableArrayRef<StepSlot> args,
+                                        const CpuValidationOptions &options,
+                                        int64_t numClasses) {
+  for (Slot &s : args) {
+    auto file = options.inputFiles.find(s.name);
+    auto initial = options.initialValues.find(s.name);
+    if (file != options.inputFiles.end()) {
+      if (failed(loadSlot(loc, s, file->getValue())))
+        return failure();
+    } else if (initial != options.initialValues.end() &&
+               s.storage != "optimizer_state" && s.storage != "inputs") {
+      const NpyArray &value = initial->getValue();
+      if (value.descr != npyDescr(s.type.getElementType()) ||
+          ArrayRef<int64_t>(value.shape) != s.type.getShape())
+        return emitError(loc)
+               << "the model's initializer " << s.name << " (" << value.descr
+               << ", " << formatShape(value.shape)
+               << ") does not match the parameter (" << s.type << ")";
+      std::memcpy(s.data, value.data.data(), value.data.size());
+    } else {
+      initialise(s, numClasses);
+    }
+  }
+  // Class indices outside [0, C) would index out of bounds.
+  if (numClasses > 0 && !args.empty() && args.size() > 0) {
+    for (const Slot &s : args)
+      if (s.name == "labels" && s.type.getElementType().isInteger(64)) {
+        auto *p = static_cast<const int64_t *>(s.data);
+        for (int64_t i = 0; i < s.type.getNumElements(); ++i)
+          if (p[i] < 0 || p[i] >= numClasses)
+            return emitError(loc) << "--input-data labels: class index " << p[i]
+                                  << " at position " << i << " is outside [0, "
+                                  << numClasses << ")";
+      }
+  }
+
+  return success();
+}
+
+FailureOr<CpuValidationResult>
+vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
+  auto step = module.lookupSymbol<func::FuncOp>("step");
+  if (!step)
+    return emitError(module.getLoc())
+           << "--validate needs a built step (@step)";
+  Location loc = step.getLoc();
+  if (step->hasAttr(nn::NNDialect::kPersistentGradsAttrName))
+    return emitError(loc) << "--validate does not support gradients kept "
+                             "across steps (--set-to-none=false) yet";
+  MemoryAnalysis analysis(step);
+  if (analysis.failed())
+    return failure();
+  Block &stepBody = step.getBody().front();
+  int64_t numClasses =
+      stepBody.getNumArguments() && getStepMode(step) == nn::StepMode::Train
+          ? numClassesOf(step, stepBody.getArguments().back())
+          : 0;
+
+  // 1. Lower to tensors, read the signature.
+  FailureOr<TensorStep> tensorStep = lowerStepToTensors(module, options);
+  if (failed(tensorStep))
+    return failure();
+  OwningOpRef<ModuleOp> lowered = std::move(tensorStep->module);
+  MLIRContext *ctx = module.getContext();
+  std::vector<Slot> &args = tensorStep->args, &results = tensorStep->results;
+
   // 2. Bufferize, free as PyTorch frees (or as MLIR frees), lower to LLVM.
   bool compilerMode = options.allocationMode == AllocationMode::Compiler;
   PassManager bufferizePm(ctx);
@@ -362,7 +429,7 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   // forbids returning an argument, and would copy it.
   SmallVector<std::optional<unsigned>> resultArg(results.size());
   if (compilerMode) {
-    loweredStep = lowered->lookupSymbol<func::FuncOp>("step");
+    auto loweredStep = lowered->lookupSymbol<func::FuncOp>("step");
     auto ret =
         cast<func::ReturnOp>(loweredStep.getBody().front().getTerminator());
     for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
@@ -464,37 +531,9 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
     s.data = tracker.allocate(bytes, 64);
     if (!s.data)
       return emitError(loc) << "out of memory allocating " << s.name;
-    auto file = options.inputFiles.find(s.name);
-    auto initial = options.initialValues.find(s.name);
-    if (file != options.inputFiles.end()) {
-      if (failed(loadSlot(loc, s, file->getValue())))
-        return failure();
-    } else if (initial != options.initialValues.end() &&
-               s.storage != "optimizer_state" && s.storage != "inputs") {
-      const NpyArray &value = initial->getValue();
-      if (value.descr != npyDescr(s.type.getElementType()) ||
-          ArrayRef<int64_t>(value.shape) != s.type.getShape())
-        return emitError(loc)
-               << "the model's initializer " << s.name << " (" << value.descr
-               << ", " << formatShape(value.shape)
-               << ") does not match the parameter (" << s.type << ")";
-      std::memcpy(s.data, value.data.data(), value.data.size());
-    } else {
-      initialise(s, numClasses);
-    }
   }
-  // Class indices outside [0, C) would index out of bounds.
-  if (numClasses > 0 && !args.empty() && args.size() > 0) {
-    for (const Slot &s : args)
-      if (s.name == "labels" && s.type.getElementType().isInteger(64)) {
-        auto *p = static_cast<const int64_t *>(s.data);
-        for (int64_t i = 0; i < s.type.getNumElements(); ++i)
-          if (p[i] < 0 || p[i] >= numClasses)
-            return emitError(loc) << "--input-data labels: class index " << p[i]
-                                  << " at position " << i << " is outside [0, "
-                                  << numClasses << ")";
-      }
-  }
+  if (failed(initialiseArguments(loc, args, options, numClasses)))
+    return failure();
 
   // 5. Run: bare pointers in, a struct of bare pointers out.
   SmallVector<void *> argPtrs, packed;
