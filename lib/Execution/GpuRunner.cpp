@@ -197,7 +197,9 @@ vram::validateOnGpu(ModuleOp module, const GpuValidationOptions &options,
     return emitError(loc) << "JIT lookup of the step failed: "
                           << toString(fn.takeError());
   if (!runtime) {
-    noDevice = openError;
+    noDevice = openError + " (the step was lowered to " +
+               std::to_string(result.kernels) + " kernels for " + result.arch +
+               " and JIT-compiled; nothing ran)";
     return failure();
   }
   if (runtime->hasError())

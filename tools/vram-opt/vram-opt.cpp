@@ -918,6 +918,7 @@ LogicalResult processModule(ModuleOp module,
             << result->mismatchPredicted;
     }
   }
+#endif
 #ifdef VRAM_ENABLE_CUDA_RUNTIME
   if (validate == ValidateTarget::Gpu) {
     vram::GpuValidationOptions run;

@@ -74,10 +74,13 @@ TEST(DeviceAllocator, HandComputedPoolsAndSegments) {
     // 3 MiB: large pool, under 10 MiB: a 20 MiB segment.
     void *c = alloc.allocate(3 * kMiB);
     EXPECT_EQ(fake.live, 22 * kMiB);
-    // 12 MiB + 1: rounded to 2 MiB multiples: a 14 MiB segment.
+    // 12 MiB + 1 -> 12 MiB + 512: best fit is the 17 MiB remainder of c's
+    // segment (cached blocks of any size serve large requests), split again
+    // (5 MiB - 512 left, over 1 MiB).
     void *d = alloc.allocate(12 * kMiB + 1);
-    EXPECT_EQ(fake.live, 36 * kMiB);
-    EXPECT_EQ(alloc.getReservedBytes(), 36 * kMiB);
+    EXPECT_EQ(fake.live, 22 * kMiB);
+    EXPECT_EQ(reinterpret_cast<char *>(d) - reinterpret_cast<char *>(c),
+              3 * kMiB);
     EXPECT_EQ(alloc.getAllocatedBytes(),
               1024 + 512 + 3 * kMiB + (12 * kMiB + 512));
     // Freeing a and asking for 512 B: best fit is the freed 1024-byte block
@@ -85,14 +88,22 @@ TEST(DeviceAllocator, HandComputedPoolsAndSegments) {
     EXPECT_TRUE(alloc.release(a));
     void *e = alloc.allocate(512);
     EXPECT_EQ(e, a);
-    // 4 MiB fits the 17 MiB remainder of c's segment: no new segment.
+    // 4 MiB takes the 5 MiB - 512 remainder whole: what would be left,
+    // 1 MiB - 512, is not over 1 MiB, so the block is not split.
     void *f = alloc.allocate(4 * kMiB);
-    EXPECT_EQ(fake.live, 36 * kMiB);
     EXPECT_EQ(reinterpret_cast<char *>(f) - reinterpret_cast<char *>(c),
-              3 * kMiB);
+              15 * kMiB + 512);
+    EXPECT_EQ(alloc.getAllocatedBytes(),
+              512 + 512 + 3 * kMiB + (12 * kMiB + 512) + (5 * kMiB - 512));
+    EXPECT_EQ(fake.live, 22 * kMiB);
+    // Nothing cached fits 12 MiB + 512 now: a new segment, rounded up to a
+    // multiple of 2 MiB (requests of 10 MiB and more): 14 MiB.
+    void *g = alloc.allocate(12 * kMiB + 1);
+    EXPECT_EQ(fake.live, 36 * kMiB);
+    EXPECT_EQ(alloc.getReservedBytes(), 36 * kMiB);
     EXPECT_EQ(alloc.getPeakReservedBytes(), 36 * kMiB);
     EXPECT_FALSE(alloc.release(reinterpret_cast<char *>(f) + 1));
-    for (void *p : {b, c, d, e, f})
+    for (void *p : {b, c, d, e, f, g})
       EXPECT_TRUE(alloc.release(p));
     EXPECT_EQ(alloc.getAllocatedBytes(), 0);
     // Cached, not returned: reserved stays.
