@@ -162,7 +162,7 @@ vram::validateOnGpu(ModuleOp module, const GpuValidationOptions &options,
     result.deviceName = runtime->getDevice().name;
     result.deviceUsedBeforeBytes = runtime->getDeviceUsedBytes();
   }
-  auto deactivate = llvm::make_scope_exit([&] {
+  llvm::scope_exit deactivate([&] {
     activeDeviceTracker = nullptr;
     if (runtime)
       runtime->deactivate();
@@ -172,7 +172,9 @@ vram::validateOnGpu(ModuleOp module, const GpuValidationOptions &options,
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   ExecutionEngineOptions engineOptions;
-  engineOptions.transformer = makeOptimizingTransformer(1, 0, nullptr);
+  // The options hold a function_ref: the transformer must outlive create.
+  auto transformer = makeOptimizingTransformer(1, 0, nullptr);
+  engineOptions.transformer = transformer;
   auto engine = ExecutionEngine::create(*lowered, engineOptions);
   if (!engine)
     return emitError(loc) << "JIT compilation failed: "
@@ -222,8 +224,33 @@ vram::validateOnGpu(ModuleOp module, const GpuValidationOptions &options,
   }
   if (failed(initialiseArguments(loc, args, options.step, numClasses)))
     return failure();
-  SmallVector<void *> devicePtrs;
-  for (auto [i, s] : llvm::enumerate(args)) {
+  // The caching allocator's choices depend on the order of requests, and
+  // only on their sizes: the arguments are requested in the order of the
+  // analysis's step-entry allocations, each taking an argument of the same
+  // size (equal sizes are interchangeable); what does not match goes last,
+  // in signature order, and shows as a difference.
+  SmallVector<unsigned> order;
+  {
+    std::vector<bool> taken(args.size(), false);
+    auto argBytes = [&](unsigned i) {
+      return args[i].type.getNumElements() *
+             getElementBytes(args[i].type.getElementType());
+    };
+    for (const MemoryEvent &e : analysis.getAllocEvents(0))
+      for (unsigned i = 0; i < args.size(); ++i)
+        if (!taken[i] &&
+            argBytes(i) == analysis.getStorages()[e.storage].bytes) {
+          taken[i] = true;
+          order.push_back(i);
+          break;
+        }
+    for (unsigned i = 0; i < args.size(); ++i)
+      if (!taken[i])
+        order.push_back(i);
+  }
+  SmallVector<void *> devicePtrs(args.size(), nullptr);
+  for (unsigned i : order) {
+    StepSlot &s = args[i];
     int64_t bytes =
         s.type.getNumElements() * getElementBytes(s.type.getElementType());
     void *p = tracker.allocate(bytes);
@@ -233,7 +260,7 @@ vram::validateOnGpu(ModuleOp module, const GpuValidationOptions &options,
     if (!runtime->copyToDevice(p, hostData[i].data(), bytes))
       return emitError(loc) << "copying " << s.name
                             << " to the device failed: " << runtime->getError();
-    devicePtrs.push_back(p);
+    devicePtrs[i] = p;
   }
 
   // 6. Run: bare device pointers in, a struct of bare pointers out.
