@@ -36,6 +36,15 @@ if config.vram_enable_onnx:
 if config.vram_enable_execution:
     config.available_features.add("execution")
 
+# --validate=gpu is built (cuda.h found): its runtime can be driven by the
+# test double of libcuda (Execution/Inputs/fake-libcuda.c), compiled by the
+# C compiler of the build.
+if config.vram_enable_execution and config.vram_cuda_include and \
+        os.path.exists(os.path.join(config.vram_cuda_include, "cuda.h")):
+    config.available_features.add("cuda-runtime")
+    config.substitutions.append(("%cc-fake-libcuda", "%s -shared -fPIC -I%s -o" % (
+        config.vram_c_compiler, config.vram_cuda_include)))
+
 # --validate=gpu needs a CUDA device: vram-opt's own probe (the driver
 # through dlopen) decides, and says why not.
 import subprocess
