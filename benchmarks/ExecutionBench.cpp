@@ -44,7 +44,8 @@ static MLIRContext &context() {
 }
 
 /// state.range(0): batch, range(1): image size, range(2): the loops
-/// (0 naive, 1 interchanged, 2 also vectorized).
+/// (0 naive, 1 interchanged, 2 also vectorized), range(3): LLVM tuned for
+/// the host CPU (1) or its generic cost model (0).
 static void BM_Step(benchmark::State &state, const char *name) {
   MLIRContext &ctx = context();
   vram::zoo::ZooOptions zoo;
@@ -72,6 +73,7 @@ static void BM_Step(benchmark::State &state, const char *name) {
     vram::CpuValidationOptions options;
     options.loops =
         static_cast<vram::CpuValidationOptions::Loops>(state.range(2));
+    options.tuneForHost = state.range(3);
     auto start = std::chrono::steady_clock::now();
     FailureOr<vram::CpuValidationResult> result =
         vram::validateOnCpu(**module, options);
@@ -92,15 +94,15 @@ static void BM_Step(benchmark::State &state, const char *name) {
 
 // The small case: tiny_cnn at batch 2 (32 px).
 BENCHMARK_CAPTURE(BM_Step, tiny_cnn, "tiny_cnn")
-    ->ArgsProduct({{2}, {32}, {0, 1, 2}})
-    ->ArgNames({"batch", "px", "loops"})
+    ->ArgsProduct({{2}, {32}, {0, 1, 2}, {0, 1}})
+    ->ArgNames({"batch", "px", "loops", "host"})
     ->UseManualTime()
     ->Iterations(3)
     ->Unit(benchmark::kMillisecond);
 // resnet18 at batch 2, 32 px and 224 px: one step per run (a compile each).
 BENCHMARK_CAPTURE(BM_Step, resnet18, "resnet18")
-    ->ArgsProduct({{2}, {32, 224}, {0, 1}})
-    ->ArgNames({"batch", "px", "loops"})
+    ->ArgsProduct({{2}, {32, 224}, {0, 1, 2}, {0, 1}})
+    ->ArgNames({"batch", "px", "loops", "host"})
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);

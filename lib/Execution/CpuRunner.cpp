@@ -8,11 +8,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "vram/Execution/CpuRunner.h"
-#include "vram/Execution/GpuLowering.h"
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Analysis/StepInfo.h"
 #include "vram/Conversion/NNToTensor.h"
 #include "vram/Dialect/NN/NNOps.h"
+#include "vram/Execution/GpuLowering.h"
 #include "vram/Execution/Npy.h"
 #include "vram/Execution/Passes.h"
 
@@ -44,9 +44,11 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
 
 #include <chrono>
 #include <cmath>
@@ -465,6 +467,9 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
     loops.vectorize = options.loops == CpuValidationOptions::Loops::Vectorize;
     pm.addNestedPass<func::FuncOp>(createVectorizeLoops(loops));
   }
+  // One small function per distinct nest: LLVM's loop analyses are
+  // quadratic in a function's size, and equal nests compile once.
+  pm.addPass(createOutlineKernels());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Fully unrolled: no stack buffers for n-D transfers inside loops.
   pm.addPass(createConvertVectorToSCFPass(
@@ -495,7 +500,23 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   llvm::InitializeNativeTargetAsmPrinter();
   ExecutionEngineOptions engineOptions;
   // O1: resnet18 compiles 2.5x faster than at O2 and ran faster here.
-  engineOptions.transformer = makeOptimizingTransformer(1, 0, nullptr);
+  // The host's target machine, so that LLVM's cost models know its vector
+  // registers (without one, the loop and SLP vectorizers see none). The
+  // options hold a function_ref: the transformer must outlive create.
+  std::unique_ptr<llvm::TargetMachine> targetMachine;
+  if (options.tuneForHost) {
+    auto host = llvm::orc::JITTargetMachineBuilder::detectHost();
+    auto machine = host ? host->createTargetMachine()
+                        : llvm::Expected<std::unique_ptr<llvm::TargetMachine>>(
+                              host.takeError());
+    if (!machine)
+      return emitError(loc) << "no JIT target for this host: "
+                            << toString(machine.takeError());
+    targetMachine = std::move(*machine);
+  }
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(1, 0, targetMachine.get());
+  engineOptions.transformer = optimize;
   auto engine = ExecutionEngine::create(*lowered, engineOptions);
   if (!engine)
     return emitError(loc) << "JIT compilation failed: "
@@ -520,7 +541,7 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   tracker.opPeak.assign(exitIndex + 1, 0);
   tracker.opSeen.assign(exitIndex + 1, false);
   activeTracker = &tracker;
-  auto releaseAll = llvm::make_scope_exit([&] {
+  llvm::scope_exit releaseAll([&] {
     for (auto &entry : llvm::make_early_inc_range(tracker.sizes))
       std::free(entry.first);
     activeTracker = nullptr;

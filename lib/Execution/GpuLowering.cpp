@@ -43,10 +43,13 @@ using namespace mlir;
 
 void vram::buildLowerToGpuPipeline(OpPassManager &pm,
                                    const GpuLoweringOptions &options) {
-  // Loops: parallel dimensions become the grid and the block, the rest
-  // (reductions) loops inside each thread.
+  // Loops: the parallel dimensions of a nest become one thread each, in
+  // 1-D blocks of `blockSize` threads; the rest (reductions) loops inside
+  // each thread.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createOffloadSerialCode());
+  pm.addNestedPass<func::FuncOp>(
+      createGpuThreadBlocks(GpuThreadBlocksOptions{options.blockSize}));
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
   pm.addPass(createLowerAffinePass());
@@ -104,6 +107,9 @@ struct LowerToGpuPipelineOptions
       llvm::cl::init("isa")};
   Option<unsigned> optLevel{*this, "O", llvm::cl::desc("Kernel opt level"),
                             llvm::cl::init(3)};
+  Option<int64_t> blockSize{*this, "block-size",
+                            llvm::cl::desc("Threads per block"),
+                            llvm::cl::init(256)};
 };
 } // namespace
 
@@ -119,6 +125,7 @@ void vram::registerLowerToGpuPipeline() {
         options.features = o.features;
         options.format = o.format;
         options.optLevel = o.optLevel;
+        options.blockSize = o.blockSize;
         buildLowerToGpuPipeline(pm, options);
       });
 }

@@ -40,3 +40,11 @@ func.func @step(%a: memref<4x8xf32>, %b: memref<4x8xf32>) -> memref<f32> {
 // CHECK: gpu.binary @step_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90
 // CHECK-SAME: .entry step_kernel(
 // SM80: .target sm_80
+
+// Thread blocks (vram-gpu-thread-blocks): the 4x8 add is 32 threads, in
+// blocks of 16 a grid of 2; the full reduction stays one thread.
+// RUN: vram-opt %s --vram-lower-to-gpu="block-size=16" | FileCheck %s --check-prefix=BLOCKS
+// BLOCKS: %[[TWO:.*]] = llvm.mlir.constant(2 : index) : i64
+// BLOCKS: %[[SIXTEEN:.*]] = llvm.mlir.constant(16 : index) : i64
+// BLOCKS: %[[ONE:.*]] = llvm.mlir.constant(1 : index) : i64
+// BLOCKS: gpu.launch_func {{ *}}@step_kernel::@step_kernel blocks in (%[[TWO]], %[[ONE]], %[[ONE]]) threads in (%[[SIXTEEN]], %[[ONE]], %[[ONE]])

@@ -59,6 +59,10 @@ struct CpuValidationOptions {
     Vectorize,   ///< also tile and vectorize (crashes resnet18 at 224 px)
   };
   Loops loops = Loops::Interchange;
+  /// LLVM's optimizer tuned for the host CPU (its vector registers, for the
+  /// loop and SLP vectorizers); false: no target machine, the generic cost
+  /// model, which vectorizes nothing (the "before" of docs/Execution.md).
+  bool tuneForHost = true;
   /// Optimizer hyperparameters of the lowered update.
   nn::LoweringOptions lowering;
   /// NAME -> .npy file: model inputs (by input name), "labels", and

@@ -30,13 +30,15 @@ struct GpuLoweringOptions {
   /// load time: no toolkit needed) or "bin" (a cubin, through ptxas).
   std::string format = "isa";
   unsigned optLevel = 3;
+  /// Threads per block (vram-gpu-thread-blocks).
+  int64_t blockSize = 256;
 };
 
 /// Adds the lowering of a bufferized step to host LLVM IR plus GPU kernels.
 void buildLowerToGpuPipeline(mlir::OpPassManager &pm,
                              const GpuLoweringOptions &options);
 
-/// Registers the pipeline as `vram-lower-to-gpu{chip= features= format= O=}`.
+/// Registers the pipeline as `vram-lower-to-gpu{chip= features= format= O= block-size=}`.
 void registerLowerToGpuPipeline();
 
 /// The `sm_XY` name of compute capability `major.minor`.

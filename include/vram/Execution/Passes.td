@@ -47,6 +47,38 @@ def OffloadSerialCode : Pass<"vram-offload-serial-code", "mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def GpuThreadBlocks : Pass<"vram-gpu-thread-blocks", "mlir::func::FuncOp"> {
+  let summary = "Shapes each outermost parallel loop as a grid of thread blocks of a fixed size";
+  let description = [{
+    `gpu-map-parallel-loops` maps the first three dimensions of an
+    outermost `scf.parallel` to the grid and those of a nested one to the
+    threads of a block; a lone loop nest therefore launches one thread per
+    block, and dimensions after the third run serially. This pass first
+    collapses all dimensions of each outermost parallel loop into one
+    (`collapseParallelLoops`), then tiles it by `block-size`
+    (`tileParallelLoop`, constant inner bound with an in-bounds check), so
+    the outer loop becomes a 1-D grid of ceil(N / block-size) blocks and the
+    inner one block-size threads, each doing one iteration of the original
+    nest (its reductions stay serial loops inside the thread).
+
+    ```
+    vram-opt loops.mlir --vram-gpu-thread-blocks=block-size=256
+    ```
+
+    Before: `scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1)`.
+    After: `scf.parallel (%b) = (%c0) to (%c32) step (%c256)` around
+    `scf.parallel (%t) = (%c0) to (%c256) step (%c1)` with an `scf.if` on
+    `%b + %t < 32`, the original indices recovered by div/rem.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", "256",
+           "Threads per block (the inner loop's trip count)">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect"];
+}
+
 def CompilerBuffers : Pass<"vram-compiler-buffers", "mlir::ModuleOp"> {
   let summary = "Lets MLIR's in-place analysis choose the step's buffers";
   let description = [{
@@ -137,6 +169,53 @@ def VectorizeLoops : Pass<"vram-vectorize-loops", "mlir::func::FuncOp"> {
                            "::mlir::memref::MemRefDialect",
                            "::mlir::affine::AffineDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def OutlineKernels : Pass<"vram-outline-kernels", "mlir::ModuleOp"> {
+  let summary = "Moves each loop nest of a bufferized step into a function of its own, one function per distinct nest";
+  let description = [{
+    A whole training step lowered to loops is one function with thousands
+    of loop nests, and LLVM's loop analyses (ScalarEvolution's guard walk up
+    the dominator tree) cost time quadratic in the size of a function: most
+    of the JIT time of resnet18 went there. This pass outlines every
+    top-level linalg op and every top-level op with regions (scf loops) of
+    each function body into a private `noinline` function taking the
+    buffers and scalars the nest uses (constants are cloned in), and
+    replaces it by a call. Nests that are equal up to their operands (the
+    same shapes, layouts, indexing maps and payload, as the second block of
+    a ResNet stage repeats the first) share one function, so each distinct
+    kernel is compiled once. Allocation, frees, views and the step's marker
+    calls stay in the caller, so the allocation sequence does not change.
+
+    A nest that uses a buffer of dynamic shape or layout stays inline (the
+    runner's bare-pointer calling convention needs static ones).
+
+    ```
+    vram-opt loops.mlir --vram-outline-kernels
+    ```
+
+    Before:
+    ```mlir
+    func.func @step(%a: memref<4xf32>, %b: memref<4xf32>) {
+      linalg.generic {...} ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {...}
+      return
+    }
+    ```
+    After:
+    ```mlir
+    func.func @step(%a: memref<4xf32>, %b: memref<4xf32>) {
+      call @__vram_kernel_0(%a, %b) : (memref<4xf32>, memref<4xf32>) -> ()
+      return
+    }
+    func.func private @__vram_kernel_0(%arg0: memref<4xf32>, %arg1: memref<4xf32>)
+        attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]} {
+      linalg.generic {...} ins(%arg0 : memref<4xf32>) outs(%arg1 : memref<4xf32>) {...}
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // VRAM_EXECUTION_PASSES_TD

@@ -9,13 +9,17 @@ average pooling to 2x2, linear, cross-entropy), seed 0, one SGD step
   cnn/        input0.npy, labels.npy, every initial parameter (NAME.npy)
   cnn-sgd/    loss.npy, NAME.grad.npy, updated NAME.npy
   cnn-adam/   the same for Adam
+  cnn.onnx    the model with its initial parameters as initializers
+              (graph input "input0"), a training export
 
 Run with Debian's torch: /usr/bin/python3 generate_cnn.py (torch 1.13 CPU).
 """
+import copy
 import os
 
-import numpy as np
 import torch
+
+from fixtures import reference_steps, save_initial
 
 
 class CNN(torch.nn.Module):
@@ -36,40 +40,22 @@ class CNN(torch.nn.Module):
         return self.fc(torch.flatten(a, 1))
 
 
-def save(directory, name, tensor):
-    os.makedirs(directory, exist_ok=True)
-    np.save(os.path.join(directory, name + ".npy"), tensor.detach().numpy())
-
-
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     torch.manual_seed(0)
     model = CNN().train()
     x = torch.randn(2, 3, 8, 8)
     labels = torch.tensor([1, 4], dtype=torch.int64)
-    initial = {n: p.detach().clone() for n, p in model.named_parameters()}
-    save(os.path.join(here, "cnn"), "input0", x)
-    save(os.path.join(here, "cnn"), "labels", labels)
-    for n, p in initial.items():
-        save(os.path.join(here, "cnn"), n, p)
+    initial = save_initial(os.path.join(here, "cnn"), model,
+                           {"input0": x, "labels": labels})
+    # A copy: tracing in training mode updates batch norm's running stats.
+    torch.onnx.export(copy.deepcopy(model), x, os.path.join(here, "cnn.onnx"),
+                      input_names=["input0"], output_names=["logits"],
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False, opset_version=15)
 
-    for name, make in [("sgd", lambda ps: torch.optim.SGD(ps, lr=0.1)),
-                       ("adam", lambda ps: torch.optim.Adam(ps, lr=0.01))]:
-        with torch.no_grad():
-            for n, p in model.named_parameters():
-                p.copy_(initial[n])
-        optimizer = make(model.parameters())
-        optimizer.zero_grad(set_to_none=True)
-        loss = torch.nn.functional.cross_entropy(model(x), labels)
-        loss.backward()
-        out = os.path.join(here, "cnn-" + name)
-        save(out, "loss", loss)
-        for n, p in model.named_parameters():
-            save(out, n + ".grad", p.grad)
-        optimizer.step()
-        for n, p in model.named_parameters():
-            save(out, n, p)
-
+    reference_steps(model, initial, os.path.join(here, "cnn"),
+                    lambda m: torch.nn.functional.cross_entropy(m(x), labels))
 
 if __name__ == "__main__":
     main()

@@ -16,8 +16,9 @@ Run with Debian's torch: /usr/bin/python3 generate_mlp.py (torch 1.13 CPU).
 """
 import os
 
-import numpy as np
 import torch
+
+from fixtures import reference_steps, save_initial
 
 
 class MLP(torch.nn.Module):
@@ -33,44 +34,21 @@ class MLP(torch.nn.Module):
         return self.fc3(h)
 
 
-def save(directory, name, tensor):
-    os.makedirs(directory, exist_ok=True)
-    np.save(os.path.join(directory, name + ".npy"), tensor.detach().numpy())
-
-
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     torch.manual_seed(0)
     model = MLP()
     x = torch.randn(4, 8)
     labels = torch.tensor([0, 2, 1, 2], dtype=torch.int64)
-    initial = {n: p.detach().clone() for n, p in model.named_parameters()}
-    save(os.path.join(here, "mlp"), "input0", x)
-    save(os.path.join(here, "mlp"), "labels", labels)
-    for n, p in initial.items():
-        save(os.path.join(here, "mlp"), n, p)
+    initial = save_initial(os.path.join(here, "mlp"), model,
+                           {"input0": x, "labels": labels})
     torch.onnx.export(model, x, os.path.join(here, "mlp.onnx"),
                       input_names=["x"], output_names=["logits"],
                       training=torch.onnx.TrainingMode.TRAINING,
                       do_constant_folding=False, opset_version=13)
 
-    for name, make in [("sgd", lambda ps: torch.optim.SGD(ps, lr=0.1)),
-                       ("adam", lambda ps: torch.optim.Adam(ps, lr=0.01))]:
-        with torch.no_grad():
-            for n, p in model.named_parameters():
-                p.copy_(initial[n])
-        optimizer = make(model.parameters())
-        optimizer.zero_grad(set_to_none=True)
-        loss = torch.nn.functional.cross_entropy(model(x), labels)
-        loss.backward()
-        out = os.path.join(here, "mlp-" + name)
-        save(out, "loss", loss)
-        for n, p in model.named_parameters():
-            save(out, n + ".grad", p.grad)
-        optimizer.step()
-        for n, p in model.named_parameters():
-            save(out, n, p)
-
+    reference_steps(model, initial, os.path.join(here, "mlp"),
+                    lambda m: torch.nn.functional.cross_entropy(m(x), labels))
 
 if __name__ == "__main__":
     main()

@@ -15,13 +15,17 @@ Adam step (lr 0.01), written as .npy:
   transformer/        input0.npy (token ids), labels.npy, every parameter
   transformer-sgd/    loss.npy, NAME.grad.npy, updated NAME.npy
   transformer-adam/   the same for Adam
+  transformer.onnx    the block with its initial parameters as initializers,
+                      logits flattened to [B*T, V] (graph input "input0"),
+                      a training export (opset 17: LayerNormalization)
 
 Run with Debian's torch: /usr/bin/python3 generate_transformer.py (1.13 CPU).
 """
 import os
 
-import numpy as np
 import torch
+
+from fixtures import reference_steps, save_initial
 
 B, T, C, H, V, M = 2, 5, 12, 3, 13, 20
 
@@ -60,11 +64,6 @@ class Block(torch.nn.Module):
         return self.head(self.nf(x))
 
 
-def save(directory, name, tensor):
-    os.makedirs(directory, exist_ok=True)
-    np.save(os.path.join(directory, name + ".npy"), tensor.detach().numpy())
-
-
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     torch.manual_seed(0)
@@ -77,30 +76,25 @@ def main():
             ln.bias.add_(0.1 * torch.randn(C))
     ids = torch.randint(0, V, (B, T), dtype=torch.int64)
     labels = torch.randint(0, V, (B * T,), dtype=torch.int64)
-    initial = {n: p.detach().clone() for n, p in model.named_parameters()}
-    save(os.path.join(here, "transformer"), "input0", ids)
-    save(os.path.join(here, "transformer"), "labels", labels)
-    for n, p in initial.items():
-        save(os.path.join(here, "transformer"), n, p)
+    initial = save_initial(os.path.join(here, "transformer"), model,
+                           {"input0": ids, "labels": labels})
+    losses = reference_steps(
+        model, initial, os.path.join(here, "transformer"),
+        lambda m: torch.nn.functional.cross_entropy(m(ids).view(-1, V), labels))
+    for name, loss in losses.items():
+        print(name, "loss", loss)
 
-    for name, make in [("sgd", lambda ps: torch.optim.SGD(ps, lr=0.1)),
-                       ("adam", lambda ps: torch.optim.Adam(ps, lr=0.01))]:
-        with torch.no_grad():
-            for n, p in model.named_parameters():
-                p.copy_(initial[n])
-        optimizer = make(model.parameters())
-        optimizer.zero_grad(set_to_none=True)
-        logits = model(ids)
-        loss = torch.nn.functional.cross_entropy(logits.view(-1, V), labels)
-        loss.backward()
-        out = os.path.join(here, "transformer-" + name)
-        save(out, "loss", loss)
+    # Last, so that tracing cannot shift the random streams above.
+    with torch.no_grad():
         for n, p in model.named_parameters():
-            save(out, n + ".grad", p.grad)
-        optimizer.step()
-        for n, p in model.named_parameters():
-            save(out, n, p)
-        print(name, "loss", loss.item())
+            p.copy_(initial[n])
+    # The exported graph returns the logits as cross_entropy sees them; the
+    # module itself (not a wrapper) keeps the parameter names.
+    model.forward = lambda t: Block.forward(model, t).view(-1, V)
+    torch.onnx.export(model, ids, os.path.join(here, "transformer.onnx"),
+                      input_names=["input0"], output_names=["logits"],
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False, opset_version=17)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,50 @@
+"""What the numerics generators share: .npy output and the two reference
+steps (one SGD step, lr 0.1, and one Adam step, lr 0.01, from the same
+initial parameters), run with Debian's torch 1.13 on the CPU."""
+import os
+
+import numpy as np
+import torch
+
+OPTIMIZERS = [("sgd", lambda ps: torch.optim.SGD(ps, lr=0.1)),
+              ("adam", lambda ps: torch.optim.Adam(ps, lr=0.01))]
+
+
+def save(directory, name, tensor):
+    os.makedirs(directory, exist_ok=True)
+    np.save(os.path.join(directory, name + ".npy"), tensor.detach().numpy())
+
+
+def save_initial(directory, model, inputs):
+    """inputs (name -> tensor) and every parameter; returns the parameters'
+    initial values, for reference_steps."""
+    initial = {n: p.detach().clone() for n, p in model.named_parameters()}
+    for name, tensor in inputs.items():
+        save(directory, name, tensor)
+    for n, p in initial.items():
+        save(directory, n, p)
+    return initial
+
+
+def reference_steps(model, initial, prefix, loss_of):
+    """For each optimizer: from `initial`, loss_of(model), backward and one
+    step, written to PREFIX-NAME/ as loss.npy, PARAM.grad.npy and the
+    updated PARAM.npy. Returns the losses by optimizer name."""
+    losses = {}
+    for name, make in OPTIMIZERS:
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                p.copy_(initial[n])
+        optimizer = make(model.parameters())
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_of(model)
+        loss.backward()
+        out = prefix + "-" + name
+        save(out, "loss", loss)
+        for n, p in model.named_parameters():
+            save(out, n + ".grad", p.grad)
+        optimizer.step()
+        for n, p in model.named_parameters():
+            save(out, n, p)
+        losses[name] = loss.item()
+    return losses
