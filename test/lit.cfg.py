@@ -36,6 +36,31 @@ if config.vram_enable_onnx:
 if config.vram_enable_execution:
     config.available_features.add("execution")
 
+# --validate=gpu is built (cuda.h found): its runtime can be driven by the
+# test double of libcuda (Execution/Inputs/fake-libcuda.c), compiled by the
+# C compiler of the build.
+if config.vram_enable_execution and config.vram_cuda_include and \
+        os.path.exists(os.path.join(config.vram_cuda_include, "cuda.h")):
+    config.available_features.add("cuda-runtime")
+    config.substitutions.append(("%cc-fake-libcuda", "%s -shared -fPIC -I%s -o" % (
+        config.vram_c_compiler, config.vram_cuda_include)))
+
+# --validate=gpu needs a CUDA device: vram-opt's own probe (the driver
+# through dlopen) decides, and says why not.
+import subprocess
+try:
+    probe = subprocess.run(
+        [os.path.join(config.vram_tools_dir, "vram-opt"), "--list-cuda-devices"],
+        capture_output=True, text=True, timeout=60)
+    if probe.returncode == 0 and probe.stdout.strip():
+        config.available_features.add("cuda-device")
+        lit_config.note("CUDA device: " + probe.stdout.strip().splitlines()[0])
+    else:
+        lit_config.note("the GPU tests are skipped: " +
+                        (probe.stderr.strip() or probe.stdout.strip() or "no output"))
+except (OSError, subprocess.TimeoutExpired) as e:
+    lit_config.note("the GPU tests are skipped: cannot run vram-opt --list-cuda-devices: " + str(e))
+
 # The LibTorch C++ front end parses real LibTorch programs: its tests need
 # libtorch-dev's headers (and its libraries to cross-check by running them).
 if config.vram_enable_cxx:

@@ -95,6 +95,7 @@ struct CudaCachingAllocator::Impl {
   llvm::DenseMap<unsigned, Block *> live;
   std::vector<std::unique_ptr<Block>> blocks;
   unsigned numSegments = 0;
+  SegmentCallback segmentCreated, segmentReleased;
 
   std::set<Block *, BySizeThenAddress> &poolOf(bool small) {
     return small ? smallPool : largePool;
@@ -111,6 +112,19 @@ CudaCachingAllocator::~CudaCachingAllocator() = default;
 
 unsigned CudaCachingAllocator::getNumSegments() const {
   return impl->numSegments;
+}
+
+CudaCachingAllocator::Placement
+CudaCachingAllocator::getPlacement(unsigned id) const {
+  const Block *block = impl->live.lookup(id);
+  assert(block && "the placement of a storage that is not live");
+  return {block->segment, block->offset, block->size};
+}
+
+void CudaCachingAllocator::setSegmentCallbacks(SegmentCallback created,
+                                               SegmentCallback released) {
+  impl->segmentCreated = std::move(created);
+  impl->segmentReleased = std::move(released);
 }
 
 int64_t CudaCachingAllocator::roundSize(int64_t bytes) {
@@ -142,6 +156,8 @@ void CudaCachingAllocator::allocate(unsigned id, int64_t bytes) {
     int64_t segment = segmentSize(size);
     block = impl->newBlock(segment, 0, impl->numSegments++, small);
     reserved += segment;
+    if (impl->segmentCreated)
+      impl->segmentCreated(block->segment, segment);
   }
   int64_t remaining = block->size - size;
   bool split = small ? remaining >= kMinBlockSize : remaining > kSmallSize;
@@ -170,6 +186,8 @@ void CudaCachingAllocator::emptyCache() {
         continue;
       }
       reserved -= block->size; // a whole free segment
+      if (impl->segmentReleased)
+        impl->segmentReleased(block->segment, block->size);
       it = pool->erase(it);
     }
 }

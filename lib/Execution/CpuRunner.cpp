@@ -146,14 +146,9 @@ extern "C" void vramJitOp(int64_t index) { activeTracker->enter(index); }
 // Arguments and results
 //===----------------------------------------------------------------------===//
 
-struct Slot {
-  std::string name;
-  std::string storage; ///< a MemoryCategory spelling; "" for results
-  RankedTensorType type;
-  void *data = nullptr;
-};
+using Slot = StepSlot;
 
-int64_t elementBytes(Type t) { return (t.getIntOrFloatBitWidth() + 7) / 8; }
+int64_t elementBytes(Type t) { return getElementBytes(t); }
 
 std::string npyDescr(Type t) {
   if (t.isF32())
@@ -272,6 +267,153 @@ int64_t numClassesOf(func::FuncOp step, Value labels) {
 // The run
 //===----------------------------------------------------------------------===//
 
+int64_t vram::getNumClasses(ModuleOp module) {
+  auto step = module.lookupSymbol<func::FuncOp>("step");
+  if (!step)
+    return 0;
+  Block &body = step.getBody().front();
+  return body.getNumArguments() && getStepMode(step) == nn::StepMode::Train
+             ? numClassesOf(step, body.getArguments().back())
+             : 0;
+}
+
+int64_t vram::getElementBytes(Type t) {
+  return (t.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+FailureOr<TensorStep>
+vram::lowerStepToTensors(ModuleOp module, const CpuValidationOptions &options) {
+  auto step = module.lookupSymbol<func::FuncOp>("step");
+  Location loc = step.getLoc();
+  OwningOpRef<ModuleOp> lowered = module.clone();
+  MLIRContext *ctx = module.getContext();
+  PassManager toTensor(ctx);
+  LowerToTensorOptions lowerOptions;
+  lowerOptions.lr = options.lowering.lr;
+  lowerOptions.momentum = options.lowering.momentum;
+  lowerOptions.beta1 = options.lowering.beta1;
+  lowerOptions.beta2 = options.lowering.beta2;
+  lowerOptions.eps = options.lowering.eps;
+  lowerOptions.markers = true;
+  lowerOptions.returnGrads = !options.dumpDir.empty();
+  toTensor.addPass(createLowerToTensor(lowerOptions));
+  if (failed(toTensor.run(*lowered)))
+    return failure();
+  // Only the step is executed.
+  for (Operation &op :
+       llvm::make_early_inc_range(lowered->getBody()->getOperations()))
+    if (auto f = dyn_cast<func::FuncOp>(op))
+      if (f.getSymName() != "step" && !f.isExternal())
+        f.erase();
+  auto loweredStep = lowered->lookupSymbol<func::FuncOp>("step");
+  std::vector<Slot> args, results;
+  for (auto [i, type] : llvm::enumerate(loweredStep.getArgumentTypes())) {
+    Slot s;
+    s.type = cast<RankedTensorType>(type);
+    if (auto name = loweredStep.getArgAttrOfType<StringAttr>(i, "vram.name"))
+      s.name = name.str();
+    if (auto kind = loweredStep.getArgAttrOfType<StringAttr>(i, "vram.storage"))
+      s.storage = kind.str();
+    args.push_back(s);
+  }
+  for (auto [i, type] : llvm::enumerate(loweredStep.getResultTypes())) {
+    Slot s;
+    s.type = cast<RankedTensorType>(type);
+    if (auto name = loweredStep.getResultAttrOfType<StringAttr>(i, "vram.name"))
+      s.name = name.str();
+    results.push_back(s);
+  }
+  for (const auto &entry : options.inputFiles)
+    if (llvm::none_of(args, [&](const Slot &s) {
+          return s.name == entry.getKey() && s.storage != "optimizer_state";
+        })) {
+      std::string names;
+      for (const Slot &s : args)
+        if (s.storage == "inputs")
+          names += (names.empty() ? "" : ", ") + s.name;
+      return emitError(loc) << "--input-data " << entry.getKey()
+                            << ": the step has no input or parameter of "
+                               "that name (inputs: "
+                            << names << ")";
+    }
+
+  TensorStep result;
+  result.module = std::move(lowered);
+  result.args = std::move(args);
+  result.results = std::move(results);
+  return result;
+}
+
+LogicalResult vram::initialiseArguments(Location loc,
+                                        MutableArrayRef<StepSlot> args,
+                                        const CpuValidationOptions &options,
+                                        int64_t numClasses) {
+  for (Slot &s : args) {
+    auto file = options.inputFiles.find(s.name);
+    auto initial = options.initialValues.find(s.name);
+    if (file != options.inputFiles.end()) {
+      if (failed(loadSlot(loc, s, file->getValue())))
+        return failure();
+    } else if (initial != options.initialValues.end() &&
+               s.storage != "optimizer_state" && s.storage != "inputs") {
+      const NpyArray &value = initial->getValue();
+      if (value.descr != npyDescr(s.type.getElementType()) ||
+          ArrayRef<int64_t>(value.shape) != s.type.getShape())
+        return emitError(loc)
+               << "the model's initializer " << s.name << " (" << value.descr
+               << ", " << formatShape(value.shape)
+               << ") does not match the parameter (" << s.type << ")";
+      std::memcpy(s.data, value.data.data(), value.data.size());
+    } else {
+      initialise(s, numClasses);
+    }
+  }
+  // Class indices outside [0, C) would index out of bounds.
+  if (numClasses > 0 && !args.empty() && args.size() > 0) {
+    for (const Slot &s : args)
+      if (s.name == "labels" && s.type.getElementType().isInteger(64)) {
+        auto *p = static_cast<const int64_t *>(s.data);
+        for (int64_t i = 0; i < s.type.getNumElements(); ++i)
+          if (p[i] < 0 || p[i] >= numClasses)
+            return emitError(loc) << "--input-data labels: class index " << p[i]
+                                  << " at position " << i << " is outside [0, "
+                                  << numClasses << ")";
+      }
+  }
+
+  return success();
+}
+
+LogicalResult vram::bufferizeStep(ModuleOp lowered, bool compilerBuffers) {
+  PassManager pm(lowered.getContext());
+  if (compilerBuffers)
+    pm.addPass(createCompilerBuffers());
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  // No alignment request: the allocator sees each tensor's exact bytes.
+  bufferize.bufferAlignment = 0;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  if (failed(pm.run(lowered)))
+    return emitError(lowered.getLoc()) << "bufferizing the step failed";
+  // A region written in place through extract_slice / insert_slice (conv's
+  // interior and border strips) leaves a copy of a subview onto an equal
+  // subview of the same buffer.
+  lowered.walk([](memref::CopyOp copy) {
+    auto from = copy.getSource().getDefiningOp<memref::SubViewOp>();
+    auto to = copy.getTarget().getDefiningOp<memref::SubViewOp>();
+    if (from && to && from.getSource() == to.getSource() &&
+        from.getType() == to.getType() &&
+        from.getStaticOffsets() == to.getStaticOffsets() &&
+        from.getStaticSizes() == to.getStaticSizes() &&
+        from.getStaticStrides() == to.getStaticStrides() &&
+        from.getOffsets().empty() && to.getOffsets().empty())
+      copy.erase();
+  });
+  return success();
+}
+
 FailureOr<CpuValidationResult>
 vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   auto step = module.lookupSymbol<func::FuncOp>("step");
@@ -309,93 +451,24 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
           : 0;
 
   // 1. Lower to tensors, read the signature.
-  OwningOpRef<ModuleOp> lowered = module.clone();
-  MLIRContext *ctx = module.getContext();
-  PassManager toTensor(ctx);
-  LowerToTensorOptions lowerOptions;
-  lowerOptions.lr = options.lowering.lr;
-  lowerOptions.momentum = options.lowering.momentum;
-  lowerOptions.beta1 = options.lowering.beta1;
-  lowerOptions.beta2 = options.lowering.beta2;
-  lowerOptions.eps = options.lowering.eps;
-  lowerOptions.markers = true;
-  lowerOptions.returnGrads = !options.dumpDir.empty();
-  toTensor.addPass(createLowerToTensor(lowerOptions));
-  if (failed(toTensor.run(*lowered)))
+  FailureOr<TensorStep> tensorStep = lowerStepToTensors(module, options);
+  if (failed(tensorStep))
     return failure();
-  // Only the step is executed.
-  for (Operation &op :
-       llvm::make_early_inc_range(lowered->getBody()->getOperations()))
-    if (auto f = dyn_cast<func::FuncOp>(op))
-      if (f.getSymName() != "step" && !f.isExternal())
-        f.erase();
-  auto loweredStep = lowered->lookupSymbol<func::FuncOp>("step");
-  SmallVector<Slot> args, results;
-  for (auto [i, type] : llvm::enumerate(loweredStep.getArgumentTypes())) {
-    Slot s;
-    s.type = cast<RankedTensorType>(type);
-    if (auto name = loweredStep.getArgAttrOfType<StringAttr>(i, "vram.name"))
-      s.name = name.str();
-    if (auto kind = loweredStep.getArgAttrOfType<StringAttr>(i, "vram.storage"))
-      s.storage = kind.str();
-    args.push_back(s);
-  }
-  for (auto [i, type] : llvm::enumerate(loweredStep.getResultTypes())) {
-    Slot s;
-    s.type = cast<RankedTensorType>(type);
-    if (auto name = loweredStep.getResultAttrOfType<StringAttr>(i, "vram.name"))
-      s.name = name.str();
-    results.push_back(s);
-  }
-  for (const auto &entry : options.inputFiles)
-    if (llvm::none_of(args, [&](const Slot &s) {
-          return s.name == entry.getKey() && s.storage != "optimizer_state";
-        })) {
-      std::string names;
-      for (const Slot &s : args)
-        if (s.storage == "inputs")
-          names += (names.empty() ? "" : ", ") + s.name;
-      return emitError(loc) << "--input-data " << entry.getKey()
-                            << ": the step has no input or parameter of "
-                               "that name (inputs: "
-                            << names << ")";
-    }
+  OwningOpRef<ModuleOp> lowered = std::move(tensorStep->module);
+  MLIRContext *ctx = module.getContext();
+  std::vector<Slot> &args = tensorStep->args, &results = tensorStep->results;
 
   // 2. Bufferize, free as PyTorch frees (or as MLIR frees), lower to LLVM.
   bool compilerMode = options.allocationMode == AllocationMode::Compiler;
-  PassManager bufferizePm(ctx);
-  if (compilerMode)
-    bufferizePm.addPass(createCompilerBuffers());
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  // No alignment request: the allocator sees each tensor's exact bytes.
-  bufferize.bufferAlignment = 0;
-  bufferizePm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  if (failed(bufferizePm.run(*lowered)))
-    return emitError(loc) << "bufferizing the step failed";
-  // A region written in place through extract_slice / insert_slice (conv's
-  // interior and border strips) leaves a copy of a subview onto an equal
-  // subview of the same buffer.
-  lowered->walk([](memref::CopyOp copy) {
-    auto from = copy.getSource().getDefiningOp<memref::SubViewOp>();
-    auto to = copy.getTarget().getDefiningOp<memref::SubViewOp>();
-    if (from && to && from.getSource() == to.getSource() &&
-        from.getType() == to.getType() &&
-        from.getStaticOffsets() == to.getStaticOffsets() &&
-        from.getStaticSizes() == to.getStaticSizes() &&
-        from.getStaticStrides() == to.getStaticStrides() &&
-        from.getOffsets().empty() && to.getOffsets().empty())
-      copy.erase();
-  });
+  if (failed(bufferizeStep(*lowered, compilerMode)))
+    return failure();
   // Results that are one of the step's arguments (the in-place updates).
   // The compiler mode drops them from the signature
   // (drop-equivalent-buffer-results): the deallocation pipeline's ABI
   // forbids returning an argument, and would copy it.
   SmallVector<std::optional<unsigned>> resultArg(results.size());
   if (compilerMode) {
-    loweredStep = lowered->lookupSymbol<func::FuncOp>("step");
+    auto loweredStep = lowered->lookupSymbol<func::FuncOp>("step");
     auto ret =
         cast<func::ReturnOp>(loweredStep.getBody().front().getTerminator());
     for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
@@ -516,37 +589,9 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
     s.data = tracker.allocate(bytes, 64);
     if (!s.data)
       return emitError(loc) << "out of memory allocating " << s.name;
-    auto file = options.inputFiles.find(s.name);
-    auto initial = options.initialValues.find(s.name);
-    if (file != options.inputFiles.end()) {
-      if (failed(loadSlot(loc, s, file->getValue())))
-        return failure();
-    } else if (initial != options.initialValues.end() &&
-               s.storage != "optimizer_state" && s.storage != "inputs") {
-      const NpyArray &value = initial->getValue();
-      if (value.descr != npyDescr(s.type.getElementType()) ||
-          ArrayRef<int64_t>(value.shape) != s.type.getShape())
-        return emitError(loc)
-               << "the model's initializer " << s.name << " (" << value.descr
-               << ", " << formatShape(value.shape)
-               << ") does not match the parameter (" << s.type << ")";
-      std::memcpy(s.data, value.data.data(), value.data.size());
-    } else {
-      initialise(s, numClasses);
-    }
   }
-  // Class indices outside [0, C) would index out of bounds.
-  if (numClasses > 0 && !args.empty() && args.size() > 0) {
-    for (const Slot &s : args)
-      if (s.name == "labels" && s.type.getElementType().isInteger(64)) {
-        auto *p = static_cast<const int64_t *>(s.data);
-        for (int64_t i = 0; i < s.type.getNumElements(); ++i)
-          if (p[i] < 0 || p[i] >= numClasses)
-            return emitError(loc) << "--input-data labels: class index " << p[i]
-                                  << " at position " << i << " is outside [0, "
-                                  << numClasses << ")";
-      }
-  }
+  if (failed(initialiseArguments(loc, args, options, numClasses)))
+    return failure();
 
   // 5. Run: bare pointers in, a struct of bare pointers out.
   SmallVector<void *> argPtrs, packed;

@@ -391,6 +391,27 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
         {"allocations", v->allocations},
         {"loss", v->loss ? json::Value(*v->loss) : json::Value(nullptr)},
         {"wall_time_ms", v->wallSeconds * 1e3}};
+    if (const auto &g = v->gpu) {
+      auto optional = [](const std::optional<int64_t> &x) {
+        return x ? json::Value(*x) : json::Value(nullptr);
+      };
+      json::Object &o = *report.getObject("validation");
+      o["gpu_name"] = g->deviceName;
+      o["gpu_arch"] = g->arch;
+      o["measured_allocated_bytes"] = g->measuredAllocatedBytes;
+      o["predicted_allocated_bytes"] = g->predictedAllocatedBytes;
+      o["measured_reserved_bytes"] = g->measuredReservedBytes;
+      o["predicted_reserved_bytes"] = g->predictedReservedBytes;
+      o["measured_device_bytes"] = optional(g->measuredDeviceBytes);
+      o["predicted_device_bytes"] = g->predictedDeviceBytes;
+      o["device_used_before_bytes"] = optional(g->deviceUsedBeforeBytes);
+      o["device_used_peak_bytes"] = optional(g->deviceUsedPeakBytes);
+      o["kernels"] = static_cast<int64_t>(g->kernels);
+      o["launches"] = static_cast<int64_t>(g->launches);
+      o["step_time_ms"] = g->stepMs;
+      o["flops"] = g->flops;
+      o["achieved_flops_per_second"] = g->achievedFlopsPerSecond;
+    }
     // What a compiler that bufferizes in place saves on PyTorch's peak.
     if (v->allocationMode == "compiler")
       (*report.getObject("validation"))["saving_bytes"] =
@@ -556,7 +577,20 @@ void vram::writeValidationText(const ValidationFinding &v,
     rows.push_back({std::move(name), withCommas(predicted),
                     withCommas(measured), withCommas(measured - predicted)});
   };
-  row("peak bytes", v.predictedPeakBytes, v.measuredPeakBytes);
+  if (const auto &g = v.gpu) {
+    rows.clear();
+    rows.push_back({"", "predicted", "measured", "difference"});
+    row("allocated bytes", g->predictedAllocatedBytes,
+        g->measuredAllocatedBytes);
+    row("reserved bytes", g->predictedReservedBytes, g->measuredReservedBytes);
+    if (g->measuredDeviceBytes)
+      row("device bytes", g->predictedDeviceBytes, *g->measuredDeviceBytes);
+    else
+      rows.push_back({"device bytes", withCommas(g->predictedDeviceBytes),
+                      "n/a (no NVML)", ""});
+  } else {
+    row("peak bytes", v.predictedPeakBytes, v.measuredPeakBytes);
+  }
   for (const ValidationPhase &p : v.phases)
     row("  " + p.phase, p.predictedPeakBytes, p.measuredPeakBytes);
   std::array<size_t, 4> widths = {};
@@ -583,6 +617,14 @@ void vram::writeValidationText(const ValidationFinding &v,
   if (v.loss)
     os << "   loss: " << llvm::format("%.7g", *v.loss);
   os << llvm::formatv("   step wall time: {0:f3} ms\n", v.wallSeconds * 1e3);
+  if (const auto &g = v.gpu) {
+    os << "  device: " << g->deviceName << " (kernels for " << g->arch << ": "
+       << g->kernels << ", launches: " << g->launches << ")\n";
+    os << llvm::formatv("  step time (CUDA events): {0:f3} ms   FLOPs: {1}   "
+                        "achieved: {2:f3} GFLOP/s\n",
+                        g->stepMs, withCommas(g->flops),
+                        g->achievedFlopsPerSecond * 1e-9);
+  }
 }
 
 LogicalResult vram::writeReport(ModuleOp module, const ReportOptions &options,

@@ -34,6 +34,10 @@
 #include "vram/Execution/GpuLowering.h"
 #include "vram/Execution/Passes.h"
 #endif
+#ifdef VRAM_ENABLE_CUDA_RUNTIME
+#include "vram/Execution/CudaRuntime.h"
+#include "vram/Execution/GpuRunner.h"
+#endif
 
 #include "mlir/Debug/CLOptionsSetup.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -292,14 +296,31 @@ cl::opt<unsigned> topTensors("top-tensors",
                              cl::init(10), cl::cat(outputCat));
 
 cl::OptionCategory validateCat("Validation by execution");
-enum class ValidateTarget { None, Cpu };
+enum class ValidateTarget { None, Cpu, Gpu };
 cl::opt<ValidateTarget> validate(
     "validate",
     cl::desc("Run the lowered step and compare the measured peak with the "
              "prediction (exit 1 when they differ; docs/Execution.md)"),
     cl::values(clEnumValN(ValidateTarget::Cpu, "cpu",
-                          "MLIR's ExecutionEngine on this CPU")),
+                          "MLIR's ExecutionEngine on this CPU"),
+               clEnumValN(ValidateTarget::Gpu, "gpu",
+                          "generated kernels on a CUDA device (the driver is "
+                          "loaded at run time; exit 1 without one)")),
     cl::init(ValidateTarget::None), cl::cat(validateCat));
+cl::opt<std::string> gpuArch(
+    "gpu-arch",
+    cl::desc("Target of --validate=gpu's kernels (sm_90: H100, H200; sm_80: "
+             "A100)"),
+    cl::value_desc("sm_XY"), cl::init("sm_90"), cl::cat(validateCat));
+cl::opt<unsigned>
+    cudaDeviceOrdinal("cuda-device",
+                      cl::desc("The CUDA device --validate=gpu runs on"),
+                      cl::init(0), cl::cat(validateCat));
+cl::opt<bool> listCudaDevices(
+    "list-cuda-devices",
+    cl::desc("List the CUDA devices the driver reports, one a line (exit 1 "
+             "with \"no CUDA device: REASON\" when there is none)"),
+    cl::init(false), cl::cat(validateCat));
 enum class AllocationMode { PyTorch, Compiler };
 cl::opt<AllocationMode> allocationMode(
     "allocation-mode", cl::desc("Buffers of the executed step"),
@@ -517,6 +538,25 @@ void checkOptions() {
     usageError("this vram-opt was built without the execution engine "
                "(VRAM_ENABLE_EXECUTION=OFF)");
 #endif
+#ifndef VRAM_ENABLE_CUDA_RUNTIME
+  if (validate == ValidateTarget::Gpu || listCudaDevices)
+    usageError("this vram-opt was built without the CUDA runtime (cuda.h "
+               "was not found at configure time)");
+#endif
+  {
+    llvm::StringRef arch = gpuArch;
+    unsigned sm = 0;
+    if (!arch.consume_front("sm_") || arch.getAsInteger(10, sm) || sm < 50)
+      usageError("--gpu-arch=" + gpuArch + ": expected sm_XY (sm_90, sm_80)");
+  }
+  if (validate != ValidateTarget::Gpu &&
+      (gpuArch.getNumOccurrences() || cudaDeviceOrdinal.getNumOccurrences()))
+    usageError("--gpu-arch and --cuda-device need --validate=gpu");
+  if (validate == ValidateTarget::Gpu &&
+      (dumpDir.getNumOccurrences() ||
+       allocationMode == AllocationMode::Compiler))
+    usageError("--validate=gpu supports neither --dump nor "
+               "--allocation-mode=compiler yet");
   if (!(learningRate > 0) || std::isinf(learningRate))
     usageError("--lr must be a positive number");
   for (const std::string &item : inputData) {
@@ -879,6 +919,89 @@ LogicalResult processModule(ModuleOp module,
     }
   }
 #endif
+#ifdef VRAM_ENABLE_CUDA_RUNTIME
+  if (validate == ValidateTarget::Gpu) {
+    vram::GpuValidationOptions run;
+    run.step.lowering.lr = learningRate;
+    for (const std::string &item : inputData) {
+      auto [name, file] = llvm::StringRef(item).split('=');
+      run.step.inputFiles[name] = file.str();
+    }
+    for (const auto &entry : modelInitializers)
+      run.step.initialValues[entry.getKey()] = entry.getValue();
+    run.lowering.chip = gpuArch;
+    run.deviceOrdinal = cudaDeviceOrdinal;
+    run.flopConvention = flopConvention;
+    // The context the device model predicts (--gpu, --cuda-lazy-loading,
+    // --context-bytes), on any device choice.
+    vram::DeviceModel deviceModel = vram::makeDeviceModel(
+        gpuName.getNumOccurrences() ? vram::lookupGpu(gpuName) : nullptr,
+        cudaLazyLoading);
+    if (contextBytes.getNumOccurrences())
+      deviceModel.contextBytes = *vram::parseByteSize(contextBytes);
+    run.predictedContextBytes = deviceModel.contextBytes;
+    std::string noDevice;
+    FailureOr<vram::GpuValidationResult> result =
+        vram::validateOnGpu(module, run, noDevice);
+    if (!noDevice.empty()) {
+      llvm::WithColor::error(llvm::errs(), "vram-opt")
+          << "no CUDA device: " << noDevice << "\n";
+      return failure();
+    }
+    if (failed(result))
+      return failure();
+    vram::ValidationFinding v;
+    v.device = "gpu";
+    v.allocationMode = "pytorch";
+    v.measuredPeakBytes = result->measuredAllocatedBytes;
+    v.predictedPeakBytes = result->predictedAllocatedBytes;
+    v.allocations = result->allocations;
+    v.loss = result->loss;
+    v.wallSeconds = result->wallSeconds;
+    vram::GpuValidationFinding g;
+    g.deviceName = result->deviceName;
+    g.arch = result->arch;
+    g.measuredAllocatedBytes = result->measuredAllocatedBytes;
+    g.predictedAllocatedBytes = result->predictedAllocatedBytes;
+    g.measuredReservedBytes = result->measuredReservedBytes;
+    g.predictedReservedBytes = result->predictedReservedBytes;
+    g.measuredDeviceBytes = result->measuredDeviceBytes;
+    g.predictedDeviceBytes = result->predictedDeviceBytes;
+    g.deviceUsedBeforeBytes = result->deviceUsedBeforeBytes;
+    g.deviceUsedPeakBytes = result->deviceUsedPeakBytes;
+    g.kernels = result->kernels;
+    g.launches = result->launches;
+    g.stepMs = result->stepMs;
+    g.flops = result->flops;
+    g.achievedFlopsPerSecond = result->achievedFlopsPerSecond;
+    v.gpu = g;
+    options.validation = v;
+    // Allocated and reserved follow from the same allocator decisions over
+    // the same alloc/free stream: any difference is a bug. The device
+    // figure depends on the driver (context size): reported, not checked.
+    if (result->measuredAllocatedBytes != result->predictedAllocatedBytes ||
+        result->measuredReservedBytes != result->predictedReservedBytes ||
+        result->firstMismatchOp) {
+      validationFailed = true;
+      auto step = module.lookupSymbol<func::FuncOp>("step");
+      InFlightDiagnostic diag = emitError(step.getLoc());
+      diag << "validation: measured allocated "
+           << result->measuredAllocatedBytes << " / reserved "
+           << result->measuredReservedBytes << " bytes, predicted "
+           << result->predictedAllocatedBytes << " / "
+           << result->predictedReservedBytes
+           << ": the executed step and the memory analysis disagree";
+      if (result->firstMismatchOp)
+        diag.attachNote(vram::MemoryAnalysis(step)
+                            .getOp(*result->firstMismatchOp)
+                            ->getLoc())
+            << "first difference at op " << *result->firstMismatchOp << " ("
+            << result->firstMismatchOpName << "): measured "
+            << result->mismatchMeasured << " bytes allocated, predicted "
+            << result->mismatchPredicted;
+    }
+  }
+#endif
   if (traceFile.getNumOccurrences()) {
     std::string error;
     auto trace = openOutputFile(traceFile, &error);
@@ -1212,6 +1335,23 @@ int main(int argc, char **argv) {
       validate == ValidateTarget::None)
     format = OutputFormat::Text;
   checkOptions();
+#ifdef VRAM_ENABLE_CUDA_RUNTIME
+  if (listCudaDevices) {
+    llvm::Expected<std::vector<vram::CudaDeviceInfo>> devices =
+        vram::listCudaDevices();
+    if (!devices) {
+      llvm::WithColor::error(llvm::errs(), "vram-opt")
+          << "no CUDA device: " << toString(devices.takeError()) << "\n";
+      return 1;
+    }
+    for (const vram::CudaDeviceInfo &d : *devices)
+      llvm::outs() << llvm::formatv(
+          "{0}: {1} (sm_{2}{3}, {4} MiB, driver {5}.{6})\n", d.ordinal, d.name,
+          d.major, d.minor, d.totalBytes >> 20, d.driverVersion / 1000,
+          d.driverVersion % 1000 / 10);
+    return 0;
+  }
+#endif
 
   DialectRegistry registry;
   registerDialects(registry);

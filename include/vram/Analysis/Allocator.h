@@ -16,6 +16,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <functional>
 #include <memory>
 
 namespace vram {
@@ -74,6 +75,21 @@ public:
   /// torch.cuda.empty_cache(): releases the segments none of whose blocks
   /// is allocated.
   void emptyCache();
+
+  /// Where a live storage's block lies: its segment (numbered in creation
+  /// order from 0), offset in the segment and size (the rounded request, or
+  /// the whole unsplit block). A runtime backs each segment with one device
+  /// allocation and hands out segment base + offset (GpuRunner).
+  struct Placement {
+    unsigned segment;
+    int64_t offset;
+    int64_t size;
+  };
+  Placement getPlacement(unsigned id) const;
+  /// Called when a segment is created (cudaMalloc) and when emptyCache
+  /// releases one (cudaFree), with the segment's number and size.
+  using SegmentCallback = std::function<void(unsigned segment, int64_t bytes)>;
+  void setSegmentCallbacks(SegmentCallback created, SegmentCallback released);
 
   static constexpr int64_t kMinBlockSize = 512;
   static constexpr int64_t kSmallSize = 1 << 20;

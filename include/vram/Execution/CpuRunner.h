@@ -20,6 +20,7 @@
 #include "vram/Execution/Npy.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <optional>
@@ -97,6 +98,48 @@ struct CpuValidationResult {
   std::string firstMismatchOpName;
   int64_t mismatchMeasured = 0, mismatchPredicted = 0;
 };
+
+/// One argument or result of the lowered step, and where its data is.
+struct StepSlot {
+  std::string name;
+  std::string storage; ///< a MemoryCategory spelling; "" for results
+  mlir::RankedTensorType type;
+  void *data = nullptr;
+};
+
+/// The step lowered to tensors (vram-lower-to-tensor with op markers, the
+/// step alone) and its signature: the front half of the CPU and GPU
+/// runners.
+struct TensorStep {
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::vector<StepSlot> args, results;
+};
+
+/// Lowers `module`'s built `@step`; --input-data names that are neither an
+/// input nor a parameter are errors.
+mlir::FailureOr<TensorStep>
+lowerStepToTensors(mlir::ModuleOp module, const CpuValidationOptions &options);
+
+/// One-shot bufferization of a lowered step as the runners run it (function
+/// boundaries, identity layouts, no alignment), after vram-compiler-buffers
+/// when `compilerBuffers`; then drops the copies of a subview onto an
+/// equal subview that in-place slices leave.
+mlir::LogicalResult bufferizeStep(mlir::ModuleOp lowered, bool compilerBuffers);
+
+/// Fills each argument's host memory at `data`: --input-data, the model's
+/// initializers, else the documented deterministic default; checks the
+/// class indices of `labels` against `numClasses` (0: no cross-entropy).
+mlir::LogicalResult initialiseArguments(mlir::Location loc,
+                                        llvm::MutableArrayRef<StepSlot> args,
+                                        const CpuValidationOptions &options,
+                                        int64_t numClasses);
+
+/// Bytes of one element of a tensor of `type`.
+int64_t getElementBytes(mlir::Type type);
+
+/// The classes of the cross-entropy whose target is the step's last
+/// argument (the labels) in a training step, 0 if none.
+int64_t getNumClasses(mlir::ModuleOp module);
 
 /// Runs `module`'s `@step` once on the CPU. Fails with a located error on
 /// an op that cannot be lowered, bad input data, or a JIT failure.

@@ -35,8 +35,24 @@ struct ValidationPhase {
   int64_t measuredPeakBytes = 0;
   int64_t predictedPeakBytes = 0;
 };
+/// What --validate=gpu measured on the device (docs/Execution.md).
+struct GpuValidationFinding {
+  std::string deviceName; ///< the driver's name of the device
+  std::string arch;       ///< the kernels' target, sm_90
+  int64_t measuredAllocatedBytes = 0, predictedAllocatedBytes = 0;
+  int64_t measuredReservedBytes = 0, predictedReservedBytes = 0;
+  /// NVML's process memory against reserved + the modelled context.
+  std::optional<int64_t> measuredDeviceBytes;
+  int64_t predictedDeviceBytes = 0;
+  /// cuMemGetInfo's used bytes (every process) at start and at the peak.
+  std::optional<int64_t> deviceUsedBeforeBytes, deviceUsedPeakBytes;
+  unsigned kernels = 0, launches = 0;
+  double stepMs = 0; ///< CUDA events
+  int64_t flops = 0;
+  double achievedFlopsPerSecond = 0;
+};
 struct ValidationFinding {
-  std::string device;         ///< "cpu"
+  std::string device;         ///< "cpu" or "gpu"
   std::string allocationMode; ///< "pytorch"
   int64_t measuredPeakBytes = 0;
   int64_t predictedPeakBytes = 0;
@@ -44,6 +60,7 @@ struct ValidationFinding {
   std::optional<double> loss;
   double wallSeconds = 0;
   std::vector<ValidationPhase> phases;
+  std::optional<GpuValidationFinding> gpu;
 };
 
 /// Writes the validation alone as text: predicted and measured side by side.

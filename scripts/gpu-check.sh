@@ -1,0 +1,113 @@
+#!/bin/bash
+# The one script to run on a machine with an NVIDIA GPU (issue 13): builds
+# vram-opt, runs the lit suite (the GPU tests are those with REQUIRES:
+# cuda-device), the --validate=gpu cases and benchmarks/accuracy/pytorch_gpu.py,
+# and writes everything measured to
+# benchmarks/accuracy/results/<date>-<device>.md.
+#
+#   scripts/gpu-check.sh [BUILD_DIR]        (default: build-gpu)
+#
+# Needs the CUDA driver (libcuda.so.1), LLVM/MLIR 22, and for the PyTorch
+# comparison a CUDA build of torch (torchvision; transformers for GPT-2 and
+# LLaMA). Each stage's failure is recorded in the results file and the
+# script goes on; its exit code is 1 if any stage failed.
+set -u
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=${1:-build-gpu}
+PY=${PYTHON:-python3}
+status=0
+
+if [ ! -f "$BUILD/build.ninja" ]; then
+  cmake -G Ninja -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 || exit 1
+fi
+ninja -C "$BUILD" vram-opt vram-unittests || exit 1
+VRAM="$BUILD/bin/vram-opt"
+
+devices=$("$VRAM" --list-cuda-devices 2>&1)
+if [ $? -ne 0 ]; then
+  echo "$devices"
+  exit 1
+fi
+name=$(echo "$devices" | head -1 | sed -e 's/^0: //' -e 's/ (.*//' | tr ' A-Z' '-a-z')
+out="benchmarks/accuracy/results/$(date -u +%Y-%m-%d)-${name}.md"
+mkdir -p benchmarks/accuracy/results
+{
+  echo "# GPU check: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo
+  echo "Produced by scripts/gpu-check.sh at $(git rev-parse --short HEAD)."
+  echo
+  echo '```'
+  echo "$devices"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1
+  "$PY" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)' 2>&1
+  echo '```'
+} > "$out"
+
+section() { printf '\n## %s\n\n' "$1" >> "$out"; }
+
+section "lit (the whole suite; GPU tests: REQUIRES: cuda-device)"
+lit_log=$(mktemp)
+/usr/lib/llvm-22/bin/lit -sv "$BUILD/test" > "$lit_log" 2>&1 || status=1
+{
+  echo '```'
+  grep -E '^(PASS|FAIL|XFAIL|XPASS|UNSUPPORTED|UNRESOLVED): .*(cuda|gpu|GPU)' "$lit_log"
+  grep -E '^(  )?(Passed|Failed|Unsupported|Expectedly Failed|Unresolved|Total)' "$lit_log" | tail -8
+  grep -E '^FAIL' "$lit_log"
+  echo '```'
+} >> "$out"
+
+section "vram-opt --validate=gpu (generated kernels, one step)"
+echo '| case | allocated pred / measured | reserved pred / measured | device pred / measured (NVML) | step ms (events) | GFLOP/s | loss | exit |' >> "$out"
+echo '|---|---|---|---|---:|---:|---:|---:|' >> "$out"
+validate() {
+  local label=$1; shift
+  local json rc
+  json=$(mktemp)
+  timeout 1200 "$VRAM" "$@" --validate=gpu --format=json > "$json" 2> "$json.err"
+  rc=$?
+  "$PY" - "$label" "$rc" "$json" "$json.err" >> "$out" <<'PYEOF'
+import json, sys
+label, rc, path, err = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+try:
+    v = json.load(open(path))["validation"]
+except Exception:
+    msg = (open(err).read().strip().splitlines() or ["no output"])[-1]
+    print(f"| {label} | not measured: {msg} | | | | | | {rc} |")
+    sys.exit(0)
+f = lambda a, b: f"{v[a]:,} / {v[b]:,}" if v.get(b) is not None else f"{v[a]:,} / n/a"
+print(f"| {label} | {f('predicted_allocated_bytes', 'measured_allocated_bytes')} | "
+      f"{f('predicted_reserved_bytes', 'measured_reserved_bytes')} | "
+      f"{f('predicted_device_bytes', 'measured_device_bytes')} | {v['step_time_ms']:.3f} | "
+      f"{v['achieved_flops_per_second'] / 1e9:.2f} | {v['loss']} | {rc} |")
+PYEOF
+  [ "$rc" -eq 0 ] || status=1
+}
+validate "mlp, SGD" test/Execution/Inputs/mlp.mlir --mode=train --optimizer=sgd
+validate "mlp, Adam (foreach: known difference at the update)" test/Execution/Inputs/mlp.mlir --mode=train --optimizer=adam
+validate "cnn, SGD" test/Execution/Inputs/cnn.mlir --mode=train --optimizer=sgd
+validate "transformer block, SGD" test/Execution/Inputs/transformer.mlir --mode=train --optimizer=sgd
+validate "tiny_cnn b2, SGD" --zoo=tiny_cnn --batch=2 --mode=train --optimizer=sgd
+validate "resnet18 b2 32 px, SGD" --zoo=resnet18 --batch=2 --image-size=32 --mode=train --optimizer=sgd
+validate "resnet18 b2 224 px, SGD" --zoo=resnet18 --batch=2 --mode=train --optimizer=sgd
+validate "resnet18 b2 224 px, Adam" --zoo=resnet18 --batch=2 --mode=train --optimizer=adam
+validate "gpt_mini b1 t16, SGD" --zoo=gpt_mini --batch=1 --seq=16 --mode=train --optimizer=sgd
+# The CPU's losses for the same steps (the GPU's must agree within fp
+# tolerance).
+section "the same steps' losses on the CPU (--validate=cpu)"
+for args in "test/Execution/Inputs/mlp.mlir --optimizer=sgd" "test/Execution/Inputs/cnn.mlir --optimizer=sgd" \
+            "test/Execution/Inputs/transformer.mlir --optimizer=sgd" "--zoo=tiny_cnn --batch=2 --optimizer=sgd" \
+            "--zoo=resnet18 --batch=2 --image-size=32 --optimizer=sgd"; do
+  # shellcheck disable=SC2086
+  loss=$("$VRAM" $args --mode=train --validate=cpu --format=json 2>&1 | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["validation"]["loss"])' 2>&1)
+  echo "- \`$args\`: $loss" >> "$out"
+done
+
+section "PyTorch on this GPU against vram-opt (benchmarks/accuracy/pytorch_gpu.py)"
+PATH="$ROOT/$BUILD/bin:$PATH" "$PY" benchmarks/accuracy/pytorch_gpu.py --vram-opt "$VRAM" >> "$out" 2> "$out.log" || status=1
+echo >> "$out"
+echo "(per-configuration log: $(basename "$out").log)" >> "$out"
+
+echo "results: $out"
+exit $status
