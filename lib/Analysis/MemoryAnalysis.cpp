@@ -93,11 +93,15 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
               addStorage(result, &bodyOp, persistent ? 0 : index, persistent)))
         return failure();
     }
-    if (auto ws = dyn_cast<nn::WorkspaceOpInterface>(bodyOp))
-      if (int64_t bytes = ws.getWorkspaceBytes(target)) {
+    if (auto ws = dyn_cast<nn::WorkspaceOpInterface>(bodyOp)) {
+      SmallVector<int64_t> sizes;
+      ws.getWorkspaceAllocations(target, sizes);
+      for (int64_t bytes : sizes) {
         // Ops saturate their size arithmetic at INT64_MAX.
         if (bytes < 0 || bytes == INT64_MAX)
           return bodyOp.emitError("workspace size does not fit in 64 bits");
+        if (bytes == 0)
+          continue;
         Storage s;
         s.op = &bodyOp;
         s.bytes = bytes;
@@ -105,6 +109,7 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
         s.workspace = true;
         storages.push_back(s);
       }
+    }
     // What the forward pass leaves for backward: tensors its backward nodes
     // keep, and the inputs of checkpointed segments, which the recomputation
     // reads. Tensors the recomputation itself makes are activations too, but

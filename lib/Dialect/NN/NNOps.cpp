@@ -1701,16 +1701,25 @@ int64_t OptimizerStepOp::getFlops(FlopConvention c, bool) {
 }
 
 int64_t OptimizerStepOp::getWorkspaceBytes(const TorchTarget &target) {
-  auto bytesOf = [](ValueRange values) {
-    int64_t bytes = 0;
-    for (Value v : values)
-      bytes = satAdd(bytes, tensorBytes(v));
-    return bytes;
-  };
+  SmallVector<int64_t> sizes;
+  getWorkspaceAllocations(target, sizes);
+  int64_t bytes = 0;
+  for (int64_t size : sizes)
+    bytes = satAdd(bytes, size);
+  return bytes;
+}
+
+void OptimizerStepOp::getWorkspaceAllocations(const TorchTarget &target,
+                                              SmallVectorImpl<int64_t> &sizes) {
   OptimizerKind opt = getOptimizer();
   if (getImplementation() == OptimizerImpl::Fused)
-    return 0;
-  int64_t bytes = 0;
+    return;
+  // One tensor per parameter in each list: the caching allocator rounds
+  // each (torch._foreach_sqrt returns a list of tensors).
+  auto addList = [&](ValueRange values) {
+    for (Value v : values)
+      sizes.push_back(tensorBytes(v));
+  };
   // foreach Adam/AdamW materializes exp_avg_sq.sqrt() (and in 1.13 its
   // out-of-place + eps) for all params at once; the for-loop form does the
   // same one parameter at a time (one op per parameter here), one list.
@@ -1718,12 +1727,12 @@ int64_t OptimizerStepOp::getWorkspaceBytes(const TorchTarget &target) {
     unsigned lists = getImplementation() == OptimizerImpl::Foreach
                          ? getForeachAdamTemporaryLists(target)
                          : 1;
-    bytes = satAdd(bytes, satMul(lists, bytesOf(getParams())));
+    for (unsigned l = 0; l < lists; ++l)
+      addList(getParams());
   }
   // Coupled weight decay (SGD, Adam) adds grad + wd * param as a new tensor.
   if (getWeightDecay().convertToDouble() != 0 && opt != OptimizerKind::AdamW)
-    bytes = satAdd(bytes, bytesOf(getGrads()));
-  return bytes;
+    addList(getGrads());
 }
 
 //===----------------------------------------------------------------------===//

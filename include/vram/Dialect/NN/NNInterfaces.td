@@ -116,6 +116,18 @@ def NN_WorkspaceOpInterface : OpInterface<"WorkspaceOpInterface"> {
       }],
       "int64_t", "getWorkspaceBytes",
       (ins "const ::vram::nn::TorchTarget &":$target)>,
+    InterfaceMethod<[{
+        The workspace as the separate tensors PyTorch allocates (a foreach
+        op's list is one tensor per element), in `sizes`; their sum is
+        getWorkspaceBytes. A caching allocator rounds each one.
+      }],
+      "void", "getWorkspaceAllocations",
+      (ins "const ::vram::nn::TorchTarget &":$target,
+           "::llvm::SmallVectorImpl<int64_t> &":$sizes),
+      /*methodBody=*/"", /*defaultImplementation=*/[{
+        if (int64_t bytes = $_op.getWorkspaceBytes(target))
+          sizes.push_back(bytes);
+      }]>,
   ];
 }
 

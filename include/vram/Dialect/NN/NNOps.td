@@ -1054,7 +1054,8 @@ def NN_OptimizerStateOp : NN_Op<"optimizer_state",
 def NN_OptimizerStepOp : NN_Op<"optimizer_step", [AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<NN_StepPhaseOpInterface>,
     DeclareOpInterfaceMethods<NN_CostOpInterface>,
-    DeclareOpInterfaceMethods<NN_WorkspaceOpInterface>]> {
+    DeclareOpInterfaceMethods<NN_WorkspaceOpInterface,
+                              ["getWorkspaceAllocations"]>]> {
   let summary = "updates parameters from their gradients and state";
   let description = [{
     One optimizer.step() over `params` (all of them for the foreach and
