@@ -85,7 +85,7 @@ PYEOF
   [ "$rc" -eq 0 ] || status=1
 }
 validate "mlp, SGD" test/Execution/Inputs/mlp.mlir --mode=train --optimizer=sgd
-validate "mlp, Adam (foreach: known difference at the update)" test/Execution/Inputs/mlp.mlir --mode=train --optimizer=adam
+validate "mlp, Adam" test/Execution/Inputs/mlp.mlir --mode=train --optimizer=adam
 validate "cnn, SGD" test/Execution/Inputs/cnn.mlir --mode=train --optimizer=sgd
 validate "transformer block, SGD" test/Execution/Inputs/transformer.mlir --mode=train --optimizer=sgd
 validate "tiny_cnn b2, SGD" --zoo=tiny_cnn --batch=2 --mode=train --optimizer=sgd
