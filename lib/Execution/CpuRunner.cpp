@@ -384,6 +384,46 @@ LogicalResult vram::initialiseArguments(Location loc,
   return success();
 }
 
+FailureOr<std::unique_ptr<ExecutionEngine>>
+vram::createStepEngine(ModuleOp lowered, bool tuneForHost,
+                       llvm::function_ref<void(JitSymbolAdder)> bindSymbols) {
+  Location loc = lowered.getLoc();
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  // The host's target machine, so that LLVM's cost models know its vector
+  // registers (without one, the loop and SLP vectorizers see none).
+  std::unique_ptr<llvm::TargetMachine> targetMachine;
+  if (tuneForHost) {
+    auto host = llvm::orc::JITTargetMachineBuilder::detectHost();
+    auto machine = host ? host->createTargetMachine()
+                        : llvm::Expected<std::unique_ptr<llvm::TargetMachine>>(
+                              host.takeError());
+    if (!machine)
+      return emitError(loc) << "no JIT target for this host: "
+                            << toString(machine.takeError());
+    targetMachine = std::move(*machine);
+  }
+  // O1: resnet18 compiled 2.5x faster than at O2 and ran as fast. The
+  // options hold a function_ref: the transformer must outlive create.
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(1, 0, targetMachine.get());
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = optimize;
+  auto engine = ExecutionEngine::create(lowered, engineOptions);
+  if (!engine)
+    return emitError(loc) << "JIT compilation failed: "
+                          << toString(engine.takeError());
+  (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    bindSymbols([&](StringRef name, void *fn) {
+      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
+                             llvm::JITSymbolFlags::Exported};
+    });
+    return map;
+  });
+  return std::move(*engine);
+}
+
 LogicalResult vram::bufferizeStep(ModuleOp lowered, bool compilerBuffers) {
   PassManager pm(lowered.getContext());
   if (compilerBuffers)
@@ -533,43 +573,15 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
     return emitError(loc) << "lowering the step to LLVM failed";
 
   // 3. JIT.
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  ExecutionEngineOptions engineOptions;
-  // O1: resnet18 compiles 2.5x faster than at O2 and ran faster here.
-  // The host's target machine, so that LLVM's cost models know its vector
-  // registers (without one, the loop and SLP vectorizers see none). The
-  // options hold a function_ref: the transformer must outlive create.
-  std::unique_ptr<llvm::TargetMachine> targetMachine;
-  if (options.tuneForHost) {
-    auto host = llvm::orc::JITTargetMachineBuilder::detectHost();
-    auto machine = host ? host->createTargetMachine()
-                        : llvm::Expected<std::unique_ptr<llvm::TargetMachine>>(
-                              host.takeError());
-    if (!machine)
-      return emitError(loc) << "no JIT target for this host: "
-                            << toString(machine.takeError());
-    targetMachine = std::move(*machine);
-  }
-  std::function<llvm::Error(llvm::Module *)> optimize =
-      makeOptimizingTransformer(1, 0, targetMachine.get());
-  engineOptions.transformer = optimize;
-  auto engine = ExecutionEngine::create(*lowered, engineOptions);
-  if (!engine)
-    return emitError(loc) << "JIT compilation failed: "
-                          << toString(engine.takeError());
-  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap map;
-    auto add = [&](StringRef name, void *fn) {
-      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
-                             llvm::JITSymbolFlags::Exported};
-    };
-    add("_mlir_memref_to_llvm_alloc", (void *)&vramJitAlloc);
-    add("_mlir_memref_to_llvm_aligned_alloc", (void *)&vramJitAlignedAlloc);
-    add("_mlir_memref_to_llvm_free", (void *)&vramJitFree);
-    add(kOpMarkerName, (void *)&vramJitOp);
-    return map;
-  });
+  auto engine =
+      createStepEngine(*lowered, options.tuneForHost, [](JitSymbolAdder add) {
+        add("_mlir_memref_to_llvm_alloc", (void *)&vramJitAlloc);
+        add("_mlir_memref_to_llvm_aligned_alloc", (void *)&vramJitAlignedAlloc);
+        add("_mlir_memref_to_llvm_free", (void *)&vramJitFree);
+        add(kOpMarkerName, (void *)&vramJitOp);
+      });
+  if (failed(engine))
+    return failure();
 
   // 4. Arguments, allocated at step entry like the analysis's persistent
   // storage.

@@ -161,30 +161,18 @@ vram::validateOnGpu(ModuleOp module, const GpuValidationOptions &options,
       runtime->deactivate();
   });
 
-  // 4. JIT.
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  ExecutionEngineOptions engineOptions;
-  // The options hold a function_ref: the transformer must outlive create.
-  auto transformer = makeOptimizingTransformer(1, 0, nullptr);
-  engineOptions.transformer = transformer;
-  auto engine = ExecutionEngine::create(*lowered, engineOptions);
-  if (!engine)
-    return emitError(loc) << "JIT compilation failed: "
-                          << toString(engine.takeError());
-  (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap map;
-    auto add = [&](StringRef name, void *fn) {
-      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
-                             llvm::JITSymbolFlags::Exported};
-    };
-    add("_mlir_memref_to_llvm_alloc", (void *)&vramGpuJitAlloc);
-    add("_mlir_memref_to_llvm_aligned_alloc", (void *)&vramGpuJitAlignedAlloc);
-    add("_mlir_memref_to_llvm_free", (void *)&vramGpuJitFree);
-    add(kOpMarkerName, (void *)&vramGpuJitOp);
-    CudaRuntime::forEachEntryPoint(add);
-    return map;
-  });
+  // 4. JIT (the host code only launches kernels: no tuning for the host).
+  auto engine =
+      createStepEngine(*lowered, /*tuneForHost=*/false, [](JitSymbolAdder add) {
+        add("_mlir_memref_to_llvm_alloc", (void *)&vramGpuJitAlloc);
+        add("_mlir_memref_to_llvm_aligned_alloc",
+            (void *)&vramGpuJitAlignedAlloc);
+        add("_mlir_memref_to_llvm_free", (void *)&vramGpuJitFree);
+        add(kOpMarkerName, (void *)&vramGpuJitOp);
+        CudaRuntime::forEachEntryPoint(add);
+      });
+  if (failed(engine))
+    return failure();
   // The kernel modules load here (cuModuleLoadDataEx: the driver compiles
   // the PTX); without a device the entry points do nothing.
   (*engine)->initialize();

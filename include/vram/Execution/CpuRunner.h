@@ -21,7 +21,10 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
+
+#include <memory>
 
 #include <optional>
 #include <string>
@@ -29,6 +32,10 @@
 
 namespace mlir {
 class DialectRegistry;
+} // namespace mlir
+
+namespace mlir {
+class ExecutionEngine;
 } // namespace mlir
 
 namespace vram {
@@ -125,6 +132,15 @@ lowerStepToTensors(mlir::ModuleOp module, const CpuValidationOptions &options);
 /// when `compilerBuffers`; then drops the copies of a subview onto an
 /// equal subview that in-place slices leave.
 mlir::LogicalResult bufferizeStep(mlir::ModuleOp lowered, bool compilerBuffers);
+
+/// JIT-compiles a step lowered to the LLVM dialect at LLVM O1 (tuned for
+/// the host CPU when `tuneForHost`), binding the symbols `bindSymbols`
+/// passes to its adder (the allocation functions, the op marker, a
+/// runtime's entry points).
+using JitSymbolAdder = llvm::function_ref<void(llvm::StringRef, void *)>;
+mlir::FailureOr<std::unique_ptr<mlir::ExecutionEngine>>
+createStepEngine(mlir::ModuleOp lowered, bool tuneForHost,
+                 llvm::function_ref<void(JitSymbolAdder)> bindSymbols);
 
 /// Fills each argument's host memory at `data`: --input-data, the model's
 /// initializers, else the documented deterministic default; checks the
