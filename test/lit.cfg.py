@@ -45,6 +45,15 @@ if config.vram_enable_execution and config.vram_cuda_include and \
     config.substitutions.append(("%cc-fake-libcuda", "%s -shared -fPIC -I%s -o" % (
         config.vram_c_compiler, config.vram_cuda_include)))
 
+# --gpu-binary=cubin: gpu-module-to-binary runs the CUDA toolkit's ptxas
+# (on PATH or under the toolkit MLIR was configured with, /usr/local/cuda).
+import shutil
+if shutil.which("ptxas") or os.path.exists(os.path.join(
+        os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptxas")):
+    config.available_features.add("ptxas")
+config.substitutions.append(("%for-each-model", "python3 " + os.path.join(
+    os.path.dirname(__file__), "Execution", "Inputs", "for-each-model.py")))
+
 # --validate=gpu needs a CUDA device: vram-opt's own probe (the driver
 # through dlopen) decides, and says why not.
 import subprocess

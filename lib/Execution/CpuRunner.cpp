@@ -539,7 +539,10 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   } else {
     pm.addNestedPass<func::FuncOp>(createFreeAfterLastUse());
   }
-  if (options.loops != CpuValidationOptions::Loops::Naive) {
+  if (options.loops == CpuValidationOptions::Loops::GpuKernels) {
+    buildGpuLaunchesPipeline(pm, GpuLoweringOptions().blockSize);
+    pm.addNestedPass<func::FuncOp>(createGpuLaunchToLoops());
+  } else if (options.loops != CpuValidationOptions::Loops::Naive) {
     VectorizeLoopsOptions loops;
     loops.vectorize = options.loops == CpuValidationOptions::Loops::Vectorize;
     pm.addNestedPass<func::FuncOp>(createVectorizeLoops(loops));

@@ -41,17 +41,21 @@
 
 using namespace mlir;
 
-void vram::buildLowerToGpuPipeline(OpPassManager &pm,
-                                   const GpuLoweringOptions &options) {
+void vram::buildGpuLaunchesPipeline(OpPassManager &pm, int64_t blockSize) {
   // Loops: the parallel dimensions of a nest become one thread each, in
   // 1-D blocks of `blockSize` threads; the rest (reductions) loops inside
   // each thread.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createOffloadSerialCode());
   pm.addNestedPass<func::FuncOp>(
-      createGpuThreadBlocks(GpuThreadBlocksOptions{options.blockSize}));
+      createGpuThreadBlocks(GpuThreadBlocksOptions{blockSize}));
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+}
+
+void vram::buildLowerToGpuPipeline(OpPassManager &pm,
+                                   const GpuLoweringOptions &options) {
+  buildGpuLaunchesPipeline(pm, options.blockSize);
   pm.addPass(createLowerAffinePass());
   pm.addPass(createGpuKernelOutliningPass());
   // Views (memref.reinterpret_cast, subview, expand/collapse_shape) become
@@ -89,6 +93,8 @@ void vram::buildLowerToGpuPipeline(OpPassManager &pm,
   pm.addPass(createReconcileUnrealizedCastsPass());
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = options.format;
+  binary.toolkitPath =
+      options.toolkitPath.empty() ? getCudaToolkitPath() : options.toolkitPath;
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
@@ -110,6 +116,10 @@ struct LowerToGpuPipelineOptions
   Option<int64_t> blockSize{*this, "block-size",
                             llvm::cl::desc("Threads per block"),
                             llvm::cl::init(256)};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit (libdevice, ptxas); default: CUDA_HOME, "
+                     "else the one found at configure time")};
 };
 } // namespace
 
@@ -126,8 +136,53 @@ void vram::registerLowerToGpuPipeline() {
         options.format = o.format;
         options.optLevel = o.optLevel;
         options.blockSize = o.blockSize;
+        options.toolkitPath = o.toolkit;
         buildLowerToGpuPipeline(pm, options);
       });
+}
+
+std::string vram::getCudaToolkitPath() {
+  // MLIR's own lookup reads these too, but has no default of its own.
+  for (const char *variable : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
+    if (const char *dir = std::getenv(variable); dir && *dir)
+      return dir;
+#ifdef VRAM_CUDA_TOOLKIT_DIR
+  return VRAM_CUDA_TOOLKIT_DIR;
+#else
+  return "/usr/local/cuda";
+#endif
+}
+
+LogicalResult vram::verifyKernelsLinked(ModuleOp module,
+                                        StringRef toolkitPath) {
+  WalkResult walk = module.walk([&](gpu::BinaryOp binary) {
+    for (Attribute attr : binary.getObjects()) {
+      auto object = dyn_cast<gpu::ObjectAttr>(attr);
+      if (!object || object.getFormat() != gpu::CompilationTarget::Assembly)
+        continue;
+      // `.extern .func (.param .b32 r) __nv_sqrtf(...)`: a declaration
+      // without a body.
+      StringRef ptx = object.getObject().getValue();
+      size_t at = ptx.find(".extern .func");
+      if (at == StringRef::npos)
+        continue;
+      StringRef line = ptx.substr(at).take_until([](char c) { return c == '\n'; });
+      StringRef name = line.drop_front(strlen(".extern .func"));
+      if (name.ltrim().starts_with("("))
+        name = name.ltrim().drop_until([](char c) { return c == ')'; }).drop_front();
+      name = name.ltrim().take_until([](char c) { return c == '(' || c == ' '; });
+      binary.emitError() << "kernel module '" << binary.getSymName()
+                         << "' calls '" << name
+                         << "', which nothing defines: the driver would not "
+                            "load it (libdevice was not found under '"
+                         << toolkitPath
+                         << "/nvvm/libdevice'; set CUDA_HOME to a CUDA "
+                            "toolkit)";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
 }
 
 std::string vram::smArchitecture(int major, int minor) {

@@ -25,6 +25,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <chrono>
@@ -125,13 +126,24 @@ vram::validateOnGpu(ModuleOp module, const GpuValidationOptions &options,
   if (failed(bufferizeStep(*lowered, /*compilerBuffers=*/false)))
     return failure();
 
-  // 2. The GPU lowering: kernels for the chip, host code in LLVM.
+  // 2. The GPU lowering: kernels for the chip, host code in LLVM. Their
+  // math calls libdevice, which comes with the toolkit, not the driver.
+  std::string toolkit = options.lowering.toolkitPath.empty()
+                            ? getCudaToolkitPath()
+                            : options.lowering.toolkitPath;
+  std::string libdevice = toolkit + "/nvvm/libdevice/libdevice.10.bc";
+  if (!llvm::sys::fs::exists(libdevice))
+    return emitError(loc) << "--validate=gpu needs the CUDA toolkit's "
+                             "libdevice (the kernels' math functions): no "
+                          << libdevice << " (set CUDA_HOME to a CUDA toolkit)";
   PassManager pm(ctx);
   pm.addNestedPass<func::FuncOp>(createFreeAfterLastUse());
   buildLowerToGpuPipeline(pm, options.lowering);
   if (failed(pm.run(*lowered)))
     return emitError(loc) << "lowering the step to the GPU ("
                           << options.lowering.chip << ") failed";
+  if (failed(verifyKernelsLinked(*lowered, toolkit)))
+    return failure();
   GpuValidationResult result;
   result.arch = options.lowering.chip;
   lowered->walk([&](gpu::BinaryOp binary) { ++result.kernels; });
@@ -182,6 +194,7 @@ vram::validateOnGpu(ModuleOp module, const GpuValidationOptions &options,
   if (!runtime) {
     noDevice = openError + " (the step was lowered to " +
                std::to_string(result.kernels) + " kernels for " + result.arch +
+               (options.lowering.format == "bin" ? ", assembled by ptxas," : "") +
                " and JIT-compiled; nothing ran)";
     return failure();
   }

@@ -296,7 +296,7 @@ cl::opt<unsigned> topTensors("top-tensors",
                              cl::init(10), cl::cat(outputCat));
 
 cl::OptionCategory validateCat("Validation by execution");
-enum class ValidateTarget { None, Cpu, Gpu };
+enum class ValidateTarget { None, Cpu, Gpu, GpuEmulated };
 cl::opt<ValidateTarget> validate(
     "validate",
     cl::desc("Run the lowered step and compare the measured peak with the "
@@ -305,13 +305,27 @@ cl::opt<ValidateTarget> validate(
                           "MLIR's ExecutionEngine on this CPU"),
                clEnumValN(ValidateTarget::Gpu, "gpu",
                           "generated kernels on a CUDA device (the driver is "
-                          "loaded at run time; exit 1 without one)")),
+                          "loaded at run time; exit 1 without one)"),
+               clEnumValN(ValidateTarget::GpuEmulated, "gpu-emulated",
+                          "the GPU lowering's kernels run on this CPU, one "
+                          "thread after another (no device needed; memory "
+                          "as --validate=cpu)")),
     cl::init(ValidateTarget::None), cl::cat(validateCat));
 cl::opt<std::string> gpuArch(
     "gpu-arch",
     cl::desc("Target of --validate=gpu's kernels (sm_90: H100, H200; sm_80: "
              "A100)"),
     cl::value_desc("sm_XY"), cl::init("sm_90"), cl::cat(validateCat));
+enum class GpuBinary { Ptx, Cubin };
+cl::opt<GpuBinary> gpuBinary(
+    "gpu-binary", cl::desc("Form of --validate=gpu's kernels"),
+    cl::values(clEnumValN(GpuBinary::Ptx, "ptx",
+                          "PTX, compiled by the driver when the step loads "
+                          "(default; no toolkit needed)"),
+               clEnumValN(GpuBinary::Cubin, "cubin",
+                          "cubins assembled by the CUDA toolkit's ptxas while "
+                          "lowering (checks every kernel without a device)")),
+    cl::init(GpuBinary::Ptx), cl::cat(validateCat));
 cl::opt<unsigned>
     cudaDeviceOrdinal("cuda-device",
                       cl::desc("The CUDA device --validate=gpu runs on"),
@@ -550,8 +564,10 @@ void checkOptions() {
       usageError("--gpu-arch=" + gpuArch + ": expected sm_XY (sm_90, sm_80)");
   }
   if (validate != ValidateTarget::Gpu &&
-      (gpuArch.getNumOccurrences() || cudaDeviceOrdinal.getNumOccurrences()))
-    usageError("--gpu-arch and --cuda-device need --validate=gpu");
+      (gpuArch.getNumOccurrences() || cudaDeviceOrdinal.getNumOccurrences() ||
+       gpuBinary.getNumOccurrences()))
+    usageError("--gpu-arch, --gpu-binary and --cuda-device need "
+               "--validate=gpu");
   if (validate == ValidateTarget::Gpu &&
       (dumpDir.getNumOccurrences() ||
        allocationMode == AllocationMode::Compiler))
@@ -864,8 +880,12 @@ LogicalResult processModule(ModuleOp module,
                                            getBudgetMetricName().str()};
   bool validationFailed = false;
 #ifdef VRAM_ENABLE_EXECUTION
-  if (validate == ValidateTarget::Cpu) {
+  if (validate == ValidateTarget::Cpu ||
+      validate == ValidateTarget::GpuEmulated) {
+    bool emulated = validate == ValidateTarget::GpuEmulated;
     vram::CpuValidationOptions run;
+    if (emulated)
+      run.loops = vram::CpuValidationOptions::Loops::GpuKernels;
     run.lowering.lr = learningRate;
     bool compilerMode = allocationMode == AllocationMode::Compiler;
     run.allocationMode = compilerMode ? vram::AllocationMode::Compiler
@@ -882,7 +902,7 @@ LogicalResult processModule(ModuleOp module,
     if (failed(result))
       return failure();
     vram::ValidationFinding v;
-    v.device = "cpu";
+    v.device = emulated ? "gpu-emulated" : "cpu";
     v.allocationMode = compilerMode ? "compiler" : "pytorch";
     v.measuredPeakBytes = result->measuredPeakBytes;
     v.predictedPeakBytes = result->predictedPeakBytes;
@@ -930,6 +950,7 @@ LogicalResult processModule(ModuleOp module,
     for (const auto &entry : modelInitializers)
       run.step.initialValues[entry.getKey()] = entry.getValue();
     run.lowering.chip = gpuArch;
+    run.lowering.format = gpuBinary == GpuBinary::Cubin ? "bin" : "isa";
     run.deviceOrdinal = cudaDeviceOrdinal;
     run.flopConvention = flopConvention;
     // The context the device model predicts (--gpu, --cuda-lazy-loading,

@@ -64,6 +64,9 @@ struct CpuValidationOptions {
     Naive,       ///< not run: convert-linalg-to-loops' loop nests
     Interchange, ///< window reductions moved outward (the default)
     Vectorize,   ///< also tile and vectorize (crashes resnet18 at 224 px)
+    /// The GPU lowering's launches (buildGpuLaunchesPipeline), each run on
+    /// the host one thread after another (--validate=gpu-emulated).
+    GpuKernels,
   };
   Loops loops = Loops::Interchange;
   /// LLVM's optimizer tuned for the host CPU (its vector registers, for the

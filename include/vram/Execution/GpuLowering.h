@@ -11,6 +11,7 @@
 #ifndef VRAM_EXECUTION_GPULOWERING_H
 #define VRAM_EXECUTION_GPULOWERING_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <string>
@@ -32,7 +33,27 @@ struct GpuLoweringOptions {
   unsigned optLevel = 3;
   /// Threads per block (vram-gpu-thread-blocks).
   int64_t blockSize = 256;
+  /// The CUDA toolkit whose libdevice the kernels link (their math:
+  /// __nv_expf, __nv_sqrtf, ...) and whose ptxas makes cubins; empty:
+  /// getCudaToolkitPath().
+  std::string toolkitPath;
 };
+
+/// CUDA_ROOT, CUDA_HOME or CUDA_PATH when set, else the toolkit found at
+/// configure time (/usr/local/cuda).
+std::string getCudaToolkitPath();
+
+/// Fails, at the kernel module, when a PTX kernel calls a function nothing
+/// defines (the driver would refuse to load it): libdevice was not found.
+mlir::LogicalResult verifyKernelsLinked(mlir::ModuleOp module,
+                                        llvm::StringRef toolkitPath);
+
+/// Adds the first half of the lowering: the bufferized step's linalg ops as
+/// `gpu.launch` ops, one per parallel loop nest, in 1-D blocks of
+/// `blockSize` threads (serial code in one-thread launches). The GPU
+/// lowering continues from here to kernels; `--validate=gpu-emulated` runs
+/// these launches on the host (vram-gpu-launch-to-loops).
+void buildGpuLaunchesPipeline(mlir::OpPassManager &pm, int64_t blockSize);
 
 /// Adds the lowering of a bufferized step to host LLVM IR plus GPU kernels.
 void buildLowerToGpuPipeline(mlir::OpPassManager &pm,

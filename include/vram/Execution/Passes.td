@@ -79,6 +79,31 @@ def GpuThreadBlocks : Pass<"vram-gpu-thread-blocks", "mlir::func::FuncOp"> {
                            "::mlir::affine::AffineDialect"];
 }
 
+def GpuLaunchToLoops : Pass<"vram-gpu-launch-to-loops", "mlir::func::FuncOp"> {
+  let summary = "Runs each gpu.launch on the host: its body in loops over the grid's blocks and each block's threads";
+  let description = [{
+    Replaces every `gpu.launch` by an `scf.for` nest over its blocks (z, y,
+    x) and, inside, its threads (z, y, x), with the launch's body inlined:
+    block and thread ids become the loops' induction variables, grid and
+    block sizes the launch's operands. The threads run one after another,
+    which is what a kernel that never synchronizes (no barrier, no shared
+    memory; what vram-lower-to-gpu generates) computes on a device. So the
+    kernels of the GPU lowering, with their thread mapping, bounds checks
+    and offloaded serial code, can run and be checked on a CPU
+    (`--validate=gpu-emulated`). A launch that needs a device (barriers,
+    shared memory, clusters, async tokens) is an error.
+
+    ```
+    vram-opt launches.mlir --vram-gpu-launch-to-loops
+    ```
+
+    Before: `gpu.launch blocks(%bx, %by, %bz) in (%gx = %c2, ...) threads(%tx, ...) in (%sx = %c256, ...) { ... gpu.terminator }`.
+    After: `scf.for %bz = %c0 to %c1 step %c1 { ... scf.for %tx = %c0 to %c256 step %c1 { ... } }`.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def CompilerBuffers : Pass<"vram-compiler-buffers", "mlir::ModuleOp"> {
   let summary = "Lets MLIR's in-place analysis choose the step's buffers";
   let description = [{

@@ -83,27 +83,12 @@ Value cst(OpBuilder &b, Location loc, Type type, double v) {
   return floatConstant(b, loc, type, v);
 }
 
-/// The exact erf of libm (math.erf has no LLVM lowering): erff / erf,
-/// declared in the module by declareErf (outside any linalg body, whose
-/// op is not in the module yet while it is built) and called by erfCall.
-StringRef erfName(Type type) { return type.isF64() ? "erf" : "erff"; }
-
-void declareErf(OpBuilder &b, Location loc, Type type) {
-  auto module =
-      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
-  if (module.lookupSymbol<func::FuncOp>(erfName(type)))
-    return;
-  OpBuilder mb(module.getBodyRegion());
-  mb.setInsertionPointToStart(module.getBody());
-  auto fn = func::FuncOp::create(mb, loc, erfName(type),
-                                 mb.getFunctionType({type}, {type}));
-  fn.setPrivate();
-}
-
-Value libmErf(OpBuilder &b, Location loc, Value x) {
-  return func::CallOp::create(b, loc, erfName(x.getType()),
-                              TypeRange{x.getType()}, ValueRange{x})
-      .getResult(0);
+/// erf as math.erf: on the CPU, convert-math-to-libm makes it libm's erff
+/// (LLVM has no erf intrinsic); in a GPU kernel, convert-gpu-to-nvvm makes
+/// it libdevice's __nv_erff. (A call to erff in a kernel would be an
+/// unresolved extern for ptxas.)
+Value exactErf(OpBuilder &b, Location loc, Value x) {
+  return math::ErfOp::create(b, loc, x);
 }
 
 /// An error naming the op for a case the lowering does not cover.
@@ -842,7 +827,7 @@ Value geluForward(OpBuilder &b, Location loc, Value x, bool tanhForm) {
     Value th = math::TanhOp::create(b, loc, inner);
     return mul(b, loc, mul(b, loc, half, x), add(b, loc, one, th));
   }
-  Value e = libmErf(b, loc, mul(b, loc, x, cst(b, loc, t, kSqrt1_2)));
+  Value e = exactErf(b, loc, mul(b, loc, x, cst(b, loc, t, kSqrt1_2)));
   return mul(b, loc, mul(b, loc, x, half), add(b, loc, one, e));
 }
 
@@ -870,7 +855,7 @@ Value geluBackward(OpBuilder &b, Location loc, Value g, Value x,
   Value cdf =
       mul(b, loc, half,
           add(b, loc, one,
-              libmErf(b, loc, mul(b, loc, x, cst(b, loc, t, kSqrt1_2)))));
+              exactErf(b, loc, mul(b, loc, x, cst(b, loc, t, kSqrt1_2)))));
   Value pdf =
       mul(b, loc, cst(b, loc, t, kAlpha),
           math::ExpOp::create(
@@ -891,8 +876,6 @@ struct GeluLowering : ExternalModel<GeluLowering, GeluOp> {
     bool tanhForm =
         cast<GeluOp>(op).getApproximate() == GeluApproximation::Tanh;
     Value x = operands[0];
-    if (!tanhForm)
-      declareErf(b, op->getLoc(), tensorType(x).getElementType());
     results.push_back(elementwise(
         b, op->getLoc(), x, newTensor(b, op->getLoc(), tensorType(x)),
         [&](OpBuilder &nb, Location nloc, ValueRange a) {
@@ -906,8 +889,6 @@ struct GeluLowering : ExternalModel<GeluLowering, GeluOp> {
                                      SmallVectorImpl<Value> &grads) {
     bool tanhForm = isTanhGelu(node.forwardAttrs);
     Value x = node.savedOperands[0];
-    if (!tanhForm)
-      declareErf(b, loc, tensorType(x).getElementType());
     grads.push_back(elementwise(
         b, loc, {node.grads[0], x}, newTensor(b, loc, tensorType(x)),
         [&](OpBuilder &nb, Location nloc, ValueRange a) {

@@ -91,7 +91,13 @@ CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int v, size_t n, CUstream s)
     ((unsigned int *)dst)[i] = v;
   return CUDA_SUCCESS;
 }
-CUresult cuModuleLoadData(CUmodule *m, const void *image) { (void)image; *m = (CUmodule)&token; return CUDA_SUCCESS; }
+CUresult cuModuleLoadData(CUmodule *m, const void *image) {
+  /* The image is a cubin (--gpu-binary=cubin): an ELF file. */
+  if (memcmp(image, "\177ELF", 4) != 0)
+    return CUDA_ERROR_INVALID_IMAGE;
+  *m = (CUmodule)&token;
+  return CUDA_SUCCESS;
+}
 CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned int n, CUjit_option *o, void **v) {
   (void)n; (void)o; (void)v;
   /* The image is the PTX text. */

@@ -320,13 +320,16 @@ def main():
             save(e, n, p)
         data = ",".join("%s=%%S/Inputs/xfmr-ops/%s/%s.npy" % (n, name, n)
                         for n in list(ints) + list(params) + ["labels"])
-        run_lines.append(
-            "# RUN: vram-opt %%S/Inputs/xfmr-ops/%s.mlir --mode=train "
-            "--loss=mse --optimizer=sgd --lr=0.1 --validate=cpu "
-            "--input-data=%s --dump=%%t/%s | FileCheck %%s "
-            "--check-prefix=SAME\n"
-            "# RUN: %%compare-npy %%S/Inputs/xfmr-ops/%s-sgd %%t/%s | "
-            "FileCheck %%s --check-prefix=OK" % (name, data, name, name, name))
+        for target in ("cpu", "gpu-emulated"):
+            dump = "%s/%s" % (target, name)
+            run_lines.append(
+                "# RUN: vram-opt %%S/Inputs/xfmr-ops/%s.mlir --mode=train "
+                "--loss=mse --optimizer=sgd --lr=0.1 --validate=%s "
+                "--input-data=%s --dump=%%t/%s | FileCheck %%s "
+                "--check-prefix=SAME\n"
+                "# RUN: %%compare-npy %%S/Inputs/xfmr-ops/%s-sgd %%t/%s | "
+                "FileCheck %%s --check-prefix=OK"
+                % (name, target, data, dump, name, dump))
     test = os.path.join(HERE, "..", "numerics-transformer-ops.test")
     with open(test, "w") as f:
         f.write("""# REQUIRES: execution
@@ -335,7 +338,9 @@ def main():
 # writes this file): per case the op's operands are parameters, its result
 # goes to an MSE loss, and one SGD step's loss, gradients and updated
 # parameters must be within a relative error of 1e-4 (fp32); the measured
-# peak equals the predicted one.
+# peak equals the predicted one. Each case runs twice: on the CPU's loops
+# (--validate=cpu), then on the GPU lowering's kernels, run on the host
+# thread by thread (--validate=gpu-emulated).
 # RUN: rm -rf %t && mkdir -p %t
 """)
         f.write("\n".join(run_lines) + "\n")

@@ -10,9 +10,10 @@ each row this writes, next to this script:
   <case>-sgd/   PyTorch's loss.npy, NAME.grad.npy and the updated NAME.npy
 
 and, one directory up, the lit test <case>.mlir: the nn IR of the same
-model, with RUN lines that run `vram-opt --validate=cpu --dump` (measured
-allocation = predicted, to the byte) and compare every file of <case>-sgd
-with compare-npy.py (relative error <= 1e-4).
+model, with RUN lines that run `vram-opt --validate=cpu --dump` and
+`--validate=gpu-emulated --dump` (measured allocation = predicted, to the
+byte) and compare every file of <case>-sgd with compare-npy.py (relative
+error <= 1e-4).
 
 To test a new op, add one Case row to CASES. Run with Debian's torch:
 /usr/bin/python3 generate_ops.py (torch 1.13, CPU).
@@ -471,13 +472,20 @@ def write_case(case):
         "// One SGD step (lr 0.1) on %s against PyTorch 1.13 (CPU): the"
         % case.loss,
         "// measured allocation equals the prediction, and the loss, every",
-        "// gradient and every updated parameter are within 1e-4.",
+        "// gradient and every updated parameter are within 1e-4; on the CPU's",
+        "// loops, then on the GPU lowering's kernels run on the host.",
         "// RUN: rm -rf %t && mkdir -p %t",
-        "// RUN: vram-opt %%s --mode=train --loss=%s --optimizer=sgd --lr=0.1 "
-        "--validate=cpu \\" % case.loss,
-        "// RUN:   --input-data=%s --dump=%%t | FileCheck %%s" % data,
-        "// RUN: %compare-npy %S/Inputs/" + case.name + "-sgd %t"
-        " | FileCheck %s --check-prefix=CMP",
+    ]
+    for target in ("cpu", "gpu-emulated"):
+        lines += [
+            "// RUN: vram-opt %%s --mode=train --loss=%s --optimizer=sgd "
+            "--lr=0.1 --validate=%s \\" % (case.loss, target),
+            "// RUN:   --input-data=%s --dump=%%t/%s | FileCheck %%s"
+            % (data, target),
+            "// RUN: %%compare-npy %%S/Inputs/%s-sgd %%t/%s"
+            " | FileCheck %%s --check-prefix=CMP" % (case.name, target),
+        ]
+    lines += [
         "// CHECK: peak bytes {{ *}}[[PEAK:[0-9,]+]] {{ *}}[[PEAK]] {{ *}}0",
     ]
     files = sorted([n + ".grad.npy" for n in case.params] +
