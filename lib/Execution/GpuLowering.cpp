@@ -58,6 +58,9 @@ void vram::buildLowerToGpuPipeline(OpPassManager &pm,
   buildGpuLaunchesPipeline(pm, options.blockSize);
   pm.addPass(createLowerAffinePass());
   pm.addPass(createGpuKernelOutliningPass());
+  // One module, one function per distinct kernel: one compilation, one
+  // ptxas run, one module load.
+  pm.addPass(createMergeKernelModules());
   // Views (memref.reinterpret_cast, subview, expand/collapse_shape) become
   // plain descriptor arithmetic, in the host code and in the kernels, as in
   // upstream's gpu-lower-to-nvvm-pipeline.

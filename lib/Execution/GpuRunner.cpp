@@ -23,6 +23,7 @@
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -146,7 +147,11 @@ vram::validateOnGpu(ModuleOp module, const GpuValidationOptions &options,
     return failure();
   GpuValidationResult result;
   result.arch = options.lowering.chip;
-  lowered->walk([&](gpu::BinaryOp binary) { ++result.kernels; });
+  // Distinct kernels (vram-merge-kernel-modules keeps one of equal ones).
+  llvm::DenseSet<Attribute> kernels;
+  lowered->walk(
+      [&](gpu::LaunchFuncOp launch) { kernels.insert(launch.getKernel()); });
+  result.kernels = kernels.size();
 
   // 3. The device, before the JIT runs the module loads (global ctors).
   llvm::Expected<std::unique_ptr<CudaRuntime>> runtimeOr =

@@ -33,12 +33,15 @@ func.func @step(%a: memref<4x8xf32>, %b: memref<4x8xf32>) -> memref<f32> {
 // CHECK-LABEL: llvm.func @step
 // CHECK-NOT: llvm.call @malloc
 // CHECK: llvm.call @_mlir_memref_to_llvm_alloc
-// CHECK: gpu.launch_func {{ *}}@step_kernel::@step_kernel blocks in
+// CHECK: gpu.launch_func {{ *}}@step_kernels::@step_kernel blocks in
 // CHECK: llvm.call @_mlir_memref_to_llvm_alloc
-// CHECK: gpu.launch_func {{ *}}@step_kernel_0::@step_kernel blocks in (%[[ONE:.*]], %[[ONE]], %[[ONE]]) threads in (%[[ONE]], %[[ONE]], %[[ONE]])
+// CHECK: gpu.launch_func {{ *}}@step_kernels::@step_kernel_0 blocks in (%[[ONE:.*]], %[[ONE]], %[[ONE]]) threads in (%[[ONE]], %[[ONE]], %[[ONE]])
 // CHECK: llvm.call @_mlir_memref_to_llvm_free
-// CHECK: gpu.binary @step_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90
+// The kernels are one module (vram-merge-kernel-modules): one binary.
+// CHECK: gpu.binary @step_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90
 // CHECK-SAME: .entry step_kernel(
+// CHECK-SAME: .entry step_kernel_0(
+// CHECK-NOT: gpu.binary
 // SM80: .target sm_80
 
 // Thread blocks (vram-gpu-thread-blocks): the 4x8 add is 32 threads, in
@@ -47,4 +50,4 @@ func.func @step(%a: memref<4x8xf32>, %b: memref<4x8xf32>) -> memref<f32> {
 // BLOCKS: %[[TWO:.*]] = llvm.mlir.constant(2 : index) : i64
 // BLOCKS: %[[SIXTEEN:.*]] = llvm.mlir.constant(16 : index) : i64
 // BLOCKS: %[[ONE:.*]] = llvm.mlir.constant(1 : index) : i64
-// BLOCKS: gpu.launch_func {{ *}}@step_kernel::@step_kernel blocks in (%[[TWO]], %[[ONE]], %[[ONE]]) threads in (%[[SIXTEEN]], %[[ONE]], %[[ONE]])
+// BLOCKS: gpu.launch_func {{ *}}@step_kernels::@step_kernel blocks in (%[[TWO]], %[[ONE]], %[[ONE]]) threads in (%[[SIXTEEN]], %[[ONE]], %[[ONE]])

@@ -104,6 +104,31 @@ def GpuLaunchToLoops : Pass<"vram-gpu-launch-to-loops", "mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def MergeKernelModules : Pass<"vram-merge-kernel-modules", "mlir::ModuleOp"> {
+  let summary = "Moves the outlined kernels into one gpu.module, one function per distinct kernel";
+  let description = [{
+    `gpu-kernel-outlining` makes a `gpu.module` of each launch, so a step of
+    a few thousand loop nests is a few thousand modules: as many LLVM
+    compilations and ptxas runs while lowering, and as many PTX JIT
+    compilations and `cuModuleLoadData` calls when the step loads. Most are
+    the same kernel (every block of a ResNet stage, every layer of a
+    transformer). This pass moves each kernel into one `gpu.module`
+    (named `step_kernels`), keeps one function per distinct kernel (equal
+    printed bodies), names it after the module it came from, and points
+    every `gpu.launch_func` at it. Modules that hold anything but one
+    kernel are left alone.
+
+    ```
+    vram-opt outlined.mlir --vram-merge-kernel-modules
+    ```
+
+    Before: `gpu.launch_func @step_kernel::@step_kernel` and
+    `gpu.launch_func @step_kernel_0::@step_kernel`, two equal modules.
+    After: both `gpu.launch_func @step_kernels::@step_kernel`.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def CompilerBuffers : Pass<"vram-compiler-buffers", "mlir::ModuleOp"> {
   let summary = "Lets MLIR's in-place analysis choose the step's buffers";
   let description = [{
