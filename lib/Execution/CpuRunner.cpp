@@ -240,17 +240,6 @@ LogicalResult loadSlot(Location loc, Slot &slot, StringRef path) {
   return success();
 }
 
-LogicalResult dumpSlot(Location loc, StringRef dir, StringRef name,
-                       RankedTensorType type, const void *data) {
-  SmallString<256> path(dir);
-  llvm::sys::path::append(path, name + ".npy");
-  if (llvm::Error e =
-          writeNpy(path, npyDescr(type.getElementType()), type.getShape(), data,
-                   type.getNumElements() * elementBytes(type.getElementType())))
-    return emitError(loc) << "--dump: " << toString(std::move(e));
-  return success();
-}
-
 /// The classes of the cross-entropy whose target is `labels`, 0 if none.
 int64_t numClassesOf(func::FuncOp step, Value labels) {
   int64_t classes = 0;
@@ -342,6 +331,21 @@ vram::lowerStepToTensors(ModuleOp module, const CpuValidationOptions &options) {
   result.args = std::move(args);
   result.results = std::move(results);
   return result;
+}
+
+LogicalResult vram::dumpSlot(Location loc, StringRef dir,
+                             const StepSlot &slot) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+    return emitError(loc) << "--dump: cannot create " << dir << ": "
+                          << ec.message();
+  SmallString<256> path(dir);
+  llvm::sys::path::append(path, slot.name + ".npy");
+  Type element = slot.type.getElementType();
+  if (llvm::Error e = writeNpy(path, npyDescr(element), slot.type.getShape(),
+                               slot.data,
+                               slot.type.getNumElements() * elementBytes(element)))
+    return emitError(loc) << "--dump: " << toString(std::move(e));
+  return success();
 }
 
 LogicalResult vram::initialiseArguments(Location loc,
@@ -652,15 +656,9 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
       fresh.insert(slot.data);
     if (i == 0 && slot.name == "loss" && slot.type.getElementType().isF32())
       result.loss = *static_cast<float *>(slot.data);
-    if (!options.dumpDir.empty()) {
-      std::string name = slot.name;
-      if (std::error_code ec =
-              llvm::sys::fs::create_directories(options.dumpDir))
-        return emitError(loc) << "--dump: cannot create " << options.dumpDir
-                              << ": " << ec.message();
-      if (failed(dumpSlot(loc, options.dumpDir, name, slot.type, slot.data)))
-        return failure();
-    }
+    if (!options.dumpDir.empty() &&
+        failed(dumpSlot(loc, options.dumpDir, slot)))
+      return failure();
   }
   // The step's fresh results are freed at step exit.
   for (void *p : fresh)

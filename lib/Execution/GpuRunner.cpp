@@ -106,8 +106,6 @@ vram::validateOnGpu(ModuleOp module, const GpuValidationOptions &options,
   if (options.step.allocationMode != AllocationMode::PyTorch)
     return emitError(loc) << "--validate=gpu supports the pytorch allocation "
                              "mode only";
-  if (!options.step.dumpDir.empty())
-    return emitError(loc) << "--validate=gpu does not support --dump yet";
   MemoryAnalysis analysis(step);
   if (analysis.failed())
     return failure();
@@ -298,7 +296,9 @@ vram::validateOnGpu(ModuleOp module, const GpuValidationOptions &options,
     tracker.usedPeak = std::max(tracker.usedPeak.value_or(0), *used);
   result.deviceUsedPeakBytes = tracker.usedPeak;
 
-  // 7. Results: the loss comes back; fresh results are freed at step exit.
+  // 7. Results: the loss comes back, and with --dump every result (the
+  // gradients, which the step then returns, and the updated parameters);
+  // fresh results are freed at step exit.
   llvm::SmallPtrSet<void *, 8> argSet(devicePtrs.begin(), devicePtrs.end());
   for (auto [i, slot] : llvm::enumerate(results)) {
     if (i == 0 && slot.name == "loss" && slot.type.getElementType().isF32()) {
@@ -307,6 +307,18 @@ vram::validateOnGpu(ModuleOp module, const GpuValidationOptions &options,
         return emitError(loc)
                << "reading the loss failed: " << runtime->getError();
       result.loss = loss;
+    }
+    if (!options.step.dumpDir.empty()) {
+      int64_t bytes = slot.type.getNumElements() *
+                      getElementBytes(slot.type.getElementType());
+      std::vector<char> host(std::max<int64_t>(bytes, 1));
+      if (!runtime->copyToHost(host.data(), resultPtrs[i], bytes))
+        return emitError(loc) << "reading " << slot.name
+                              << " back failed: " << runtime->getError();
+      slot.data = host.data();
+      if (failed(dumpSlot(loc, options.step.dumpDir, slot)))
+        return failure();
+      slot.data = nullptr;
     }
     if (!argSet.count(resultPtrs[i]))
       tracker.release(resultPtrs[i]);
@@ -338,7 +350,11 @@ vram::validateOnGpu(ModuleOp module, const GpuValidationOptions &options,
     int64_t predicted = replay.getAllocatedBytes();
     for (const MemoryEvent &e : analysis.getFreeEvents(i))
       replay.free(e.storage);
-    if (!tracker.opSeen[i] || result.firstMismatchOp)
+    // --dump returns the gradients, so they outlive the update until the
+    // step returns: the return is not compared then (as on the CPU).
+    bool gradsKept = !options.step.dumpDir.empty() &&
+                     analysis.getOp(i)->hasTrait<OpTrait::IsTerminator>();
+    if (!tracker.opSeen[i] || result.firstMismatchOp || gradsKept)
       continue;
     if (tracker.opPeak[i] != predicted) {
       result.firstMismatchOp = i;

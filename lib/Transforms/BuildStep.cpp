@@ -464,7 +464,7 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
     // the parameter's shape, a view of the same storage.
     auto paramType = cast<RankedTensorType>(param.getType());
     auto gradType = cast<RankedTensorType>(grad.getType());
-    ArrayRef<Attribute> views = viewsOf.lookup(param.getResult());
+    SmallVector<Attribute> views = viewsOf.lookup(param.getResult());
     if (permutes(views)) {
       // A gradient that passed through a transposing view of the parameter
       // (`W.t()`): AccumulateGrad finds that its strides break the layout

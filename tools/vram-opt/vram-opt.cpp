@@ -569,10 +569,9 @@ void checkOptions() {
     usageError("--gpu-arch, --gpu-binary and --cuda-device need "
                "--validate=gpu");
   if (validate == ValidateTarget::Gpu &&
-      (dumpDir.getNumOccurrences() ||
-       allocationMode == AllocationMode::Compiler))
-    usageError("--validate=gpu supports neither --dump nor "
-               "--allocation-mode=compiler yet");
+      allocationMode == AllocationMode::Compiler)
+    usageError("--validate=gpu does not support --allocation-mode=compiler "
+               "yet");
   if (!(learningRate > 0) || std::isinf(learningRate))
     usageError("--lr must be a positive number");
   for (const std::string &item : inputData) {
@@ -949,6 +948,7 @@ LogicalResult processModule(ModuleOp module,
     }
     for (const auto &entry : modelInitializers)
       run.step.initialValues[entry.getKey()] = entry.getValue();
+    run.step.dumpDir = dumpDir;
     run.lowering.chip = gpuArch;
     run.lowering.format = gpuBinary == GpuBinary::Cubin ? "bin" : "isa";
     run.deviceOrdinal = cudaDeviceOrdinal;

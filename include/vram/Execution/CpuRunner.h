@@ -153,6 +153,11 @@ mlir::LogicalResult initialiseArguments(mlir::Location loc,
                                         const CpuValidationOptions &options,
                                         int64_t numClasses);
 
+/// Writes `slot` (its host memory at `data`) as DIR/NAME.npy, creating DIR
+/// (--dump).
+mlir::LogicalResult dumpSlot(mlir::Location loc, llvm::StringRef dir,
+                             const StepSlot &slot);
+
 /// Bytes of one element of a tensor of `type`.
 int64_t getElementBytes(mlir::Type type);
 
