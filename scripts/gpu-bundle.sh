@@ -1,35 +1,58 @@
 #!/bin/bash
-# Builds a self-contained vram-opt for the lent GPU machine, which has the
-# CUDA driver, the toolkit and PyTorch but no LLVM 22: LLVM and MLIR linked
-# statically (VRAM_STATIC_LLVM; no ONNX or C++ front end, which the GPU
-# check does not use), stripped, in .gpu-bundle/ (ignored by git; carry it).
+# Packs vram-opt for the lent GPU machine, which has the CUDA driver and
+# toolkit and PyTorch but no LLVM 22: the built vram-opt and every shared
+# library it loads beyond the C and C++ runtimes (libLLVM, libMLIR, libz3,
+# ...), xz-compressed in .gpu-bundle/ (ignored by git; carry
+# it), with a launcher that unpacks it once and runs vram-opt with those
+# libraries, and only vram-opt (PyTorch keeps its own).
 #
-#   scripts/gpu-bundle.sh [BUILD_DIR]     (default: build-static)
+#   scripts/gpu-bundle.sh [BUILD_DIR]     (default: build-bundle)
+#
+# BUILD_DIR is configured without the ONNX and C++ front ends (the GPU
+# check uses neither; libclang-cpp alone would not fit the 64 MiB a call
+# carries).
 #
 # Then, on the device machine (the `run` tool, carry [".gpu-bundle"]):
 #   VRAM_OPT=.gpu-bundle/vram-opt scripts/gpu-check.sh
 set -eu
 cd "$(dirname "$0")/.."
-BUILD=${1:-build-static}
+BUILD=${1:-build-bundle}
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -G Ninja -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-    -DVRAM_STATIC_LLVM=ON -DVRAM_ENABLE_ONNX=OFF -DVRAM_ENABLE_CXX=OFF \
-    "-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -Wl,--gc-sections"
+    -DVRAM_ENABLE_ONNX=OFF -DVRAM_ENABLE_CXX=OFF
 fi
 ninja -C "$BUILD" vram-opt
-mkdir -p .gpu-bundle
+rm -rf .gpu-bundle
+stage=$(mktemp -d)
+mkdir -p .gpu-bundle "$stage/lib"
 grep -qx '/.gpu-bundle/' .git/info/exclude 2>/dev/null ||
   echo '/.gpu-bundle/' >> .git/info/exclude
-strip -o .gpu-bundle/vram-opt "$BUILD/bin/vram-opt"
-# Anything it needs beyond the C library and libstdc++ goes along.
-ldd .gpu-bundle/vram-opt | awk '/=> \// {print $3}' | while read -r lib; do
+cp "$BUILD/bin/vram-opt" "$stage/"
+ldd "$BUILD/bin/vram-opt" | awk '/=> \// {print $3}' | while read -r lib; do
   case $(basename "$lib") in
-    libc.so*|libm.so*|libgcc_s.so*|libstdc++.so*|ld-linux*|libdl.so*|libpthread.so*|librt.so*) ;;
-    *) cp -L "$lib" .gpu-bundle/ ;;
+    libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libgcc_s.so*|libstdc++.so*) ;;
+    *) cp -L "$lib" "$stage/lib/" ;;
   esac
 done
+# Nothing but the C and C++ runtimes may come from the machine it runs on.
+LD_LIBRARY_PATH="$stage/lib" ldd "$stage/vram-opt" | awk '/=> \// {print $3}' |
+  grep -v -e "^$stage/lib/" -e '/libc\.so' -e '/libm\.so' -e '/libgcc_s\.so' -e '/libstdc++\.so' &&
+  { echo "gpu-bundle: libraries left outside the bundle (above)"; exit 1; }
+tar -C "$stage" -cf - . | xz -T2 -9 > .gpu-bundle/vram-opt.tar.xz
+rm -rf "$stage"
 git rev-parse --short HEAD > .gpu-bundle/COMMIT
+cat > .gpu-bundle/vram-opt <<'LAUNCHER'
+#!/bin/sh
+# Unpacks vram-opt.tar.xz once (python3's tarfile: no xz tool needed), then
+# runs vram-opt with the libraries packed with it.
+here=$(dirname "$(readlink -f "$0")")
+dir=${VRAM_BUNDLE_DIR:-/tmp/vram-bundle-$(cat "$here/COMMIT")}
+if [ ! -x "$dir/vram-opt" ]; then
+  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+    "$here/vram-opt.tar.xz" "$dir.tmp" && mv "$dir.tmp" "$dir" || exit 1
+fi
+LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$dir/vram-opt" "$@"
+LAUNCHER
+chmod +x .gpu-bundle/vram-opt
 ls -la .gpu-bundle
-du -sh .gpu-bundle

@@ -25,7 +25,6 @@ status=0
 
 if [ -n "${VRAM_OPT:-}" ]; then
   VRAM=$(realpath "$VRAM_OPT")
-  export LD_LIBRARY_PATH="$(dirname "$VRAM")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 else
   if [ ! -f "$BUILD/build.ninja" ]; then
     cmake -G Ninja -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
