@@ -106,6 +106,29 @@ validate "resnet18 b2 32 px, SGD" --zoo=resnet18 --batch=2 --image-size=32 --mod
 validate "resnet18 b2 224 px, SGD" --zoo=resnet18 --batch=2 --mode=train --optimizer=sgd
 validate "resnet18 b2 224 px, Adam" --zoo=resnet18 --batch=2 --mode=train --optimizer=adam
 validate "gpt_mini b1 t16, SGD" --zoo=gpt_mini --batch=1 --seq=16 --mode=train --optimizer=sgd
+# Every gradient and updated parameter against PyTorch (the references of
+# numerics-mlp, -cnn and -transformer), copied back by --dump: what
+# validate-gpu.test checks, for machines where lit cannot run.
+section "numerics against PyTorch (--validate=gpu --dump, compare-npy: relative error <= 1e-4)"
+for run in "mlp sgd 0.1" "mlp adam 0.01" "cnn sgd 0.1" "cnn adam 0.01" "transformer sgd 0.1" "transformer adam 0.01"; do
+  # shellcheck disable=SC2086
+  set -- $run
+  inputs=test/Execution/Inputs
+  data=$(for f in "$inputs/$1"/*.npy; do printf '%s=%s,' "$(basename "$f" .npy)" "$f"; done)
+  dump=$(mktemp -d)
+  timeout "${CASE_TIMEOUT:-240}" "$VRAM" "$inputs/$1.mlir" --mode=train --optimizer="$2" --lr="$3" \
+    --validate=gpu --input-data="${data%,}" --dump="$dump" > "$dump.out" 2>&1
+  rc=$?
+  cmp=$("$PY" test/Execution/compare-npy.py "$inputs/$1-$2" "$dump" 2>&1)
+  crc=$?
+  [ "$rc" -eq 0 ] && [ "$crc" -eq 0 ] || status=1
+  {
+    echo "- \`$1 $2\`: vram-opt exit $rc, compare-npy exit $crc ($(echo "$cmp" | grep -c '^ok') ok)"
+    echo "$cmp" | grep -v '^ok' | sed 's/^/  - /'
+    [ "$rc" -eq 0 ] || tail -2 "$dump.out" | sed 's/^/  - /'
+  } >> "$out"
+done
+
 # The CPU's losses for the same steps (the GPU's must agree within fp
 # tolerance).
 section "the same steps' losses on the CPU (--validate=cpu)"
