@@ -341,9 +341,9 @@ LogicalResult vram::dumpSlot(Location loc, StringRef dir,
   SmallString<256> path(dir);
   llvm::sys::path::append(path, slot.name + ".npy");
   Type element = slot.type.getElementType();
-  if (llvm::Error e = writeNpy(path, npyDescr(element), slot.type.getShape(),
-                               slot.data,
-                               slot.type.getNumElements() * elementBytes(element)))
+  if (llvm::Error e =
+          writeNpy(path, npyDescr(element), slot.type.getShape(), slot.data,
+                   slot.type.getNumElements() * elementBytes(element)))
     return emitError(loc) << "--dump: " << toString(std::move(e));
   return success();
 }

@@ -63,9 +63,8 @@ struct GpuLaunchToLoopsPass
     : public vram::impl::GpuLaunchToLoopsBase<GpuLaunchToLoopsPass> {
   void runOnOperation() override {
     SmallVector<gpu::LaunchOp> launches;
-    getOperation().walk([&](gpu::LaunchOp launch) {
-      launches.push_back(launch);
-    });
+    getOperation().walk(
+        [&](gpu::LaunchOp launch) { launches.push_back(launch); });
     IRRewriter rewriter(&getContext());
     for (gpu::LaunchOp launch : launches) {
       if (std::string why = whyNotSerial(launch); !why.empty()) {
@@ -84,11 +83,11 @@ struct GpuLaunchToLoopsPass
     rewriter.setInsertionPoint(launch);
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    SmallVector<Value> upper = {grid.z, grid.y, grid.x,
+    SmallVector<Value> upper = {grid.z,  grid.y,  grid.x,
                                 block.z, block.y, block.x};
-    scf::LoopNest nest = scf::buildLoopNest(
-        rewriter, loc, SmallVector<Value>(6, zero), upper,
-        SmallVector<Value>(6, one));
+    scf::LoopNest nest =
+        scf::buildLoopNest(rewriter, loc, SmallVector<Value>(6, zero), upper,
+                           SmallVector<Value>(6, one));
     SmallVector<Value> iv;
     for (scf::ForOp loop : nest.loops)
       iv.push_back(loop.getInductionVar());
@@ -100,8 +99,8 @@ struct GpuLaunchToLoopsPass
     Block &body = launch.getBody().front();
     SmallVector<Operation *> idOps;
     body.walk([&](Operation *op) {
-      if (isa<gpu::ThreadIdOp, gpu::BlockIdOp, gpu::BlockDimOp,
-              gpu::GridDimOp>(op))
+      if (isa<gpu::ThreadIdOp, gpu::BlockIdOp, gpu::BlockDimOp, gpu::GridDimOp>(
+              op))
         idOps.push_back(op);
     });
     for (Operation *op : idOps) {
@@ -117,10 +116,10 @@ struct GpuLaunchToLoopsPass
       rewriter.replaceOp(op, value);
     }
     // The body's arguments: block ids, thread ids, grid size, block size.
-    SmallVector<Value> arguments = {
-        blockIds.x,  blockIds.y,  blockIds.z, threadIds.x,
-        threadIds.y, threadIds.z, grid.x,     grid.y,
-        grid.z,      block.x,     block.y,    block.z};
+    SmallVector<Value> arguments = {blockIds.x,  blockIds.y,  blockIds.z,
+                                    threadIds.x, threadIds.y, threadIds.z,
+                                    grid.x,      grid.y,      grid.z,
+                                    block.x,     block.y,     block.z};
     Block *inner = nest.loops.back().getBody();
     Operation *terminator = body.getTerminator();
     rewriter.inlineBlockBefore(&body, inner->getTerminator(), arguments);

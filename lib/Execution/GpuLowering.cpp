@@ -169,11 +169,15 @@ LogicalResult vram::verifyKernelsLinked(ModuleOp module,
       size_t at = ptx.find(".extern .func");
       if (at == StringRef::npos)
         continue;
-      StringRef line = ptx.substr(at).take_until([](char c) { return c == '\n'; });
+      StringRef line =
+          ptx.substr(at).take_until([](char c) { return c == '\n'; });
       StringRef name = line.drop_front(strlen(".extern .func"));
       if (name.ltrim().starts_with("("))
-        name = name.ltrim().drop_until([](char c) { return c == ')'; }).drop_front();
-      name = name.ltrim().take_until([](char c) { return c == '(' || c == ' '; });
+        name = name.ltrim()
+                   .drop_until([](char c) { return c == ')'; })
+                   .drop_front();
+      name =
+          name.ltrim().take_until([](char c) { return c == '(' || c == ' '; });
       binary.emitError() << "kernel module '" << binary.getSymName()
                          << "' calls '" << name
                          << "', which nothing defines: the driver would not "

@@ -195,10 +195,11 @@ vram::validateOnGpu(ModuleOp module, const GpuValidationOptions &options,
     return emitError(loc) << "JIT lookup of the step failed: "
                           << toString(fn.takeError());
   if (!runtime) {
-    noDevice = openError + " (the step was lowered to " +
-               std::to_string(result.kernels) + " kernels for " + result.arch +
-               (options.lowering.format == "bin" ? ", assembled by ptxas," : "") +
-               " and JIT-compiled; nothing ran)";
+    noDevice =
+        openError + " (the step was lowered to " +
+        std::to_string(result.kernels) + " kernels for " + result.arch +
+        (options.lowering.format == "bin" ? ", assembled by ptxas," : "") +
+        " and JIT-compiled; nothing ran)";
     return failure();
   }
   if (runtime->hasError())

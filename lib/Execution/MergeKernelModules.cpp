@@ -54,11 +54,10 @@ struct MergeKernelModulesPass
 
     SymbolTable symbols(module);
     OpBuilder builder(outlined.front());
-    auto merged = gpu::GPUModuleOp::create(
-        builder, outlined.front().getLoc(), "step_kernels");
+    auto merged = gpu::GPUModuleOp::create(builder, outlined.front().getLoc(),
+                                           "step_kernels");
     symbols.insert(merged); // renamed if the name is taken
-    OpBuilder inside =
-        OpBuilder::atBlockEnd(&merged.getBodyRegion().front());
+    OpBuilder inside = OpBuilder::atBlockEnd(&merged.getBodyRegion().front());
     // Old module name -> the merged function that replaces its kernel.
     llvm::StringMap<StringAttr> replacement;
     llvm::StringMap<StringAttr> byKey;
