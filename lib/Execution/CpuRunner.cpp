@@ -458,16 +458,25 @@ LogicalResult vram::bufferizeStep(ModuleOp lowered, bool compilerBuffers) {
   return success();
 }
 
-FailureOr<CpuValidationResult>
-vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
+FailureOr<func::FuncOp> vram::getRunnableStep(ModuleOp module) {
   auto step = module.lookupSymbol<func::FuncOp>("step");
   if (!step)
     return emitError(module.getLoc())
            << "--validate needs a built step (@step)";
-  Location loc = step.getLoc();
   if (step->hasAttr(nn::NNDialect::kPersistentGradsAttrName))
-    return emitError(loc) << "--validate does not support gradients kept "
-                             "across steps (--set-to-none=false) yet";
+    return emitError(step.getLoc())
+           << "--validate does not support gradients kept across steps "
+              "(--set-to-none=false) yet";
+  return step;
+}
+
+FailureOr<CpuValidationResult>
+vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
+  FailureOr<func::FuncOp> runnable = getRunnableStep(module);
+  if (failed(runnable))
+    return failure();
+  func::FuncOp step = *runnable;
+  Location loc = step.getLoc();
   // The JIT has no bf16 conversion routines (__truncsfbf2).
   WalkResult bf16 = step.walk([](Operation *op) {
     auto isBf16 = [](Type t) {

@@ -95,14 +95,11 @@ FailureOr<GpuValidationResult>
 vram::validateOnGpu(ModuleOp module, const GpuValidationOptions &options,
                     std::string &noDevice) {
   noDevice.clear();
-  auto step = module.lookupSymbol<func::FuncOp>("step");
-  if (!step)
-    return emitError(module.getLoc())
-           << "--validate needs a built step (@step)";
+  FailureOr<func::FuncOp> runnable = getRunnableStep(module);
+  if (failed(runnable))
+    return failure();
+  func::FuncOp step = *runnable;
   Location loc = step.getLoc();
-  if (step->hasAttr(nn::NNDialect::kPersistentGradsAttrName))
-    return emitError(loc) << "--validate does not support gradients kept "
-                             "across steps (--set-to-none=false) yet";
   if (options.step.allocationMode != AllocationMode::PyTorch)
     return emitError(loc) << "--validate=gpu supports the pytorch allocation "
                              "mode only";

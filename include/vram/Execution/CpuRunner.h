@@ -19,6 +19,7 @@
 #include "vram/Dialect/NN/NNInterfaces.h"
 #include "vram/Execution/Npy.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -124,6 +125,10 @@ struct TensorStep {
   mlir::OwningOpRef<mlir::ModuleOp> module;
   std::vector<StepSlot> args, results;
 };
+
+/// The built `@step` of `module`, or a located error when there is none or
+/// it cannot run yet (gradients kept across steps).
+mlir::FailureOr<mlir::func::FuncOp> getRunnableStep(mlir::ModuleOp module);
 
 /// Lowers `module`'s built `@step`; --input-data names that are neither an
 /// input nor a parameter are errors.
