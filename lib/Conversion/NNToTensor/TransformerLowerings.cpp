@@ -268,6 +268,116 @@ void normAffine(DictionaryAttr attrs, unsigned numInputs, bool &hasWeight,
   hasBias = !hasWeight;
 }
 
+/// A row statistic ([lead...], on the stack) copied into the kernel's
+/// output tensor of `type` ([lead..., 1...] or [lead...]).
+Value statToTensor(OpBuilder &b, Location loc, Value stat,
+                   RankedTensorType type, unsigned lead) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineExpr> rowExprs;
+  for (unsigned d = 0; d < lead; ++d)
+    rowExprs.push_back(getAffineDimExpr(d, ctx));
+  AffineMap row = AffineMap::get(type.getRank(), 0, rowExprs, ctx);
+  return generic(b, loc, stat, newTensor(b, loc, type),
+                 {row, AffineMap::getMultiDimIdentityMap(type.getRank(), ctx)},
+                 [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+}
+
+/// The backward of a normalization over the trailing dimensions, xhat =
+/// (x - mean) rstd (layer_norm) or x rstd (rms_norm: no `mean`), y = xhat w
+/// + b, with dxhat = g w and N the normalized count:
+///   dx = rstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)), without the
+///        mean(dxhat) term when not centered;
+///   dw = sum_rows(g xhat), db = sum_rows(g).
+/// Pushes the gradient of each of node.gradOperands.
+void rowNormBackward(OpBuilder &b, Location loc, const BackwardLowering &node,
+                     Value mean, Value rstd, bool hasWeight, bool hasBias,
+                     SmallVectorImpl<Value> &grads) {
+  MLIRContext *ctx = b.getContext();
+  Value x = node.savedOperands[0];
+  auto xt = tensorType(x);
+  auto rank = node.forwardAttrs.getAs<IntegerAttr>("normalized_rank");
+  NormShape s = normShape(xt, rank ? rank.getInt() : 1);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(s.rank, ctx);
+  AffineMap statMap =
+      broadcastMap(tensorType(rstd).getShape(), xt.getShape(), ctx);
+  AffineMap col = dimMap(ctx, s.rank, range(s.lead, s.rank));
+  AffineMap row = dimMap(ctx, s.rank, range(0, s.lead));
+  auto rowType = RankedTensorType::get(xt.getShape().take_front(s.lead),
+                                       xt.getElementType());
+  // At one element: x, rstd, g, then w and mean when there are.
+  SmallVector<Value> ins = {x, rstd, node.grads[0]};
+  SmallVector<AffineMap> maps = {id, statMap, id};
+  if (hasWeight) {
+    ins.push_back(node.savedOperands[1]);
+    maps.push_back(col);
+  }
+  bool centered = (bool)mean;
+  unsigned meanAt = ins.size();
+  if (centered) {
+    ins.push_back(mean);
+    maps.push_back(statMap);
+  }
+  unsigned numIns = ins.size();
+  auto xhat = [=](OpBuilder &nb, Location nloc, ValueRange a) {
+    Value c = centered ? sub(nb, nloc, a[0], a[meanAt]) : a[0];
+    return mul(nb, nloc, c, a[1]);
+  };
+  auto dxhat = [=](OpBuilder &nb, Location nloc, ValueRange a) {
+    return hasWeight ? mul(nb, nloc, a[2], a[3]) : a[2];
+  };
+  unsigned numInputs = node.forwardType.getNumInputs();
+  for (int64_t i : node.gradOperands) {
+    auto type = cast<RankedTensorType>(node.forwardType.getInput(i));
+    if (i == 0) {
+      SmallVector<AffineMap> sumMaps(maps);
+      sumMaps.push_back(row);
+      SmallVector<Value> dxIns(ins);
+      if (centered)
+        dxIns.push_back(generic(
+            b, loc, ins, fill(b, loc, stackScratch(b, loc, rowType), 0),
+            sumMaps, [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              return add(nb, nloc, a.back(), dxhat(nb, nloc, a.drop_back()));
+            }));
+      dxIns.push_back(generic(
+          b, loc, ins, fill(b, loc, stackScratch(b, loc, rowType), 0), sumMaps,
+          [&](OpBuilder &nb, Location nloc, ValueRange a) {
+            ValueRange e = a.drop_back();
+            return add(nb, nloc, a.back(),
+                       mul(nb, nloc, dxhat(nb, nloc, e), xhat(nb, nloc, e)));
+          }));
+      SmallVector<AffineMap> dxMaps(maps);
+      dxMaps.append(dxIns.size() - numIns, row);
+      dxMaps.push_back(id);
+      double invN = 1.0 / s.count;
+      grads.push_back(generic(
+          b, loc, dxIns, newTensor(b, loc, type), dxMaps,
+          [&](OpBuilder &nb, Location nloc, ValueRange a) {
+            ValueRange e = a.take_front(numIns);
+            Value sdx = a[a.size() - 2];
+            Value n = cst(nb, nloc, sdx.getType(), invN);
+            Value v = dxhat(nb, nloc, e);
+            if (centered)
+              v = sub(nb, nloc, v, mul(nb, nloc, a[numIns], n));
+            v = sub(nb, nloc, v,
+                    mul(nb, nloc, xhat(nb, nloc, e), mul(nb, nloc, sdx, n)));
+            return mul(nb, nloc, e[1], v);
+          }));
+      continue;
+    }
+    // dw = sum_rows(g xhat), db = sum_rows(g): over the row dimensions.
+    bool isBias = i == (int64_t)numInputs - 1 && hasBias;
+    SmallVector<AffineMap> sumMaps(maps);
+    sumMaps.push_back(col);
+    grads.push_back(generic(
+        b, loc, ins, fill(b, loc, newTensor(b, loc, type), 0), sumMaps,
+        [&](OpBuilder &nb, Location nloc, ValueRange a) {
+          ValueRange e = a.drop_back();
+          Value term = isBias ? e[2] : mul(nb, nloc, e[2], xhat(nb, nloc, e));
+          return add(nb, nloc, a.back(), term);
+        }));
+  }
+}
+
 struct LayerNormLowering : ExternalModel<LayerNormLowering, LayerNormOp> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
@@ -325,106 +435,18 @@ struct LayerNormLowering : ExternalModel<LayerNormLowering, LayerNormOp> {
     layerNormStats(b, loc, x, s, eps ? eps.getValueAsDouble() : 1e-5, mean,
                    rstd);
     // The kernel's output tensor ([..., 1, ...]): a copy of the row value.
-    auto type = cast<RankedTensorType>(saved.resultType);
-    MLIRContext *ctx = b.getContext();
-    SmallVector<AffineExpr> rowExprs;
-    for (unsigned d = 0; d < s.lead; ++d)
-      rowExprs.push_back(getAffineDimExpr(d, ctx));
-    AffineMap row = AffineMap::get(type.getRank(), 0, rowExprs, ctx);
-    Value stat = saved.kind == "mean" ? mean : rstd;
-    return generic(
-        b, loc, stat, newTensor(b, loc, type),
-        {row, AffineMap::getMultiDimIdentityMap(type.getRank(), ctx)},
-        [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    return statToTensor(b, loc, saved.kind == "mean" ? mean : rstd,
+                        cast<RankedTensorType>(saved.resultType), s.lead);
   }
 
   static LogicalResult lowerBackward(OpBuilder &b, Location loc,
                                      const BackwardLowering &node,
                                      SmallVectorImpl<Value> &grads) {
-    MLIRContext *ctx = b.getContext();
     bool hasWeight, hasBias;
     normAffine(node.forwardAttrs, node.forwardType.getNumInputs(), hasWeight,
                hasBias);
-    Value x = node.savedOperands[0];
-    Value w = hasWeight ? node.savedOperands[1] : Value();
-    Value mean = node.savedExtras[0], rstd = node.savedExtras[1];
-    Value g = node.grads[0];
-    auto xt = tensorType(x);
-    auto rank = node.forwardAttrs.getAs<IntegerAttr>("normalized_rank");
-    NormShape s = normShape(xt, rank ? rank.getInt() : 1);
-    AffineMap id = AffineMap::getMultiDimIdentityMap(s.rank, ctx);
-    AffineMap statMap =
-        broadcastMap(tensorType(mean).getShape(), xt.getShape(), ctx);
-    AffineMap col = dimMap(ctx, s.rank, range(s.lead, s.rank));
-    AffineMap row = dimMap(ctx, s.rank, range(0, s.lead));
-    auto rowType = RankedTensorType::get(xt.getShape().take_front(s.lead),
-                                         xt.getElementType());
-    // xhat and dxhat at one element.
-    SmallVector<Value> ins = {x, mean, rstd, g};
-    SmallVector<AffineMap> maps = {id, statMap, statMap, id};
-    if (w) {
-      ins.push_back(w);
-      maps.push_back(col);
-    }
-    auto xhat = [](OpBuilder &nb, Location nloc, ValueRange a) {
-      return mul(nb, nloc, sub(nb, nloc, a[0], a[1]), a[2]);
-    };
-    bool hasW = (bool)w;
-    auto dxhat = [hasW](OpBuilder &nb, Location nloc, ValueRange a) {
-      return hasW ? mul(nb, nloc, a[3], a[4]) : a[3];
-    };
-    for (int64_t i : node.gradOperands) {
-      auto type = cast<RankedTensorType>(node.forwardType.getInput(i));
-      bool isBias = i == (int64_t)node.forwardType.getNumInputs() - 1 &&
-                    hasBias && i != 0;
-      if (i == 0) {
-        Value zero = stackScratch(b, loc, rowType);
-        SmallVector<AffineMap> sumMaps(maps);
-        sumMaps.push_back(row);
-        Value sumD = generic(b, loc, ins, fill(b, loc, zero, 0), sumMaps,
-                             [&](OpBuilder &nb, Location nloc, ValueRange a) {
-                               return add(nb, nloc, a.back(),
-                                          dxhat(nb, nloc, a.drop_back()));
-                             });
-        Value sumDX = generic(
-            b, loc, ins, fill(b, loc, stackScratch(b, loc, rowType), 0),
-            sumMaps, [&](OpBuilder &nb, Location nloc, ValueRange a) {
-              ValueRange e = a.drop_back();
-              return add(nb, nloc, a.back(),
-                         mul(nb, nloc, dxhat(nb, nloc, e), xhat(nb, nloc, e)));
-            });
-        SmallVector<Value> dxIns(ins);
-        dxIns.append({sumD, sumDX});
-        SmallVector<AffineMap> dxMaps(maps);
-        dxMaps.append({row, row, id});
-        double invN = 1.0 / s.count;
-        grads.push_back(generic(
-            b, loc, dxIns, newTensor(b, loc, type), dxMaps,
-            [&](OpBuilder &nb, Location nloc, ValueRange a) {
-              ValueRange e = a.drop_back(3);
-              Value sd = a[a.size() - 3], sdx = a[a.size() - 2];
-              Type t = sd.getType();
-              Value n = cst(nb, nloc, t, invN);
-              Value v = sub(nb, nloc, dxhat(nb, nloc, e), mul(nb, nloc, sd, n));
-              v = sub(nb, nloc, v,
-                      mul(nb, nloc, xhat(nb, nloc, e), mul(nb, nloc, sdx, n)));
-              return mul(nb, nloc, e[2], v);
-            }));
-        continue;
-      }
-      // dw = sum_rows(g xhat), db = sum_rows(g): over the row dimensions.
-      Value init = fill(b, loc, newTensor(b, loc, type), 0);
-      SmallVector<AffineMap> sumMaps(maps);
-      sumMaps.push_back(col);
-      grads.push_back(generic(b, loc, ins, init, sumMaps,
-                              [&](OpBuilder &nb, Location nloc, ValueRange a) {
-                                ValueRange e = a.drop_back();
-                                Value term = isBias ? e[3]
-                                                    : mul(nb, nloc, e[3],
-                                                          xhat(nb, nloc, e));
-                                return add(nb, nloc, a.back(), term);
-                              }));
-    }
+    rowNormBackward(b, loc, node, /*mean=*/node.savedExtras[0],
+                    /*rstd=*/node.savedExtras[1], hasWeight, hasBias, grads);
     return success();
   }
 };
@@ -460,20 +482,6 @@ Value rmsNormRstd(OpBuilder &b, Location loc, Value x, NormShape s,
         return math::RsqrtOp::create(nb, nloc, v).getResult();
       },
       true);
-}
-
-/// A row statistic ([lead...], on the stack) copied into the kernel's
-/// output tensor of `type` ([lead..., 1...] or [lead...]).
-Value statToTensor(OpBuilder &b, Location loc, Value stat,
-                   RankedTensorType type, unsigned lead) {
-  MLIRContext *ctx = b.getContext();
-  SmallVector<AffineExpr> rowExprs;
-  for (unsigned d = 0; d < lead; ++d)
-    rowExprs.push_back(getAffineDimExpr(d, ctx));
-  AffineMap row = AffineMap::get(type.getRank(), 0, rowExprs, ctx);
-  return generic(b, loc, stat, newTensor(b, loc, type),
-                 {row, AffineMap::getMultiDimIdentityMap(type.getRank(), ctx)},
-                 [](OpBuilder &, Location, ValueRange a) { return a[0]; });
 }
 
 double epsOf(DictionaryAttr attrs, double otherwise) {
@@ -529,77 +537,10 @@ struct RmsNormLowering : ExternalModel<RmsNormLowering, RmsNormOp> {
   static LogicalResult lowerBackward(OpBuilder &b, Location loc,
                                      const BackwardLowering &node,
                                      SmallVectorImpl<Value> &grads) {
-    MLIRContext *ctx = b.getContext();
     bool hasWeight = node.forwardType.getNumInputs() == 2;
-    Value x = node.savedOperands[0];
-    Value w = hasWeight ? node.savedOperands[1] : Value();
-    Value rstd = node.savedExtras[0];
-    Value g = node.grads[0];
-    auto xt = tensorType(x);
-    auto rank = node.forwardAttrs.getAs<IntegerAttr>("normalized_rank");
-    NormShape s = normShape(xt, rank ? rank.getInt() : 1);
-    AffineMap id = AffineMap::getMultiDimIdentityMap(s.rank, ctx);
-    AffineMap statMap =
-        broadcastMap(tensorType(rstd).getShape(), xt.getShape(), ctx);
-    AffineMap col = dimMap(ctx, s.rank, range(s.lead, s.rank));
-    AffineMap row = dimMap(ctx, s.rank, range(0, s.lead));
-    auto rowType = RankedTensorType::get(xt.getShape().take_front(s.lead),
-                                         xt.getElementType());
-    SmallVector<Value> ins = {x, rstd, g};
-    SmallVector<AffineMap> maps = {id, statMap, id};
-    if (w) {
-      ins.push_back(w);
-      maps.push_back(col);
-    }
-    auto xhat = [](OpBuilder &nb, Location nloc, ValueRange a) {
-      return mul(nb, nloc, a[0], a[1]);
-    };
-    bool hasW = (bool)w;
-    auto dxhat = [hasW](OpBuilder &nb, Location nloc, ValueRange a) {
-      return hasW ? mul(nb, nloc, a[2], a[3]) : a[2];
-    };
-    for (int64_t i : node.gradOperands) {
-      auto type = cast<RankedTensorType>(node.forwardType.getInput(i));
-      if (i == 0) {
-        SmallVector<AffineMap> sumMaps(maps);
-        sumMaps.push_back(row);
-        Value sumDX = generic(
-            b, loc, ins, fill(b, loc, stackScratch(b, loc, rowType), 0),
-            sumMaps, [&](OpBuilder &nb, Location nloc, ValueRange a) {
-              ValueRange e = a.drop_back();
-              return add(nb, nloc, a.back(),
-                         mul(nb, nloc, dxhat(nb, nloc, e), xhat(nb, nloc, e)));
-            });
-        SmallVector<Value> dxIns(ins);
-        dxIns.push_back(sumDX);
-        SmallVector<AffineMap> dxMaps(maps);
-        dxMaps.append({row, id});
-        double invN = 1.0 / s.count;
-        grads.push_back(generic(
-            b, loc, dxIns, newTensor(b, loc, type), dxMaps,
-            [&](OpBuilder &nb, Location nloc, ValueRange a) {
-              ValueRange e = a.drop_back(2);
-              Value sdx = a[a.size() - 2];
-              Value n = cst(nb, nloc, sdx.getType(), invN);
-              Value v =
-                  sub(nb, nloc, dxhat(nb, nloc, e),
-                      mul(nb, nloc, xhat(nb, nloc, e), mul(nb, nloc, sdx, n)));
-              return mul(nb, nloc, e[1], v);
-            }));
-        continue;
-      }
-      // dw = sum_rows(g xhat).
-      Value init = fill(b, loc, newTensor(b, loc, type), 0);
-      SmallVector<AffineMap> sumMaps(maps);
-      sumMaps.push_back(col);
-      grads.push_back(generic(b, loc, ins, init, sumMaps,
-                              [&](OpBuilder &nb, Location nloc, ValueRange a) {
-                                ValueRange e = a.drop_back();
-                                return add(
-                                    nb, nloc, a.back(),
-                                    mul(nb, nloc, e[2], xhat(nb, nloc, e)));
-                              }));
-    }
+    rowNormBackward(b, loc, node, /*mean=*/Value(),
+                    /*rstd=*/node.savedExtras[0], hasWeight,
+                    /*hasBias=*/false, grads);
     return success();
   }
 };
