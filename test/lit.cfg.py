@@ -30,6 +30,15 @@ llvm_config.add_tool_substitutions(["vram-opt", "vram-unittests"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.vram_tools_dir, append_path=True)
 
+# A sanitized build (VRAM_SANITIZE): the first report fails the test.
+# Debian's uninstrumented libMLIR.so shares the BumpPtrAllocator's poisoning
+# with our instrumented code (false use-after-poison): user poisoning is off.
+if config.vram_sanitize:
+    config.available_features.add("sanitizer")
+    config.environment["ASAN_OPTIONS"] = "allow_user_poisoning=0:halt_on_error=1:abort_on_error=0:detect_leaks=1"
+    config.environment["UBSAN_OPTIONS"] = "halt_on_error=1:print_stacktrace=1"
+    config.environment["LSAN_OPTIONS"] = "suppressions=" + os.path.join(os.path.dirname(__file__), "lsan.supp")
+
 if config.vram_enable_onnx:
     config.available_features.add("onnx")
 # --validate=cpu (MLIR's ExecutionEngine).

@@ -3,6 +3,9 @@
 #include "vram/Analysis/Allocator.h"
 #include "vram/Analysis/StepInfo.h"
 #include "vram/Dialect/NN/NNOps.h"
+#include "vram/Support/CheckedMath.h"
+
+#include "llvm/Support/MathExtras.h"
 
 #include <cassert>
 #include <set>
@@ -130,7 +133,9 @@ void CudaCachingAllocator::setSegmentCallbacks(SegmentCallback created,
 int64_t CudaCachingAllocator::roundSize(int64_t bytes) {
   if (bytes < kMinBlockSize)
     return kMinBlockSize;
-  return kMinBlockSize * ((bytes + kMinBlockSize - 1) / kMinBlockSize);
+  // Rounded up without forming bytes + kMinBlockSize - 1, which overflows
+  // near INT64_MAX; a size that cannot be rounded saturates.
+  return saturatingMul(kMinBlockSize, llvm::divideCeil(bytes, kMinBlockSize));
 }
 
 int64_t CudaCachingAllocator::segmentSize(int64_t rounded) {
@@ -138,7 +143,7 @@ int64_t CudaCachingAllocator::segmentSize(int64_t rounded) {
     return kSmallBuffer;
   if (rounded < kMinLargeAlloc)
     return kLargeBuffer;
-  return kRoundLarge * ((rounded + kRoundLarge - 1) / kRoundLarge);
+  return saturatingMul(kRoundLarge, llvm::divideCeil(rounded, kRoundLarge));
 }
 
 void CudaCachingAllocator::allocate(unsigned id, int64_t bytes) {

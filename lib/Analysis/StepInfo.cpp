@@ -2,6 +2,7 @@
 
 #include "vram/Analysis/StepInfo.h"
 #include "vram/Dialect/NN/NNOps.h"
+#include "vram/Support/CheckedMath.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -27,32 +28,42 @@ std::optional<int64_t> vram::getTensorBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return std::nullopt;
-  int64_t bytes = llvm::divideCeil(tensor.getElementTypeBitWidth(), 8);
-  for (int64_t dim : tensor.getShape()) {
-    int64_t product;
-    if (llvm::MulOverflow(bytes, dim, product))
-      return std::nullopt;
-    bytes = product;
-  }
-  return bytes;
+  return checkedProduct(tensor.getShape(),
+                        llvm::divideCeil(tensor.getElementTypeBitWidth(), 8));
 }
 
-ParameterSummary vram::summarizeParameters(Operation *func) {
+FailureOr<ParameterSummary> vram::summarizeParameters(Operation *func) {
   ParameterSummary summary;
-  func->walk([&](Operation *op) {
+  // Each sum is checked: a model whose parameter count or bytes do not fit
+  // in 64 bits is an error at the parameter that overflowed it.
+  auto accumulate = [](int64_t &sum, std::optional<int64_t> term) {
+    std::optional<int64_t> next = term ? checkedAdd(sum, *term) : std::nullopt;
+    if (next)
+      sum = *next;
+    return next.has_value();
+  };
+  WalkResult walk = func->walk([&](Operation *op) {
+    bool ok = true;
     auto numel = [](Value v) {
-      return cast<RankedTensorType>(v.getType()).getNumElements();
+      return checkedProduct(cast<RankedTensorType>(v.getType()).getShape());
     };
     if (auto param = dyn_cast<nn::ParamOp>(op)) {
-      summary.count += numel(param);
-      if (param.getTrainable())
-        summary.trainable += numel(param);
-      summary.bytes += getTensorBytes(param.getType()).value_or(0);
+      ok = accumulate(summary.count, numel(param)) &&
+           (!param.getTrainable() ||
+            accumulate(summary.trainable, numel(param))) &&
+           accumulate(summary.bytes, getTensorBytes(param.getType()));
     } else if (auto buffer = dyn_cast<nn::BufferOp>(op)) {
-      summary.bufferCount += numel(buffer);
-      summary.bufferBytes += getTensorBytes(buffer.getType()).value_or(0);
+      ok = accumulate(summary.bufferCount, numel(buffer)) &&
+           accumulate(summary.bufferBytes, getTensorBytes(buffer.getType()));
     }
+    if (ok)
+      return WalkResult::advance();
+    op->emitError("the model's parameter or buffer count overflows 64 bits "
+                  "at this tensor");
+    return WalkResult::interrupt();
   });
+  if (walk.wasInterrupted())
+    return failure();
   return summary;
 }
 

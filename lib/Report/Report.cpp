@@ -2,6 +2,7 @@
 
 #include "ReportData.h"
 #include "vram/Analysis/Allocator.h"
+#include "vram/Dialect/NN/TensorNames.h"
 #include "vram/Analysis/FlopAnalysis.h"
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Dialect/NN/NNDialect.h"
@@ -222,7 +223,10 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
     return module.emitError("no @step or @forward function to report on");
   std::optional<nn::StepMode> mode = getStepMode(a.func);
   a.mode = mode ? stringifyEnum(*mode).str() : "forward";
-  a.parameters = summarizeParameters(a.func);
+  FailureOr<ParameterSummary> parameters = summarizeParameters(a.func);
+  if (failed(nn::verifyUniqueTensorNames(a.func)) || failed(parameters))
+    return failure();
+  a.parameters = *parameters;
   a.batch = getBatchSize(a.func);
   a.precision = getPrecision(a.func);
   if (auto v = a.func->getAttrOfType<StringAttr>(

@@ -15,6 +15,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "vram/Dialect/NN/NNOps.h"
+#include "vram/Dialect/NN/TensorNames.h"
+#include "vram/Support/CheckedMath.h"
 #include "vram/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -69,6 +71,8 @@ void BuildStepPass::runOnOperation() {
     forward.emitError("the model must be a single block");
     return signalPassFailure();
   }
+  if (failed(verifyUniqueTensorNames(forward)))
+    return signalPassFailure();
   if (mode == StepMode::Train &&
       forward.getFunctionType().getNumResults() != 1) {
     forward.emitError(
@@ -208,10 +212,13 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
              << " (or pass flatten-logits, --flatten-logits) for per-token "
                 "[B, T, V] logits";
     if (flatten) {
-      auto flat =
-          RankedTensorType::get({outType.getDimSize(0) * outType.getDimSize(1),
-                                 outType.getDimSize(2)},
-                                outType.getElementType());
+      std::optional<int64_t> tokens =
+          checkedMul(outType.getDimSize(0), outType.getDimSize(1));
+      if (!tokens)
+        return emitError(ret.getLoc()) << "flattening logits " << outType
+                                       << ": batch x sequence overflows int64";
+      auto flat = RankedTensorType::get({*tokens, outType.getDimSize(2)},
+                                        outType.getElementType());
       lossInput = ReshapeOp::create(b, lossLoc, flat, output);
       if (requiresGrad.contains(output) &&
           failed(recordIfNeeded(lossInput.getDefiningOp())))

@@ -30,14 +30,33 @@ struct FreezePass : public vram::impl::FreezeBase<FreezePass> {
     llvm::StringSet<> frozenModules = firstModules();
     getOperation().walk([&](vram::nn::ParamOp param) {
       StringRef name = param.getName();
-      bool frozen = (freeze.matches(name) ||
-                     frozenModules.contains(vram::moduleOfParameter(name))) &&
-                    !keepTrainable.matches(name);
+      // Both sets are matched against every name, so that each pattern's
+      // use is known.
+      bool selected = freeze.matches(name);
+      bool kept = keepTrainable.matches(name);
+      bool frozen =
+          (selected || frozenModules.contains(vram::moduleOfParameter(name))) &&
+          !kept;
       if (frozen && param.getTrainable()) {
         param.setTrainable(false);
         ++numFrozen;
       }
     });
+    // A pattern that selects no parameter is a typo (or the wrong model):
+    // ignoring it would report a step that is not the one asked for.
+    bool unmatched = false;
+    for (auto [set, option] :
+         {std::pair{&freeze, "patterns"}, std::pair{&keepTrainable, "keep"}})
+      for (StringRef pattern : set->getUnmatched()) {
+        emitError(getOperation().getLoc())
+            << "freeze " << option << " pattern '" << pattern
+            << "' matches no parameter (patterns are globs over parameter "
+               "names, such as 'layer1.*', or module paths, such as "
+               "'layer1')";
+        unmatched = true;
+      }
+    if (unmatched)
+      signalPassFailure();
   }
 
   /// The first floor(firstFraction x n) modules, in named_modules() order.

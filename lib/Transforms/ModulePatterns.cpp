@@ -12,6 +12,7 @@ LogicalResult ModulePatterns::compile(ArrayRef<std::string> sources,
                                       Location loc) {
   for (const std::string &source : sources) {
     StringRef stable = spellings.emplace_back(source);
+    this->sources.push_back(stable);
     SmallVector<StringRef, 2> forms = {stable};
     if (stable.find_first_of("*?[") == StringRef::npos)
       forms.push_back(spellings.emplace_back(source + ".*"));
@@ -21,14 +22,29 @@ LogicalResult ModulePatterns::compile(ArrayRef<std::string> sources,
         return emitError(loc) << "invalid pattern '" << source
                               << "': " << llvm::toString(glob.takeError());
       globs.push_back(std::move(*glob));
+      sourceOfGlob.push_back(this->sources.size() - 1);
     }
   }
+  matchedSources.resize(this->sources.size());
   return success();
 }
 
 bool ModulePatterns::matches(StringRef name) const {
-  return llvm::any_of(
-      globs, [&](const llvm::GlobPattern &g) { return g.match(name); });
+  bool any = false;
+  for (auto [glob, source] : llvm::zip_equal(globs, sourceOfGlob))
+    if (glob.match(name)) {
+      matchedSources.set(source);
+      any = true;
+    }
+  return any;
+}
+
+SmallVector<StringRef> ModulePatterns::getUnmatched() const {
+  SmallVector<StringRef> unmatched;
+  for (auto [i, source] : llvm::enumerate(sources))
+    if (!matchedSources.test(i))
+      unmatched.push_back(source);
+  return unmatched;
 }
 
 StringRef ModulePatterns::matchingModule(StringRef name) const {

@@ -20,6 +20,7 @@
 #include "vram/Import/Findings.h"
 #include "vram/Lint/Budget.h"
 #include "vram/Report/Report.h"
+#include "vram/Support/ParseLimits.h"
 #include "vram/Transforms/Passes.h"
 #include "vram/Zoo/Zoo.h"
 #ifdef VRAM_ENABLE_ONNX
@@ -1267,6 +1268,19 @@ LogicalResult processMlirBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
   auto sourceMgr = std::make_shared<llvm::SourceMgr>();
   sourceMgr->AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   auto run = [&]() -> LogicalResult {
+    // MLIR's parser recurses per nesting level: too deep a file would
+    // overflow the stack instead of getting an error.
+    const llvm::MemoryBuffer *text =
+        sourceMgr->getMemoryBuffer(sourceMgr->getMainFileID());
+    if (std::optional<size_t> at = vram::findExcessiveNesting(
+            text->getBuffer(), vram::kMaxMlirNestingDepth)) {
+      auto [line, column] = sourceMgr->getLineAndColumn(
+          llvm::SMLoc::getFromPointer(text->getBufferStart() + *at));
+      return emitError(FileLineColLoc::get(
+                 &context, text->getBufferIdentifier(), line, column))
+             << "brackets nested more than " << vram::kMaxMlirNestingDepth
+             << " levels deep";
+    }
     OwningOpRef<ModuleOp> module =
         parseSourceFile<ModuleOp>(*sourceMgr, &context);
     if (!module)

@@ -37,7 +37,8 @@ struct ParameterSummary {
   int64_t count = 0, trainable = 0, bytes = 0;
   int64_t bufferCount = 0, bufferBytes = 0;
 };
-ParameterSummary summarizeParameters(mlir::Operation *func);
+/// Fails with an error at the tensor whose count overflows 64 bits.
+mlir::FailureOr<ParameterSummary> summarizeParameters(mlir::Operation *func);
 
 /// The batch size of a model or step: its `nn.batch` attribute (set by the
 /// front end that bound it), else the leading dimension of its first

@@ -12,6 +12,7 @@
 
 #include "mlir/IR/Location.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/Support/GlobPattern.h"
 
 #include <deque>
@@ -26,8 +27,11 @@ public:
                               mlir::Location loc);
 
   bool empty() const { return globs.empty(); }
-  /// Whether any pattern matches `name`.
+  /// Whether any pattern matches `name`. Records which patterns matched.
   bool matches(llvm::StringRef name) const;
+  /// The patterns no `matches` call has matched so far, as written: a
+  /// pattern that selects nothing is a typo, not a no-op.
+  llvm::SmallVector<llvm::StringRef> getUnmatched() const;
   /// The shortest module prefix of `name` (`layer1`, `layer1.0`, ...,
   /// `name` itself) that a pattern matches, or "" when none does: the module
   /// that a pattern such as `layer2.*` selects for a layer under it.
@@ -35,6 +39,10 @@ public:
 
 private:
   llvm::SmallVector<llvm::GlobPattern> globs;
+  /// For each glob, the index of the source pattern it was compiled from.
+  llvm::SmallVector<unsigned> sourceOfGlob;
+  llvm::SmallVector<llvm::StringRef> sources;
+  mutable llvm::BitVector matchedSources;
   // GlobPattern keeps pointers into its source: the spellings live as long
   // as the patterns.
   std::deque<std::string> spellings;

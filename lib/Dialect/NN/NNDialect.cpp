@@ -6,6 +6,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -28,6 +29,28 @@ void NNDialect::initialize() {
       >();
 }
 
+/// The batch a front end bound is the leading dimension of the model's
+/// inputs: a function with ranked inputs must have one whose dimension 0 is
+/// the batch.
+static LogicalResult verifyBatchMatchesArguments(Operation *op, int64_t batch) {
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return success();
+  SmallVector<int64_t> leading;
+  for (Type type : func.getArgumentTypes())
+    if (auto ranked = dyn_cast<RankedTensorType>(type))
+      if (ranked.getRank() > 0)
+        leading.push_back(ranked.getDimSize(0));
+  if (leading.empty() || llvm::is_contained(leading, batch))
+    return success();
+  InFlightDiagnostic diag =
+      op->emitError() << "'" << NNDialect::kBatchAttrName << "' is " << batch
+                      << " but no input has it as its leading dimension "
+                         "(leading dimensions: ";
+  llvm::interleaveComma(leading, diag);
+  return diag << ")";
+}
+
 LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
                                                   NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
@@ -45,8 +68,13 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
   if (name == kModelAttrName)
     return expect(isa<StringAttr>(value), "a string");
   if (name == kBatchAttrName) {
+    // A wider integer would be truncated where the batch is read.
     auto batch = dyn_cast<IntegerAttr>(value);
-    return expect(batch && batch.getInt() > 0, "a positive integer");
+    if (failed(expect(batch && batch.getType().isSignlessInteger(64) &&
+                          batch.getInt() > 0,
+                      "a positive i64 integer")))
+      return failure();
+    return verifyBatchMatchesArguments(op, batch.getInt());
   }
   if (name == kSequenceLogitsAttrName)
     return expect(isa<UnitAttr>(value), "a unit attribute");

@@ -1,6 +1,7 @@
 //===- NNInterfaces.cpp - op semantics for the analyses -------------------===//
 
 #include "vram/Dialect/NN/NNInterfaces.h"
+#include "vram/Support/CheckedMath.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/MathExtras.h"
@@ -11,10 +12,7 @@ using llvm::SmallVector;
 
 /// a * b, saturated: strides of huge tensors must not wrap.
 static int64_t mulSat(int64_t a, int64_t b) {
-  int64_t r;
-  if (!llvm::MulOverflow(a, b, r))
-    return r;
-  return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+  return vram::saturatingMul(a, b);
 }
 
 SmallVector<int64_t> vram::nn::getContiguousStrides(ArrayRef<int64_t> shape) {

@@ -8,7 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "vram/Dialect/NN/NNOps.h"
+#include "vram/Dialect/NN/TensorNames.h"
 #include "vram/Dialect/NN/TorchSemantics.h"
+#include "vram/Support/CheckedMath.h"
 
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/Builders.h"
@@ -18,6 +20,7 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -38,18 +41,12 @@ RankedTensorType tensorOf(Value v) {
 // FLOP arithmetic saturates at INT64_MAX, which the FLOP analysis reports as
 // an overflow: a count that does not fit in 64 bits is never a wrapped,
 // plausible-looking number.
-int64_t satMul(int64_t a, int64_t b) {
-  int64_t r;
-  return llvm::MulOverflow(a, b, r) ? INT64_MAX : r;
+using vram::saturatingAdd;
+using vram::saturatingMul;
+template <typename... Args> int64_t satMul(Args... args) {
+  return saturatingMul(args...);
 }
-template <typename... Rest>
-int64_t satMul(int64_t a, int64_t b, int64_t c, Rest... rest) {
-  return satMul(satMul(a, b), c, rest...);
-}
-int64_t satAdd(int64_t a, int64_t b) {
-  int64_t r;
-  return llvm::AddOverflow(a, b, r) ? INT64_MAX : r;
-}
+int64_t satAdd(int64_t a, int64_t b) { return saturatingAdd(a, b); }
 
 int64_t numel(Type type) {
   int64_t n = 1;
@@ -90,18 +87,7 @@ LogicalResult checkPair(std::optional<Location> loc, StringRef what,
   return success();
 }
 
-/// PyTorch's pooling/convolution output size along one dimension.
-int64_t windowOutputSize(int64_t in, int64_t kernel, int64_t stride,
-                         int64_t pad, int64_t dilation, bool ceilMode) {
-  int64_t span = in + 2 * pad - dilation * (kernel - 1) - 1;
-  if (span < 0)
-    return 0;
-  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
-  // The last window must start inside the input or the left padding.
-  if (ceilMode && (out - 1) * stride >= in + pad)
-    --out;
-  return out;
-}
+using vram::windowOutputSize;
 
 /// numpy/PyTorch broadcasting of two shapes.
 FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
@@ -189,7 +175,7 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(loc, "groups (", groups,
                              ") must divide input channels (", cin,
                              ") and output channels (", cout, ")");
-  if (weight.getDimSize(1) * groups != cin)
+  if (vram::checkedMul(weight.getDimSize(1), groups) != cin)
     return emitOptionalError(loc, "channel mismatch: input has ", cin,
                              " channels but weight expects ",
                              weight.getDimSize(1), " x ", groups, " groups");
@@ -205,14 +191,19 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
   }
   SmallVector<int64_t> shape = {input.getDimSize(0), cout};
   for (int i = 0; i < 2; ++i) {
-    int64_t out =
+    std::optional<int64_t> out =
         windowOutputSize(input.getDimSize(2 + i), weight.getDimSize(2 + i),
                          adaptor.getStrides()[i], adaptor.getPadding()[i],
                          adaptor.getDilation()[i], false);
-    if (out < 1)
+    if (!out)
+      return emitOptionalError(loc,
+                               "the output size overflows int64 "
+                               "(spatial dim ",
+                               i, ": padding, dilation or kernel too large)");
+    if (*out < 1)
       return emitOptionalError(
           loc, "kernel does not fit the padded input (spatial dim ", i, ")");
-    shape.push_back(out);
+    shape.push_back(*out);
   }
   results.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();
@@ -954,16 +945,22 @@ static LogicalResult inferPool(std::optional<Location> loc,
     return failure();
   SmallVector<int64_t> shape = {input.getDimSize(0), input.getDimSize(1)};
   for (int i = 0; i < 2; ++i) {
-    if (2 * padding[i] > kernel[i])
+    if (padding[i] > kernel[i] / 2)
       return emitOptionalError(loc, "padding (", padding[i],
                                ") must be at most half the kernel size (",
                                kernel[i], ")");
     int64_t stride = strides ? (*strides)[i] : kernel[i];
-    int64_t out = windowOutputSize(input.getDimSize(2 + i), kernel[i], stride,
-                                   padding[i], dilation[i], ceilMode);
-    if (out < 1)
+    std::optional<int64_t> out =
+        windowOutputSize(input.getDimSize(2 + i), kernel[i], stride, padding[i],
+                         dilation[i], ceilMode);
+    if (!out)
+      return emitOptionalError(loc,
+                               "the output size overflows int64 "
+                               "(spatial dim ",
+                               i, ": padding, dilation or kernel too large)");
+    if (*out < 1)
       return emitOptionalError(loc, "pooling window does not fit the input");
-    shape.push_back(out);
+    shape.push_back(*out);
   }
   results.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();
@@ -1205,7 +1202,9 @@ static int64_t attentionMacs(ScaledDotProductAttentionOp op, int64_t qkFactor,
   auto q = tensorOf(op.getQuery()), k = tensorOf(op.getKey()),
        v = tensorOf(op.getValue());
   int64_t r = q.getRank();
-  int64_t batch = numel(q) / (q.getDimSize(r - 1) * q.getDimSize(r - 2));
+  int64_t batch = 1;
+  for (int64_t d : q.getShape().drop_back(2))
+    batch = satMul(batch, d);
   int64_t l = q.getDimSize(r - 2), s = k.getDimSize(r - 2);
   return satMul(batch, l, s,
                 satAdd(satMul(qkFactor, q.getDimSize(r - 1)),
@@ -1463,7 +1462,7 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
   int64_t start = clampIndex(adaptor.getStart()),
           end = clampIndex(adaptor.getEnd());
   SmallVector<int64_t> shape(in.getShape());
-  shape[dim] = end > start ? (end - start + step - 1) / step : 0;
+  shape[dim] = end > start ? (end - start - 1) / step + 1 : 0;
   results.push_back(RankedTensorType::get(shape, in.getElementType()));
   return success();
 }
@@ -1936,3 +1935,26 @@ LogicalResult ClampOp::verify() {
 
 #define GET_OP_CLASSES
 #include "vram/Dialect/NN/NNOps.cpp.inc"
+
+LogicalResult vram::nn::verifyUniqueTensorNames(Operation *func) {
+  llvm::StringMap<Operation *> first;
+  WalkResult walk = func->walk([&](Operation *op) {
+    StringRef name;
+    if (auto param = dyn_cast<ParamOp>(op))
+      name = param.getName();
+    else if (auto buffer = dyn_cast<BufferOp>(op))
+      name = buffer.getName();
+    else
+      return WalkResult::advance();
+    auto [it, inserted] = first.try_emplace(name, op);
+    if (inserted)
+      return WalkResult::advance();
+    InFlightDiagnostic diag =
+        op->emitError() << "duplicate tensor name '" << name
+                        << "': every parameter and buffer needs a name of its "
+                           "own";
+    diag.attachNote(it->second->getLoc()) << "first defined here";
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
+}

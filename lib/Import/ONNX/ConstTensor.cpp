@@ -2,7 +2,9 @@
 //-------------===//
 
 #include "ConstTensor.h"
+
 #include "OnnxLibrary.h"
+#include "vram/Support/CheckedMath.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -76,15 +78,7 @@ const char *vram::onnx_import::dtypeName(int32_t dt) {
 
 std::optional<int64_t>
 vram::onnx_import::checkedNumElements(ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) {
-    if (d < 0)
-      return std::nullopt;
-    if (d != 0 && n > INT64_MAX / d)
-      return std::nullopt;
-    n *= d;
-  }
-  return n;
+  return vram::checkedProduct(shape);
 }
 
 ConstTensor ConstTensor::make(int32_t dtype, ArrayRef<int64_t> shape) {
@@ -152,6 +146,58 @@ double halfToDouble(uint16_t bits, bool bf16) {
 }
 
 } // namespace
+
+std::optional<std::string>
+vram::onnx_import::describeStoredSizeMismatch(const onnx::TensorProto &t) {
+  if (t.data_location() == onnx::TensorProto::EXTERNAL ||
+      t.external_data_size())
+    return std::nullopt;
+  int32_t dt = t.data_type();
+  SmallVector<int64_t, 4> shape(t.dims().begin(), t.dims().end());
+  int64_t count = checkedNumElements(shape).value_or(0);
+  if (!t.raw_data().empty()) {
+    int eb = elemBytes(dt);
+    std::optional<int64_t> expected = vram::checkedMul<int64_t>(count, eb);
+    if (!eb || (expected && (int64_t)t.raw_data().size() == *expected))
+      return std::nullopt;
+    return "raw_data has " + std::to_string(t.raw_data().size()) +
+           " bytes, but its dims hold " + std::to_string(count) +
+           " elements of " + std::to_string(eb) + " bytes";
+  }
+  // The typed field ONNX stores each element type in, one entry an element.
+  int64_t stored;
+  switch (dt) {
+  case DT_FLOAT:
+    stored = t.float_data_size();
+    break;
+  case DT_DOUBLE:
+    stored = t.double_data_size();
+    break;
+  case DT_INT64:
+    stored = t.int64_data_size();
+    break;
+  case DT_UINT32:
+  case DT_UINT64:
+    stored = t.uint64_data_size();
+    break;
+  case DT_INT32:
+  case DT_INT16:
+  case DT_INT8:
+  case DT_UINT16:
+  case DT_UINT8:
+  case DT_BOOL:
+  case DT_FLOAT16:
+  case DT_BFLOAT16:
+    stored = t.int32_data_size();
+    break;
+  default:
+    return std::nullopt;
+  }
+  if (stored == 0 || stored == count)
+    return std::nullopt;
+  return "it stores " + std::to_string(stored) +
+         " elements, but its dims hold " + std::to_string(count);
+}
 
 bool vram::onnx_import::decodeTensor(const onnx::TensorProto &t,
                                      ConstTensor &out, std::string &err) {

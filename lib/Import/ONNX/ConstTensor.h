@@ -54,6 +54,11 @@ const char *dtypeName(int32_t dtype);
 /// Multiplies dims, failing on negative dims or int64 overflow.
 std::optional<int64_t> checkedNumElements(llvm::ArrayRef<int64_t> shape);
 
+/// Why the data stored in `t` (raw_data or its typed field) disagrees with
+/// its dims, or nullopt when it agrees or `t` stores no data (a shapes-only
+/// initializer, or external data). `t`'s dims must have a checked product.
+std::optional<std::string> describeStoredSizeMismatch(const onnx::TensorProto &t);
+
 /// `v` truncated to int64, saturating out-of-range values (NaN gives 0):
 /// a plain cast of those is undefined behaviour.
 inline int64_t saturatingToInt64(double v) {

@@ -22,6 +22,8 @@
 #include "mlir/Pass/PassManager.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <climits>
 
@@ -38,6 +40,15 @@ static std::string supportedOpsList() {
       s += ", ";
     s += op.str();
   }
+  return s;
+}
+
+/// "[2, 3, 4]".
+static std::string shapeString(ArrayRef<int64_t> dims) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(dims, os);
+  os << "]";
   return s;
 }
 
@@ -78,11 +89,65 @@ LogicalResult Importer::collectInitializers() {
     if (failed(
             elementType(t.data_type(), loc, "initializer '" + t.name() + "'")))
       return failure();
+    if (std::optional<std::string> mismatch = describeStoredSizeMismatch(t))
+      return emitError(loc) << "initializer '" << t.name() << "' "
+                            << shapeString(dims) << ": " << *mismatch;
+    if (inits.count(t.name()))
+      return emitError(loc)
+             << "initializer '" << t.name() << "' is defined twice";
     inits[t.name()] = &t;
     Entry e;
     e.kind = Entry::Init;
     e.init = &t;
     env[t.name()] = e;
+  }
+  return success();
+}
+
+/// Graph inputs have names of their own, and an input that an initializer
+/// of the same name provides (the IR < 4 convention, or an overridable
+/// default) must describe that initializer: its element type and its dims,
+/// where it states them. Otherwise the graph means two different things.
+LogicalResult Importer::checkGraphInputs() {
+  llvm::StringSet<> names;
+  for (const auto &vi : graph->input()) {
+    Location loc = nameLoc(vi.name());
+    if (!names.insert(vi.name()).second)
+      return emitError(loc)
+             << "graph input '" << vi.name() << "' is declared twice";
+    auto init = inits.find(vi.name());
+    if (init == inits.end() || !vi.has_type() || !vi.type().has_tensor_type())
+      continue;
+    const onnx::TensorProto &t = *init->second;
+    const auto &tt = vi.type().tensor_type();
+    SmallVector<int64_t> initDims(t.dims().begin(), t.dims().end());
+    bool agrees = !tt.has_elem_type() || tt.elem_type() == 0 ||
+                  tt.elem_type() == t.data_type();
+    if (agrees && tt.has_shape()) {
+      agrees = tt.shape().dim_size() == (int)initDims.size();
+      for (int k = 0; agrees && k < tt.shape().dim_size(); ++k)
+        agrees = !tt.shape().dim(k).has_dim_value() ||
+                 tt.shape().dim(k).dim_value() == initDims[k];
+    }
+    if (!agrees) {
+      std::string declared;
+      llvm::raw_string_ostream os(declared);
+      os << dtypeName(tt.elem_type()) << " [";
+      if (tt.has_shape())
+        for (int k = 0; k < tt.shape().dim_size(); ++k) {
+          const auto &d = tt.shape().dim(k);
+          os << (k ? ", " : "");
+          if (d.has_dim_value())
+            os << d.dim_value();
+          else
+            os << (d.dim_param().empty() ? "?" : d.dim_param());
+        }
+      os << "]";
+      return emitError(loc)
+             << "graph input '" << vi.name() << "' is declared as " << declared
+             << " but the initializer of the same name is "
+             << dtypeName(t.data_type()) << " " << shapeString(initDims);
+    }
   }
   return success();
 }
@@ -270,7 +335,8 @@ LogicalResult Importer::prepareGraph(const onnx::ModelProto &model) {
         bnStats.insert(n.input(k));
   for (const auto &o : graph->output())
     graphOutputs.insert(o.name());
-  if (failed(collectInitializers()) || failed(sortNodes()))
+  if (failed(collectInitializers()) || failed(checkGraphInputs()) ||
+      failed(sortNodes()))
     return failure();
   return validateNodes(model);
 }
@@ -292,8 +358,10 @@ static bool needsNoShapes(const onnx::ModelProto &model, int64_t opset) {
 }
 
 /// Converts `model` in place to kTargetOpset with libonnx's version
-/// converter. The converter rebuilds initializers from its IR, which drops
-/// external-data references: the original initializers are put back by name.
+/// converter. The converter rebuilds initializers and the types of graph
+/// inputs, outputs and value_info from its IR, which drops external-data
+/// references and truncates dims to 32 bits (a batch of 2^32 + 2 would come
+/// back as 2): the originals are put back by name.
 /// When the converter cannot convert the model (e.g. BatchNormalization with
 /// the five outputs of opset < 14), the model keeps its opset and the
 /// converters registered for it.
@@ -313,6 +381,20 @@ void Importer::convertToTargetOpset(onnx::ModelProto &model,
     if (it != original.end())
       t = *it->second;
   }
+  llvm::StringMap<const onnx::TypeProto *> declared;
+  const onnx::GraphProto &g = model.graph();
+  for (const auto *infos : {&g.input(), &g.output(), &g.value_info()})
+    for (const onnx::ValueInfoProto &vi : *infos)
+      if (vi.has_type())
+        declared.try_emplace(vi.name(), &vi.type());
+  onnx::GraphProto &c = *converted.mutable_graph();
+  for (auto *infos :
+       {c.mutable_input(), c.mutable_output(), c.mutable_value_info()})
+    for (onnx::ValueInfoProto &vi : *infos) {
+      auto it = declared.find(vi.name());
+      if (it != declared.end())
+        *vi.mutable_type() = *it->second;
+    }
   // Our own checks on the converted graph; should they fail, keep the
   // original (already checked) model.
   resetGraphState();

@@ -24,6 +24,8 @@
 
 #include "Importer.h"
 
+#include "vram/Support/CheckedMath.h"
+
 #include "ConverterTable.h"
 #include "OnnxLibrary.h"
 
@@ -54,10 +56,7 @@ bool vram::onnx_import::isFloatTensor(Value v) {
 }
 
 int64_t vram::onnx_import::mulSat(int64_t a, int64_t b) {
-  int64_t r;
-  if (!__builtin_mul_overflow(a, b, &r))
-    return r;
-  return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+  return vram::saturatingMul(a, b);
 }
 
 const onnx::AttributeProto *NodeAttrs::get(StringRef name) const {

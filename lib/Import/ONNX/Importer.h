@@ -167,6 +167,7 @@ private:
                           const std::string &reason);
   mlir::LogicalResult prepareGraph(const onnx::ModelProto &model);
   mlir::LogicalResult collectInitializers();
+  mlir::LogicalResult checkGraphInputs();
   mlir::LogicalResult sortNodes();
   mlir::LogicalResult validateNodes(const onnx::ModelProto &model);
   void convertToTargetOpset(onnx::ModelProto &model, int64_t modelOpset);

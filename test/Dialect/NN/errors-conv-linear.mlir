@@ -399,3 +399,34 @@ func.func @dynamic_shape(%x: tensor<?x8xf32>, %w: tensor<4x8xf32>) {
   %0 = nn.linear %x, %w : (tensor<?x8xf32>, tensor<4x8xf32>) -> tensor<?x4xf32>
   return
 }
+
+// -----
+
+// A dilation of 2^62 + 1: dilation * (kernel - 1) overflows int64 (it once
+// wrapped to a plausible output size); PyTorch rejects it too.
+func.func @conv_dilation_overflow(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{the output size overflows int64 (spatial dim 0: padding, dilation or kernel too large)}}
+  // expected-error @+1 {{'nn.conv2d' op failed to infer returned types}}
+  %0 = nn.conv2d %x, %w {padding = array<i64: 1, 1>, dilation = array<i64: 4611686018427387905, 1>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32>
+  return
+}
+
+// -----
+
+// Padding of 2^62: in + 2 * padding overflows int64.
+func.func @conv_padding_overflow(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{the output size overflows int64 (spatial dim 1: padding, dilation or kernel too large)}}
+  // expected-error @+1 {{'nn.conv2d' op failed to infer returned types}}
+  %0 = nn.conv2d %x, %w {padding = array<i64: 1, 4611686018427387904>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32>
+  return
+}
+
+// -----
+
+// groups x weight channels overflows int64: no wrapped product matches Cin.
+func.func @conv_groups_overflow(%x: tensor<2x4x8x8xf32>, %w: tensor<4x4611686018427387904x1x1xf32>) {
+  // expected-error @+2 {{channel mismatch: input has 4 channels but weight expects 4611686018427387904 x 4 groups}}
+  // expected-error @+1 {{'nn.conv2d' op failed to infer returned types}}
+  %0 = nn.conv2d %x, %w {groups = 4 : i64} : (tensor<2x4x8x8xf32>, tensor<4x4611686018427387904x1x1xf32>) -> tensor<2x4x8x8xf32>
+  return
+}

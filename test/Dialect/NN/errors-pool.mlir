@@ -219,3 +219,13 @@ func.func @f(%x: tensor<2x64x8x8xf32>) {
   %0 = nn.adaptive_avg_pool2d %x {output_size = array<i64: 1, 1>} : (tensor<2x64x8x8xf32>) -> tensor<2x64xf32>
   return
 }
+
+// -----
+
+// dilation * (kernel - 1) = (2^62 + 1) * 2 overflows int64.
+func.func @f(%x: tensor<2x3x8x8xf32>) {
+  // expected-error @+2 {{the output size overflows int64 (spatial dim 0: padding, dilation or kernel too large)}}
+  // expected-error @+1 {{'nn.max_pool2d' op failed to infer returned types}}
+  %0 = nn.max_pool2d %x {kernel_size = array<i64: 3, 3>, padding = array<i64: 1, 1>, dilation = array<i64: 4611686018427387905, 1>, ceil_mode} : (tensor<2x3x8x8xf32>) -> tensor<2x3x1x5xf32>
+  return
+}

@@ -279,3 +279,19 @@ func.func @f() attributes {nn.mode = "train"} {
 func.func @f() attributes {nn.bogus} {
   return
 }
+
+// -----
+
+// nn.batch must fit the i64 it is read as (2^64 + 5 was read as 5).
+// expected-error @+1 {{'nn.batch' must be a positive i64 integer, got 18446744073709551621 : i128}}
+func.func @f(%x: tensor<5x4xf32>) attributes {nn.batch = 18446744073709551621 : i128} {
+  return
+}
+
+// -----
+
+// nn.batch is the leading dimension of an input.
+// expected-error @+1 {{'nn.batch' is 64 but no input has it as its leading dimension (leading dimensions: 2, 3)}}
+func.func @f(%x: tensor<2x4xf32>, %y: tensor<3xi64>) attributes {nn.batch = 64 : i64} {
+  return
+}
