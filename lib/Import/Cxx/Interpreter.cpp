@@ -447,9 +447,23 @@ FailureOr<bool> Interpreter::evalCondition(const cl::Expr *cond, Frame &frame,
                              "code and constant conditions";
 }
 
+LogicalResult Interpreter::step(const cl::Stmt *s) {
+  if (steps < kMaxInterpretedSteps) {
+    ++steps;
+    return success();
+  }
+  if (steps++ == kMaxInterpretedSteps)
+    error(loc(s)) << "the C++ front end interpreted " << kMaxInterpretedSteps
+                  << " statements of this translation unit and stops here "
+                     "(nested loops or recursion too long to model)";
+  return failure();
+}
+
 LogicalResult Interpreter::exec(const cl::Stmt *s, Frame &frame) {
   if (!s || frame.returned)
     return success();
+  if (failed(step(s)))
+    return failure();
   if (auto *compound = dyn_cast<cl::CompoundStmt>(s)) {
     for (const cl::Stmt *child : compound->body()) {
       if (failed(exec(child, frame)))

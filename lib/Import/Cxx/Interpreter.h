@@ -92,6 +92,8 @@ public:
   clang::ASTContext &getAST() { return ast; }
   mlir::OpBuilder &getBuilder() { return builder; }
   bool isTraining() const { return training; }
+  /// Statements interpreted so far (against kMaxInterpretedSteps).
+  uint64_t getSteps() const { return steps; }
 
   //===--- Locations and diagnostics --------------------------------------===//
 
@@ -168,11 +170,25 @@ private:
   mlir::FailureOr<bool> evalCondition(const clang::Expr *cond, Frame &frame,
                                       llvm::StringRef what);
 
+  /// Counts one interpreted statement against the translation unit's
+  /// budget; fails with one located error (at `s`) when it runs out, and
+  /// silently after that.
+  mlir::LogicalResult step(const clang::Stmt *s);
+
   clang::ASTContext &ast;
   mlir::OpBuilder &builder;
   bool training;
   unsigned depth = 0;
+  /// Statements interpreted so far (every function, loop iteration and
+  /// recursion of the translation unit together).
+  uint64_t steps = 0;
 };
+
+/// The statements one translation unit may interpret: a per-loop cap and a
+/// call depth cap alone let nested loops or exponential recursion run for
+/// hours. Running out takes about a second; the models of the test suite
+/// interpret a few hundred statements at most (ResNet: 117, TinyGPT: 72).
+constexpr uint64_t kMaxInterpretedSteps = 2'000'000;
 
 /// Whether `record` is or derives from the class named `qualifiedName`.
 bool derivesFrom(const clang::CXXRecordDecl *record,
