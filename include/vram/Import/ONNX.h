@@ -27,6 +27,10 @@ struct OnnxImportOptions {
   /// When set, receives the names of the graph inputs' symbolic dimensions
   /// (so that a --dim for a name the model lacks can be rejected).
   llvm::StringSet<> *symbolicDims = nullptr;
+  /// The elements all constants folded at import time (shape and mask
+  /// arithmetic) may hold together, 2^26 (512 MiB as the folder's doubles);
+  /// past it the import fails at the node. The fuzzer lowers it.
+  int64_t maxFoldedElements = int64_t(1) << 26;
 };
 
 /// The ONNX op types the importer has a converter for, sorted: the keys of

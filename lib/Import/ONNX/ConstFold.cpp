@@ -67,10 +67,18 @@ int64_t normAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-bool tooBig(ArrayRef<int64_t> shape, std::string &err) {
+/// Whether a result of `shape` is past the per-tensor cap, or past `budget`
+/// (what the import's folded constants may still hold, when it counts):
+/// checked before the result is allocated.
+bool tooBig(ArrayRef<int64_t> shape, const FoldBudget *budget,
+            std::string &err) {
   auto n = checkedNumElements(shape);
   if (!n || *n > kMaxFoldElements) {
     err = "the folded result would be too large";
+    return true;
+  }
+  if (budget && *n > budget->left()) {
+    err = budget->exceeded(*n);
     return true;
   }
   return false;
@@ -120,13 +128,14 @@ bool vram::onnx_import::isFoldableOp(StringRef op) {
 }
 
 static bool foldBinary(StringRef op, const ConstTensor &a, const ConstTensor &b,
-                       ConstTensor &out, std::string &err) {
+                       ConstTensor &out, const FoldBudget *budget,
+                       std::string &err) {
   auto shape = broadcastShapes(a.shape, b.shape);
   if (!shape) {
     err = "operand shapes do not broadcast";
     return false;
   }
-  if (tooBig(*shape, err))
+  if (tooBig(*shape, budget, err))
     return false;
   bool cmp = op == "Equal" || op == "Less" || op == "Greater" || op == "And" ||
              op == "Or";
@@ -244,10 +253,17 @@ static bool castTo(const ConstTensor &in, int32_t to, ConstTensor &out,
   return true;
 }
 
-bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
-                               const FoldAttrs &attrs, unsigned numOutputs,
-                               std::vector<ConstTensor> &outs,
-                               std::string &err) {
+std::string FoldBudget::exceeded(int64_t more) const {
+  return "the constants folded so far (" + std::to_string(used) +
+         " elements) and this result (" + std::to_string(more) +
+         ") exceed the import's budget of " + std::to_string(total) +
+         " folded elements";
+}
+
+static bool foldOpImpl(StringRef op, ArrayRef<const ConstTensor *> in,
+                       const FoldAttrs &attrs, unsigned numOutputs,
+                       std::vector<ConstTensor> &outs, const FoldBudget *budget,
+                       std::string &err) {
   auto input = [&](unsigned k) -> const ConstTensor * {
     return k < in.size() ? in[k] : nullptr;
   };
@@ -302,7 +318,7 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
     SmallVector<int64_t, 4> shape(d->shape.begin(), d->shape.begin() + axis);
     shape.append(idx->shape.begin(), idx->shape.end());
     shape.append(d->shape.begin() + axis + 1, d->shape.end());
-    if (tooBig(shape, err))
+    if (tooBig(shape, budget, err))
       return false;
     out = ConstTensor::make(d->dtype, shape);
     int64_t outer = 1, inner = 1, dim = d->shape[axis];
@@ -358,7 +374,7 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
       shape[axis] += t->shape[axis];
       dt = promoteDType(dt, t->dtype);
     }
-    if (tooBig(shape, err))
+    if (tooBig(shape, budget, err))
       return false;
     out = ConstTensor::make(dt, shape);
     int64_t outer = 1;
@@ -612,7 +628,7 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
     const ConstTensor *a = need(0), *b = need(1);
     if (!a || !b)
       return false;
-    if (!foldBinary(op, *a, *b, out, err))
+    if (!foldBinary(op, *a, *b, out, budget, err))
       return false;
     outs.push_back(std::move(out));
     return true;
@@ -669,7 +685,7 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
       err = "operand shapes do not broadcast";
       return false;
     }
-    if (tooBig(*s, err))
+    if (tooBig(*s, budget, err))
       return false;
     out = ConstTensor::make(promoteDType(a->dtype, b->dtype), *s);
     BroadcastIndexer ic(c->shape, *s), ia(a->shape, *s), ib(b->shape, *s);
@@ -695,7 +711,7 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
       err = "shape does not broadcast";
       return false;
     }
-    if (tooBig(*shape, err))
+    if (tooBig(*shape, budget, err))
       return false;
     outs.push_back(broadcastTo(*d, *shape));
     return true;
@@ -719,10 +735,8 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
     int64_t n =
         cnt > 0 ? (int64_t)std::min<double>(cnt, (double)kMaxFoldElements + 1)
                 : 0;
-    if (n > kMaxFoldElements) {
-      err = "the folded result would be too large";
+    if (tooBig({n}, budget, err))
       return false;
-    }
     out = ConstTensor::make(s->dtype, {n});
     for (int64_t k = 0; k < n; ++k) {
       if (out.isFloat())
@@ -739,7 +753,7 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
       return false;
     std::vector<int64_t> shapeV = s->toInts();
     SmallVector<int64_t, 4> shape(shapeV.begin(), shapeV.end());
-    if (tooBig(shape, err))
+    if (tooBig(shape, budget, err))
       return false;
     ConstTensor v = ConstTensor::make(DT_FLOAT, {1});
     if (const onnx::TensorProto *t = attrs.getTensor("value")) {
@@ -782,4 +796,26 @@ bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
   err = "the importer cannot fold it";
   (void)numOutputs;
   return false;
+}
+
+bool vram::onnx_import::foldOp(StringRef op, ArrayRef<const ConstTensor *> in,
+                               const FoldAttrs &attrs, unsigned numOutputs,
+                               std::vector<ConstTensor> &outs, std::string &err,
+                               FoldBudget *budget) {
+  if (!foldOpImpl(op, in, attrs, numOutputs, outs, budget, err))
+    return false;
+  if (!budget)
+    return true;
+  // Results no larger than an input (Cast, Gather, Slice, Identity, ...) are
+  // not checked before they are made: count every result here.
+  int64_t n = 0;
+  for (const ConstTensor &t : outs)
+    n += t.numElements(); // each under kMaxFoldElements: no overflow
+  if (n > budget->left()) {
+    err = budget->exceeded(n);
+    outs.clear();
+    return false;
+  }
+  budget->used += n;
+  return true;
 }

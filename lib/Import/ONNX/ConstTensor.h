@@ -110,12 +110,28 @@ struct FoldAttrs {
   virtual const onnx::TensorProto *getTensor(llvm::StringRef name) const = 0;
 };
 
+/// The elements the folded constants of one import may hold together
+/// (OnnxImportOptions::maxFoldedElements): each folded value is kept for the
+/// whole import, so without a total a chain of folded ops each under
+/// kMaxFoldElements could still allocate gigabytes.
+struct FoldBudget {
+  int64_t total = 0;
+  int64_t used = 0;
+  int64_t left() const { return total > used ? total - used : 0; }
+  /// The error when a result of `more` elements does not fit.
+  std::string exceeded(int64_t more) const;
+};
+
 /// The op types foldOp folds, sorted.
 llvm::ArrayRef<llvm::StringRef> foldableOps();
 bool isFoldableOp(llvm::StringRef opType);
+/// With a `budget`, the results are counted against it: a result that does
+/// not fit fails (with `err`), before it is allocated where its size is
+/// known up front.
 bool foldOp(llvm::StringRef opType, llvm::ArrayRef<const ConstTensor *> inputs,
             const FoldAttrs &attrs, unsigned numOutputs,
-            std::vector<ConstTensor> &outputs, std::string &err);
+            std::vector<ConstTensor> &outputs, std::string &err,
+            FoldBudget *budget = nullptr);
 
 /// Slice's starts/ends/axes/steps, from inputs 1-4 (opset >= 10; null when
 /// absent) or from the attributes (older opsets). Defaults axes to 0..n-1

@@ -180,7 +180,9 @@ OpBinder::intsInputOrAttr(int idx, StringRef attr) {
 Importer::Importer(MLIRContext *ctx, StringRef filename,
                    const OnnxImportOptions &opts)
     : ctx(ctx), b(ctx), filename(filename.str()), opts(opts),
-      fileLoc(FileLineColLoc::get(ctx, filename, 0, 0)) {}
+      fileLoc(FileLineColLoc::get(ctx, filename, 0, 0)) {
+  foldBudget.total = opts.maxFoldedElements;
+}
 
 Location Importer::nameLoc(StringRef name) {
   return NameLoc::get(StringAttr::get(ctx, name), fileLoc);
@@ -415,7 +417,7 @@ LogicalResult Importer::emitNode(const onnx::NodeProto &n) {
       std::vector<ConstTensor> outs;
       std::string err;
       NodeAttrs attrs(n);
-      if (!foldOp(op, ins, attrs, n.output_size(), outs, err))
+      if (!foldOp(op, ins, attrs, n.output_size(), outs, err, &foldBudget))
         return nodeError(n) << "cannot fold this constant computation: " << err;
       for (size_t k = 0; k < outs.size() && (int)k < n.output_size(); ++k)
         setConst(n.output(k), std::move(outs[k]));

@@ -181,6 +181,8 @@ private:
 
   std::string filename;
   const OnnxImportOptions &opts;
+  /// What folded constants hold, against opts.maxFoldedElements.
+  FoldBudget foldBudget;
   /// The batch size --batch bound to a symbolic dimension, if any.
   std::optional<int64_t> boundBatch;
   /// Symbolic dims bound to a default value (warned about once each).
