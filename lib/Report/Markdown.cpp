@@ -9,7 +9,6 @@
 #include "ReportData.h"
 
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 #include <cmath>
 
@@ -18,13 +17,7 @@ using namespace vram;
 using namespace vram::report;
 namespace json = llvm::json;
 
-namespace {
-/// The numbers a comparison reads from a JSON report (docs/Report.md).
-struct Figures {
-  int64_t peak = 0, persistent = 0, saved = 0, params = 0;
-  CategoryBytes atPeak = {};
-};
-} // namespace
+using Figures = BaselineFigures;
 
 static Figures figuresOf(const Analyses &a) {
   Figures f;
@@ -36,36 +29,21 @@ static Figures figuresOf(const Analyses &a) {
   return f;
 }
 
-/// Reads a baseline report; an error message on failure.
-static llvm::Expected<Figures> readBaseline(StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
-    return llvm::createStringError(buffer.getError(),
-                                   "cannot read baseline '" + path + "'");
-  llvm::Expected<json::Value> value = json::parse((*buffer)->getBuffer());
-  if (!value)
-    return value.takeError();
-  const json::Object *report = value->getAsObject();
-  const json::Object *memory = report ? report->getObject("memory") : nullptr;
-  const json::Object *parameters =
-      report ? report->getObject("parameters") : nullptr;
-  const json::Object *atPeak = memory ? memory->getObject("at_peak") : nullptr;
-  if (!memory || !parameters || !atPeak)
-    return llvm::createStringError("baseline '" + path +
-                                   "' is not a vram-opt JSON report");
-  Figures f;
-  auto get = [](const json::Object *o, StringRef key) {
-    return o->getInteger(key).value_or(0);
-  };
-  f.peak = get(memory, "peak_bytes");
-  f.persistent = get(memory, "persistent_bytes");
-  f.saved = get(memory, "saved_for_backward_bytes");
-  f.params = get(parameters, "count");
-  for (unsigned c = 0; c < kNumMemoryCategories; ++c)
-    f.atPeak[c] = get(atPeak, stringifyEnum(static_cast<MemoryCategory>(c)));
-  return f;
+/// `now - before`, exactly. Both are byte counts in [0, INT64_MAX] (the
+/// analyses' sizes are checked, the baseline reader rejects the rest), so
+/// the difference lies in [-INT64_MAX, INT64_MAX]: it and its negation fit.
+/// The computation is in __int128 all the same, clamped, so that a negative
+/// figure could not make it overflow either.
+static int64_t difference(int64_t now, int64_t before) {
+  __int128 d = (__int128)now - (__int128)before;
+  if (d > INT64_MAX)
+    return INT64_MAX;
+  if (d < -INT64_MAX)
+    return -INT64_MAX;
+  return (int64_t)d;
 }
 
+/// "+1.50 MiB", "-12 B", "0 B"; `delta` is a difference() (never INT64_MIN).
 static std::string signedBytes(int64_t delta) {
   return (delta > 0   ? "+"
           : delta < 0 ? "-"
@@ -82,12 +60,22 @@ static std::string signedPercent(double fraction) {
 static std::string percent(int64_t now, int64_t before) {
   if (!before)
     return now ? "new" : "+0.0%";
-  return signedPercent(double(now - before) / before);
+  return signedPercent(double(difference(now, before)) / double(before));
 }
 
-void vram::report::writeMarkdown(const Analyses &a,
-                                 const ReportOptions &options,
-                                 llvm::raw_ostream &os) {
+LogicalResult vram::report::writeMarkdown(const Analyses &a,
+                                          const ReportOptions &options,
+                                          llvm::raw_ostream &os) {
+  // The baseline first: a bad one stops the run before anything is written.
+  std::optional<Figures> before;
+  if (!options.comparePath.empty()) {
+    llvm::Expected<Figures> baseline = readBaseline(options.comparePath);
+    if (!baseline)
+      return emitError(UnknownLoc::get(a.func->getContext()))
+             << llvm::toString(baseline.takeError());
+    before = *baseline;
+  }
+
   const MemoryAnalysis &memory = *a.memory;
   Figures now = figuresOf(a);
   os << "### vram-opt: " << options.modelName << " (" << a.mode;
@@ -109,16 +97,6 @@ void vram::report::writeMarkdown(const Analyses &a,
     os << "| peak at | `" << getLayerName(op->getLoc()) << "` ("
        << op->getName() << ", " << stringifyEnum(getStepPhase(op)) << ") |\n";
 
-  std::optional<Figures> before;
-  if (!options.comparePath.empty()) {
-    llvm::Expected<Figures> baseline = readBaseline(options.comparePath);
-    if (baseline)
-      before = *baseline;
-    else
-      os << "\n> baseline not compared: "
-         << llvm::toString(baseline.takeError()) << "\n";
-  }
-
   os << "\n#### At the peak\n\n";
   if (before)
     os << "| category | now | baseline | change |\n|---|---:|---:|---:|\n";
@@ -129,7 +107,7 @@ void vram::report::writeMarkdown(const Analyses &a,
     if (before)
       os << "| " << name << " | " << humanBytes(now.atPeak[c]) << " | "
          << humanBytes(before->atPeak[c]) << " | "
-         << signedBytes(now.atPeak[c] - before->atPeak[c]) << " ("
+         << signedBytes(difference(now.atPeak[c], before->atPeak[c])) << " ("
          << percent(now.atPeak[c], before->atPeak[c]) << ") |\n";
     else
       os << "| " << name << " | " << humanBytes(now.atPeak[c]) << " | "
@@ -140,10 +118,11 @@ void vram::report::writeMarkdown(const Analyses &a,
   if (before) {
     os << "| **peak** | **" << humanBytes(now.peak) << "** | **"
        << humanBytes(before->peak) << "** | **"
-       << signedBytes(now.peak - before->peak) << " ("
+       << signedBytes(difference(now.peak, before->peak)) << " ("
        << percent(now.peak, before->peak) << ")** |\n";
-    double growth =
-        before->peak ? double(now.peak - before->peak) / before->peak : 0;
+    double growth = before->peak ? double(difference(now.peak, before->peak)) /
+                                       double(before->peak)
+                                 : 0;
     os << "\n";
     if (growth > options.regressionThreshold)
       os << llvm::formatv("**Regression:** the peak grew by {0:f1}% "
@@ -162,4 +141,5 @@ void vram::report::writeMarkdown(const Analyses &a,
     os << "| `" << describeStorage(t) << "` | " << stringifyEnum(t.category)
        << " | " << humanBytes(t.bytes) << " |\n";
   }
+  return success();
 }

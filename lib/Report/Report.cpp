@@ -646,7 +646,8 @@ LogicalResult vram::writeReport(ModuleOp module, const ReportOptions &options,
       writeValidationText(*options.validation, os);
     break;
   case ReportFormat::Markdown:
-    writeMarkdown(*a, options, os);
+    if (failed(writeMarkdown(*a, options, os)))
+      return failure();
     break;
   case ReportFormat::Sarif:
     writeSarif(*a, options, os);

@@ -76,8 +76,25 @@ void writeHtml(const Analyses &a, const ReportOptions &options,
                llvm::raw_ostream &os);
 void writeSarif(const Analyses &a, const ReportOptions &options,
                 llvm::raw_ostream &os);
-void writeMarkdown(const Analyses &a, const ReportOptions &options,
-                   llvm::raw_ostream &os);
+/// Writes the Markdown report; with options.comparePath, the deltas against
+/// that baseline. Fails with an MLIR error, writing nothing, when the
+/// baseline cannot be read.
+mlir::LogicalResult writeMarkdown(const Analyses &a,
+                                  const ReportOptions &options,
+                                  llvm::raw_ostream &os);
+
+/// The figures --compare reads from a baseline JSON report (docs/Report.md).
+struct BaselineFigures {
+  int64_t peak = 0, persistent = 0, saved = 0, params = 0;
+  CategoryBytes atPeak = {};
+};
+/// Reads a baseline report from JSON text (`name` names it in errors, as
+/// "baseline 'NAME': memory.peak_bytes: expected a non-negative integer").
+/// Every figure must be present and an integer in [0, INT64_MAX].
+llvm::Expected<BaselineFigures> parseBaseline(llvm::StringRef text,
+                                              llvm::StringRef name);
+/// parseBaseline of the file at `path`.
+llvm::Expected<BaselineFigures> readBaseline(llvm::StringRef path);
 
 } // namespace vram::report
 
