@@ -92,10 +92,12 @@ if config.vram_enable_cxx and config.vram_libtorch:
 else:
     lit_config.note("libtorch-dev not found: the C++ front end tests are skipped")
 
-# The libFuzzer target is built only by a clang with -fsanitize=fuzzer.
-if os.path.exists(os.path.join(config.vram_tools_dir, "vram-onnx-fuzz")):
+# The libFuzzer targets are built only by a clang with -fsanitize=fuzzer.
+fuzzers = [f for f in ["vram-onnx-fuzz", "vram-mlir-fuzz", "vram-baseline-fuzz"]
+           if os.path.exists(os.path.join(config.vram_tools_dir, f))]
+if fuzzers:
     config.available_features.add("fuzzer")
-    llvm_config.add_tool_substitutions(["vram-onnx-fuzz"], tool_dirs)
+    llvm_config.add_tool_substitutions(fuzzers, tool_dirs)
 
 # Headless Chromium renders the HTML report (CI installs it; locally the
 # test is skipped when it is absent).

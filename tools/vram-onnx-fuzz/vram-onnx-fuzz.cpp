@@ -9,6 +9,12 @@
 // Symbolic batch and sequence dims are bound to small values (--batch=2
 // --seq=8), so that exported models with dynamic axes import.
 //
+// The work per input is bounded so that the target runs over a thousand
+// inputs a second: inputs over kMaxInputBytes are skipped (the seeds are
+// small graphs, test/Inputs/fuzz/onnx), and folded constants may hold
+// kMaxFoldedElements together (the importer's default is 2^26: folding and
+// materializing that many under ASan takes minutes).
+//
 // Byte-level mutations rarely keep a protobuf parseable, so a custom mutator
 // also edits the parsed ModelProto: it drops or repeats node inputs and
 // outputs, renames ops, sets attributes, dims and element types to edge
@@ -38,6 +44,9 @@
 using namespace mlir;
 
 namespace {
+
+constexpr size_t kMaxInputBytes = 8192;
+constexpr int64_t kMaxFoldedElements = int64_t(1) << 16;
 
 std::unique_ptr<MLIRContext> makeContext() {
   DialectRegistry registry;
@@ -331,6 +340,8 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size > kMaxInputBytes)
+    return 0;
   // The context uniques every attribute and type it sees and never frees
   // them: start a fresh one now and then so that long runs stay bounded.
   static std::unique_ptr<MLIRContext> ctx;
@@ -341,6 +352,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   vram::onnx_import::OnnxImportOptions options;
   options.batch = 2;
   options.seq = 8;
+  options.maxFoldedElements = kMaxFoldedElements;
   auto module = vram::onnx_import::importOnnxModel(
       ctx.get(), llvm::StringRef(reinterpret_cast<const char *>(data), size),
       "fuzz.onnx", options);
