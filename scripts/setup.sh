@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what vram-opt needs on Debian 12 (idempotent), then configures and
-# builds it in ./build. Sourced by quickstart.sh and test.sh.
+# builds it in ./build (not with --no-build). Run by quickstart.sh, test.sh
+# and sanitize.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
+
+# --no-build: the packages only (scripts/sanitize.sh builds its own tree).
+[ "${1:-}" = "--no-build" ] && exit 0
 
 BUILD_DIR=${BUILD_DIR:-build}
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then

@@ -29,25 +29,32 @@ void NNDialect::initialize() {
       >();
 }
 
-/// The batch a front end bound is the leading dimension of the model's
-/// inputs: a function with ranked inputs must have one whose dimension 0 is
-/// the batch.
+/// The batch a front end bound is a dimension of the model's inputs (the
+/// leading one, or another for a time-major ONNX graph): a function with
+/// ranked inputs must have one with a dimension of that size.
 static LogicalResult verifyBatchMatchesArguments(Operation *op, int64_t batch) {
   auto func = dyn_cast<FunctionOpInterface>(op);
   if (!func)
     return success();
-  SmallVector<int64_t> leading;
+  SmallVector<RankedTensorType> inputs;
   for (Type type : func.getArgumentTypes())
     if (auto ranked = dyn_cast<RankedTensorType>(type))
       if (ranked.getRank() > 0)
-        leading.push_back(ranked.getDimSize(0));
-  if (leading.empty() || llvm::is_contained(leading, batch))
+        inputs.push_back(ranked);
+  if (inputs.empty() || llvm::any_of(inputs, [&](RankedTensorType t) {
+        return llvm::is_contained(t.getShape(), batch);
+      }))
     return success();
-  InFlightDiagnostic diag =
-      op->emitError() << "'" << NNDialect::kBatchAttrName << "' is " << batch
-                      << " but no input has it as its leading dimension "
-                         "(leading dimensions: ";
-  llvm::interleaveComma(leading, diag);
+  InFlightDiagnostic diag = op->emitError()
+                            << "'" << NNDialect::kBatchAttrName << "' is "
+                            << batch
+                            << " but no input has a dimension of that size "
+                               "(input shapes: ";
+  llvm::interleaveComma(inputs, diag, [&](RankedTensorType t) {
+    diag << "[";
+    llvm::interleaveComma(t.getShape(), diag);
+    diag << "]";
+  });
   return diag << ")";
 }
 

@@ -291,7 +291,7 @@ func.func @f(%x: tensor<5x4xf32>) attributes {nn.batch = 18446744073709551621 : 
 // -----
 
 // nn.batch is the leading dimension of an input.
-// expected-error @+1 {{'nn.batch' is 64 but no input has it as its leading dimension (leading dimensions: 2, 3)}}
+// expected-error @+1 {{'nn.batch' is 64 but no input has a dimension of that size (input shapes: [2, 4], [3])}}
 func.func @f(%x: tensor<2x4xf32>, %y: tensor<3xi64>) attributes {nn.batch = 64 : i64} {
   return
 }
