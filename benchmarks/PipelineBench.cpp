@@ -36,7 +36,6 @@ static void runPipeline(benchmark::State &state, MLIRContext &ctx,
     std::string json;
     llvm::raw_string_ostream os(json);
     vram::ReportOptions options;
-    options.optimizer = "adam";
     if (failed(vram::writeReport(*module, options, vram::ReportFormat::Json,
                                  os))) {
       state.SkipWithError("report failed");

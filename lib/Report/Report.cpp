@@ -235,6 +235,24 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   if (auto d =
           a.func->getAttrOfType<StringAttr>(nn::NNDialect::kDeviceAttrName))
     a.device = d.getValue();
+  // The scenario is what the passes recorded on the step, not what flags
+  // asked for. A step without nn.optimizer (written by hand) says its
+  // optimizer through its updates.
+  if (mode == nn::StepMode::Train) {
+    if (auto config = a.func->getAttrOfType<nn::OptimizerConfigAttr>(
+            nn::NNDialect::kOptimizerAttrName))
+      a.optimizer = stringifyEnum(config.getKind()).str();
+    else if (auto updates = a.func.getOps<nn::OptimizerStepOp>();
+             !updates.empty())
+      a.optimizer = stringifyEnum((*updates.begin()).getOptimizer()).str();
+  }
+  if (auto lora = a.func->getAttrOfType<nn::LoraConfigAttr>(
+          nn::NNDialect::kLoraAttrName))
+    a.lora = lora.getSpelling();
+  if (auto modules = a.func->getAttrOfType<ArrayAttr>(
+          nn::NNDialect::kCheckpointAttrName))
+    for (auto module : modules.getAsRange<StringAttr>())
+      a.checkpoint.push_back(module.str());
   a.flops = std::make_unique<FlopAnalysis>(a.func);
   a.memory = std::make_unique<MemoryAnalysis>(a.func);
   if (a.flops->failed() || a.memory->failed())
@@ -341,14 +359,14 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
        json::Object{
            {"mode", a.mode},
            {"batch", a.batch ? json::Value(*a.batch) : json::Value(nullptr)},
-           {"optimizer", a.mode == "train" ? json::Value(options.optimizer)
-                                           : json::Value(nullptr)},
+           {"optimizer",
+            a.optimizer ? json::Value(*a.optimizer) : json::Value(nullptr)},
            {"precision", a.precision},
            {"torch_version", a.torchVersion},
            {"device", a.device},
-           {"lora", options.lora.empty() ? json::Value(nullptr)
-                                         : json::Value(options.lora)},
-           {"checkpoint", json::Array(options.checkpoint)},
+           {"lora",
+            a.lora.empty() ? json::Value(nullptr) : json::Value(a.lora)},
+           {"checkpoint", json::Array(a.checkpoint)},
            {"cudnn_workspace",
             stringifyEnum(getTorchTarget(a.func).cudnnWorkspace)}}},
       {"flops",
@@ -466,7 +484,7 @@ static void writeText(const Analyses &a, const ReportOptions &options,
   os << "model: " << options.modelName << "   mode: " << a.mode
      << "   batch: " << (a.batch ? std::to_string(*a.batch) : "?");
   if (a.mode == "train")
-    os << "   optimizer: " << options.optimizer;
+    os << "   optimizer: " << a.optimizer.value_or("?");
   os << "   precision: " << a.precision << "\n";
   os << llvm::formatv(
       "parameters: {0} (trainable {1}), {2}; buffers: {3}\n",

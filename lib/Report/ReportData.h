@@ -45,6 +45,13 @@ struct Analyses {
   std::string precision;
   /// The PyTorch modelled by the step (null for a forward model).
   llvm::json::Value torchVersion = nullptr, device = nullptr;
+  /// What the passes made the step, read from its attributes: the optimizer
+  /// of a training step (nn.optimizer), the LoRA configuration in --lora's
+  /// spelling (nn.lora; empty: none), the checkpointed module patterns
+  /// (nn.checkpoint).
+  std::optional<std::string> optimizer;
+  std::string lora;
+  std::vector<std::string> checkpoint;
   std::unique_ptr<FlopAnalysis> flops;
   std::unique_ptr<MemoryAnalysis> memory;
   std::string allocatorName;

@@ -26,6 +26,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/Sequence.h"
 
+#include <cmath>
+
 namespace vram {
 #define GEN_PASS_DEF_BUILDSTEP
 #include "vram/Transforms/Passes.h.inc"
@@ -81,6 +83,13 @@ void BuildStepPass::runOnOperation() {
     return signalPassFailure();
   }
 
+  if (!std::isfinite(weightDecay) || weightDecay < 0) {
+    emitError(module.getLoc())
+        << "weight-decay must be a finite number >= 0, got "
+        << static_cast<double>(weightDecay);
+    return signalPassFailure();
+  }
+
   OpBuilder b(forward);
   auto step = func::FuncOp::create(b, forward.getLoc(), "step",
                                    forward.getFunctionType());
@@ -95,10 +104,17 @@ void BuildStepPass::runOnOperation() {
   if (cudnnWorkspace != CudnnWorkspace::None)
     step->setAttr(NNDialect::kCudnnWorkspaceAttrName,
                   b.getStringAttr(stringifyEnum(cudnnWorkspace.getValue())));
+  // The optimizer is a fact of the step (the report reads it from here),
+  // also when no parameter trains and no nn.optimizer_step is built.
+  if (mode == StepMode::Train)
+    step->setAttr(NNDialect::kOptimizerAttrName,
+                  OptimizerConfigAttr::get(
+                      &getContext(), optimizer, implementation,
+                      llvm::APFloat(static_cast<double>(weightDecay))));
   // The model's own facts travel with the step.
   for (StringRef name :
        {NNDialect::kBatchAttrName, NNDialect::kSequenceLogitsAttrName,
-        NNDialect::kAutocastAttrName})
+        NNDialect::kAutocastAttrName, NNDialect::kLoraAttrName})
     if (Attribute attr = forward->getAttr(name))
       step->setAttr(name, attr);
 

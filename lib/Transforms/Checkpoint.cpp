@@ -105,9 +105,11 @@ void CheckpointPass::runOnOperation() {
         << " (run vram-build-step with mode=train first)";
     return signalPassFailure();
   }
-  if (modules.empty()) {
+  if (modules.empty() ||
+      llvm::any_of(modules, [](const std::string &m) { return m.empty(); })) {
     emitError(module.getLoc())
-        << "activation checkpointing needs the modules to checkpoint";
+        << "activation checkpointing needs the modules to checkpoint "
+           "(non-empty patterns)";
     return signalPassFailure();
   }
   ModulePatterns patterns;
@@ -184,4 +186,17 @@ void CheckpointPass::runOnOperation() {
       }
     numRecomputed += clones.size();
   }
+  // The checkpointed modules are a fact of the step (the report reads them):
+  // the patterns applied, after those of an earlier run.
+  SmallVector<Attribute> applied;
+  if (auto earlier =
+          step->getAttrOfType<ArrayAttr>(NNDialect::kCheckpointAttrName))
+    applied.append(earlier.begin(), earlier.end());
+  for (const std::string &pattern : modules) {
+    auto attr = StringAttr::get(&getContext(), pattern);
+    if (!llvm::is_contained(applied, attr))
+      applied.push_back(attr);
+  }
+  step->setAttr(NNDialect::kCheckpointAttrName,
+                ArrayAttr::get(&getContext(), applied));
 }

@@ -94,7 +94,8 @@ void LoraPass::runOnOperation() {
         << "LoRA alpha must be finite, got " << static_cast<double>(alpha);
     return signalPassFailure();
   }
-  if (targets.empty()) {
+  if (targets.empty() ||
+      llvm::any_of(targets, [](const std::string &t) { return t.empty(); })) {
     emitError(module.getLoc())
         << "LoRA needs targets: op kinds (conv2d, linear) or layer names";
     return signalPassFailure();
@@ -153,6 +154,17 @@ void LoraPass::runOnOperation() {
     if (!adapterParams.contains(param))
       param.setTrainable(false);
   });
+  // The configuration is a fact of the model from now on (the report reads
+  // it); vram-build-step carries it to the step.
+  SmallVector<Attribute> targetNames;
+  for (const std::string &t : targets)
+    targetNames.push_back(StringAttr::get(&getContext(), t));
+  forward->setAttr(
+      NNDialect::kLoraAttrName,
+      LoraConfigAttr::get(&getContext(), rank,
+                          llvm::APFloat(static_cast<double>(alpha)),
+                          llvm::APFloat(static_cast<double>(dropout)),
+                          ArrayAttr::get(&getContext(), targetNames)));
 }
 
 LogicalResult LoraPass::adapt(const Target &target, OpBuilder &b,

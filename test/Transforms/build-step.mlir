@@ -3,7 +3,7 @@
 // RUN: vram-opt %s -split-input-file --vram-build-step="mode=train optimizer=sgd implementation=for-loop" | FileCheck %s --check-prefix=SGD
 
 // A conv -> bn -> relu_ -> maxpool -> linear classifier.
-// ADAM-LABEL: func.func @step(%arg0: tensor<2x3x8x8xf32>, %arg1: tensor<2xi64>) -> tensor<f32> attributes {nn.device = "cuda", nn.mode = #nn<mode train>, nn.torch_version = "2"}
+// ADAM-LABEL: func.func @step(%arg0: tensor<2x3x8x8xf32>, %arg1: tensor<2xi64>) -> tensor<f32> attributes {nn.device = "cuda", nn.mode = #nn<mode train>, nn.optimizer = #nn.optimizer_config<adam, foreach, weight_decay = 0.000000e+00>, nn.torch_version = "2"}
 // ADAM: %[[W:.*]] = nn.param "conv.weight"
 // ADAM-NEXT: nn.optimizer_state exp_avg of %[[W]]
 // ADAM-NEXT: nn.optimizer_state exp_avg_sq of %[[W]]

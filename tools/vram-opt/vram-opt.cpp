@@ -859,13 +859,10 @@ LogicalResult processModule(ModuleOp module,
   if (auto name = module->getAttrOfType<StringAttr>(
           vram::nn::NNDialect::kModelAttrName))
     options.modelName = name.str();
-  options.optimizer = vram::nn::stringifyEnum(optimizer.getValue()).str();
   options.flops = flopConvention;
   options.allocator = usesCudaAllocator() ? vram::nn::AllocatorKind::PytorchCuda
                                           : vram::nn::AllocatorKind::Exact;
   options.device = getDeviceModel();
-  options.lora = loraSpec;
-  options.checkpoint.assign(checkpointModules.begin(), checkpointModules.end());
   options.timeline = timeline;
   options.topTensors = topTensors;
   options.depth = layerDepth;

@@ -75,7 +75,6 @@ struct ImportFinding {
 
 struct ReportOptions {
   std::string modelName;
-  std::string optimizer; ///< "" when the step is inference
   nn::FlopConvention flops = nn::FlopConvention::Flops;
   /// The allocator model of `allocated_peak_bytes` / `reserved_peak_bytes`,
   /// simulated over two iterations (a training loop's steady state).
@@ -83,10 +82,6 @@ struct ReportOptions {
   /// With the pytorch-cuda allocator: the GPU, whose library workspaces the
   /// simulation holds and whose context the device figure adds.
   std::optional<DeviceModel> device;
-  /// The scenario the step was built for, as the flags said it
-  /// (--lora's value, --checkpoint's modules), for the JSON config.
-  std::string lora;
-  std::vector<std::string> checkpoint;
   bool timeline = false;
   /// Layer rows summed per module at this depth of the module path (0: one
   /// row per layer call).

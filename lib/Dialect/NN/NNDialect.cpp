@@ -9,6 +9,9 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <charconv>
+#include <cmath>
+
 using namespace mlir;
 using namespace vram::nn;
 
@@ -27,6 +30,68 @@ void NNDialect::initialize() {
 #define GET_OP_LIST
 #include "vram/Dialect/NN/NNOps.cpp.inc"
       >();
+}
+
+//===----------------------------------------------------------------------===//
+// The step's configuration attributes
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+OptimizerConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                            OptimizerKind, OptimizerImpl,
+                            llvm::APFloat weightDecay) {
+  if (!weightDecay.isFinite() ||
+      (weightDecay.isNegative() && !weightDecay.isZero()))
+    return emitError() << "optimizer weight_decay must be a finite number >= 0";
+  return success();
+}
+
+LogicalResult LoraConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t rank,
+    llvm::APFloat alpha, llvm::APFloat dropout,
+    ArrayAttr targets) {
+  if (rank <= 0)
+    return emitError() << "LoRA r must be > 0, got " << rank;
+  if (!alpha.isFinite())
+    return emitError() << "LoRA alpha must be finite";
+  double p = dropout.convertToDouble();
+  if (!(p >= 0 && p < 1))
+    return emitError() << "LoRA dropout must be in [0, 1), got " << p;
+  if (!targets || targets.empty())
+    return emitError() << "LoRA targets must be a non-empty array";
+  for (Attribute target : targets) {
+    auto name = dyn_cast<StringAttr>(target);
+    if (!name || name.getValue().empty())
+      return emitError() << "LoRA targets must be non-empty strings, got "
+                         << target;
+  }
+  return success();
+}
+
+/// The shortest decimal form that reads back as `value`: 32, 0.1, 1e-05.
+static std::string shortestDecimal(double value) {
+  char buffer[32];
+  auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  return std::string(buffer, result.ptr);
+}
+
+std::string LoraConfigAttr::getSpelling() const {
+  std::string spelling =
+      "r=" + std::to_string(getRank()) +
+      ",alpha=" + shortestDecimal(getAlpha().convertToDouble()) +
+      ",dropout=" + shortestDecimal(getDropout().convertToDouble()) +
+      ",targets=";
+  llvm::interleave(
+      getTargets(),
+      [&](Attribute t) { spelling += cast<StringAttr>(t).getValue().str(); },
+      [&] { spelling += "|"; });
+  return spelling;
+}
+
+/// `op` is a training step: it carries `nn.mode = #nn<mode train>`.
+static bool isTrainingStep(Operation *op) {
+  auto mode = op->getAttrOfType<StepModeAttr>(NNDialect::kModeAttrName);
+  return mode && mode.getValue() == StepMode::Train;
 }
 
 /// The batch a front end bound is a dimension of the model's inputs (the
@@ -115,6 +180,44 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
     auto type = dyn_cast<TypeAttr>(value);
     return expect(type && (type.getValue().isF16() || type.getValue().isBF16()),
                   "the autocast dtype (f16 or bf16)");
+  }
+  if (name == kOptimizerAttrName) {
+    auto config = dyn_cast<OptimizerConfigAttr>(value);
+    if (failed(expect(static_cast<bool>(config),
+                      "an optimizer configuration (#nn.optimizer_config<adam, "
+                      "foreach, weight_decay = 0.0>)")) ||
+        failed(expect(isTrainingStep(op),
+                      "on a training step (nn.mode = #nn<mode train>)")))
+      return failure();
+    // The updates the step makes are the ones it says it makes.
+    WalkResult walk = op->walk([&](OptimizerStepOp update) {
+      if (update.getOptimizer() == config.getKind() &&
+          update.getImplementation() == config.getImplementation() &&
+          update.getWeightDecay().convertToDouble() ==
+              config.getWeightDecay().convertToDouble())
+        return WalkResult::advance();
+      update.emitError() << "'" << update->getName()
+                         << "' disagrees with the step's '" << name
+                         << "' = " << config;
+      return WalkResult::interrupt();
+    });
+    return failure(walk.wasInterrupted());
+  }
+  if (name == kLoraAttrName)
+    return expect(isa<LoraConfigAttr>(value) && isa<FunctionOpInterface>(op),
+                  "a LoRA configuration (#nn.lora<r = 4, alpha = 32.0, "
+                  "dropout = 0.1, targets = [\"conv2d\"]>) on a function");
+  if (name == kCheckpointAttrName) {
+    auto modules = dyn_cast<ArrayAttr>(value);
+    bool ok = modules && !modules.empty() &&
+              llvm::all_of(modules, [](Attribute module) {
+                auto pattern = dyn_cast<StringAttr>(module);
+                return pattern && !pattern.getValue().empty();
+              });
+    if (failed(expect(ok, "a non-empty array of non-empty module patterns")))
+      return failure();
+    return expect(isTrainingStep(op),
+                  "on a training step (nn.mode = #nn<mode train>)");
   }
   if (name == kGradViewsAttrName) {
     auto chains = dyn_cast<ArrayAttr>(value);

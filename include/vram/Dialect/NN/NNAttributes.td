@@ -155,4 +155,64 @@ def NN_SavedRoleAttr : AttrDef<NN_Dialect, "SavedRole"> {
   let assemblyFormat = "`<` $kind $index `>`";
 }
 
+// A finite double, written as MLIR writes floats (`3.200000e+01`); kept as
+// an APFloat (hashable, compared bitwise).
+class NN_F64Parameter<string desc> : APFloatParameter<desc> {
+  let parser = [{
+    [&]() -> ::mlir::FailureOr<::llvm::APFloat> {
+      double value;
+      if (::mlir::failed($_parser.parseFloat(value)))
+        return ::mlir::failure();
+      return ::llvm::APFloat(value);
+    }()
+  }];
+  let printer = [{ $_printer.printFloat($_self); }];
+}
+
+// The step's facts that a pass decided, on the function it built or
+// rewrote (`nn.optimizer`, `nn.lora`; NNDialect.td). The report reads
+// them, not the flags that asked for them.
+
+def NN_OptimizerConfigAttr : AttrDef<NN_Dialect, "OptimizerConfig"> {
+  let mnemonic = "optimizer_config";
+  let summary = "the torch.optim optimizer a training step updates with";
+  let description = [{
+    `#nn.optimizer_config<adam, foreach, weight_decay = 0.000000e+00>`: the
+    optimizer, how its step() runs over the parameters, and its weight
+    decay (finite, >= 0). vram-build-step sets it as `nn.optimizer` on a
+    training `@step`, also when no parameter trains (the step then has no
+    `nn.optimizer_step`); every `nn.optimizer_step` of the step agrees with it.
+  }];
+  let parameters = (ins EnumParameter<NN_OptimizerKind>:$kind,
+                        EnumParameter<NN_OptimizerImpl>:$implementation,
+                        NN_F64Parameter<"weight decay">:$weightDecay);
+  let assemblyFormat =
+      "`<` $kind `,` $implementation `,` `weight_decay` `=` $weightDecay `>`";
+  let genVerifyDecl = 1;
+}
+
+def NN_LoraConfigAttr : AttrDef<NN_Dialect, "LoraConfig"> {
+  let mnemonic = "lora";
+  let summary = "peft LoRA adapters a model was given (LoraConfig)";
+  let description = [{
+    `#nn.lora<r = 4, alpha = 3.200000e+01, dropout = 1.000000e-01, targets =
+    ["conv2d"]>`: LoraConfig(r, lora_alpha, lora_dropout, target_modules).
+    r > 0, alpha finite, dropout in [0, 1), targets a non-empty array of
+    non-empty strings (op kinds `conv2d` / `linear`, globs or module paths).
+    vram-lora sets it as `nn.lora` on `@forward`; vram-build-step carries it
+    to `@step`. `getSpelling()` gives the driver's `--lora=` form of it.
+  }];
+  let parameters = (ins "int64_t":$rank, NN_F64Parameter<"lora_alpha">:$alpha,
+                        NN_F64Parameter<"lora_dropout">:$dropout,
+                        "::mlir::ArrayAttr":$targets);
+  let assemblyFormat = "`<` `r` `=` $rank `,` `alpha` `=` $alpha `,` "
+                       "`dropout` `=` $dropout `,` `targets` `=` $targets `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// `r=4,alpha=32,dropout=0.1,targets=conv2d|fc`: the driver's --lora
+    /// spelling, numbers in their shortest form.
+    std::string getSpelling() const;
+  }];
+}
+
 #endif // VRAM_DIALECT_NN_NNATTRIBUTES_TD

@@ -40,6 +40,16 @@ def NN_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kTorchVersionAttrName =
         "nn.torch_version";
     static constexpr ::llvm::StringLiteral kDeviceAttrName = "nn.device";
+    /// What the step is, set by the pass that made it so; the report
+    /// reads these, never the flags. `nn.optimizer`
+    /// (#nn.optimizer_config, vram-build-step) on a training step;
+    /// `nn.lora` (#nn.lora, vram-lora) on the model it adapted and the step
+    /// built from it; `nn.checkpoint` (an array of the non-empty module
+    /// patterns vram-checkpoint applied, in order) on a training step.
+    static constexpr ::llvm::StringLiteral kOptimizerAttrName = "nn.optimizer";
+    static constexpr ::llvm::StringLiteral kLoraAttrName = "nn.lora";
+    static constexpr ::llvm::StringLiteral kCheckpointAttrName =
+        "nn.checkpoint";
     /// The phase of a step op that is not its kind's (an op recomputed by
     /// activation checkpointing: `nn.phase = #nn<phase recompute>`).
     static constexpr ::llvm::StringLiteral kPhaseAttrName = "nn.phase";

@@ -1,0 +1,127 @@
+// Invalid step configuration attributes (nn.optimizer, nn.lora,
+// nn.checkpoint): one per split.
+
+// RUN: vram-opt %s -split-input-file -verify-diagnostics
+
+// nn.optimizer: not an optimizer configuration
+// expected-error @+1 {{'nn.optimizer' must be an optimizer configuration (#nn.optimizer_config<adam, foreach, weight_decay = 0.0>), got "adam"}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.optimizer = "adam"} {
+  return
+}
+
+// -----
+
+// nn.optimizer: only on a training step
+// expected-error @+1 {{'nn.optimizer' must be on a training step (nn.mode = #nn<mode train>)}}
+func.func @step() attributes {nn.mode = #nn<mode inference>, nn.optimizer = #nn.optimizer_config<sgd, foreach, weight_decay = 0.0>} {
+  return
+}
+
+// -----
+
+// nn.optimizer: a negative weight decay
+// expected-error @+1 {{optimizer weight_decay must be a finite number >= 0}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.optimizer = #nn.optimizer_config<sgd, foreach, weight_decay = -1.0>} {
+  return
+}
+
+// -----
+
+// nn.optimizer: an unknown implementation
+func.func @step() attributes {nn.mode = #nn<mode train>,
+  // expected-error @+2 {{expected ::vram::nn::OptimizerImpl to be one of: foreach, fused, for_loop}}
+  // expected-error @+1 {{failed to parse NN_OptimizerConfigAttr parameter 'implementation'}}
+  nn.optimizer = #nn.optimizer_config<sgd, vectorized, weight_decay = 0.0>} {
+  return
+}
+
+// -----
+
+// nn.optimizer: the updates agree with it
+func.func @step(%p: tensor<4xf32>, %g: tensor<4xf32>) attributes {nn.mode = #nn<mode train>, nn.optimizer = #nn.optimizer_config<adam, foreach, weight_decay = 0.0>} {
+  // expected-error @+1 {{'nn.optimizer_step' disagrees with the step's 'nn.optimizer' = #nn.optimizer_config<adam, foreach, weight_decay = 0.000000e+00>}}
+  nn.optimizer_step sgd foreach params(%p) grads(%g) state() : (tensor<4xf32>, tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// nn.optimizer: the same weight decay
+func.func @step(%p: tensor<4xf32>, %g: tensor<4xf32>) attributes {nn.mode = #nn<mode train>, nn.optimizer = #nn.optimizer_config<sgd, foreach, weight_decay = 0.0>} {
+  // expected-error @+1 {{'nn.optimizer_step' disagrees with the step's 'nn.optimizer'}}
+  nn.optimizer_step sgd foreach params(%p) grads(%g) state() {weight_decay = 0.1 : f64} : (tensor<4xf32>, tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// nn.lora: not a LoRA configuration
+// expected-error @+1 {{'nn.lora' must be a LoRA configuration}}
+func.func @forward() attributes {nn.lora = "r=4,targets=conv2d"} {
+  return
+}
+
+// -----
+
+// nn.lora: r > 0
+// expected-error @+1 {{LoRA r must be > 0, got 0}}
+func.func @forward() attributes {nn.lora = #nn.lora<r = 0, alpha = 8.0, dropout = 0.0, targets = ["conv2d"]>} {
+  return
+}
+
+// -----
+
+// nn.lora: dropout in [0, 1)
+// expected-error @+1 {{LoRA dropout must be in [0, 1), got 1}}
+func.func @forward() attributes {nn.lora = #nn.lora<r = 4, alpha = 8.0, dropout = 1.0, targets = ["conv2d"]>} {
+  return
+}
+
+// -----
+
+// nn.lora: some targets
+// expected-error @+1 {{LoRA targets must be a non-empty array}}
+func.func @forward() attributes {nn.lora = #nn.lora<r = 4, alpha = 8.0, dropout = 0.0, targets = []>} {
+  return
+}
+
+// -----
+
+// nn.lora: targets are strings
+// expected-error @+1 {{LoRA targets must be non-empty strings, got 1 : i64}}
+func.func @forward() attributes {nn.lora = #nn.lora<r = 4, alpha = 8.0, dropout = 0.0, targets = ["conv2d", 1]>} {
+  return
+}
+
+// -----
+
+// nn.lora: on a function
+func.func @forward() {
+  // expected-error @+1 {{'nn.lora' must be a LoRA configuration}}
+  %w = nn.param "w" {nn.lora = #nn.lora<r = 4, alpha = 8.0, dropout = 0.0, targets = ["linear"]>} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// nn.checkpoint: an array of module patterns
+// expected-error @+1 {{'nn.checkpoint' must be a non-empty array of non-empty module patterns, got "layer1"}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.checkpoint = "layer1"} {
+  return
+}
+
+// -----
+
+// nn.checkpoint: no empty pattern
+// expected-error @+1 {{'nn.checkpoint' must be a non-empty array of non-empty module patterns, got ["layer1", ""]}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.checkpoint = ["layer1", ""]} {
+  return
+}
+
+// -----
+
+// nn.checkpoint: only on a training step
+// expected-error @+1 {{'nn.checkpoint' must be on a training step (nn.mode = #nn<mode train>)}}
+func.func @forward() attributes {nn.checkpoint = ["layer1"]} {
+  return
+}
