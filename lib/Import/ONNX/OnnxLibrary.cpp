@@ -17,6 +17,7 @@
 
 #include <exception>
 #include <unordered_map>
+#include <unordered_set>
 
 using namespace vram::onnx_import;
 
@@ -61,9 +62,40 @@ libonnx::checkNode(const onnx::NodeProto &node, int64_t irVersion,
   }
 }
 
+/// The first name the top-level graph uses (a node input or a graph output)
+/// that libonnx's IR import (graphProtoToGraph, which the version converter
+/// runs first) would leave undefined, or null. It looks names up among the
+/// graph inputs, node outputs and, from IR version 4 (as an `int`, the way
+/// libonnx reads it), the initializers; an undefined name becomes a null
+/// Value that it dereferences (SIGSEGV, found by vram-onnx-fuzz: an IR 3
+/// model whose output is an initializer not listed as an input).
+static const std::string *findUndefinedForIrImport(const onnx::GraphProto &g,
+                                                   int irVersion) {
+  std::unordered_set<std::string> defined;
+  for (const auto &vi : g.input())
+    defined.insert(vi.name());
+  if (irVersion >= 4)
+    for (const auto &t : g.initializer())
+      defined.insert(t.name());
+  for (const auto &n : g.node())
+    for (const std::string &out : n.output())
+      defined.insert(out);
+  for (const auto &n : g.node())
+    for (const std::string &in : n.input())
+      if (!in.empty() && !defined.count(in))
+        return &in;
+  for (const auto &vi : g.output())
+    if (!defined.count(vi.name()))
+      return &vi.name();
+  return nullptr;
+}
+
 std::optional<std::string>
 libonnx::convertVersion(const onnx::ModelProto &model, int64_t targetOpset,
                         onnx::ModelProto &converted) {
+  if (const std::string *name = findUndefinedForIrImport(
+          model.graph(), static_cast<int>(model.ir_version())))
+    return "'" + *name + "' is not defined for the version converter";
   try {
     converted =
         onnx::version_conversion::ConvertVersion(model, (int)targetOpset);
