@@ -60,11 +60,47 @@ public:
 private:
   StringRef name;
 };
+/// The deepest nesting of arrays and objects read. A report nests four
+/// levels; llvm::json's parser recurses once per level, so a file of a
+/// million `[` would overflow the stack before it could report anything.
+constexpr unsigned kMaxJsonNesting = 256;
+
+/// The line (from 1) of the first `[` or `{` of JSON `text` nested deeper
+/// than `maxDepth` outside strings, or 0 when there is none.
+unsigned findExcessiveJsonNesting(StringRef text, unsigned maxDepth) {
+  unsigned depth = 0, line = 1;
+  bool inString = false;
+  for (size_t i = 0, e = text.size(); i < e; ++i) {
+    char c = text[i];
+    if (c == '\n')
+      ++line;
+    if (inString) {
+      if (c == '\\')
+        ++i; // the escaped character cannot end the string
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > maxDepth)
+        return line;
+    } else if ((c == ']' || c == '}') && depth) {
+      --depth;
+    }
+  }
+  return 0;
+}
 } // namespace
 
 llvm::Expected<BaselineFigures> vram::report::parseBaseline(StringRef text,
                                                             StringRef name) {
   BaselineReader r(name);
+  if (unsigned line = findExcessiveJsonNesting(text, kMaxJsonNesting))
+    return r.fail("line " + Twine(line),
+                  "arrays and objects nested deeper than " +
+                      Twine(kMaxJsonNesting) + " levels");
   llvm::Expected<json::Value> value = json::parse(text);
   if (!value)
     return llvm::createStringError(
