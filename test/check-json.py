@@ -8,7 +8,8 @@ FIELD is a dotted path (memory.saved_for_backward_bytes), or two joined by
 reference number (a PyTorch measurement or a hand computation, named in the
 calling test), or @OTHER.json: the same field of another report (two front
 ends of one model must agree). A leading `>` or `<` (`'>@full.json'`) asks
-for a strictly greater or smaller value instead of an equal one; a factor
+for a strictly greater or smaller value instead of an equal one, `>=` or
+`<=` for one at least or at most the reference; a factor
 before the reference scales it (`'<0.6667*@full.json'`: less than two thirds). --rel TOL, placed after a pair, allows a relative error of TOL
 for that pair (default 0: equal). Prints one line per check and exits 1 on
 any mismatch."""
@@ -37,7 +38,9 @@ def main(argv):
     while args:
         field, expected = args[0], args[1]
         relation = "="
-        if expected[:1] in "<>":
+        if expected[:2] in (">=", "<="):
+            relation, expected = expected[:2], expected[2:]
+        elif expected[:1] in "<>":
             relation, expected = expected[0], expected[1:]
         factor = 1.0
         if "*" in expected:
@@ -57,7 +60,8 @@ def main(argv):
     for field, expected, tol, relation in checks:
         got = float(lookup(report, field))
         if relation != "=":
-            good = got > expected if relation == ">" else got < expected
+            good = {">": got > expected, "<": got < expected,
+                    ">=": got >= expected, "<=": got <= expected}[relation]
             ok &= good
             print("%s %s: %d %s reference %d (%+.3f%%)" %
                   ("ok" if good else "FAIL", field, got, relation, expected,

@@ -27,9 +27,12 @@ void ExactAllocator::free(unsigned id) {
   live.erase(it);
 }
 
-AllocatorPeaks vram::runAllocator(const MemoryAnalysis &memory,
-                                  AllocatorModel &model, unsigned iterations,
-                                  llvm::ArrayRef<int64_t> libraryAllocations) {
+/// Replays the step's events on `model`, those of assumed workspaces only
+/// when `withAssumed`.
+static AllocatorPeaks replay(const MemoryAnalysis &memory,
+                             AllocatorModel &model, unsigned iterations,
+                             llvm::ArrayRef<int64_t> libraryAllocations,
+                             bool withAssumed) {
   AllocatorPeaks peaks;
   llvm::ArrayRef<Storage> storages = memory.getStorages();
   auto sample = [&](unsigned opIndex) {
@@ -41,6 +44,9 @@ AllocatorPeaks vram::runAllocator(const MemoryAnalysis &memory,
       peaks.reserved = model.getReservedBytes();
       peaks.reservedIndex = opIndex;
     }
+  };
+  auto skipped = [&](const MemoryEvent &e) {
+    return !withAssumed && storages[e.storage].assumed;
   };
   for (const MemoryEvent &e : memory.getAllocEvents(0))
     model.allocate(e.storage, storages[e.storage].bytes);
@@ -56,11 +62,47 @@ AllocatorPeaks vram::runAllocator(const MemoryAnalysis &memory,
     }
     for (unsigned i = 1; i <= exit; ++i) {
       for (const MemoryEvent &e : memory.getAllocEvents(i))
-        model.allocate(e.storage, storages[e.storage].bytes);
+        if (!skipped(e))
+          model.allocate(e.storage, storages[e.storage].bytes);
       sample(i);
       for (const MemoryEvent &e : memory.getFreeEvents(i))
-        model.free(e.storage);
+        if (!skipped(e))
+          model.free(e.storage);
     }
+  }
+  return peaks;
+}
+
+AllocatorPeaks vram::runAllocator(const MemoryAnalysis &memory,
+                                  AllocatorModel &model, unsigned iterations,
+                                  llvm::ArrayRef<int64_t> libraryAllocations) {
+  return replay(memory, model, iterations, libraryAllocations,
+                /*withAssumed=*/true);
+}
+
+static bool hasAssumedWorkspaces(const MemoryAnalysis &memory) {
+  return llvm::any_of(memory.getStorages(),
+                      [](const Storage &s) { return s.assumed; });
+}
+
+AllocatorPeaks
+vram::runAllocatorBounded(const MemoryAnalysis &memory, AllocatorModel &model,
+                          unsigned iterations,
+                          llvm::ArrayRef<int64_t> libraryAllocations) {
+  AllocatorPeaks peaks =
+      runAllocator(memory, model, iterations, libraryAllocations);
+  if (!hasAssumedWorkspaces(memory))
+    return peaks;
+  std::unique_ptr<AllocatorModel> without = model.createEmpty();
+  AllocatorPeaks other = replay(memory, *without, iterations,
+                                libraryAllocations, /*withAssumed=*/false);
+  if (other.allocated > peaks.allocated) {
+    peaks.allocated = other.allocated;
+    peaks.allocatedIndex = other.allocatedIndex;
+  }
+  if (other.reserved > peaks.reserved) {
+    peaks.reserved = other.reserved;
+    peaks.reservedIndex = other.reservedIndex;
   }
   return peaks;
 }
@@ -227,11 +269,13 @@ void CudaCachingAllocator::free(unsigned id) {
   pool.insert(block);
 }
 
-std::vector<StageMemory>
-vram::runStagesWithEmptyCache(const MemoryAnalysis &memory,
-                              CudaCachingAllocator &model,
-                              llvm::ArrayRef<int64_t> libraryAllocations) {
+static std::vector<StageMemory>
+replayStages(const MemoryAnalysis &memory, CudaCachingAllocator &model,
+             llvm::ArrayRef<int64_t> libraryAllocations, bool withAssumed) {
   llvm::ArrayRef<Storage> storages = memory.getStorages();
+  auto skipped = [&](const MemoryEvent &e) {
+    return !withAssumed && storages[e.storage].assumed;
+  };
   auto isState = [&](const MemoryEvent &e) {
     return storages[e.storage].category == nn::MemoryCategory::OptimizerState;
   };
@@ -270,12 +314,34 @@ vram::runStagesWithEmptyCache(const MemoryAnalysis &memory,
           model.allocate(e.storage, storages[e.storage].bytes);
     }
     for (const MemoryEvent &e : memory.getAllocEvents(i))
-      model.allocate(e.storage, storages[e.storage].bytes);
+      if (!skipped(e))
+        model.allocate(e.storage, storages[e.storage].bytes);
     for (const MemoryEvent &e : memory.getFreeEvents(i))
-      model.free(e.storage);
+      if (!skipped(e))
+        model.free(e.storage);
   }
   if (!current.empty())
     stages.push_back(
         {current, model.getAllocatedBytes(), model.getReservedBytes()});
+  return stages;
+}
+
+std::vector<StageMemory>
+vram::runStagesWithEmptyCache(const MemoryAnalysis &memory,
+                              CudaCachingAllocator &model,
+                              llvm::ArrayRef<int64_t> libraryAllocations) {
+  std::vector<StageMemory> stages =
+      replayStages(memory, model, libraryAllocations, /*withAssumed=*/true);
+  if (!hasAssumedWorkspaces(memory))
+    return stages;
+  CudaCachingAllocator without;
+  std::vector<StageMemory> other = replayStages(
+      memory, without, libraryAllocations, /*withAssumed=*/false);
+  // The same ops in the same order: the same stages.
+  assert(other.size() == stages.size() && "stages differ without workspaces");
+  for (auto [s, o] : llvm::zip(stages, other)) {
+    s.allocated = std::max(s.allocated, o.allocated);
+    s.reserved = std::max(s.reserved, o.reserved);
+  }
   return stages;
 }

@@ -39,6 +39,16 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
   Block &body = func.getBody().front();
   bool persistentGrads = func->hasAttr(nn::NNDialect::kPersistentGradsAttrName);
   nn::TorchTarget target = getTorchTarget(func);
+  // cuDNN's workspaces (a CUDA convolution's, forward and backward) are an
+  // assumption of the step, not a fact.
+  auto isAssumedWorkspace = [&](Operation *op) {
+    if (target.device != nn::Device::Cuda ||
+        target.cudnnWorkspace == nn::CudnnWorkspace::None)
+      return false;
+    if (auto backward = dyn_cast<nn::BackwardOp>(op))
+      return backward.getForwardOp() == nn::Conv2dOp::getOperationName();
+    return isa<nn::Conv2dOp>(op);
+  };
 
   DenseMap<Value, unsigned> storageOf;
   auto addStorage = [&](Value v, Operation *owner, unsigned index,
@@ -107,6 +117,7 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
         s.bytes = bytes;
         s.def = s.lastUse = index;
         s.workspace = true;
+        s.assumed = isAssumedWorkspace(&bodyOp);
         storages.push_back(s);
       }
     }

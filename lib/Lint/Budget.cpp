@@ -100,7 +100,7 @@ MemoryMetrics vram::computeMemoryMetrics(const MemoryAnalysis &memory,
   if (device)
     library = getLibraryAllocations(memory.getRoot(), *device);
   AllocatorPeaks peaks =
-      runAllocator(memory, allocator, /*iterations=*/2, library);
+      runAllocatorBounded(memory, allocator, /*iterations=*/2, library);
   int64_t onDevice = peaks.reserved;
   if (device && llvm::AddOverflow(onDevice, device->contextBytes, onDevice))
     onDevice = INT64_MAX;

@@ -271,7 +271,7 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
       a.libraryBytes += bytes;
   }
   a.allocatorPeaks =
-      runAllocator(*a.memory, *allocator, /*iterations=*/2, library);
+      runAllocatorBounded(*a.memory, *allocator, /*iterations=*/2, library);
   if (options.allocator == nn::AllocatorKind::PytorchCuda) {
     CudaCachingAllocator fresh;
     a.stages = runStagesWithEmptyCache(*a.memory, fresh, library);
@@ -338,15 +338,6 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
         {"category", stringifyEnum(t.category)},
         {"type", t.root ? typeString(t.root.getType()) : "workspace"}});
   }
-  json::Array layers;
-  for (const LayerRow &row : a.layers)
-    layers.push_back(json::Object{{"name", row.name},
-                                  {"op", row.op},
-                                  {"call", row.call},
-                                  {"output_shape", row.outputShape},
-                                  {"params", row.params},
-                                  {"forward_flops", row.flops},
-                                  {"saved_bytes", row.savedBytes}});
   json::Object report{
       {"schema_version", 1},
       {"model", json::Object{{"name", options.modelName}}},
@@ -395,7 +386,6 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"peak_op", peakOpJson(a)},
            {"at_peak", std::move(atPeak)},
            {"top_tensors", std::move(top)}}},
-      {"layers", std::move(layers)},
   };
   if (const auto &v = options.validation) {
     json::Object phases;
@@ -439,21 +429,55 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
       (*report.getObject("validation"))["saving_bytes"] =
           v->predictedPeakBytes - v->measuredPeakBytes;
   }
-  if (options.timeline) {
-    json::Array timeline;
+  // The rows (a layer's, an op's) are streamed rather than built as
+  // json::Values: a large model has hundreds of thousands. The bytes are
+  // those of printing the whole tree: json::Object prints its keys sorted,
+  // so the streamed ones are merged in sorted and each row's keys are
+  // written in sorted order.
+  auto writeLayers = [&](json::OStream &j) {
+    for (const LayerRow &row : a.layers)
+      j.object([&] {
+        j.attribute("call", row.call);
+        j.attribute("forward_flops", row.flops);
+        j.attribute("name", row.name);
+        j.attribute("op", row.op);
+        j.attribute("output_shape", row.outputShape);
+        j.attribute("params", row.params);
+        j.attribute("saved_bytes", row.savedBytes);
+      });
+  };
+  auto writeTimeline = [&](json::OStream &j) {
     for (unsigned i = 1; i <= memory.getNumOps(); ++i) {
       Operation *op = memory.getOp(i);
       if (op->hasTrait<OpTrait::IsTerminator>())
         continue;
-      timeline.push_back(
-          json::Object{{"op", op->getName().getStringRef()},
-                       {"name", getLayerName(op->getLoc())},
-                       {"phase", stringifyEnum(getStepPhase(op))},
-                       {"live_bytes", memory.getLiveBytes(i)}});
+      j.object([&] {
+        j.attribute("live_bytes", memory.getLiveBytes(i));
+        j.attribute("name", getLayerName(op->getLoc()));
+        j.attribute("op", op->getName().getStringRef());
+        j.attribute("phase", stringifyEnum(getStepPhase(op)));
+      });
     }
-    report["timeline"] = std::move(timeline);
-  }
-  os << llvm::formatv("{0:2}", json::Value(std::move(report))) << "\n";
+  };
+  SmallVector<StringRef> keys;
+  for (const auto &entry : report)
+    keys.push_back(entry.first);
+  keys.push_back("layers");
+  if (options.timeline)
+    keys.push_back("timeline");
+  llvm::sort(keys);
+  json::OStream j(os, /*IndentSize=*/2);
+  j.object([&] {
+    for (StringRef key : keys) {
+      if (key == "layers")
+        j.attributeArray(key, [&] { writeLayers(j); });
+      else if (key == "timeline" && options.timeline)
+        j.attributeArray(key, [&] { writeTimeline(j); });
+      else
+        j.attribute(key, *report.get(key));
+    }
+  });
+  os << "\n";
 }
 
 std::string vram::report::humanBytes(int64_t bytes) {

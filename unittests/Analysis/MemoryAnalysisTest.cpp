@@ -103,6 +103,9 @@ public:
   }
   int64_t getAllocatedBytes() const override { return allocated; }
   int64_t getReservedBytes() const override { return reserved; }
+  std::unique_ptr<AllocatorModel> createEmpty() const override {
+    return std::make_unique<RoundingAllocator>();
+  }
 
 private:
   llvm::DenseMap<unsigned, int64_t> live;

@@ -58,6 +58,10 @@ struct Storage {
   unsigned lastUse = 0;
   bool persistent = false;
   bool workspace = false;
+  /// A workspace the step assumes rather than one PyTorch is known to
+  /// allocate: cuDNN's convolution workspace under nn.cudnn_workspace
+  /// (docs/Device.md). Allocator models bound it (runAllocatorBounded).
+  bool assumed = false;
   /// Made in the forward pass and kept for backward by the model (not by
   /// the loss): by a backward node, or as the input of a checkpointed
   /// segment that is recomputed.
