@@ -97,8 +97,19 @@ libonnx::convertVersion(const onnx::ModelProto &model, int64_t targetOpset,
           model.graph(), static_cast<int>(model.ir_version())))
     return "'" + *name + "' is not defined for the version converter";
   try {
-    converted =
-        onnx::version_conversion::ConvertVersion(model, (int)targetOpset);
+    // onnx::version_conversion::ConvertVersion, with the converter built
+    // once: its constructor copies every operator schema of every version
+    // and registers the adapters, most of the time of a small model's import
+    // (and of vram-onnx-fuzz's runs).
+    static const onnx::version_conversion::DefaultVersionConverter converter;
+    int64_t initial = 0;
+    for (const auto &opset : model.opset_import())
+      if (opset.domain().empty() || opset.domain() == "ai.onnx") {
+        initial = opset.version();
+        break;
+      }
+    converted = converter.convert_version(model, onnx::OpSetID(initial),
+                                          onnx::OpSetID(targetOpset));
     return std::nullopt;
   } catch (const std::exception &e) {
     return firstParagraph(e.what());
