@@ -436,27 +436,66 @@ void Importer::inferShapes(const onnx::ModelProto &model,
     inferredShapes[name].assign(dims.begin(), dims.end());
 }
 
-/// torch.onnx's inference-mode export (the default, model.eval()) folds
-/// BatchNorm into the convolutions and drops dropout: training numbers from
-/// it are 15-50% low. The signs: a PyTorch graph with convolutions or
-/// matmuls but neither BatchNormalization nor Dropout.
+/// torch.onnx's inference-mode export (the default, model.eval()) drops
+/// dropout and, with constant folding, folds BatchNorm into the
+/// convolutions: training numbers from it are 15-50% low. A PyTorch graph
+/// with convolutions or matmuls but neither BatchNormalization nor Dropout
+/// is no evidence alone (a LLaMA-style block has neither when exported for
+/// training); the warning also needs a trace the eval-mode exporter leaves:
+///  - a convolution whose weight or bias is an initializer named by
+///    torch.onnx (`onnx::Conv_497`): BatchNorm folded into it, where a
+///    training export keeps the module's parameter (`layer1.0.conv1.weight`).
+///    A matmul's `onnx::MatMul_N` is no sign: a Linear's weight transposed
+///    by constant folding, in training exports too;
+///  - an Identity node reading an initializer: torch.onnx merges parameters
+///    of equal value that way only when not training (training merges only
+///    tensors sharing storage, which tracing has already merged). Every
+///    eval-mode torchvision fixture has them (vgg11, squeezenet1_0,
+///    convnext_tiny, swin_t, efficientnet_b0), no training-mode one does.
 void Importer::warnIfInferenceExport(const onnx::ModelProto &model) {
   if (StringRef(model.producer_name()).lower() != "pytorch")
     return;
+  const onnx::GraphProto &g = model.graph();
   bool compute = false, trainingOnly = false;
-  for (const auto &n : model.graph().node()) {
+  for (const auto &n : g.node()) {
     StringRef type = n.op_type();
     compute |= type == "Conv" || type == "MatMul" || type == "Gemm";
     trainingOnly |= type == "BatchNormalization" || type == "Dropout";
   }
   if (!compute || trainingOnly)
     return;
+  llvm::StringSet<> initializers;
+  for (const auto &t : g.initializer())
+    initializers.insert(t.name());
+  std::string evidence;
+  for (const auto &n : g.node()) {
+    if (n.op_type() == "Conv") {
+      for (int i = 1; i < std::min(n.input_size(), 3); ++i)
+        if (StringRef(n.input(i)).starts_with("onnx::") &&
+            initializers.contains(n.input(i))) {
+          evidence = "convolution " + std::string(i == 1 ? "weight" : "bias") +
+                     " '" + n.input(i) +
+                     "' is named by torch.onnx: BatchNorm folded into it";
+          break;
+        }
+    } else if (n.op_type() == "Identity" && n.input_size() == 1 &&
+               n.output_size() == 1 && initializers.contains(n.input(0))) {
+      evidence = "'" + n.output(0) + "' is an Identity of '" + n.input(0) +
+                 "': parameters of equal value merged, as torch.onnx does "
+                 "only in eval mode";
+    }
+    if (!evidence.empty())
+      break;
+  }
+  if (evidence.empty())
+    return;
   emitFinding(fileLoc, rules::kInferenceExport)
       << "'" << filename
       << "' looks like an inference-mode export (no BatchNormalization or "
-         "Dropout: BatchNorm folded into the convolutions, dropout removed); "
-         "training numbers from it are low. Export the training graph with "
-         "torch.onnx.export(model.train(), args, path, "
+         "Dropout, and "
+      << evidence
+      << "); training numbers from it are low. Export the training graph "
+         "with torch.onnx.export(model.train(), args, path, "
          "training=torch.onnx.TrainingMode.TRAINING, "
          "do_constant_folding=False)";
 }
