@@ -20,7 +20,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 torch.set_num_threads(1)
-MEASURED_WITH = "torch 1.13.0a0 cpu, Debian 12"
+MEASURED_WITH = ("torch 1.13.0a0 cpu, Debian 12" if torch.__version__.startswith("1.13")
+                 else "torch %s cpu (PyPI wheel), Debian 12" % torch.__version__)
 
 
 def sptr(t):

@@ -20,7 +20,8 @@ import torch.nn.functional as F
 import torchvision
 
 torch.set_num_threads(1)
-MEASURED_WITH = "torch 1.13.0a0 cpu, Debian 12"
+MEASURED_WITH = ("torch 1.13.0a0 cpu, Debian 12" if torch.__version__.startswith("1.13")
+                 else "torch %s cpu (PyPI wheel), Debian 12" % torch.__version__)
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -161,10 +162,19 @@ def step(model, opt, x, y, keep_output=False):
     opt.step()
 
 
+def start_us(e):
+    """An event's start in microseconds (torch 2.x reports nanoseconds)."""
+    return e.start_ns() / 1000 if hasattr(e, "start_ns") else e.start_us()
+
+
+def duration_us(e):
+    return e.duration_ns() / 1000 if hasattr(e, "duration_ns") else e.duration_us()
+
+
 def memory_events(prof):
     """[memory] events of the kineto trace as (t_us, nbytes), in recording order."""
     evs = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
-    return [(e.start_us(), e.nbytes()) for e in evs]
+    return [(start_us(e), e.nbytes()) for e in evs]
 
 
 def peak_from_events(mem):
@@ -211,8 +221,8 @@ def step_peak_true_baseline(model, opt, x, y):
             del loss
             opt.step()
     evs = list(prof.profiler.kineto_results.events())
-    t2 = [e.start_us() for e in evs if e.name() == "##step2##"][0]
-    tz = [e.start_us() + e.duration_us() for e in evs if e.name() == "##zero_grad##"][0]
+    t2 = [start_us(e) for e in evs if e.name() == "##step2##"][0]
+    tz = [start_us(e) + duration_us(e) for e in evs if e.name() == "##zero_grad##"][0]
     mem = sorted(memory_events(prof), key=lambda e: e[0])
     live = peak = 0
     live_after_zero = None

@@ -23,9 +23,12 @@ bool vram::nn::meanSavesInput(const TorchTarget &target) {
 }
 
 bool vram::nn::adaptiveAvgPoolToOneRunsAsMean(const TorchTarget &target) {
-  // The CUDA kernel takes the mean(-1, -2) shortcut for a 1x1 output; the
-  // CPU kernel keeps its input (measured, 1.13).
-  return target.device == Device::Cuda;
+  // The CUDA kernel takes the mean(-1, -2) shortcut for a 1x1 output. On
+  // the CPU, 1.13 keeps the input (measured); 2.x keeps nothing, as the
+  // shortcut does (measured with torch 2.15: benchmarks/accuracy/results/
+  // facts-torch-2.15-cpu.json, "nn.AdaptiveAvgPool2d(1)"; mobilenet_v2's
+  // last [1, 1280, 7, 7] features are no longer kept).
+  return target.device == Device::Cuda || target.version == TorchVersion::V2;
 }
 
 Type vram::nn::getDropoutMaskElementType(const TorchTarget &target,
@@ -48,10 +51,13 @@ AttentionBackend
 vram::nn::getMultiheadAttentionBackend(const TorchTarget &target,
                                        Type elementType) {
   // 2.x's scaled_dot_product_attention picks flash for fp16/bf16 on CUDA,
-  // memory-efficient for fp32 on CUDA (no flash kernel for fp32), and the
-  // math path on the CPU.
+  // memory-efficient for fp32 on CUDA (no flash kernel for fp32), and on the
+  // CPU its flash kernel (_scaled_dot_product_flash_attention_for_cpu, any
+  // float dtype): measured with torch 2.15, torchvision's vit_b_16 keeps q,
+  // k, v, the output and a [B, H, L] logsumexp per layer, no L x L weights
+  // (benchmarks/accuracy/results/torch-2.15-cpu.json).
   if (target.device == Device::Cpu)
-    return AttentionBackend::Math;
+    return AttentionBackend::Flash;
   if (elementType.isF16() || elementType.isBF16())
     return AttentionBackend::Flash;
   return AttentionBackend::Efficient;

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The torch 2.x measurement environment (issue 21): a virtual environment
+# .venv-truth with PyPI's current torch and torchvision, for fixtures and
+# ground truth only (the product and the tests never need it). PyPI's torch
+# is the CUDA build: it runs on the CPU, but loads its CUDA libraries at
+# import. Instead of the gigabytes of nvidia-* wheels, the toolkit at
+# /usr/local/cuda provides most of them; the four it lacks come from PyPI.
+#
+#   benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/measure.py --validate
+#
+# runs a command inside that environment, creating it first if needed.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+VENV=${VENV_TRUTH:-$ROOT/.venv-truth}
+if [ ! -x "$VENV/bin/python" ]; then
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --no-deps torch==2.15.0 torchvision==0.29.2 nvidia-cufile==1.20.0.107 \
+    nvidia-cusparselt-cu13==0.8.1 nvidia-nvshmem-cu13==3.7.2 nvidia-nccl-cu13==2.30.7
+  "$VENV/bin/pip" install -q filelock typing-extensions sympy networkx jinja2 \
+    fsspec numpy pillow
+fi
+SP=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+export LD_LIBRARY_PATH=$SP/nvidia/nccl/lib:$SP/nvidia/cusparselt/lib:$SP/nvidia/cu13/lib:$SP/nvidia/nvshmem/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=$VENV/bin:$PATH
+exec "$@"
