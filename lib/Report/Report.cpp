@@ -125,12 +125,16 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
   llvm::DenseSet<std::pair<unsigned, Value>> paramsSeen;
   func::FuncOp func = a.func;
   std::string previous;
+  // A row's output shape is its last op's, spelled once per row.
+  Type lastType;
   for (Operation &op : func.getBody().front()) {
     if (getStepPhase(&op) != StepPhase::Forward || op.getNumResults() == 0 ||
         isa<nn::PersistentStorageOpInterface, nn::SavedOp>(op))
       continue;
     std::string name = getLayerName(op.getLoc());
     if (table.empty() || name != previous) {
+      if (!table.empty())
+        table.back().outputShape = typeString(lastType);
       LayerRow row;
       row.name = name;
       row.call = ++calls[name];
@@ -148,7 +152,7 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
       row.op = op.getName().getStringRef().str();
       row.principalWork = work;
     }
-    row.outputShape = typeString(op.getResult(0).getType());
+    lastType = op.getResult(0).getType();
     row.flops += a.flops->getOpFlops(&op, convention);
     for (Value operand : op.getOperands())
       if (auto param = operand.getDefiningOp<nn::ParamOp>())
@@ -156,6 +160,8 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
           row.params +=
               cast<RankedTensorType>(param.getType()).getNumElements();
   }
+  if (!table.empty())
+    table.back().outputShape = typeString(lastType);
   // Each saved storage counts once, for the first layer call (in forward
   // order) whose backward node keeps it.
   for (const Storage &s : a.memory->getStorages()) {

@@ -330,7 +330,9 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
   // The inverse views between each forward value's gradient buffer and the
   // value's own layout (pass-through views hand the gradient on as is), for
   // the lowering to compute with (NNDialect::kGradViewsAttrName).
-  DenseMap<Value, SmallVector<Attribute>> viewsOf;
+  // Most chains are empty: no inline elements, so that the map's buckets
+  // stay small on a model of a million ops.
+  DenseMap<Value, SmallVector<Attribute, 0>> viewsOf;
   auto permutes = [](ArrayRef<Attribute> chain) {
     return llvm::any_of(chain, llvm::IsaPred<DenseI64ArrayAttr>);
   };
@@ -421,7 +423,7 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
         continue;
       Value operand = op->getOperand(i);
       if (!outGrads.empty() && autodiff.isGradPassthrough(i)) {
-        SmallVector<Attribute> views = viewsOf.lookup(op->getResult(0));
+        SmallVector<Attribute> views(viewsOf.lookup(op->getResult(0)));
         Attribute inverse = inverseView(op, i);
         // ViewBackward reshapes the gradient: when the gradient arrives
         // through a transposing view whose strides cannot express the
@@ -487,7 +489,7 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
     // the parameter's shape, a view of the same storage.
     auto paramType = cast<RankedTensorType>(param.getType());
     auto gradType = cast<RankedTensorType>(grad.getType());
-    SmallVector<Attribute> views = viewsOf.lookup(param.getResult());
+    SmallVector<Attribute> views(viewsOf.lookup(param.getResult()));
     if (permutes(views)) {
       // A gradient that passed through a transposing view of the parameter
       // (`W.t()`): AccumulateGrad finds that its strides break the layout
