@@ -20,6 +20,7 @@
 #include "vram/Analysis/FlopAnalysis.h"
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Dialect/NN/NNDialect.h"
+#include "vram/Support/ParseLimits.h"
 #include "vram/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -55,26 +56,11 @@ std::unique_ptr<MLIRContext> makeContext() {
   return ctx;
 }
 
-/// Whether some bracket of `text` is nested deeper than `limit`. Brackets in
-/// strings and comments count too: an over-estimate only skips more inputs.
-bool nestsTooDeep(llvm::StringRef text, unsigned limit) {
-  unsigned depth = 0;
-  for (char c : text) {
-    if (c == '(' || c == '[' || c == '{' || c == '<') {
-      if (++depth > limit)
-        return true;
-    } else if ((c == ')' || c == ']' || c == '}' || c == '>') && depth) {
-      --depth;
-    }
-  }
-  return false;
-}
-
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
-  if (size > kMaxInputBytes || nestsTooDeep(text, kMaxNesting))
+  if (size > kMaxInputBytes || vram::findExcessiveNesting(text, kMaxNesting))
     return 0;
 
   // The context uniques every attribute and type it sees and never frees

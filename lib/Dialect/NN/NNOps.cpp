@@ -87,7 +87,24 @@ LogicalResult checkPair(std::optional<Location> loc, StringRef what,
   return success();
 }
 
-using vram::windowOutputSize;
+/// One spatial output size of a convolution or pooling window
+/// (windowOutputSize), or an error: `misfit` when the window does not fit,
+/// another when the sizes overflow int64.
+FailureOr<int64_t> spatialOutputSize(std::optional<Location> loc, int dim,
+                                     int64_t in, int64_t kernel, int64_t stride,
+                                     int64_t pad, int64_t dilation,
+                                     bool ceilMode, const std::string &misfit) {
+  std::optional<int64_t> out =
+      vram::windowOutputSize(in, kernel, stride, pad, dilation, ceilMode);
+  if (!out)
+    return emitOptionalError(loc,
+                             "the output size overflows int64 (spatial "
+                             "dim ",
+                             dim, ": padding, dilation or kernel too large)");
+  if (*out < 1)
+    return emitOptionalError(loc, misfit);
+  return *out;
+}
 
 /// numpy/PyTorch broadcasting of two shapes.
 FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
@@ -191,18 +208,14 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
   }
   SmallVector<int64_t> shape = {input.getDimSize(0), cout};
   for (int i = 0; i < 2; ++i) {
-    std::optional<int64_t> out =
-        windowOutputSize(input.getDimSize(2 + i), weight.getDimSize(2 + i),
-                         adaptor.getStrides()[i], adaptor.getPadding()[i],
-                         adaptor.getDilation()[i], false);
-    if (!out)
-      return emitOptionalError(loc,
-                               "the output size overflows int64 "
-                               "(spatial dim ",
-                               i, ": padding, dilation or kernel too large)");
-    if (*out < 1)
-      return emitOptionalError(
-          loc, "kernel does not fit the padded input (spatial dim ", i, ")");
+    FailureOr<int64_t> out = spatialOutputSize(
+        loc, i, input.getDimSize(2 + i), weight.getDimSize(2 + i),
+        adaptor.getStrides()[i], adaptor.getPadding()[i],
+        adaptor.getDilation()[i], false,
+        "kernel does not fit the padded input (spatial dim " +
+            std::to_string(i) + ")");
+    if (failed(out))
+      return failure();
     shape.push_back(*out);
   }
   results.push_back(RankedTensorType::get(shape, input.getElementType()));
@@ -950,16 +963,11 @@ static LogicalResult inferPool(std::optional<Location> loc,
                                ") must be at most half the kernel size (",
                                kernel[i], ")");
     int64_t stride = strides ? (*strides)[i] : kernel[i];
-    std::optional<int64_t> out =
-        windowOutputSize(input.getDimSize(2 + i), kernel[i], stride, padding[i],
-                         dilation[i], ceilMode);
-    if (!out)
-      return emitOptionalError(loc,
-                               "the output size overflows int64 "
-                               "(spatial dim ",
-                               i, ": padding, dilation or kernel too large)");
-    if (*out < 1)
-      return emitOptionalError(loc, "pooling window does not fit the input");
+    FailureOr<int64_t> out = spatialOutputSize(
+        loc, i, input.getDimSize(2 + i), kernel[i], stride, padding[i],
+        dilation[i], ceilMode, "pooling window does not fit the input");
+    if (failed(out))
+      return failure();
     shape.push_back(*out);
   }
   results.push_back(RankedTensorType::get(shape, input.getElementType()));
