@@ -11,6 +11,8 @@
 
 #include "ConstTensor.h"
 
+#include "vram/Support/CheckedMath.h"
+
 #include "onnx/onnx_pb.h"
 
 #include "llvm/ADT/APFloat.h"
@@ -739,10 +741,18 @@ static bool foldOpImpl(StringRef op, ArrayRef<const ConstTensor *> in,
       return false;
     out = ConstTensor::make(s->dtype, {n});
     for (int64_t k = 0; k < n; ++k) {
-      if (out.isFloat())
+      if (out.isFloat()) {
         out.f[k] = start + k * delta;
-      else
-        out.i[k] = s->getI(0) + k * dl->getI(0);
+        continue;
+      }
+      std::optional<int64_t> step = vram::checkedMul(k, dl->getI(0));
+      std::optional<int64_t> value =
+          step ? vram::checkedAdd(s->getI(0), *step) : std::nullopt;
+      if (!value) {
+        err = "the range overflows int64";
+        return false;
+      }
+      out.i[k] = *value;
     }
     outs.push_back(std::move(out));
     return true;
@@ -774,6 +784,10 @@ static bool foldOpImpl(StringRef op, ArrayRef<const ConstTensor *> in,
       return false;
     if (d->shape.size() < 2) {
       err = "input rank must be >= 2";
+      return false;
+    }
+    if (input(1) && input(1)->numElements() != 1) {
+      err = "k must be a scalar";
       return false;
     }
     int64_t k = input(1) ? input(1)->getI(0) : 0;
