@@ -50,7 +50,13 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
     return isa<nn::Conv2dOp>(op);
   };
 
+  // Sized once: on a step of a million ops, growing these (rehashing the
+  // map) costs more than filling them.
+  size_t numOps = body.getOperations().size();
+  ops.reserve(numOps);
+  storages.reserve(numOps + body.getNumArguments());
   DenseMap<Value, unsigned> storageOf;
+  storageOf.reserve(numOps + body.getNumArguments());
   auto addStorage = [&](Value v, Operation *owner, unsigned index,
                         bool persistent) -> LogicalResult {
     std::optional<int64_t> bytes = getTensorBytes(v.getType());
