@@ -19,6 +19,7 @@
 
 #include "vram/Analysis/FlopAnalysis.h"
 #include "vram/Analysis/MemoryAnalysis.h"
+#include "../FuzzContext.h"
 #include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Support/ParseLimits.h"
 #include "vram/Transforms/Passes.h"
@@ -46,16 +47,6 @@ namespace {
 constexpr size_t kMaxInputBytes = 4096;
 constexpr unsigned kMaxNesting = 256;
 
-std::unique_ptr<MLIRContext> makeContext() {
-  DialectRegistry registry;
-  registry.insert<vram::nn::NNDialect, func::FuncDialect>();
-  auto ctx =
-      std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
-  ctx->loadAllAvailableDialects();
-  ctx->getDiagEngine().registerHandler([](Diagnostic &) { return success(); });
-  return ctx;
-}
-
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -68,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static std::unique_ptr<MLIRContext> ctx;
   static unsigned runs = 0;
   if (!ctx || ++runs % 4096 == 0)
-    ctx = makeContext();
+    ctx = vram::makeFuzzContext();
 
   // MLIR's lexer reads the byte past the end of its buffer (a null
   // terminator in the files vram-opt reads): parse a null-terminated copy,

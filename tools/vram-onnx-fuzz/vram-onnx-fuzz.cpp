@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../FuzzContext.h"
 #include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Import/ONNX.h"
 
@@ -47,16 +48,6 @@ namespace {
 
 constexpr size_t kMaxInputBytes = 8192;
 constexpr int64_t kMaxFoldedElements = int64_t(1) << 16;
-
-std::unique_ptr<MLIRContext> makeContext() {
-  DialectRegistry registry;
-  registry.insert<vram::nn::NNDialect, func::FuncDialect>();
-  auto ctx =
-      std::make_unique<MLIRContext>(registry, MLIRContext::Threading::DISABLED);
-  ctx->loadAllAvailableDialects();
-  ctx->getDiagEngine().registerHandler([](Diagnostic &) { return success(); });
-  return ctx;
-}
 
 /// Op types to mutate into: everything the importer's converter table
 /// maps, the ops it only folds on constants, plus ops it must reject
@@ -347,7 +338,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static std::unique_ptr<MLIRContext> ctx;
   static unsigned runs = 0;
   if (!ctx || ++runs % 4096 == 0)
-    ctx = makeContext();
+    ctx = vram::makeFuzzContext();
 
   vram::onnx_import::OnnxImportOptions options;
   options.batch = 2;
