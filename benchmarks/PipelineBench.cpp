@@ -9,14 +9,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "vram/Dialect/NN/NNOps.h"
+#include "vram/Pipeline/Pipeline.h"
 #include "vram/Report/Report.h"
 #include "vram/Transforms/Passes.h"
 #include "vram/Zoo/Zoo.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 
 #include <benchmark/benchmark.h>
 
@@ -26,18 +25,17 @@ static void runPipeline(benchmark::State &state, MLIRContext &ctx,
                         llvm::function_ref<OwningOpRef<ModuleOp>()> build) {
   for (auto _ : state) {
     OwningOpRef<ModuleOp> module = build();
-    PassManager pm(&ctx);
-    if (failed(parsePassPipeline("vram-build-step{mode=train optimizer=adam}",
-                                 pm)) ||
-        failed(pm.run(*module))) {
+    vram::PipelineOptions options;
+    options.step.mode = vram::nn::StepMode::Train;
+    options.step.optimizer = vram::nn::OptimizerKind::Adam;
+    if (llvm::errorToBool(vram::runPipeline(*module, options))) {
       state.SkipWithError("pipeline failed");
       return;
     }
     std::string json;
     llvm::raw_string_ostream os(json);
-    vram::ReportOptions options;
-    if (failed(vram::writeReport(*module, options, vram::ReportFormat::Json,
-                                 os))) {
+    if (failed(vram::writeReport(*module, vram::ReportOptions(),
+                                 vram::ReportFormat::Json, os))) {
       state.SkipWithError("report failed");
       return;
     }

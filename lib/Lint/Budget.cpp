@@ -12,34 +12,6 @@
 using namespace mlir;
 using namespace vram;
 
-StringRef vram::stringifyBudgetMetric(BudgetMetric metric) {
-  switch (metric) {
-  case BudgetMetric::Exact:
-    return "exact";
-  case BudgetMetric::Allocated:
-    return "allocated";
-  case BudgetMetric::Reserved:
-    return "reserved";
-  case BudgetMetric::Device:
-    return "device";
-  }
-  llvm_unreachable("unknown budget metric");
-}
-
-std::optional<BudgetMetric> vram::parseBudgetMetric(StringRef spelling) {
-  for (BudgetMetric metric : {BudgetMetric::Exact, BudgetMetric::Allocated,
-                              BudgetMetric::Reserved, BudgetMetric::Device})
-    if (spelling == stringifyBudgetMetric(metric))
-      return metric;
-  return std::nullopt;
-}
-
-BudgetMetric vram::getDefaultBudgetMetric(bool cachingAllocator, bool onCuda) {
-  if (!cachingAllocator)
-    return BudgetMetric::Exact;
-  return onCuda ? BudgetMetric::Device : BudgetMetric::Reserved;
-}
-
 std::optional<int64_t> vram::parseByteSize(StringRef text) {
   text = text.trim();
   size_t split = text.find_first_not_of("0123456789.");
@@ -77,34 +49,6 @@ std::string vram::formatByteSize(int64_t bytes) {
   }
   return u == 0 ? llvm::formatv("{0} B", bytes).str()
                 : llvm::formatv("{0:f2} {1}", v, units[u]).str();
-}
-
-int64_t MemoryMetrics::get(BudgetMetric metric) const {
-  switch (metric) {
-  case BudgetMetric::Exact:
-    return exact;
-  case BudgetMetric::Allocated:
-    return allocated;
-  case BudgetMetric::Reserved:
-    return reserved;
-  case BudgetMetric::Device:
-    return device;
-  }
-  llvm_unreachable("unknown metric");
-}
-
-MemoryMetrics vram::computeMemoryMetrics(const MemoryAnalysis &memory,
-                                         AllocatorModel &allocator,
-                                         const DeviceModel *device) {
-  SmallVector<int64_t> library;
-  if (device)
-    library = getLibraryAllocations(memory.getRoot(), *device);
-  AllocatorPeaks peaks =
-      runAllocatorBounded(memory, allocator, /*iterations=*/2, library);
-  int64_t onDevice = peaks.reserved;
-  if (device && llvm::AddOverflow(onDevice, device->contextBytes, onDevice))
-    onDevice = INT64_MAX;
-  return {memory.getPeakBytes(), peaks.allocated, peaks.reserved, onDevice};
 }
 
 LogicalResult vram::checkBudget(Operation *step, const MemoryAnalysis &memory,

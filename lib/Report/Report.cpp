@@ -260,32 +260,20 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
     for (auto module : modules.getAsRange<StringAttr>())
       a.checkpoint.push_back(module.str());
   a.flops = std::make_unique<FlopAnalysis>(a.func);
-  a.memory = std::make_unique<MemoryAnalysis>(a.func);
-  if (a.flops->failed() || a.memory->failed())
-    return failure();
-  std::unique_ptr<AllocatorModel> allocator;
+  std::optional<DeviceModel> device;
   if (options.allocator == nn::AllocatorKind::PytorchCuda)
-    allocator = std::make_unique<CudaCachingAllocator>();
-  else
-    allocator = std::make_unique<ExactAllocator>();
-  a.allocatorName = allocator->getName().str();
-  SmallVector<int64_t> library;
-  if (options.allocator == nn::AllocatorKind::PytorchCuda && options.device) {
-    a.deviceModel = options.device;
-    library = getLibraryAllocations(a.func, *options.device);
-    for (int64_t bytes : library)
-      a.libraryBytes += bytes;
-  }
-  a.allocatorPeaks =
-      runAllocatorBounded(*a.memory, *allocator, /*iterations=*/2, library);
-  if (options.allocator == nn::AllocatorKind::PytorchCuda) {
-    CudaCachingAllocator fresh;
-    a.stages = runStagesWithEmptyCache(*a.memory, fresh, library);
-  }
-  if (a.deviceModel &&
-      llvm::AddOverflow(a.allocatorPeaks.reserved, a.deviceModel->contextBytes,
-                        a.devicePeak))
-    return a.func.emitError("device memory does not fit in 64 bits");
+    device = options.device;
+  a.stepMemory =
+      std::make_unique<StepMemory>(a.func, options.allocator, device);
+  a.memory = &a.stepMemory->getAnalysis();
+  if (a.flops->failed() || a.stepMemory->failed())
+    return failure();
+  a.allocatorName = a.stepMemory->getAllocatorName().str();
+  a.deviceModel = device;
+  a.libraryBytes = a.stepMemory->getLibraryBytes();
+  a.allocatorPeaks = a.stepMemory->getAllocatorPeaks();
+  a.stages = a.stepMemory->computeStages();
+  a.devicePeak = device ? a.stepMemory->getMetrics().device : 0;
   a.layers = buildLayerTable(a, options.flops);
   if (options.depth)
     a.layers = aggregateLayers(a.layers, options.depth);

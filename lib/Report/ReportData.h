@@ -13,6 +13,7 @@
 #include "vram/Analysis/Device.h"
 #include "vram/Analysis/FlopAnalysis.h"
 #include "vram/Analysis/MemoryAnalysis.h"
+#include "vram/Analysis/StepMemory.h"
 #include "vram/Report/Report.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -53,7 +54,9 @@ struct Analyses {
   std::string lora;
   std::vector<std::string> checkpoint;
   std::unique_ptr<FlopAnalysis> flops;
-  std::unique_ptr<MemoryAnalysis> memory;
+  /// The step's figures (StepMemory) and its memory analysis.
+  std::unique_ptr<StepMemory> stepMemory;
+  const MemoryAnalysis *memory = nullptr;
   std::string allocatorName;
   AllocatorPeaks allocatorPeaks;
   /// The device figure (reserved + context) when a device was modelled.

@@ -9,7 +9,7 @@
 
 #include "ReportData.h"
 
-#include "vram/Import/Findings.h"
+#include "vram/Support/Findings.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -21,20 +21,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "vram/Analysis/Allocator.h"
-#include "vram/Analysis/Device.h"
-#include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Dialect/NN/NNOps.h"
-#include "vram/Dialect/NN/TorchSemantics.h"
 #include "vram/Import/Cxx.h"
 #include "vram/Lint/Budget.h"
-#include "vram/Transforms/Passes.h"
+#include "vram/Pipeline/ModelSource.h"
+#include "vram/Pipeline/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/Attr.h"
 #include "clang/AST/RecursiveASTVisitor.h"
@@ -45,6 +41,36 @@
 using namespace clang;
 
 namespace {
+
+/// The module an annotation names, extracted from the compiler's own AST at
+/// any batch.
+class AstSource : public vram::ModelSource {
+public:
+  AstSource(mlir::MLIRContext *context, ASTContext &ast,
+            vram::cxx_import::CxxModuleOptions options)
+      : context(context), ast(ast), options(std::move(options)) {}
+
+  llvm::StringRef getName() const override { return options.moduleName; }
+  llvm::StringRef getInputPath() const override { return ""; }
+  mlir::MLIRContext *getContext() const override { return context; }
+
+  llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+  build(std::optional<int64_t> batch) override {
+    vram::cxx_import::CxxModuleOptions at = options;
+    if (batch)
+      at.batch = *batch;
+    mlir::OwningOpRef<mlir::ModuleOp> module =
+        vram::cxx_import::importModule(context, ast, at);
+    if (!module)
+      return vram::makeDiagnosedError();
+    return module;
+  }
+
+private:
+  mlir::MLIRContext *context;
+  ASTContext &ast;
+  vram::cxx_import::CxxModuleOptions options;
+};
 
 /// A diagnostic the front end or the lint emitted, with its notes.
 struct Collected {
@@ -103,22 +129,11 @@ private:
     diags.Report(where, diags.getCustomDiagID(level, "%0")) << message;
   }
 
-  /// What an annotation asks for.
+  /// What an annotation asks for: the module and the pipeline's options
+  /// (the step, the precision, the memory model and the budget).
   struct Request {
-    std::optional<int64_t> budget;
     vram::cxx_import::CxxModuleOptions module;
-    vram::BuildStepOptions step;
-    vram::nn::Precision precision = vram::nn::Precision::Fp32;
-    bool cachingAllocator = false;
-    std::optional<vram::BudgetMetric> metric;
-    const vram::GpuSpec *gpu = nullptr;
-
-    vram::BudgetMetric getMetric() const {
-      return metric
-                 ? *metric
-                 : vram::getDefaultBudgetMetric(
-                       cachingAllocator, step.device == vram::nn::Device::Cuda);
-    }
+    vram::PipelineOptions pipeline;
   };
 
   /// Reads one `key=value` field of an annotation; false if it cannot. The
@@ -132,8 +147,9 @@ private:
         field = *parsed;
       return parsed.has_value();
     };
+    vram::PipelineOptions &p = r.pipeline;
     if (key == "budget")
-      return (r.budget = vram::parseByteSize(value)).has_value();
+      return (p.budget = vram::parseByteSize(value)).has_value();
     if (key == "input") {
       llvm::SmallVector<llvm::StringRef> shapes;
       value.split(shapes, ',');
@@ -154,91 +170,33 @@ private:
       return true;
     }
     if (key == "mode")
-      return set(parseEnumSpelling<StepMode>(value), r.step.mode);
+      return set(parseEnumSpelling<StepMode>(value), p.step.mode);
     if (key == "optimizer")
-      return set(parseEnumSpelling<OptimizerKind>(value), r.step.optimizer);
+      return set(parseEnumSpelling<OptimizerKind>(value), p.step.optimizer);
     if (key == "torch-version")
-      return set(parseEnumSpelling<TorchVersion>(value), r.step.torchVersion);
+      return set(parseEnumSpelling<TorchVersion>(value), p.step.torchVersion);
     if (key == "device")
-      return set(parseEnumSpelling<Device>(value), r.step.device);
+      return set(parseEnumSpelling<Device>(value), p.step.device);
     if (key == "precision")
-      return set(parseEnumSpelling<Precision>(value), r.precision);
+      return set(parseEnumSpelling<Precision>(value), p.precision);
     if (key == "allocator") {
       std::optional<AllocatorKind> kind =
           parseEnumSpelling<AllocatorKind>(value);
       if (kind)
-        r.cachingAllocator = *kind == AllocatorKind::PytorchCuda;
+        p.memoryModel.allocator = *kind;
       return kind.has_value();
     }
     if (key == "metric")
-      return (r.metric = vram::parseBudgetMetric(value)).has_value();
+      return (p.budgetMetric = vram::parseBudgetMetric(value)).has_value();
     if (key == "gpu") {
       // As --gpu: the caching allocator, and the GPU's capacity as the
       // default budget.
-      r.gpu = vram::lookupGpu(value);
-      r.cachingAllocator |= r.gpu != nullptr;
-      return r.gpu != nullptr;
+      p.memoryModel.gpu = vram::lookupGpu(value);
+      if (p.memoryModel.gpu)
+        p.memoryModel.allocator = AllocatorKind::PytorchCuda;
+      return p.memoryModel.gpu != nullptr;
     }
     return false;
-  }
-
-  /// The module extracted at `batch` (the annotation's when none) and its
-  /// step built; null on failure (with MLIR diagnostics).
-  static mlir::OwningOpRef<mlir::ModuleOp>
-  buildStep(mlir::MLIRContext &context, ASTContext &ast, const Request &r,
-            vram::nn::Precision precision, std::optional<int64_t> batch) {
-    vram::cxx_import::CxxModuleOptions options = r.module;
-    if (batch)
-      options.batch = *batch;
-    mlir::OwningOpRef<mlir::ModuleOp> module =
-        vram::cxx_import::importModule(&context, ast, options);
-    if (!module)
-      return nullptr;
-    mlir::PassManager pm(&context);
-    if (precision != vram::nn::Precision::Fp32) {
-      vram::PrecisionOptions p;
-      p.precision = precision;
-      pm.addPass(vram::createPrecision(p));
-    }
-    pm.addPass(vram::createBuildStep(r.step));
-    if (failed(pm.run(*module)) || !module->lookupSymbol("step"))
-      return nullptr;
-    return module;
-  }
-
-  /// The step's memory under the annotation's metric.
-  static int64_t metricOf(const vram::MemoryAnalysis &memory,
-                          const Request &r) {
-    std::unique_ptr<vram::AllocatorModel> allocator;
-    if (r.cachingAllocator)
-      allocator = std::make_unique<vram::CudaCachingAllocator>();
-    else
-      allocator = std::make_unique<vram::ExactAllocator>();
-    std::optional<vram::DeviceModel> device;
-    if (r.cachingAllocator && r.step.device == vram::nn::Device::Cuda)
-      device = vram::makeDeviceModel(r.gpu, /*lazyLoading=*/true);
-    return vram::computeMemoryMetrics(memory, *allocator,
-                                      device ? &*device : nullptr)
-        .get(r.getMetric());
-  }
-
-  /// The step's memory at `batch` with `precision`, measured quietly;
-  /// failure when it cannot be built.
-  static mlir::FailureOr<int64_t> measure(mlir::MLIRContext &context,
-                                          ASTContext &ast, const Request &r,
-                                          vram::nn::Precision precision,
-                                          std::optional<int64_t> batch) {
-    mlir::ScopedDiagnosticHandler quiet(
-        &context, [](mlir::Diagnostic &) { return mlir::success(); });
-    mlir::OwningOpRef<mlir::ModuleOp> module =
-        buildStep(context, ast, r, precision, batch);
-    if (!module)
-      return mlir::failure();
-    vram::MemoryAnalysis memory(
-        module->lookupSymbol<mlir::func::FuncOp>("step"));
-    if (memory.failed())
-      return mlir::failure();
-    return metricOf(memory, r);
   }
 
   void check(ASTContext &ast, CXXRecordDecl *record, AnnotateAttr *attr) {
@@ -264,17 +222,16 @@ private:
         return;
       }
     }
-    if (!r.budget && r.gpu)
-      r.budget = r.gpu->capacityBytes;
-    if (!r.budget || r.module.inputs.empty()) {
+    vram::PipelineOptions &p = r.pipeline;
+    if (!p.budget && p.memoryModel.gpu)
+      p.budget = p.memoryModel.gpu->capacityBytes;
+    if (!p.budget || r.module.inputs.empty()) {
       report(DiagnosticsEngine::Warning, at,
              "vram: the annotation needs budget=SIZE (or gpu=NAME) and "
              "input=SHAPE");
       return;
     }
-    r.module.training = r.step.mode == vram::nn::StepMode::Train;
-    r.step.implementation =
-        vram::nn::getDefaultOptimizerImpl({r.step.torchVersion, r.step.device});
+    r.module.training = p.step.mode == vram::nn::StepMode::Train;
 
     mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
     context.getOrLoadDialect<vram::nn::NNDialect>();
@@ -312,26 +269,29 @@ private:
       }
     };
 
-    mlir::OwningOpRef<mlir::ModuleOp> module =
-        buildStep(context, ast, r, r.precision, std::nullopt);
-    auto func = module ? module->lookupSymbol<mlir::func::FuncOp>("step")
-                       : mlir::func::FuncOp();
-    if (!func) {
+    AstSource source(&context, ast, r.module);
+    llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>> module =
+        source.build(std::nullopt);
+    if (!module || llvm::errorToBool(vram::runPipeline(**module, p))) {
+      if (!module)
+        llvm::consumeError(module.takeError());
       emitCollected(false);
       return;
     }
-    vram::MemoryAnalysis memory(func);
-    if (memory.failed()) {
+    std::unique_ptr<vram::StepMemory> memory =
+        vram::computeStepMemory(**module, p);
+    if (!memory) {
       emitCollected(false);
       return;
     }
     // Front-end warnings first, then the budget.
     emitCollected(false);
     collected.clear();
-    int64_t used = metricOf(memory, r);
-    if (succeeded(
-            vram::checkBudget(func, memory, used, *r.budget,
-                              vram::stringifyBudgetMetric(r.getMetric()))))
+    vram::BudgetMetric metric = p.getBudgetMetric();
+    if (succeeded(vram::checkBudget(*vram::getMeasuredFunction(**module),
+                                    memory->getAnalysis(), memory->get(metric),
+                                    *p.budget,
+                                    vram::stringifyBudgetMetric(metric))))
       return;
     emitCollected(true);
     suggest(ast, r, classLoc);
@@ -345,29 +305,33 @@ private:
     mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
     context.getOrLoadDialect<vram::nn::NNDialect>();
     context.getOrLoadDialect<mlir::func::FuncDialect>();
+    AstSource source(&context, ast, r.module);
+    const vram::PipelineOptions &p = r.pipeline;
     int64_t current = r.module.inputs.front().shape.front();
     auto at = [&](int64_t batch) -> mlir::FailureOr<int64_t> {
-      mlir::FailureOr<int64_t> used =
-          measure(context, ast, r, r.precision, batch);
+      mlir::FailureOr<int64_t> used = vram::measureModel(source, p, batch);
       return failed(used) ? mlir::FailureOr<int64_t>(INT64_MAX) : used;
     };
     mlir::FailureOr<std::optional<int64_t>> best =
-        vram::findLargestBatch(at, *r.budget, std::max<int64_t>(current, 1));
+        vram::findLargestBatch(at, *p.budget, std::max<int64_t>(current, 1));
     if (succeeded(best) && *best)
       report(DiagnosticsEngine::Note, classLoc,
              "vram: batch size " + std::to_string(**best) + " fits the budget");
     else if (succeeded(best))
       report(DiagnosticsEngine::Note, classLoc,
              "vram: not even batch size 1 fits the budget");
-    if (r.step.mode == vram::nn::StepMode::Train &&
-        r.precision == vram::nn::Precision::Fp32 &&
-        r.step.device == vram::nn::Device::Cuda)
-      if (mlir::FailureOr<int64_t> amp = measure(
-              context, ast, r, vram::nn::Precision::AmpFp16, std::nullopt);
-          succeeded(amp))
+    if (p.step.mode == vram::nn::StepMode::Train &&
+        p.precision == vram::nn::Precision::Fp32 &&
+        p.step.device == vram::nn::Device::Cuda) {
+      vram::PipelineOptions amp = p;
+      amp.precision = vram::nn::Precision::AmpFp16;
+      if (mlir::FailureOr<int64_t> used =
+              vram::measureModel(source, amp, std::nullopt);
+          succeeded(used))
         report(DiagnosticsEngine::Note, classLoc,
-               "vram: precision=amp-fp16 needs " + vram::formatByteSize(*amp) +
-                   (*amp <= *r.budget ? ": fits" : ": does not fit either"));
+               "vram: precision=amp-fp16 needs " + vram::formatByteSize(*used) +
+                   (*used <= *p.budget ? ": fits" : ": does not fit either"));
+    }
   }
 
   CompilerInstance &ci;

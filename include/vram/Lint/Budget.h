@@ -11,9 +11,8 @@
 #ifndef VRAM_LINT_BUDGET_H
 #define VRAM_LINT_BUDGET_H
 
-#include "vram/Analysis/Allocator.h"
-#include "vram/Analysis/Device.h"
 #include "vram/Analysis/MemoryAnalysis.h"
+#include "vram/Analysis/StepMemory.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/FunctionExtras.h"
@@ -31,31 +30,6 @@ std::optional<int64_t> parseByteSize(llvm::StringRef text);
 
 /// "9.31 GiB".
 std::string formatByteSize(int64_t bytes);
-
-/// Which number a budget is checked against.
-enum class BudgetMetric { Exact, Allocated, Reserved, Device };
-
-/// "exact", "allocated", "reserved", "device".
-llvm::StringRef stringifyBudgetMetric(BudgetMetric metric);
-/// The metric a spelling of stringifyBudgetMetric names, or nullopt.
-std::optional<BudgetMetric> parseBudgetMetric(llvm::StringRef spelling);
-/// The metric a budget is checked against when none is asked for: device
-/// (what nvidia-smi shows) with the caching allocator on CUDA, reserved with
-/// it on the CPU, exact without it.
-BudgetMetric getDefaultBudgetMetric(bool cachingAllocator, bool onCuda);
-
-/// The step's memory under `metric` (allocated/reserved: the allocator
-/// model's steady-state peaks; device: reserved plus the CUDA context, what
-/// nvidia-smi shows).
-struct MemoryMetrics {
-  int64_t exact = 0, allocated = 0, reserved = 0, device = 0;
-  int64_t get(BudgetMetric metric) const;
-};
-/// With `device`, the allocator also holds the step's library workspaces and
-/// the device figure adds the context; without, device = reserved.
-MemoryMetrics computeMemoryMetrics(const MemoryAnalysis &memory,
-                                   AllocatorModel &allocator,
-                                   const DeviceModel *device = nullptr);
 
 /// Emits, when `used` exceeds `budget`, an error at the peak op ("peak
 /// training memory 9.31 GiB exceeds the budget of 8 GiB by 1.31 GiB") with

@@ -68,7 +68,7 @@ void writeValidationText(const ValidationFinding &v, llvm::raw_ostream &os);
 
 /// A front end's warning about the model.
 struct ImportFinding {
-  std::string rule; ///< a rule id of vram/Import/Findings.h, or empty
+  std::string rule; ///< a rule id of vram/Support/Findings.h, or empty
   std::string message;
   mlir::LocationAttr location;
 };
@@ -93,7 +93,7 @@ struct ReportOptions {
   /// Set when --budget was checked.
   std::optional<BudgetFinding> budget;
   /// Warnings the front end gave about the model, shown as SARIF results:
-  /// each of the rule it was tagged with (vram/Import/Findings.h), untagged
+  /// each of the rule it was tagged with (vram/Support/Findings.h), untagged
   /// ones as vram/import-warning.
   std::vector<ImportFinding> importFindings;
   /// The file analyzed (SARIF artifact of locations without a file).

@@ -3,7 +3,7 @@
 #include "Interpreter.h"
 
 #include "vram/Dialect/NN/NNOps.h"
-#include "vram/Import/Findings.h"
+#include "vram/Support/Findings.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"

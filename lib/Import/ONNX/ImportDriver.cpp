@@ -14,7 +14,7 @@
 #include "OnnxLibrary.h"
 
 #include "vram/Dialect/NN/NNDialect.h"
-#include "vram/Import/Findings.h"
+#include "vram/Support/Findings.h"
 #include "vram/Import/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

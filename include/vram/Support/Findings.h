@@ -1,5 +1,4 @@
-//===- Findings.h - Front-end warnings tagged with their lint rule -*- C++
-//-*-===//
+//===- Findings.h - front-end warnings tagged with a lint rule --*- C++ -*-===//
 //
 // A front end's warning that makes the model's numbers less reliable is a
 // lint finding: reports such as SARIF give each kind its own rule. The kind
@@ -9,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef VRAM_IMPORT_FINDINGS_H
-#define VRAM_IMPORT_FINDINGS_H
+#ifndef VRAM_SUPPORT_FINDINGS_H
+#define VRAM_SUPPORT_FINDINGS_H
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -54,4 +53,4 @@ inline std::optional<llvm::StringRef> getFindingRule(mlir::Diagnostic &diag) {
 
 } // namespace vram
 
-#endif // VRAM_IMPORT_FINDINGS_H
+#endif // VRAM_SUPPORT_FINDINGS_H

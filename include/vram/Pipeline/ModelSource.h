@@ -1,0 +1,128 @@
+//===- ModelSource.h - one interface for every front end --------*- C++ -*-===//
+//
+// A model the pipeline can build at any batch size: a built-in zoo model, an
+// ONNX graph with a symbolic batch dimension, a LibTorch C++ module, or an
+// already parsed .mlir module (which cannot be rebuilt). The budget
+// suggestions and --fit-batch ask the source for the model again at other
+// batch sizes; nothing else in the pipeline knows which front end it is.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_PIPELINE_MODELSOURCE_H
+#define VRAM_PIPELINE_MODELSOURCE_H
+
+#include "vram/Dialect/NN/NNDialect.h"
+#include "vram/Report/Report.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vram {
+
+/// A parameter's value held by the model file (an ONNX initializer), for
+/// running the step (--validate): NumPy's dtype string, shape and bytes.
+struct ParameterValue {
+  std::string descr;
+  std::vector<int64_t> shape;
+  std::vector<char> bytes;
+};
+
+class ModelSource {
+public:
+  virtual ~ModelSource();
+
+  /// The model's name in reports (overridden by the module's nn.model).
+  virtual llvm::StringRef getName() const = 0;
+  /// What was analyzed, for locations without a file ("zoo:resnet50", the
+  /// file's path).
+  virtual llvm::StringRef getInputPath() const = 0;
+
+  /// The context the source builds its modules in.
+  virtual mlir::MLIRContext *getContext() const = 0;
+
+  /// The forward model at `batch`, or at the source's own batch when none.
+  /// Errors: a UsageError when the options cannot apply to this model, a
+  /// DiagnosedError after MLIR diagnostics. Warnings of the model at its own
+  /// batch are recorded as findings (getFindings).
+  virtual llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+  build(std::optional<int64_t> batch) = 0;
+
+  /// Whether build() binds another batch size (the fit search and the
+  /// budget suggestions need it).
+  virtual bool canRebuild() const { return true; }
+
+  /// The front end's warnings about the model at its own batch, each with
+  /// the rule it was tagged with (vram/Support/Findings.h).
+  llvm::ArrayRef<ImportFinding> getFindings() const { return findings; }
+
+  /// Parameter values the model file holds (ONNX initializers), by name.
+  virtual llvm::Error
+  readParameterValues(llvm::StringMap<ParameterValue> &values) {
+    return llvm::Error::success();
+  }
+
+protected:
+  std::vector<ImportFinding> findings;
+};
+
+/// A built-in model (vram/Zoo/Zoo.h) with the given shape options (unset:
+/// the model's defaults).
+struct ZooSourceOptions {
+  std::string name;
+  std::optional<int64_t> batch, imageSize, seq, numClasses;
+  nn::TorchTarget target;
+};
+/// Fails (a UsageError) for an unknown model name, on its first build.
+std::unique_ptr<ModelSource> createZooSource(mlir::MLIRContext *context,
+                                             ZooSourceOptions options);
+
+/// A module parsed by the caller (.mlir input): built once, at its own
+/// batch.
+std::unique_ptr<ModelSource>
+createModuleSource(mlir::OwningOpRef<mlir::ModuleOp> module, std::string name,
+                   std::string inputPath);
+
+/// An ONNX ModelProto's graph: --batch, --seq and --dim bind its symbolic
+/// dimensions; a --dim the graph lacks is a usage error, and so is another
+/// batch for a graph whose batch is static.
+struct OnnxSourceOptions {
+  std::optional<int64_t> batch, seq;
+  llvm::StringMap<int64_t> dims;
+  std::vector<std::string> bufferPatterns;
+};
+/// Null when this vram-opt was built without the ONNX importer.
+std::unique_ptr<ModelSource>
+createOnnxSource(mlir::MLIRContext *context,
+                 std::unique_ptr<llvm::MemoryBuffer> file,
+                 OnnxSourceOptions options);
+
+/// A LibTorch module defined in a C++ source: the translation unit is parsed
+/// once (by createCxxSource; a DiagnosedError when it does not parse), the
+/// module extracted at each batch.
+struct CxxModelOptions {
+  std::string sourceFile;
+  std::vector<std::string> compileFlags;
+  std::string compileCommands;
+  std::string moduleName;
+  /// forward()'s tensor inputs ("8x3x224x224", "8x128:i64").
+  std::vector<std::string> inputs;
+  std::vector<std::string> constructorArgs;
+  std::optional<int64_t> batch;
+  bool training = true;
+};
+/// A UsageError for a malformed input shape or a vram-opt built without the
+/// C++ front end.
+llvm::Expected<std::unique_ptr<ModelSource>>
+createCxxSource(mlir::MLIRContext *context, CxxModelOptions options);
+
+} // namespace vram
+
+#endif // VRAM_PIPELINE_MODELSOURCE_H

@@ -1,0 +1,144 @@
+//===- Pipeline.h - the vram pipeline as a library --------------*- C++ -*-===//
+//
+// What every entry point shares (vram-opt, the Clang plugin, vram-bench), in
+// the way CIRCT's lib/Firtool serves firtool: typed options, the one function
+// that turns a forward model into the measured step (scenario passes in one
+// documented order), the budget check with its suggestions and the fit-batch
+// search. Front ends reach it through ModelSource (ModelSource.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_PIPELINE_PIPELINE_H
+#define VRAM_PIPELINE_PIPELINE_H
+
+#include "vram/Analysis/StepMemory.h"
+#include "vram/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vram {
+class ModelSource;
+
+/// Options that cannot apply to the model at hand (a `--checkpoint` of an
+/// inference step, a `--batch` the model has no dimension for): the caller
+/// reports the message (vram-opt: exit code 2).
+class UsageError : public llvm::ErrorInfo<UsageError> {
+public:
+  static char ID;
+  explicit UsageError(std::string text) : text(std::move(text)) {}
+  void log(llvm::raw_ostream &os) const override { os << text; }
+  std::error_code convertToErrorCode() const override;
+
+private:
+  std::string text;
+};
+
+/// A failure already reported through MLIR diagnostics (vram-opt: exit code
+/// 1); nothing more to print.
+class DiagnosedError : public llvm::ErrorInfo<DiagnosedError> {
+public:
+  static char ID;
+  void log(llvm::raw_ostream &os) const override {
+    os << "failed (see the diagnostics)";
+  }
+  std::error_code convertToErrorCode() const override;
+};
+
+llvm::Error makeUsageError(const llvm::Twine &message);
+llvm::Error makeDiagnosedError();
+/// A DiagnosedError when `result` failed.
+llvm::Error toError(mlir::LogicalResult result);
+
+/// Everything that decides which step is built and how it is measured.
+struct PipelineOptions {
+  /// Passes to run first, as `mlir-opt` would (vram-opt's pass pipeline
+  /// flags); empty for none.
+  std::optional<mlir::OpPassManager> userPasses;
+  /// Whether MLIR's pass manager flags (--mlir-print-ir-*, --mlir-timing)
+  /// apply to every pass manager: the caller registered them
+  /// (registerPassManagerCLOptions), as vram-opt does.
+  bool usePassManagerCLOptions = false;
+  /// Whether the step is built when the module has none (a report, a budget
+  /// or a validation needs it; printing IR does not).
+  bool buildStep = true;
+  /// vram-build-step's options. `step.implementation` is replaced by
+  /// getImplementation().
+  BuildStepOptions step;
+  /// The optimizer implementation; none: the one the modelled PyTorch picks
+  /// (getDefaultOptimizerImpl).
+  std::optional<nn::OptimizerImpl> implementation;
+  /// Scenario passes on the forward model (vram-freeze, vram-lora,
+  /// vram-precision) and on the training step (vram-checkpoint).
+  std::vector<std::string> freezePatterns;
+  double freezeFirst = 0;
+  std::optional<LoraOptions> lora;
+  nn::Precision precision = nn::Precision::Fp32;
+  std::vector<std::string> checkpointModules;
+  /// How the figures are read off the step (allocator, device).
+  MemoryModel memoryModel;
+  /// A memory budget in bytes (--budget, or the capacity of --gpu) and the
+  /// metric it is checked against (none: getDefaultBudgetMetric).
+  std::optional<int64_t> budget;
+  std::optional<BudgetMetric> budgetMetric;
+
+  nn::OptimizerImpl getImplementation() const;
+  BudgetMetric getBudgetMetric() const;
+  /// vram-build-step's options with the implementation resolved.
+  BuildStepOptions getBuildStepOptions() const;
+};
+
+/// Runs the pipeline on `module`, in this order: the user's passes; the
+/// scenario passes on the forward model, which parameters train first
+/// (vram-freeze, then vram-lora, which freezes the rest as get_peft_model)
+/// and then the precision (autocast caches only the casts of trainable
+/// parameters); vram-build-step when the module has no `@step` and the
+/// options ask for one; vram-checkpoint on the built training step.
+/// Scenario options on a module whose step the user's passes already built,
+/// and checkpointing without a training step, are usage errors.
+llvm::Error runPipeline(mlir::ModuleOp module, const PipelineOptions &options);
+
+/// The function a budget is checked on: `@step`, else `@forward` (with an
+/// error when there is neither).
+mlir::FailureOr<mlir::func::FuncOp> getMeasuredFunction(mlir::ModuleOp module);
+
+/// The figures of `module`'s measured function under the options' memory
+/// model; null after an error.
+std::unique_ptr<StepMemory> computeStepMemory(mlir::ModuleOp module,
+                                              const PipelineOptions &options);
+
+/// The memory of `module`'s measured function under the budget metric.
+mlir::FailureOr<int64_t> measureBudgetMetric(mlir::ModuleOp module,
+                                             const PipelineOptions &options);
+
+/// `source`'s model at `batch` (its own when none) run through the pipeline
+/// and measured, with diagnostics silenced; failure when that cannot be done.
+mlir::FailureOr<int64_t> measureModel(ModelSource &source,
+                                      const PipelineOptions &options,
+                                      std::optional<int64_t> batch);
+
+/// --fit-batch: the largest batch whose step fits `options.budget`, each
+/// candidate built by `source` and run through the same pipeline; nullopt
+/// when even batch 1 does not fit. Batch 1's diagnostics are the user's,
+/// larger candidates fail quietly (sizes that overflow do not fit).
+llvm::Expected<std::optional<int64_t>>
+findFittingBatch(ModelSource &source, const PipelineOptions &options);
+
+/// Checks `module`'s step against `options.budget`: over it, an error at the
+/// peak op with notes at the largest storages, then remarks saying what
+/// would fit, each measured by running the pipeline again on a model from
+/// `source` (when given): the largest batch size, a fused optimizer, AMP,
+/// freezing half the modules, checkpointing. Within it, one line on stderr
+/// with the margin. Fails when over budget or when the step cannot be
+/// measured.
+mlir::LogicalResult lintBudget(mlir::ModuleOp module,
+                               const PipelineOptions &options,
+                               ModelSource *source);
+
+} // namespace vram
+
+#endif // VRAM_PIPELINE_PIPELINE_H

@@ -1,0 +1,771 @@
+//===- CommandLine.cpp - vram-opt's flags as pipeline options -------------===//
+
+#include "vram/Pipeline/CommandLine.h"
+#include "vram/Analysis/StepInfo.h"
+#include "vram/Dialect/NN/NNAttributes.h"
+#include "vram/Dialect/NN/TorchSemantics.h"
+#include "vram/Lint/Budget.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/ManagedStatic.h"
+#include "llvm/Support/Path.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace vram;
+namespace cl = llvm::cl;
+using nn::EnumValues;
+
+namespace {
+enum class InputKind { Auto, Mlir, Onnx, Cxx };
+enum class GpuBinary { Ptx, Cubin };
+enum class AllocationFlag { PyTorch, Compiler };
+enum class BudgetMetricFlag { Default, Exact, Allocated, Reserved, Device };
+
+bool isCxxSource(llvm::StringRef path) {
+  llvm::StringRef ext = llvm::sys::path::extension(path);
+  return ext == ".cpp" || ext == ".cc" || ext == ".cxx" || ext == ".C";
+}
+
+/// The flags. The choices take their accepted values from the dialect's
+/// enums (NNAttributes.td): CommandLine validates them, nothing here does.
+struct VramOptFlags {
+  cl::OptionCategory modelCat{"Model"};
+  cl::OptionCategory stepCat{"Step (what one iteration runs)"};
+  cl::OptionCategory scenarioCat{"Scenario"};
+  cl::OptionCategory outputCat{"Output"};
+
+  cl::opt<std::string> zooName{
+      "zoo", cl::desc("Use a built-in model (--zoo=list lists them)"),
+      cl::value_desc("name"), cl::cat(modelCat)};
+  cl::opt<InputKind> importKind{
+      "import", cl::desc("Input format (default: from the file extension)"),
+      cl::values(clEnumValN(InputKind::Mlir, "mlir", "MLIR (nn dialect)"),
+                 clEnumValN(InputKind::Onnx, "onnx", "ONNX ModelProto"),
+                 clEnumValN(InputKind::Cxx, "cxx",
+                            "C++ source defining LibTorch modules (default "
+                            "for .cpp, .cc, .cxx)")),
+      cl::init(InputKind::Auto), cl::cat(modelCat)};
+  cl::opt<int64_t> batch{"batch", cl::desc("Batch size"), cl::init(-1),
+                         cl::cat(modelCat)};
+  cl::opt<int64_t> imageSize{"image-size",
+                             cl::desc("Image side for vision models"),
+                             cl::init(-1), cl::cat(modelCat)};
+  cl::opt<int64_t> seqLen{"seq",
+                          cl::desc("Sequence length for language models"),
+                          cl::init(-1), cl::cat(modelCat)};
+  cl::opt<int64_t> numClasses{"num-classes", cl::desc("Classifier classes"),
+                              cl::init(-1), cl::cat(modelCat)};
+  cl::list<std::string> dimBindings{
+      "dim", cl::desc("Bind a symbolic dimension: NAME=VALUE"),
+      cl::value_desc("NAME=VALUE"), cl::cat(modelCat)};
+  cl::list<std::string> onnxBuffers{
+      "onnx-buffers", cl::desc("ONNX initializers to treat as buffers (globs)"),
+      cl::CommaSeparated, cl::cat(modelCat)};
+
+  cl::OptionCategory cxxCat{
+      "C++ models (LibTorch sources; compile flags follow `--`)"};
+  cl::opt<std::string> cxxModule{
+      "module",
+      cl::desc("The module to analyze: its TORCH_MODULE holder or Impl class"),
+      cl::value_desc("NAME"), cl::cat(cxxCat)};
+  cl::list<std::string> cxxInputs{
+      "input",
+      cl::desc("Shapes of forward()'s tensor inputs (90x3x224x224; "
+               "an element type may follow: 8x128:i64)"),
+      cl::value_desc("SHAPE"), cl::CommaSeparated, cl::cat(cxxCat)};
+  cl::list<std::string> cxxArgs{
+      "args",
+      cl::desc("Constructor arguments (default: those of a construction with "
+               "constant arguments in the translation unit)"),
+      cl::value_desc("VALUE"), cl::CommaSeparated, cl::cat(cxxCat)};
+  cl::opt<std::string> cxxCompileCommands{
+      "compile-commands",
+      cl::desc("compile_commands.json (or its directory) with the source's "
+               "compile command"),
+      cl::value_desc("PATH"), cl::cat(cxxCat)};
+
+  cl::opt<nn::StepMode> mode{"mode", cl::desc("Step to build"),
+                             EnumValues<nn::StepMode>(),
+                             cl::init(nn::StepMode::Train), cl::cat(stepCat)};
+  cl::opt<nn::OptimizerKind> optimizer{
+      "optimizer", cl::desc("Optimizer (default adam)"),
+      EnumValues<nn::OptimizerKind>(), cl::init(nn::OptimizerKind::Adam),
+      cl::cat(stepCat)};
+  cl::opt<nn::OptimizerImpl> optimizerImpl{
+      "optimizer-impl",
+      cl::desc("Optimizer implementation (default: what the "
+               "modelled PyTorch picks, foreach for 2.x on CUDA, "
+               "else for-loop)"),
+      EnumValues<nn::OptimizerImpl>(), cl::init(nn::OptimizerImpl::Foreach),
+      cl::cat(stepCat)};
+  cl::opt<double> weightDecay{"weight-decay",
+                              cl::desc("Optimizer weight decay"), cl::init(0.0),
+                              cl::cat(stepCat)};
+  cl::opt<nn::LossKind> lossKind{
+      "loss", cl::desc("Loss (default cross_entropy)"),
+      EnumValues<nn::LossKind>(), cl::init(nn::LossKind::CrossEntropy),
+      cl::cat(stepCat)};
+  cl::opt<bool> flattenLogits{
+      "flatten-logits",
+      cl::desc("Flatten [B, T, V] logits to [B*T, V] for the loss (language "
+               "models; the zoo's say so themselves)"),
+      cl::init(false), cl::cat(stepCat)};
+  cl::list<std::string> freezePatterns{
+      "freeze",
+      cl::desc("Freeze parameters: globs on their names or module paths "
+               "(layer1,layer2.0.*)"),
+      cl::value_desc("PATTERN"), cl::CommaSeparated, cl::cat(scenarioCat)};
+  cl::opt<double> freezeFirst{
+      "freeze-first",
+      cl::desc("Freeze the parameters of the first FRACTION of the modules "
+               "(named_modules order), as seed article 001 meant to"),
+      cl::value_desc("FRACTION"), cl::init(0.0), cl::cat(scenarioCat)};
+  cl::opt<std::string> loraSpec{
+      "lora",
+      cl::desc("peft LoRA adapters: r=R,alpha=A,dropout=P,targets=T|T... "
+               "(targets: conv2d, linear, or globs / module paths of layers); "
+               "every other parameter is frozen"),
+      cl::value_desc("r=4,alpha=32,dropout=0.1,targets=conv2d"),
+      cl::cat(scenarioCat)};
+  cl::list<std::string> checkpointModules{
+      "checkpoint",
+      cl::desc("Activation checkpointing (torch.utils.checkpoint, "
+               "use_reentrant=False) of the modules matching these globs or "
+               "module paths (layer1,layer2.*)"),
+      cl::value_desc("MODULE"), cl::CommaSeparated, cl::cat(scenarioCat)};
+  cl::opt<nn::Precision> precision{
+      "precision",
+      cl::desc("fp32, AMP (torch.autocast over fp32 parameters: amp-fp16, "
+               "amp-bf16) or the whole model in fp16/bf16"),
+      EnumValues<nn::Precision>(), cl::init(nn::Precision::Fp32),
+      cl::cat(scenarioCat)};
+  cl::opt<bool> setToNone{"set-to-none", cl::desc("zero_grad(set_to_none=...)"),
+                          cl::init(true), cl::cat(stepCat)};
+  cl::opt<bool> inputRequiresGrad{"input-requires-grad",
+                                  cl::desc("Model inputs require grad"),
+                                  cl::init(false), cl::cat(stepCat)};
+  cl::opt<nn::TorchVersion> torchVersion{
+      "torch-version",
+      cl::desc("The PyTorch release modelled (default 2; 1.13 is Debian's)"),
+      EnumValues<nn::TorchVersion>(), cl::init(nn::TorchVersion::V2),
+      cl::cat(stepCat)};
+  cl::opt<nn::Device> device{
+      "device", cl::desc("The device whose kernels are modelled"),
+      EnumValues<nn::Device>(), cl::init(nn::Device::Cuda), cl::cat(stepCat)};
+  cl::opt<std::string> gpuName{
+      "gpu",
+      cl::desc("The GPU (h100, h200, a100, a100-40gb, l40s, a10, l4, rtx4090, "
+               "rtx3090, v100, t4): its capacity is the default --budget, its "
+               "architecture sizes the cuBLAS workspace; implies "
+               "--allocator=pytorch-cuda"),
+      cl::value_desc("NAME"), cl::cat(scenarioCat)};
+  cl::opt<std::string> contextBytes{
+      "context-bytes",
+      cl::desc("The CUDA context's device memory (default 400MiB with lazy "
+               "module loading, 1GiB without)"),
+      cl::value_desc("SIZE"), cl::cat(scenarioCat)};
+  cl::opt<bool> cudaLazyLoading{
+      "cuda-lazy-loading",
+      cl::desc("CUDA_MODULE_LOADING=LAZY (the default since CUDA 12.2)"),
+      cl::init(true), cl::cat(scenarioCat)};
+  cl::opt<nn::CudnnWorkspace> cudnnWorkspace{
+      "cudnn-workspace",
+      cl::desc("The workspace assumed per cuDNN convolution call: none "
+               "(implicit GEMM) or im2col (explicit GEMM's column matrix, a "
+               "bound); cuDNN picks at run time"),
+      EnumValues<nn::CudnnWorkspace>(), cl::init(nn::CudnnWorkspace::None),
+      cl::cat(scenarioCat)};
+  cl::opt<nn::AllocatorKind> allocatorKind{
+      "allocator",
+      cl::desc("Allocator model for allocated/reserved peaks (default exact)"),
+      EnumValues<nn::AllocatorKind>(), cl::init(nn::AllocatorKind::Exact),
+      cl::cat(outputCat)};
+  cl::opt<nn::FlopConvention> flopConvention{
+      "flops", cl::desc("FLOP convention (default flops)"),
+      EnumValues<nn::FlopConvention>(), cl::init(nn::FlopConvention::Flops),
+      cl::cat(outputCat)};
+  cl::opt<OutputFormat> format{
+      "format",
+      cl::desc("Output (default: the text report; IR when a pass "
+               "pipeline runs)"),
+      cl::values(clEnumValN(OutputFormat::Mlir, "mlir", "print IR"),
+                 clEnumValN(OutputFormat::Text, "text", "text report"),
+                 clEnumValN(OutputFormat::Json, "json",
+                            "JSON report (docs/Report.md)"),
+                 clEnumValN(OutputFormat::Markdown, "markdown",
+                            "a pull-request comment (with --compare)"),
+                 clEnumValN(OutputFormat::Sarif, "sarif",
+                            "SARIF 2.1.0 for code scanning"),
+                 clEnumValN(OutputFormat::Html, "html",
+                            "a page with the memory timeline (SVG)")),
+      cl::init(OutputFormat::Mlir), cl::cat(outputCat)};
+  cl::opt<bool> timeline{"timeline",
+                         cl::desc("Add the live-bytes timeline to the report"),
+                         cl::init(false), cl::cat(outputCat)};
+  cl::opt<std::string> compareWith{
+      "compare",
+      cl::desc("Markdown: compare with a baseline JSON report (deltas per "
+               "category, regression line)"),
+      cl::value_desc("BASELINE.json"), cl::cat(outputCat)};
+  cl::opt<double> regressionThreshold{
+      "regression-threshold",
+      cl::desc("Markdown with --compare: peak growth reported as a regression, "
+               "in percent (default 5)"),
+      cl::init(5.0), cl::cat(outputCat)};
+  cl::opt<std::string> traceFile{
+      "trace",
+      cl::desc("Write the memory timeline as Chrome trace events "
+               "(chrome://tracing, Perfetto)"),
+      cl::value_desc("FILE"), cl::cat(outputCat)};
+  cl::opt<unsigned> layerDepth{
+      "depth",
+      cl::desc("Sum the layer table per module at this depth of the module "
+               "path (torchinfo's depth; 0: every layer)"),
+      cl::init(0), cl::cat(outputCat)};
+  cl::opt<unsigned> topTensors{"top-tensors",
+                               cl::desc("Tensors listed at the peak"),
+                               cl::init(10), cl::cat(outputCat)};
+
+  cl::OptionCategory validateCat{"Validation by execution"};
+  cl::opt<ValidationTarget> validate{
+      "validate",
+      cl::desc("Run the lowered step and compare the measured peak with the "
+               "prediction (exit 1 when they differ; docs/Execution.md)"),
+      cl::values(clEnumValN(ValidationTarget::Cpu, "cpu",
+                            "MLIR's ExecutionEngine on this CPU"),
+                 clEnumValN(ValidationTarget::Gpu, "gpu",
+                            "generated kernels on a CUDA device (the driver is "
+                            "loaded at run time; exit 1 without one)"),
+                 clEnumValN(ValidationTarget::GpuEmulated, "gpu-emulated",
+                            "the GPU lowering's kernels run on this CPU, one "
+                            "thread after another (no device needed; memory "
+                            "as --validate=cpu)")),
+      cl::init(ValidationTarget::None), cl::cat(validateCat)};
+  cl::opt<std::string> gpuArch{
+      "gpu-arch",
+      cl::desc("Target of --validate=gpu's kernels (sm_90: H100, H200; sm_80: "
+               "A100)"),
+      cl::value_desc("sm_XY"), cl::init("sm_90"), cl::cat(validateCat)};
+  cl::opt<GpuBinary> gpuBinary{
+      "gpu-binary", cl::desc("Form of --validate=gpu's kernels"),
+      cl::values(
+          clEnumValN(GpuBinary::Ptx, "ptx",
+                     "PTX, compiled by the driver when the step loads "
+                     "(default; no toolkit needed)"),
+          clEnumValN(GpuBinary::Cubin, "cubin",
+                     "cubins assembled by the CUDA toolkit's ptxas while "
+                     "lowering (checks every kernel without a device)")),
+      cl::init(GpuBinary::Ptx), cl::cat(validateCat)};
+  cl::opt<unsigned> cudaDeviceOrdinal{
+      "cuda-device", cl::desc("The CUDA device --validate=gpu runs on"),
+      cl::init(0), cl::cat(validateCat)};
+  cl::opt<bool> listCudaDevices{
+      "list-cuda-devices",
+      cl::desc("List the CUDA devices the driver reports, one a line (exit 1 "
+               "with \"no CUDA device: REASON\" when there is none)"),
+      cl::init(false), cl::cat(validateCat)};
+  cl::opt<AllocationFlag> allocationMode{
+      "allocation-mode", cl::desc("Buffers of the executed step"),
+      cl::values(clEnumValN(AllocationFlag::PyTorch, "pytorch",
+                            "one buffer per tensor PyTorch allocates, freed "
+                            "after its last use (default)"),
+                 clEnumValN(AllocationFlag::Compiler, "compiler",
+                            "MLIR's in-place bufferization and buffer "
+                            "deallocation: what a compiler could save")),
+      cl::init(AllocationFlag::PyTorch), cl::cat(validateCat)};
+  cl::list<std::string> inputData{
+      "input-data",
+      cl::desc("NAME=FILE.npy: a model input (by name), the loss target "
+               "(labels) or a parameter; else a deterministic default"),
+      cl::value_desc("NAME=FILE.npy"), cl::CommaSeparated,
+      cl::cat(validateCat)};
+  cl::opt<std::string> dumpDir{
+      "dump",
+      cl::desc("Write the loss, parameter gradients (NAME.grad.npy) and "
+               "updated parameters (NAME.npy) of the executed step to DIR"),
+      cl::value_desc("DIR"), cl::cat(validateCat)};
+  cl::opt<double> learningRate{"lr",
+                               cl::desc("Learning rate of the executed update"),
+                               cl::init(0.01), cl::cat(validateCat)};
+
+  cl::OptionCategory lintCat{"Lint"};
+  cl::opt<std::string> budget{
+      "budget",
+      cl::desc("Memory budget (8GiB, 24GB, 1.5TiB, bytes): over it is an error "
+               "at the peak op and exit code 1"),
+      cl::value_desc("SIZE"), cl::cat(lintCat)};
+  cl::opt<BudgetMetricFlag> budgetMetric{
+      "budget-metric",
+      cl::desc("What --budget is checked against (default: device with "
+               "--allocator=pytorch-cuda or --gpu, else exact)"),
+      cl::values(clEnumValN(BudgetMetricFlag::Exact, "exact",
+                            "the sum of live tensors"),
+                 clEnumValN(BudgetMetricFlag::Allocated, "allocated",
+                            "torch.cuda.max_memory_allocated"),
+                 clEnumValN(BudgetMetricFlag::Reserved, "reserved",
+                            "torch.cuda.max_memory_reserved"),
+                 clEnumValN(BudgetMetricFlag::Device, "device",
+                            "reserved + CUDA context (nvidia-smi)")),
+      cl::init(BudgetMetricFlag::Default), cl::cat(lintCat)};
+  cl::opt<bool> fitBatch{
+      "fit-batch",
+      cl::desc("Print the largest batch size that fits --budget (re-runs the "
+               "pipeline per candidate), alone on stdout"),
+      cl::init(false), cl::cat(lintCat)};
+
+  /// Whether the caching allocator is modelled (--allocator=pytorch-cuda,
+  /// or implied by --gpu).
+  bool usesCudaAllocator() const {
+    return allocatorKind == nn::AllocatorKind::PytorchCuda ||
+           gpuName.getNumOccurrences();
+  }
+  /// Whether a budget is checked: --budget, or the capacity of --gpu.
+  bool hasBudget() const {
+    return budget.getNumOccurrences() || gpuName.getNumOccurrences();
+  }
+
+  llvm::Expected<LoraOptions> parseLora() const;
+  llvm::Error check(llvm::StringRef inputFilename, bool inputGiven,
+                    llvm::ArrayRef<std::string> cxxFlags,
+                    OutputFormat resolvedFormat) const;
+  PipelineOptions getPipelineOptions(bool wantsStep) const;
+};
+
+llvm::ManagedStatic<VramOptFlags> flags;
+} // namespace
+
+llvm::Expected<LoraOptions> VramOptFlags::parseLora() const {
+  llvm::StringRef spec = loraSpec;
+  LoraOptions options;
+  auto bad = [&](const llvm::Twine &why) {
+    return makeUsageError("--lora=" + spec + ": " + why +
+                          " (expected r=R,alpha=A,dropout=P,targets=T|T..., "
+                          "e.g. r=4,alpha=32,dropout=0.1,targets=conv2d)");
+  };
+  llvm::SmallVector<llvm::StringRef> items;
+  spec.split(items, ',');
+  llvm::StringSet<> seen;
+  for (llvm::StringRef item : items) {
+    auto [key, value] = item.split('=');
+    key = key.trim();
+    value = value.trim();
+    if (!item.contains('=') || value.empty())
+      return bad("'" + item + "' is not KEY=VALUE");
+    if (!seen.insert(key).second)
+      return bad("'" + key + "' given twice");
+    if (key == "r") {
+      if (value.getAsInteger(10, options.rank) || options.rank <= 0)
+        return bad("r must be a positive integer, got '" + value + "'");
+    } else if (key == "alpha") {
+      if (!llvm::to_float(value, options.alpha) ||
+          !std::isfinite(options.alpha))
+        return bad("alpha must be a number, got '" + value + "'");
+    } else if (key == "dropout") {
+      if (!llvm::to_float(value, options.dropout) ||
+          !(options.dropout >= 0 && options.dropout < 1))
+        return bad("dropout must be a probability in [0, 1), got '" + value +
+                   "'");
+    } else if (key == "targets") {
+      llvm::SmallVector<llvm::StringRef> targets;
+      value.split(targets, '|');
+      for (llvm::StringRef t : targets) {
+        if (t.trim().empty())
+          return bad("an empty target in '" + value + "'");
+        options.targets.push_back(t.trim().str());
+      }
+    } else {
+      return bad("unknown key '" + key + "'");
+    }
+  }
+  if (options.targets.empty())
+    return bad("targets are required");
+  return options;
+}
+
+llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
+                                llvm::ArrayRef<std::string> cxxFlags,
+                                OutputFormat resolvedFormat) const {
+  auto usage = [](const llvm::Twine &message) {
+    return makeUsageError(message);
+  };
+  for (auto [opt, name] :
+       {std::pair{&batch, "batch"}, std::pair{&imageSize, "image-size"},
+        std::pair{&seqLen, "seq"}, std::pair{&numClasses, "num-classes"}})
+    if (opt->getNumOccurrences() && *opt <= 0)
+      return usage("--" + llvm::Twine(name) +
+                   " must be a positive integer, got " + std::to_string(*opt));
+  if (!(weightDecay >= 0) || std::isinf(weightDecay))
+    return usage("--weight-decay must be a finite number >= 0, got " +
+                 std::to_string(weightDecay));
+  if (loraSpec.getNumOccurrences())
+    if (llvm::Expected<LoraOptions> lora = parseLora(); !lora)
+      return lora.takeError();
+  if (freezeFirst.getNumOccurrences() &&
+      !(freezeFirst >= 0 && freezeFirst <= 1))
+    return usage("--freeze-first must be a fraction in [0, 1], got " +
+                 std::to_string(freezeFirst));
+  if (budget.getNumOccurrences() && !parseByteSize(budget))
+    return usage("--budget expects a size such as 8GiB, 24GB or 1000000, "
+                 "got '" +
+                 budget + "'");
+  if (contextBytes.getNumOccurrences() && !parseByteSize(contextBytes))
+    return usage("--context-bytes expects a size such as 500MiB, got '" +
+                 contextBytes + "'");
+  if (gpuName.getNumOccurrences()) {
+    if (!lookupGpu(gpuName)) {
+      std::string known;
+      for (const GpuSpec &gpu : getGpuSpecs())
+        known += (known.empty() ? "" : ", ") + gpu.name.str();
+      return usage("unknown --gpu '" + gpuName + "' (known: " + known + ")");
+    }
+    if (allocatorKind.getNumOccurrences() &&
+        allocatorKind != nn::AllocatorKind::PytorchCuda)
+      return usage("--gpu models a CUDA device's memory: it needs "
+                   "--allocator=pytorch-cuda");
+  }
+  bool cudaOnly = gpuName.getNumOccurrences() ||
+                  contextBytes.getNumOccurrences() ||
+                  cudnnWorkspace.getNumOccurrences();
+  if (cudaOnly && device == nn::Device::Cpu)
+    return usage("--gpu, --context-bytes and --cudnn-workspace model a CUDA "
+                 "device, not --device=cpu");
+  if ((contextBytes.getNumOccurrences() ||
+       cudaLazyLoading.getNumOccurrences()) &&
+      !gpuName.getNumOccurrences() &&
+      allocatorKind != nn::AllocatorKind::PytorchCuda)
+    return usage("--context-bytes and --cuda-lazy-loading are part of the "
+                 "device figure: add --gpu or --allocator=pytorch-cuda");
+  if ((fitBatch || budgetMetric.getNumOccurrences()) && !hasBudget())
+    return usage(std::string(fitBatch ? "--fit-batch" : "--budget-metric") +
+                 " needs --budget (or --gpu)");
+  if (budgetMetric == BudgetMetricFlag::Device &&
+      (device == nn::Device::Cpu || !usesCudaAllocator()))
+    return usage("--budget-metric=device needs --gpu or "
+                 "--allocator=pytorch-cuda");
+  if (compareWith.getNumOccurrences() &&
+      resolvedFormat != OutputFormat::Markdown)
+    return usage("--compare needs --format=markdown");
+  if (validate == ValidationTarget::None &&
+      (inputData.getNumOccurrences() || dumpDir.getNumOccurrences() ||
+       allocationMode.getNumOccurrences() || learningRate.getNumOccurrences()))
+    return usage("--input-data, --dump, --allocation-mode and --lr need "
+                 "--validate");
+#ifndef VRAM_ENABLE_EXECUTION
+  if (validate != ValidationTarget::None)
+    return usage("this vram-opt was built without the execution engine "
+                 "(VRAM_ENABLE_EXECUTION=OFF)");
+#endif
+#ifndef VRAM_ENABLE_CUDA_RUNTIME
+  if (validate == ValidationTarget::Gpu || listCudaDevices)
+    return usage("this vram-opt was built without the CUDA runtime (cuda.h "
+                 "was not found at configure time)");
+#endif
+  {
+    llvm::StringRef arch = gpuArch;
+    unsigned sm = 0;
+    if (!arch.consume_front("sm_") || arch.getAsInteger(10, sm) || sm < 50)
+      return usage("--gpu-arch=" + gpuArch + ": expected sm_XY (sm_90, sm_80)");
+  }
+  if (validate != ValidationTarget::Gpu &&
+      (gpuArch.getNumOccurrences() || cudaDeviceOrdinal.getNumOccurrences() ||
+       gpuBinary.getNumOccurrences()))
+    return usage("--gpu-arch, --gpu-binary and --cuda-device need "
+                 "--validate=gpu");
+  if (validate == ValidationTarget::Gpu &&
+      allocationMode == AllocationFlag::Compiler)
+    return usage("--validate=gpu does not support --allocation-mode=compiler "
+                 "yet");
+  if (!(learningRate > 0) || std::isinf(learningRate))
+    return usage("--lr must be a positive number");
+  for (const std::string &item : inputData) {
+    auto [name, file] = llvm::StringRef(item).split('=');
+    if (name.empty() || file.empty())
+      return usage("--input-data expects NAME=FILE.npy, got '" + item + "'");
+    if (!llvm::sys::fs::exists(file))
+      return usage("--input-data " + name + ": no file " + file);
+  }
+  if (!(regressionThreshold >= 0) || std::isinf(regressionThreshold))
+    return usage("--regression-threshold must be a percentage >= 0");
+  if (timeline && resolvedFormat == OutputFormat::Mlir)
+    return usage("--timeline is part of a report: use --format=text or "
+                 "--format=json");
+
+  // Options that the chosen front end cannot apply are errors, not ignored.
+  auto option = [](const cl::Option &opt) { return &opt; };
+  ModelKind kind = getModelKind(inputFilename);
+  if (!zooName.empty() && inputGiven)
+    return usage("give a model file or --zoo, not both");
+  if (kind == ModelKind::ZooList)
+    return llvm::Error::success();
+  auto notFor = [](const cl::Option &opt, llvm::StringRef what) -> llvm::Error {
+    if (opt.getNumOccurrences())
+      return makeUsageError("--" + opt.ArgStr + " does not apply to " + what);
+    return llvm::Error::success();
+  };
+  auto noneFor = [&](std::initializer_list<const cl::Option *> opts,
+                     llvm::StringRef what) -> llvm::Error {
+    for (const cl::Option *opt : opts)
+      if (llvm::Error error = notFor(*opt, what))
+        return error;
+    return llvm::Error::success();
+  };
+  if (kind != ModelKind::Cxx) {
+    if (llvm::Error error =
+            noneFor({option(cxxModule), option(cxxInputs), option(cxxArgs),
+                     option(cxxCompileCommands)},
+                    "this input: they are options of C++ models"))
+      return error;
+    if (!cxxFlags.empty())
+      return usage("compile flags after `--` apply to C++ models only");
+  }
+  switch (kind) {
+  case ModelKind::Cxx:
+    if (llvm::Error error = noneFor(
+            {option(imageSize), option(seqLen), option(numClasses),
+             option(dimBindings)},
+            "a C++ model: give forward()'s input shapes with --input (and "
+            "--batch to rebind dimension 0)"))
+      return error;
+    if (llvm::Error error = notFor(onnxBuffers, "a C++ model"))
+      return error;
+    if (cxxModule.empty())
+      return usage("a C++ model needs --module=NAME (its TORCH_MODULE holder "
+                   "or Impl class)");
+    if (cxxInputs.empty())
+      return usage("a C++ model needs --input=SHAPE for each tensor argument "
+                   "of forward() (e.g. --input=8x3x224x224)");
+    if (!cxxCompileCommands.empty() && !cxxFlags.empty())
+      return usage("give compile flags after `--` or --compile-commands, not "
+                   "both");
+    return llvm::Error::success();
+  case ModelKind::Zoo:
+    if (llvm::Error error = notFor(
+            dimBindings, "zoo models (use --batch, --seq, --image-size)"))
+      return error;
+    return notFor(onnxBuffers, "zoo models");
+  case ModelKind::Onnx:
+    if (llvm::Error error = notFor(
+            imageSize, "an ONNX model: its input shapes are in the file (bind "
+                       "symbolic dimensions with --batch, --seq or --dim)"))
+      return error;
+    return notFor(numClasses, "an ONNX model: its classifier is in the file");
+  case ModelKind::Mlir:
+    if (llvm::Error error = noneFor({option(imageSize), option(seqLen),
+                                     option(numClasses), option(dimBindings)},
+                                    "an .mlir model: its shapes are static"))
+      return error;
+    return notFor(onnxBuffers, "an .mlir model");
+  case ModelKind::ZooList:
+    break;
+  }
+  return llvm::Error::success();
+}
+
+PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
+  PipelineOptions options;
+  options.usePassManagerCLOptions = true;
+  options.buildStep = wantsStep;
+  options.step.mode = mode;
+  options.step.optimizer = optimizer;
+  if (optimizerImpl.getNumOccurrences())
+    options.implementation = optimizerImpl;
+  options.step.weightDecay = weightDecay;
+  options.step.loss = lossKind;
+  options.step.flattenLogits = flattenLogits;
+  options.step.setToNone = setToNone;
+  options.step.inputRequiresGrad = inputRequiresGrad;
+  options.step.torchVersion = torchVersion;
+  options.step.cudnnWorkspace = cudnnWorkspace;
+  options.step.device = device;
+  options.freezePatterns.assign(freezePatterns.begin(), freezePatterns.end());
+  options.freezeFirst = freezeFirst;
+  if (loraSpec.getNumOccurrences())
+    options.lora = cantFail(parseLora());
+  options.precision = precision;
+  options.checkpointModules.assign(checkpointModules.begin(),
+                                   checkpointModules.end());
+  options.memoryModel.allocator = usesCudaAllocator()
+                                      ? nn::AllocatorKind::PytorchCuda
+                                      : nn::AllocatorKind::Exact;
+  if (gpuName.getNumOccurrences())
+    options.memoryModel.gpu = lookupGpu(gpuName);
+  options.memoryModel.cudaLazyLoading = cudaLazyLoading;
+  if (contextBytes.getNumOccurrences())
+    options.memoryModel.contextBytes = parseByteSize(contextBytes);
+  if (budget.getNumOccurrences())
+    options.budget = parseByteSize(budget);
+  else if (options.memoryModel.gpu)
+    options.budget = options.memoryModel.gpu->capacityBytes;
+  switch (budgetMetric) {
+  case BudgetMetricFlag::Exact:
+    options.budgetMetric = BudgetMetric::Exact;
+    break;
+  case BudgetMetricFlag::Allocated:
+    options.budgetMetric = BudgetMetric::Allocated;
+    break;
+  case BudgetMetricFlag::Reserved:
+    options.budgetMetric = BudgetMetric::Reserved;
+    break;
+  case BudgetMetricFlag::Device:
+    options.budgetMetric = BudgetMetric::Device;
+    break;
+  case BudgetMetricFlag::Default:
+    break;
+  }
+  return options;
+}
+
+void vram::registerVramOptCLOptions() { *flags; }
+
+llvm::SmallVector<const cl::OptionCategory *> vram::getVramOptCLCategories() {
+  return {&flags->modelCat,    &flags->cxxCat,    &flags->stepCat,
+          &flags->scenarioCat, &flags->outputCat, &flags->validateCat,
+          &flags->lintCat};
+}
+
+ModelKind vram::getModelKind(llvm::StringRef inputFilename) {
+  if (flags->zooName == "list")
+    return ModelKind::ZooList;
+  if (!flags->zooName.empty())
+    return ModelKind::Zoo;
+  switch (flags->importKind) {
+  case InputKind::Mlir:
+    return ModelKind::Mlir;
+  case InputKind::Onnx:
+    return ModelKind::Onnx;
+  case InputKind::Cxx:
+    return ModelKind::Cxx;
+  case InputKind::Auto:
+    break;
+  }
+  if (llvm::sys::path::extension(inputFilename) == ".onnx")
+    return ModelKind::Onnx;
+  return isCxxSource(inputFilename) ? ModelKind::Cxx : ModelKind::Mlir;
+}
+
+std::string vram::getInputPath(llvm::StringRef inputFilename) {
+  if (!flags->zooName.empty())
+    return "zoo:" + flags->zooName;
+  return inputFilename.str();
+}
+
+bool vram::isFitBatchRequested() { return flags->fitBatch; }
+bool vram::isCudaDeviceListRequested() { return flags->listCudaDevices; }
+
+llvm::Expected<RunOptions> vram::getRunOptionsFromCommandLine(
+    llvm::StringRef inputFilename, bool inputGiven,
+    llvm::ArrayRef<std::string> cxxFlags, bool printsIR) {
+  const VramOptFlags &f = *flags;
+  RunOptions options;
+  options.formatGiven = f.format.getNumOccurrences();
+  options.format = f.format;
+  // A model with no pass pipeline gets the text report; IR is printed with
+  // --format=mlir, when passes run, in diagnostics tests, and a lint, trace
+  // or validation run prints just its own output.
+  if (!options.formatGiven && !printsIR && !f.hasBudget() &&
+      !f.traceFile.getNumOccurrences() && f.validate == ValidationTarget::None)
+    options.format = OutputFormat::Text;
+  if (llvm::Error error =
+          f.check(inputFilename, inputGiven, cxxFlags, options.format))
+    return std::move(error);
+  // A report, or an explicit --mode or --budget, builds the step when the
+  // pipeline did not; a report without --mode is about training.
+  bool wantsStep = options.format != OutputFormat::Mlir ||
+                   f.mode.getNumOccurrences() || !f.checkpointModules.empty() ||
+                   f.hasBudget() || f.traceFile.getNumOccurrences() ||
+                   f.validate != ValidationTarget::None;
+  options.pipeline = f.getPipelineOptions(wantsStep);
+  if (f.batch.getNumOccurrences())
+    options.batch = f.batch;
+  ReportOptions &report = options.report;
+  report.flops = f.flopConvention;
+  report.allocator = options.pipeline.memoryModel.allocator;
+  report.device = options.pipeline.memoryModel.getDeviceFor(f.device);
+  report.timeline = f.timeline;
+  report.topTensors = f.topTensors;
+  report.depth = f.layerDepth;
+  report.comparePath = f.compareWith;
+  report.regressionThreshold = f.regressionThreshold / 100;
+  options.traceFile = f.traceFile;
+  ValidationOptions &validation = options.validation;
+  validation.target = f.validate;
+  validation.compilerAllocation = f.allocationMode == AllocationFlag::Compiler;
+  validation.learningRate = f.learningRate;
+  for (const std::string &item : f.inputData) {
+    auto [name, file] = llvm::StringRef(item).split('=');
+    validation.inputFiles[name] = file.str();
+  }
+  validation.dumpDir = f.dumpDir;
+  validation.gpuArch = f.gpuArch;
+  validation.cubin = f.gpuBinary == GpuBinary::Cubin;
+  validation.deviceOrdinal = f.cudaDeviceOrdinal;
+  return options;
+}
+
+llvm::Expected<std::unique_ptr<ModelSource>>
+vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
+                                       llvm::StringRef inputFilename,
+                                       std::unique_ptr<llvm::MemoryBuffer> file,
+                                       llvm::ArrayRef<std::string> cxxFlags) {
+  const VramOptFlags &f = *flags;
+  std::optional<int64_t> batch;
+  if (f.batch > 0)
+    batch = f.batch;
+  switch (kind) {
+  case ModelKind::Zoo: {
+    ZooSourceOptions options;
+    options.name = f.zooName;
+    options.batch = batch;
+    if (f.imageSize > 0)
+      options.imageSize = f.imageSize;
+    if (f.seqLen > 0)
+      options.seq = f.seqLen;
+    if (f.numClasses > 0)
+      options.numClasses = f.numClasses;
+    options.target = {f.torchVersion, f.device};
+    return createZooSource(context, std::move(options));
+  }
+  case ModelKind::Onnx: {
+    OnnxSourceOptions options;
+    options.batch = batch;
+    if (f.seqLen > 0)
+      options.seq = f.seqLen;
+    for (const std::string &binding : f.dimBindings) {
+      auto [name, value] = llvm::StringRef(binding).split('=');
+      int64_t v;
+      if (name.empty() || value.getAsInteger(10, v) || v <= 0)
+        return makeUsageError("--dim expects NAME=VALUE with a positive "
+                              "VALUE, got '" +
+                              binding + "'");
+      options.dims[name] = v;
+    }
+    options.bufferPatterns.assign(f.onnxBuffers.begin(), f.onnxBuffers.end());
+    std::unique_ptr<ModelSource> source =
+        createOnnxSource(context, std::move(file), std::move(options));
+    if (!source)
+      return makeUsageError("this vram-opt was built without the ONNX "
+                            "importer");
+    return std::move(source);
+  }
+  case ModelKind::Cxx: {
+    CxxModelOptions options;
+    options.sourceFile = inputFilename.str();
+    options.compileFlags.assign(cxxFlags.begin(), cxxFlags.end());
+    options.compileCommands = f.cxxCompileCommands;
+    options.moduleName = f.cxxModule;
+    options.inputs.assign(f.cxxInputs.begin(), f.cxxInputs.end());
+    options.constructorArgs.assign(f.cxxArgs.begin(), f.cxxArgs.end());
+    options.batch = batch;
+    options.training = f.mode == nn::StepMode::Train;
+    return createCxxSource(context, std::move(options));
+  }
+  case ModelKind::ZooList:
+  case ModelKind::Mlir:
+    break;
+  }
+  llvm_unreachable("the driver parses .mlir input itself");
+}

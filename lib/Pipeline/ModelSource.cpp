@@ -1,0 +1,234 @@
+//===- ModelSource.cpp - the front ends as model sources ------------------===//
+
+#include "vram/Pipeline/ModelSource.h"
+#include "vram/Analysis/StepInfo.h"
+#include "vram/Pipeline/Pipeline.h"
+#include "vram/Support/Findings.h"
+#include "vram/Zoo/Zoo.h"
+#ifdef VRAM_ENABLE_ONNX
+#include "vram/Import/ONNX.h"
+#endif
+#ifdef VRAM_ENABLE_CXX
+#include "vram/Import/Cxx.h"
+#endif
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace vram;
+
+namespace {
+/// While alive, records the warnings emitted in `context` as findings and
+/// lets them go on to be printed.
+class RecordFindings {
+public:
+  RecordFindings(MLIRContext *context, std::vector<ImportFinding> &findings)
+      : handler(context, [&findings](Diagnostic &d) {
+          if (d.getSeverity() == DiagnosticSeverity::Warning)
+            findings.push_back({getFindingRule(d).value_or("").str(), d.str(),
+                                d.getLocation()});
+          return failure();
+        }) {}
+
+private:
+  ScopedDiagnosticHandler handler;
+};
+
+/// The batch of `module`'s forward model.
+std::optional<int64_t> getForwardBatch(ModuleOp module) {
+  if (auto forward = module.lookupSymbol<func::FuncOp>("forward"))
+    return getBatchSize(forward);
+  return std::nullopt;
+}
+
+class ZooSource : public ModelSource {
+public:
+  ZooSource(MLIRContext *context, ZooSourceOptions options)
+      : context(context), options(std::move(options)),
+        inputPath("zoo:" + this->options.name) {}
+
+  StringRef getName() const override { return options.name; }
+  StringRef getInputPath() const override { return inputPath; }
+  MLIRContext *getContext() const override { return context; }
+
+  llvm::Expected<OwningOpRef<ModuleOp>>
+  build(std::optional<int64_t> batch) override {
+    zoo::ZooOptions zooOptions;
+    if (std::optional<int64_t> b = batch ? batch : options.batch)
+      zooOptions.batch = *b;
+    zooOptions.imageSize = options.imageSize;
+    zooOptions.seq = options.seq;
+    zooOptions.numClasses = options.numClasses;
+    zooOptions.target = options.target;
+    llvm::Expected<OwningOpRef<ModuleOp>> module =
+        zoo::buildModel(context, options.name, zooOptions);
+    if (!module)
+      return makeUsageError(llvm::toString(module.takeError()));
+    return module;
+  }
+
+private:
+  MLIRContext *context;
+  ZooSourceOptions options;
+  std::string inputPath;
+};
+
+#ifdef VRAM_ENABLE_ONNX
+class OnnxSource : public ModelSource {
+public:
+  OnnxSource(MLIRContext *context, std::unique_ptr<llvm::MemoryBuffer> file,
+             OnnxSourceOptions options)
+      : context(context), file(std::move(file)), options(std::move(options)),
+        inputPath(this->file->getBufferIdentifier().str()) {
+    name = llvm::sys::path::stem(inputPath).str();
+  }
+
+  StringRef getName() const override { return name; }
+  StringRef getInputPath() const override { return inputPath; }
+  MLIRContext *getContext() const override { return context; }
+
+  llvm::Expected<OwningOpRef<ModuleOp>>
+  build(std::optional<int64_t> batch) override {
+    onnx_import::OnnxImportOptions importOptions;
+    importOptions.batch = batch ? batch : options.batch;
+    importOptions.seq = options.seq;
+    importOptions.dims = options.dims;
+    importOptions.bufferPatterns = options.bufferPatterns;
+    llvm::StringSet<> symbolicDims;
+    importOptions.symbolicDims = &symbolicDims;
+    std::optional<RecordFindings> record;
+    if (!batch)
+      record.emplace(context, findings);
+    OwningOpRef<ModuleOp> module = onnx_import::importOnnxModel(
+        context, file->getBuffer(), inputPath, importOptions);
+    record.reset();
+    // A --dim for a name the graph's inputs lack cannot apply.
+    for (const auto &binding : options.dims)
+      if (!symbolicDims.contains(binding.getKey())) {
+        std::string names;
+        for (const auto &dim : symbolicDims)
+          names += (names.empty() ? "" : ", ") + dim.getKey().str();
+        return makeUsageError(
+            "--dim " + binding.getKey() +
+            " does not apply: the model's symbolic dimensions are " +
+            (names.empty() ? std::string("none") : names));
+      }
+    if (!module)
+      return makeDiagnosedError();
+    // Another batch needs a graph whose batch dimension is symbolic.
+    if (batch && getForwardBatch(*module) != *batch)
+      return makeUsageError("--fit-batch needs a model whose batch dimension "
+                            "can be bound; this graph's is static");
+    return module;
+  }
+
+  llvm::Error
+  readParameterValues(llvm::StringMap<ParameterValue> &values) override {
+    llvm::StringMap<onnx_import::InitializerData> initializers;
+    std::string error;
+    if (!onnx_import::readInitializers(file->getBuffer(), initializers, error))
+      return llvm::Error::success();
+    for (auto &entry : initializers) {
+      ParameterValue &value = values[entry.getKey()];
+      value.descr = entry.getValue().descr;
+      value.shape = entry.getValue().shape;
+      value.bytes = std::move(entry.getValue().bytes);
+    }
+    return llvm::Error::success();
+  }
+
+private:
+  MLIRContext *context;
+  std::unique_ptr<llvm::MemoryBuffer> file;
+  OnnxSourceOptions options;
+  std::string inputPath, name;
+};
+#endif
+
+#ifdef VRAM_ENABLE_CXX
+class CxxSource : public ModelSource {
+public:
+  CxxSource(MLIRContext *context,
+            std::unique_ptr<cxx_import::CxxTranslationUnit> unit,
+            cxx_import::CxxModuleOptions options, std::string inputPath)
+      : context(context), unit(std::move(unit)), options(std::move(options)),
+        inputPath(std::move(inputPath)) {}
+
+  StringRef getName() const override { return options.moduleName; }
+  StringRef getInputPath() const override { return inputPath; }
+  MLIRContext *getContext() const override { return context; }
+
+  llvm::Expected<OwningOpRef<ModuleOp>>
+  build(std::optional<int64_t> batch) override {
+    cxx_import::CxxModuleOptions moduleOptions = options;
+    if (batch)
+      moduleOptions.batch = batch;
+    std::optional<RecordFindings> record;
+    if (!batch)
+      record.emplace(context, findings);
+    OwningOpRef<ModuleOp> module = unit->importModule(context, moduleOptions);
+    if (!module)
+      return makeDiagnosedError();
+    return module;
+  }
+
+private:
+  MLIRContext *context;
+  std::unique_ptr<cxx_import::CxxTranslationUnit> unit;
+  cxx_import::CxxModuleOptions options;
+  std::string inputPath;
+};
+#endif
+} // namespace
+
+std::unique_ptr<ModelSource> vram::createZooSource(MLIRContext *context,
+                                                   ZooSourceOptions options) {
+  return std::make_unique<ZooSource>(context, std::move(options));
+}
+
+std::unique_ptr<ModelSource>
+vram::createOnnxSource(MLIRContext *context,
+                       std::unique_ptr<llvm::MemoryBuffer> file,
+                       OnnxSourceOptions options) {
+#ifdef VRAM_ENABLE_ONNX
+  return std::make_unique<OnnxSource>(context, std::move(file),
+                                      std::move(options));
+#else
+  return nullptr;
+#endif
+}
+
+llvm::Expected<std::unique_ptr<ModelSource>>
+vram::createCxxSource(MLIRContext *context, CxxModelOptions options) {
+#ifdef VRAM_ENABLE_CXX
+  cxx_import::CxxModuleOptions moduleOptions;
+  for (const std::string &text : options.inputs) {
+    std::optional<cxx_import::CxxInputSpec> spec =
+        cxx_import::parseInputSpec(text);
+    if (!spec)
+      return makeUsageError(
+          "--input expects a shape such as 8x3x224x224, got '" + text +
+          "' (an element type may follow: 8x128:i64; f32, f16, bf16, f64, "
+          "i64, i32, i1)");
+    moduleOptions.inputs.push_back(*spec);
+  }
+  cxx_import::CxxSourceOptions sourceOptions;
+  sourceOptions.sourceFile = options.sourceFile;
+  sourceOptions.compileFlags = options.compileFlags;
+  sourceOptions.compileCommands = options.compileCommands;
+  std::unique_ptr<cxx_import::CxxTranslationUnit> unit =
+      cxx_import::CxxTranslationUnit::parse(context, sourceOptions);
+  if (!unit)
+    return makeDiagnosedError();
+  moduleOptions.moduleName = options.moduleName;
+  moduleOptions.constructorArgs = options.constructorArgs;
+  moduleOptions.batch = options.batch;
+  moduleOptions.training = options.training;
+  return std::make_unique<CxxSource>(
+      context, std::move(unit), std::move(moduleOptions), options.sourceFile);
+#else
+  return makeUsageError("this vram-opt was built without the C++ front end");
+#endif
+}

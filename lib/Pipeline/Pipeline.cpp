@@ -1,0 +1,326 @@
+//===- Pipeline.cpp - the vram pipeline as a library ----------------------===//
+
+#include "vram/Pipeline/Pipeline.h"
+#include "vram/Analysis/StepInfo.h"
+#include "vram/Dialect/NN/TorchSemantics.h"
+#include "vram/Lint/Budget.h"
+#include "vram/Pipeline/ModelSource.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace vram;
+
+ModelSource::~ModelSource() = default;
+
+namespace {
+/// A module the caller parsed (.mlir input): built once, never rebuilt.
+class ModuleSource : public ModelSource {
+public:
+  ModuleSource(OwningOpRef<ModuleOp> module, std::string name,
+               std::string inputPath)
+      : module(std::move(module)), name(std::move(name)),
+        inputPath(std::move(inputPath)) {
+    context = (*this->module)->getContext();
+  }
+
+  StringRef getName() const override { return name; }
+  StringRef getInputPath() const override { return inputPath; }
+  MLIRContext *getContext() const override { return context; }
+  bool canRebuild() const override { return false; }
+
+  llvm::Expected<OwningOpRef<ModuleOp>>
+  build(std::optional<int64_t> batch) override {
+    if (batch || !module)
+      return makeUsageError("--fit-batch needs a model whose batch can be "
+                            "bound: a zoo model or an ONNX graph with a "
+                            "symbolic batch dimension");
+    return std::move(module);
+  }
+
+private:
+  OwningOpRef<ModuleOp> module;
+  MLIRContext *context;
+  std::string name, inputPath;
+};
+
+} // namespace
+
+std::unique_ptr<ModelSource>
+vram::createModuleSource(OwningOpRef<ModuleOp> module, std::string name,
+                         std::string inputPath) {
+  return std::make_unique<ModuleSource>(std::move(module), std::move(name),
+                                        std::move(inputPath));
+}
+
+char UsageError::ID;
+char DiagnosedError::ID;
+
+std::error_code UsageError::convertToErrorCode() const {
+  return llvm::inconvertibleErrorCode();
+}
+std::error_code DiagnosedError::convertToErrorCode() const {
+  return llvm::inconvertibleErrorCode();
+}
+
+llvm::Error vram::makeUsageError(const llvm::Twine &message) {
+  return llvm::make_error<UsageError>(message.str());
+}
+llvm::Error vram::makeDiagnosedError() {
+  return llvm::make_error<DiagnosedError>();
+}
+llvm::Error vram::toError(LogicalResult result) {
+  return failed(result) ? makeDiagnosedError() : llvm::Error::success();
+}
+
+nn::OptimizerImpl PipelineOptions::getImplementation() const {
+  return implementation.value_or(
+      nn::getDefaultOptimizerImpl({step.torchVersion, step.device}));
+}
+
+BudgetMetric PipelineOptions::getBudgetMetric() const {
+  return budgetMetric.value_or(getDefaultBudgetMetric(
+      memoryModel.usesCachingAllocator(), step.device == nn::Device::Cuda));
+}
+
+BuildStepOptions PipelineOptions::getBuildStepOptions() const {
+  BuildStepOptions options = step;
+  options.implementation = getImplementation();
+  return options;
+}
+
+/// Runs `pm` on `module`, with the pass manager flags (--mlir-print-ir-*,
+/// timing) applied when the options say they are registered.
+static LogicalResult runPasses(PassManager &pm, ModuleOp module,
+                               const PipelineOptions &options) {
+  if (options.usePassManagerCLOptions &&
+      failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  return pm.run(module);
+}
+
+llvm::Error vram::runPipeline(ModuleOp module, const PipelineOptions &options) {
+  MLIRContext *ctx = module.getContext();
+  if (options.userPasses && options.userPasses->size()) {
+    PassManager pm(ctx, ModuleOp::getOperationName(),
+                   OpPassManager::Nesting::Implicit);
+    static_cast<OpPassManager &>(pm) = *options.userPasses;
+    if (failed(runPasses(pm, module, options)))
+      return makeDiagnosedError();
+  }
+  PassManager scenarioPm(ctx, ModuleOp::getOperationName());
+  if (!options.freezePatterns.empty() || options.freezeFirst > 0) {
+    FreezeOptions freeze;
+    freeze.patterns.assign(options.freezePatterns.begin(),
+                           options.freezePatterns.end());
+    freeze.firstFraction = options.freezeFirst;
+    scenarioPm.addPass(createFreeze(freeze));
+  }
+  if (options.lora)
+    scenarioPm.addPass(createLora(*options.lora));
+  if (options.precision != nn::Precision::Fp32) {
+    PrecisionOptions precision;
+    precision.precision = options.precision;
+    scenarioPm.addPass(createPrecision(precision));
+  }
+  if (scenarioPm.size()) {
+    if (module.lookupSymbol("step"))
+      return makeUsageError(
+          "--freeze, --freeze-first, --lora and --precision apply to the "
+          "forward model: the pipeline already built the step");
+    if (failed(runPasses(scenarioPm, module, options)))
+      return makeDiagnosedError();
+  }
+  if (options.buildStep && !module.lookupSymbol("step")) {
+    PassManager stepPm(ctx, ModuleOp::getOperationName());
+    stepPm.addPass(createBuildStep(options.getBuildStepOptions()));
+    if (failed(runPasses(stepPm, module, options)))
+      return makeDiagnosedError();
+  }
+  if (!options.checkpointModules.empty()) {
+    auto step = module.lookupSymbol<func::FuncOp>("step");
+    if (!step || getStepMode(step) != nn::StepMode::Train)
+      return makeUsageError(
+          "--checkpoint applies to a training step (--mode=train)");
+    PassManager checkpointPm(ctx, ModuleOp::getOperationName());
+    CheckpointOptions checkpoint;
+    checkpoint.modules.assign(options.checkpointModules.begin(),
+                              options.checkpointModules.end());
+    checkpointPm.addPass(createCheckpoint(checkpoint));
+    if (failed(runPasses(checkpointPm, module, options)))
+      return makeDiagnosedError();
+  }
+  return llvm::Error::success();
+}
+
+FailureOr<func::FuncOp> vram::getMeasuredFunction(ModuleOp module) {
+  auto step = module.lookupSymbol<func::FuncOp>("step");
+  if (!step)
+    step = module.lookupSymbol<func::FuncOp>("forward");
+  if (!step)
+    return module.emitError("no @step or @forward function to check");
+  return step;
+}
+
+std::unique_ptr<StepMemory>
+vram::computeStepMemory(ModuleOp module, const PipelineOptions &options) {
+  FailureOr<func::FuncOp> step = getMeasuredFunction(module);
+  if (failed(step))
+    return nullptr;
+  auto memory = std::make_unique<StepMemory>(
+      *step, options.memoryModel.allocator,
+      options.memoryModel.getDeviceFor(options.step.device));
+  if (memory->failed())
+    return nullptr;
+  return memory;
+}
+
+FailureOr<int64_t> vram::measureBudgetMetric(ModuleOp module,
+                                             const PipelineOptions &options) {
+  std::unique_ptr<StepMemory> memory = computeStepMemory(module, options);
+  if (!memory)
+    return failure();
+  return memory->get(options.getBudgetMetric());
+}
+
+FailureOr<int64_t> vram::measureModel(ModelSource &source,
+                                      const PipelineOptions &options,
+                                      std::optional<int64_t> batch) {
+  ScopedDiagnosticHandler quiet(source.getContext(),
+                                [](Diagnostic &) { return success(); });
+  llvm::Expected<OwningOpRef<ModuleOp>> module = source.build(batch);
+  if (!module) {
+    llvm::consumeError(module.takeError());
+    return failure();
+  }
+  PipelineOptions withStep = options;
+  withStep.buildStep = true;
+  if (llvm::Error error = runPipeline(**module, withStep)) {
+    llvm::consumeError(std::move(error));
+    return failure();
+  }
+  return measureBudgetMetric(**module, withStep);
+}
+
+llvm::Expected<std::optional<int64_t>>
+vram::findFittingBatch(ModelSource &source, const PipelineOptions &options) {
+  assert(options.budget && "the fit search needs a budget");
+  PipelineOptions withStep = options;
+  withStep.buildStep = true;
+  // Batch 1's errors are the user's; a larger batch whose sizes overflow
+  // does not fit. A usage error (a graph whose batch is static) stops the
+  // search.
+  std::optional<llvm::Error> usage;
+  auto measure = [&](int64_t candidate) -> FailureOr<int64_t> {
+    std::optional<ScopedDiagnosticHandler> quiet;
+    if (candidate > 1)
+      quiet.emplace(source.getContext(),
+                    [](Diagnostic &) { return success(); });
+    llvm::Expected<OwningOpRef<ModuleOp>> module = source.build(candidate);
+    if (!module) {
+      llvm::Error error = module.takeError();
+      if (error.isA<UsageError>()) {
+        usage = std::move(error);
+        return failure();
+      }
+      llvm::consumeError(std::move(error));
+      if (candidate > 1)
+        return INT64_MAX;
+      return failure();
+    }
+    if (llvm::Error error = runPipeline(**module, withStep)) {
+      if (error.isA<UsageError>()) {
+        usage = std::move(error);
+        return failure();
+      }
+      llvm::consumeError(std::move(error));
+      if (candidate > 1)
+        return INT64_MAX;
+      return failure();
+    }
+    FailureOr<int64_t> used = measureBudgetMetric(**module, withStep);
+    if (failed(used) && candidate > 1)
+      return INT64_MAX;
+    return used;
+  };
+  FailureOr<std::optional<int64_t>> best =
+      findLargestBatch(measure, *options.budget);
+  if (usage)
+    return std::move(*usage);
+  if (failed(best))
+    return makeDiagnosedError();
+  return *best;
+}
+
+/// Remarks at the peak op saying what would fit, each evaluated by running
+/// the pipeline again: the largest batch size, then one scenario change at a
+/// time at the current batch.
+static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
+                         const PipelineOptions &options, ModelSource &source) {
+  int64_t limit = *options.budget;
+  Location loc =
+      memory.getPeakOp() ? memory.getPeakOp()->getLoc() : step.getLoc();
+  std::optional<int64_t> current = getBatchSize(step);
+  auto measure = [&](int64_t b) -> FailureOr<int64_t> {
+    FailureOr<int64_t> used = measureModel(source, options, b);
+    return failed(used) ? FailureOr<int64_t>(INT64_MAX) : used;
+  };
+  FailureOr<std::optional<int64_t>> best = findLargestBatch(
+      measure, limit, current ? std::max<int64_t>(*current, 1) : 1 << 20);
+  if (succeeded(best) && *best)
+    emitRemark(loc) << "batch size " << **best << " fits the budget";
+  else if (succeeded(best))
+    emitRemark(loc) << "not even batch size 1 fits the budget";
+  if (options.step.mode != nn::StepMode::Train || !current)
+    return;
+  auto tryChange = [&](llvm::StringRef flag,
+                       llvm::function_ref<void(PipelineOptions &)> change) {
+    PipelineOptions changed = options;
+    change(changed);
+    FailureOr<int64_t> used = measureModel(source, changed, *current);
+    if (succeeded(used))
+      emitRemark(loc) << flag << " needs " << formatByteSize(*used)
+                      << (*used <= limit ? ": fits" : ": does not fit either");
+  };
+  if (options.getImplementation() != nn::OptimizerImpl::Fused)
+    tryChange("--optimizer-impl=fused", [](PipelineOptions &o) {
+      o.implementation = nn::OptimizerImpl::Fused;
+    });
+  if (options.precision == nn::Precision::Fp32 &&
+      options.step.device == nn::Device::Cuda)
+    tryChange("--precision=amp-fp16",
+              [](PipelineOptions &o) { o.precision = nn::Precision::AmpFp16; });
+  if (options.freezePatterns.empty() && options.freezeFirst == 0 &&
+      !options.lora)
+    tryChange("--freeze-first=0.5 (freezing the first half of the modules)",
+              [](PipelineOptions &o) { o.freezeFirst = 0.5; });
+  if (options.checkpointModules.empty())
+    tryChange("--checkpoint='*' (checkpointing every top-level module)",
+              [](PipelineOptions &o) { o.checkpointModules = {"*"}; });
+}
+
+LogicalResult vram::lintBudget(ModuleOp module, const PipelineOptions &options,
+                               ModelSource *source) {
+  assert(options.budget && "the lint needs a budget");
+  FailureOr<func::FuncOp> step = getMeasuredFunction(module);
+  if (failed(step))
+    return failure();
+  std::unique_ptr<StepMemory> memory = computeStepMemory(module, options);
+  if (!memory)
+    return failure();
+  BudgetMetric metric = options.getBudgetMetric();
+  int64_t used = memory->get(metric);
+  int64_t limit = *options.budget;
+  if (failed(checkBudget(*step, memory->getAnalysis(), used, limit,
+                         stringifyBudgetMetric(metric)))) {
+    if (source && source->canRebuild())
+      suggestFixes(*step, memory->getAnalysis(), options, *source);
+    return failure();
+  }
+  llvm::errs() << llvm::formatv("within budget: {0} of {1} ({2}), margin {3}\n",
+                                formatByteSize(used), formatByteSize(limit),
+                                stringifyBudgetMetric(metric),
+                                formatByteSize(limit - used));
+  return success();
+}
