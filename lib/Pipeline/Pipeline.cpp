@@ -7,6 +7,8 @@
 #include "vram/Pipeline/ModelSource.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -94,8 +96,7 @@ BuildStepOptions PipelineOptions::getBuildStepOptions() const {
 /// timing) applied when the options say they are registered.
 static LogicalResult runPasses(PassManager &pm, ModuleOp module,
                                const PipelineOptions &options) {
-  if (options.usePassManagerCLOptions &&
-      failed(applyPassManagerCLOptions(pm)))
+  if (options.usePassManagerCLOptions && failed(applyPassManagerCLOptions(pm)))
     return failure();
   return pm.run(module);
 }
@@ -253,11 +254,39 @@ vram::findFittingBatch(ModelSource &source, const PipelineOptions &options) {
   return *best;
 }
 
+SmallVector<std::string> vram::getRepeatedBlockPatterns(func::FuncOp func) {
+  // A module path with an integer component names an element of a
+  // ModuleList or Sequential (`model.layers.3.mlp`, `layer2.1.conv1`): the
+  // outermost such list per path is where people checkpoint, one element at
+  // a time.
+  SmallVector<std::string> lists;
+  llvm::StringSet<> seen;
+  func.walk([&](Operation *op) {
+    std::string layer = getLayerName(op->getLoc());
+    SmallVector<StringRef> parts;
+    StringRef(layer).split(parts, '.');
+    for (size_t i = 1; i < parts.size(); ++i) {
+      unsigned index;
+      if (!parts[i].getAsInteger(10, index)) {
+        std::string list =
+            llvm::join(ArrayRef(parts).take_front(i), ".") + ".*";
+        if (seen.insert(list).second)
+          lists.push_back(std::move(list));
+        return;
+      }
+    }
+  });
+  return lists;
+}
+
 /// Remarks at the peak op saying what would fit, each evaluated by running
-/// the pipeline again: the largest batch size, then one scenario change at a
-/// time at the current batch.
+/// the pipeline again: the largest batch size, then the scenario changes
+/// that fit at the current batch, least memory first. A change that saves
+/// nothing or still does not fit is not suggested; when none fits, one
+/// remark names the change that saves the most.
 static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
-                         const PipelineOptions &options, ModelSource &source) {
+                         int64_t used, const PipelineOptions &options,
+                         ModelSource &source) {
   int64_t limit = *options.budget;
   Location loc =
       memory.getPeakOp() ? memory.getPeakOp()->getLoc() : step.getLoc();
@@ -274,14 +303,18 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
     emitRemark(loc) << "not even batch size 1 fits the budget";
   if (options.step.mode != nn::StepMode::Train || !current)
     return;
-  auto tryChange = [&](llvm::StringRef flag,
+  struct Change {
+    std::string flag;
+    int64_t used;
+  };
+  SmallVector<Change> changes;
+  auto tryChange = [&](const llvm::Twine &flag,
                        llvm::function_ref<void(PipelineOptions &)> change) {
     PipelineOptions changed = options;
     change(changed);
-    FailureOr<int64_t> used = measureModel(source, changed, *current);
-    if (succeeded(used))
-      emitRemark(loc) << flag << " needs " << formatByteSize(*used)
-                      << (*used <= limit ? ": fits" : ": does not fit either");
+    FailureOr<int64_t> needs = measureModel(source, changed, *current);
+    if (succeeded(needs) && *needs < used)
+      changes.push_back({flag.str(), *needs});
   };
   if (options.getImplementation() != nn::OptimizerImpl::Fused)
     tryChange("--optimizer-impl=fused", [](PipelineOptions &o) {
@@ -295,9 +328,35 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
       !options.lora)
     tryChange("--freeze-first=0.5 (freezing the first half of the modules)",
               [](PipelineOptions &o) { o.freezeFirst = 0.5; });
-  if (options.checkpointModules.empty())
+  if (options.checkpointModules.empty()) {
+    auto forward =
+        step->getParentOfType<ModuleOp>().lookupSymbol<func::FuncOp>("forward");
+    SmallVector<std::string> blocks =
+        getRepeatedBlockPatterns(forward ? forward : step);
+    if (!blocks.empty())
+      tryChange("--checkpoint=" + llvm::join(blocks, ",") +
+                    " (checkpointing each repeated block)",
+                [&](PipelineOptions &o) {
+                  o.checkpointModules.assign(blocks.begin(), blocks.end());
+                });
     tryChange("--checkpoint='*' (checkpointing every top-level module)",
               [](PipelineOptions &o) { o.checkpointModules = {"*"}; });
+  }
+  llvm::stable_sort(changes, [](const Change &a, const Change &b) {
+    return a.used < b.used;
+  });
+  bool anyFits = false;
+  for (const Change &change : changes)
+    if (change.used <= limit) {
+      anyFits = true;
+      emitRemark(loc) << change.flag << " needs " << formatByteSize(change.used)
+                      << ": fits";
+    }
+  if (!anyFits && !changes.empty())
+    emitRemark(loc) << "no single change fits at batch size " << *current
+                    << "; the one that saves most is " << changes.front().flag
+                    << " (needs " << formatByteSize(changes.front().used)
+                    << ")";
 }
 
 LogicalResult vram::lintBudget(ModuleOp module, const PipelineOptions &options,
@@ -315,7 +374,7 @@ LogicalResult vram::lintBudget(ModuleOp module, const PipelineOptions &options,
   if (failed(checkBudget(*step, memory->getAnalysis(), used, limit,
                          stringifyBudgetMetric(metric)))) {
     if (source && source->canRebuild())
-      suggestFixes(*step, memory->getAnalysis(), options, *source);
+      suggestFixes(*step, memory->getAnalysis(), used, options, *source);
     return failure();
   }
   llvm::errs() << llvm::formatv("within budget: {0} of {1} ({2}), margin {3}\n",

@@ -114,6 +114,14 @@ void LoraPass::runOnOperation() {
   ModulePatterns patterns;
   if (failed(patterns.compile(names, module.getLoc())))
     return signalPassFailure();
+  // peft's target_modules: a plain name also matches every layer whose path
+  // ends with it (`q_proj` selects `model.layers.0.self_attn.q_proj`).
+  auto matchesPeftSuffix = [&](StringRef layer) {
+    return llvm::any_of(names, [&](const std::string &name) {
+      return name.find_first_of("*?[") == std::string::npos &&
+             layer.ends_with("." + name);
+    });
+  };
 
   SmallVector<Target> chosen;
   forward.walk([&](Operation *op) {
@@ -131,7 +139,7 @@ void LoraPass::runOnOperation() {
     std::string layer = layerOf(op, weight);
     if (layer.empty())
       return;
-    if (kindSelected || patterns.matches(layer))
+    if (kindSelected || patterns.matches(layer) || matchesPeftSuffix(layer))
       chosen.push_back({op, layer});
   });
   if (chosen.empty()) {

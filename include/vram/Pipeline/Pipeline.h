@@ -128,11 +128,21 @@ mlir::FailureOr<int64_t> measureModel(ModelSource &source,
 llvm::Expected<std::optional<int64_t>>
 findFittingBatch(ModelSource &source, const PipelineOptions &options);
 
+/// Checkpoint patterns for every repeated block of `func`'s layers: the
+/// outermost ModuleList or Sequential of each layer path (`model.layers.*`
+/// for a decoder stack, `layer1.*` ... `layer4.*` for a ResNet), in the
+/// order the layers run; empty when no layer path has an element index.
+llvm::SmallVector<std::string>
+getRepeatedBlockPatterns(mlir::func::FuncOp func);
+
 /// Checks `module`'s step against `options.budget`: over it, an error at the
 /// peak op with notes at the largest storages, then remarks saying what
 /// would fit, each measured by running the pipeline again on a model from
-/// `source` (when given): the largest batch size, a fused optimizer, AMP,
-/// freezing half the modules, checkpointing. Within it, one line on stderr
+/// `source` (when given): the largest batch size, then the changes that fit
+/// at the current batch, least memory first (a fused optimizer, AMP,
+/// freezing half the modules, checkpointing each repeated block or every
+/// top-level module); changes that do not fit or save nothing are not
+/// suggested. Within it, one line on stderr
 /// with the margin. Fails when over budget or when the step cannot be
 /// measured.
 mlir::LogicalResult lintBudget(mlir::ModuleOp module,

@@ -126,7 +126,9 @@ def Lora : Pass<"vram-lora", "mlir::ModuleOp"> {
 
     A target is an op kind (`conv2d`, `linear`) or a glob or module path on
     the layer name: the module the op's location names (`layer1.0.conv1`),
-    else its weight's module.
+    else its weight's module. A name without wildcards also matches, as
+    peft's `target_modules` do, every layer whose path ends with it
+    (`q_proj` adapts `model.layers.0.self_attn.q_proj`).
 
     ```
     vram-opt --zoo=resnet18 --vram-lora="r=4 alpha=32 dropout=0.1 targets=conv2d"
