@@ -1,0 +1,164 @@
+//===- NNOpsAttention.cpp - embedding, scaled dot-product attention -------===//
+//
+// Embedding lookups and scaled_dot_product_attention: shapes, the mask
+// checks, FLOPs, and what the math and fused attention backends keep.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NNOpsDetail.h"
+
+#include "vram/Dialect/NN/NNOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+using namespace vram::nn;
+using namespace vram::nn::detail;
+
+//===----------------------------------------------------------------------===//
+// Embedding and attention
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  if (weight.getRank() != 2)
+    return emitOptionalError(
+        loc, "expects a 2-D weight [num_embeddings, dim], got rank ",
+        weight.getRank());
+  if (auto pad = adaptor.getPaddingIdx())
+    if (int64_t p = *pad;
+        p < -weight.getDimSize(0) || p >= weight.getDimSize(0))
+      return emitOptionalError(loc, "padding_idx ", p, " is out of range");
+  SmallVector<int64_t> shape(indices.getShape());
+  shape.push_back(weight.getDimSize(1));
+  results.push_back(RankedTensorType::get(shape, weight.getElementType()));
+  return success();
+}
+
+int64_t EmbeddingOp::getFlops(FlopConvention, bool) { return 0; }
+
+int64_t EmbeddingOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  // Scatter-add of the output gradient into the weight gradient.
+  return c == Conv::Full ? numel(getOutput()) : 0;
+}
+
+void EmbeddingOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                  SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(1));
+}
+
+LogicalResult ScaledDotProductAttentionOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  auto q = cast<RankedTensorType>(adaptor.getQuery().getType());
+  auto k = cast<RankedTensorType>(adaptor.getKey().getType());
+  auto v = cast<RankedTensorType>(adaptor.getValue().getType());
+  if (q.getRank() < 2 || q.getRank() != k.getRank() ||
+      q.getRank() != v.getRank())
+    return emitOptionalError(
+        loc, "query, key and value must have the same rank >= 2");
+  if (q.getElementType() != k.getElementType() ||
+      q.getElementType() != v.getElementType())
+    return emitOptionalError(loc, "query, key and value element types differ");
+  int64_t r = q.getRank();
+  if (q.getShape().back() != k.getShape().back())
+    return emitOptionalError(loc, "query and key head dims differ: ",
+                             q.getShape().back(), " vs ", k.getShape().back());
+  if (k.getDimSize(r - 2) != v.getDimSize(r - 2))
+    return emitOptionalError(loc, "key and value sequence lengths differ: ",
+                             k.getDimSize(r - 2), " vs ", v.getDimSize(r - 2));
+  if (q.getShape().drop_back(2) != k.getShape().drop_back(2) ||
+      q.getShape().drop_back(2) != v.getShape().drop_back(2))
+    return emitOptionalError(loc, "batch/head dimensions differ");
+  SmallVector<int64_t> shape(q.getShape());
+  shape.back() = v.getShape().back();
+  results.push_back(RankedTensorType::get(shape, q.getElementType()));
+  return success();
+}
+
+LogicalResult ScaledDotProductAttentionOp::verify() {
+  if (Value mask = getMask()) {
+    // PyTorch: a bool mask or one of the query's dtype, broadcastable to the
+    // scores [..., L, S], and never together with is_causal.
+    if (getCausal())
+      return emitOpError("takes a mask or causal, not both");
+    auto q = tensorOf(getQuery()), m = tensorOf(mask);
+    if (!m.getElementType().isInteger(1) &&
+        m.getElementType() != q.getElementType())
+      return emitOpError(
+                 "mask element type must be i1 or the query element type ")
+             << q.getElementType() << ", got " << m.getElementType();
+    SmallVector<int64_t> scores(q.getShape());
+    scores.back() = tensorOf(getKey()).getShape().drop_back().back();
+    auto shape = broadcastShapes(m.getShape(), scores);
+    if (failed(shape) || ArrayRef<int64_t>(*shape) != ArrayRef<int64_t>(scores))
+      return emitOpError("mask ")
+             << shapeStr(m.getShape())
+             << " does not broadcast to the attention scores "
+             << shapeStr(scores);
+  }
+  return success();
+}
+
+/// Multiply-adds of q k^T (L x S x E) and p v (L x S x Ev).
+static int64_t attentionMacs(ScaledDotProductAttentionOp op, int64_t qkFactor,
+                             int64_t vFactor) {
+  auto q = tensorOf(op.getQuery()), k = tensorOf(op.getKey()),
+       v = tensorOf(op.getValue());
+  int64_t r = q.getRank();
+  int64_t batch = 1;
+  for (int64_t d : q.getShape().drop_back(2))
+    batch = satMul(batch, d);
+  int64_t l = q.getDimSize(r - 2), s = k.getDimSize(r - 2);
+  return satMul(batch, l, s,
+                satAdd(satMul(qkFactor, q.getDimSize(r - 1)),
+                       satMul(vFactor, v.getDimSize(r - 1))));
+}
+
+int64_t ScaledDotProductAttentionOp::getFlops(FlopConvention c, bool) {
+  // fvcore does not count attention.
+  if (c == Conv::Macs)
+    return 0;
+  return fromMacs(c, attentionMacs(*this, 1, 1));
+}
+
+int64_t ScaledDotProductAttentionOp::getBackwardFlops(FlopConvention c,
+                                                      ArrayRef<bool>) {
+  if (c == Conv::Macs)
+    return 0;
+  return fromMacs(c, attentionMacs(*this, 3, 2));
+}
+
+void ScaledDotProductAttentionOp::getSavedTensors(
+    const TorchTarget &, ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  auto q = tensorOf(getQuery()), k = tensorOf(getKey());
+  int64_t r = q.getRank();
+  if (getMask())
+    saved.push_back(SavedTensor::operand(3));
+  if (getBackend() == AttentionBackend::Math) {
+    // _scaled_dot_product_attention_math scales q and k^T by sqrt(scale)
+    // before the product (two new tensors), and keeps them, the attention
+    // probabilities (L x S) and v.
+    saved.push_back(SavedTensor::extra(q, "scaled_query"));
+    saved.push_back(SavedTensor::extra(k, "scaled_key"));
+    saved.push_back(SavedTensor::operand(2));
+    SmallVector<int64_t> probs(q.getShape());
+    probs.back() = k.getDimSize(r - 2);
+    saved.push_back(SavedTensor::extra(
+        RankedTensorType::get(probs, q.getElementType()), "attention_probs"));
+    return;
+  }
+  // Fused kernels keep q, k, v, the output and a logsumexp per row.
+  for (unsigned i = 0; i < 3; ++i)
+    saved.push_back(SavedTensor::operand(i));
+  saved.push_back(SavedTensor::result(0));
+  saved.push_back(
+      SavedTensor::extra(RankedTensorType::get(q.getShape().drop_back(),
+                                               Float32Type::get(getContext())),
+                         "logsumexp"));
+}

@@ -1,0 +1,405 @@
+//===- NNOpsElementwise.cpp - activations, binary ops, casts --------------===//
+//
+// Ops that map elements one to one: activations, softmax and log_softmax,
+// dropout, add/sub/mul/div with broadcasting, masked_fill, cast, and the
+// ONNX importer's erf and clamp. Their in-place forms declare a write.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NNOpsDetail.h"
+
+#include "vram/Dialect/NN/NNOps.h"
+#include "vram/Dialect/NN/TorchSemantics.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+using namespace vram::nn;
+using namespace vram::nn::detail;
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+// Activations: under `full`, one FLOP per element; nothing under the other
+// conventions (fvcore ignores them, flop_counter counts only mm/conv/sdpa).
+#define NN_ELEMENTWISE_FLOPS(OP, PER_ELEMENT)                                  \
+  int64_t OP::getFlops(FlopConvention c, bool) {                               \
+    return c == Conv::Full ? (PER_ELEMENT)*numel(getInput()) : 0;              \
+  }
+
+NN_ELEMENTWISE_FLOPS(ReluOp, 1)
+NN_ELEMENTWISE_FLOPS(Relu6Op, 1)
+NN_ELEMENTWISE_FLOPS(SiluOp, 1)
+NN_ELEMENTWISE_FLOPS(HardswishOp, 1)
+NN_ELEMENTWISE_FLOPS(HardsigmoidOp, 1)
+NN_ELEMENTWISE_FLOPS(GeluOp, 1)
+NN_ELEMENTWISE_FLOPS(SigmoidOp, 1)
+NN_ELEMENTWISE_FLOPS(TanhOp, 1)
+NN_ELEMENTWISE_FLOPS(PowOp, 1)
+NN_ELEMENTWISE_FLOPS(SqrtOp, 1)
+NN_ELEMENTWISE_FLOPS(RsqrtOp, 1)
+NN_ELEMENTWISE_FLOPS(ReciprocalOp, 1)
+NN_ELEMENTWISE_FLOPS(ExpOp, 1)
+NN_ELEMENTWISE_FLOPS(NegOp, 1)
+NN_ELEMENTWISE_FLOPS(SoftmaxOp, 3)
+NN_ELEMENTWISE_FLOPS(LogSoftmaxOp, 3)
+#undef NN_ELEMENTWISE_FLOPS
+
+void ReluOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                             SmallVectorImpl<SavedTensor> &saved) {
+  // threshold_backward(grad, result): relu_ saves the mutated tensor itself.
+  saved.push_back(SavedTensor::result(0));
+}
+
+/// An op whose backward formula uses its input `self`. Its in-place form has
+/// no formula of its own (unlike relu_), so autograd clones the input before
+/// the op overwrites it and keeps the clone: new memory of the input's size
+/// (measured for relu6_ = hardtanh_ with torch 1.13; reference/pytorch.md).
+template <typename OpTy>
+static void saveSelf(OpTy op, SmallVectorImpl<SavedTensor> &saved) {
+  if (op.getInplace())
+    saved.push_back(
+        SavedTensor::extraBeforeOp(op.getInput().getType(), "self_clone"));
+  else
+    saved.push_back(SavedTensor::operand(0));
+}
+
+void Relu6Op::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                              SmallVectorImpl<SavedTensor> &saved) {
+  // hardtanh_backward(grad, self, 0, 6).
+  saveSelf(*this, saved);
+}
+
+void SiluOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                             SmallVectorImpl<SavedTensor> &saved) {
+  saveSelf(*this, saved);
+}
+
+void HardswishOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                  SmallVectorImpl<SavedTensor> &saved) {
+  saveSelf(*this, saved);
+}
+
+void HardsigmoidOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                    SmallVectorImpl<SavedTensor> &saved) {
+  saveSelf(*this, saved);
+}
+
+void PowOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                            SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(0));
+}
+
+void NegOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                            SmallVectorImpl<SavedTensor> &) {}
+
+void GeluOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                             SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(0));
+}
+
+void SigmoidOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::result(0));
+}
+
+void TanhOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                             SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::result(0));
+}
+
+static LogicalResult verifySoftmaxDim(Operation *op, int64_t dim) {
+  int64_t rank = cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
+  if (normalizeDim(dim, rank) < 0)
+    return op->emitOpError("dim ")
+           << dim << " is out of range for rank " << rank;
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() { return verifySoftmaxDim(*this, getDim()); }
+LogicalResult LogSoftmaxOp::verify() {
+  return verifySoftmaxDim(*this, getDim());
+}
+
+/// softmax and log_softmax: the input's shape, in `dtype` when given.
+template <typename Adaptor>
+static LogicalResult inferSoftmaxLike(std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &results) {
+  Type input = adaptor.getInput().getType();
+  return inferWithDtype(loc, input, adaptor.getDtypeAttr(),
+                        cast<RankedTensorType>(input).getShape(), results);
+}
+
+LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  return inferSoftmaxLike(loc, adaptor, results);
+}
+
+LogicalResult LogSoftmaxOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &results) {
+  return inferSoftmaxLike(loc, adaptor, results);
+}
+
+void SoftmaxOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::result(0));
+}
+
+void LogSoftmaxOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                   SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::result(0));
+}
+
+LogicalResult DropoutOp::verify() {
+  // Written so that NaN fails too.
+  if (!(getP().convertToDouble() >= 0 && getP().convertToDouble() <= 1))
+    return emitOpError("p must be in [0, 1], got ") << getP().convertToDouble();
+  return success();
+}
+
+Value DropoutOp::getAliasedOperand(unsigned) {
+  // p = 0 is the identity: the output is the input.
+  return (getInplace() || getP().convertToDouble() == 0) ? getInput() : Value();
+}
+
+bool DropoutOp::isGradPassthrough(unsigned) {
+  return getP().convertToDouble() == 0;
+}
+
+int64_t DropoutOp::getFlops(FlopConvention c, bool training) {
+  return (c == Conv::Full && training && getP().convertToDouble() > 0)
+             ? numel(getInput())
+             : 0;
+}
+
+void DropoutOp::getSavedTensors(const TorchTarget &target, ArrayRef<bool>,
+                                SmallVectorImpl<SavedTensor> &saved) {
+  if (getP().convertToDouble() == 0 || getP().convertToDouble() == 1)
+    return;
+  auto input = tensorOf(getInput());
+  saved.push_back(SavedTensor::extra(
+      RankedTensorType::get(
+          input.getShape(),
+          getDropoutMaskElementType(target, input.getElementType())),
+      "mask"));
+}
+
+void DropoutOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // Drawing the mask advances the generator's state.
+  effects.emplace_back(MemoryEffects::Read::get(),
+                       RandomGeneratorResource::get());
+  effects.emplace_back(MemoryEffects::Write::get(),
+                       RandomGeneratorResource::get());
+  getInplaceEffects(getInplace(), effects);
+}
+
+template <typename BinaryOp>
+static LogicalResult inferBinary(std::optional<Location> loc,
+                                 typename BinaryOp::Adaptor adaptor,
+                                 SmallVectorImpl<Type> &results) {
+  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+  // torch.result_type: a zero-dim tensor (a Python scalar, `x * scaling`)
+  // does not widen a dimensioned tensor of the same category.
+  Type et = promoteFloatTypes(lhs.getElementType(), rhs.getElementType());
+  if ((lhs.getRank() == 0) != (rhs.getRank() == 0) &&
+      isa<FloatType>(lhs.getElementType()) &&
+      isa<FloatType>(rhs.getElementType()))
+    et = lhs.getRank() ? lhs.getElementType() : rhs.getElementType();
+  auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
+  if (failed(shape))
+    return emitOptionalError(
+        loc, "shapes do not broadcast: ", shapeStr(lhs.getShape()), " vs ",
+        shapeStr(rhs.getShape()));
+  results.push_back(RankedTensorType::get(*shape, et));
+  return success();
+}
+
+template <typename BinaryOp> static LogicalResult verifyBinary(BinaryOp op) {
+  // `a += b` keeps a's dtype, so b must not be wider (PyTorch: "result type
+  // can't be cast to the desired output type").
+  if (op.getInplace() && tensorOf(op.getOutput()) != tensorOf(op.getLhs()))
+    return op.emitOpError(
+               "in place needs the result to have the lhs type, got ")
+           << op.getOutput().getType() << " for lhs " << op.getLhs().getType();
+  return success();
+}
+
+#define NN_BINARY_OP(OP)                                                       \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
+      SmallVectorImpl<Type> &results) {                                        \
+    return inferBinary<OP>(loc, adaptor, results);                             \
+  }                                                                            \
+  LogicalResult OP::verify() { return verifyBinary(*this); }                   \
+  int64_t OP::getFlops(FlopConvention c, bool) {                               \
+    return c == Conv::Full ? numel(getOutput()) : 0;                           \
+  }
+
+NN_BINARY_OP(AddOp)
+NN_BINARY_OP(SubOp)
+NN_BINARY_OP(MulOp)
+NN_BINARY_OP(DivOp)
+#undef NN_BINARY_OP
+
+// add/sub hand the output gradient itself to an operand of the output's
+// shape; a broadcast operand gets a reduced (new) tensor.
+static bool sameShapeAsOutput(Value operand, Value output) {
+  return tensorOf(operand).getShape() == tensorOf(output).getShape();
+}
+
+bool AddOp::isGradPassthrough(unsigned i) {
+  return sameShapeAsOutput(getOperand(i), getOutput());
+}
+bool SubOp::isGradPassthrough(unsigned i) {
+  return i == 0 && sameShapeAsOutput(getLhs(), getOutput());
+}
+bool MulOp::isGradPassthrough(unsigned) { return false; }
+bool DivOp::isGradPassthrough(unsigned) { return false; }
+
+void AddOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                            SmallVectorImpl<SavedTensor> &) {}
+void SubOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                            SmallVectorImpl<SavedTensor> &) {}
+
+void MulOp::getSavedTensors(const TorchTarget &, ArrayRef<bool> needs,
+                            SmallVectorImpl<SavedTensor> &saved) {
+  // d(a*b)/da = b, d(a*b)/db = a.
+  if (needs[0])
+    saved.push_back(SavedTensor::operand(1));
+  if (needs[1])
+    saved.push_back(SavedTensor::operand(0));
+}
+
+void DivOp::getSavedTensors(const TorchTarget &, ArrayRef<bool> needs,
+                            SmallVectorImpl<SavedTensor> &saved) {
+  // d(a/b)/da = 1/b; d(a/b)/db = -a/b^2.
+  if (needs[1])
+    saved.push_back(SavedTensor::operand(0));
+  if (needs[0] || needs[1])
+    saved.push_back(SavedTensor::operand(1));
+}
+
+void vram::nn::getInplaceEffects(
+    bool inplace,
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  if (inplace)
+    effects.emplace_back(MemoryEffects::Write::get());
+}
+
+#define DEFINE_INPLACE_EFFECTS(OpTy)                                           \
+  void OpTy::getEffects(                                                       \
+      SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>      \
+          &effects) {                                                          \
+    getInplaceEffects(getInplace(), effects);                                  \
+  }
+DEFINE_INPLACE_EFFECTS(AddOp)
+DEFINE_INPLACE_EFFECTS(SubOp)
+DEFINE_INPLACE_EFFECTS(MulOp)
+DEFINE_INPLACE_EFFECTS(DivOp)
+#undef DEFINE_INPLACE_EFFECTS
+
+//===----------------------------------------------------------------------===//
+// nn.masked_fill
+//===----------------------------------------------------------------------===//
+
+LogicalResult MaskedFillOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto mask = cast<RankedTensorType>(adaptor.getMask().getType());
+  if (!mask.getElementType().isInteger(1))
+    return emitOptionalError(loc, "mask must be a tensor of i1, got ", mask);
+  auto shape = broadcastShapes(input.getShape(), mask.getShape());
+  if (failed(shape) || ArrayRef<int64_t>(*shape) != input.getShape())
+    return emitOptionalError(loc, "mask ", shapeStr(mask.getShape()),
+                             " does not broadcast to the input ",
+                             shapeStr(input.getShape()));
+  results.push_back(input);
+  return success();
+}
+
+int64_t MaskedFillOp::getFlops(FlopConvention c, bool) {
+  return c == Conv::Full ? numel(getOutput()) : 0;
+}
+
+int64_t MaskedFillOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  return c == Conv::Full ? numel(getOutput()) : 0;
+}
+
+void MaskedFillOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                   SmallVectorImpl<SavedTensor> &saved) {
+  // grad.masked_fill(mask, 0) needs only the mask.
+  saved.push_back(SavedTensor::operand(1));
+}
+
+//===----------------------------------------------------------------------===//
+// Casts
+//===----------------------------------------------------------------------===//
+
+LogicalResult CastOp::verify() {
+  auto in = tensorOf(getInput()), out = tensorOf(getOutput());
+  if (in.getShape() != out.getShape())
+    return emitOpError("changes the shape from ")
+           << shapeStr(in.getShape()) << " to " << shapeStr(out.getShape());
+  if (in.getElementType() == out.getElementType())
+    return emitOpError("casts to its own element type ") << in.getElementType();
+  return success();
+}
+
+int64_t CastOp::getFlops(FlopConvention c, bool) {
+  return c == Conv::Full ? numel(getInput()) : 0;
+}
+
+void CastOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                             SmallVectorImpl<SavedTensor> &) {
+  // ToCopyBackward keeps only the input's dtype and device.
+}
+
+//===----------------------------------------------------------------------===//
+// Erf, Clamp (the ONNX importer's 1:1 forms of Erf and Clip)
+//===----------------------------------------------------------------------===//
+
+// One FLOP per element under `full`, like the other activations.
+int64_t ErfOp::getFlops(FlopConvention c, bool) {
+  return c == Conv::Full ? numel(getInput()) : 0;
+}
+
+void ErfOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                            SmallVectorImpl<SavedTensor> &saved) {
+  // derivatives.yaml: erf: 2.0 / sqrt(M_PI) * exp(-(self.pow(2))) * grad.
+  saved.push_back(SavedTensor::operand(0));
+}
+
+int64_t ClampOp::getFlops(FlopConvention c, bool) {
+  return c == Conv::Full ? numel(getInput()) : 0;
+}
+
+void ClampOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                              SmallVectorImpl<SavedTensor> &saved) {
+  // derivatives.yaml: clamp: clamp_backward(grad, self, min, max).
+  saved.push_back(SavedTensor::operand(0));
+}
+
+LogicalResult ClampOp::verify() {
+  std::optional<llvm::APFloat> lo = getMin(), hi = getMax();
+  if (!lo && !hi)
+    return emitOpError("needs a min or a max bound");
+  if (lo && hi && lo->convertToDouble() > hi->convertToDouble())
+    return emitOpError("min ")
+           << lo->convertToDouble() << " is greater than max "
+           << hi->convertToDouble();
+  return success();
+}

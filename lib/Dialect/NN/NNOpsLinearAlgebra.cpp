@@ -1,0 +1,360 @@
+//===- NNOpsLinearAlgebra.cpp - conv2d, linear, matmul, bmm ---------------===//
+//
+// The cuBLAS/cuDNN ops: shapes, multiply-add FLOPs, the operands autograd
+// keeps, convolution workspaces and the views linear and matmul take of
+// their operands.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NNOpsDetail.h"
+
+#include "vram/Dialect/NN/NNOps.h"
+#include "vram/Dialect/NN/TorchSemantics.h"
+#include "vram/Support/CheckedMath.h"
+
+#include "mlir/Dialect/Traits.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace vram::nn;
+using namespace vram::nn::detail;
+
+//===----------------------------------------------------------------------===//
+// nn.conv2d
+//===----------------------------------------------------------------------===//
+
+LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  if (input.getRank() != 4)
+    return emitOptionalError(loc, "expects a 4-D NCHW input, got rank ",
+                             input.getRank());
+  if (weight.getRank() != 4)
+    return emitOptionalError(
+        loc, "expects a 4-D weight [Cout, Cin/groups, kh, kw], got rank ",
+        weight.getRank());
+  if (input.getElementType() != weight.getElementType())
+    return emitOptionalError(loc, "input element type ", input.getElementType(),
+                             " does not match weight element type ",
+                             weight.getElementType());
+  if (failed(checkPair(loc, "strides", adaptor.getStrides(), 1)) ||
+      failed(checkPair(loc, "padding", adaptor.getPadding(), 0)) ||
+      failed(checkPair(loc, "dilation", adaptor.getDilation(), 1)))
+    return failure();
+  int64_t groups = adaptor.getGroups();
+  int64_t cin = input.getDimSize(1), cout = weight.getDimSize(0);
+  if (groups < 1 || cin % groups || cout % groups)
+    return emitOptionalError(loc, "groups (", groups,
+                             ") must divide input channels (", cin,
+                             ") and output channels (", cout, ")");
+  if (vram::checkedMul(weight.getDimSize(1), groups) != cin)
+    return emitOptionalError(loc, "channel mismatch: input has ", cin,
+                             " channels but weight expects ",
+                             weight.getDimSize(1), " x ", groups, " groups");
+  if (Value bias = adaptor.getBias()) {
+    auto b = cast<RankedTensorType>(bias.getType());
+    if (b.getRank() != 1 || b.getDimSize(0) != cout)
+      return emitOptionalError(loc, "bias must be [", cout, "], got ",
+                               shapeStr(b.getShape()));
+    if (b.getElementType() != input.getElementType())
+      return emitOptionalError(loc, "bias element type ", b.getElementType(),
+                               " does not match input element type ",
+                               input.getElementType());
+  }
+  SmallVector<int64_t> shape = {input.getDimSize(0), cout};
+  for (int i = 0; i < 2; ++i) {
+    FailureOr<int64_t> out = spatialOutputSize(
+        loc, i, input.getDimSize(2 + i), weight.getDimSize(2 + i),
+        adaptor.getStrides()[i], adaptor.getPadding()[i],
+        adaptor.getDilation()[i], false,
+        "kernel does not fit the padded input (spatial dim " +
+            std::to_string(i) + ")");
+    if (failed(out))
+      return failure();
+    shape.push_back(*out);
+  }
+  results.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+static int64_t convMacs(Conv2dOp op) {
+  auto out = tensorOf(op.getOutput());
+  return satMul(out.getDimSize(0), numel(op.getWeight()), out.getDimSize(2),
+                out.getDimSize(3));
+}
+
+/// conv and linear: the products, plus the bias add under `full`.
+static int64_t affineFlops(Conv c, int64_t macs, bool bias, Value output) {
+  int64_t flops = fromMacs(c, macs);
+  if (c == Conv::Full && bias)
+    flops = satAdd(flops, numel(output));
+  return flops;
+}
+
+/// One product per input or weight gradient, and the bias gradient's sum.
+static int64_t affineBackwardFlops(Conv c, int64_t macs, ArrayRef<bool> needs,
+                                   bool bias, Value output) {
+  int64_t flops = satAdd(needs[0] ? fromMacs(c, macs) : 0,
+                         needs[1] ? fromMacs(c, macs) : 0);
+  if (c == Conv::Full && bias && needs.size() > 2 && needs[2])
+    flops = satAdd(flops, numel(output));
+  return flops;
+}
+
+int64_t Conv2dOp::getFlops(FlopConvention c, bool) {
+  return affineFlops(c, convMacs(*this), static_cast<bool>(getBias()),
+                     getOutput());
+}
+
+int64_t Conv2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
+  return affineBackwardFlops(c, convMacs(*this), needs,
+                             static_cast<bool>(getBias()), getOutput());
+}
+
+static ConvBackwardSizes convSizes(Conv2dOp op) {
+  auto input = tensorOf(op.getInput()), weight = tensorOf(op.getWeight()),
+       out = tensorOf(op.getOutput());
+  int64_t elementBytes = llvm::divideCeil(input.getElementTypeBitWidth(), 8);
+  ConvBackwardSizes sizes;
+  sizes.input = tensorBytes(op.getInput());
+  sizes.gradOutput = tensorBytes(op.getOutput());
+  sizes.weight = tensorBytes(op.getWeight());
+  sizes.columns =
+      satMul(input.getDimSize(1), weight.getDimSize(2), weight.getDimSize(3),
+             out.getDimSize(2), out.getDimSize(3), elementBytes);
+  sizes.batch = input.getDimSize(0);
+  sizes.groups = op.getGroups();
+  sizes.kernelH = weight.getDimSize(2);
+  sizes.kernelW = weight.getDimSize(3);
+  sizes.inputElements = numel(op.getInput());
+  return sizes;
+}
+
+int64_t Conv2dOp::getBackwardWorkspaceBytes(const TorchTarget &target,
+                                            ArrayRef<bool> needs) {
+  return getConvBackwardWorkspaceBytes(target, convSizes(*this), needs[0],
+                                       needs[1]);
+}
+
+int64_t Conv2dOp::getWorkspaceBytes(const TorchTarget &target) {
+  return getConvForwardWorkspaceBytes(target, convSizes(*this));
+}
+
+void Conv2dOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                               SmallVectorImpl<SavedTensor> &saved) {
+  // convolution_backward needs input and weight whatever requires grad.
+  saved.push_back(SavedTensor::operand(0));
+  saved.push_back(SavedTensor::operand(1));
+}
+
+//===----------------------------------------------------------------------===//
+// nn.linear / nn.matmul / nn.bmm
+//===----------------------------------------------------------------------===//
+
+/// Elements of `dims`, saturated (a 0 dimension allows any others).
+static int64_t product(ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    if (llvm::MulOverflow(p, d, p))
+      return INT64_MAX;
+  return p;
+}
+
+LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  if (input.getRank() < 1)
+    return emitOptionalError(loc, "expects an input of rank >= 1");
+  if (weight.getRank() != 2)
+    return emitOptionalError(loc, "expects a 2-D weight [out, in], got rank ",
+                             weight.getRank());
+  if (input.getElementType() != weight.getElementType())
+    return emitOptionalError(loc, "input element type ", input.getElementType(),
+                             " does not match weight element type ",
+                             weight.getElementType());
+  int64_t in = input.getShape().back();
+  if (weight.getDimSize(1) != in)
+    return emitOptionalError(loc, "input features (", in,
+                             ") do not match weight in_features (",
+                             weight.getDimSize(1), ")");
+  if (Value bias = adaptor.getBias()) {
+    auto b = cast<RankedTensorType>(bias.getType());
+    if (b.getRank() != 1 || b.getDimSize(0) != weight.getDimSize(0))
+      return emitOptionalError(loc, "bias must be [", weight.getDimSize(0),
+                               "], got ", shapeStr(b.getShape()));
+    if (b.getElementType() != input.getElementType())
+      return emitOptionalError(loc, "bias element type ", b.getElementType(),
+                               " does not match input element type ",
+                               input.getElementType());
+  }
+  SmallVector<int64_t> shape(input.getShape());
+  shape.back() = weight.getDimSize(0);
+  results.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+static int64_t linearMacs(LinearOp op) {
+  return satMul(numel(op.getInput()), tensorOf(op.getWeight()).getDimSize(0));
+}
+
+int64_t LinearOp::getFlops(FlopConvention c, bool) {
+  return affineFlops(c, linearMacs(*this), static_cast<bool>(getBias()),
+                     getOutput());
+}
+
+int64_t LinearOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
+  return affineBackwardFlops(c, linearMacs(*this), needs,
+                             static_cast<bool>(getBias()), getOutput());
+}
+
+void LinearOp::getSavedTensors(const TorchTarget &, ArrayRef<bool> needs,
+                               SmallVectorImpl<SavedTensor> &saved) {
+  // grad_weight = grad^T x needs the input; grad_input = grad W needs W.
+  if (needs[1])
+    saved.push_back(SavedTensor::operand(0));
+  if (needs[0])
+    saved.push_back(SavedTensor::operand(1));
+}
+
+void LinearOp::getOperandViews(SmallVectorImpl<OperandView> &views) {
+  // F.linear folds a >2-D input to [-1, in] for the matrix multiply.
+  ArrayRef<int64_t> shape = tensorOf(getInput()).getShape();
+  if (shape.size() > 2)
+    views.push_back({0, {product(shape.drop_back()), shape.back()}});
+}
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+  if (lhs.getRank() < 2 || rhs.getRank() < 2)
+    return emitOptionalError(loc, "expects operands of rank >= 2");
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOptionalError(loc,
+                             "element types differ: ", lhs.getElementType(),
+                             " vs ", rhs.getElementType());
+  int64_t k = lhs.getShape().back();
+  if (rhs.getShape()[rhs.getRank() - 2] != k)
+    return emitOptionalError(loc, "contraction mismatch: lhs has ", k,
+                             " columns, rhs has ",
+                             rhs.getShape()[rhs.getRank() - 2], " rows");
+  auto batch =
+      broadcastShapes(lhs.getShape().drop_back(2), rhs.getShape().drop_back(2));
+  if (failed(batch))
+    return emitOptionalError(
+        loc, "batch dimensions do not broadcast: ", shapeStr(lhs.getShape()),
+        " vs ", shapeStr(rhs.getShape()));
+  SmallVector<int64_t> shape = *batch;
+  shape.push_back(lhs.getShape()[lhs.getRank() - 2]);
+  shape.push_back(rhs.getShape().back());
+  results.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+
+static int64_t matmulMacs(Value lhs, Value out) {
+  // Every output element is a dot product of length k.
+  return satMul(numel(out), tensorOf(lhs).getShape().back());
+}
+
+/// matmul and bmm: one product per gradient needed.
+static int64_t matmulBackwardFlops(Conv c, Value lhs, Value out,
+                                   ArrayRef<bool> needs) {
+  int64_t macs = matmulMacs(lhs, out);
+  return satAdd(needs[0] ? fromMacs(c, macs) : 0,
+                needs[1] ? fromMacs(c, macs) : 0);
+}
+
+/// d(a @ b)/da needs b, d(a @ b)/db needs a.
+static void saveMatmulOperands(ArrayRef<bool> needs,
+                               SmallVectorImpl<SavedTensor> &saved) {
+  if (needs[1])
+    saved.push_back(SavedTensor::operand(0));
+  if (needs[0])
+    saved.push_back(SavedTensor::operand(1));
+}
+
+int64_t MatmulOp::getFlops(FlopConvention c, bool) {
+  return fromMacs(c, matmulMacs(getLhs(), getOutput()));
+}
+
+int64_t MatmulOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
+  return matmulBackwardFlops(c, getLhs(), getOutput(), needs);
+}
+
+void MatmulOp::getSavedTensors(const TorchTarget &, ArrayRef<bool> needs,
+                               SmallVectorImpl<SavedTensor> &saved) {
+  saveMatmulOperands(needs, saved);
+}
+
+void MatmulOp::getOperandViews(SmallVectorImpl<OperandView> &views) {
+  // torch.matmul beyond bmm (rank > 3, or a batched lhs and a 2-D rhs)
+  // reshapes its operands to 3-D (2-D) for bmm (mm).
+  auto lt = tensorOf(getLhs()), rt = tensorOf(getRhs());
+  int64_t lr = lt.getRank(), rr = rt.getRank();
+  if (lr >= 3 && rr == 2) {
+    views.push_back(
+        {0, {product(lt.getShape().drop_back()), lt.getShape().back()}});
+    return;
+  }
+  if (lr < 3 || rr < 3 || (lr == 3 && rr == 3))
+    return;
+  SmallVector<int64_t> batch;
+  if (!OpTrait::util::getBroadcastedShape(lt.getShape().drop_back(2),
+                                          rt.getShape().drop_back(2), batch))
+    return;
+  int64_t numBatches = product(batch);
+  if (ArrayRef<int64_t>(batch) == lt.getShape().drop_back(2))
+    views.push_back(
+        {0, {numBatches, lt.getDimSize(lr - 2), lt.getDimSize(lr - 1)}});
+  if (ArrayRef<int64_t>(batch) == rt.getShape().drop_back(2))
+    views.push_back(
+        {1, {numBatches, rt.getDimSize(rr - 2), rt.getDimSize(rr - 1)}});
+}
+
+LogicalResult BmmOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &results) {
+  auto lhs = cast<RankedTensorType>(adaptor.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(adaptor.getRhs().getType());
+  if (lhs.getRank() != 3 || rhs.getRank() != 3)
+    return emitOptionalError(loc, "expects rank-3 operands");
+  if (lhs.getElementType() != rhs.getElementType())
+    return emitOptionalError(loc,
+                             "element types differ: ", lhs.getElementType(),
+                             " vs ", rhs.getElementType());
+  if (lhs.getDimSize(0) != rhs.getDimSize(0))
+    return emitOptionalError(loc, "batch sizes differ: ", lhs.getDimSize(0),
+                             " vs ", rhs.getDimSize(0));
+  if (lhs.getDimSize(2) != rhs.getDimSize(1))
+    return emitOptionalError(loc, "contraction mismatch: lhs has ",
+                             lhs.getDimSize(2), " columns, rhs has ",
+                             rhs.getDimSize(1), " rows");
+  results.push_back(RankedTensorType::get(
+      {lhs.getDimSize(0), lhs.getDimSize(1), rhs.getDimSize(2)},
+      lhs.getElementType()));
+  return success();
+}
+
+int64_t BmmOp::getFlops(FlopConvention c, bool) {
+  return fromMacs(c, matmulMacs(getLhs(), getOutput()));
+}
+
+int64_t BmmOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
+  return matmulBackwardFlops(c, getLhs(), getOutput(), needs);
+}
+
+void BmmOp::getSavedTensors(const TorchTarget &, ArrayRef<bool> needs,
+                            SmallVectorImpl<SavedTensor> &saved) {
+  saveMatmulOperands(needs, saved);
+}

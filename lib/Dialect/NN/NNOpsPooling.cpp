@@ -1,0 +1,196 @@
+//===- NNOpsPooling.cpp - max/avg/adaptive pooling, mean ------------------===//
+//
+// Pooling windows and the mean reduction: output sizes, FLOPs, and what
+// autograd keeps (max_pool's int64 indices; mean's input only where the
+// torch version's mean_backward needs it).
+//
+//===----------------------------------------------------------------------===//
+
+#include "NNOpsDetail.h"
+
+#include "vram/Dialect/NN/NNOps.h"
+#include "vram/Dialect/NN/TorchSemantics.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+using namespace vram::nn;
+using namespace vram::nn::detail;
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+static LogicalResult inferPool(std::optional<Location> loc,
+                               RankedTensorType input, ArrayRef<int64_t> kernel,
+                               std::optional<ArrayRef<int64_t>> strides,
+                               ArrayRef<int64_t> padding,
+                               ArrayRef<int64_t> dilation, bool ceilMode,
+                               SmallVectorImpl<Type> &results) {
+  if (input.getRank() != 4)
+    return emitOptionalError(loc, "expects a 4-D NCHW input, got rank ",
+                             input.getRank());
+  if (failed(checkPair(loc, "kernel_size", kernel, 1)) ||
+      (strides && failed(checkPair(loc, "strides", *strides, 1))) ||
+      failed(checkPair(loc, "padding", padding, 0)) ||
+      failed(checkPair(loc, "dilation", dilation, 1)))
+    return failure();
+  SmallVector<int64_t> shape = {input.getDimSize(0), input.getDimSize(1)};
+  for (int i = 0; i < 2; ++i) {
+    if (padding[i] > kernel[i] / 2)
+      return emitOptionalError(loc, "padding (", padding[i],
+                               ") must be at most half the kernel size (",
+                               kernel[i], ")");
+    int64_t stride = strides ? (*strides)[i] : kernel[i];
+    FailureOr<int64_t> out = spatialOutputSize(
+        loc, i, input.getDimSize(2 + i), kernel[i], stride, padding[i],
+        dilation[i], ceilMode, "pooling window does not fit the input");
+    if (failed(out))
+      return failure();
+    shape.push_back(*out);
+  }
+  results.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  return inferPool(loc, cast<RankedTensorType>(adaptor.getInput().getType()),
+                   adaptor.getKernelSize(), adaptor.getStrides(),
+                   adaptor.getPadding(), adaptor.getDilation(),
+                   adaptor.getCeilMode(), results);
+}
+
+int64_t MaxPool2dOp::getFlops(FlopConvention c, bool) {
+  if (c != Conv::Full)
+    return 0;
+  ArrayRef<int64_t> k = getKernelSize();
+  return satMul(numel(getOutput()), k[0], k[1]);
+}
+
+int64_t MaxPool2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  return c == Conv::Full ? numel(getOutput()) : 0;
+}
+
+void MaxPool2dOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                  SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(0));
+  saved.push_back(SavedTensor::extra(
+      RankedTensorType::get(tensorOf(getOutput()).getShape(),
+                            IntegerType::get(getContext(), 64)),
+      "indices"));
+}
+
+LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  SmallVector<int64_t, 2> noDilation = {1, 1};
+  return inferPool(loc, cast<RankedTensorType>(adaptor.getInput().getType()),
+                   adaptor.getKernelSize(), adaptor.getStrides(),
+                   adaptor.getPadding(), noDilation, adaptor.getCeilMode(),
+                   results);
+}
+
+int64_t AvgPool2dOp::getFlops(FlopConvention c, bool) {
+  if (c != Conv::Full)
+    return 0;
+  ArrayRef<int64_t> k = getKernelSize();
+  return satMul(numel(getOutput()), k[0], k[1]);
+}
+
+int64_t AvgPool2dOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  return c == Conv::Full ? numel(getInput()) : 0;
+}
+
+void AvgPool2dOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                  SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(0));
+}
+
+LogicalResult AdaptiveAvgPool2dOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (input.getRank() != 4)
+    return emitOptionalError(loc, "expects a 4-D NCHW input, got rank ",
+                             input.getRank());
+  if (failed(checkPair(loc, "output_size", adaptor.getOutputSize(), 1)))
+    return failure();
+  results.push_back(RankedTensorType::get(
+      {input.getDimSize(0), input.getDimSize(1), adaptor.getOutputSize()[0],
+       adaptor.getOutputSize()[1]},
+      input.getElementType()));
+  return success();
+}
+
+int64_t AdaptiveAvgPool2dOp::getFlops(FlopConvention c, bool) {
+  // fvcore counts one per input element.
+  return c == Conv::Flops ? 0 : numel(getInput());
+}
+
+int64_t AdaptiveAvgPool2dOp::getBackwardFlops(FlopConvention c,
+                                              ArrayRef<bool>) {
+  return c == Conv::Full ? numel(getInput()) : 0;
+}
+
+void AdaptiveAvgPool2dOp::getSavedTensors(const TorchTarget &target,
+                                          ArrayRef<bool>,
+                                          SmallVectorImpl<SavedTensor> &saved) {
+  // Where a 1x1 output runs as mean(-1, -2), it keeps what mean keeps.
+  ArrayRef<int64_t> out = getOutputSize();
+  if (out[0] == 1 && out[1] == 1 && adaptiveAvgPoolToOneRunsAsMean(target) &&
+      !meanSavesInput(target))
+    return;
+  saved.push_back(SavedTensor::operand(0));
+}
+
+LogicalResult MeanOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t rank = input.getRank();
+  SmallVector<bool> reduced(rank, false);
+  if (adaptor.getDims().empty())
+    return emitOptionalError(loc, "dims must not be empty");
+  for (int64_t d : adaptor.getDims()) {
+    int64_t n = normalizeDim(d, rank);
+    if (n < 0)
+      return emitOptionalError(loc, "dim ", d, " is out of range for rank ",
+                               rank);
+    if (reduced[n])
+      return emitOptionalError(loc, "dim ", d, " is listed twice");
+    reduced[n] = true;
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!reduced[i])
+      shape.push_back(input.getDimSize(i));
+    else if (adaptor.getKeepdim())
+      shape.push_back(1);
+  }
+  results.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+int64_t MeanOp::getFlops(FlopConvention c, bool) {
+  // One add per input element (as adaptive_avg_pool2d to 1x1, which runs as
+  // a mean); flop_counter counts no reductions.
+  return c == Conv::Flops ? 0 : numel(getInput());
+}
+
+int64_t MeanOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  return c == Conv::Full ? numel(getInput()) : 0;
+}
+
+void MeanOp::getSavedTensors(const TorchTarget &target, ArrayRef<bool>,
+                             SmallVectorImpl<SavedTensor> &saved) {
+  // 2.x's mean_backward expands the gradient to the input's sizes and keeps
+  // nothing; 1.13 keeps the input.
+  if (meanSavesInput(target))
+    saved.push_back(SavedTensor::operand(0));
+}

@@ -1,0 +1,182 @@
+//===- NNOpsStep.cpp - backward nodes, gradients, optimizer ---------------===//
+//
+// The ops vram-build-step creates: backward nodes (their recorded saved
+// tensors, FLOPs and workspace), gradient accumulation, optimizer state
+// and the update with its foreach temporaries. Each says its step phase.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NNOpsDetail.h"
+
+#include "vram/Dialect/NN/NNOps.h"
+#include "vram/Dialect/NN/TorchSemantics.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/ErrorHandling.h"
+
+using namespace mlir;
+using namespace vram::nn;
+using namespace vram::nn::detail;
+
+//===----------------------------------------------------------------------===//
+// Training-step ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult BackwardOp::verify() {
+  if (getGradOperands().size() != getNumResults())
+    return emitOpError("grad_operands has ")
+           << getGradOperands().size() << " entries for " << getNumResults()
+           << " results";
+  if (getParamGrads().size() != getNumResults())
+    return emitOpError("param_grads has ")
+           << getParamGrads().size() << " entries for " << getNumResults()
+           << " results";
+  if (getFlopCounts().size() != 3)
+    return emitOpError("flop_counts needs 3 entries (macs, flops, full)");
+  if (getSavedRoles().size() != getSaved().size())
+    return emitOpError("saved_roles has ")
+           << getSavedRoles().size() << " entries for " << getSaved().size()
+           << " saved tensors";
+  FunctionType forward = getForwardType();
+  for (auto [value, role] : llvm::zip(getSaved(), getSavedRoles())) {
+    auto r = cast<SavedRoleAttr>(role);
+    if (r.getKind() == SavedKind::Extra)
+      continue;
+    TypeRange types = r.getKind() == SavedKind::Operand ? forward.getInputs()
+                                                        : forward.getResults();
+    if (r.getIndex() < 0 || r.getIndex() >= (int64_t)types.size())
+      return emitOpError("saved role ")
+             << r << " is out of range for forward type " << forward;
+    if (types[r.getIndex()] != value.getType())
+      return emitOpError("saved tensor of type ")
+             << value.getType() << " does not match its role " << r << " ("
+             << types[r.getIndex()] << ")";
+  }
+  for (int64_t i : getGradOperands())
+    if (i < 0 || i >= (int64_t)forward.getNumInputs())
+      return emitOpError("grad operand ")
+             << i << " is out of range for forward type " << forward;
+  return success();
+}
+
+int64_t BackwardOp::getWorkspaceBytes(const TorchTarget &) {
+  return getWorkspaceBytesAttr().getInt();
+}
+
+int64_t BackwardOp::getFlops(FlopConvention c, bool) {
+  return getFlopCounts()[static_cast<unsigned>(c)];
+}
+StepPhase BackwardOp::getStepPhase() { return StepPhase::Backward; }
+
+Value AccumulateGradOp::getAliasedOperand(unsigned) {
+  return getInplace() ? getAccumulator() : Value();
+}
+
+int64_t AccumulateGradOp::getFlops(FlopConvention c, bool) {
+  return c == Conv::Full ? numel(getResult()) : 0;
+}
+StepPhase AccumulateGradOp::getStepPhase() { return StepPhase::Backward; }
+
+MemoryCategory OptimizerStateOp::getMemoryCategory() {
+  return MemoryCategory::OptimizerState;
+}
+std::string OptimizerStateOp::getStorageName() {
+  std::string param = "?";
+  if (auto owner = getParam().getDefiningOp<PersistentStorageOpInterface>())
+    param = owner.getStorageName();
+  return param + "." + stringifyEnum(getKind()).str();
+}
+
+/// Persistent state tensors per parameter (torch.optim's `state[p]`).
+static unsigned statesPerParam(OptimizerKind kind) {
+  switch (kind) {
+  case OptimizerKind::Sgd:
+    return 0;
+  case OptimizerKind::Momentum:
+    return 1;
+  case OptimizerKind::Adam:
+  case OptimizerKind::AdamW:
+    return 2;
+  }
+  llvm_unreachable("unknown optimizer");
+}
+
+LogicalResult OptimizerStepOp::verify() {
+  unsigned statesPerParam = ::statesPerParam(getOptimizer());
+  if (getParams().size() != getGrads().size())
+    return emitOpError("needs one gradient per parameter");
+  if (getState().size() != statesPerParam * getParams().size())
+    return emitOpError("needs ")
+           << statesPerParam << " state tensors per parameter";
+  for (auto [p, g] : llvm::zip(getParams(), getGrads()))
+    if (p.getType() != g.getType())
+      return emitOpError("gradient type ")
+             << g.getType() << " does not match parameter type " << p.getType();
+  // State tensors come grouped by parameter: statesPerParam for each.
+  for (auto [i, s] : llvm::enumerate(getState()))
+    if (s.getType() != getParams()[i / statesPerParam].getType())
+      return emitOpError("state type ")
+             << s.getType() << " does not match parameter type "
+             << getParams()[i / statesPerParam].getType();
+  return success();
+}
+
+static int64_t totalElements(ValueRange values) {
+  int64_t n = 0;
+  for (Value v : values)
+    n = satAdd(n, numel(v));
+  return n;
+}
+
+int64_t OptimizerStepOp::getFlops(FlopConvention c, bool) {
+  // Only `full` counts optimizer arithmetic: per element, SGD p -= lr*g (2),
+  // momentum adds buf = mu*buf + g (2 more), Adam ~12 (two moment updates,
+  // bias corrections, sqrt, division, update), weight decay 2 more.
+  if (c != Conv::Full)
+    return 0;
+  int64_t perElement = getOptimizer() == OptimizerKind::Sgd        ? 2
+                       : getOptimizer() == OptimizerKind::Momentum ? 4
+                                                                   : 12;
+  if (getWeightDecay().convertToDouble() != 0)
+    perElement += 2;
+  return satMul(perElement, totalElements(getParams()));
+}
+
+int64_t OptimizerStepOp::getWorkspaceBytes(const TorchTarget &target) {
+  SmallVector<int64_t> sizes;
+  getWorkspaceAllocations(target, sizes);
+  int64_t bytes = 0;
+  for (int64_t size : sizes)
+    bytes = satAdd(bytes, size);
+  return bytes;
+}
+
+void OptimizerStepOp::getWorkspaceAllocations(const TorchTarget &target,
+                                              SmallVectorImpl<int64_t> &sizes) {
+  OptimizerKind opt = getOptimizer();
+  if (getImplementation() == OptimizerImpl::Fused)
+    return;
+  // One tensor per parameter in each list: the caching allocator rounds
+  // each (torch._foreach_sqrt returns a list of tensors).
+  auto addList = [&](ValueRange values) {
+    for (Value v : values)
+      sizes.push_back(tensorBytes(v));
+  };
+  // foreach Adam/AdamW materializes exp_avg_sq.sqrt() (and in 1.13 its
+  // out-of-place + eps) for all params at once; the for-loop form does the
+  // same one parameter at a time (one op per parameter here), one list.
+  if (opt == OptimizerKind::Adam || opt == OptimizerKind::AdamW) {
+    unsigned lists = getImplementation() == OptimizerImpl::Foreach
+                         ? getForeachAdamTemporaryLists(target)
+                         : 1;
+    for (unsigned l = 0; l < lists; ++l)
+      addList(getParams());
+  }
+  // Coupled weight decay (SGD, Adam) adds grad + wd * param as a new tensor.
+  if (getWeightDecay().convertToDouble() != 0 && opt != OptimizerKind::AdamW)
+    addList(getGrads());
+}
+
+StepPhase OptimizerStepOp::getStepPhase() { return StepPhase::Optimizer; }
