@@ -127,7 +127,8 @@ struct VramOptFlags {
   cl::opt<std::string> loraSpec{
       "lora",
       cl::desc("peft LoRA adapters: r=R,alpha=A,dropout=P,targets=T|T... "
-               "(targets: conv2d, linear, or globs / module paths of layers); "
+               "(targets: conv2d, linear, all-linear (every linear but the "
+               "output layer, as peft), or globs / module paths of layers); "
                "every other parameter is frozen"),
       cl::value_desc("r=4,alpha=32,dropout=0.1,targets=conv2d"),
       cl::cat(scenarioCat)};

@@ -21,6 +21,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <cmath>
 
@@ -97,33 +98,31 @@ void LoraPass::runOnOperation() {
   if (targets.empty() ||
       llvm::any_of(targets, [](const std::string &t) { return t.empty(); })) {
     emitError(module.getLoc())
-        << "LoRA needs targets: op kinds (conv2d, linear) or layer names";
+        << "LoRA needs targets: op kinds (conv2d, linear, all-linear) or layer "
+           "names";
     return signalPassFailure();
   }
   // Op kinds are targets of their own; everything else is a name pattern.
-  bool allConvs = false, allLinears = false;
+  bool allConvs = false, allLinears = false, allButOutput = false;
   SmallVector<std::string> names;
   for (const std::string &t : targets) {
     if (t == "conv2d")
       allConvs = true;
     else if (t == "linear")
       allLinears = true;
+    else if (t == "all-linear")
+      allButOutput = true;
     else
       names.push_back(t);
   }
-  ModulePatterns patterns;
-  if (failed(patterns.compile(names, module.getLoc())))
-    return signalPassFailure();
   // peft's target_modules: a plain name also matches every layer whose path
   // ends with it (`q_proj` selects `model.layers.0.self_attn.q_proj`).
-  auto matchesPeftSuffix = [&](StringRef layer) {
-    return llvm::any_of(names, [&](const std::string &name) {
-      return name.find_first_of("*?[") == std::string::npos &&
-             layer.ends_with("." + name);
-    });
-  };
+  ModulePatterns patterns;
+  if (failed(patterns.compile(names, module.getLoc(), /*suffixes=*/true)))
+    return signalPassFailure();
 
   SmallVector<Target> chosen;
+  std::vector<std::string> layers;
   forward.walk([&](Operation *op) {
     Value weight;
     bool kindSelected = false;
@@ -132,16 +131,35 @@ void LoraPass::runOnOperation() {
       kindSelected = allConvs;
     } else if (auto linear = dyn_cast<LinearOp>(op)) {
       weight = linear.getWeight();
-      kindSelected = allLinears;
+      // peft's all-linear leaves out the output layer: the linear whose
+      // result the model returns (an LM head, a classifier).
+      bool isOutput = llvm::any_of(linear->getUsers(), [](Operation *user) {
+        return isa<func::ReturnOp>(user);
+      });
+      kindSelected = allLinears || (allButOutput && !isOutput);
     } else {
       return;
     }
     std::string layer = layerOf(op, weight);
     if (layer.empty())
       return;
-    if (kindSelected || patterns.matches(layer) || matchesPeftSuffix(layer))
+    layers.push_back(layer);
+    if (kindSelected || patterns.matches(layer))
       chosen.push_back({op, layer});
   });
+  // A target name that selects nothing is a typo, not a no-op.
+  bool unmatched = false;
+  for (StringRef pattern : patterns.getUnmatched()) {
+    InFlightDiagnostic diag = emitError(forward.getLoc())
+                              << "LoRA target '" << pattern
+                              << "' matches no conv2d or linear layer";
+    SmallVector<std::string> nearest = getNearestNames(pattern, layers);
+    if (!nearest.empty())
+      diag << " (nearest layer names: " << llvm::join(nearest, ", ") << ")";
+    unmatched = true;
+  }
+  if (unmatched)
+    return signalPassFailure();
   if (chosen.empty()) {
     emitError(forward.getLoc())
         << "no conv2d or linear layer with a weight parameter matches the "

@@ -4,18 +4,24 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace vram;
 
 LogicalResult ModulePatterns::compile(ArrayRef<std::string> sources,
-                                      Location loc) {
+                                      Location loc, bool suffixes) {
   for (const std::string &source : sources) {
     StringRef stable = spellings.emplace_back(source);
     this->sources.push_back(stable);
     SmallVector<StringRef, 2> forms = {stable};
-    if (stable.find_first_of("*?[") == StringRef::npos)
+    if (stable.find_first_of("*?[") == StringRef::npos) {
       forms.push_back(spellings.emplace_back(source + ".*"));
+      if (suffixes) {
+        forms.push_back(spellings.emplace_back("*." + source));
+        forms.push_back(spellings.emplace_back("*." + source + ".*"));
+      }
+    }
     for (StringRef form : forms) {
       auto glob = llvm::GlobPattern::create(form);
       if (!glob)
@@ -55,6 +61,30 @@ StringRef ModulePatterns::matchingModule(StringRef name) const {
     if (matches(name.take_front(dot)))
       return name.take_front(dot);
   return matches(name) ? name : StringRef();
+}
+
+SmallVector<std::string> vram::getNearestNames(StringRef pattern,
+                                               ArrayRef<std::string> names,
+                                               unsigned count) {
+  std::vector<std::pair<unsigned, std::string>> scored;
+  llvm::StringSet<> seen;
+  for (const std::string &name : names) {
+    StringRef last = StringRef(name).rsplit('.').second;
+    if (last.empty())
+      last = name;
+    if (!seen.insert(last).second)
+      continue;
+    scored.emplace_back(pattern.edit_distance(last), last.str());
+  }
+  llvm::stable_sort(
+      scored, [](const auto &a, const auto &b) { return a.first < b.first; });
+  SmallVector<std::string> nearest;
+  for (auto &[distance, name] : scored) {
+    if (nearest.size() == count)
+      break;
+    nearest.push_back(name);
+  }
+  return nearest;
 }
 
 StringRef vram::moduleOfParameter(StringRef paramName) {

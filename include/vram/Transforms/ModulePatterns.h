@@ -23,8 +23,12 @@ namespace vram {
 class ModulePatterns {
 public:
   /// Compiles `sources`; an invalid glob is an error at `loc` naming it.
+  /// With `suffixes`, a pattern without wildcards also matches, as peft's
+  /// target_modules do, every name that ends with it as whole components
+  /// (`q_proj` matches `model.layers.0.self_attn.q_proj`) and what is under
+  /// such a name.
   mlir::LogicalResult compile(llvm::ArrayRef<std::string> sources,
-                              mlir::Location loc);
+                              mlir::Location loc, bool suffixes = false);
 
   bool empty() const { return globs.empty(); }
   /// Whether any pattern matches `name`. Records which patterns matched.
@@ -47,6 +51,12 @@ private:
   // as the patterns.
   std::deque<std::string> spellings;
 };
+
+/// Up to `count` distinct last components of `names` nearest to `pattern`
+/// by edit distance (for "did you mean" hints).
+llvm::SmallVector<std::string>
+getNearestNames(llvm::StringRef pattern, llvm::ArrayRef<std::string> names,
+                unsigned count = 3);
 
 /// The module of a parameter: `layer1.0.conv1.weight` -> `layer1.0.conv1`;
 /// a top-level parameter belongs to the root module "".

@@ -124,11 +124,14 @@ def Lora : Pass<"vram-lora", "mlir::ModuleOp"> {
     also holds `* scaling`), the sum at `<layer>`. As `get_peft_model` does
     (bias="none"), every other parameter is frozen.
 
-    A target is an op kind (`conv2d`, `linear`) or a glob or module path on
+    A target is an op kind (`conv2d`, `linear`, or `all-linear`: every
+    linear layer but the output layer whose result the model returns, as
+    peft's "all-linear") or a glob or module path on
     the layer name: the module the op's location names (`layer1.0.conv1`),
     else its weight's module. A name without wildcards also matches, as
     peft's `target_modules` do, every layer whose path ends with it
-    (`q_proj` adapts `model.layers.0.self_attn.q_proj`).
+    (`q_proj` adapts `model.layers.0.self_attn.q_proj`). A name that
+    matches no layer is an error naming the nearest layer names.
 
     ```
     vram-opt --zoo=resnet18 --vram-lora="r=4 alpha=32 dropout=0.1 targets=conv2d"
@@ -141,7 +144,8 @@ def Lora : Pass<"vram-lora", "mlir::ModuleOp"> {
     Option<"dropout", "dropout", "double", /*default=*/"0.0",
            "lora_dropout probability in [0, 1)">,
     ListOption<"targets", "targets", "std::string",
-               "op kinds (conv2d, linear) or globs / module paths of the "
+               "op kinds (conv2d, linear, all-linear) or globs / module "
+               "paths of the "
                "layers to adapt">,
     Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
            "name of the forward function">,
