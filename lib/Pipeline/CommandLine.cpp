@@ -212,6 +212,11 @@ struct VramOptFlags {
       cl::desc("Markdown: compare with a baseline JSON report (deltas per "
                "category, regression line)"),
       cl::value_desc("BASELINE.json"), cl::cat(outputCat)};
+  cl::opt<bool> failOnRegression{
+      "fail-on-regression",
+      cl::desc("Markdown with --compare: a peak grown past "
+               "--regression-threshold is an error (exit code 1)"),
+      cl::init(false), cl::cat(outputCat)};
   cl::opt<double> regressionThreshold{
       "regression-threshold",
       cl::desc("Markdown with --compare: peak growth reported as a regression, "
@@ -450,6 +455,11 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
   if (compareWith.getNumOccurrences() &&
       resolvedFormat != OutputFormat::Markdown)
     return usage("--compare needs --format=markdown");
+  if ((failOnRegression || regressionThreshold.getNumOccurrences()) &&
+      !compareWith.getNumOccurrences())
+    return usage(std::string(failOnRegression ? "--fail-on-regression"
+                                              : "--regression-threshold") +
+                 " needs --compare");
   if (validate == ValidationTarget::None &&
       (inputData.getNumOccurrences() || dumpDir.getNumOccurrences() ||
        allocationMode.getNumOccurrences() || learningRate.getNumOccurrences()))
@@ -691,6 +701,7 @@ llvm::Expected<RunOptions> vram::getRunOptionsFromCommandLine(
   report.depth = f.layerDepth;
   report.comparePath = f.compareWith;
   report.regressionThreshold = f.regressionThreshold / 100;
+  report.failOnRegression = f.failOnRegression;
   options.traceFile = f.traceFile;
   ValidationOptions &validation = options.validation;
   validation.target = f.validate;

@@ -138,6 +138,12 @@ llvm::Expected<BaselineFigures> vram::report::parseBaseline(StringRef text,
                                  "memory.at_peak." + category, f.atPeak[c]))
       return std::move(e);
   }
+  if (const json::Object *model = report->getObject("model"))
+    if (std::optional<StringRef> name = model->getString("name"))
+      f.model = name->str();
+  if (const json::Object *config = report->getObject("config"))
+    if (std::optional<StringRef> mode = config->getString("mode"))
+      f.mode = mode->str();
   return f;
 }
 

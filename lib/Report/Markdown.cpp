@@ -74,10 +74,21 @@ LogicalResult vram::report::writeMarkdown(const Analyses &a,
       return emitError(UnknownLoc::get(a.func->getContext()))
              << llvm::toString(baseline.takeError());
     before = *baseline;
+    // Deltas between two models mean nothing: say so, and still write them.
+    Location loc = a.func->getLoc();
+    if (!before->model.empty() && before->model != options.modelName)
+      emitWarning(loc) << "the baseline is a report of '" << before->model
+                       << "', this one of '" << options.modelName
+                       << "': the comparison is across models";
+    else if (!before->mode.empty() && before->mode != a.mode)
+      emitWarning(loc) << "the baseline's step is '" << before->mode
+                       << "', this one's '" << a.mode
+                       << "': the comparison is across steps";
   }
 
   const MemoryAnalysis &memory = *a.memory;
   Figures now = figuresOf(a);
+  bool regressed = false;
   os << "### vram-opt: " << options.modelName << " (" << a.mode;
   if (a.batch)
     os << ", batch " << *a.batch;
@@ -124,7 +135,8 @@ LogicalResult vram::report::writeMarkdown(const Analyses &a,
                                        double(before->peak)
                                  : 0;
     os << "\n";
-    if (growth > options.regressionThreshold)
+    regressed = growth > options.regressionThreshold;
+    if (regressed)
       os << llvm::formatv("**Regression:** the peak grew by {0:f1}% "
                           "(threshold {1:f1}%).\n",
                           100 * growth, 100 * options.regressionThreshold);
@@ -141,5 +153,11 @@ LogicalResult vram::report::writeMarkdown(const Analyses &a,
     os << "| `" << describeStorage(t) << "` | " << stringifyEnum(t.category)
        << " | " << humanBytes(t.bytes) << " |\n";
   }
+  if (regressed && options.failOnRegression)
+    return emitError(a.func->getLoc())
+           << llvm::formatv("the peak grew by {0} past the regression "
+                            "threshold of {1:f1}% (--fail-on-regression)",
+                            percent(now.peak, before->peak),
+                            100 * options.regressionThreshold);
   return success();
 }

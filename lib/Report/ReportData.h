@@ -97,6 +97,9 @@ mlir::LogicalResult writeMarkdown(const Analyses &a,
 struct BaselineFigures {
   int64_t peak = 0, persistent = 0, saved = 0, params = 0;
   CategoryBytes atPeak = {};
+  /// The baseline's model and step mode ("model.name", "config.mode"), when it
+  /// names them: a comparison across models is warned about.
+  std::string model, mode;
 };
 /// Reads a baseline report from JSON text (`name` names it in errors, as
 /// "baseline 'NAME': memory.peak_bytes: expected a non-negative integer").

@@ -313,8 +313,10 @@ int main(int argc, char **argv) {
     llvm::outs() << **best << "\n";
     return 0;
   }
-  if (int code = exitCodeOf(vram::runModel(**source, *options, output->os())))
-    return code;
-  output->keep();
-  return 0;
+  // Over budget or a validation that disagrees (exit 1) still writes the
+  // requested report.
+  int code = exitCodeOf(vram::runModel(**source, *options, output->os()));
+  if (code != 2)
+    output->keep();
+  return code;
 }

@@ -90,6 +90,9 @@ struct ReportOptions {
   /// the relative growth of the peak reported as a regression.
   std::string comparePath;
   double regressionThreshold = 0.05;
+  /// Markdown with a baseline: a regression is also an error (the writer
+  /// fails after writing, exit code 1), for CI gates.
+  bool failOnRegression = false;
   /// Set when --budget was checked.
   std::optional<BudgetFinding> budget;
   /// Warnings the front end gave about the model, shown as SARIF results:
