@@ -144,7 +144,10 @@ void LoraPass::runOnOperation() {
     if (layer.empty())
       return;
     layers.push_back(layer);
-    if (kindSelected || patterns.matches(layer))
+    // Every pattern sees every layer, so that an unmatched one is reported
+    // even when an op kind selected the layer too.
+    bool named = patterns.matches(layer);
+    if (kindSelected || named)
       chosen.push_back({op, layer});
   });
   // A target name that selects nothing is a typo, not a no-op.

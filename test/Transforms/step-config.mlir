@@ -31,7 +31,7 @@
 // TWICE: nn.checkpoint = ["a", "b"]
 
 // The attributes print and parse back (the step IR is a complete record).
-// RUN: vram-opt %s --vram-lora="r=4 alpha=32 dropout=0.1 targets=linear" --vram-build-step="optimizer=adamw weight-decay=0.1" --vram-checkpoint="modules=a" | vram-opt --format=mlir | FileCheck %s --check-prefix=ROUND
+// RUN: vram-opt %s --vram-lora="r=4 alpha=32 dropout=0.1 targets=linear" --vram-build-step="optimizer=adamw weight-decay=0.1" --vram-checkpoint="modules=a" | vram-opt --format=mlir - | FileCheck %s --check-prefix=ROUND
 // ROUND: func.func @step({{.*}} attributes {nn.checkpoint = ["a"], nn.device = "cuda", nn.lora = #nn.lora<r = 4, alpha = 3.200000e+01, dropout = 1.000000e-01, targets = ["linear"]>, nn.mode = #nn<mode train>, nn.optimizer = #nn.optimizer_config<adamw, foreach, weight_decay = 1.000000e-01>, nn.torch_version = "2"}
 
 func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {

@@ -59,10 +59,10 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-cl::opt<std::string>
-    inputFilename(cl::Positional,
-                  cl::desc("<model file: .mlir, .onnx or C++ (LibTorch)>"),
-                  cl::init("-"));
+cl::opt<std::string> inputFilename(
+    cl::Positional,
+    cl::desc("<model file: .mlir, .onnx or C++ (LibTorch); - reads stdin>"),
+    cl::init("-"));
 cl::opt<std::string> outputFilename("o", cl::desc("Output filename"),
                                     cl::value_desc("filename"), cl::init("-"));
 cl::opt<bool>
@@ -239,6 +239,17 @@ int main(int argc, char **argv) {
   vram::registerLowerToTensorInterfaces(registry);
 #endif
   vram::ModelKind kind = vram::getModelKind(inputFilename);
+  // Without a model there is nothing to analyze: standard input is read only
+  // when asked for with `-`, so that a bare `vram-opt` does not wait.
+  if (kind != vram::ModelKind::Zoo && kind != vram::ModelKind::ZooList &&
+      !inputFilename.getNumOccurrences()) {
+    llvm::errs() << "usage: vram-opt MODEL [options]   (MODEL: a .mlir, .onnx "
+                    "or C++ file, or - for standard input)\n"
+                    "       vram-opt --zoo=NAME [options]   (--zoo=list lists "
+                    "the built-in models)\n"
+                    "See vram-opt --help.\n";
+    return 2;
+  }
   if (kind == vram::ModelKind::ZooList) {
     for (const vram::zoo::ZooModelInfo &info : vram::zoo::listModels())
       llvm::outs() << llvm::formatv("{0,-16} {1}\n", info.name,

@@ -2,8 +2,8 @@
 // form again. Also checks that the generic form parses and re-prints as the
 // custom form, and that default-valued attributes are elided.
 
-// RUN: vram-opt --format=mlir %s | vram-opt --format=mlir | FileCheck %s
-// RUN: vram-opt --format=mlir %s -mlir-print-op-generic | vram-opt --format=mlir | FileCheck %s
+// RUN: vram-opt --format=mlir %s | vram-opt --format=mlir - | FileCheck %s
+// RUN: vram-opt --format=mlir %s -mlir-print-op-generic | vram-opt --format=mlir - | FileCheck %s
 
 func.func @conv2d(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>,
                   %xg: tensor<1x4x8x8xf32>, %wg: tensor<8x2x3x3xf32>, %wd: tensor<4x1x3x3xf32>,
