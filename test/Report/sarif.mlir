@@ -10,14 +10,42 @@
 // loss's backward, located at the `return` that produces the model output).
 // RUN: not vram-opt %s --mode=train --budget=1KB --format=sarif > %t.over.sarif 2>/dev/null
 // RUN: %check-sarif %t.over.sarif | FileCheck %s --check-prefix=OVER
-// OVER: vram/peak-memory note 28
-// OVER-NEXT: vram/budget-exceeded error 28
+// OVER: vram/peak-memory note 56
+// OVER-NEXT: vram/budget-exceeded error 56
 // RUN: FileCheck %s --check-prefix=PROPS < %t.over.sarif
 // PROPS-DAG: "budget_bytes": 1000,
 // PROPS-DAG: "metric": "exact",
 // PROPS-DAG: "text": "peak training memory (exact) {{.*}} exceeds the budget of 1000 B by
 
-// Zoo layers are logical locations in "zoo:NAME".
+// What GitHub code scanning needs (check-sarif.py checks each): a file under
+// the working directory is a URI relative to %SRCROOT%, which the run
+// defines; the fingerprint follows the finding (rule, model, layer), not
+// its numbers: tiny_cnn at batch 1 and 4 peaks at `relu` with other bytes.
+// RUN: cd %S && vram-opt sarif.mlir --mode=train --format=sarif > %t.rel.sarif
+// RUN: %check-sarif %t.rel.sarif
+// RUN: FileCheck %s --check-prefix=REL < %t.rel.sarif
+// REL: "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+// REL: "automationDetails": {
+// REL-NEXT: "id": "vram-opt/sarif/"
+// REL: "originalUriBaseIds": {
+// REL-NEXT: "%SRCROOT%": {
+// REL-NEXT: "uri": "file:///
+// REL: "uri": "sarif.mlir",
+// REL-NEXT: "uriBaseId": "%SRCROOT%"
+// REL: "fullDescription": {
+// REL: "help": {
+// RUN: vram-opt --zoo=tiny_cnn --batch=1 --mode=train --format=sarif | grep -A1 -e vramFinding -e '"text": "peak' > %t.fp1
+// RUN: vram-opt --zoo=tiny_cnn --batch=4 --mode=train --format=sarif | grep -A1 -e vramFinding -e '"text": "peak' > %t.fp4
+// RUN: FileCheck %s --check-prefix=FP1 < %t.fp1
+// FP1: peak training memory 900.12 KiB at relu
+// RUN: FileCheck %s --check-prefix=FP4 < %t.fp4
+// FP4: peak training memory 1.80 MiB at relu
+// RUN: grep vramFinding %t.fp1 > %t.fp1.only
+// RUN: grep vramFinding %t.fp4 > %t.fp4.only
+// RUN: diff %t.fp1.only %t.fp4.only
+
+// Zoo layers are logical locations in "zoo:NAME" (line 1 stands in for the
+// line a built-in model does not have).
 // RUN: vram-opt --zoo=tiny_cnn --mode=train --format=sarif | FileCheck %s --check-prefix=ZOO
 // ZOO: "logicalLocations": [
 // ZOO: "uri": "zoo:tiny_cnn"
