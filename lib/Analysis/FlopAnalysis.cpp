@@ -22,7 +22,8 @@ FlopAnalysis::FlopAnalysis(Operation *op) : root(op) {
   auto add = [&](int64_t &sum, int64_t value, Operation *at) {
     if (hasFailed)
       return;
-    // Ops saturate their arithmetic at INT64_MAX (NNOps.cpp).
+    // Ops saturate their arithmetic at INT64_MAX (satMul/satAdd in
+    // lib/Dialect/NN/NNOpsDetail.h).
     if (value < 0 || value == INT64_MAX || llvm::AddOverflow(sum, value, sum)) {
       at->emitError("FLOP count does not fit in 64 bits");
       hasFailed = true;

@@ -47,16 +47,67 @@ struct RecordedOp {
   SmallVector<Attribute> roles; ///< a SavedRoleAttr per saved value
 };
 
+/// What the phases of the training step share. Each phase reads what the
+/// earlier ones filled in.
+struct TrainStep {
+  TrainStep(func::FuncOp step, TorchTarget target)
+      : step(step), body(step.getBody().front()),
+        ret(cast<func::ReturnOp>(body.getTerminator())), b(step.getContext()),
+        target(target) {}
+
+  /// Records a backward node for `op` when an operand requires grad, and
+  /// marks its float results as requiring grad. Fails when gradients would
+  /// have to flow through an op without an autograd formula.
+  LogicalResult recordIfNeeded(Operation *op);
+  /// Adds `grad` to the gradient of `forwardValue`, seen through `views`.
+  void contribute(Value forwardValue, Value grad, bool passthrough,
+                  Location loc, ArrayRef<Attribute> views = {});
+
+  func::FuncOp step;
+  Block &body;
+  func::ReturnOp ret;
+  OpBuilder b;
+  TorchTarget target;
+
+  // Forward: what autograd records.
+  DenseSet<Value> requiresGrad;
+  SmallVector<ParamOp> trainableParams;
+  SmallVector<RecordedOp> recorded;
+  Operation *lossOp = nullptr;
+
+  // Backward. `gradOf` holds the gradient buffer of each forward value;
+  // `shared` marks buffers that are another value's gradient too
+  // (pass-through), which the engine then adds out of place.
+  DenseMap<Value, Value> gradOf;
+  DenseSet<Value> shared;
+  // The inverse views between each forward value's gradient buffer and the
+  // value's own layout (pass-through views hand the gradient on as is), for
+  // the lowering to compute with (NNDialect::kGradViewsAttrName).
+  // Most chains are empty: no inline elements, so that the map's buckets
+  // stay small on a model of a million ops.
+  DenseMap<Value, SmallVector<Attribute, 0>> viewsOf;
+
+  // The parameters that have a .grad, and that .grad.
+  SmallVector<Value> params, grads;
+};
+
 struct BuildStepPass : public vram::impl::BuildStepBase<BuildStepPass> {
   using BuildStepBase::BuildStepBase;
 
   void runOnOperation() override;
 
 private:
-  func::FuncOp cloneForward(func::FuncOp forward, OpBuilder &b,
-                            Type extraArgType);
   LogicalResult buildTrainStep(func::FuncOp step);
   void buildInferenceStep(func::FuncOp step);
+
+  // The phases of buildTrainStep, in the order they run.
+  LogicalResult recordForward(TrainStep &s);
+  LogicalResult buildLoss(TrainStep &s);
+  void saveForBackward(TrainStep &s);
+  void buildBackward(TrainStep &s);
+  void storeParamGrads(TrainStep &s);
+  void buildOptimizerStep(TrainStep &s);
+  void finishStep(TrainStep &s);
 };
 
 } // namespace
@@ -141,67 +192,158 @@ static bool isFloatTensor(Value v) {
   return isa<FloatType>(getElementTypeOrSelf(v.getType()));
 }
 
-LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
-  MLIRContext *ctx = &getContext();
-  Block &body = step.getBody().front();
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
-  Value output = ret.getOperand(0);
-  auto outType = cast<RankedTensorType>(output.getType());
-  OpBuilder b(ctx);
+/// Whether a chain of views permutes dimensions.
+static bool permutes(ArrayRef<Attribute> chain) {
+  return llvm::any_of(chain, llvm::IsaPred<DenseI64ArrayAttr>);
+}
 
-  // 1. requires_grad propagates forward from trainable parameters.
-  DenseSet<Value> requiresGrad;
-  for (BlockArgument arg : body.getArguments())
-    if (inputRequiresGrad && isFloatTensor(arg))
-      requiresGrad.insert(arg);
-  SmallVector<ParamOp> trainableParams;
-  SmallVector<RecordedOp> recorded;
-  auto recordIfNeeded = [&](Operation *op) -> LogicalResult {
-    if (op->getNumResults() == 0)
-      return success(); // nothing flows through it (nn.autocast_exit)
-    auto autodiff = dyn_cast<AutodiffOpInterface>(op);
-    if (!autodiff) {
-      for (auto [i, operand] : llvm::enumerate(op->getOperands()))
-        if (requiresGrad.contains(operand))
-          return op->emitError("'")
-                 << op->getName() << "' has no autograd formula "
-                 << "(AutodiffOpInterface) but operand #" << i
-                 << " requires grad; gradients cannot flow through it";
-      return success();
+/// Whether a gradient buffer (contiguous) seen through `views` can be
+/// viewed as `type` (at::detail::computeStride).
+static bool gradStridesExpress(Value grad, ArrayRef<Attribute> views,
+                               RankedTensorType type) {
+  auto gradType = cast<RankedTensorType>(grad.getType());
+  SmallVector<int64_t> shape(gradType.getShape());
+  SmallVector<int64_t> strides = getContiguousStrides(shape);
+  for (Attribute view : views) {
+    if (auto perm = dyn_cast<DenseI64ArrayAttr>(view)) {
+      SmallVector<int64_t> s, t;
+      for (int64_t d : perm.asArrayRef()) {
+        s.push_back(shape[d]);
+        t.push_back(strides[d]);
+      }
+      shape = s;
+      strides = t;
+      continue;
     }
-    RecordedOp rec{op, {}, {}, {}};
-    bool any = false;
-    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
-      bool needs =
-          requiresGrad.contains(operand) && autodiff.isDifferentiableOperand(i);
-      rec.operandNeedsGrad.push_back(needs);
-      any |= needs;
-    }
-    if (!any)
-      return success(); // no backward node: nothing is saved
-    for (Value result : op->getResults())
-      if (isFloatTensor(result))
-        requiresGrad.insert(result);
-    recorded.push_back(std::move(rec));
+    ArrayRef<int64_t> next =
+        cast<RankedTensorType>(cast<TypeAttr>(view).getValue()).getShape();
+    std::optional<SmallVector<int64_t>> viewed =
+        getViewStrides(shape, strides, next);
+    strides = viewed ? *viewed : getContiguousStrides(next);
+    shape.assign(next.begin(), next.end());
+  }
+  return getViewStrides(shape, strides, type.getShape()).has_value();
+}
+
+/// The inverse of pass-through view `op` for its operand `i`: a
+/// permutation, a reshape to the operand's type, or none.
+static Attribute inverseView(Builder &b, Operation *op, unsigned i) {
+  auto in = cast<RankedTensorType>(op->getOperand(i).getType());
+  int64_t rank = in.getRank();
+  if (auto t = dyn_cast<TransposeOp>(op)) {
+    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    std::swap(perm[(t.getDim0() + rank) % rank],
+              perm[(t.getDim1() + rank) % rank]);
+    return b.getDenseI64ArrayAttr(perm);
+  }
+  if (auto p = dyn_cast<PermuteOp>(op)) {
+    SmallVector<int64_t> inverse(rank);
+    for (auto [j, d] : llvm::enumerate(p.getDims()))
+      inverse[(d + rank) % rank] = j;
+    return b.getDenseI64ArrayAttr(inverse);
+  }
+  if (op->getResult(0).getType() != in)
+    return TypeAttr::get(in);
+  return {};
+}
+
+LogicalResult TrainStep::recordIfNeeded(Operation *op) {
+  if (op->getNumResults() == 0)
+    return success(); // nothing flows through it (nn.autocast_exit)
+  auto autodiff = dyn_cast<AutodiffOpInterface>(op);
+  if (!autodiff) {
+    for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+      if (requiresGrad.contains(operand))
+        return op->emitError("'")
+               << op->getName() << "' has no autograd formula "
+               << "(AutodiffOpInterface) but operand #" << i
+               << " requires grad; gradients cannot flow through it";
     return success();
-  };
+  }
+  RecordedOp rec{op, {}, {}, {}};
+  bool any = false;
+  for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    bool needs =
+        requiresGrad.contains(operand) && autodiff.isDifferentiableOperand(i);
+    rec.operandNeedsGrad.push_back(needs);
+    any |= needs;
+  }
+  if (!any)
+    return success(); // no backward node: nothing is saved
+  for (Value result : op->getResults())
+    if (isFloatTensor(result))
+      requiresGrad.insert(result);
+  recorded.push_back(std::move(rec));
+  return success();
+}
 
-  for (Operation &op : body.without_terminator()) {
+void TrainStep::contribute(Value forwardValue, Value grad, bool passthrough,
+                           Location loc, ArrayRef<Attribute> views) {
+  auto it = gradOf.find(forwardValue);
+  if (it == gradOf.end()) {
+    gradOf[forwardValue] = grad;
+    viewsOf[forwardValue].assign(views.begin(), views.end());
+    if (passthrough)
+      shared.insert(grad);
+    return;
+  }
+  bool inplace = !shared.contains(it->second);
+  auto acc = AccumulateGradOp::create(b, loc, it->second.getType(), it->second,
+                                      grad, inplace);
+  ArrayRef<Attribute> accViews = viewsOf[forwardValue];
+  if (permutes(accViews) || permutes(views))
+    acc->setAttr(
+        NNDialect::kGradViewsAttrName,
+        b.getArrayAttr({b.getArrayAttr(accViews), b.getArrayAttr(views)}));
+  it->second = acc.getResult();
+}
+
+LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
+  TrainStep s(step, TorchTarget{torchVersion, device, cudnnWorkspace});
+  if (failed(recordForward(s)) || failed(buildLoss(s)))
+    return failure();
+  saveForBackward(s);
+  buildBackward(s);
+  storeParamGrads(s);
+  buildOptimizerStep(s);
+  finishStep(s);
+  return success();
+}
+
+/// `output = model(input)`: as each op runs, autograd records a backward
+/// node (grad_fn) for it when an operand requires grad, and its results
+/// require grad in turn. The trainable parameters are the leaves that
+/// requires_grad propagates forward from (and the inputs, with
+/// input-requires-grad).
+LogicalResult BuildStepPass::recordForward(TrainStep &s) {
+  for (BlockArgument arg : s.body.getArguments())
+    if (inputRequiresGrad && isFloatTensor(arg))
+      s.requiresGrad.insert(arg);
+  for (Operation &op : s.body.without_terminator()) {
     if (auto param = dyn_cast<ParamOp>(op)) {
       if (param.getTrainable()) {
-        requiresGrad.insert(param.getResult());
-        trainableParams.push_back(param);
+        s.requiresGrad.insert(param.getResult());
+        s.trainableParams.push_back(param);
       }
       continue;
     }
-    if (failed(recordIfNeeded(&op)))
+    if (failed(s.recordIfNeeded(&op)))
       return failure();
   }
+  return success();
+}
 
-  // 2. The loss. Language-model logits [B, T, V] are flattened to [B*T, V]
-  // as training loops do (`logits.view(-1, V)`) when the model says its
-  // output is per-token logits, or the option asks for it. Under autocast
-  // the loss is computed inside the region, before it exits.
+/// `loss = criterion(output, target)`: one more recorded op, the root that
+/// backward starts from.
+LogicalResult BuildStepPass::buildLoss(TrainStep &s) {
+  OpBuilder &b = s.b;
+  func::ReturnOp ret = s.ret;
+  Value output = ret.getOperand(0);
+  auto outType = cast<RankedTensorType>(output.getType());
+  // Language-model logits [B, T, V] are flattened to [B*T, V] as training
+  // loops do (`logits.view(-1, V)`) when the model says its output is
+  // per-token logits, or the option asks for it. Under autocast the loss is
+  // computed inside the region, before it exits.
   Operation *lossPoint = ret;
   if (auto exit = dyn_cast_or_null<AutocastExitOp>(ret->getPrevNode()))
     lossPoint = exit;
@@ -211,7 +353,7 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
   Type targetType;
   Operation *lossOp;
   bool flatten =
-      flattenLogits || step->hasAttr(NNDialect::kSequenceLogitsAttrName);
+      flattenLogits || s.step->hasAttr(NNDialect::kSequenceLogitsAttrName);
   if (loss == LossKind::CrossEntropy) {
     if (outType.getRank() < 2)
       return emitError(ret.getLoc())
@@ -236,81 +378,88 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
       auto flat = RankedTensorType::get({*tokens, outType.getDimSize(2)},
                                         outType.getElementType());
       lossInput = ReshapeOp::create(b, lossLoc, flat, output);
-      if (requiresGrad.contains(output) &&
-          failed(recordIfNeeded(lossInput.getDefiningOp())))
+      if (s.requiresGrad.contains(output) &&
+          failed(s.recordIfNeeded(lossInput.getDefiningOp())))
         return failure();
     }
     auto logits = cast<RankedTensorType>(lossInput.getType());
     SmallVector<int64_t> targetShape(logits.getShape());
     targetShape.erase(targetShape.begin() + 1);
     targetType = RankedTensorType::get(targetShape, b.getI64Type());
-    BlockArgument target = body.addArgument(targetType, lossLoc);
+    BlockArgument target = s.body.addArgument(targetType, lossLoc);
     lossOp = CrossEntropyOp::create(b, lossLoc, lossInput, target,
                                     /*dtype=*/TypeAttr());
   } else {
     // The data loader's targets are fp32 even when the model computes in a
     // lower precision under autocast.
-    targetType = step->hasAttr(NNDialect::kAutocastAttrName)
+    targetType = s.step->hasAttr(NNDialect::kAutocastAttrName)
                      ? outType.clone(b.getF32Type())
                      : outType;
-    BlockArgument target = body.addArgument(targetType, lossLoc);
+    BlockArgument target = s.body.addArgument(targetType, lossLoc);
     lossOp = MseLossOp::create(b, lossLoc, lossInput, target);
   }
   if (auto autocast =
-          step->getAttrOfType<TypeAttr>(NNDialect::kAutocastAttrName)) {
+          s.step->getAttrOfType<TypeAttr>(NNDialect::kAutocastAttrName)) {
     SmallVector<Operation *> casts;
     if (failed(
             autocastOp(lossOp, cast<FloatType>(autocast.getValue()), &casts)))
       return failure();
     for (Operation *c : casts)
-      if (failed(recordIfNeeded(c)))
+      if (failed(s.recordIfNeeded(c)))
         return failure();
   }
-  if (failed(recordIfNeeded(lossOp)))
+  if (failed(s.recordIfNeeded(lossOp)))
     return failure();
-  Value lossValue = lossOp->getResult(0);
-  if (recorded.empty() || recorded.back().op != lossOp)
+  s.lossOp = lossOp;
+  if (s.recorded.empty() || s.recorded.back().op != lossOp)
     return emitError(ret.getLoc())
            << "nothing requires grad: the model has no trainable parameter "
               "on the path to the loss";
+  return success();
+}
 
-  TorchTarget target{torchVersion, device, cudnnWorkspace};
-  // 3. Forward: materialize what each node saves, right after its op. An
-  // extra tensor is computed from the op's operands and results; one made
-  // before the op (the clone of an in-place op's input) from its operands,
-  // right before it.
-  for (RecordedOp &rec : recorded) {
+/// Forward, as each node is recorded: its SavedVariables (operands,
+/// results, or extra tensors the kernel computes) stay alive until backward
+/// has run the node.
+void BuildStepPass::saveForBackward(TrainStep &s) {
+  MLIRContext *ctx = &getContext();
+  OpBuilder &b = s.b;
+  // Materialize what each node saves, right after its op. An extra tensor is
+  // computed from the op's operands and results; one made before the op
+  // (the clone of an in-place op's input) from its operands, right before
+  // it.
+  for (RecordedOp &rec : s.recorded) {
     SmallVector<SavedTensor> saved;
     cast<AutodiffOpInterface>(rec.op).getSavedTensors(
-        target, rec.operandNeedsGrad, saved);
+        s.target, rec.operandNeedsGrad, saved);
     SmallVector<Value> operands(rec.op->getOperands());
     SmallVector<Value> sources = operands;
     llvm::append_range(sources, rec.op->getResults());
     int64_t extras = 0;
     Operation *lastAfter = rec.op;
-    for (const SavedTensor &s : saved) {
-      switch (s.kind) {
+    for (const SavedTensor &tensor : saved) {
+      switch (tensor.kind) {
       case SavedTensor::Kind::Operand:
-        rec.saved.push_back(rec.op->getOperand(s.index));
+        rec.saved.push_back(rec.op->getOperand(tensor.index));
         rec.roles.push_back(
-            SavedRoleAttr::get(ctx, SavedKind::Operand, s.index));
+            SavedRoleAttr::get(ctx, SavedKind::Operand, tensor.index));
         break;
       case SavedTensor::Kind::Result:
-        rec.saved.push_back(rec.op->getResult(s.index));
+        rec.saved.push_back(rec.op->getResult(tensor.index));
         rec.roles.push_back(
-            SavedRoleAttr::get(ctx, SavedKind::Result, s.index));
+            SavedRoleAttr::get(ctx, SavedKind::Result, tensor.index));
         break;
       case SavedTensor::Kind::Extra: {
-        if (s.beforeOp)
+        if (tensor.beforeOp)
           b.setInsertionPoint(rec.op);
         else
           b.setInsertionPointAfter(lastAfter);
         auto extra = SavedOp::create(
-            b, rec.op->getLoc(), s.type, b.getStringAttr(s.name),
+            b, rec.op->getLoc(), tensor.type, b.getStringAttr(tensor.name),
             b.getStringAttr(rec.op->getName().getStringRef()),
-            rec.op->getAttrDictionary(), s.beforeOp ? operands : sources,
-            s.beforeOp ? b.getUnitAttr() : UnitAttr());
-        if (!s.beforeOp)
+            rec.op->getAttrDictionary(), tensor.beforeOp ? operands : sources,
+            tensor.beforeOp ? b.getUnitAttr() : UnitAttr());
+        if (!tensor.beforeOp)
           lastAfter = extra;
         rec.saved.push_back(extra);
         rec.roles.push_back(
@@ -320,99 +469,22 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
       }
     }
   }
+}
 
-  // 4. Backward, in reverse order. `gradOf` holds the gradient buffer of each
-  // forward value; `shared` marks buffers that are another value's gradient
-  // too (pass-through), which the engine then adds out of place.
-  b.setInsertionPoint(ret);
-  DenseMap<Value, Value> gradOf;
-  DenseSet<Value> shared;
-  // The inverse views between each forward value's gradient buffer and the
-  // value's own layout (pass-through views hand the gradient on as is), for
-  // the lowering to compute with (NNDialect::kGradViewsAttrName).
-  // Most chains are empty: no inline elements, so that the map's buckets
-  // stay small on a model of a million ops.
-  DenseMap<Value, SmallVector<Attribute, 0>> viewsOf;
-  auto permutes = [](ArrayRef<Attribute> chain) {
-    return llvm::any_of(chain, llvm::IsaPred<DenseI64ArrayAttr>);
-  };
-  auto contribute = [&](Value forwardValue, Value grad, bool passthrough,
-                        Location loc, ArrayRef<Attribute> views = {}) {
-    auto it = gradOf.find(forwardValue);
-    if (it == gradOf.end()) {
-      gradOf[forwardValue] = grad;
-      viewsOf[forwardValue].assign(views.begin(), views.end());
-      if (passthrough)
-        shared.insert(grad);
-      return;
-    }
-    bool inplace = !shared.contains(it->second);
-    auto acc = AccumulateGradOp::create(b, loc, it->second.getType(),
-                                        it->second, grad, inplace);
-    ArrayRef<Attribute> accViews = viewsOf[forwardValue];
-    if (permutes(accViews) || permutes(views))
-      acc->setAttr(
-          NNDialect::kGradViewsAttrName,
-          b.getArrayAttr({b.getArrayAttr(accViews), b.getArrayAttr(views)}));
-    it->second = acc.getResult();
-  };
-  // Whether a gradient buffer (contiguous) seen through `views` can be
-  // viewed as `type` (at::detail::computeStride).
-  auto gradStridesExpress = [](Value grad, ArrayRef<Attribute> views,
-                               RankedTensorType type) {
-    auto gradType = cast<RankedTensorType>(grad.getType());
-    SmallVector<int64_t> shape(gradType.getShape());
-    SmallVector<int64_t> strides = getContiguousStrides(shape);
-    for (Attribute step : views) {
-      if (auto perm = dyn_cast<DenseI64ArrayAttr>(step)) {
-        SmallVector<int64_t> s, t;
-        for (int64_t d : perm.asArrayRef()) {
-          s.push_back(shape[d]);
-          t.push_back(strides[d]);
-        }
-        shape = s;
-        strides = t;
-        continue;
-      }
-      ArrayRef<int64_t> next =
-          cast<RankedTensorType>(cast<TypeAttr>(step).getValue()).getShape();
-      std::optional<SmallVector<int64_t>> viewed =
-          getViewStrides(shape, strides, next);
-      strides = viewed ? *viewed : getContiguousStrides(next);
-      shape.assign(next.begin(), next.end());
-    }
-    return getViewStrides(shape, strides, type.getShape()).has_value();
-  };
-  // The inverse of pass-through view `op` for its operand `i`: a
-  // permutation, a reshape to the operand's type, or none.
-  auto inverseView = [&](Operation *op, unsigned i) -> Attribute {
-    auto in = cast<RankedTensorType>(op->getOperand(i).getType());
-    int64_t rank = in.getRank();
-    if (auto t = dyn_cast<TransposeOp>(op)) {
-      SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-      std::swap(perm[(t.getDim0() + rank) % rank],
-                perm[(t.getDim1() + rank) % rank]);
-      return b.getDenseI64ArrayAttr(perm);
-    }
-    if (auto p = dyn_cast<PermuteOp>(op)) {
-      SmallVector<int64_t> inverse(rank);
-      for (auto [j, d] : llvm::enumerate(p.getDims()))
-        inverse[(d + rank) % rank] = j;
-      return b.getDenseI64ArrayAttr(inverse);
-    }
-    if (op->getResult(0).getType() != in)
-      return TypeAttr::get(in);
-    return {};
-  };
-
-  for (RecordedOp &rec : llvm::reverse(recorded)) {
+/// `loss.backward()`: the engine runs the recorded nodes in reverse order,
+/// from the loss. A value used by several ops gets its gradients summed as
+/// they arrive; a pass-through view hands its gradient on without a node.
+void BuildStepPass::buildBackward(TrainStep &s) {
+  OpBuilder &b = s.b;
+  b.setInsertionPoint(s.ret);
+  for (RecordedOp &rec : llvm::reverse(s.recorded)) {
     Operation *op = rec.op;
     auto autodiff = cast<AutodiffOpInterface>(op);
     SmallVector<Value> outGrads;
     for (Value result : op->getResults())
-      if (Value g = gradOf.lookup(result))
+      if (Value g = s.gradOf.lookup(result))
         outGrads.push_back(g);
-    if (op != lossOp && outGrads.empty())
+    if (op != s.lossOp && outGrads.empty())
       continue; // the result does not reach the loss
 
     SmallVector<int64_t> gradOperands;
@@ -423,8 +495,8 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
         continue;
       Value operand = op->getOperand(i);
       if (!outGrads.empty() && autodiff.isGradPassthrough(i)) {
-        SmallVector<Attribute> views(viewsOf.lookup(op->getResult(0)));
-        Attribute inverse = inverseView(op, i);
+        SmallVector<Attribute> views(s.viewsOf.lookup(op->getResult(0)));
+        Attribute inverse = inverseView(b, op, i);
         // ViewBackward reshapes the gradient: when the gradient arrives
         // through a transposing view whose strides cannot express the
         // operand's shape, that reshape copies (a backward node).
@@ -434,8 +506,8 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
                                cast<RankedTensorType>(reshape.getValue()))) {
           if (inverse)
             views.push_back(inverse);
-          contribute(operand, outGrads.front(), /*passthrough=*/true,
-                     op->getLoc(), views);
+          s.contribute(operand, outGrads.front(), /*passthrough=*/true,
+                       op->getLoc(), views);
           continue;
         }
       }
@@ -462,26 +534,31 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
         b.getDenseI64ArrayAttr(gradOperands),
         b.getDenseBoolArrayAttr(paramGrads), b.getDenseI64ArrayAttr(flops));
     if (int64_t bytes =
-            autodiff.getBackwardWorkspaceBytes(target, rec.operandNeedsGrad))
+            autodiff.getBackwardWorkspaceBytes(s.target, rec.operandNeedsGrad))
       node.setWorkspaceBytes(bytes);
     SmallVector<Attribute> gradViews;
     bool anyPermutes = false;
     for (Value result : op->getResults())
-      if (gradOf.lookup(result)) {
-        ArrayRef<Attribute> views = viewsOf[result];
+      if (s.gradOf.lookup(result)) {
+        ArrayRef<Attribute> views = s.viewsOf[result];
         anyPermutes |= permutes(views);
         gradViews.push_back(b.getArrayAttr(views));
       }
     if (anyPermutes)
       node->setAttr(NNDialect::kGradViewsAttrName, b.getArrayAttr(gradViews));
     for (auto [i, grad] : llvm::zip(gradOperands, node.getResults()))
-      contribute(op->getOperand(i), grad, /*passthrough=*/false, op->getLoc());
+      s.contribute(op->getOperand(i), grad, /*passthrough=*/false,
+                   op->getLoc());
   }
+}
 
-  // 5. Optimizer: persistent state next to each parameter, then the update.
-  SmallVector<Value> params, grads, states;
-  for (ParamOp param : trainableParams) {
-    Value grad = gradOf.lookup(param.getResult());
+/// Backward ends at each parameter's AccumulateGrad, which stores the
+/// gradient as the parameter's `.grad`, in the parameter's shape and layout.
+void BuildStepPass::storeParamGrads(TrainStep &s) {
+  OpBuilder &b = s.b;
+  b.setInsertionPoint(s.ret);
+  for (ParamOp param : s.trainableParams) {
+    Value grad = s.gradOf.lookup(param.getResult());
     if (!grad)
       continue; // .grad stays None: optimizers skip the parameter
     // A gradient that passed through a reshape of the parameter (a Conv1d
@@ -489,7 +566,7 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
     // the parameter's shape, a view of the same storage.
     auto paramType = cast<RankedTensorType>(param.getType());
     auto gradType = cast<RankedTensorType>(grad.getType());
-    SmallVector<Attribute> views(viewsOf.lookup(param.getResult()));
+    SmallVector<Attribute> views(s.viewsOf.lookup(param.getResult()));
     if (permutes(views)) {
       // A gradient that passed through a transposing view of the parameter
       // (`W.t()`): AccumulateGrad finds that its strides break the layout
@@ -512,23 +589,33 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
     if (gradType != paramType &&
         gradType.getNumElements() == paramType.getNumElements())
       grad = ReshapeOp::create(b, param.getLoc(), paramType, grad);
-    params.push_back(param.getResult());
-    grads.push_back(grad);
+    s.params.push_back(param.getResult());
+    s.grads.push_back(grad);
   }
+}
+
+/// `optimizer.step()`: the optimizer's state (momentum buffer, Adam's
+/// exp_avg and exp_avg_sq) persists across steps, so it lives next to each
+/// parameter; the update runs per parameter (for-loop) or over all of them
+/// at once (foreach, fused).
+void BuildStepPass::buildOptimizerStep(TrainStep &s) {
+  MLIRContext *ctx = &getContext();
+  OpBuilder &b = s.b;
+  SmallVector<Value> states;
   SmallVector<OptimizerStateKind> stateKinds;
   if (optimizer == OptimizerKind::Momentum)
     stateKinds = {OptimizerStateKind::MomentumBuffer};
   else if (optimizer == OptimizerKind::Adam ||
            optimizer == OptimizerKind::AdamW)
     stateKinds = {OptimizerStateKind::ExpAvg, OptimizerStateKind::ExpAvgSq};
-  for (Value p : params) {
+  for (Value p : s.params) {
     b.setInsertionPointAfterValue(p);
     for (OptimizerStateKind kind : stateKinds)
       states.push_back(OptimizerStateOp::create(
           b, p.getLoc(), OptimizerStateKindAttr::get(ctx, kind), p));
   }
-  b.setInsertionPoint(ret);
-  Location optLoc = NameLoc::get(b.getStringAttr("optimizer"), ret.getLoc());
+  b.setInsertionPoint(s.ret);
+  Location optLoc = NameLoc::get(b.getStringAttr("optimizer"), s.ret.getLoc());
   auto makeStep = [&](ValueRange ps, ValueRange gs, ValueRange ss) {
     OptimizerStepOp::create(b, optLoc, OptimizerKindAttr::get(ctx, optimizer),
                             OptimizerImplAttr::get(ctx, implementation), ps, gs,
@@ -536,18 +623,23 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
   };
   if (implementation == OptimizerImpl::ForLoop) {
     size_t k = stateKinds.size();
-    for (size_t i = 0; i < params.size(); ++i)
-      makeStep(ValueRange(params).slice(i, 1), ValueRange(grads).slice(i, 1),
+    for (size_t i = 0; i < s.params.size(); ++i)
+      makeStep(ValueRange(s.params).slice(i, 1),
+               ValueRange(s.grads).slice(i, 1),
                ValueRange(states).slice(i * k, k));
-  } else if (!params.empty()) {
-    makeStep(params, grads, states);
+  } else if (!s.params.empty()) {
+    makeStep(s.params, s.grads, states);
   }
+}
 
-  // The step returns the loss; the model output dies after the loss.
-  ret->setOperands(lossValue);
-  step.setType(
-      FunctionType::get(ctx, body.getArgumentTypes(), {lossValue.getType()}));
+/// The step returns the loss; the model output dies after the loss.
+/// `optimizer.zero_grad(set_to_none=False)` keeps the .grad buffers from one
+/// step to the next (zeroed in place) instead of freeing them.
+void BuildStepPass::finishStep(TrainStep &s) {
+  Value lossValue = s.lossOp->getResult(0);
+  s.ret->setOperands(lossValue);
+  s.step.setType(FunctionType::get(&getContext(), s.body.getArgumentTypes(),
+                                   {lossValue.getType()}));
   if (!setToNone)
-    step->setAttr(NNDialect::kPersistentGradsAttrName, b.getUnitAttr());
-  return success();
+    s.step->setAttr(NNDialect::kPersistentGradsAttrName, s.b.getUnitAttr());
 }

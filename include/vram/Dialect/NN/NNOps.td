@@ -43,7 +43,8 @@ def NN_AutocastFloat32 : NN_AutocastTrait<"AutocastFloat32">;
 def NN_AutocastFloat32Output : NN_AutocastTrait<"AutocastFloat32Output">;
 def NN_AutocastPromote : NN_AutocastTrait<"AutocastPromote">;
 
-// A layer op: has a cost and an autograd formula, implemented in NNOps.cpp.
+// A layer op: has a cost and an autograd formula, implemented in its family's
+// lib/Dialect/NN/NNOps<Family>.cpp (NNOpsLinearAlgebra.cpp, ...).
 // `autodiff`: optional AutodiffOpInterface methods the op implements.
 class NN_LayerOp<string mnemonic, list<Trait> traits = [],
                  list<string> autodiff = []>
