@@ -21,6 +21,7 @@
 
 #include "onnx/onnx_pb.h"
 
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -691,11 +692,15 @@ static bool foldTranspose(FoldNode &node, ConstTensor &out) {
   SmallVector<int64_t, 4> shape, srcStride(rank, 1);
   for (int64_t k = rank - 2; k >= 0; --k)
     srcStride[k] = srcStride[k + 1] * d->shape[k + 1];
+  // A permutation names every axis once: a repeated axis would read past
+  // the input below.
+  llvm::SmallBitVector seen(rank);
   for (int64_t p : perm) {
-    if (p < 0 || p >= rank) {
+    if (p < 0 || p >= rank || seen.test(p)) {
       node.err = "bad perm";
       return false;
     }
+    seen.set(p);
     shape.push_back(d->shape[p]);
   }
   out = ConstTensor::make(d->dtype, shape);

@@ -4,7 +4,7 @@
 // the pool keeps its unpadded input, as PyTorch does.
 // REQUIRES: onnx
 // RUN: vram-opt %s -split-input-file --vram-onnx-raise | FileCheck %s
-// RUN: sed -n '1,/^\/\/ -----/p' %s | vram-opt --vram-onnx-raise --mode=train --loss=mse --format=json | FileCheck %s --check-prefix=SAVED
+// RUN: sed -n '1,/^\/\/ -----/p' %s | vram-opt - --vram-onnx-raise --mode=train --loss=mse --format=json | FileCheck %s --check-prefix=SAVED
 
 // CHECK-LABEL: func.func @forward
 // CHECK-NEXT: nn.param
