@@ -218,28 +218,23 @@ vram::findFittingBatch(ModelSource &source, const PipelineOptions &options) {
     if (candidate > 1)
       quiet.emplace(source.getContext(),
                     [](Diagnostic &) { return success(); });
+    // A usage error stops the search; any other failure of a larger batch
+    // means it does not fit.
+    auto giveUp = [&](llvm::Error error) -> FailureOr<int64_t> {
+      if (error.isA<UsageError>()) {
+        usage = std::move(error);
+        return failure();
+      }
+      llvm::consumeError(std::move(error));
+      if (candidate > 1)
+        return INT64_MAX;
+      return failure();
+    };
     llvm::Expected<OwningOpRef<ModuleOp>> module = source.build(candidate);
-    if (!module) {
-      llvm::Error error = module.takeError();
-      if (error.isA<UsageError>()) {
-        usage = std::move(error);
-        return failure();
-      }
-      llvm::consumeError(std::move(error));
-      if (candidate > 1)
-        return INT64_MAX;
-      return failure();
-    }
-    if (llvm::Error error = runPipeline(**module, withStep)) {
-      if (error.isA<UsageError>()) {
-        usage = std::move(error);
-        return failure();
-      }
-      llvm::consumeError(std::move(error));
-      if (candidate > 1)
-        return INT64_MAX;
-      return failure();
-    }
+    if (!module)
+      return giveUp(module.takeError());
+    if (llvm::Error error = runPipeline(**module, withStep))
+      return giveUp(std::move(error));
     FailureOr<int64_t> used = measureBudgetMetric(**module, withStep);
     if (failed(used) && candidate > 1)
       return INT64_MAX;
