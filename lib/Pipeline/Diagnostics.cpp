@@ -46,10 +46,12 @@ NamedLocationDiagnostics::NamedLocationDiagnostics(MLIRContext *context,
           os << input << ": " << severityPrefix(diag.getSeverity());
           std::string message = diag.str();
           // Name the layer, unless the message already does (the ONNX
-          // importer's "node '...' (Op): ...").
+          // importer's "node '...' (Op): ...") or it is the model itself
+          // (a zoo model's functions are located at "zoo:NAME").
           if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
-            if (!StringRef(message).contains(name.getName().getValue()))
-              os << name.getName().getValue() << ": ";
+            if (StringRef layer = name.getName().getValue();
+                layer != input && !StringRef(message).contains(layer))
+              os << layer << ": ";
           os << message << "\n";
         };
         print(d);

@@ -1,4 +1,5 @@
 // RUN: vram-opt %s -split-input-file -verify-diagnostics --vram-offload-serial-code | FileCheck %s
+// REQUIRES: execution
 
 // A full reduction (a loop nest with no parallel dimension) and the 0-d
 // store before it are one run of serial code: one single-iteration parallel
