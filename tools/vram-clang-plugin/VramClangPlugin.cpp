@@ -294,14 +294,15 @@ private:
                                     vram::stringifyBudgetMetric(metric))))
       return;
     emitCollected(true);
-    suggest(ast, r, classLoc);
+    suggest(ast, r, classLoc, memory->get(metric));
   }
 
   /// Notes on the over-budget diagnostic saying what would fit, each
   /// measured by extracting and building the step again (as vram-opt
   /// --budget's remarks): the largest batch size (findLargestBatch), and
   /// AMP for an fp32 CUDA training step.
-  void suggest(ASTContext &ast, const Request &r, SourceLocation classLoc) {
+  void suggest(ASTContext &ast, const Request &r, SourceLocation classLoc,
+               int64_t used) {
     mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
     context.getOrLoadDialect<vram::nn::NNDialect>();
     context.getOrLoadDialect<mlir::func::FuncDialect>();
@@ -323,14 +324,19 @@ private:
     if (p.step.mode == vram::nn::StepMode::Train &&
         p.precision == vram::nn::Precision::Fp32 &&
         p.step.device == vram::nn::Device::Cuda) {
+      // As vram-opt's advice: only a change that saves memory is named, as
+      // fitting or as the best saving when nothing fits.
       vram::PipelineOptions amp = p;
       amp.precision = vram::nn::Precision::AmpFp16;
-      if (mlir::FailureOr<int64_t> used =
+      if (mlir::FailureOr<int64_t> needs =
               vram::measureModel(source, amp, std::nullopt);
-          succeeded(used))
+          succeeded(needs) && *needs < used)
         report(DiagnosticsEngine::Note, classLoc,
-               "vram: precision=amp-fp16 needs " + vram::formatByteSize(*used) +
-                   (*used <= *p.budget ? ": fits" : ": does not fit either"));
+               "vram: precision=amp-fp16 needs " +
+                   vram::formatByteSize(*needs) +
+                   (*needs <= *p.budget ? ": fits"
+                                        : ": saves the most, but does not "
+                                          "fit"));
     }
   }
 
