@@ -7,7 +7,7 @@ from lit.llvm import llvm_config
 config.name = "VRAM"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "check-json.py", "check-sarif.py", "compare-npy.py", "generate_mlp.py"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "check-json.py", "check-sarif.py", "check-schema.py", "compare-npy.py", "generate_mlp.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.vram_obj_root, "test")
 
@@ -108,3 +108,16 @@ if chromium:
     config.substitutions.append(("%chromium", chromium))
 else:
     lit_config.note("chromium not found: the HTML rendering test is skipped")
+
+# The JSON report's schema (docs/report.schema.json) is checked with the
+# jsonschema module of the python3 the tests run; without it the schema test
+# is skipped.
+import subprocess
+if subprocess.run(["python3", "-c", "import jsonschema"],
+                  capture_output=True).returncode == 0:
+    config.available_features.add("jsonschema")
+    config.substitutions.append(("%check-schema", "python3 " + os.path.join(
+        os.path.dirname(__file__), "check-schema.py")))
+else:
+    lit_config.note("python3 has no jsonschema module: the report schema "
+                    "test is skipped")
