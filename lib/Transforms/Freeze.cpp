@@ -4,6 +4,7 @@
 #include "vram/Transforms/ModulePatterns.h"
 #include "vram/Transforms/Passes.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 namespace vram {
@@ -45,14 +46,23 @@ struct FreezePass : public vram::impl::FreezeBase<FreezePass> {
     // A pattern that selects no parameter is a typo (or the wrong model):
     // ignoring it would report a step that is not the one asked for.
     bool unmatched = false;
+    std::vector<std::string> modules;
+    getOperation().walk([&](vram::nn::ParamOp param) {
+      modules.push_back(vram::moduleOfParameter(param.getName()).str());
+    });
     for (auto [set, option] :
          {std::pair{&freeze, "patterns"}, std::pair{&keepTrainable, "keep"}})
       for (StringRef pattern : set->getUnmatched()) {
-        emitError(getOperation().getLoc())
+        InFlightDiagnostic diag =
+            emitError(getOperation().getLoc())
             << "freeze " << option << " pattern '" << pattern
             << "' matches no parameter (patterns are globs over parameter "
                "names, such as 'layer1.*', or module paths, such as "
                "'layer1')";
+        SmallVector<std::string> nearest =
+            vram::getNearestNames(pattern, modules);
+        if (!nearest.empty())
+          diag << "; nearest module names: " << llvm::join(nearest, ", ");
         unmatched = true;
       }
     if (unmatched)

@@ -66,15 +66,20 @@ StringRef ModulePatterns::matchingModule(StringRef name) const {
 SmallVector<std::string> vram::getNearestNames(StringRef pattern,
                                                ArrayRef<std::string> names,
                                                unsigned count) {
+  // Candidates are the module names that make up the paths (`layer1`,
+  // `conv1`, `q_proj`), not list indices.
   std::vector<std::pair<unsigned, std::string>> scored;
   llvm::StringSet<> seen;
   for (const std::string &name : names) {
-    StringRef last = StringRef(name).rsplit('.').second;
-    if (last.empty())
-      last = name;
-    if (!seen.insert(last).second)
-      continue;
-    scored.emplace_back(pattern.edit_distance(last), last.str());
+    SmallVector<StringRef> parts;
+    StringRef(name).split(parts, '.');
+    for (StringRef part : parts) {
+      unsigned index;
+      if (part.empty() || !part.getAsInteger(10, index) ||
+          !seen.insert(part).second)
+        continue;
+      scored.emplace_back(pattern.edit_distance(part), part.str());
+    }
   }
   llvm::stable_sort(
       scored, [](const auto &a, const auto &b) { return a.first < b.first; });

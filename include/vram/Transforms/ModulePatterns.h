@@ -52,8 +52,9 @@ private:
   std::deque<std::string> spellings;
 };
 
-/// Up to `count` distinct last components of `names` nearest to `pattern`
-/// by edit distance (for "did you mean" hints).
+/// Up to `count` distinct module names (path components that are not list
+/// indices) of `names` nearest to `pattern` by edit distance, for "did you
+/// mean" hints.
 llvm::SmallVector<std::string>
 getNearestNames(llvm::StringRef pattern, llvm::ArrayRef<std::string> names,
                 unsigned count = 3);
