@@ -8,28 +8,6 @@
 using namespace mlir;
 using namespace vram;
 
-StringRef vram::stringifyBudgetMetric(BudgetMetric metric) {
-  switch (metric) {
-  case BudgetMetric::Exact:
-    return "exact";
-  case BudgetMetric::Allocated:
-    return "allocated";
-  case BudgetMetric::Reserved:
-    return "reserved";
-  case BudgetMetric::Device:
-    return "device";
-  }
-  llvm_unreachable("unknown budget metric");
-}
-
-std::optional<BudgetMetric> vram::parseBudgetMetric(StringRef spelling) {
-  for (BudgetMetric metric : {BudgetMetric::Exact, BudgetMetric::Allocated,
-                              BudgetMetric::Reserved, BudgetMetric::Device})
-    if (spelling == stringifyBudgetMetric(metric))
-      return metric;
-  return std::nullopt;
-}
-
 BudgetMetric vram::getDefaultBudgetMetric(bool cachingAllocator, bool onCuda) {
   if (!cachingAllocator)
     return BudgetMetric::Exact;

@@ -23,7 +23,6 @@ namespace {
 enum class InputKind { Auto, Mlir, Onnx, Cxx };
 enum class GpuBinary { Ptx, Cubin };
 enum class AllocationFlag { PyTorch, Compiler };
-enum class BudgetMetricFlag { Default, Exact, Allocated, Reserved, Device };
 
 bool isCxxSource(llvm::StringRef path) {
   llvm::StringRef ext = llvm::sys::path::extension(path);
@@ -304,19 +303,15 @@ struct VramOptFlags {
       cl::desc("Memory budget (8GiB, 24GB, 1.5TiB, bytes): over it is an error "
                "at the peak op and exit code 1"),
       cl::value_desc("SIZE"), cl::cat(lintCat)};
-  cl::opt<BudgetMetricFlag> budgetMetric{
+  cl::opt<BudgetMetric> budgetMetric{
       "budget-metric",
-      cl::desc("What --budget is checked against (default: device with "
-               "--allocator=pytorch-cuda or --gpu, else exact)"),
-      cl::values(clEnumValN(BudgetMetricFlag::Exact, "exact",
-                            "the sum of live tensors"),
-                 clEnumValN(BudgetMetricFlag::Allocated, "allocated",
-                            "torch.cuda.max_memory_allocated"),
-                 clEnumValN(BudgetMetricFlag::Reserved, "reserved",
-                            "torch.cuda.max_memory_reserved"),
-                 clEnumValN(BudgetMetricFlag::Device, "device",
-                            "reserved + CUDA context (nvidia-smi)")),
-      cl::init(BudgetMetricFlag::Default), cl::cat(lintCat)};
+      cl::desc("What --budget is checked against: exact (the sum of live "
+               "tensors), allocated (torch.cuda.max_memory_allocated), "
+               "reserved (max_memory_reserved), device (reserved + CUDA "
+               "context, what nvidia-smi shows); default: device with "
+               "--allocator=pytorch-cuda or --gpu, else exact"),
+      EnumValues<BudgetMetric>(), cl::init(BudgetMetric::Exact),
+      cl::cat(lintCat)};
   cl::opt<bool> fitBatch{
       "fit-batch",
       cl::desc("Print the largest batch size that fits --budget (re-runs the "
@@ -448,7 +443,8 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
   if ((fitBatch || budgetMetric.getNumOccurrences()) && !hasBudget())
     return usage(std::string(fitBatch ? "--fit-batch" : "--budget-metric") +
                  " needs --budget (or --gpu)");
-  if (budgetMetric == BudgetMetricFlag::Device &&
+  if (budgetMetric.getNumOccurrences() &&
+      budgetMetric == BudgetMetric::Device &&
       (device == nn::Device::Cpu || !usesCudaAllocator()))
     return usage("--budget-metric=device needs --gpu or "
                  "--allocator=pytorch-cuda");
@@ -611,22 +607,8 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
     options.budget = parseByteSize(budget);
   else if (options.memoryModel.gpu)
     options.budget = options.memoryModel.gpu->capacityBytes;
-  switch (budgetMetric) {
-  case BudgetMetricFlag::Exact:
-    options.budgetMetric = BudgetMetric::Exact;
-    break;
-  case BudgetMetricFlag::Allocated:
-    options.budgetMetric = BudgetMetric::Allocated;
-    break;
-  case BudgetMetricFlag::Reserved:
-    options.budgetMetric = BudgetMetric::Reserved;
-    break;
-  case BudgetMetricFlag::Device:
-    options.budgetMetric = BudgetMetric::Device;
-    break;
-  case BudgetMetricFlag::Default:
-    break;
-  }
+  if (budgetMetric.getNumOccurrences())
+    options.budgetMetric = budgetMetric;
   return options;
 }
 

@@ -15,6 +15,7 @@
 #include "vram/Analysis/Allocator.h"
 #include "vram/Analysis/Device.h"
 #include "vram/Analysis/MemoryAnalysis.h"
+#include "vram/Dialect/NN/NNAttributes.h"
 #include "vram/Dialect/NN/NNDialect.h"
 
 #include <memory>
@@ -22,13 +23,17 @@
 
 namespace vram {
 
-/// Which figure a budget is checked against.
-enum class BudgetMetric { Exact, Allocated, Reserved, Device };
+/// Which figure a budget is checked against: a dialect enum
+/// (NNAttributes.td), so that --budget-metric's values come from its one
+/// declaration.
+using BudgetMetric = nn::BudgetMetric;
 
-/// "exact", "allocated", "reserved", "device".
-llvm::StringRef stringifyBudgetMetric(BudgetMetric metric);
+/// "exact", "allocated", "reserved", "device" (generated with the enum).
+using nn::stringifyBudgetMetric;
 /// The metric a spelling of stringifyBudgetMetric names, or nullopt.
-std::optional<BudgetMetric> parseBudgetMetric(llvm::StringRef spelling);
+inline std::optional<BudgetMetric> parseBudgetMetric(llvm::StringRef spelling) {
+  return nn::parseEnumSpelling<BudgetMetric>(spelling);
+}
 /// The metric a budget is checked against when none is asked for: device
 /// (what nvidia-smi shows) with the caching allocator on CUDA, reserved with
 /// it on the CPU, exact without it.

@@ -112,6 +112,16 @@ def NN_AllocatorKind : NN_I32Enum<"AllocatorKind", "allocator model", [
     I32EnumAttrCase<"Exact", 0, "exact">,
     I32EnumAttrCase<"PytorchCuda", 1, "pytorch_cuda">]>;
 
+// What a memory budget is checked against (--budget-metric, the Clang
+// plugin's metric=; Analysis/StepMemory.h): the sum of live tensors,
+// torch.cuda.max_memory_allocated, max_memory_reserved, or reserved plus the
+// CUDA context (what nvidia-smi shows).
+def NN_BudgetMetric : NN_I32Enum<"BudgetMetric", "budget metric", [
+    I32EnumAttrCase<"Exact", 0, "exact">,
+    I32EnumAttrCase<"Allocated", 1, "allocated">,
+    I32EnumAttrCase<"Reserved", 2, "reserved">,
+    I32EnumAttrCase<"Device", 3, "device">]>;
+
 // How a training step runs its floating-point math (--precision): fp32;
 // torch.autocast with fp16 or bf16 over fp32 parameters (AMP); or the whole
 // model in fp16/bf16 (`model.half()`, `model.bfloat16()`).
