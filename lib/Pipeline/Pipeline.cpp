@@ -355,7 +355,8 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
 }
 
 LogicalResult vram::lintBudget(ModuleOp module, const PipelineOptions &options,
-                               ModelSource *source) {
+                               ModelSource *source,
+                               std::optional<int64_t> *usedOut) {
   assert(options.budget && "the lint needs a budget");
   FailureOr<func::FuncOp> step = getMeasuredFunction(module);
   if (failed(step))
@@ -365,6 +366,8 @@ LogicalResult vram::lintBudget(ModuleOp module, const PipelineOptions &options,
     return failure();
   BudgetMetric metric = options.getBudgetMetric();
   int64_t used = memory->get(metric);
+  if (usedOut)
+    *usedOut = used;
   int64_t limit = *options.budget;
   if (failed(checkBudget(*step, memory->getAnalysis(), used, limit,
                          stringifyBudgetMetric(metric)))) {

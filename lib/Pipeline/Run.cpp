@@ -246,8 +246,9 @@ llvm::Error vram::processModule(ModuleOp module, ModelSource &source,
     }
   if (llvm::Error error = runPipeline(module, pipeline))
     return error;
+  std::optional<int64_t> used;
   bool overBudget =
-      pipeline.budget && failed(lintBudget(module, pipeline, &source));
+      pipeline.budget && failed(lintBudget(module, pipeline, &source, &used));
   ReportOptions report = options.report;
   report.modelName = source.getName().str();
   if (auto name =
@@ -256,12 +257,10 @@ llvm::Error vram::processModule(ModuleOp module, ModelSource &source,
   report.inputPath = source.getInputPath().str();
   report.importFindings.assign(source.getFindings().begin(),
                                source.getFindings().end());
-  if (pipeline.budget)
-    if (FailureOr<int64_t> used = measureBudgetMetric(module, pipeline);
-        succeeded(used))
-      report.budget = BudgetFinding{
-          *pipeline.budget, *used,
-          stringifyBudgetMetric(pipeline.getBudgetMetric()).str()};
+  if (used)
+    report.budget =
+        BudgetFinding{*pipeline.budget, *used,
+                      stringifyBudgetMetric(pipeline.getBudgetMetric()).str()};
   bool validationFailed = false;
   if (options.validation.target != ValidationTarget::None) {
     ValidationFinding finding;

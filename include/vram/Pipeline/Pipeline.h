@@ -145,9 +145,13 @@ getRepeatedBlockPatterns(mlir::func::FuncOp func);
 /// suggested. Within it, one line on stderr
 /// with the margin. Fails when over budget or when the step cannot be
 /// measured.
+/// `used`, when given, receives the step's memory under the budget metric
+/// (unset when it could not be measured), so that callers need not measure
+/// again.
 mlir::LogicalResult lintBudget(mlir::ModuleOp module,
                                const PipelineOptions &options,
-                               ModelSource *source);
+                               ModelSource *source,
+                               std::optional<int64_t> *used = nullptr);
 
 } // namespace vram
 
