@@ -9,6 +9,7 @@
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Dialect/NN/NNOps.h"
+#include "vram/Dialect/NN/TorchSemantics.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -69,6 +70,10 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
     s.root = v;
     s.op = owner;
     s.bytes = *bytes;
+    // A Python number lives on the host (nn.constant's wrapped_number).
+    if (auto constant = dyn_cast_or_null<nn::ConstantOp>(owner);
+        constant && constant.getWrappedNumber())
+      s.bytes = nn::getWrappedNumberBytes(target);
     s.def = s.lastUse = index;
     s.persistent = persistent;
     if (isa<BlockArgument>(v))

@@ -263,12 +263,13 @@ LogicalResult LoraPass::adapt(const Target &target, OpBuilder &b,
     Value wB = newParam("lora_B", {out, rank});
     delta = LinearOp::create(b, loc("lora_B"), a, wB, Value());
   }
-  // `* scaling`: a Python float, the scalar operand of mul (as the zoo
-  // writes scalar factors); then `result + ...`, out of place.
+  // `* scaling`: a Python float, a wrapped number (no device memory, nothing
+  // kept); then `result + ...`, out of place.
   Value factor = ConstantOp::create(
       b, loc("lora_B"),
       DenseElementsAttr::get(RankedTensorType::get({}, elementType),
-                             b.getFloatAttr(elementType, scaling)));
+                             b.getFloatAttr(elementType, scaling)),
+      /*wrapped_number=*/true);
   Value scaled = MulOp::create(b, loc("lora_B"), delta, factor,
                                /*inplace=*/false);
   auto sum = AddOp::create(b, base->getLoc(), y, scaled, /*inplace=*/false);

@@ -32,8 +32,14 @@ namespace {
 struct GptConfig {
   int64_t vocab, positions, dim, heads, layers, mlp;
   double dropout;
+  double lnEps = 1e-5;
+  /// sdpa's dropout_p (attn_pdrop); 0 for the zoo's models.
+  double attnDropout = 0.0;
   vram::nn::GeluApproximation gelu =
       vram::nn::GeluApproximation::None; ///< Tanh for GPT-2's gelu_new
+  /// transformers' gelu_new written out (NewGELUActivation) instead of a
+  /// fused GELU.
+  bool decomposedGelu = false;
   /// The sdpa kernel, unless explicitAttention.
   vram::nn::AttentionBackend attentionBackend =
       vram::nn::AttentionBackend::Flash;
@@ -46,9 +52,9 @@ struct GptConfig {
       attnDrop, ln2, fc1, act, fc2, mlpDrop, lnF, head;
 };
 
-/// HuggingFace GPT2LMHeadModel. Its Conv1D layers store weights as [in, out];
-/// here they are nn.linear weights [out, in], with the same element count.
-/// Attention dropout (attn_pdrop) is not modelled: sdpa has no dropout.
+/// HuggingFace GPT2LMHeadModel's names. Its Conv1D layers store weights as
+/// [in, out]; here they are nn.linear weights [out, in], with the same
+/// element count.
 GptConfig gpt2Names(GptConfig c) {
   c.dropout = 0.1;
   c.gelu = vram::nn::GeluApproximation::Tanh;
@@ -91,7 +97,8 @@ Value causalSelfAttention(ModelBuilder &mb, Value x, const GptConfig &c,
                 ? mb.matmulAttention(heads[0], heads[1], heads[2], attnName,
                                      /*causal=*/true)
                 : mb.attention(heads[0], heads[1], heads[2], attnName,
-                               /*causal=*/true, c.attentionBackend);
+                               /*causal=*/true, c.attentionBackend,
+                               /*enableGqa=*/false, c.attnDropout);
   y = mb.linear(mb.mergeHeads(y, attnName), (prefix + "." + c.attnProj).str(),
                 c.dim);
   return mb.dropout(y, (prefix + "." + c.attnDrop).str(), c.dropout);
@@ -99,13 +106,14 @@ Value causalSelfAttention(ModelBuilder &mb, Value x, const GptConfig &c,
 
 Value gptBlock(ModelBuilder &mb, Value x, const GptConfig &c,
                const std::string &name) {
-  Value h = mb.layerNorm(x, name + "." + c.ln1.str());
+  Value h = mb.layerNorm(x, name + "." + c.ln1.str(), c.lnEps);
   h = causalSelfAttention(mb, h, c, name);
   x = mb.add(x, h, name + ".add");
 
-  h = mb.layerNorm(x, name + "." + c.ln2.str());
+  h = mb.layerNorm(x, name + "." + c.ln2.str(), c.lnEps);
   h = mb.linear(h, name + "." + c.fc1.str(), c.mlp);
-  h = mb.gelu(h, name + "." + c.act.str(), c.gelu);
+  h = c.decomposedGelu ? mb.geluNew(h, name + "." + c.act.str())
+                       : mb.gelu(h, name + "." + c.act.str(), c.gelu);
   h = mb.linear(h, name + "." + c.fc2.str(), c.dim);
   h = mb.dropout(h, name + "." + c.mlpDrop.str(), c.dropout);
   return mb.add(x, h, name + ".add");
@@ -128,7 +136,7 @@ Value buildGpt(ModelBuilder &mb, Value ids, const GptConfig &c) {
   for (int64_t i = 0; i < c.layers; ++i)
     x = gptBlock(mb, x, c, (c.block + "." + Twine(i)).str());
 
-  x = mb.layerNorm(x, c.lnF);
+  x = mb.layerNorm(x, c.lnF, c.lnEps);
   if (c.tiedHead)
     return mb.linear(x, c.head, wte, /*bias=*/Value());
   return mb.linear(x, c.head, c.vocab, /*bias=*/false);
@@ -137,15 +145,47 @@ Value buildGpt(ModelBuilder &mb, Value ids, const GptConfig &c) {
 } // namespace
 
 /// GPT-2 small (124M): 12 layers, d = 768, 12 heads, 1024 positions.
-Value vram::zoo::buildGpt2(ModelBuilder &mb, Value ids, const ModelConfig &) {
-  GptConfig c;
-  c.vocab = 50257;
-  c.positions = kGpt2Positions;
-  c.dim = 768;
-  c.heads = 12;
-  c.layers = 12;
-  c.mlp = 3072;
-  return buildGpt(mb, ids, gpt2Names(c));
+CausalLMConfig vram::zoo::getGpt2Config() {
+  CausalLMConfig c;
+  c.name = "gpt2";
+  c.layout = DecoderLayout::Gpt2;
+  c.vocabSize = 50257;
+  c.maxPositions = kGpt2Positions;
+  c.hiddenSize = 768;
+  c.numHeads = c.numKeyValueHeads = 12;
+  c.headDim = 64;
+  c.numLayers = 12;
+  c.intermediateSize = 3072;
+  c.normEps = 1e-5;
+  c.tieWordEmbeddings = true;
+  c.dropout = 0.1;
+  c.attentionDropout = 0.1;
+  return c;
+}
+
+/// GPT2LMHeadModel from a config: GPT-2's names, GELU (tanh), sdpa (flash,
+/// or math for attention dropout on the CPU).
+Value vram::zoo::buildGpt2Decoder(ModelBuilder &mb, Value ids,
+                                  const CausalLMConfig &config,
+                                  vram::nn::TorchTarget target) {
+  GptConfig c = gpt2Names(GptConfig());
+  c.vocab = config.vocabSize;
+  c.positions = config.maxPositions;
+  c.dim = config.hiddenSize;
+  c.heads = config.numHeads;
+  c.layers = config.numLayers;
+  c.mlp = config.intermediateSize;
+  c.dropout = config.dropout;
+  c.tiedHead = config.tieWordEmbeddings;
+  c.lnEps = config.normEps;
+  c.attnDropout = config.attentionDropout;
+  c.attentionBackend = getAttentionBackend(config, target);
+  c.decomposedGelu = true;
+  return buildGpt(mb, ids, c);
+}
+
+Value vram::zoo::buildGpt2(ModelBuilder &mb, Value ids, const ModelConfig &c) {
+  return buildGpt2Decoder(mb, ids, getGpt2Config(), c.target);
 }
 
 /// GPT-2 scaled down for tests: 2 layers, d = 64, 4 heads, vocab 256,

@@ -1,19 +1,31 @@
-//===- Llama.cpp - LLaMA-7B (HuggingFace LlamaForCausalLM) ----------------===//
+//===- Llama.cpp - LLaMA-layout decoders (LlamaForCausalLM and kin) -------===//
 //
-// 32 decoder layers, d = 4096, 32 heads, SwiGLU MLP of 11008, RMSNorm
-// (eps 1e-6, no bias), vocab 32000, untied lm_head, no biases anywhere.
-// LlamaRMSNorm runs decomposed (pow, mean, add, rsqrt, mul, mul by weight;
-// the fp32 upcast is the identity for an fp32 model), as the model's code
-// does, not as a fused rms_norm.
-// Attention is causal sdpa with the flash kernel.
+// The decoder layer that transformers' llama, mistral, qwen2, qwen3 and
+// gemma share, as their modeling code runs it:
+//
+//   h = embed_tokens(ids)                    (gemma: * sqrt(hidden_size))
+//   for each layer: h = h + o_proj(attn(rope(q_proj(n1(h))), rope(k), v))
+//                   h = h + down_proj(act(gate_proj(n2(h))) * up_proj(n2(h)))
+//   logits = lm_head(norm(h))                (tied: embed_tokens.weight)
+//
+// RMSNorm runs decomposed (pow, mean, add, rsqrt, mul, mul by weight; the
+// fp32 upcast is the identity for an fp32 model), as the model's code does,
+// not as a fused rms_norm. Gemma's norm scales by (1 + weight).
+// Attention is causal sdpa with the flash kernel. With fewer KV heads than
+// heads, transformers passes enable_gqa to a mask-free sdpa on torch >= 2.5
+// (the kernel keeps K and V unrepeated; measured with torch 2.15, see
+// test/Import/HuggingFace/saved.test); on torch 1.13, repeat_kv copies K and
+// V up to the heads first.
 //
 // Rotary embeddings have no parameters but do cost memory and FLOPs, so they
 // are modelled as in HuggingFace's apply_rotary_pos_emb,
 //   q * cos + rotate_half(q) * sin,
-// with cos/sin tables as buffers `model.rotary_emb.{cos,sin}_cached` [T, 128]
-// (older HF versions cache them exactly so). The dialect has no negation, so
-// rotate_half(q) = cat(-q2, q1) is written cat(q2, q1) and the sign is folded
-// into the sin table (its first half holds -sin).
+// with cos/sin tables computed in forward from the inv_freq buffer ([1, T,
+// D], as transformers >= 4.38 does) or as buffers
+// `model.rotary_emb.{cos,sin}_cached` [T, D] (older releases cache them exactly
+// so; the zoo's llama-7b). The dialect has no negation, so rotate_half(q) =
+// cat(-q2, q1) is written cat(q2, q1) and the sign is folded into the sin table
+// (its first half holds -sin).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,68 +38,160 @@ using namespace vram::zoo;
 
 namespace {
 
-constexpr int64_t kVocab = 32000, kDim = 4096, kLayers = 32, kHeads = 32,
-                  kHeadDim = kDim / kHeads, kMlp = 11008;
-constexpr double kRmsEps = 1e-6;
-
 struct Rotary {
   Value cos, sin;
 };
 
-/// apply_rotary_pos_emb for one of q, k [B, H, T, D].
-Value applyRotary(ModelBuilder &mb, Value x, const Rotary &rope,
-                  const std::string &name) {
-  int64_t half = kHeadDim / 2;
-  Value x1 = mb.slice(x, name, 3, 0, half);
-  Value x2 = mb.slice(x, name, 3, half, kHeadDim);
-  Value rotated = mb.concat({x2, x1}, name, 3);
-  return mb.add(mb.mul(x, rope.cos, name), mb.mul(rotated, rope.sin, name),
-                name);
-}
+class LlamaBuilder {
+public:
+  LlamaBuilder(ModelBuilder &mb, const CausalLMConfig &c,
+               vram::nn::TorchTarget target)
+      : mb(mb), c(c), target(target) {}
 
-Value selfAttention(ModelBuilder &mb, Value x, const Rotary &rope,
-                    const std::string &name) {
-  Value q =
-      mb.splitHeads(mb.linear(x, name + ".q_proj", kDim, false), name, kHeads);
-  Value k =
-      mb.splitHeads(mb.linear(x, name + ".k_proj", kDim, false), name, kHeads);
-  Value v =
-      mb.splitHeads(mb.linear(x, name + ".v_proj", kDim, false), name, kHeads);
-  q = applyRotary(mb, q, rope, name + ".rotary");
-  k = applyRotary(mb, k, rope, name + ".rotary");
-  Value y = mb.attention(q, k, v, name, /*causal=*/true,
-                         vram::nn::AttentionBackend::Flash);
-  return mb.linear(mb.mergeHeads(y, name), name + ".o_proj", kDim, false);
-}
+  Value build(Value ids) {
+    int64_t seq = ModelBuilder::shapeOf(ids)[1];
+    Value embed =
+        mb.param("model.embed_tokens", "weight", {c.vocabSize, c.hiddenSize});
+    Value x = mb.embedding(ids, "model.embed_tokens", embed);
+    // Gemma: GemmaTextScaledWordEmbedding multiplies by its 0-d buffer
+    // embed_scale = sqrt(hidden_size) (non-persistent).
+    if (c.gemmaScaling)
+      x = mb.mul(x, mb.buffer("model.embed_tokens", "embed_scale", {}),
+                 "model.embed_tokens");
+    Rotary rope;
+    if (c.rotaryInForward) {
+      // LlamaRotaryEmbedding.forward (no_grad) from its inv_freq buffer:
+      // freqs = positions x inv_freq [1, T, D/2], emb = cat(freqs, freqs),
+      // cos and sin of emb [1, T, D] each, in the hidden states' dtype.
+      // Only their sizes and dtypes matter here: each is one new tensor
+      // from the buffer.
+      Value invFreq =
+          mb.buffer("model.rotary_emb", "inv_freq", {1, 1, c.headDim / 2});
+      Value freqs =
+          mb.expand(invFreq, "model.rotary_emb", {1, seq, c.headDim / 2});
+      rope = {mb.concat({freqs, freqs}, "model.rotary_emb", 2),
+              mb.concat({freqs, freqs}, "model.rotary_emb", 2)};
+    } else {
+      rope = {mb.buffer("model.rotary_emb", "cos_cached", {seq, c.headDim}),
+              mb.buffer("model.rotary_emb", "sin_cached", {seq, c.headDim})};
+    }
+    for (int64_t i = 0; i < c.numLayers; ++i)
+      x = decoderLayer(x, rope, ("model.layers." + Twine(i)).str());
+    x = rmsNorm(x, "model.norm");
+    if (c.tieWordEmbeddings)
+      return mb.linear(x, "lm_head", embed, /*bias=*/Value());
+    return mb.linear(x, "lm_head", c.vocabSize, /*bias=*/false);
+  }
 
-/// LlamaMLP: down_proj(silu(gate_proj(x)) * up_proj(x)).
-Value mlp(ModelBuilder &mb, Value x, const std::string &name) {
-  Value gate =
-      mb.silu(mb.linear(x, name + ".gate_proj", kMlp, false), name + ".act_fn");
-  Value up = mb.linear(x, name + ".up_proj", kMlp, false);
-  return mb.linear(mb.mul(gate, up, name), name + ".down_proj", kDim, false);
-}
+private:
+  Value rmsNorm(Value x, const std::string &name) {
+    if (!c.gemmaScaling)
+      return mb.decomposedRmsNorm(x, name, c.normEps);
+    return mb.decomposedRmsNorm(x, name, c.normEps, /*unitOffset=*/true);
+  }
 
-Value decoderLayer(ModelBuilder &mb, Value x, const Rotary &rope,
-                   const std::string &name) {
-  Value h = mb.decomposedRmsNorm(x, name + ".input_layernorm", kRmsEps);
-  h = selfAttention(mb, h, rope, name + ".self_attn");
-  x = mb.add(x, h, name + ".add");
-  h = mb.decomposedRmsNorm(x, name + ".post_attention_layernorm", kRmsEps);
-  h = mlp(mb, h, name + ".mlp");
-  return mb.add(x, h, name + ".add");
-}
+  /// apply_rotary_pos_emb for one of q, k [B, H, T, D].
+  Value applyRotary(Value x, const Rotary &rope, const std::string &name) {
+    int64_t half = c.headDim / 2;
+    Value x1 = mb.slice(x, name, 3, 0, half);
+    Value x2 = mb.slice(x, name, 3, half, c.headDim);
+    Value rotated = mb.concat({x2, x1}, name, 3);
+    return mb.add(mb.mul(x, rope.cos, name), mb.mul(rotated, rope.sin, name),
+                  name);
+  }
+
+  /// repeat_kv: [B, KV, T, D] -> expand [B, KV, n, T, D] -> [B, KV*n, T, D].
+  Value repeatKeyValue(Value x, const std::string &name) {
+    int64_t groups = c.numHeads / c.numKeyValueHeads;
+    if (groups == 1)
+      return x;
+    ArrayRef<int64_t> s = ModelBuilder::shapeOf(x);
+    Value unsqueezed = mb.reshape(x, name, {s[0], s[1], 1, s[2], s[3]});
+    Value expanded =
+        mb.expand(unsqueezed, name, {s[0], s[1], groups, s[2], s[3]});
+    return mb.reshape(expanded, name, {s[0], s[1] * groups, s[2], s[3]});
+  }
+
+  /// q_proj/k_proj/v_proj, split into heads (qwen3: q_norm/k_norm per
+  /// head), rotary on q and k.
+  Value project(Value x, const std::string &name, StringRef which,
+                int64_t heads) {
+    Value y = mb.linear(x, name + "." + which.str() + "_proj",
+                        heads * c.headDim, c.qkvBias);
+    ArrayRef<int64_t> s = ModelBuilder::shapeOf(y);
+    y = mb.reshape(y, name, {s[0], s[1], heads, c.headDim});
+    if (c.qkNorm && which != "v")
+      y = rmsNorm(y, name + "." + which.str() + "_norm");
+    return mb.transpose(y, name, 1, 2);
+  }
+
+  Value selfAttention(Value x, const Rotary &rope, const std::string &name) {
+    Value q = project(x, name, "q", c.numHeads);
+    Value k = project(x, name, "k", c.numKeyValueHeads);
+    Value v = project(x, name, "v", c.numKeyValueHeads);
+    q = applyRotary(q, rope, name + ".rotary");
+    k = applyRotary(k, rope, name + ".rotary");
+    bool grouped = c.numKeyValueHeads != c.numHeads;
+    bool enableGqa = grouped && target.version != vram::nn::TorchVersion::V1_13;
+    if (grouped && !enableGqa) {
+      k = repeatKeyValue(k, name);
+      v = repeatKeyValue(v, name);
+    }
+    Value y = mb.attention(q, k, v, name, /*causal=*/true,
+                           getAttentionBackend(c, target), enableGqa,
+                           c.attentionDropout);
+    return mb.linear(mb.mergeHeads(y, name), name + ".o_proj", c.hiddenSize,
+                     c.outputBias);
+  }
+
+  /// LlamaMLP: down_proj(act(gate_proj(x)) * up_proj(x)).
+  Value mlp(Value x, const std::string &name) {
+    Value gate =
+        mb.linear(x, name + ".gate_proj", c.intermediateSize, c.mlpBias);
+    gate = c.activation == GatedActivation::Silu
+               ? mb.silu(gate, name + ".act_fn")
+               : mb.gelu(gate, name + ".act_fn",
+                         vram::nn::GeluApproximation::Tanh);
+    Value up = mb.linear(x, name + ".up_proj", c.intermediateSize, c.mlpBias);
+    return mb.linear(mb.mul(gate, up, name), name + ".down_proj", c.hiddenSize,
+                     c.mlpBias);
+  }
+
+  Value decoderLayer(Value x, const Rotary &rope, const std::string &name) {
+    Value h = rmsNorm(x, name + ".input_layernorm");
+    h = selfAttention(h, rope, name + ".self_attn");
+    x = mb.add(x, h, name + ".add");
+    h = rmsNorm(x, name + ".post_attention_layernorm");
+    h = mlp(h, name + ".mlp");
+    return mb.add(x, h, name + ".add");
+  }
+
+  ModelBuilder &mb;
+  const CausalLMConfig &c;
+  vram::nn::TorchTarget target;
+};
 
 } // namespace
 
-Value vram::zoo::buildLlama7b(ModelBuilder &mb, Value ids,
-                              const ModelConfig &) {
-  int64_t seq = ModelBuilder::shapeOf(ids)[1];
-  Value x = mb.embedding(ids, "model.embed_tokens", kVocab, kDim);
-  Rotary rope = {mb.buffer("model.rotary_emb", "cos_cached", {seq, kHeadDim}),
-                 mb.buffer("model.rotary_emb", "sin_cached", {seq, kHeadDim})};
-  for (int64_t i = 0; i < kLayers; ++i)
-    x = decoderLayer(mb, x, rope, ("model.layers." + Twine(i)).str());
-  x = mb.decomposedRmsNorm(x, "model.norm", kRmsEps);
-  return mb.linear(x, "lm_head", kVocab, /*bias=*/false);
+Value vram::zoo::buildLlamaDecoder(ModelBuilder &mb, Value ids,
+                                   const CausalLMConfig &config,
+                                   vram::nn::TorchTarget target) {
+  return LlamaBuilder(mb, config, target).build(ids);
+}
+
+/// LLaMA-7B: 32 decoder layers, d = 4096, 32 heads, SwiGLU MLP of 11008,
+/// RMSNorm (eps 1e-6, no bias), vocab 32000, untied lm_head, no biases.
+CausalLMConfig vram::zoo::getLlama7bConfig() {
+  CausalLMConfig c;
+  c.name = "llama-7b";
+  c.layout = DecoderLayout::Llama;
+  c.vocabSize = 32000;
+  c.hiddenSize = 4096;
+  c.numLayers = 32;
+  c.numHeads = 32;
+  c.numKeyValueHeads = 32;
+  c.headDim = 128;
+  c.intermediateSize = 11008;
+  c.normEps = 1e-6;
+  return c;
 }

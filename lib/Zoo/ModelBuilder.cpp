@@ -106,7 +106,8 @@ Value ModelBuilder::rmsNorm(Value x, StringRef layer, double eps) {
                            llvm::APFloat(eps));
 }
 
-Value ModelBuilder::decomposedRmsNorm(Value x, StringRef layer, double eps) {
+Value ModelBuilder::decomposedRmsNorm(Value x, StringRef layer, double eps,
+                                      bool unitOffset) {
   Value w = param(layer, "weight", {shapeOf(x).back()});
   Location l = loc(layer);
   // variance = x.pow(2).mean(-1, keepdim=True)
@@ -121,6 +122,9 @@ Value ModelBuilder::decomposedRmsNorm(Value x, StringRef layer, double eps) {
   // x * torch.rsqrt(variance + eps), then weight * (...)
   Value shifted = add(variance, scalar(eps, layer), layer);
   Value normalized = mul(x, RsqrtOp::create(builder, l, shifted), layer);
+  // Gemma: normalized * (1.0 + weight).
+  if (unitOffset)
+    return mul(normalized, add(w, number(1.0, layer), layer), layer);
   return mul(w, normalized, layer);
 }
 
@@ -149,6 +153,17 @@ Value ModelBuilder::relu6(Value x, StringRef layer, bool inplace) {
 Value ModelBuilder::gelu(Value x, StringRef layer,
                          GeluApproximation approximate) {
   return GeluOp::create(builder, loc(layer), x, approximate);
+}
+
+Value ModelBuilder::geluNew(Value x, StringRef layer) {
+  Location l = loc(layer);
+  // 0.5 * x * (1.0 + tanh(sqrt(2 / pi) * (x + 0.044715 * x ** 3)))
+  Value cube = PowOp::create(builder, l, x, llvm::APFloat(3.0));
+  Value inner = add(x, mul(cube, number(0.044715, layer), layer), layer);
+  Value t = TanhOp::create(
+      builder, l, mul(inner, number(std::sqrt(2.0 / M_PI), layer), layer));
+  Value half = mul(x, number(0.5, layer), layer);
+  return mul(half, add(t, number(1.0, layer), layer), layer);
 }
 
 Value ModelBuilder::silu(Value x, StringRef layer, bool inplace) {
@@ -183,10 +198,11 @@ Value ModelBuilder::adaptiveAvgPool(Value x, StringRef layer, int64_t outH,
 }
 
 Value ModelBuilder::attention(Value q, Value k, Value v, StringRef layer,
-                              bool causal, AttentionBackend backend) {
-  return ScaledDotProductAttentionOp::create(builder, loc(layer), q, k, v,
-                                             /*mask=*/Value(), causal, backend,
-                                             /*scale=*/FloatAttr());
+                              bool causal, AttentionBackend backend,
+                              bool enableGqa, double dropoutP) {
+  return ScaledDotProductAttentionOp::create(
+      builder, loc(layer), q, k, v, /*mask=*/Value(), causal, backend,
+      /*scale=*/FloatAttr(), enableGqa, llvm::APFloat(dropoutP));
 }
 
 Value ModelBuilder::concat(ValueRange inputs, StringRef layer, int64_t dim) {
@@ -224,6 +240,12 @@ Value ModelBuilder::arange(int64_t n, StringRef layer) {
 Value ModelBuilder::scalar(double value, StringRef layer) {
   auto attr = DenseElementsAttr::get(floatTensor({}), (float)value);
   return ConstantOp::create(builder, loc(layer), attr);
+}
+
+Value ModelBuilder::number(double value, StringRef layer) {
+  auto attr = DenseElementsAttr::get(floatTensor({}), (float)value);
+  return ConstantOp::create(builder, loc(layer), attr,
+                            /*wrapped_number=*/true);
 }
 
 Value ModelBuilder::matmulAttention(Value q, Value k, Value v, StringRef layer,

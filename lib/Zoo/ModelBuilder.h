@@ -89,8 +89,9 @@ public:
   /// Hugging Face's LlamaRMSNorm as it runs, decomposed: x.pow(2).mean(-1),
   /// + eps, rsqrt, x * that, weight * that. It keeps more for backward than
   /// a fused rms_norm (the normalized x, and in torch 1.13 mean's input).
+  /// With `unitOffset`, Gemma's: the normalized x times (1 + weight).
   mlir::Value decomposedRmsNorm(mlir::Value x, llvm::StringRef layer,
-                                double eps);
+                                double eps, bool unitOffset = false);
   mlir::Value embedding(mlir::Value ids, llvm::StringRef layer, int64_t num,
                         int64_t dim);
   /// F.embedding with a given (possibly tied) weight.
@@ -104,6 +105,9 @@ public:
   mlir::Value gelu(mlir::Value x, llvm::StringRef layer,
                    vram::nn::GeluApproximation approximate =
                        vram::nn::GeluApproximation::None);
+  /// transformers' NewGELUActivation ("gelu_new", GPT-2's), written out as
+  /// it runs: each elementwise op a tensor, kept as autograd keeps them.
+  mlir::Value geluNew(mlir::Value x, llvm::StringRef layer);
   mlir::Value silu(mlir::Value x, llvm::StringRef layer, bool inplace = false);
   /// nn.Dropout(p); p = 0 is the identity in PyTorch and creates nothing.
   mlir::Value dropout(mlir::Value x, llvm::StringRef layer, double p);
@@ -115,9 +119,12 @@ public:
                       int64_t stride, int64_t pad = 0);
   mlir::Value adaptiveAvgPool(mlir::Value x, llvm::StringRef layer,
                               int64_t outH, int64_t outW);
+  /// F.scaled_dot_product_attention; `enableGqa` for k and v with fewer
+  /// heads than q, `dropoutP` its dropout in training.
   mlir::Value attention(mlir::Value q, mlir::Value k, mlir::Value v,
                         llvm::StringRef layer, bool causal,
-                        vram::nn::AttentionBackend backend);
+                        vram::nn::AttentionBackend backend,
+                        bool enableGqa = false, double dropoutP = 0.0);
   /// Attention written out, as gpt_mini's reference and torch 1.13's
   /// nn.MultiheadAttention run it:
   ///
@@ -147,6 +154,9 @@ public:
   mlir::Value arange(int64_t n, llvm::StringRef layer);
   /// A 0-d fp32 tensor `torch.tensor(value)` (nn.constant).
   mlir::Value scalar(double value, llvm::StringRef layer);
+  /// A Python number in arithmetic (`0.5 * x`): a wrapped_number
+  /// nn.constant, no device memory.
+  mlir::Value number(double value, llvm::StringRef layer);
   /// A [rows, cols] bool tensor, true where `col > row + diagonal` (the
   /// complement of `torch.tril(ones, diagonal)`): a causal attention mask.
   mlir::Value upperTriangleMask(int64_t rows, int64_t cols,

@@ -14,6 +14,8 @@
 
 #include "ModelBuilder.h"
 
+#include "vram/Zoo/CausalLM.h"
+
 namespace vram::zoo {
 
 // ResNet.cpp
@@ -47,10 +49,20 @@ mlir::Value buildTinyGpt(ModelBuilder &mb, mlir::Value ids,
                          const ModelConfig &c);
 mlir::Value buildGptMini(ModelBuilder &mb, mlir::Value ids,
                          const ModelConfig &c);
+/// A DecoderLayout::Gpt2 config.
+mlir::Value buildGpt2Decoder(ModelBuilder &mb, mlir::Value ids,
+                             const CausalLMConfig &config,
+                             vram::nn::TorchTarget target);
 
-// Llama.cpp
-mlir::Value buildLlama7b(ModelBuilder &mb, mlir::Value ids,
-                         const ModelConfig &c);
+/// The sdpa kernel a config's attention runs: flash, or math when it drops
+/// out on the CPU (no fused CPU kernel supports dropout).
+vram::nn::AttentionBackend getAttentionBackend(const CausalLMConfig &config,
+                                               vram::nn::TorchTarget target);
+
+// Llama.cpp: a DecoderLayout::Llama config.
+mlir::Value buildLlamaDecoder(ModelBuilder &mb, mlir::Value ids,
+                              const CausalLMConfig &config,
+                              vram::nn::TorchTarget target);
 
 } // namespace vram::zoo
 

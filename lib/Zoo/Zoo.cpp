@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vram/Zoo/Zoo.h"
+#include "vram/Zoo/CausalLM.h"
 
 #include "Models.h"
 
@@ -82,8 +83,12 @@ const std::vector<ModelEntry> &registry() {
              buildVitB16, 16, 16),
       language("gpt2", "GPT-2 small, 124M (HuggingFace GPT2LMHeadModel)",
                buildGpt2, 1024, kGpt2Positions),
-      language("llama-7b", "LLaMA-7B (HuggingFace LlamaForCausalLM)",
-               buildLlama7b, 2048, 0),
+      language(
+          "llama-7b", "LLaMA-7B (HuggingFace LlamaForCausalLM)",
+          [](ModelBuilder &mb, Value ids, const ModelConfig &c) {
+            return buildLlamaDecoder(mb, ids, getLlama7bConfig(), c.target);
+          },
+          2048, 0),
       language("gpt_mini",
                "4-layer GPT decoder of the reference measurements (7.4M)",
                buildGptMini, 128, kGptMiniPositions),
@@ -141,6 +146,11 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
 
 } // namespace
 
+static OwningOpRef<ModuleOp>
+buildForwardModule(MLIRContext *context, StringRef name, Location loc,
+                   const ModelConfig &config, bool language,
+                   llvm::function_ref<Value(ModelBuilder &, Value)> build);
+
 llvm::ArrayRef<ZooModelInfo> vram::zoo::listModels() {
   static const std::vector<ZooModelInfo> infos = [] {
     std::vector<ZooModelInfo> result;
@@ -168,22 +178,34 @@ vram::zoo::buildModel(MLIRContext *context, StringRef name,
   if (!config)
     return config.takeError();
 
+  Location loc = NameLoc::get(StringAttr::get(context, "zoo:" + name));
+  return buildForwardModule(context, name, loc, *config,
+                            model->kind == Kind::Language,
+                            [&](ModelBuilder &mb, Value input) {
+                              return model->build(mb, input, *config);
+                            });
+}
+
+/// The module around `forward`: its input ([B, 3, S, S] images or [B, T]
+/// token ids), the body `build` makes, the module's and forward's facts.
+static OwningOpRef<ModuleOp>
+buildForwardModule(MLIRContext *context, StringRef name, Location loc,
+                   const ModelConfig &config, bool language,
+                   llvm::function_ref<Value(ModelBuilder &, Value)> build) {
   context->getOrLoadDialect<vram::nn::NNDialect>();
   context->getOrLoadDialect<func::FuncDialect>();
   OpBuilder b(context);
-  Location loc = NameLoc::get(b.getStringAttr("zoo:" + name));
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   (*module)->setAttr(vram::nn::NNDialect::kModelAttrName,
                      b.getStringAttr(name));
 
   Type inputType =
-      model->kind == Kind::Vision
-          ? Type(RankedTensorType::get(
-                {config->batch, 3, config->imageSize, config->imageSize},
-                b.getF32Type()))
-          : Type(RankedTensorType::get({config->batch, config->seq},
-                                       b.getI64Type()));
+      language ? Type(RankedTensorType::get({config.batch, config.seq},
+                                            b.getI64Type()))
+               : Type(RankedTensorType::get(
+                     {config.batch, 3, config.imageSize, config.imageSize},
+                     b.getF32Type()));
   b.setInsertionPointToEnd(module->getBody());
   auto forward =
       func::FuncOp::create(b, loc, "forward", b.getFunctionType(inputType, {}));
@@ -192,16 +214,103 @@ vram::zoo::buildModel(MLIRContext *context, StringRef name,
 
   b.setInsertionPointToStart(entry);
   ModelBuilder mb(b);
-  Value output = model->build(mb, forward.getArgument(0), *config);
+  Value output = build(mb, forward.getArgument(0));
   func::ReturnOp::create(b, output.getLoc(), output);
   forward.setFunctionType(b.getFunctionType(inputType, output.getType()));
   // PyTorch's implicit copies of strided views, as for every front end.
   vram::insertContiguousCopies(forward);
   forward->setAttr(vram::nn::NNDialect::kBatchAttrName,
-                   b.getI64IntegerAttr(config->batch));
+                   b.getI64IntegerAttr(config.batch));
   // Language models return per-token logits; training flattens them.
-  if (model->kind == Kind::Language)
+  if (language)
     forward->setAttr(vram::nn::NNDialect::kSequenceLogitsAttrName,
                      b.getUnitAttr());
   return module;
+}
+
+vram::nn::AttentionBackend
+vram::zoo::getAttentionBackend(const CausalLMConfig &config,
+                               vram::nn::TorchTarget target) {
+  if (config.attentionDropout > 0 && target.device == vram::nn::Device::Cpu)
+    return vram::nn::AttentionBackend::Math;
+  return vram::nn::AttentionBackend::Flash;
+}
+
+llvm::Error vram::zoo::verifyCausalLMConfig(const CausalLMConfig &c) {
+  auto positive = [](int64_t value, StringRef key) -> llvm::Error {
+    if (value < 1)
+      return error(key + " must be >= 1, got " + Twine(value));
+    return llvm::Error::success();
+  };
+  for (auto [value, key] :
+       {std::pair<int64_t, StringRef>{c.vocabSize, "vocab_size"},
+        {c.hiddenSize, "hidden_size"},
+        {c.numLayers, "num_hidden_layers"},
+        {c.numHeads, "num_attention_heads"},
+        {c.numKeyValueHeads, "num_key_value_heads"},
+        {c.headDim, "head_dim"},
+        {c.intermediateSize, "intermediate_size"}})
+    if (llvm::Error e = positive(value, key))
+      return e;
+  // Published models have at most a few hundred layers; the bound keeps a
+  // mistyped config from building millions of ops.
+  constexpr int64_t kMaxLayers = 1024;
+  if (c.numLayers > kMaxLayers)
+    return error("num_hidden_layers must be at most " + Twine(kMaxLayers) +
+                 ", got " + Twine(c.numLayers));
+  if (c.numHeads % c.numKeyValueHeads)
+    return error("num_key_value_heads (" + Twine(c.numKeyValueHeads) +
+                 ") must divide num_attention_heads (" + Twine(c.numHeads) +
+                 ")");
+  if (c.layout == DecoderLayout::Llama && c.headDim % 2)
+    return error("head_dim must be even for rotary embeddings, got " +
+                 Twine(c.headDim));
+  if (c.layout == DecoderLayout::Gpt2) {
+    if (c.hiddenSize % c.numHeads)
+      return error("num_attention_heads (" + Twine(c.numHeads) +
+                   ") must divide hidden_size (" + Twine(c.hiddenSize) + ")");
+    if (c.numKeyValueHeads != c.numHeads)
+      return error("GPT-2 has no grouped KV heads");
+    if (llvm::Error e = positive(c.maxPositions, "n_positions"))
+      return e;
+  }
+  for (auto [p, key] : {std::pair<double, StringRef>{c.dropout, "dropout"},
+                        {c.attentionDropout, "attention_dropout"}})
+    if (!(p >= 0 && p < 1))
+      return error(key + " must be in [0, 1), got " + Twine(std::to_string(p)));
+  return llvm::Error::success();
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>>
+vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
+                         const ZooOptions &options, int64_t defaultSeq,
+                         StringRef sourcePath) {
+  if (llvm::Error e = verifyCausalLMConfig(config))
+    return std::move(e);
+  if (options.imageSize)
+    return error(config.name + " is a language model: it takes no image size");
+  if (options.numClasses)
+    return error(config.name +
+                 " is a language model: it takes no number of classes");
+  ModelConfig c{options.batch, 0, options.seq.value_or(defaultSeq), 0,
+                options.target};
+  if (c.batch < 1)
+    return error("batch size must be >= 1, got " + Twine(c.batch));
+  if (c.seq < 1)
+    return error("sequence length must be >= 1, got " + Twine(c.seq));
+  if (config.maxPositions && c.seq > config.maxPositions)
+    return error(config.name + " has " + Twine(config.maxPositions) +
+                 " learned positions: sequence length " + Twine(c.seq) +
+                 " is too long");
+  Location loc = sourcePath.empty()
+                     ? Location(NameLoc::get(
+                           StringAttr::get(context, "zoo:" + config.name)))
+                     : Location(FileLineColLoc::get(context, sourcePath, 1, 1));
+  return buildForwardModule(
+      context, config.name, loc, c, /*language=*/true,
+      [&](ModelBuilder &mb, Value ids) {
+        return config.layout == DecoderLayout::Llama
+                   ? buildLlamaDecoder(mb, ids, config, c.target)
+                   : buildGpt2Decoder(mb, ids, config, c.target);
+      });
 }

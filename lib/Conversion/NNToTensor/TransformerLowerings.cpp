@@ -1587,6 +1587,12 @@ struct AttentionLowering
     auto sdpa = cast<ScaledDotProductAttentionOp>(op);
     Location loc = op->getLoc();
     MLIRContext *ctx = b.getContext();
+    if (sdpa.getEnableGqa())
+      return unsupported(loc, "nn.scaled_dot_product_attention",
+                         "grouped KV heads (enable_gqa)");
+    if (!sdpa.getDropoutP().isZero())
+      return unsupported(loc, "nn.scaled_dot_product_attention",
+                         "attention dropout (dropout_p)");
     Attention a =
         attentionInfo(tensorType(operands[0]), tensorType(operands[1]),
                       sdpa.getMask() ? operands[3] : Value(), sdpa.getCausal(),
@@ -1596,6 +1602,20 @@ struct AttentionLowering
         b, loc, a,
         attentionScores(b, loc, a, operands[0], operands[1], a.scale), lse);
     auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    // The fused kernels write [B, L, H, Ev] and return its transpose(1, 2)
+    // (ScaledDotProductAttentionOp::getResultStrides): the merge of the heads
+    // after them is a view.
+    if (sdpa.getBackend() != AttentionBackend::Math && outType.getRank() == 4) {
+      ArrayRef<int64_t> s = outType.getShape();
+      auto physical = RankedTensorType::get({s[0], s[2], s[1], s[3]},
+                                            outType.getElementType());
+      Value out = contraction(b, loc, p, operands[2],
+                              fill(b, loc, newTensor(b, loc, physical), 0),
+                              {a.map(ctx, 3, {0, 2}), a.map(ctx, 3, {2, 1}),
+                               dimMap(ctx, a.nb + 3, {0, a.nb, 1, a.nb + 1})});
+      results.push_back(permuteView(b, loc, out, {0, 2, 1, 3}));
+      return success();
+    }
     // (batch, l, ev, s): out = P v
     results.push_back(contraction(
         b, loc, p, operands[2], fill(b, loc, newTensor(b, loc, outType), 0),

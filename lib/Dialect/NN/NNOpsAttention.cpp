@@ -72,9 +72,22 @@ LogicalResult ScaledDotProductAttentionOp::inferReturnTypes(
   if (k.getDimSize(r - 2) != v.getDimSize(r - 2))
     return emitOptionalError(loc, "key and value sequence lengths differ: ",
                              k.getDimSize(r - 2), " vs ", v.getDimSize(r - 2));
-  if (q.getShape().drop_back(2) != k.getShape().drop_back(2) ||
-      q.getShape().drop_back(2) != v.getShape().drop_back(2))
-    return emitOptionalError(loc, "batch/head dimensions differ");
+  if (k.getShape().drop_back(2) != v.getShape().drop_back(2))
+    return emitOptionalError(loc, "key and value batch/head dimensions differ");
+  if (q.getShape().drop_back(2) != k.getShape().drop_back(2)) {
+    // Grouped-query attention: the heads (dimension -3) of k and v divide
+    // the query's; the dimensions before them agree.
+    bool grouped = adaptor.getEnableGqa() && r >= 3 &&
+                   q.getShape().drop_back(3) == k.getShape().drop_back(3) &&
+                   k.getDimSize(r - 3) > 0 &&
+                   q.getDimSize(r - 3) % k.getDimSize(r - 3) == 0;
+    if (!grouped)
+      return emitOptionalError(
+          loc, "batch/head dimensions differ",
+          adaptor.getEnableGqa()
+              ? " (with enable_gqa the key heads must divide the query heads)"
+              : "");
+  }
   SmallVector<int64_t> shape(q.getShape());
   shape.back() = v.getShape().back();
   results.push_back(RankedTensorType::get(shape, q.getElementType()));
@@ -82,6 +95,9 @@ LogicalResult ScaledDotProductAttentionOp::inferReturnTypes(
 }
 
 LogicalResult ScaledDotProductAttentionOp::verify() {
+  double p = getDropoutP().convertToDouble();
+  if (!(p >= 0 && p < 1))
+    return emitOpError("dropout_p must be in [0, 1), got ") << p;
   if (Value mask = getMask()) {
     // PyTorch: a bool mask or one of the query's dtype, broadcastable to the
     // scores [..., L, S], and never together with is_causal.
@@ -103,6 +119,30 @@ LogicalResult ScaledDotProductAttentionOp::verify() {
              << shapeStr(scores);
   }
   return success();
+}
+
+std::optional<SmallVector<int64_t>>
+ScaledDotProductAttentionOp::getResultStrides(ArrayRef<int64_t>) {
+  // flash and efficient (CPU and CUDA) allocate [B, L, H, Ev] and return its
+  // transpose(1, 2); math returns a contiguous bmm result.
+  auto out = tensorOf(getOutput());
+  if (getBackend() == AttentionBackend::Math || out.getRank() != 4)
+    return std::nullopt;
+  int64_t h = out.getDimSize(1), l = out.getDimSize(2), ev = out.getDimSize(3);
+  return SmallVector<int64_t>{l * h * ev, ev, h * ev, 1};
+}
+
+void ScaledDotProductAttentionOp::getOperandViews(
+    SmallVectorImpl<OperandView> &views) {
+  // math: at::matmul(probs, v) views v as [batch..., S, Ev] -> [N, S, Ev]
+  // for bmm (q and k are scaled into new tensors first).
+  auto v = tensorOf(getValue());
+  if (getBackend() != AttentionBackend::Math || v.getRank() < 4)
+    return;
+  int64_t r = v.getRank(), batch = 1;
+  for (int64_t d : v.getShape().drop_back(2))
+    batch = satMul(batch, d);
+  views.push_back({2, {batch, v.getDimSize(r - 2), v.getDimSize(r - 1)}});
 }
 
 /// Multiply-adds of q k^T (L x S x E) and p v (L x S x Ev).
@@ -149,8 +189,14 @@ void ScaledDotProductAttentionOp::getSavedTensors(
     saved.push_back(SavedTensor::operand(2));
     SmallVector<int64_t> probs(q.getShape());
     probs.back() = k.getDimSize(r - 2);
-    saved.push_back(SavedTensor::extra(
-        RankedTensorType::get(probs, q.getElementType()), "attention_probs"));
+    auto probsType = RankedTensorType::get(probs, q.getElementType());
+    saved.push_back(SavedTensor::extra(probsType, "attention_probs"));
+    // at::dropout on the CPU: probs * (bernoulli noise / (1 - p)) keeps the
+    // noise, and the product keeps the dropped probabilities.
+    if (!getDropoutP().isZero()) {
+      saved.push_back(SavedTensor::extra(probsType, "dropout_noise"));
+      saved.push_back(SavedTensor::extra(probsType, "dropped_probs"));
+    }
     return;
   }
   // Fused kernels keep q, k, v, the output and a logsumexp per row.

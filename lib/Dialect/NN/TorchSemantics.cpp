@@ -16,6 +16,14 @@
 using namespace mlir;
 using namespace vram::nn;
 
+int64_t vram::nn::getWrappedNumberBytes(const TorchTarget &target) {
+  // 1.13 saves the wrapped number as a double tensor on the host; only the
+  // CPU device counts host memory.
+  return target.version == TorchVersion::V1_13 && target.device == Device::Cpu
+             ? 8
+             : 0;
+}
+
 bool vram::nn::meanSavesInput(const TorchTarget &target) {
   // 1.13: measured (a hand-written RMSNorm keeps x.pow(2)). 2.x:
   // derivatives.yaml's mean.dim formula needs only self's sizes and numel.

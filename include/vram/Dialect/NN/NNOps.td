@@ -660,13 +660,30 @@ def NN_EmbeddingOp : NN_LayerOp<"embedding", [InferTypeOpAdaptor]> {
 }
 
 def NN_ScaledDotProductAttentionOp : NN_LayerOp<"scaled_dot_product_attention",
-    [InferTypeOpAdaptor, NN_AutocastLowerPrecision]> {
+    [InferTypeOpAdaptor, NN_AutocastLowerPrecision,
+     DeclareOpInterfaceMethods<NN_LayoutOpInterface,
+                               ["getResultStrides", "getOperandViews"]>]> {
   let summary = "softmax(q k^T * scale + mask) v (F.scaled_dot_product_attention)";
   let description = [{
     q [..., L, E], k [..., S, E], v [..., S, Ev]. `backend` is the kernel
     PyTorch would pick: `flash` and `efficient` keep no L x S matrix (only the
     output and a logsumexp per row); `math` runs the decomposition and keeps
     the attention matrices.
+
+    The fused kernels allocate their [B, H, L, Ev] output as [B, L, H, Ev]
+    and return it transposed, so `transpose(1, 2)` of it is contiguous and
+    the merge of the heads that follows copies nothing. `math` multiplies
+    the probabilities by v with torch.matmul, which folds v's batch
+    dimensions (a copy when v is a strided view).
+
+    `dropout_p` (training): the fused kernels drop in the kernel (their RNG
+    state stays on the host); `math` multiplies the probabilities by a
+    dropout noise tensor and keeps it and the dropped probabilities, as
+    at::dropout does on the CPU.
+
+    `enable_gqa` (PyTorch >= 2.5): k and v may have fewer heads (dimension
+    -3) than q, dividing them; each group of q heads attends to one K/V head,
+    and the kernel keeps k and v as they are, never repeated.
 
     ```mlir
     %o = nn.scaled_dot_product_attention %q, %k, %v {causal, backend = #nn<backend flash>}
@@ -677,7 +694,8 @@ def NN_ScaledDotProductAttentionOp : NN_LayerOp<"scaled_dot_product_attention",
       NN_FloatTensor:$value, Optional<NN_AnyTensor>:$mask, UnitAttr:$causal,
       DefaultValuedAttr<NN_AttentionBackendAttr,
                         "::vram::nn::AttentionBackend::Flash">:$backend,
-      OptionalAttr<F64Attr>:$scale);
+      OptionalAttr<F64Attr>:$scale, UnitAttr:$enable_gqa,
+      DefaultValuedAttr<F64Attr, "0.0">:$dropout_p);
   let results = (outs NN_FloatTensor:$output);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` $mask^)? attr-dict `:`
@@ -726,11 +744,16 @@ def NN_ConstantOp : NN_Op<"constant", [Pure,
     mask, a scale). It needs no gradient; it is allocated where it is defined
     and freed after its last use, like any forward tensor.
 
+    `wrapped_number`: a Python number in an arithmetic op (`0.5 * x`), which
+    PyTorch wraps as a 0-d host tensor: it takes no device memory, and what
+    autograd keeps of it costs nothing.
+
     ```mlir
     %c = nn.constant dense<0.176776695> : tensor<f32>
+    %half = nn.constant dense<5.000000e-01> {wrapped_number} : tensor<f32>
     ```
   }];
-  let arguments = (ins ElementsAttr:$value);
+  let arguments = (ins ElementsAttr:$value, UnitAttr:$wrapped_number);
   let results = (outs NN_AnyTensor:$result);
   let assemblyFormat = "$value attr-dict";
 }

@@ -1,0 +1,108 @@
+//===- CausalLM.h - decoder-only language models from a config --*- C++ -*-===//
+//
+// The zoo's language models are instances of two layouts that Hugging Face's
+// modeling code shares across families: the LLaMA decoder (llama, mistral,
+// qwen2, qwen3, gemma) and GPT-2's. A CausalLMConfig spells out one model of
+// either layout; the zoo's fixed models (llama-7b, gpt2, ...) are such
+// configs, and the Hugging Face front end (vram/Import/HuggingFace.h) makes
+// one from a config.json.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_ZOO_CAUSALLM_H
+#define VRAM_ZOO_CAUSALLM_H
+
+#include "vram/Zoo/Zoo.h"
+
+#include <optional>
+#include <string>
+
+namespace vram::zoo {
+
+enum class DecoderLayout {
+  /// LlamaForCausalLM's decoder layer: RMSNorm, rotary q/k, grouped KV heads,
+  /// a gated MLP, no learned positions.
+  Llama,
+  /// GPT2LMHeadModel: LayerNorm, learned positions, one qkv projection, a
+  /// GELU MLP, dropout.
+  Gpt2,
+};
+
+/// The MLP activation of the LLaMA layout (config `hidden_act`).
+enum class GatedActivation {
+  Silu,     ///< "silu" (llama, mistral, qwen)
+  GeluTanh, ///< "gelu_pytorch_tanh" (gemma)
+};
+
+/// One decoder-only model; field names follow transformers' config keys.
+struct CausalLMConfig {
+  /// The model's name in reports (nn.model), e.g. the config's model_type.
+  std::string name;
+  DecoderLayout layout = DecoderLayout::Llama;
+
+  int64_t vocabSize = 0;
+  int64_t hiddenSize = 0;
+  int64_t numLayers = 0;
+  int64_t numHeads = 0;
+  /// Grouped-query attention: K and V have this many heads (<= numHeads,
+  /// dividing it); transformers' repeat_kv copies them up to numHeads.
+  int64_t numKeyValueHeads = 0;
+  /// The per-head width (hidden_size / heads unless the config says).
+  int64_t headDim = 0;
+  /// The MLP's inner width.
+  int64_t intermediateSize = 0;
+  /// Learned positions (GPT-2): the longest sequence; 0 for rotary models.
+  int64_t maxPositions = 0;
+  double normEps = 1e-6;
+  bool tieWordEmbeddings = false;
+
+  // LLaMA layout variants.
+  /// q/k/v projections carry a bias (qwen2; llama's attention_bias).
+  bool qkvBias = false;
+  /// o_proj carries a bias (llama's attention_bias).
+  bool outputBias = false;
+  /// gate/up/down projections carry a bias (llama's mlp_bias).
+  bool mlpBias = false;
+  /// An RMSNorm over each head's q and k before rotary (qwen3).
+  bool qkNorm = false;
+  /// Gemma: embeddings times sqrt(hidden_size), and RMSNorm scaling by
+  /// (1 + weight).
+  bool gemmaScaling = false;
+  GatedActivation activation = GatedActivation::Silu;
+  /// Sliding-window attention (mistral, qwen2 when enabled): the window.
+  std::optional<int64_t> slidingWindow;
+  /// The rotary cos/sin tables are computed in every forward (transformers
+  /// >= 4.38, [1, T, head_dim] each, kept by the q/k multiplications) rather
+  /// than cached as buffers (older releases, the zoo's llama-7b).
+  bool rotaryInForward = false;
+
+  /// Dropout in training: the attention probabilities' (`attn_pdrop`,
+  /// `attention_dropout`), passed to sdpa, whose fused kernels drop in the
+  /// kernel; on the CPU they do not, and sdpa runs its math kernel.
+  double attentionDropout = 0.0;
+
+  // GPT-2 layout variants: the embeddings' and residuals' dropout.
+  double dropout = 0.0;
+};
+
+/// The zoo's llama-7b and gpt2 as configs (LLaMA-7B, GPT-2 small).
+CausalLMConfig getLlama7bConfig();
+CausalLMConfig getGpt2Config();
+
+/// Checks that the sizes are positive and consistent (heads divide the
+/// hidden size or a head_dim is given, KV heads divide the heads, ...);
+/// the message names the config key at fault.
+llvm::Error verifyCausalLMConfig(const CausalLMConfig &config);
+
+/// Builds `config` as a module holding `func.func @forward` over [batch,
+/// seq] token ids, as zoo::buildModel does (only batch, seq and target of
+/// `options` apply; seq defaults to `defaultSeq`). The module is located at
+/// `sourcePath` (the config file) if given, else at `zoo:<name>`.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+buildCausalLM(mlir::MLIRContext *context, const CausalLMConfig &config,
+              const ZooOptions &options, int64_t defaultSeq,
+              llvm::StringRef sourcePath = "");
+
+} // namespace vram::zoo
+
+#endif // VRAM_ZOO_CAUSALLM_H
