@@ -40,6 +40,11 @@ struct VramOptFlags {
   cl::opt<std::string> zooName{
       "zoo", cl::desc("Use a built-in model (--zoo=list lists them)"),
       cl::value_desc("name"), cl::cat(modelCat)};
+  cl::opt<std::string> huggingFaceConfig{
+      "hf",
+      cl::desc("Build a model from a Hugging Face config.json (or the "
+               "directory holding it)"),
+      cl::value_desc("dir or config.json"), cl::cat(modelCat)};
   cl::opt<InputKind> importKind{
       "import", cl::desc("Input format (default: from the file extension)"),
       cl::values(clEnumValN(InputKind::Mlir, "mlir", "MLIR (nn dialect)"),
@@ -506,6 +511,8 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
   ModelKind kind = getModelKind(inputFilename);
   if (!zooName.empty() && inputGiven)
     return usage("give a model file or --zoo, not both");
+  if (!huggingFaceConfig.empty() && (inputGiven || !zooName.empty()))
+    return usage("give one model: a model file, --zoo or --hf");
   if (kind == ModelKind::ZooList)
     return llvm::Error::success();
   auto notFor = [](const cl::Option &opt, llvm::StringRef what) -> llvm::Error {
@@ -554,6 +561,12 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
             dimBindings, "zoo models (use --batch, --seq, --image-size)"))
       return error;
     return notFor(onnxBuffers, "zoo models");
+  case ModelKind::HuggingFace:
+    if (llvm::Error error = noneFor(
+            {option(imageSize), option(numClasses), option(dimBindings)},
+            "a Hugging Face language model (use --batch and --seq)"))
+      return error;
+    return notFor(onnxBuffers, "a Hugging Face config");
   case ModelKind::Onnx:
     if (llvm::Error error = notFor(
             imageSize, "an ONNX model: its input shapes are in the file (bind "
@@ -625,6 +638,8 @@ ModelKind vram::getModelKind(llvm::StringRef inputFilename) {
     return ModelKind::ZooList;
   if (!flags->zooName.empty())
     return ModelKind::Zoo;
+  if (!flags->huggingFaceConfig.empty())
+    return ModelKind::HuggingFace;
   switch (flags->importKind) {
   case InputKind::Mlir:
     return ModelKind::Mlir;
@@ -643,7 +658,16 @@ ModelKind vram::getModelKind(llvm::StringRef inputFilename) {
 std::string vram::getInputPath(llvm::StringRef inputFilename) {
   if (!flags->zooName.empty())
     return "zoo:" + flags->zooName;
+  if (!flags->huggingFaceConfig.empty())
+    return getHuggingFaceConfigPath();
   return inputFilename.str();
+}
+
+std::string vram::getHuggingFaceConfigPath() {
+  llvm::SmallString<256> path(flags->huggingFaceConfig.getValue());
+  if (llvm::sys::fs::is_directory(path))
+    llvm::sys::path::append(path, "config.json");
+  return path.str().str();
 }
 
 bool vram::isFitBatchRequested() { return flags->fitBatch; }
@@ -722,6 +746,15 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
       options.numClasses = f.numClasses;
     options.target = {f.torchVersion, f.device};
     return createZooSource(context, std::move(options));
+  }
+  case ModelKind::HuggingFace: {
+    HuggingFaceSourceOptions options;
+    options.batch = batch;
+    if (f.seqLen > 0)
+      options.seq = f.seqLen;
+    options.target = {f.torchVersion, f.device};
+    return createHuggingFaceSource(context, std::move(file),
+                                   std::move(options));
   }
   case ModelKind::Onnx: {
     OnnxSourceOptions options;

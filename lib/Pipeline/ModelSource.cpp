@@ -2,8 +2,10 @@
 
 #include "vram/Pipeline/ModelSource.h"
 #include "vram/Analysis/StepInfo.h"
+#include "vram/Import/HuggingFace.h"
 #include "vram/Pipeline/Pipeline.h"
 #include "vram/Support/Findings.h"
+#include "vram/Zoo/CausalLM.h"
 #include "vram/Zoo/Zoo.h"
 #ifdef VRAM_ENABLE_ONNX
 #include "vram/Import/ONNX.h"
@@ -73,6 +75,52 @@ private:
   MLIRContext *context;
   ZooSourceOptions options;
   std::string inputPath;
+};
+
+class HuggingFaceSource : public ModelSource {
+public:
+  HuggingFaceSource(MLIRContext *context, zoo::CausalLMConfig config,
+                    std::string inputPath, HuggingFaceSourceOptions options)
+      : context(context), config(std::move(config)),
+        inputPath(std::move(inputPath)), options(options) {}
+
+  StringRef getName() const override { return config.name; }
+  StringRef getInputPath() const override { return inputPath; }
+  MLIRContext *getContext() const override { return context; }
+
+  llvm::Expected<OwningOpRef<ModuleOp>>
+  build(std::optional<int64_t> batch) override {
+    zoo::ZooOptions zooOptions;
+    zooOptions.batch = batch.value_or(options.batch.value_or(1));
+    zooOptions.seq = options.seq;
+    zooOptions.target = options.target;
+    int64_t defaultSeq = config.maxPositions
+                             ? std::min<int64_t>(2048, config.maxPositions)
+                             : 2048;
+    int64_t seq = options.seq.value_or(defaultSeq);
+    std::optional<RecordFindings> record;
+    if (!batch)
+      record.emplace(context, findings);
+    // transformers masks a window shorter than the sequence with a
+    // [B, 1, T, T] mask, which sdpa then keeps; neither is modelled.
+    if (config.slidingWindow && seq > *config.slidingWindow)
+      emitWarning(FileLineColLoc::get(context, inputPath, 1, 1))
+          << "the sliding window (" << *config.slidingWindow
+          << " tokens) is shorter than the sequence (" << seq
+          << "): the attention mask transformers builds for it is not "
+             "modelled";
+    llvm::Expected<OwningOpRef<ModuleOp>> module =
+        zoo::buildCausalLM(context, config, zooOptions, defaultSeq, inputPath);
+    if (!module)
+      return makeUsageError(llvm::toString(module.takeError()));
+    return module;
+  }
+
+private:
+  MLIRContext *context;
+  zoo::CausalLMConfig config;
+  std::string inputPath;
+  HuggingFaceSourceOptions options;
 };
 
 #ifdef VRAM_ENABLE_ONNX
@@ -186,6 +234,26 @@ private:
 std::unique_ptr<ModelSource> vram::createZooSource(MLIRContext *context,
                                                    ZooSourceOptions options) {
   return std::make_unique<ZooSource>(context, std::move(options));
+}
+
+llvm::Expected<std::unique_ptr<ModelSource>>
+vram::createHuggingFaceSource(MLIRContext *context,
+                              std::unique_ptr<llvm::MemoryBuffer> file,
+                              HuggingFaceSourceOptions options) {
+  FailureOr<zoo::CausalLMConfig> config =
+      hf::parseCausalLMConfig(file->getMemBufferRef(), context);
+  if (failed(config))
+    return makeDiagnosedError();
+  // The model's name: the directory a config.json is in (as the Hub names
+  // the model), or the file's stem.
+  std::string path = file->getBufferIdentifier().str();
+  StringRef parent = llvm::sys::path::parent_path(path);
+  if (llvm::sys::path::filename(path) == "config.json" && !parent.empty())
+    config->name = llvm::sys::path::filename(parent).str();
+  else
+    config->name = llvm::sys::path::stem(path).str();
+  return std::make_unique<HuggingFaceSource>(context, std::move(*config), path,
+                                             options);
 }
 
 std::unique_ptr<ModelSource>

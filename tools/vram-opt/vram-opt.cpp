@@ -242,11 +242,14 @@ int main(int argc, char **argv) {
   // Without a model there is nothing to analyze: standard input is read only
   // when asked for with `-`, so that a bare `vram-opt` does not wait.
   if (kind != vram::ModelKind::Zoo && kind != vram::ModelKind::ZooList &&
+      kind != vram::ModelKind::HuggingFace &&
       !inputFilename.getNumOccurrences()) {
     llvm::errs() << "usage: vram-opt MODEL [options]   (MODEL: a .mlir, .onnx "
                     "or C++ file, or - for standard input)\n"
                     "       vram-opt --zoo=NAME [options]   (--zoo=list lists "
                     "the built-in models)\n"
+                    "       vram-opt --hf=CONFIG [options]   (a Hugging Face "
+                    "config.json or its directory)\n"
                     "See vram-opt --help.\n";
     return 2;
   }
@@ -275,7 +278,11 @@ int main(int argc, char **argv) {
   if (!output)
     usageError(errorMessage);
   std::unique_ptr<llvm::MemoryBuffer> file;
-  if (kind != vram::ModelKind::Zoo) {
+  if (kind == vram::ModelKind::HuggingFace) {
+    file = openInputFile(vram::getHuggingFaceConfigPath(), &errorMessage);
+    if (!file)
+      usageError("--hf: " + errorMessage);
+  } else if (kind != vram::ModelKind::Zoo) {
     file = openInputFile(inputFilename, &errorMessage);
     if (!file)
       usageError(errorMessage);

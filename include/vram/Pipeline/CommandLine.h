@@ -23,8 +23,11 @@ llvm::SmallVector<const llvm::cl::OptionCategory *> getVramOptCLCategories();
 
 /// What the flags say the input is: the model file `inputFilename` (when
 /// `inputGiven`) or a zoo model.
-enum class ModelKind { ZooList, Zoo, Mlir, Onnx, Cxx };
+enum class ModelKind { ZooList, Zoo, HuggingFace, Mlir, Onnx, Cxx };
 ModelKind getModelKind(llvm::StringRef inputFilename);
+/// The config.json that --hf names (its directory's config.json for a
+/// directory).
+std::string getHuggingFaceConfigPath();
 /// What is analyzed, as messages name it: "zoo:NAME" or the file.
 std::string getInputPath(llvm::StringRef inputFilename);
 

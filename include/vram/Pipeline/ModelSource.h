@@ -84,6 +84,20 @@ struct ZooSourceOptions {
 std::unique_ptr<ModelSource> createZooSource(mlir::MLIRContext *context,
                                              ZooSourceOptions options);
 
+/// A model built from a Hugging Face config.json (vram/Import/HuggingFace.h)
+/// at --batch and --seq (default: 2048, or the model's learned positions if
+/// fewer).
+struct HuggingFaceSourceOptions {
+  std::optional<int64_t> batch, seq;
+  nn::TorchTarget target;
+};
+/// Reads the config once: a DiagnosedError, located in the file, when it is
+/// malformed or names a model that cannot be built.
+llvm::Expected<std::unique_ptr<ModelSource>>
+createHuggingFaceSource(mlir::MLIRContext *context,
+                        std::unique_ptr<llvm::MemoryBuffer> config,
+                        HuggingFaceSourceOptions options);
+
 /// A module parsed by the caller (.mlir input): built once, at its own
 /// batch.
 std::unique_ptr<ModelSource>

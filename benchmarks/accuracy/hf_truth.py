@@ -1,0 +1,103 @@
+"""Bytes autograd saves for backward in transformers' causal LMs (torch 2.x, CPU, fp32).
+
+Each small config of test/Inputs/hf/small is built with
+AutoModelForCausalLM.from_config (torch.manual_seed(0), model.train(), fp32)
+and run forward on [batch, seq] token ids without labels and with
+use_cache=False (as training runs it). The saved bytes are the unique
+storages packed by saved_tensors_hooks during that forward, minus
+parameters, buffers and the input ids, as measure.py counts them. Each
+config is measured with the attention implementations transformers offers on
+the CPU ("sdpa", its default, and "eager").
+
+    benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/hf_truth.py [-v] [CONFIG...]
+
+writes results/hf-torch-<torch>-transformers-<version>-cpu.json, the
+reference of test/Import/HuggingFace/saved.test; given config names (e.g.
+gpt2), measures only those and writes nothing. -v lists the saved storages.
+"""
+import collections
+import datetime
+import json
+import pathlib
+import platform
+import sys
+
+import torch
+import transformers
+from transformers import AutoConfig, AutoModelForCausalLM
+
+torch.set_num_threads(1)
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SMALL = ROOT / "test" / "Inputs" / "hf" / "small"
+BATCH, SEQ = 2, 64
+
+
+def storage_of(t):
+    s = t.untyped_storage()
+    return s.data_ptr(), s.nbytes()
+
+
+def saved_bytes(model, ids, verbose):
+    excl = {storage_of(t)[0] for t in list(model.parameters()) + list(model.buffers()) + [ids]}
+    seen = {}
+    shapes = collections.Counter()
+
+    def pack(t):
+        ptr, nb = storage_of(t)
+        if ptr not in excl and ptr not in seen:
+            seen[ptr] = nb
+            shapes[(tuple(t.shape), str(t.dtype), nb)] += 1
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = model(input_ids=ids, use_cache=False).logits
+    del out
+    if verbose:
+        for (shape, dtype, nb), n in sorted(shapes.items(), key=lambda kv: -kv[0][2] * kv[1]):
+            print("   %3d x %-22s %-14s %d" % (n, shape, dtype, nb))
+    return sum(seen.values())
+
+
+def main():
+    verbose = "-v" in sys.argv
+    only = [a for a in sys.argv[1:] if not a.startswith("-")]
+    rows = {}
+    for path in sorted(SMALL.glob("*.json")):
+        if only and path.stem not in only:
+            continue
+        for impl in ("sdpa", "eager"):
+            torch.manual_seed(0)
+            config = AutoConfig.from_pretrained(path)
+            model = AutoModelForCausalLM.from_config(config, attn_implementation=impl)
+            model.train()
+            ids = torch.randint(0, config.vocab_size, (BATCH, SEQ),
+                                generator=torch.Generator().manual_seed(1))
+            name = "%s_%s_b%d_t%d" % (path.stem, impl, BATCH, SEQ)
+            if verbose:
+                print(name)
+            rows[name] = {
+                "config": str(path.relative_to(ROOT)),
+                "attn_implementation": impl,
+                "batch": BATCH,
+                "seq": SEQ,
+                "parameters": model.num_parameters(),
+                "saved_activation_bytes": saved_bytes(model, ids, verbose),
+            }
+            print("%-28s %d" % (name, rows[name]["saved_activation_bytes"]))
+    if only:
+        return
+    out = {
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "date": datetime.date.today().isoformat(),
+        "machine": "%s, %s" % (platform.machine(), platform.platform()),
+        "dtype": "float32",
+        "rows": rows,
+    }
+    name = "hf-torch-%s-transformers-%s-cpu.json" % (torch.__version__.split("+")[0],
+                                                     transformers.__version__)
+    (ROOT / "benchmarks" / "accuracy" / "results" / name).write_text(json.dumps(out, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,458 @@
+//===- Config.cpp - a transformers config.json to a CausalLMConfig --------===//
+//
+// One reader per family, registered in a table by `model_type`. Each reads
+// the keys its transformers configuration class defines, with that class's
+// defaults for keys a config.json may leave out; a key the family needs and
+// the class gives no default for is an error naming it. JSON null means
+// "unset" as it does in transformers (e.g. GPT-2's n_inner).
+//
+//===----------------------------------------------------------------------===//
+
+#include "vram/Import/HuggingFace.h"
+#include "vram/Support/ParseLimits.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+
+using namespace mlir;
+using namespace vram;
+using zoo::CausalLMConfig;
+using zoo::DecoderLayout;
+using zoo::GatedActivation;
+
+namespace {
+
+/// The config's keys, read with their locations in the file.
+class ConfigReader {
+public:
+  ConfigReader(llvm::MemoryBufferRef buffer, MLIRContext *context)
+      : text(buffer.getBuffer()), path(buffer.getBufferIdentifier()),
+        context(context) {}
+
+  /// Parses the text; false after a diagnostic.
+  bool parse();
+
+  /// Where `key` is written in the file (its first occurrence), else the
+  /// file's first line.
+  Location locate(llvm::StringRef key) const;
+  InFlightDiagnostic error(llvm::StringRef key) const {
+    return emitError(locate(key));
+  }
+
+  bool has(llvm::StringRef key) const {
+    const llvm::json::Value *value = root->get(key);
+    return value && value->kind() != llvm::json::Value::Null;
+  }
+
+  /// A required integer; the family's default when `fallback` is given.
+  FailureOr<int64_t> getInt(llvm::StringRef key,
+                            std::optional<int64_t> fallback = std::nullopt);
+  FailureOr<double> getNumber(llvm::StringRef key, double fallback);
+  FailureOr<bool> getBool(llvm::StringRef key, bool fallback);
+  FailureOr<std::string> getString(llvm::StringRef key,
+                                   std::optional<std::string> fallback);
+  /// The first entry of a list of strings (`architectures`), if any.
+  FailureOr<std::optional<std::string>> getFirstString(llvm::StringRef key);
+
+private:
+  llvm::StringRef text, path;
+  MLIRContext *context;
+  std::optional<llvm::json::Value> document;
+  const llvm::json::Object *root = nullptr;
+};
+
+bool ConfigReader::parse() {
+  // llvm::json's parser recurses once per nesting level.
+  if (std::optional<size_t> at =
+          findExcessiveNesting(text, kMaxMlirNestingDepth)) {
+    llvm::StringRef before = text.take_front(*at);
+    size_t lineStart = before.rfind('\n');
+    emitError(FileLineColLoc::get(
+        context, path, 1 + before.count('\n'),
+        *at - (lineStart == llvm::StringRef::npos ? 0 : lineStart + 1) + 1))
+        << "JSON nested deeper than " << kMaxMlirNestingDepth << " levels";
+    return false;
+  }
+  llvm::Expected<llvm::json::Value> value = llvm::json::parse(text);
+  if (!value) {
+    // llvm::json::ParseError keeps its position only in its message:
+    // "[line:column, byte=offset]: what".
+    std::string message = llvm::toString(value.takeError());
+    unsigned line = 1, column = 1;
+    llvm::StringRef rest = message;
+    if (rest.consume_front("[")) {
+      auto [position, what] = rest.split("]: ");
+      auto [lineText, columnText] = position.split(':');
+      columnText = columnText.split(',').first;
+      if (!lineText.getAsInteger(10, line) &&
+          !columnText.getAsInteger(10, column))
+        message = what.str();
+    }
+    emitError(FileLineColLoc::get(context, path, line, column))
+        << "malformed JSON: " << message;
+    return false;
+  }
+  document = std::move(*value);
+  root = document->getAsObject();
+  if (!root) {
+    emitError(FileLineColLoc::get(context, path, 1, 1))
+        << "a Hugging Face config is a JSON object";
+    return false;
+  }
+  return true;
+}
+
+Location ConfigReader::locate(llvm::StringRef key) const {
+  std::string quoted = ("\"" + key + "\"").str();
+  size_t at = text.find(quoted);
+  if (at == llvm::StringRef::npos)
+    return FileLineColLoc::get(context, path, 1, 1);
+  llvm::StringRef before = text.take_front(at);
+  unsigned line = 1 + before.count('\n');
+  size_t lineStart = before.rfind('\n');
+  unsigned column =
+      at - (lineStart == llvm::StringRef::npos ? 0 : lineStart + 1) + 1;
+  return FileLineColLoc::get(context, path, line, column);
+}
+
+FailureOr<int64_t> ConfigReader::getInt(llvm::StringRef key,
+                                        std::optional<int64_t> fallback) {
+  if (!has(key)) {
+    if (fallback)
+      return *fallback;
+    error(key) << "config lacks \"" << key << "\"";
+    return failure();
+  }
+  std::optional<int64_t> value = root->get(key)->getAsInteger();
+  if (!value) {
+    error(key) << "\"" << key << "\" must be an integer";
+    return failure();
+  }
+  return *value;
+}
+
+FailureOr<double> ConfigReader::getNumber(llvm::StringRef key,
+                                          double fallback) {
+  if (!has(key))
+    return fallback;
+  std::optional<double> value = root->get(key)->getAsNumber();
+  if (!value) {
+    error(key) << "\"" << key << "\" must be a number";
+    return failure();
+  }
+  return *value;
+}
+
+FailureOr<bool> ConfigReader::getBool(llvm::StringRef key, bool fallback) {
+  if (!has(key))
+    return fallback;
+  std::optional<bool> value = root->get(key)->getAsBoolean();
+  if (!value) {
+    error(key) << "\"" << key << "\" must be true or false";
+    return failure();
+  }
+  return *value;
+}
+
+FailureOr<std::string>
+ConfigReader::getString(llvm::StringRef key,
+                        std::optional<std::string> fallback) {
+  if (!has(key)) {
+    if (fallback)
+      return *fallback;
+    error(key) << "config lacks \"" << key << "\"";
+    return failure();
+  }
+  std::optional<llvm::StringRef> value = root->get(key)->getAsString();
+  if (!value) {
+    error(key) << "\"" << key << "\" must be a string";
+    return failure();
+  }
+  return value->str();
+}
+
+FailureOr<std::optional<std::string>>
+ConfigReader::getFirstString(llvm::StringRef key) {
+  if (!has(key))
+    return std::optional<std::string>();
+  const llvm::json::Array *list = root->get(key)->getAsArray();
+  if (!list) {
+    error(key) << "\"" << key << "\" must be a list of strings";
+    return failure();
+  }
+  if (list->empty())
+    return std::optional<std::string>();
+  std::optional<llvm::StringRef> first = list->front().getAsString();
+  if (!first) {
+    error(key) << "\"" << key << "\" must be a list of strings";
+    return failure();
+  }
+  return std::optional<std::string>(first->str());
+}
+
+//===----------------------------------------------------------------------===//
+// Families
+//===----------------------------------------------------------------------===//
+
+/// Reads the keys of one family into `c` (whose name is the model_type).
+using FamilyReader = LogicalResult (*)(ConfigReader &, CausalLMConfig &);
+
+#define READ(var, expr)                                                        \
+  auto var##OrFailure = (expr);                                                \
+  if (failed(var##OrFailure))                                                  \
+    return failure();                                                          \
+  auto var = *var##OrFailure;
+
+/// The keys every LLaMA-layout config has (LlamaConfig and the classes
+/// derived from its layout), with the family's defaults for those a file may
+/// leave out.
+struct LlamaDefaults {
+  std::optional<int64_t> headDim; ///< unset: hidden_size / heads
+  bool tieWordEmbeddings = false;
+  double normEps = 1e-6;
+  llvm::StringRef activationKey = "hidden_act";
+  llvm::StringRef activation = "silu";
+};
+
+LogicalResult readLlamaLayout(ConfigReader &r, CausalLMConfig &c,
+                              const LlamaDefaults &d) {
+  c.layout = DecoderLayout::Llama;
+  READ(vocab, r.getInt("vocab_size"));
+  READ(hidden, r.getInt("hidden_size"));
+  READ(intermediate, r.getInt("intermediate_size"));
+  READ(layers, r.getInt("num_hidden_layers"));
+  READ(heads, r.getInt("num_attention_heads"));
+  READ(kvHeads, r.getInt("num_key_value_heads", heads));
+  if (heads < 1) {
+    r.error("num_attention_heads") << "num_attention_heads must be >= 1";
+    return failure();
+  }
+  READ(headDim, r.getInt("head_dim", d.headDim.value_or(hidden / heads)));
+  if (!r.has("head_dim") && !d.headDim && hidden % heads) {
+    r.error("num_attention_heads")
+        << "num_attention_heads (" << heads << ") must divide hidden_size ("
+        << hidden << ") when the config has no head_dim";
+    return failure();
+  }
+  READ(eps, r.getNumber("rms_norm_eps", d.normEps));
+  READ(attentionDropout, r.getNumber("attention_dropout", 0.0));
+  READ(tie, r.getBool("tie_word_embeddings", d.tieWordEmbeddings));
+  READ(act, r.getString(d.activationKey, d.activation.str()));
+  if (act == "silu" || act == "swish") {
+    c.activation = GatedActivation::Silu;
+  } else if (act == "gelu_pytorch_tanh") {
+    c.activation = GatedActivation::GeluTanh;
+  } else {
+    r.error(d.activationKey)
+        << "unsupported \"" << d.activationKey << "\": \"" << act
+        << "\" (supported: silu, gelu_pytorch_tanh)";
+    return failure();
+  }
+  c.vocabSize = vocab;
+  c.hiddenSize = hidden;
+  c.intermediateSize = intermediate;
+  c.numLayers = layers;
+  c.numHeads = heads;
+  c.numKeyValueHeads = kvHeads;
+  c.headDim = headDim;
+  c.normEps = eps;
+  c.tieWordEmbeddings = tie;
+  c.attentionDropout = attentionDropout;
+  return success();
+}
+
+/// LlamaConfig: attention_bias (q/k/v/o), mlp_bias.
+LogicalResult readLlama(ConfigReader &r, CausalLMConfig &c) {
+  if (failed(readLlamaLayout(r, c, LlamaDefaults())))
+    return failure();
+  READ(attentionBias, r.getBool("attention_bias", false));
+  READ(mlpBias, r.getBool("mlp_bias", false));
+  c.qkvBias = c.outputBias = attentionBias;
+  c.mlpBias = mlpBias;
+  return success();
+}
+
+/// MistralConfig: no biases; sliding_window (null: none).
+LogicalResult readMistral(ConfigReader &r, CausalLMConfig &c) {
+  if (failed(readLlamaLayout(r, c, LlamaDefaults())))
+    return failure();
+  if (r.has("sliding_window")) {
+    READ(window, r.getInt("sliding_window"));
+    c.slidingWindow = window;
+  }
+  return success();
+}
+
+/// Qwen2Config: q/k/v biases, o_proj without; a sliding window only with
+/// use_sliding_window.
+LogicalResult readQwen2(ConfigReader &r, CausalLMConfig &c) {
+  if (failed(readLlamaLayout(r, c, LlamaDefaults())))
+    return failure();
+  c.qkvBias = true;
+  READ(useWindow, r.getBool("use_sliding_window", false));
+  if (useWindow) {
+    READ(window, r.getInt("sliding_window"));
+    c.slidingWindow = window;
+  }
+  return success();
+}
+
+/// Qwen3Config: head_dim 128 by default, q_norm/k_norm, attention_bias.
+LogicalResult readQwen3(ConfigReader &r, CausalLMConfig &c) {
+  LlamaDefaults d;
+  d.headDim = 128;
+  if (failed(readLlamaLayout(r, c, d)))
+    return failure();
+  READ(attentionBias, r.getBool("attention_bias", false));
+  c.qkvBias = c.outputBias = attentionBias;
+  c.qkNorm = true;
+  READ(useWindow, r.getBool("use_sliding_window", false));
+  if (useWindow) {
+    READ(window, r.getInt("sliding_window"));
+    c.slidingWindow = window;
+  }
+  return success();
+}
+
+/// GemmaConfig: head_dim 256, tied embeddings, GELU (tanh) MLP named by
+/// hidden_activation, sqrt(hidden) embedding scale, (1 + weight) norms.
+LogicalResult readGemma(ConfigReader &r, CausalLMConfig &c) {
+  LlamaDefaults d;
+  d.headDim = 256;
+  d.tieWordEmbeddings = true;
+  d.activationKey = "hidden_activation";
+  d.activation = "gelu_pytorch_tanh";
+  if (failed(readLlamaLayout(r, c, d)))
+    return failure();
+  READ(attentionBias, r.getBool("attention_bias", false));
+  c.qkvBias = c.outputBias = attentionBias;
+  c.gemmaScaling = true;
+  return success();
+}
+
+/// GPT2Config: n_embd, n_layer, n_head, n_positions, n_inner (null: 4 *
+/// n_embd), dropout (resid_pdrop = embd_pdrop), GELU (tanh).
+LogicalResult readGpt2(ConfigReader &r, CausalLMConfig &c) {
+  c.layout = DecoderLayout::Gpt2;
+  READ(vocab, r.getInt("vocab_size", 50257));
+  READ(positions, r.getInt("n_positions", 1024));
+  READ(dim, r.getInt("n_embd", 768));
+  READ(layers, r.getInt("n_layer", 12));
+  READ(heads, r.getInt("n_head", 12));
+  READ(inner, r.getInt("n_inner", 4 * dim));
+  READ(eps, r.getNumber("layer_norm_epsilon", 1e-5));
+  READ(residDropout, r.getNumber("resid_pdrop", 0.1));
+  READ(embdDropout, r.getNumber("embd_pdrop", 0.1));
+  READ(attnDropout, r.getNumber("attn_pdrop", 0.1));
+  READ(tie, r.getBool("tie_word_embeddings", true));
+  READ(act, r.getString("activation_function", std::string("gelu_new")));
+  if (act != "gelu_new") {
+    r.error("activation_function") << "unsupported \"activation_function\": \""
+                                   << act << "\" (supported: gelu_new)";
+    return failure();
+  }
+  if (residDropout != embdDropout) {
+    r.error("embd_pdrop") << "embd_pdrop (" << embdDropout
+                          << ") must equal resid_pdrop (" << residDropout
+                          << "): one dropout rate is modelled";
+    return failure();
+  }
+  if (heads < 1 || dim % heads) {
+    r.error("n_head") << "n_head (" << heads << ") must divide n_embd (" << dim
+                      << ")";
+    return failure();
+  }
+  c.vocabSize = vocab;
+  c.maxPositions = positions;
+  c.hiddenSize = dim;
+  c.numLayers = layers;
+  c.numHeads = c.numKeyValueHeads = heads;
+  c.headDim = dim / heads;
+  c.intermediateSize = inner;
+  c.normEps = eps;
+  c.dropout = residDropout;
+  c.attentionDropout = attnDropout;
+  c.tieWordEmbeddings = tie;
+  return success();
+}
+
+#undef READ
+
+struct Family {
+  llvm::StringRef modelType;
+  FamilyReader read;
+};
+
+const Family kFamilies[] = {
+    {"llama", readLlama}, {"mistral", readMistral}, {"qwen2", readQwen2},
+    {"qwen3", readQwen3}, {"gemma", readGemma},     {"gpt2", readGpt2},
+};
+
+} // namespace
+
+llvm::ArrayRef<llvm::StringRef> vram::hf::getSupportedModelTypes() {
+  static const std::vector<llvm::StringRef> types = [] {
+    std::vector<llvm::StringRef> result;
+    for (const Family &family : kFamilies)
+      result.push_back(family.modelType);
+    return result;
+  }();
+  return types;
+}
+
+FailureOr<CausalLMConfig>
+vram::hf::parseCausalLMConfig(llvm::MemoryBufferRef buffer,
+                              MLIRContext *context) {
+  ConfigReader reader(buffer, context);
+  if (!reader.parse())
+    return failure();
+  FailureOr<std::string> modelType = reader.getString("model_type", {});
+  if (failed(modelType))
+    return failure();
+  const Family *family = llvm::find_if(
+      kFamilies, [&](const Family &f) { return f.modelType == *modelType; });
+  if (family == std::end(kFamilies)) {
+    reader.error("model_type")
+        << "unsupported model_type \"" << *modelType
+        << "\" (supported: " << llvm::join(getSupportedModelTypes(), ", ")
+        << ")";
+    return failure();
+  }
+  // Only the language-modelling head is modelled: another head (sequence
+  // classification, token classification, ...) has other parameters and
+  // outputs.
+  FailureOr<std::optional<std::string>> architecture =
+      reader.getFirstString("architectures");
+  if (failed(architecture))
+    return failure();
+  if (*architecture &&
+      !llvm::StringRef(**architecture).ends_with("ForCausalLM") &&
+      !llvm::StringRef(**architecture).ends_with("LMHeadModel")) {
+    reader.error("architectures")
+        << "unsupported architecture \"" << **architecture
+        << "\": only the causal language-modelling head (*ForCausalLM, "
+           "*LMHeadModel) is modelled";
+    return failure();
+  }
+
+  CausalLMConfig config;
+  config.name = *modelType;
+  // transformers computes the rotary tables in forward since 4.38.
+  config.rotaryInForward = true;
+  if (failed(family->read(reader, config)))
+    return failure();
+  if (llvm::Error error = zoo::verifyCausalLMConfig(config)) {
+    // The message starts with the key at fault.
+    std::string message = llvm::toString(std::move(error));
+    llvm::StringRef key = llvm::StringRef(message).split(' ').first;
+    reader.error(key) << message;
+    return failure();
+  }
+  return config;
+}
