@@ -142,6 +142,13 @@ struct VramOptFlags {
                "use_reentrant=False) of the modules matching these globs or "
                "module paths (layer1,layer2.*)"),
       cl::value_desc("MODULE"), cl::CommaSeparated, cl::cat(scenarioCat)};
+  cl::opt<nn::AttentionImplementation> attention{
+      "attention",
+      cl::desc("How a language model's attention runs (zoo gpt2/llama-7b, "
+               "--hf): sdpa (the kernel PyTorch picks), sdpa-flash, "
+               "sdpa-efficient, sdpa-math, or transformers' eager"),
+      EnumValues<nn::AttentionImplementation>(),
+      cl::init(nn::AttentionImplementation::Sdpa), cl::cat(scenarioCat)};
   cl::opt<nn::Precision> precision{
       "precision",
       cl::desc("fp32, AMP (torch.autocast over fp32 parameters: amp-fp16, "
@@ -527,6 +534,12 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
         return error;
     return llvm::Error::success();
   };
+  if (kind != ModelKind::Zoo && kind != ModelKind::HuggingFace &&
+      kind != ModelKind::ZooList)
+    if (llvm::Error error =
+            notFor(attention, "this input: it applies to zoo and --hf language "
+                              "models, whose layers vram-opt builds"))
+      return error;
   if (kind != ModelKind::Cxx) {
     if (llvm::Error error =
             noneFor({option(cxxModule), option(cxxInputs), option(cxxArgs),
@@ -745,6 +758,7 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     if (f.numClasses > 0)
       options.numClasses = f.numClasses;
     options.target = {f.torchVersion, f.device};
+    options.attention = f.attention;
     return createZooSource(context, std::move(options));
   }
   case ModelKind::HuggingFace: {
@@ -753,6 +767,7 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     if (f.seqLen > 0)
       options.seq = f.seqLen;
     options.target = {f.torchVersion, f.device};
+    options.attention = f.attention;
     return createHuggingFaceSource(context, std::move(file),
                                    std::move(options));
   }

@@ -64,6 +64,7 @@ public:
     zooOptions.seq = options.seq;
     zooOptions.numClasses = options.numClasses;
     zooOptions.target = options.target;
+    zooOptions.attention = options.attention;
     llvm::Expected<OwningOpRef<ModuleOp>> module =
         zoo::buildModel(context, options.name, zooOptions);
     if (!module)
@@ -94,6 +95,7 @@ public:
     zooOptions.batch = batch.value_or(options.batch.value_or(1));
     zooOptions.seq = options.seq;
     zooOptions.target = options.target;
+    zooOptions.attention = options.attention;
     int64_t defaultSeq = config.maxPositions
                              ? std::min<int64_t>(2048, config.maxPositions)
                              : 2048;

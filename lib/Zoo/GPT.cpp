@@ -167,7 +167,7 @@ CausalLMConfig vram::zoo::getGpt2Config() {
 /// or math for attention dropout on the CPU).
 Value vram::zoo::buildGpt2Decoder(ModelBuilder &mb, Value ids,
                                   const CausalLMConfig &config,
-                                  vram::nn::TorchTarget target) {
+                                  const ModelConfig &model) {
   GptConfig c = gpt2Names(GptConfig());
   c.vocab = config.vocabSize;
   c.positions = config.maxPositions;
@@ -179,13 +179,13 @@ Value vram::zoo::buildGpt2Decoder(ModelBuilder &mb, Value ids,
   c.tiedHead = config.tieWordEmbeddings;
   c.lnEps = config.normEps;
   c.attnDropout = config.attentionDropout;
-  c.attentionBackend = getAttentionBackend(config, target);
+  c.attentionBackend = getAttentionBackend(config, model);
   c.decomposedGelu = true;
   return buildGpt(mb, ids, c);
 }
 
 Value vram::zoo::buildGpt2(ModelBuilder &mb, Value ids, const ModelConfig &c) {
-  return buildGpt2Decoder(mb, ids, getGpt2Config(), c.target);
+  return buildGpt2Decoder(mb, ids, getGpt2Config(), c);
 }
 
 /// GPT-2 scaled down for tests: 2 layers, d = 64, 4 heads, vocab 256,

@@ -33,6 +33,8 @@
 
 #include "llvm/ADT/Twine.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace vram::zoo;
 
@@ -45,8 +47,8 @@ struct Rotary {
 class LlamaBuilder {
 public:
   LlamaBuilder(ModelBuilder &mb, const CausalLMConfig &c,
-               vram::nn::TorchTarget target)
-      : mb(mb), c(c), target(target) {}
+               const ModelConfig &model)
+      : mb(mb), c(c), model(model) {}
 
   Value build(Value ids) {
     int64_t seq = ModelBuilder::shapeOf(ids)[1];
@@ -112,6 +114,21 @@ private:
     return mb.reshape(expanded, name, {s[0], s[1] * groups, s[2], s[3]});
   }
 
+  /// transformers' eager_attention_forward: K and V repeated to the heads,
+  /// softmax(q k^T * scaling) v with the probabilities kept (the causal mask
+  /// is added to the scores: a transient tensor, not modelled); dropout on
+  /// the probabilities when training with attention_dropout.
+  Value eagerAttention(Value q, Value k, Value v, const std::string &name) {
+    k = repeatKeyValue(k, name);
+    v = repeatKeyValue(v, name);
+    Value scores = mb.matmul(q, mb.transpose(k, name, 2, 3), name);
+    scores = mb.mul(scores, mb.number(1.0 / std::sqrt((double)c.headDim), name),
+                    name);
+    Value probs = mb.softmax(scores, name, /*dim=*/-1);
+    probs = mb.dropout(probs, name, c.attentionDropout);
+    return mb.matmul(probs, v, name);
+  }
+
   /// q_proj/k_proj/v_proj, split into heads (qwen3: q_norm/k_norm per
   /// head), rotary on q and k.
   Value project(Value x, const std::string &name, StringRef which,
@@ -132,13 +149,19 @@ private:
     q = applyRotary(q, rope, name + ".rotary");
     k = applyRotary(k, rope, name + ".rotary");
     bool grouped = c.numKeyValueHeads != c.numHeads;
-    bool enableGqa = grouped && target.version != vram::nn::TorchVersion::V1_13;
+    if (model.attention == vram::nn::AttentionImplementation::Eager)
+      return mb.linear(mb.mergeHeads(eagerAttention(q, k, v, name), name),
+                       name + ".o_proj", c.hiddenSize, c.outputBias);
+    vram::nn::AttentionBackend backend = getAttentionBackend(c, model);
+    // sdpa's math kernel repeats K and V itself (repeat_interleave).
+    bool enableGqa = grouped &&
+                     model.target.version != vram::nn::TorchVersion::V1_13 &&
+                     backend != vram::nn::AttentionBackend::Math;
     if (grouped && !enableGqa) {
       k = repeatKeyValue(k, name);
       v = repeatKeyValue(v, name);
     }
-    Value y = mb.attention(q, k, v, name, /*causal=*/true,
-                           getAttentionBackend(c, target), enableGqa,
+    Value y = mb.attention(q, k, v, name, /*causal=*/true, backend, enableGqa,
                            c.attentionDropout);
     return mb.linear(mb.mergeHeads(y, name), name + ".o_proj", c.hiddenSize,
                      c.outputBias);
@@ -168,15 +191,15 @@ private:
 
   ModelBuilder &mb;
   const CausalLMConfig &c;
-  vram::nn::TorchTarget target;
+  const ModelConfig &model;
 };
 
 } // namespace
 
 Value vram::zoo::buildLlamaDecoder(ModelBuilder &mb, Value ids,
                                    const CausalLMConfig &config,
-                                   vram::nn::TorchTarget target) {
-  return LlamaBuilder(mb, config, target).build(ids);
+                                   const ModelConfig &model) {
+  return LlamaBuilder(mb, config, model).build(ids);
 }
 
 /// LLaMA-7B: 32 decoder layers, d = 4096, 32 heads, SwiGLU MLP of 11008,

@@ -36,6 +36,9 @@ struct ModelConfig {
   int64_t numClasses; ///< vision models only
   /// The PyTorch whose implementation choices the model follows.
   vram::nn::TorchTarget target;
+  /// The attention of models built from a CausalLMConfig.
+  vram::nn::AttentionImplementation attention =
+      vram::nn::AttentionImplementation::Sdpa;
 };
 
 class ModelBuilder {

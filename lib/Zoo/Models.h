@@ -52,17 +52,18 @@ mlir::Value buildGptMini(ModelBuilder &mb, mlir::Value ids,
 /// A DecoderLayout::Gpt2 config.
 mlir::Value buildGpt2Decoder(ModelBuilder &mb, mlir::Value ids,
                              const CausalLMConfig &config,
-                             vram::nn::TorchTarget target);
+                             const ModelConfig &model);
 
-/// The sdpa kernel a config's attention runs: flash, or math when it drops
-/// out on the CPU (no fused CPU kernel supports dropout).
+/// The sdpa kernel a config's attention runs: the one --attention names, or
+/// for `sdpa` flash, or math when it drops out on the CPU (no fused CPU
+/// kernel supports dropout).
 vram::nn::AttentionBackend getAttentionBackend(const CausalLMConfig &config,
-                                               vram::nn::TorchTarget target);
+                                               const ModelConfig &model);
 
 // Llama.cpp: a DecoderLayout::Llama config.
 mlir::Value buildLlamaDecoder(ModelBuilder &mb, mlir::Value ids,
                               const CausalLMConfig &config,
-                              vram::nn::TorchTarget target);
+                              const ModelConfig &model);
 
 } // namespace vram::zoo
 

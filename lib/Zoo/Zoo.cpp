@@ -42,6 +42,9 @@ struct ModelEntry {
   /// Language: default sequence length and the size of a learned position
   /// table, which bounds it (0: unbounded).
   int64_t defaultSeq = 0, maxSeq = 0;
+  /// Language: the layout of a CausalLMConfig, whose attention --attention
+  /// chooses; other models run theirs as their reference does.
+  std::optional<DecoderLayout> layout;
 };
 
 ModelEntry vision(StringRef name, StringRef description, BuildFn build,
@@ -56,10 +59,12 @@ ModelEntry vision(StringRef name, StringRef description, BuildFn build,
 }
 
 ModelEntry language(StringRef name, StringRef description, BuildFn build,
-                    int64_t defaultSeq, int64_t maxSeq) {
+                    int64_t defaultSeq, int64_t maxSeq,
+                    std::optional<DecoderLayout> layout = std::nullopt) {
   ModelEntry e{{name, description}, Kind::Language, build};
   e.defaultSeq = defaultSeq;
   e.maxSeq = maxSeq;
+  e.layout = layout;
   return e;
 }
 
@@ -82,13 +87,13 @@ const std::vector<ModelEntry> &registry() {
       vision("vit_b_16", "torchvision ViT-B/16 (image side a multiple of 16)",
              buildVitB16, 16, 16),
       language("gpt2", "GPT-2 small, 124M (HuggingFace GPT2LMHeadModel)",
-               buildGpt2, 1024, kGpt2Positions),
+               buildGpt2, 1024, kGpt2Positions, DecoderLayout::Gpt2),
       language(
           "llama-7b", "LLaMA-7B (HuggingFace LlamaForCausalLM)",
           [](ModelBuilder &mb, Value ids, const ModelConfig &c) {
-            return buildLlamaDecoder(mb, ids, getLlama7bConfig(), c.target);
+            return buildLlamaDecoder(mb, ids, getLlama7bConfig(), c);
           },
-          2048, 0),
+          2048, 0, DecoderLayout::Llama),
       language("gpt_mini",
                "4-layer GPT decoder of the reference measurements (7.4M)",
                buildGptMini, 128, kGptMiniPositions),
@@ -105,11 +110,28 @@ llvm::Error error(const Twine &message) {
   return llvm::createStringError(message);
 }
 
+/// Whether `layout` models `attention` (a message saying why not).
+llvm::Error checkAttention(StringRef name, std::optional<DecoderLayout> layout,
+                           vram::nn::AttentionImplementation attention) {
+  using Impl = vram::nn::AttentionImplementation;
+  if (attention == Impl::Sdpa)
+    return llvm::Error::success();
+  if (!layout)
+    return error(name + " runs its reference's attention: --attention does "
+                        "not apply");
+  if (*layout == DecoderLayout::Gpt2 && attention == Impl::Eager)
+    return error("eager attention is not modelled for GPT-2 yet (sdpa, "
+                 "sdpa-flash, sdpa-efficient and sdpa-math are)");
+  return llvm::Error::success();
+}
+
 /// Applies defaults and checks `options` against `model`.
 llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
                                     const ZooOptions &options) {
   StringRef name = model.info.name;
-  ModelConfig c{options.batch, 0, 0, 0, options.target};
+  ModelConfig c{options.batch, 0, 0, 0, options.target, options.attention};
+  if (llvm::Error e = checkAttention(name, model.layout, options.attention))
+    return std::move(e);
   if (c.batch < 1)
     return error("batch size must be >= 1, got " + Twine(c.batch));
 
@@ -230,8 +252,21 @@ buildForwardModule(MLIRContext *context, StringRef name, Location loc,
 
 vram::nn::AttentionBackend
 vram::zoo::getAttentionBackend(const CausalLMConfig &config,
-                               vram::nn::TorchTarget target) {
-  if (config.attentionDropout > 0 && target.device == vram::nn::Device::Cpu)
+                               const ModelConfig &model) {
+  using Impl = vram::nn::AttentionImplementation;
+  switch (model.attention) {
+  case Impl::SdpaFlash:
+    return vram::nn::AttentionBackend::Flash;
+  case Impl::SdpaEfficient:
+    return vram::nn::AttentionBackend::Efficient;
+  case Impl::SdpaMath:
+    return vram::nn::AttentionBackend::Math;
+  case Impl::Sdpa:
+  case Impl::Eager:
+    break;
+  }
+  if (config.attentionDropout > 0 &&
+      model.target.device == vram::nn::Device::Cpu)
     return vram::nn::AttentionBackend::Math;
   return vram::nn::AttentionBackend::Flash;
 }
@@ -292,8 +327,12 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
   if (options.numClasses)
     return error(config.name +
                  " is a language model: it takes no number of classes");
-  ModelConfig c{options.batch, 0, options.seq.value_or(defaultSeq), 0,
-                options.target};
+  ModelConfig c{
+      options.batch,    0, options.seq.value_or(defaultSeq), 0, options.target,
+      options.attention};
+  if (llvm::Error e =
+          checkAttention(config.name, config.layout, options.attention))
+    return std::move(e);
   if (c.batch < 1)
     return error("batch size must be >= 1, got " + Twine(c.batch));
   if (c.seq < 1)
@@ -306,11 +345,10 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
                      ? Location(NameLoc::get(
                            StringAttr::get(context, "zoo:" + config.name)))
                      : Location(FileLineColLoc::get(context, sourcePath, 1, 1));
-  return buildForwardModule(
-      context, config.name, loc, c, /*language=*/true,
-      [&](ModelBuilder &mb, Value ids) {
-        return config.layout == DecoderLayout::Llama
-                   ? buildLlamaDecoder(mb, ids, config, c.target)
-                   : buildGpt2Decoder(mb, ids, config, c.target);
-      });
+  return buildForwardModule(context, config.name, loc, c, /*language=*/true,
+                            [&](ModelBuilder &mb, Value ids) {
+                              return config.layout == DecoderLayout::Llama
+                                         ? buildLlamaDecoder(mb, ids, config, c)
+                                         : buildGpt2Decoder(mb, ids, config, c);
+                            });
 }

@@ -79,6 +79,7 @@ struct ZooSourceOptions {
   std::string name;
   std::optional<int64_t> batch, imageSize, seq, numClasses;
   nn::TorchTarget target;
+  nn::AttentionImplementation attention = nn::AttentionImplementation::Sdpa;
 };
 /// Fails (a UsageError) for an unknown model name, on its first build.
 std::unique_ptr<ModelSource> createZooSource(mlir::MLIRContext *context,
@@ -90,6 +91,7 @@ std::unique_ptr<ModelSource> createZooSource(mlir::MLIRContext *context,
 struct HuggingFaceSourceOptions {
   std::optional<int64_t> batch, seq;
   nn::TorchTarget target;
+  nn::AttentionImplementation attention = nn::AttentionImplementation::Sdpa;
 };
 /// Reads the config once: a DiagnosedError, located in the file, when it is
 /// malformed or names a model that cannot be built.

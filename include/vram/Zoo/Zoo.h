@@ -28,6 +28,10 @@ struct ZooOptions {
   std::optional<int64_t> numClasses; ///< classifier heads (default 1000)
   /// The PyTorch modelled: kernels that depend on it (attention) follow it.
   vram::nn::TorchTarget target;
+  /// How the language models' attention runs (gpt2, llama-7b and models
+  /// from a config; the others have theirs fixed).
+  vram::nn::AttentionImplementation attention =
+      vram::nn::AttentionImplementation::Sdpa;
 };
 
 struct ZooModelInfo {

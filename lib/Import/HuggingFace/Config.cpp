@@ -18,6 +18,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
+#include <cstdint>
 #include <optional>
 
 using namespace mlir;
@@ -132,6 +133,14 @@ FailureOr<int64_t> ConfigReader::getInt(llvm::StringRef key,
   std::optional<int64_t> value = root->get(key)->getAsInteger();
   if (!value) {
     error(key) << "\"" << key << "\" must be an integer";
+    return failure();
+  }
+  // Every integer a config holds is a size or a count; the bound keeps the
+  // readers' arithmetic (4 * n_embd, ...) in range, and tensors that still
+  // overflow are the memory analysis's located error.
+  if (*value < 0 || *value > INT32_MAX) {
+    error(key) << "\"" << key << "\" must be between 0 and " << INT32_MAX
+               << ", got " << *value;
     return failure();
   }
   return *value;

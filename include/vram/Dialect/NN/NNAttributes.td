@@ -80,6 +80,18 @@ def NN_AttentionBackend : NN_I32Enum<"AttentionBackend",
     I32EnumAttrCase<"Math", 2, "math">]>;
 def NN_AttentionBackendAttr : NN_EnumAttr<NN_AttentionBackend, "backend">;
 
+// How a transformer's attention runs (--attention): transformers'
+// attn_implementation, and for sdpa the kernel. `sdpa` is the kernel PyTorch
+// picks (flash; math where no fused kernel applies, as for dropout on the
+// CPU).
+def NN_AttentionImplementation : NN_I32Enum<"AttentionImplementation",
+    "how a transformer's attention runs", [
+    I32EnumAttrCase<"Sdpa", 0, "sdpa">,
+    I32EnumAttrCase<"SdpaFlash", 1, "sdpa_flash">,
+    I32EnumAttrCase<"SdpaEfficient", 2, "sdpa_efficient">,
+    I32EnumAttrCase<"SdpaMath", 3, "sdpa_math">,
+    I32EnumAttrCase<"Eager", 4, "eager">]>;
+
 def NN_FlopConvention : NN_I32Enum<"FlopConvention",
     "FLOP counting convention (docs/Flops.md)", [
     I32EnumAttrCase<"Macs", 0, "macs">,
