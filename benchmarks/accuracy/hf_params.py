@@ -4,6 +4,8 @@ Each test/Inputs/hf/*/config.json is instantiated with
 AutoModelForCausalLM.from_config on the meta device (no weights, no memory)
 and its parameters counted as model.num_parameters() does (tied weights
 once). The table is the reference of test/Import/HuggingFace/params.test.
+With peft installed it also counts peft's LoRA adapters (get_peft_model,
+print_trainable_parameters' numbers) for the configurations in LORA.
 
     benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/hf_params.py
 """
@@ -20,11 +22,29 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "test" / "Inputs" / "hf"
 
 
-def count(config_dir):
+# (fixture, LoraConfig keyword arguments)
+LORA = [("Meta-Llama-3-8B", dict(r=16, lora_alpha=32, lora_dropout=0.05,
+                                 target_modules=["q_proj", "v_proj"]))]
+
+
+def build(config_dir):
     config = AutoConfig.from_pretrained(config_dir)
     with torch.device("meta"):
-        model = AutoModelForCausalLM.from_config(config)
-    return model.num_parameters()
+        return AutoModelForCausalLM.from_config(config)
+
+
+def count(config_dir):
+    return build(config_dir).num_parameters()
+
+
+def count_lora():
+    import peft
+    rows = []
+    for name, kwargs in LORA:
+        model = peft.get_peft_model(build(FIXTURES / name), peft.LoraConfig(**kwargs))
+        trainable, total = model.get_nb_trainable_parameters()
+        rows.append({"config": name, "lora": kwargs, "trainable": trainable, "all": total})
+    return peft.__version__, rows
 
 
 def main():
@@ -37,6 +57,10 @@ def main():
         "machine": platform.machine(),
         "parameters": rows,
     }
+    try:
+        out["peft"], out["lora"] = count_lora()
+    except ImportError:
+        pass
     path = ROOT / "benchmarks" / "accuracy" / "results" / (
         "hf-params-transformers-%s.json" % transformers.__version__)
     path.write_text(json.dumps(out, indent=2) + "\n")
