@@ -19,6 +19,14 @@ if [ ! -x "$VENV/bin/python" ]; then
   "$VENV/bin/pip" install -q filelock typing-extensions sympy networkx jinja2 \
     fsspec numpy pillow
 fi
+# transformers and peft for hf_params.py / hf_truth.py. transformers 5.25
+# declares kernels>=0.19.1, which this machine's PyPI lacks; it imports and
+# runs without it.
+if ! "$VENV/bin/python" -c 'import transformers, peft' 2>/dev/null; then
+  "$VENV/bin/pip" install -q --no-deps transformers==5.25.0 peft==0.21.2 accelerate==1.16.0
+  "$VENV/bin/pip" install -q huggingface-hub packaging pyyaml regex safetensors \
+    tokenizers tqdm typer psutil
+fi
 SP=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 export LD_LIBRARY_PATH=$SP/nvidia/nccl/lib:$SP/nvidia/cusparselt/lib:$SP/nvidia/cu13/lib:$SP/nvidia/nvshmem/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$VENV/bin:$PATH
