@@ -298,18 +298,23 @@ LogicalResult readMistral(ConfigReader &r, CausalLMConfig &c) {
   return success();
 }
 
-/// Qwen2Config: q/k/v biases, o_proj without; a sliding window only with
-/// use_sliding_window.
-LogicalResult readQwen2(ConfigReader &r, CausalLMConfig &c) {
-  if (failed(readLlamaLayout(r, c, LlamaDefaults())))
-    return failure();
-  c.qkvBias = true;
+/// Qwen's sliding_window applies only with use_sliding_window.
+LogicalResult readQwenSlidingWindow(ConfigReader &r, CausalLMConfig &c) {
   READ(useWindow, r.getBool("use_sliding_window", false));
   if (useWindow) {
     READ(window, r.getInt("sliding_window"));
     c.slidingWindow = window;
   }
   return success();
+}
+
+/// Qwen2Config: q/k/v biases, o_proj without; a sliding window only with
+/// use_sliding_window.
+LogicalResult readQwen2(ConfigReader &r, CausalLMConfig &c) {
+  if (failed(readLlamaLayout(r, c, LlamaDefaults())))
+    return failure();
+  c.qkvBias = true;
+  return readQwenSlidingWindow(r, c);
 }
 
 /// Qwen3Config: head_dim 128 by default, q_norm/k_norm, attention_bias.
@@ -321,12 +326,7 @@ LogicalResult readQwen3(ConfigReader &r, CausalLMConfig &c) {
   READ(attentionBias, r.getBool("attention_bias", false));
   c.qkvBias = c.outputBias = attentionBias;
   c.qkNorm = true;
-  READ(useWindow, r.getBool("use_sliding_window", false));
-  if (useWindow) {
-    READ(window, r.getInt("sliding_window"));
-    c.slidingWindow = window;
-  }
-  return success();
+  return readQwenSlidingWindow(r, c);
 }
 
 /// GemmaConfig: head_dim 256, tied embeddings, GELU (tanh) MLP named by

@@ -48,9 +48,8 @@ bool meanSavesInput(const TorchTarget &target);
 /// Device bytes of a Python number in arithmetic (an nn.constant
 /// `wrapped_number`, `x * 0.5`) while it exists: torch 1.13 keeps it for
 /// backward as a 0-d double tensor on the host (8 bytes: CPU memory on the
-/// CPU, none on CUDA); torch 2 keeps the Scalar itself (nothing). Measured:
-/// gpt_mini's `* (1 / sqrt(d))` in 4 layers, saved bytes 21580832 with
-/// torch 1.13 and 21580800 with torch 2.15 (benchmarks/accuracy/results).
+/// CPU, none on CUDA); torch 2 keeps the Scalar itself (nothing). Measured
+/// on gpt_mini's scale (docs/Semantics.md, benchmarks/accuracy/results).
 int64_t getWrappedNumberBytes(const TorchTarget &target);
 
 /// Whether adaptive_avg_pool2d with a 1x1 output runs as mean(-1, -2).
