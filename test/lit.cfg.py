@@ -93,7 +93,7 @@ else:
     lit_config.note("libtorch-dev not found: the C++ front end tests are skipped")
 
 # The libFuzzer targets are built only by a clang with -fsanitize=fuzzer.
-fuzzers = [f for f in ["vram-onnx-fuzz", "vram-mlir-fuzz", "vram-baseline-fuzz", "vram-hf-fuzz"]
+fuzzers = [f for f in ["vram-onnx-fuzz", "vram-mlir-fuzz", "vram-baseline-fuzz", "vram-hf-fuzz", "vram-pt2-fuzz"]
            if os.path.exists(os.path.join(config.vram_tools_dir, f))]
 if fuzzers:
     config.available_features.add("fuzzer")

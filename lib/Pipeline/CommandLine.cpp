@@ -20,7 +20,7 @@ namespace cl = llvm::cl;
 using nn::EnumValues;
 
 namespace {
-enum class InputKind { Auto, Mlir, Onnx, Cxx };
+enum class InputKind { Auto, Mlir, Onnx, TorchExport, Cxx };
 enum class GpuBinary { Ptx, Cubin };
 enum class AllocationFlag { PyTorch, Compiler };
 
@@ -49,6 +49,8 @@ struct VramOptFlags {
       "import", cl::desc("Input format (default: from the file extension)"),
       cl::values(clEnumValN(InputKind::Mlir, "mlir", "MLIR (nn dialect)"),
                  clEnumValN(InputKind::Onnx, "onnx", "ONNX ModelProto"),
+                 clEnumValN(InputKind::TorchExport, "pt2",
+                            "torch.export archive (default for .pt2)"),
                  clEnumValN(InputKind::Cxx, "cxx",
                             "C++ source defining LibTorch modules (default "
                             "for .cpp, .cc, .cxx)")),
@@ -586,6 +588,13 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
                        "symbolic dimensions with --batch, --seq or --dim)"))
       return error;
     return notFor(numClasses, "an ONNX model: its classifier is in the file");
+  case ModelKind::TorchExport:
+    if (llvm::Error error = noneFor(
+            {option(imageSize), option(numClasses), option(onnxBuffers)},
+            "a torch.export archive: its shapes and layers are in the file "
+            "(bind symbolic dimensions with --batch, --seq or --dim)"))
+      return error;
+    return llvm::Error::success();
   case ModelKind::Mlir:
     if (llvm::Error error = noneFor({option(imageSize), option(seqLen),
                                      option(numClasses), option(dimBindings)},
@@ -658,6 +667,8 @@ ModelKind vram::getModelKind(llvm::StringRef inputFilename) {
     return ModelKind::Mlir;
   case InputKind::Onnx:
     return ModelKind::Onnx;
+  case InputKind::TorchExport:
+    return ModelKind::TorchExport;
   case InputKind::Cxx:
     return ModelKind::Cxx;
   case InputKind::Auto:
@@ -665,6 +676,8 @@ ModelKind vram::getModelKind(llvm::StringRef inputFilename) {
   }
   if (llvm::sys::path::extension(inputFilename) == ".onnx")
     return ModelKind::Onnx;
+  if (llvm::sys::path::extension(inputFilename) == ".pt2")
+    return ModelKind::TorchExport;
   return isCxxSource(inputFilename) ? ModelKind::Cxx : ModelKind::Mlir;
 }
 
@@ -737,6 +750,21 @@ llvm::Expected<RunOptions> vram::getRunOptionsFromCommandLine(
   return options;
 }
 
+/// --dim NAME=VALUE bindings.
+static llvm::Error parseDimBindings(llvm::ArrayRef<std::string> bindings,
+                                    llvm::StringMap<int64_t> &dims) {
+  for (const std::string &binding : bindings) {
+    auto [name, value] = llvm::StringRef(binding).split('=');
+    int64_t v;
+    if (name.empty() || value.getAsInteger(10, v) || v <= 0)
+      return makeUsageError("--dim expects NAME=VALUE with a positive "
+                            "VALUE, got '" +
+                            binding + "'");
+    dims[name] = v;
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::unique_ptr<ModelSource>>
 vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
                                        llvm::StringRef inputFilename,
@@ -776,15 +804,8 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     options.batch = batch;
     if (f.seqLen > 0)
       options.seq = f.seqLen;
-    for (const std::string &binding : f.dimBindings) {
-      auto [name, value] = llvm::StringRef(binding).split('=');
-      int64_t v;
-      if (name.empty() || value.getAsInteger(10, v) || v <= 0)
-        return makeUsageError("--dim expects NAME=VALUE with a positive "
-                              "VALUE, got '" +
-                              binding + "'");
-      options.dims[name] = v;
-    }
+    if (llvm::Error error = parseDimBindings(f.dimBindings, options.dims))
+      return std::move(error);
     options.bufferPatterns.assign(f.onnxBuffers.begin(), f.onnxBuffers.end());
     std::unique_ptr<ModelSource> source =
         createOnnxSource(context, std::move(file), std::move(options));
@@ -792,6 +813,17 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
       return makeUsageError("this vram-opt was built without the ONNX "
                             "importer");
     return std::move(source);
+  }
+  case ModelKind::TorchExport: {
+    TorchExportSourceOptions options;
+    options.batch = batch;
+    if (f.seqLen > 0)
+      options.seq = f.seqLen;
+    if (llvm::Error error = parseDimBindings(f.dimBindings, options.dims))
+      return std::move(error);
+    options.target = {f.torchVersion, f.device};
+    return createTorchExportSource(context, std::move(file),
+                                   std::move(options));
   }
   case ModelKind::Cxx: {
     CxxModelOptions options;

@@ -3,6 +3,7 @@
 #include "vram/Pipeline/ModelSource.h"
 #include "vram/Analysis/StepInfo.h"
 #include "vram/Import/HuggingFace.h"
+#include "vram/Import/TorchExport.h"
 #include "vram/Pipeline/Pipeline.h"
 #include "vram/Support/Findings.h"
 #include "vram/Zoo/CausalLM.h"
@@ -125,6 +126,69 @@ private:
   HuggingFaceSourceOptions options;
 };
 
+/// The --dim names a front end's symbols lack, as a usage error.
+static llvm::Error checkDimBindings(const llvm::StringMap<int64_t> &dims,
+                                    const llvm::StringSet<> &symbols) {
+  for (const auto &binding : dims)
+    if (!symbols.contains(binding.getKey())) {
+      std::string names;
+      for (const auto &dim : symbols)
+        names += (names.empty() ? "" : ", ") + dim.getKey().str();
+      return makeUsageError(
+          "--dim " + binding.getKey() +
+          " does not apply: the model's symbolic dimensions are " +
+          (names.empty() ? std::string("none") : names));
+    }
+  return llvm::Error::success();
+}
+
+class TorchExportSource : public ModelSource {
+public:
+  TorchExportSource(MLIRContext *context,
+                    std::unique_ptr<llvm::MemoryBuffer> file,
+                    TorchExportSourceOptions options)
+      : context(context), file(std::move(file)), options(std::move(options)),
+        inputPath(this->file->getBufferIdentifier().str()) {
+    name = llvm::sys::path::stem(inputPath).str();
+  }
+
+  StringRef getName() const override { return name; }
+  StringRef getInputPath() const override { return inputPath; }
+  MLIRContext *getContext() const override { return context; }
+
+  llvm::Expected<OwningOpRef<ModuleOp>>
+  build(std::optional<int64_t> batch) override {
+    torch_export::ExportImportOptions importOptions;
+    importOptions.batch = batch ? batch : options.batch;
+    importOptions.seq = options.seq;
+    importOptions.dims = options.dims;
+    importOptions.target = options.target;
+    llvm::StringSet<> symbols;
+    importOptions.symbols = &symbols;
+    std::optional<RecordFindings> record;
+    if (!batch)
+      record.emplace(context, findings);
+    OwningOpRef<ModuleOp> module = torch_export::importExportedProgram(
+        context, file->getBuffer(), inputPath, importOptions);
+    record.reset();
+    if (!module)
+      return makeDiagnosedError();
+    if (llvm::Error error = checkDimBindings(options.dims, symbols))
+      return std::move(error);
+    if (batch && getForwardBatch(*module) != *batch)
+      return makeUsageError("--fit-batch needs a model whose batch dimension "
+                            "can be bound; this program was exported with a "
+                            "static batch (export with a torch.export.Dim)");
+    return module;
+  }
+
+private:
+  MLIRContext *context;
+  std::unique_ptr<llvm::MemoryBuffer> file;
+  TorchExportSourceOptions options;
+  std::string inputPath, name;
+};
+
 #ifdef VRAM_ENABLE_ONNX
 class OnnxSource : public ModelSource {
 public:
@@ -155,16 +219,8 @@ public:
         context, file->getBuffer(), inputPath, importOptions);
     record.reset();
     // A --dim for a name the graph's inputs lack cannot apply.
-    for (const auto &binding : options.dims)
-      if (!symbolicDims.contains(binding.getKey())) {
-        std::string names;
-        for (const auto &dim : symbolicDims)
-          names += (names.empty() ? "" : ", ") + dim.getKey().str();
-        return makeUsageError(
-            "--dim " + binding.getKey() +
-            " does not apply: the model's symbolic dimensions are " +
-            (names.empty() ? std::string("none") : names));
-      }
+    if (llvm::Error error = checkDimBindings(options.dims, symbolicDims))
+      return std::move(error);
     if (!module)
       return makeDiagnosedError();
     // Another batch needs a graph whose batch dimension is symbolic.
@@ -256,6 +312,14 @@ vram::createHuggingFaceSource(MLIRContext *context,
     config->name = llvm::sys::path::stem(path).str();
   return std::make_unique<HuggingFaceSource>(context, std::move(*config), path,
                                              options);
+}
+
+std::unique_ptr<ModelSource>
+vram::createTorchExportSource(MLIRContext *context,
+                              std::unique_ptr<llvm::MemoryBuffer> file,
+                              TorchExportSourceOptions options) {
+  return std::make_unique<TorchExportSource>(context, std::move(file),
+                                             std::move(options));
 }
 
 std::unique_ptr<ModelSource>

@@ -1,7 +1,8 @@
 //===- ModelSource.h - one interface for every front end --------*- C++ -*-===//
 //
 // A model the pipeline can build at any batch size: a built-in zoo model, an
-// ONNX graph with a symbolic batch dimension, a LibTorch C++ module, or an
+// ONNX graph or a torch.export program with a symbolic batch dimension, a
+// Hugging Face config, a LibTorch C++ module, or an
 // already parsed .mlir module (which cannot be rebuilt). The budget
 // suggestions and --fit-batch ask the source for the model again at other
 // batch sizes; nothing else in the pipeline knows which front end it is.
@@ -119,6 +120,21 @@ std::unique_ptr<ModelSource>
 createOnnxSource(mlir::MLIRContext *context,
                  std::unique_ptr<llvm::MemoryBuffer> file,
                  OnnxSourceOptions options);
+
+/// A torch.export archive (vram/Import/TorchExport.h): --batch binds the
+/// symbolic size of dimension 0 of its inputs, --seq dimension 1 of integer
+/// (token id) inputs, --dim the symbols by name; a --dim for a symbol the
+/// inputs lack is a usage error, and so is another batch for a program
+/// exported with a static batch.
+struct TorchExportSourceOptions {
+  std::optional<int64_t> batch, seq;
+  llvm::StringMap<int64_t> dims;
+  nn::TorchTarget target;
+};
+std::unique_ptr<ModelSource>
+createTorchExportSource(mlir::MLIRContext *context,
+                        std::unique_ptr<llvm::MemoryBuffer> file,
+                        TorchExportSourceOptions options);
 
 /// A LibTorch module defined in a C++ source: the translation unit is parsed
 /// once (by createCxxSource; a DiagnosedError when it does not parse), the

@@ -71,6 +71,13 @@ vram::nn::getMultiheadAttentionBackend(const TorchTarget &target,
   return AttentionBackend::Efficient;
 }
 
+AttentionBackend vram::nn::getSdpaBackend(const TorchTarget &target,
+                                          Type elementType, double dropoutP) {
+  if (dropoutP > 0 && target.device == Device::Cpu)
+    return AttentionBackend::Math;
+  return getMultiheadAttentionBackend(target, elementType);
+}
+
 /// The CPU convolution kernel, as ConvParams::use_mkldnn picks it
 /// (consistent with every shape probed with torch 1.13): oneDNN when the
 /// batch is > 1, or groups > 1, or the kernel is larger than 3x3, or the

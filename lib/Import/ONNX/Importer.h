@@ -17,6 +17,7 @@
 #include "FloatRounding.h"
 
 #include "vram/Dialect/NN/NNOps.h"
+#include "vram/Import/InferredOp.h"
 #include "vram/Import/ONNX.h"
 
 #include "mlir/IR/Builders.h"
@@ -128,31 +129,12 @@ public:
   /// first so that bad shapes give a diagnostic instead of a fatal error.
   template <typename OpTy, typename... Args>
   mlir::FailureOr<mlir::Value> make(mlir::Location loc, Args &&...args) {
-    mlir::Type placeholder = mlir::NoneType::get(ctx);
-    auto op = OpTy::create(b, loc, mlir::TypeRange{placeholder},
-                           std::forward<Args>(args)...);
-    llvm::SmallVector<mlir::Type, 1> types;
-    std::string reason;
-    mlir::LogicalResult inferred = mlir::failure();
-    {
-      // Catch the op's own message to prefix it with the node's name.
-      mlir::ScopedDiagnosticHandler handler(ctx, [&](mlir::Diagnostic &d) {
-        if (d.getSeverity() != mlir::DiagnosticSeverity::Error)
-          return mlir::failure();
-        reason = d.str();
-        return mlir::success();
-      });
-      inferred = OpTy::inferReturnTypes(
-          ctx, loc, op->getOperands(), op->getRawDictionaryAttrs(),
-          op->getPropertiesStorage(), op->getRegions(), types);
-    }
-    if (mlir::failed(inferred) || types.size() != 1) {
-      op->erase();
-      reportBuildFailure(loc, OpTy::getOperationName(), reason);
-      return mlir::failure();
-    }
-    op->getResult(0).setType(types[0]);
-    return op->getResult(0);
+    return createInferredOp<OpTy>(
+        b, loc,
+        [&](llvm::StringRef opName, const std::string &reason) {
+          reportBuildFailure(loc, opName, reason);
+        },
+        std::forward<Args>(args)...);
   }
 
   /// `v` reshaped to `shape` (the copy PyTorch makes when the strides cannot

@@ -70,6 +70,14 @@ bool multiheadAttentionRunsDecomposed(const TorchTarget &target);
 AttentionBackend getMultiheadAttentionBackend(const TorchTarget &target,
                                               mlir::Type elementType);
 
+/// The kernel aten.scaled_dot_product_attention picks for an unmasked call
+/// on inputs of `elementType` with dropout probability `dropoutP`: on the CPU
+/// the flash kernel, or the math one when dropout is on (the CPU flash kernel
+/// has none: GPT-2's attention dropout, measured with torch 2.15); on CUDA
+/// as getMultiheadAttentionBackend.
+AttentionBackend getSdpaBackend(const TorchTarget &target,
+                                mlir::Type elementType, double dropoutP);
+
 /// The sizes a convolution's kernels work on (bytes of the input I, the
 /// incoming gradient gO, the weight W).
 struct ConvBackwardSizes {

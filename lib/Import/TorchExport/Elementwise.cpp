@@ -1,0 +1,176 @@
+//===- Elementwise.cpp - activations, arithmetic, reductions --------------===//
+//
+// The in-place overloads (relu_, add_) set the nn op's `inplace`: its result
+// shares the operand's storage, as PyTorch's does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConverterTable.h"
+#include "Importer.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace vram;
+using namespace vram::torch_export;
+
+static FailureOr<Value> floatTensor(NodeBinder &op, llvm::StringRef name) {
+  FailureOr<Value> x = op.tensor(name);
+  if (failed(x))
+    return failure();
+  if (!isa<FloatType>(cast<RankedTensorType>(x->getType()).getElementType()))
+    return op.error() << "expects a floating-point tensor, got "
+                      << x->getType();
+  return x;
+}
+
+/// OpTy(self) of the input's type: activations without an in-place form.
+template <typename OpTy> static LogicalResult unary(NodeBinder &op) {
+  FailureOr<Value> x = floatTensor(op, "self");
+  if (failed(x))
+    return failure();
+  return op.setResult(
+      OpTy::create(op.getBuilder(), op.getLoc(), x->getType(), *x));
+}
+
+/// OpTy(self, inplace): relu and relu_, silu and silu_.
+template <typename OpTy, bool Inplace>
+static LogicalResult unaryInplace(NodeBinder &op) {
+  FailureOr<Value> x = floatTensor(op, "self");
+  if (failed(x))
+    return failure();
+  OpBuilder &b = op.getBuilder();
+  return op.setResult(OpTy::create(b, op.getLoc(), x->getType(), *x,
+                                   Inplace ? b.getUnitAttr() : UnitAttr()));
+}
+
+/// hardtanh(x, 0, 6) is ReLU6 (torch.nn.ReLU6 calls it).
+template <bool Inplace> static LogicalResult convertHardtanh(NodeBinder &op) {
+  FailureOr<Value> x = floatTensor(op, "self");
+  FailureOr<double> lo = op.real("min_val", -1.0), hi = op.real("max_val", 1.0);
+  if (failed(x) || failed(lo) || failed(hi))
+    return failure();
+  if (*lo != 0 || *hi != 6)
+    return op.error() << "only hardtanh(0, 6) (ReLU6) is modelled, got (" << *lo
+                      << ", " << *hi << ")";
+  OpBuilder &b = op.getBuilder();
+  return op.setResult(
+      nn::Relu6Op::create(b, op.getLoc(), x->getType(), *x,
+                          Inplace ? b.getUnitAttr() : UnitAttr()));
+}
+
+static LogicalResult convertGelu(NodeBinder &op) {
+  FailureOr<Value> x = floatTensor(op, "self");
+  FailureOr<std::string> approximate = op.string("approximate", "none");
+  if (failed(x) || failed(approximate))
+    return failure();
+  std::optional<nn::GeluApproximation> kind =
+      nn::symbolizeGeluApproximation(*approximate);
+  if (!kind)
+    return op.error() << "approximate='" << *approximate
+                      << "' is not a GELU approximation";
+  return op.setResult(nn::GeluOp::create(op.getBuilder(), op.getLoc(),
+                                         x->getType(), *x, *kind));
+}
+
+/// self OP other (a tensor or a Python number), alpha = 1.
+template <typename OpTy, bool Inplace>
+static LogicalResult binary(NodeBinder &op) {
+  FailureOr<Value> self = op.tensor("self");
+  if (failed(self))
+    return failure();
+  Type elementType = cast<RankedTensorType>(self->getType()).getElementType();
+  if (op.has("alpha")) {
+    FailureOr<double> alpha = op.real("alpha");
+    if (failed(alpha))
+      return failure();
+    if (*alpha != 1)
+      return op.error() << "alpha=" << *alpha << " is not modelled";
+  }
+  // num_batches_tracked.add_(1): an integer counter updated in place has
+  // no gradient and takes no new memory.
+  if (Inplace && isa<IntegerType>(elementType)) {
+    op.ignore("other");
+    return op.setResult(*self);
+  }
+  if (!isa<FloatType>(elementType))
+    return op.error() << "arithmetic on " << self->getType()
+                      << " is not modelled";
+  FailureOr<Value> other = op.tensorOrNumber("other", elementType);
+  if (failed(other))
+    return failure();
+  FailureOr<Value> y = op.make<OpTy>(
+      *self, *other, Inplace ? op.getBuilder().getUnitAttr() : UnitAttr());
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
+static LogicalResult convertPow(NodeBinder &op) {
+  FailureOr<Value> x = floatTensor(op, "self");
+  FailureOr<double> exponent = op.real("exponent");
+  if (failed(x) || failed(exponent))
+    return failure();
+  return op.setResult(
+      nn::PowOp::create(op.getBuilder(), op.getLoc(), x->getType(), *x,
+                        op.getBuilder().getF64FloatAttr(*exponent)));
+}
+
+static LogicalResult convertMean(NodeBinder &op) {
+  FailureOr<Value> x = floatTensor(op, "self");
+  FailureOr<SmallVector<int64_t>> dims = op.integers("dim");
+  FailureOr<bool> keepdim = op.boolean("keepdim", false);
+  if (failed(x) || failed(dims) || failed(keepdim))
+    return failure();
+  if (op.has("dtype"))
+    return op.error() << "mean with a dtype is not modelled";
+  int64_t rank = cast<RankedTensorType>(x->getType()).getRank();
+  for (int64_t &d : *dims) {
+    if (d < -rank || d >= rank)
+      return op.error() << "dim " << d << " is out of range";
+    d = d < 0 ? d + rank : d;
+  }
+  FailureOr<Value> y = op.make<nn::MeanOp>(
+      *x, op.getBuilder().getDenseI64ArrayAttr(*dims),
+      *keepdim ? op.getBuilder().getUnitAttr() : UnitAttr());
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
+static LogicalResult convertSoftmax(NodeBinder &op) {
+  FailureOr<Value> x = floatTensor(op, "self");
+  FailureOr<int64_t> dim = op.integer("dim");
+  if (failed(x) || failed(dim))
+    return failure();
+  if (op.has("dtype"))
+    return op.error() << "softmax with a dtype is not modelled";
+  FailureOr<Value> y = op.make<nn::SoftmaxOp>(
+      *x, op.getBuilder().getI64IntegerAttr(*dim), TypeAttr());
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
+void vram::torch_export::registerElementwiseConverters(ConverterTable &table) {
+  table.on("aten.relu.default", unaryInplace<nn::ReluOp, false>);
+  table.on("aten.relu_.default", unaryInplace<nn::ReluOp, true>);
+  table.on("aten.silu.default", unaryInplace<nn::SiluOp, false>);
+  table.on("aten.silu_.default", unaryInplace<nn::SiluOp, true>);
+  table.on("aten.hardswish.default", unaryInplace<nn::HardswishOp, false>);
+  table.on("aten.hardswish_.default", unaryInplace<nn::HardswishOp, true>);
+  table.on("aten.hardsigmoid.default", unaryInplace<nn::HardsigmoidOp, false>);
+  table.on("aten.hardsigmoid_.default", unaryInplace<nn::HardsigmoidOp, true>);
+  table.on("aten.hardtanh.default", convertHardtanh<false>);
+  table.on("aten.hardtanh_.default", convertHardtanh<true>);
+  table.on("aten.gelu.default", convertGelu);
+  table.on("aten.sigmoid.default", unary<nn::SigmoidOp>);
+  table.on("aten.tanh.default", unary<nn::TanhOp>);
+  table.on("aten.exp.default", unary<nn::ExpOp>);
+  table.on("aten.neg.default", unary<nn::NegOp>);
+  table.on("aten.rsqrt.default", unary<nn::RsqrtOp>);
+  table.on("aten.sqrt.default", unary<nn::SqrtOp>);
+  table.on("aten.add.Tensor", binary<nn::AddOp, false>);
+  table.on("aten.add_.Tensor", binary<nn::AddOp, true>);
+  table.on("aten.sub.Tensor", binary<nn::SubOp, false>);
+  table.on("aten.mul.Tensor", binary<nn::MulOp, false>);
+  table.on("aten.mul_.Tensor", binary<nn::MulOp, true>);
+  table.on("aten.div.Tensor", binary<nn::DivOp, false>);
+  table.on("aten.pow.Tensor_Scalar", convertPow);
+  table.on("aten.mean.dim", convertMean);
+  table.on("aten.softmax.int", convertSoftmax);
+}

@@ -1,0 +1,228 @@
+//===- Layers.cpp - convolution, linear, norms, pooling, attention --------===//
+//
+// ATen's layer ops map one to one onto nn ops with the same arguments; what
+// they keep for backward is the nn op's (derivatives.yaml of the release).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ConverterTable.h"
+#include "Importer.h"
+
+#include "vram/Dialect/NN/TorchSemantics.h"
+#include "vram/Support/Findings.h"
+
+using namespace mlir;
+using namespace vram;
+using namespace vram::torch_export;
+
+/// A 2-element int[2] from a schema list of one or two (PyTorch's
+/// _pair()).
+static FailureOr<SmallVector<int64_t>>
+pair(NodeBinder &op, llvm::StringRef name, ArrayRef<int64_t> fallback) {
+  FailureOr<SmallVector<int64_t>> v = op.integers(name, fallback);
+  if (failed(v))
+    return failure();
+  if (v->size() == 1)
+    v->push_back(v->front());
+  if (v->size() != 2)
+    return op.error() << "argument '" << name << "' must hold 1 or 2 ints";
+  return v;
+}
+
+static LogicalResult convertConv2d(NodeBinder &op) {
+  OpBuilder &b = op.getBuilder();
+  FailureOr<Value> x = op.tensor("input"), w = op.tensor("weight"),
+                   bias = op.optionalTensor("bias");
+  FailureOr<SmallVector<int64_t>> strides = pair(op, "stride", {1, 1}),
+                                  padding = pair(op, "padding", {0, 0}),
+                                  dilation = pair(op, "dilation", {1, 1});
+  FailureOr<int64_t> groups = op.integer("groups", 1);
+  if (failed(x) || failed(w) || failed(bias) || failed(strides) ||
+      failed(padding) || failed(dilation) || failed(groups))
+    return failure();
+  FailureOr<Value> y = op.make<nn::Conv2dOp>(
+      *x, *w, *bias, b.getDenseI64ArrayAttr(*strides),
+      b.getDenseI64ArrayAttr(*padding), b.getDenseI64ArrayAttr(*dilation),
+      b.getI64IntegerAttr(*groups));
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
+static LogicalResult convertLinear(NodeBinder &op) {
+  FailureOr<Value> x = op.tensor("input"), w = op.tensor("weight"),
+                   bias = op.optionalTensor("bias");
+  if (failed(x) || failed(w) || failed(bias))
+    return failure();
+  FailureOr<Value> y = op.make<nn::LinearOp>(*x, *w, *bias);
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
+static LogicalResult convertBatchNorm(NodeBinder &op) {
+  OpBuilder &b = op.getBuilder();
+  FailureOr<Value> x = op.tensor("input"), w = op.optionalTensor("weight"),
+                   bias = op.optionalTensor("bias"),
+                   mean = op.optionalTensor("running_mean"),
+                   var = op.optionalTensor("running_var");
+  FailureOr<bool> training = op.boolean("training");
+  FailureOr<double> momentum = op.real("momentum", 0.1),
+                    eps = op.real("eps", 1e-5);
+  // Which kernel runs is the device's choice, not the graph's.
+  op.ignore("cudnn_enabled");
+  if (failed(x) || failed(w) || failed(bias) || failed(mean) || failed(var) ||
+      failed(training) || failed(momentum) || failed(eps))
+    return failure();
+  // The step's mode decides how batch_norm runs (nn.batch_norm): a program
+  // exported in eval mode used the running statistics instead.
+  if (!*training)
+    emitFinding(op.getLoc(), rules::kInferenceExport)
+        << "batch_norm was exported in eval mode (training=False); the "
+           "training step runs it in training mode: export model.train()";
+  FailureOr<Value> y = op.make<nn::BatchNormOp>(*x, *w, *bias, *mean, *var,
+                                                b.getF64FloatAttr(*eps),
+                                                b.getF64FloatAttr(*momentum));
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
+static LogicalResult convertLayerNorm(NodeBinder &op) {
+  OpBuilder &b = op.getBuilder();
+  FailureOr<Value> x = op.tensor("input"), w = op.optionalTensor("weight"),
+                   bias = op.optionalTensor("bias");
+  FailureOr<SmallVector<int64_t>> shape = op.integers("normalized_shape");
+  FailureOr<double> eps = op.real("eps", 1e-5);
+  op.ignore("cudnn_enable");
+  if (failed(x) || failed(w) || failed(bias) || failed(shape) || failed(eps))
+    return failure();
+  auto xt = cast<RankedTensorType>(x->getType());
+  if (shape->empty() || (int64_t)shape->size() > xt.getRank() ||
+      ArrayRef<int64_t>(*shape) != xt.getShape().take_back(shape->size()))
+    return op.error() << "normalized_shape does not end the input's shape "
+                      << xt;
+  FailureOr<Value> y = op.make<nn::LayerNormOp>(
+      *x, *w, *bias, b.getI64IntegerAttr(shape->size()),
+      b.getF64FloatAttr(*eps));
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
+static LogicalResult convertMaxPool2d(NodeBinder &op) {
+  OpBuilder &b = op.getBuilder();
+  FailureOr<Value> x = op.tensor("self");
+  FailureOr<SmallVector<int64_t>> kernel = pair(op, "kernel_size", {});
+  if (failed(x) || failed(kernel))
+    return failure();
+  // stride=[] means the kernel size.
+  FailureOr<SmallVector<int64_t>> strides =
+      op.integers("stride", ArrayRef<int64_t>());
+  if (failed(strides))
+    return failure();
+  if (strides->empty())
+    *strides = *kernel;
+  else if (strides->size() == 1)
+    strides->push_back(strides->front());
+  FailureOr<SmallVector<int64_t>> padding = pair(op, "padding", {0, 0}),
+                                  dilation = pair(op, "dilation", {1, 1});
+  FailureOr<bool> ceil = op.boolean("ceil_mode", false);
+  if (failed(padding) || failed(dilation) || failed(ceil))
+    return failure();
+  if (strides->size() != 2)
+    return op.error() << "argument 'stride' must hold 1 or 2 ints";
+  FailureOr<Value> y = op.make<nn::MaxPool2dOp>(
+      *x, b.getDenseI64ArrayAttr(*kernel), b.getDenseI64ArrayAttr(*strides),
+      b.getDenseI64ArrayAttr(*padding), b.getDenseI64ArrayAttr(*dilation),
+      *ceil ? b.getUnitAttr() : UnitAttr());
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
+static LogicalResult convertAdaptiveAvgPool2d(NodeBinder &op) {
+  FailureOr<Value> x = op.tensor("self");
+  FailureOr<SmallVector<int64_t>> size = pair(op, "output_size", {});
+  if (failed(x) || failed(size))
+    return failure();
+  FailureOr<Value> y = op.make<nn::AdaptiveAvgPool2dOp>(
+      *x, op.getBuilder().getDenseI64ArrayAttr(*size));
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
+static LogicalResult convertDropout(NodeBinder &op) {
+  FailureOr<Value> x = op.tensor("input");
+  FailureOr<double> p = op.real("p");
+  FailureOr<bool> train = op.boolean("train");
+  if (failed(x) || failed(p) || failed(train))
+    return failure();
+  // dropout(train=False) returns its input.
+  if (!*train || *p == 0)
+    return op.setResult(*x);
+  FailureOr<Value> y = op.make<nn::DropoutOp>(
+      *x, op.getBuilder().getF64FloatAttr(*p), UnitAttr());
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
+static LogicalResult convertScaledDotProductAttention(NodeBinder &op) {
+  OpBuilder &b = op.getBuilder();
+  FailureOr<Value> q = op.tensor("query"), k = op.tensor("key"),
+                   v = op.tensor("value"),
+                   mask = op.optionalTensor("attn_mask");
+  FailureOr<double> dropout = op.real("dropout_p", 0.0);
+  FailureOr<bool> causal = op.boolean("is_causal", false),
+                  gqa = op.boolean("enable_gqa", false);
+  if (failed(q) || failed(k) || failed(v) || failed(mask) || failed(dropout) ||
+      failed(causal) || failed(gqa))
+    return failure();
+  // Which kernel runs (and so what it keeps) depends on the mask; sdpa
+  // with a mask is not modelled yet.
+  if (*mask)
+    return op.error() << "scaled_dot_product_attention with an attn_mask is "
+                         "not modelled (export with is_causal or no mask)";
+  FloatAttr scale;
+  if (op.has("scale")) {
+    FailureOr<double> s = op.real("scale");
+    if (failed(s))
+      return failure();
+    scale = b.getF64FloatAttr(*s);
+  }
+  Type elementType = cast<RankedTensorType>(q->getType()).getElementType();
+  nn::AttentionBackend backend =
+      nn::getSdpaBackend(op.getTorchTarget(), elementType, *dropout);
+  FailureOr<Value> y = op.make<nn::ScaledDotProductAttentionOp>(
+      *q, *k, *v, /*mask=*/Value(), *causal ? b.getUnitAttr() : UnitAttr(),
+      nn::AttentionBackendAttr::get(op.getContext(), backend), scale,
+      *gqa ? b.getUnitAttr() : UnitAttr(), b.getF64FloatAttr(*dropout));
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
+static LogicalResult convertEmbedding(NodeBinder &op) {
+  OpBuilder &b = op.getBuilder();
+  FailureOr<Value> w = op.tensor("weight"), ids = op.tensor("indices");
+  FailureOr<int64_t> paddingIdx = op.integer("padding_idx", -1);
+  FailureOr<bool> scaleByFreq = op.boolean("scale_grad_by_freq", false),
+                  sparse = op.boolean("sparse", false);
+  if (failed(w) || failed(ids) || failed(paddingIdx) || failed(scaleByFreq) ||
+      failed(sparse))
+    return failure();
+  if (*sparse)
+    return op.error() << "sparse embedding gradients are not modelled";
+  FailureOr<Value> y = op.make<nn::EmbeddingOp>(
+      *w, *ids,
+      *paddingIdx >= 0 ? b.getI64IntegerAttr(*paddingIdx) : IntegerAttr());
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
+static LogicalResult convertMatmul(NodeBinder &op) {
+  FailureOr<Value> lhs = op.tensor("self"), rhs = op.tensor("other");
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  FailureOr<Value> y = op.make<nn::MatmulOp>(*lhs, *rhs);
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
+void vram::torch_export::registerLayerConverters(ConverterTable &table) {
+  table.on("aten.conv2d.default", convertConv2d);
+  table.on("aten.linear.default", convertLinear);
+  table.on("aten.batch_norm.default", convertBatchNorm);
+  table.on("aten.layer_norm.default", convertLayerNorm);
+  table.on("aten.max_pool2d.default", convertMaxPool2d);
+  table.on("aten.adaptive_avg_pool2d.default", convertAdaptiveAvgPool2d);
+  table.on("aten.dropout.default", convertDropout);
+  table.on("aten.scaled_dot_product_attention.default",
+           convertScaledDotProductAttention);
+  table.on("aten.embedding.default", convertEmbedding);
+  table.on("aten.matmul.default", convertMatmul);
+}
