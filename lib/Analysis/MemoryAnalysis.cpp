@@ -88,10 +88,15 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
     if (mlir::failed(addStorage(arg, nullptr, 0, /*persistent=*/true)))
       return failure();
 
-  std::vector<unsigned> gradients;
+  // Each parameter's gradient as the optimizer reads it: its storage and the
+  // index of the op that finishes it.
+  std::vector<std::pair<unsigned, unsigned>> gradients;
+  DenseMap<Operation *, unsigned> indexOf;
+  indexOf.reserve(numOps);
   for (Operation &bodyOp : body) {
     ops.push_back(&bodyOp);
     unsigned index = ops.size();
+    indexOf[&bodyOp] = index;
     if (bodyOp.getNumRegions())
       return bodyOp.emitError("memory analysis does not support ops with "
                               "regions; the step must be a single block of "
@@ -161,18 +166,30 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
     }
     if (auto update = dyn_cast<nn::OptimizerStepOp>(bodyOp))
       for (Value grad : update.getGrads())
-        gradients.push_back(storageOf.lookup(grad));
+        gradients.push_back(
+            {storageOf.lookup(grad), indexOf.lookup(grad.getDefiningOp())});
   }
   // A parameter's gradient is a gradient even when something also saved it.
-  for (unsigned g : gradients) {
+  for (auto [g, finished] : gradients) {
     Storage &s = storages[g];
     if (s.category == MemoryCategory::Temporaries ||
         s.category == MemoryCategory::Activations)
       s.category = MemoryCategory::Gradients;
-    if (persistentGrads) {
-      s.persistent = true;
-      s.def = 0;
-    }
+    if (!persistentGrads)
+      continue;
+    // .grad kept across steps (zero_grad(set_to_none=False)) or
+    // micro-batches (gradient accumulation) is allocated before the step.
+    // What backward computes is still a new tensor: AccumulateGrad adds it
+    // into .grad in place and drops it once the parameter's gradient is
+    // complete (torch/csrc/autograd/functions/accumulate_grad.h).
+    Storage kept = s;
+    kept.def = 0;
+    kept.lastUse = 0;
+    kept.persistent = true;
+    kept.savedByModel = false;
+    if (finished)
+      s.lastUse = std::max(s.def, finished);
+    storages.push_back(kept);
   }
   // Values returned by the step outlive it.
   unsigned exit = ops.size() + 1;

@@ -465,8 +465,8 @@ FailureOr<func::FuncOp> vram::getRunnableStep(ModuleOp module) {
            << "--validate needs a built step (@step)";
   if (step->hasAttr(nn::NNDialect::kPersistentGradsAttrName))
     return emitError(step.getLoc())
-           << "--validate does not support gradients kept across steps "
-              "(--set-to-none=false) yet";
+           << "--validate does not support gradients kept across steps or "
+              "micro-batches (--set-to-none=false, --grad-accum) yet";
   return step;
 }
 

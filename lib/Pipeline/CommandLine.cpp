@@ -159,6 +159,11 @@ struct VramOptFlags {
       cl::cat(scenarioCat)};
   cl::opt<bool> setToNone{"set-to-none", cl::desc("zero_grad(set_to_none=...)"),
                           cl::init(true), cl::cat(stepCat)};
+  cl::opt<int64_t> gradAccum{
+      "grad-accum",
+      cl::desc("Accumulate gradients over N micro-batches of --batch before "
+               "each optimizer update"),
+      cl::value_desc("N"), cl::init(1), cl::cat(stepCat)};
   cl::opt<bool> inputRequiresGrad{"input-requires-grad",
                                   cl::desc("Model inputs require grad"),
                                   cl::init(false), cl::cat(stepCat)};
@@ -413,6 +418,14 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
     if (opt->getNumOccurrences() && *opt <= 0)
       return usage("--" + llvm::Twine(name) +
                    " must be a positive integer, got " + std::to_string(*opt));
+  if (gradAccum < 1)
+    return usage("--grad-accum must be at least 1, got " +
+                 llvm::Twine(gradAccum.getValue()));
+  if (gradAccum > 1 && mode == nn::StepMode::Inference)
+    return usage("--grad-accum applies to training (--mode=train)");
+  if (gradAccum > 1 && validate != ValidationTarget::None)
+    return usage("--validate does not run gradient accumulation yet: the "
+                 "runner starts each step without .grad buffers");
   if (!(weightDecay >= 0) || std::isinf(weightDecay))
     return usage("--weight-decay must be a finite number >= 0, got " +
                  std::to_string(weightDecay));
@@ -619,6 +632,7 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
   options.step.loss = lossKind;
   options.step.flattenLogits = flattenLogits;
   options.step.setToNone = setToNone;
+  options.step.gradAccum = gradAccum;
   options.step.inputRequiresGrad = inputRequiresGrad;
   options.step.torchVersion = torchVersion;
   options.step.cudnnWorkspace = cudnnWorkspace;

@@ -303,14 +303,29 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
     int64_t used;
   };
   SmallVector<Change> changes;
-  auto tryChange = [&](const llvm::Twine &flag,
-                       llvm::function_ref<void(PipelineOptions &)> change) {
+  auto tryChangeAt = [&](int64_t batch, const llvm::Twine &flag,
+                         llvm::function_ref<void(PipelineOptions &)> change) {
     PipelineOptions changed = options;
     change(changed);
-    FailureOr<int64_t> needs = measureModel(source, changed, *current);
+    FailureOr<int64_t> needs = measureModel(source, changed, batch);
     if (succeeded(needs) && *needs < used)
       changes.push_back({flag.str(), *needs});
   };
+  auto tryChange = [&](const llvm::Twine &flag,
+                       llvm::function_ref<void(PipelineOptions &)> change) {
+    tryChangeAt(*current, flag, change);
+  };
+  // The same samples per update in smaller micro-batches.
+  for (int64_t split : {2, 4})
+    if (*current % split == 0 && source.canRebuild()) {
+      int64_t accum = options.step.gradAccum * split;
+      tryChangeAt(*current / split,
+                  "--batch=" + llvm::Twine(*current / split) +
+                      " --grad-accum=" + llvm::Twine(accum) + " (" +
+                      llvm::Twine(*current * options.step.gradAccum) +
+                      " samples per update, as now)",
+                  [&](PipelineOptions &o) { o.step.gradAccum = accum; });
+    }
   if (options.getImplementation() != nn::OptimizerImpl::Fused)
     tryChange("--optimizer-impl=fused", [](PipelineOptions &o) {
       o.implementation = nn::OptimizerImpl::Fused;

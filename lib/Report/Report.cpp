@@ -2,11 +2,11 @@
 
 #include "ReportData.h"
 #include "vram/Analysis/Allocator.h"
-#include "vram/Dialect/NN/TensorNames.h"
 #include "vram/Analysis/FlopAnalysis.h"
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Dialect/NN/NNOps.h"
+#include "vram/Dialect/NN/TensorNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
@@ -255,10 +255,13 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   if (auto lora = a.func->getAttrOfType<nn::LoraConfigAttr>(
           nn::NNDialect::kLoraAttrName))
     a.lora = lora.getSpelling();
-  if (auto modules = a.func->getAttrOfType<ArrayAttr>(
-          nn::NNDialect::kCheckpointAttrName))
+  if (auto modules =
+          a.func->getAttrOfType<ArrayAttr>(nn::NNDialect::kCheckpointAttrName))
     for (auto module : modules.getAsRange<StringAttr>())
       a.checkpoint.push_back(module.str());
+  if (auto steps =
+          a.func->getAttrOfType<IntegerAttr>(nn::NNDialect::kGradAccumAttrName))
+    a.gradAccum = steps.getInt();
   a.flops = std::make_unique<FlopAnalysis>(a.func);
   std::optional<DeviceModel> device;
   if (options.allocator == nn::AllocatorKind::PytorchCuda)
@@ -352,6 +355,7 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"lora",
             a.lora.empty() ? json::Value(nullptr) : json::Value(a.lora)},
            {"checkpoint", json::Array(a.checkpoint)},
+           {"grad_accum", a.gradAccum},
            {"cudnn_workspace",
             stringifyEnum(getTorchTarget(a.func).cudnnWorkspace)}}},
       {"flops",
@@ -501,6 +505,8 @@ static void writeText(const Analyses &a, const ReportOptions &options,
   const MemoryAnalysis &memory = *a.memory;
   os << "model: " << options.modelName << "   mode: " << a.mode
      << "   batch: " << (a.batch ? std::to_string(*a.batch) : "?");
+  if (a.gradAccum > 1)
+    os << " x " << a.gradAccum << " micro-batches";
   if (a.mode == "train")
     os << "   optimizer: " << a.optimizer.value_or("?");
   os << "   precision: " << a.precision << "\n";

@@ -53,6 +53,9 @@ struct Analyses {
   std::optional<std::string> optimizer;
   std::string lora;
   std::vector<std::string> checkpoint;
+  /// Micro-batches per optimizer update (nn.grad_accum; 1 without
+  /// accumulation). The step is one micro-batch's, with the update.
+  int64_t gradAccum = 1;
   std::unique_ptr<FlopAnalysis> flops;
   /// The step's figures (StepMemory) and its memory analysis.
   std::unique_ptr<StepMemory> stepMemory;

@@ -134,6 +134,17 @@ void BuildStepPass::runOnOperation() {
     return signalPassFailure();
   }
 
+  if (gradAccum < 1) {
+    emitError(module.getLoc())
+        << "grad-accum must be at least 1, got " << gradAccum;
+    return signalPassFailure();
+  }
+  if (gradAccum > 1 && mode != StepMode::Train) {
+    emitError(module.getLoc())
+        << "grad-accum applies to a training step (mode=train)";
+    return signalPassFailure();
+  }
+
   if (!std::isfinite(weightDecay) || weightDecay < 0) {
     emitError(module.getLoc())
         << "weight-decay must be a finite number >= 0, got "
@@ -634,12 +645,20 @@ void BuildStepPass::buildOptimizerStep(TrainStep &s) {
 
 /// The step returns the loss; the model output dies after the loss.
 /// `optimizer.zero_grad(set_to_none=False)` keeps the .grad buffers from one
-/// step to the next (zeroed in place) instead of freeing them.
+/// step to the next (zeroed in place) instead of freeing them. With
+/// gradient accumulation over N micro-batches the step modelled is the last
+/// micro-batch's, the highest: the earlier ones' gradients are held in .grad
+/// while it runs, as with set_to_none=False (the first micro-batch's, which
+/// allocates .grad, is the plain step's and lower). `nn.grad_accum` says how
+/// many micro-batches one update covers (the report counts their FLOPs).
 void BuildStepPass::finishStep(TrainStep &s) {
   Value lossValue = s.lossOp->getResult(0);
   s.ret->setOperands(lossValue);
   s.step.setType(FunctionType::get(&getContext(), s.body.getArgumentTypes(),
                                    {lossValue.getType()}));
-  if (!setToNone)
+  if (!setToNone || gradAccum > 1)
     s.step->setAttr(NNDialect::kPersistentGradsAttrName, s.b.getUnitAttr());
+  if (gradAccum > 1)
+    s.step->setAttr(NNDialect::kGradAccumAttrName,
+                    s.b.getI64IntegerAttr(gradAccum));
 }

@@ -42,6 +42,10 @@ def BuildStep : Pass<"vram-build-step", "mlir::ModuleOp"> {
     Option<"setToNone", "set-to-none", "bool", /*default=*/"true",
            "zero_grad(set_to_none): when false, gradients stay allocated "
            "across iterations">,
+    Option<"gradAccum", "grad-accum", "int64_t", /*default=*/"1",
+           "micro-batches whose gradients accumulate before each optimizer "
+           "update: the step is the last one's forward and backward, with "
+           "the gradients of the earlier ones held, and the update">,
     Option<"inputRequiresGrad", "input-requires-grad", "bool",
            /*default=*/"false",
            "whether floating-point model inputs require grad">,

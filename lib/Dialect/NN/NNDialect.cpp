@@ -46,10 +46,10 @@ OptimizerConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-LogicalResult LoraConfigAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, int64_t rank,
-    llvm::APFloat alpha, llvm::APFloat dropout,
-    ArrayAttr targets) {
+LogicalResult
+LoraConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       int64_t rank, llvm::APFloat alpha, llvm::APFloat dropout,
+                       ArrayAttr targets) {
   if (rank <= 0)
     return emitError() << "LoRA r must be > 0, got " << rank;
   if (!alpha.isFinite())
@@ -110,11 +110,10 @@ static LogicalResult verifyBatchMatchesArguments(Operation *op, int64_t batch) {
         return llvm::is_contained(t.getShape(), batch);
       }))
     return success();
-  InFlightDiagnostic diag = op->emitError()
-                            << "'" << NNDialect::kBatchAttrName << "' is "
-                            << batch
-                            << " but no input has a dimension of that size "
-                               "(input shapes: ";
+  InFlightDiagnostic diag =
+      op->emitError() << "'" << NNDialect::kBatchAttrName << "' is " << batch
+                      << " but no input has a dimension of that size "
+                         "(input shapes: ";
   llvm::interleaveComma(inputs, diag, [&](RankedTensorType t) {
     diag << "[";
     llvm::interleaveComma(t.getShape(), diag);
@@ -137,6 +136,12 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<StepModeAttr>(value), "a step mode (#nn<mode train>)");
   if (name == kPersistentGradsAttrName)
     return expect(isa<UnitAttr>(value), "a unit attribute");
+  if (name == kGradAccumAttrName) {
+    auto steps = dyn_cast<IntegerAttr>(value);
+    return expect(steps && steps.getType().isSignlessInteger(64) &&
+                      steps.getInt() > 0,
+                  "a positive i64 integer");
+  }
   if (name == kModelAttrName)
     return expect(isa<StringAttr>(value), "a string");
   if (name == kBatchAttrName) {

@@ -32,6 +32,11 @@ def NN_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kModeAttrName = "nn.mode";
     static constexpr ::llvm::StringLiteral kPersistentGradsAttrName =
         "nn.persistent_grads";
+    /// A training step that accumulates gradients over this many
+    /// micro-batches before its optimizer update (vram-build-step
+    /// grad-accum=N; with N > 1 the step also has nn.persistent_grads).
+    static constexpr ::llvm::StringLiteral kGradAccumAttrName =
+        "nn.grad_accum";
     static constexpr ::llvm::StringLiteral kModelAttrName = "nn.model";
     static constexpr ::llvm::StringLiteral kBatchAttrName = "nn.batch";
     static constexpr ::llvm::StringLiteral kSequenceLogitsAttrName =
