@@ -337,6 +337,8 @@ ALL = VALIDATION + [
     V("resnet18", 2, optimizer="adam_foreach"),
     # the other two public.json cases (extra validation)
     V("resnet50", 2), V("resnet101", 2),
+    # torch.export fixtures (test/Import/TorchExport/truth.test)
+    V("mobilenet_v3_large", 1), V("convnext_tiny", 1),
 ]
 PEAK_ONLY = {"momentum", "adam", "adam_foreach"}
 

@@ -146,6 +146,18 @@ static LogicalResult convertSoftmax(NodeBinder &op) {
   return failed(y) ? failure() : op.setResult(*y);
 }
 
+/// bernoulli_(p): fills its operand in place from the RNG (torchvision's
+/// stochastic depth draws its per-sample mask so); no memory, no gradient.
+static LogicalResult convertBernoulliInplace(NodeBinder &op) {
+  FailureOr<Value> x = op.tensor("self");
+  FailureOr<double> p = op.real("p", 0.5);
+  if (failed(x) || failed(p))
+    return failure();
+  if (op.has("generator"))
+    return op.error() << "an explicit generator is not modelled";
+  return op.setResult(*x);
+}
+
 void vram::torch_export::registerElementwiseConverters(ConverterTable &table) {
   table.on("aten.relu.default", unaryInplace<nn::ReluOp, false>);
   table.on("aten.relu_.default", unaryInplace<nn::ReluOp, true>);
@@ -170,6 +182,8 @@ void vram::torch_export::registerElementwiseConverters(ConverterTable &table) {
   table.on("aten.mul.Tensor", binary<nn::MulOp, false>);
   table.on("aten.mul_.Tensor", binary<nn::MulOp, true>);
   table.on("aten.div.Tensor", binary<nn::DivOp, false>);
+  table.on("aten.div_.Tensor", binary<nn::DivOp, true>);
+  table.on("aten.bernoulli_.float", convertBernoulliInplace);
   table.on("aten.pow.Tensor_Scalar", convertPow);
   table.on("aten.mean.dim", convertMean);
   table.on("aten.softmax.int", convertSoftmax);

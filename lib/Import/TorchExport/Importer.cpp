@@ -535,6 +535,17 @@ LogicalResult NodeBinder::setResults(llvm::ArrayRef<Value> results) {
 
 LogicalResult NodeBinder::setResult(Value v) { return setResults({v}); }
 
+FailureOr<RankedTensorType> NodeBinder::resultType() {
+  llvm::SmallVector<const json::Value *> entries = outputEntries(node);
+  const json::Object *o =
+      entries.size() == 1 ? entries[0]->getAsObject() : nullptr;
+  std::optional<llvm::StringRef> name =
+      o ? nameOf(o->get("as_tensor")) : std::nullopt;
+  if (!name)
+    return error() << "the output is not a tensor";
+  return importer.tensorType(*name, loc);
+}
+
 LogicalResult NodeBinder::setInteger(int64_t value) {
   llvm::SmallVector<const json::Value *> entries = outputEntries(node);
   const json::Object *o =

@@ -92,6 +92,10 @@ public:
   mlir::FailureOr<mlir::Value> reshape(mlir::Value v,
                                        llvm::ArrayRef<int64_t> shape);
 
+  /// The type the archive records for the node's single tensor output
+  /// (for ops whose result only the metadata determines, as aten.empty).
+  mlir::FailureOr<mlir::RankedTensorType> resultType();
+
   /// Binds the node's single tensor output (checked against its metadata).
   mlir::LogicalResult setResult(mlir::Value v);
   /// Binds a node whose output is a list of tensors.
@@ -148,6 +152,9 @@ public:
   /// The value of a size in the schema ({"as_int": 3} or {"as_expr": ...})
   /// under the bound symbols; nullopt when it is not determined.
   std::optional<int64_t> evaluateSize(const llvm::json::Value &size) const;
+  /// The type tensor `name`'s metadata gives under the bound symbols.
+  mlir::FailureOr<mlir::RankedTensorType> tensorType(llvm::StringRef name,
+                                                     mlir::Location loc);
 
 private:
   mlir::LogicalResult readSignature(const llvm::json::Object &signature);
@@ -156,8 +163,6 @@ private:
                                   unsigned index);
   mlir::Location nodeLocation(const llvm::json::Object &node,
                               llvm::StringRef nodeName);
-  mlir::FailureOr<mlir::RankedTensorType> tensorType(llvm::StringRef name,
-                                                     mlir::Location loc);
 
   std::string filename;
   mlir::Location fileLoc;

@@ -141,8 +141,9 @@ static LogicalResult convertAdaptiveAvgPool2d(NodeBinder &op) {
   return failed(y) ? failure() : op.setResult(*y);
 }
 
-static LogicalResult convertDropout(NodeBinder &op) {
-  FailureOr<Value> x = op.tensor("input");
+/// dropout and dropout_ (nn.Dropout(inplace=True)).
+template <bool Inplace> static LogicalResult convertDropout(NodeBinder &op) {
+  FailureOr<Value> x = op.tensor(Inplace ? "self" : "input");
   FailureOr<double> p = op.real("p");
   FailureOr<bool> train = op.boolean("train");
   if (failed(x) || failed(p) || failed(train))
@@ -150,8 +151,9 @@ static LogicalResult convertDropout(NodeBinder &op) {
   // dropout(train=False) returns its input.
   if (!*train || *p == 0)
     return op.setResult(*x);
+  OpBuilder &b = op.getBuilder();
   FailureOr<Value> y = op.make<nn::DropoutOp>(
-      *x, op.getBuilder().getF64FloatAttr(*p), UnitAttr());
+      *x, b.getF64FloatAttr(*p), Inplace ? b.getUnitAttr() : UnitAttr());
   return failed(y) ? failure() : op.setResult(*y);
 }
 
@@ -220,7 +222,8 @@ void vram::torch_export::registerLayerConverters(ConverterTable &table) {
   table.on("aten.layer_norm.default", convertLayerNorm);
   table.on("aten.max_pool2d.default", convertMaxPool2d);
   table.on("aten.adaptive_avg_pool2d.default", convertAdaptiveAvgPool2d);
-  table.on("aten.dropout.default", convertDropout);
+  table.on("aten.dropout.default", convertDropout<false>);
+  table.on("aten.dropout_.default", convertDropout<true>);
   table.on("aten.scaled_dot_product_attention.default",
            convertScaledDotProductAttention);
   table.on("aten.embedding.default", convertEmbedding);

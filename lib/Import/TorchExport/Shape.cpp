@@ -338,6 +338,25 @@ template <IntOperator Kind> static LogicalResult convertIntOp(NodeBinder &op) {
   return op.setInteger(r);
 }
 
+/// empty(size, dtype=..., ...): a new tensor whose values the ops after it
+/// write (stochastic depth's bernoulli_ mask). Its size and dtype are the
+/// archive's; it is made as a constant of zeros: the memory is the same.
+static LogicalResult convertEmpty(NodeBinder &op) {
+  for (llvm::StringRef name :
+       {"size", "dtype", "layout", "device", "pin_memory", "memory_format"})
+    op.ignore(name);
+  FailureOr<RankedTensorType> type = op.resultType();
+  if (failed(type))
+    return failure();
+  Attribute zero = op.getBuilder().getZeroAttr(type->getElementType());
+  if (!zero)
+    return op.error() << "cannot make a tensor of " << *type;
+  auto value = DenseElementsAttr::get(*type, zero);
+  return op.setResult(nn::ConstantOp::create(op.getBuilder(), op.getLoc(),
+                                             cast<ElementsAttr>(value),
+                                             /*wrapped_number=*/false));
+}
+
 void vram::torch_export::registerShapeConverters(ConverterTable &table) {
   table.on("aten.view.default", convertView<kSize>);
   table.on("aten._unsafe_view.default", convertView<kSize>);
@@ -351,6 +370,7 @@ void vram::torch_export::registerShapeConverters(ConverterTable &table) {
   table.on("aten.contiguous.default", convertContiguous);
   table.on("aten.expand.default", convertExpand);
   table.on("aten.cat.default", convertCat);
+  table.on("aten.empty.memory_format", convertEmpty);
   table.on("aten.slice.Tensor", convertSlice);
   table.on("aten.select.int", convertSelect);
   table.on("aten.split.Tensor", convertSplit);
