@@ -71,14 +71,29 @@ def vision(name, ctor, batch=2, size=224):
 
 
 def causal_lm(name, config, batch=2, seq=64):
+    """A transformers causal LM at a small config of test/Inputs/hf/small.
+    Traced, transformers materializes the causal mask ([B, 1, T, T] bool,
+    built from arange/cumsum/index) and passes it to sdpa, and repeats the
+    KV heads itself; eager training passes no mask (is_causal). So the
+    reference is the exported program trained as exported: the bytes
+    autograd saves in ep.module()'s forward."""
     torch.manual_seed(0)
     cfg = AutoConfig.from_pretrained(SMALL / config)
     model = AutoModelForCausalLM.from_config(cfg).train()
     ids = torch.randint(0, cfg.vocab_size, (batch, seq))
     b = torch.export.Dim("batch", min=1, max=4096)
     s = torch.export.Dim("seq", min=2, max=cfg.max_position_embeddings)
-    save(name, torch.export.export(model, (), kwargs={"input_ids": ids, "use_cache": False},
-                                   dynamic_shapes={"input_ids": {0: b, 1: s}, "use_cache": None}))
+    ep = torch.export.export(model, (), kwargs={"input_ids": ids, "use_cache": False},
+                             dynamic_shapes={"input_ids": {0: b, 1: s}, "use_cache": None})
+    save(name, ep)
+    module = ep.module()  # the graph was traced in train mode
+    row = {"id": name, "shape": list(ids.shape), "dtype": str(ids.dtype),
+           "params": sum(p.numel() for p in model.parameters()),
+           "saved_activation_bytes": saved_bytes(lambda x: module(input_ids=x, use_cache=False),
+                                                 ids, list(module.parameters()) + list(module.buffers())),
+           "what": "ep.module(): the exported program, trained as exported"}
+    MEASURED[name] = row
+    print(f"  {row}")
 
 
 class TinyUNet(torch.nn.Module):
@@ -211,10 +226,11 @@ def storage_of(t):
     return s.data_ptr(), s.nbytes()
 
 
-def saved_bytes(model, x):
+def saved_bytes(model, x, state=None):
     """Unique storages packed by saved_tensors_hooks in the forward pass,
     without parameters, buffers and the input (measure.py's count)."""
-    excl = {storage_of(t)[0] for t in list(model.parameters()) + list(model.buffers()) + [x]}
+    state = state if state is not None else list(model.parameters()) + list(model.buffers())
+    excl = {storage_of(t)[0] for t in state + [x]}
     seen = {}
 
     def pack(t):
@@ -266,10 +282,8 @@ MODELS = {
     "convnet": convnet,
     "transformer": transformer,
     "unet": unet,
-    # The causal LMs build their attention mask from integer ops (arange,
-    # cumsum, index) the importer has no converters for yet: llama.pt2 is
-    # the fixture of that error.
     "llama": lambda: causal_lm("llama", "llama.json"),
+    "gpt2": lambda: causal_lm("gpt2", "gpt2.json"),
     "bad": bad,
 }
 

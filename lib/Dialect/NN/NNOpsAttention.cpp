@@ -178,8 +178,21 @@ void ScaledDotProductAttentionOp::getSavedTensors(
     const TorchTarget &, ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
   auto q = tensorOf(getQuery()), k = tensorOf(getKey());
   int64_t r = q.getRank();
-  if (getMask())
-    saved.push_back(SavedTensor::operand(3));
+  // torch 2.x turns a bool mask into one of the query's dtype (0 and -inf)
+  // before it picks a kernel; the fused kernels keep that one, the math
+  // kernel adds it to the scores and keeps none (measured with transformers'
+  // LLaMA and GPT-2 exported with their [B, 1, T, T] bool masks: a float
+  // [B, 1, T, T] per layer with the CPU flash kernel, nothing with the math
+  // one: benchmarks/accuracy/export_pt2.py).
+  Value mask = getMask();
+  if (mask && getBackend() != AttentionBackend::Math) {
+    if (tensorOf(mask).getElementType().isInteger(1))
+      saved.push_back(SavedTensor::extraBeforeOp(
+          RankedTensorType::get(tensorOf(mask).getShape(), q.getElementType()),
+          "float_mask"));
+    else
+      saved.push_back(SavedTensor::operand(3));
+  }
   if (getBackend() == AttentionBackend::Math) {
     // _scaled_dot_product_attention_math scales q and k^T by sqrt(scale)
     // before the product (two new tensors), and keeps them, the attention

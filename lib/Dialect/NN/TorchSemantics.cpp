@@ -72,9 +72,12 @@ vram::nn::getMultiheadAttentionBackend(const TorchTarget &target,
 }
 
 AttentionBackend vram::nn::getSdpaBackend(const TorchTarget &target,
-                                          Type elementType, double dropoutP) {
+                                          Type elementType, double dropoutP,
+                                          bool hasMask) {
   if (dropoutP > 0 && target.device == Device::Cpu)
     return AttentionBackend::Math;
+  if (hasMask && target.device == Device::Cuda)
+    return AttentionBackend::Efficient;
   return getMultiheadAttentionBackend(target, elementType);
 }
 

@@ -137,5 +137,19 @@ vram::torch_export::readArchiveModel(llvm::StringRef bytes) {
       readEntry(archive.get(), chosen->first, chosen->second);
   if (!json)
     return json.takeError();
-  return ArchiveModel{chosen->second, std::move(*json)};
+  ArchiveModel model{chosen->second, std::move(*json), std::nullopt};
+  llvm::StringRef root = llvm::StringRef(chosen->second).split('/').first;
+  llvm::StringRef stem = llvm::sys::path::stem(llvm::StringRef(chosen->second));
+  std::string configName =
+      (root + "/data/weights/" + stem + "_weights_config.json").str();
+  zip_int64_t configIndex =
+      zip_name_locate(archive.get(), configName.c_str(), 0);
+  if (configIndex >= 0) {
+    llvm::Expected<std::string> config =
+        readEntry(archive.get(), configIndex, configName);
+    if (!config)
+      return config.takeError();
+    model.weightsConfig = std::move(*config);
+  }
+  return model;
 }

@@ -10,6 +10,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 
 namespace vram::torch_export {
@@ -18,6 +19,10 @@ namespace vram::torch_export {
 struct ArchiveModel {
   std::string entryName; ///< "net/models/model.json"
   std::string json;
+  /// `<root>/data/weights/<model>_weights_config.json` when the archive has
+  /// it: which weight file each parameter is stored in (tied parameters
+  /// share one). Stripped archives keep it.
+  std::optional<std::string> weightsConfig;
 };
 
 /// The largest entry read (the program's JSON), 1 GiB: the graph of an

@@ -93,9 +93,9 @@ static LogicalResult binary(NodeBinder &op) {
     op.ignore("other");
     return op.setResult(*self);
   }
+  // Integer arithmetic (positions, mask indices) runs without autograd.
   if (!isa<FloatType>(elementType))
-    return op.error() << "arithmetic on " << self->getType()
-                      << " is not modelled";
+    return op.setNoGradResult();
   FailureOr<Value> other = op.tensorOrNumber("other", elementType);
   if (failed(other))
     return failure();

@@ -535,6 +535,64 @@ LogicalResult NodeBinder::setResults(llvm::ArrayRef<Value> results) {
 
 LogicalResult NodeBinder::setResult(Value v) { return setResults({v}); }
 
+bool NodeBinder::requiresGrad(Value v) {
+  // Memoized over the values built so far: parameters that train, and what
+  // is computed from them.
+  auto &memo = importer.gradMemo;
+  if (auto it = memo.find(v); it != memo.end())
+    return it->second;
+  bool result = false;
+  if (Operation *def = v.getDefiningOp()) {
+    if (auto param = dyn_cast<nn::ParamOp>(def))
+      result = param.getTrainable();
+    else if (!isa<nn::BufferOp, nn::ConstantOp>(def))
+      result = llvm::any_of(def->getOperands(), [&](Value operand) {
+        return requiresGrad(operand);
+      });
+  }
+  memo[v] = result;
+  return result;
+}
+
+LogicalResult NodeBinder::setNoGradResult() {
+  if (const json::Array *inputs = node.getArray("inputs"))
+    for (const json::Value &input : *inputs) {
+      const json::Object *o = input.getAsObject();
+      std::optional<llvm::StringRef> name = o ? o->getString("name") : "";
+      if (!name)
+        continue;
+      consumed.insert(*name);
+      const json::Object *arg = o->getObject("arg");
+      llvm::SmallVector<llvm::StringRef> tensorNames;
+      if (std::optional<llvm::StringRef> t =
+              arg ? nameOf(arg->get("as_tensor")) : std::nullopt)
+        tensorNames.push_back(*t);
+      if (const json::Array *list = arg ? arg->getArray("as_tensors") : nullptr)
+        for (const json::Value &t : *list)
+          if (std::optional<llvm::StringRef> n = nameOf(&t))
+            tensorNames.push_back(*n);
+      for (llvm::StringRef t : tensorNames) {
+        FailureOr<Value> v = importer.valueOf(t, loc);
+        if (failed(v))
+          return failure();
+        if (requiresGrad(*v))
+          return error() << "argument '" << *name
+                         << "' requires grad: this op is only modelled on "
+                            "tensors that do not";
+      }
+    }
+  FailureOr<RankedTensorType> type = resultType();
+  if (failed(type))
+    return failure();
+  Attribute zero = getBuilder().getZeroAttr(type->getElementType());
+  if (!zero)
+    return error() << "cannot make a tensor of " << *type;
+  auto value = DenseElementsAttr::get(*type, zero);
+  return setResult(nn::ConstantOp::create(getBuilder(), loc,
+                                          cast<ElementsAttr>(value),
+                                          /*wrapped_number=*/false));
+}
+
 FailureOr<RankedTensorType> NodeBinder::resultType() {
   llvm::SmallVector<const json::Value *> entries = outputEntries(node);
   const json::Object *o =
@@ -720,8 +778,19 @@ FailureOr<Value> Importer::valueOf(llvm::StringRef name, Location loc) {
     if (!isa<FloatType>(type->getElementType()))
       return emitError(loc)
              << "parameter '" << input.fullName << "' is not floating-point";
+    // A parameter stored in the same file as one built before is that
+    // parameter (tied weights: GPT-2's lm_head and wte).
+    auto file = weightFileOf.find(input.fullName);
+    if (file != weightFileOf.end())
+      if (Value tied = parameterInFile.lookup(file->second);
+          tied && tied.getType() == *type) {
+        values[name] = tied;
+        return tied;
+      }
     v = nn::ParamOp::create(b, stateLoc, *type, input.fullName,
                             /*trainable=*/true);
+    if (file != weightFileOf.end())
+      parameterInFile[file->second] = v;
   } else {
     v = nn::BufferOp::create(b, stateLoc, *type, input.fullName);
   }
@@ -935,11 +1004,28 @@ OwningOpRef<ModuleOp> Importer::run(llvm::StringRef bytes) {
     emitError(fileLoc) << llvm::toString(archive.takeError());
     return nullptr;
   }
-  return runProgram(archive->entryName, archive->json);
+  return runProgram(archive->entryName, archive->json, archive->weightsConfig);
 }
 
-OwningOpRef<ModuleOp> Importer::runProgram(llvm::StringRef entryName,
-                                           llvm::StringRef text) {
+OwningOpRef<ModuleOp>
+Importer::runProgram(llvm::StringRef entryName, llvm::StringRef text,
+                     std::optional<llvm::StringRef> weightsConfig) {
+  // {"config": {"lm_head.weight": {"path_name": "weight_0", ...}, ...}}:
+  // tied parameters name one file. A config that does not parse only loses
+  // the ties.
+  if (weightsConfig) {
+    if (llvm::Expected<json::Value> config = json::parse(*weightsConfig)) {
+      const json::Object *root = config->getAsObject();
+      if (const json::Object *entries =
+              root ? root->getObject("config") : nullptr)
+        for (const auto &[fqn, entry] : *entries)
+          if (const json::Object *o = entry.getAsObject())
+            if (std::optional<llvm::StringRef> file = o->getString("path_name"))
+              weightFileOf[llvm::StringRef(fqn)] = file->str();
+    } else {
+      llvm::consumeError(config.takeError());
+    }
+  }
   llvm::Expected<json::Value> parsed = json::parse(text);
   if (!parsed) {
     emitError(fileLoc) << entryName << ": "

@@ -21,6 +21,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
@@ -76,6 +77,15 @@ public:
   /// layout, a memory format asked to stay contiguous) as read.
   void ignore(llvm::StringRef name) { consumed.insert(name); }
 
+  /// Binds the output of an op that computes without autograd (masks and
+  /// positions from integer ops, tables from buffers): a new tensor of the
+  /// type the archive records, made as a constant (its memory is what
+  /// matters; nothing keeps it for backward). Fails when a tensor argument
+  /// requires grad: then the op needs a real converter.
+  mlir::LogicalResult setNoGradResult();
+  /// Whether `v` depends on a trainable parameter.
+  bool requiresGrad(mlir::Value v);
+
   /// Builds OpTy with its inferred result type, or reports why not.
   template <typename OpTy, typename... Args>
   mlir::FailureOr<mlir::Value> make(Args &&...args) {
@@ -128,8 +138,9 @@ public:
   mlir::OwningOpRef<mlir::ModuleOp> run(llvm::StringRef bytes);
   /// Imports a serialized ExportedProgram (the archive's `entryName`), as
   /// the fuzzer does without the zip around it.
-  mlir::OwningOpRef<mlir::ModuleOp> runProgram(llvm::StringRef entryName,
-                                               llvm::StringRef json);
+  mlir::OwningOpRef<mlir::ModuleOp>
+  runProgram(llvm::StringRef entryName, llvm::StringRef json,
+             std::optional<llvm::StringRef> weightsConfig = std::nullopt);
 
   mlir::MLIRContext *ctx;
   mlir::OpBuilder b;
@@ -180,6 +191,12 @@ private:
   std::vector<std::string> outputNames;
 
   llvm::StringMap<mlir::Value> values;
+  /// The weight file of each parameter (the weights config); parameters in
+  /// one file are one tensor (tied weights), built once.
+  llvm::StringMap<std::string> weightFileOf;
+  llvm::StringMap<mlir::Value> parameterInFile;
+  /// NodeBinder::requiresGrad's answers.
+  llvm::DenseMap<mlir::Value, bool> gradMemo;
   llvm::StringMap<int64_t> symInts; ///< symbolic ints computed by nodes
   llvm::StringMap<int64_t> symbols; ///< bound size symbols (s0, s77)
   std::optional<int64_t> boundBatch;

@@ -168,11 +168,6 @@ static LogicalResult convertScaledDotProductAttention(NodeBinder &op) {
   if (failed(q) || failed(k) || failed(v) || failed(mask) || failed(dropout) ||
       failed(causal) || failed(gqa))
     return failure();
-  // Which kernel runs (and so what it keeps) depends on the mask; sdpa
-  // with a mask is not modelled yet.
-  if (*mask)
-    return op.error() << "scaled_dot_product_attention with an attn_mask is "
-                         "not modelled (export with is_causal or no mask)";
   FloatAttr scale;
   if (op.has("scale")) {
     FailureOr<double> s = op.real("scale");
@@ -182,9 +177,10 @@ static LogicalResult convertScaledDotProductAttention(NodeBinder &op) {
   }
   Type elementType = cast<RankedTensorType>(q->getType()).getElementType();
   nn::AttentionBackend backend =
-      nn::getSdpaBackend(op.getTorchTarget(), elementType, *dropout);
+      nn::getSdpaBackend(op.getTorchTarget(), elementType, *dropout,
+                         /*hasMask=*/bool(*mask));
   FailureOr<Value> y = op.make<nn::ScaledDotProductAttentionOp>(
-      *q, *k, *v, /*mask=*/Value(), *causal ? b.getUnitAttr() : UnitAttr(),
+      *q, *k, *v, *mask, *causal ? b.getUnitAttr() : UnitAttr(),
       nn::AttentionBackendAttr::get(op.getContext(), backend), scale,
       *gqa ? b.getUnitAttr() : UnitAttr(), b.getF64FloatAttr(*dropout));
   return failed(y) ? failure() : op.setResult(*y);
@@ -204,6 +200,27 @@ static LogicalResult convertEmbedding(NodeBinder &op) {
   FailureOr<Value> y = op.make<nn::EmbeddingOp>(
       *w, *ids,
       *paddingIdx >= 0 ? b.getI64IntegerAttr(*paddingIdx) : IntegerAttr());
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
+/// addmm(bias, x, W) = x @ W + bias: transformers' Conv1D (GPT-2), whose
+/// weight is [in, out]; as nn.linear over the weight's transpose (a view).
+static LogicalResult convertAddmm(NodeBinder &op) {
+  FailureOr<Value> bias = op.tensor("self"), x = op.tensor("mat1"),
+                   w = op.tensor("mat2");
+  FailureOr<double> beta = op.real("beta", 1.0), alpha = op.real("alpha", 1.0);
+  if (failed(bias) || failed(x) || failed(w) || failed(beta) || failed(alpha))
+    return failure();
+  if (*beta != 1 || *alpha != 1)
+    return op.error() << "only beta=1, alpha=1 is modelled";
+  if (cast<RankedTensorType>(w->getType()).getRank() != 2 ||
+      cast<RankedTensorType>(bias->getType()).getRank() != 1)
+    return op.error() << "expects a 2-D mat2 and a 1-D bias";
+  FailureOr<Value> wt =
+      op.make<nn::PermuteOp>(*w, op.getBuilder().getDenseI64ArrayAttr({1, 0}));
+  if (failed(wt))
+    return failure();
+  FailureOr<Value> y = op.make<nn::LinearOp>(*x, *wt, *bias);
   return failed(y) ? failure() : op.setResult(*y);
 }
 
@@ -228,4 +245,5 @@ void vram::torch_export::registerLayerConverters(ConverterTable &table) {
            convertScaledDotProductAttention);
   table.on("aten.embedding.default", convertEmbedding);
   table.on("aten.matmul.default", convertMatmul);
+  table.on("aten.addmm.default", convertAddmm);
 }

@@ -294,7 +294,7 @@ static LogicalResult convertAlias(NodeBinder &op) {
 static LogicalResult convertAssertMetadata(NodeBinder &op) {
   // A trace-time check of dtype and device: nothing runs.
   for (llvm::StringRef name :
-       {"tensor", "size", "stride", "dtype", "device", "layout"})
+       {"a", "tensor", "size", "stride", "dtype", "device", "layout"})
     op.ignore(name);
   return success();
 }
@@ -338,23 +338,36 @@ template <IntOperator Kind> static LogicalResult convertIntOp(NodeBinder &op) {
   return op.setInteger(r);
 }
 
-/// empty(size, dtype=..., ...): a new tensor whose values the ops after it
-/// write (stochastic depth's bernoulli_ mask). Its size and dtype are the
-/// archive's; it is made as a constant of zeros: the memory is the same.
-static LogicalResult convertEmpty(NodeBinder &op) {
-  for (llvm::StringRef name :
-       {"size", "dtype", "layout", "device", "pin_memory", "memory_format"})
+/// Ops that make new tensors without autograd: creation (empty, arange,
+/// new_ones: stochastic depth's mask, position ids), comparisons and integer
+/// arithmetic on them (the attention masks transformers builds), and tables
+/// computed from buffers (rotary cos and sin). NodeBinder::setNoGradResult.
+static LogicalResult convertNoGrad(NodeBinder &op) {
+  return op.setNoGradResult();
+}
+
+/// to(dtype / device / layout): the operand itself when nothing changes (as
+/// PyTorch returns self), a cast between float dtypes, and a new tensor
+/// without autograd for integer and bool conversions.
+static LogicalResult convertTo(NodeBinder &op) {
+  FailureOr<Value> x = op.tensor("self");
+  FailureOr<bool> copy = op.boolean("copy", false);
+  if (failed(x) || failed(copy))
+    return failure();
+  for (llvm::StringRef name : {"dtype", "layout", "device", "pin_memory",
+                               "non_blocking", "memory_format"})
     op.ignore(name);
   FailureOr<RankedTensorType> type = op.resultType();
   if (failed(type))
     return failure();
-  Attribute zero = op.getBuilder().getZeroAttr(type->getElementType());
-  if (!zero)
-    return op.error() << "cannot make a tensor of " << *type;
-  auto value = DenseElementsAttr::get(*type, zero);
-  return op.setResult(nn::ConstantOp::create(op.getBuilder(), op.getLoc(),
-                                             cast<ElementsAttr>(value),
-                                             /*wrapped_number=*/false));
+  auto in = cast<RankedTensorType>(x->getType());
+  if (in == *type && !*copy)
+    return op.setResult(*x);
+  if (isa<FloatType>(in.getElementType()) &&
+      isa<FloatType>(type->getElementType()) && in != *type)
+    return op.setResult(
+        nn::CastOp::create(op.getBuilder(), op.getLoc(), *type, *x));
+  return op.setNoGradResult();
 }
 
 void vram::torch_export::registerShapeConverters(ConverterTable &table) {
@@ -370,7 +383,24 @@ void vram::torch_export::registerShapeConverters(ConverterTable &table) {
   table.on("aten.contiguous.default", convertContiguous);
   table.on("aten.expand.default", convertExpand);
   table.on("aten.cat.default", convertCat);
-  table.on("aten.empty.memory_format", convertEmpty);
+  for (llvm::StringRef target :
+       {"aten.empty.memory_format", "aten.arange.default",
+        "aten.arange.start",        "aten.arange.start_step",
+        "aten.new_ones.default",    "aten.new_zeros.default",
+        "aten.full.default",        "aten.diff.default",
+        "aten.cumsum.default",      "aten.index.Tensor",
+        "aten.eq.Scalar",           "aten.eq.Tensor",
+        "aten.ne.Scalar",           "aten.ne.Tensor",
+        "aten.le.Scalar",           "aten.le.Tensor",
+        "aten.lt.Scalar",           "aten.lt.Tensor",
+        "aten.ge.Scalar",           "aten.ge.Tensor",
+        "aten.gt.Scalar",           "aten.gt.Tensor",
+        "aten.__and__.Tensor",      "aten.__or__.Tensor",
+        "aten.cos.default",         "aten.sin.default"})
+    table.on(target, convertNoGrad);
+  table.on("aten.to.dtype", convertTo);
+  table.on("aten.to.device", convertTo);
+  table.on("aten.to.dtype_layout", convertTo);
   table.on("aten.slice.Tensor", convertSlice);
   table.on("aten.select.int", convertSelect);
   table.on("aten.split.Tensor", convertSplit);

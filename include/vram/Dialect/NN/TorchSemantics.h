@@ -70,13 +70,16 @@ bool multiheadAttentionRunsDecomposed(const TorchTarget &target);
 AttentionBackend getMultiheadAttentionBackend(const TorchTarget &target,
                                               mlir::Type elementType);
 
-/// The kernel aten.scaled_dot_product_attention picks for an unmasked call
-/// on inputs of `elementType` with dropout probability `dropoutP`: on the CPU
-/// the flash kernel, or the math one when dropout is on (the CPU flash kernel
-/// has none: GPT-2's attention dropout, measured with torch 2.15); on CUDA
-/// as getMultiheadAttentionBackend.
+/// The kernel aten.scaled_dot_product_attention picks for inputs of
+/// `elementType` with dropout probability `dropoutP`, with or without an
+/// attn_mask: on the CPU the flash kernel (which takes a mask), or the math
+/// one when dropout is on (the CPU flash kernel has none: GPT-2's attention
+/// dropout, measured with torch 2.15); on CUDA as
+/// getMultiheadAttentionBackend, the memory-efficient kernel with a mask
+/// (flash takes none).
 AttentionBackend getSdpaBackend(const TorchTarget &target,
-                                mlir::Type elementType, double dropoutP);
+                                mlir::Type elementType, double dropoutP,
+                                bool hasMask = false);
 
 /// The sizes a convolution's kernels work on (bytes of the input I, the
 /// incoming gradient gO, the weight W).
