@@ -272,6 +272,33 @@ def transformer():
     small("transformer", TinyTransformer(), torch.randint(0, 512, (2, 64)), {0: b, 1: t})
 
 
+def bert():
+    """transformers BertForSequenceClassification at a small config (2
+    layers, hidden 128, 4 heads, 3 labels), ids [2, 64], no attention mask
+    given. The reference is the exported program trained as exported."""
+    from transformers import BertConfig, BertForSequenceClassification
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=1024, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
+                     intermediate_size=512, max_position_embeddings=128, num_labels=3)
+    model = BertForSequenceClassification(cfg).train()
+    ids = torch.randint(0, cfg.vocab_size, (2, 64))
+    b = torch.export.Dim("batch", min=1, max=4096)
+    s = torch.export.Dim("seq", min=2, max=cfg.max_position_embeddings)
+    ep = torch.export.export(model, (), kwargs={"input_ids": ids},
+                             dynamic_shapes={"input_ids": {0: b, 1: s}})
+    save("bert", ep)
+    module = ep.module()
+    row = {"id": "bert", "shape": list(ids.shape), "dtype": str(ids.dtype),
+           "params": sum(p.numel() for p in model.parameters()),
+           "saved_activation_bytes": saved_bytes(lambda x: module(input_ids=x), ids,
+                                                 list(module.parameters()) + list(module.buffers())),
+           "eager_saved_activation_bytes": saved_bytes(lambda x: model(input_ids=x).logits, ids,
+                                                       list(model.parameters()) + list(model.buffers())),
+           "what": "ep.module(): the exported program, trained as exported"}
+    MEASURED["bert"] = row
+    print(f"  {row}")
+
+
 MODELS = {
     "resnet18": lambda: vision("resnet18", torchvision.models.resnet18),
     "mobilenet_v2": lambda: vision("mobilenet_v2", torchvision.models.mobilenet_v2),
@@ -284,6 +311,7 @@ MODELS = {
     "unet": unet,
     "llama": lambda: causal_lm("llama", "llama.json"),
     "gpt2": lambda: causal_lm("gpt2", "gpt2.json"),
+    "bert": bert,
     "bad": bad,
 }
 

@@ -388,15 +388,16 @@ void vram::torch_export::registerShapeConverters(ConverterTable &table) {
         "aten.arange.start",        "aten.arange.start_step",
         "aten.new_ones.default",    "aten.new_zeros.default",
         "aten.full.default",        "aten.diff.default",
-        "aten.cumsum.default",      "aten.index.Tensor",
-        "aten.eq.Scalar",           "aten.eq.Tensor",
-        "aten.ne.Scalar",           "aten.ne.Tensor",
-        "aten.le.Scalar",           "aten.le.Tensor",
-        "aten.lt.Scalar",           "aten.lt.Tensor",
-        "aten.ge.Scalar",           "aten.ge.Tensor",
-        "aten.gt.Scalar",           "aten.gt.Tensor",
-        "aten.__and__.Tensor",      "aten.__or__.Tensor",
-        "aten.cos.default",         "aten.sin.default"})
+        "aten.cumsum.default",      "aten.gather.default",
+        "aten.index.Tensor",        "aten.eq.Scalar",
+        "aten.eq.Tensor",           "aten.ne.Scalar",
+        "aten.ne.Tensor",           "aten.le.Scalar",
+        "aten.le.Tensor",           "aten.lt.Scalar",
+        "aten.lt.Tensor",           "aten.ge.Scalar",
+        "aten.ge.Tensor",           "aten.gt.Scalar",
+        "aten.gt.Tensor",           "aten.__and__.Tensor",
+        "aten.__or__.Tensor",       "aten.cos.default",
+        "aten.sin.default"})
     table.on(target, convertNoGrad);
   table.on("aten.to.dtype", convertTo);
   table.on("aten.to.device", convertTo);
