@@ -383,21 +383,46 @@ void vram::torch_export::registerShapeConverters(ConverterTable &table) {
   table.on("aten.contiguous.default", convertContiguous);
   table.on("aten.expand.default", convertExpand);
   table.on("aten.cat.default", convertCat);
-  for (llvm::StringRef target :
-       {"aten.empty.memory_format", "aten.arange.default",
-        "aten.arange.start",        "aten.arange.start_step",
-        "aten.new_ones.default",    "aten.new_zeros.default",
-        "aten.full.default",        "aten.diff.default",
-        "aten.cumsum.default",      "aten.gather.default",
-        "aten.index.Tensor",        "aten.eq.Scalar",
-        "aten.eq.Tensor",           "aten.ne.Scalar",
-        "aten.ne.Tensor",           "aten.le.Scalar",
-        "aten.le.Tensor",           "aten.lt.Scalar",
-        "aten.lt.Tensor",           "aten.ge.Scalar",
-        "aten.ge.Tensor",           "aten.gt.Scalar",
-        "aten.gt.Tensor",           "aten.__and__.Tensor",
-        "aten.__or__.Tensor",       "aten.cos.default",
-        "aten.sin.default"})
+  // clang-format off
+  static constexpr llvm::StringLiteral kNoGradTargets[] = {
+      "aten.empty.memory_format",
+      "aten.arange.default",
+      "aten.arange.start",
+      "aten.arange.start_step",
+      "aten.new_ones.default",
+      "aten.new_zeros.default",
+      "aten.full.default",
+      "aten.diff.default",
+      "aten.cumsum.default",
+      "aten.gather.default",
+      "aten.index.Tensor",
+      "aten.eq.Scalar",
+      "aten.eq.Tensor",
+      "aten.ne.Scalar",
+      "aten.ne.Tensor",
+      "aten.le.Scalar",
+      "aten.le.Tensor",
+      "aten.lt.Scalar",
+      "aten.lt.Tensor",
+      "aten.ge.Scalar",
+      "aten.ge.Tensor",
+      "aten.gt.Scalar",
+      "aten.gt.Tensor",
+      "aten.__and__.Tensor",
+      "aten.__or__.Tensor",
+      "aten.cos.default",
+      "aten.sin.default",
+      "aten.abs.default",
+      "aten.log.default",
+      "aten.min.other",
+      "aten.where.self",
+      "aten.where.ScalarOther",
+      "aten.full_like.default",
+      "aten.zeros.default",
+      "aten.zeros_like.default",
+  };
+  // clang-format on
+  for (llvm::StringRef target : kNoGradTargets)
     table.on(target, convertNoGrad);
   table.on("aten.to.dtype", convertTo);
   table.on("aten.to.device", convertTo);
