@@ -299,6 +299,25 @@ def bert():
     print(f"  {row}")
 
 
+def t5():
+    """transformers T5ForConditionalGeneration at a small config: the fixture
+    of an op without autograd applied to a tensor that requires grad
+    (test/Import/TorchExport/errors.test)."""
+    from transformers import T5Config, T5ForConditionalGeneration
+    torch.manual_seed(0)
+    cfg = T5Config(vocab_size=1024, d_model=128, d_kv=32, d_ff=512, num_layers=2,
+                   num_decoder_layers=2, num_heads=4, decoder_start_token_id=0)
+    model = T5ForConditionalGeneration(cfg).train()
+    ids = torch.randint(0, cfg.vocab_size, (2, 64))
+    b = torch.export.Dim("batch", min=1, max=4096)
+    s = torch.export.Dim("seq", min=2, max=512)
+    t = torch.export.Dim("tgt", min=2, max=512)
+    save("t5", torch.export.export(
+        model, (), kwargs={"input_ids": ids, "decoder_input_ids": ids, "use_cache": False},
+        dynamic_shapes={"input_ids": {0: b, 1: s}, "decoder_input_ids": {0: b, 1: t},
+                        "use_cache": None}))
+
+
 MODELS = {
     "resnet18": lambda: vision("resnet18", torchvision.models.resnet18),
     "mobilenet_v2": lambda: vision("mobilenet_v2", torchvision.models.mobilenet_v2),
@@ -312,6 +331,7 @@ MODELS = {
     "llama": lambda: causal_lm("llama", "llama.json"),
     "gpt2": lambda: causal_lm("gpt2", "gpt2.json"),
     "bert": bert,
+    "t5": t5,
     "bad": bad,
 }
 
