@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vram/Import/HuggingFace.h"
+#include "vram/Support/Json.h"
 #include "vram/Support/ParseLimits.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -130,7 +131,7 @@ FailureOr<int64_t> ConfigReader::getInt(llvm::StringRef key,
     error(key) << "config lacks \"" << key << "\"";
     return failure();
   }
-  std::optional<int64_t> value = root->get(key)->getAsInteger();
+  std::optional<int64_t> value = getJsonInteger(*root->get(key));
   if (!value) {
     error(key) << "\"" << key << "\" must be an integer";
     return failure();

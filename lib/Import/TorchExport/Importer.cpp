@@ -7,6 +7,7 @@
 
 #include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Support/Findings.h"
+#include "vram/Support/Json.h"
 #include "vram/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -328,12 +329,12 @@ FailureOr<llvm::SmallVector<Value>> NodeBinder::tensors(llvm::StringRef name) {
 
 /// An int or symbolic int ({"as_int": 3}, {"as_name": "sym_size_int"}).
 static std::optional<int64_t> intOf(const json::Value &v, Importer &importer) {
-  if (std::optional<int64_t> i = v.getAsInteger())
+  if (std::optional<int64_t> i = getJsonInteger(v))
     return i;
   const json::Object *o = v.getAsObject();
   if (!o)
     return std::nullopt;
-  if (std::optional<int64_t> i = o->getInteger("as_int"))
+  if (std::optional<int64_t> i = getJsonInteger(*o, "as_int"))
     return i;
   if (std::optional<llvm::StringRef> name = o->getString("as_name"))
     return importer.symbolicInt(*name);
@@ -345,7 +346,7 @@ NodeBinder::optionalInteger(llvm::StringRef name) {
   const json::Object *arg = argument(name);
   if (!arg || arg->get("as_none"))
     return std::optional<int64_t>();
-  if (std::optional<int64_t> i = arg->getInteger("as_int"))
+  if (std::optional<int64_t> i = getJsonInteger(*arg, "as_int"))
     return std::optional<int64_t>(i);
   if (const json::Value *s = arg->get("as_sym_int"))
     if (std::optional<int64_t> i = intOf(*s, importer))
@@ -380,7 +381,7 @@ NodeBinder::integers(llvm::StringRef name,
   llvm::SmallVector<int64_t> result;
   if (!list) {
     // An int where the schema takes int[] (max_pool2d's padding=1).
-    if (std::optional<int64_t> i = arg->getInteger("as_int"))
+    if (std::optional<int64_t> i = getJsonInteger(*arg, "as_int"))
       return llvm::SmallVector<int64_t>{*i};
     return error() << "argument '" << name << "' must be a list of ints";
   }
@@ -405,7 +406,7 @@ FailureOr<double> NodeBinder::real(llvm::StringRef name,
   if (const json::Value *f = arg->get("as_float"))
     if (std::optional<double> d = floatOf(*f))
       return *d;
-  if (std::optional<int64_t> i = arg->getInteger("as_int"))
+  if (std::optional<int64_t> i = getJsonInteger(*arg, "as_int"))
     return double(*i);
   return error() << "argument '" << name << "' must be a number";
 }
@@ -688,7 +689,7 @@ std::optional<int64_t> Importer::evaluateSize(const json::Value &size) const {
   const json::Object *o = size.getAsObject();
   if (!o)
     return std::nullopt;
-  if (std::optional<int64_t> i = o->getInteger("as_int"))
+  if (std::optional<int64_t> i = getJsonInteger(*o, "as_int"))
     return i;
   const json::Object *expr = o->getObject("as_expr");
   std::optional<llvm::StringRef> text =
@@ -704,7 +705,7 @@ FailureOr<RankedTensorType> Importer::tensorType(llvm::StringRef name,
       tensorValues ? tensorValues->getObject(name) : nullptr;
   if (!meta)
     return emitError(loc) << "tensor '" << name << "' has no metadata";
-  std::optional<int64_t> dtype = meta->getInteger("dtype");
+  std::optional<int64_t> dtype = getJsonInteger(*meta, "dtype");
   const json::Array *sizes = meta->getArray("sizes");
   if (!dtype || !sizes)
     return emitError(loc) << "tensor '" << name
@@ -734,7 +735,7 @@ LogicalResult Importer::checkMetadata(llvm::StringRef name, Value v,
     return emitError(loc) << "tensor '" << name << "': the converter made "
                           << type << ", the archive records ";
   };
-  if (std::optional<int64_t> dtype = meta->getInteger("dtype")) {
+  if (std::optional<int64_t> dtype = getJsonInteger(*meta, "dtype")) {
     FailureOr<Type> elem = elementType(*dtype, loc);
     if (failed(elem))
       return failure();
@@ -877,7 +878,7 @@ LogicalResult Importer::bindSymbols() {
     const json::Object *meta = tensorValues->getObject(input.name);
     const json::Array *sizes = meta ? meta->getArray("sizes") : nullptr;
     std::optional<int64_t> dtype =
-        meta ? meta->getInteger("dtype") : std::nullopt;
+        meta ? getJsonInteger(*meta, "dtype") : std::nullopt;
     if (!sizes || !dtype)
       return emitError(fileLoc)
              << "input '" << input.name << "' has no sizes in its metadata";
@@ -906,7 +907,7 @@ LogicalResult Importer::bindSymbols() {
           value = opts.seq;
         if (!value) {
           const json::Object *hint = expr->getObject("hint");
-          value = hint ? hint->getInteger("as_int") : std::nullopt;
+          value = hint ? getJsonInteger(*hint, "as_int") : std::nullopt;
           if (!value)
             return emitError(fileLoc)
                    << "input '" << input.name << "' dimension " << k
@@ -939,8 +940,8 @@ LogicalResult Importer::bindSymbols() {
                          : nullptr;
     if (!range)
       continue;
-    std::optional<int64_t> lo = range->getInteger("min_val");
-    std::optional<int64_t> hi = range->getInteger("max_val");
+    std::optional<int64_t> lo = getJsonInteger(*range, "min_val");
+    std::optional<int64_t> hi = getJsonInteger(*range, "max_val");
     int64_t v = symbol.getValue();
     if ((lo && v < *lo) || (hi && v > *hi)) {
       auto diag = emitError(fileLoc)
@@ -1039,9 +1040,9 @@ Importer::runProgram(llvm::StringRef entryName, llvm::StringRef text,
   }
   const json::Object *version = program->getObject("schema_version");
   std::optional<int64_t> major =
-      version ? version->getInteger("major") : std::nullopt;
+      version ? getJsonInteger(*version, "major") : std::nullopt;
   std::optional<int64_t> minor =
-      version ? version->getInteger("minor") : std::nullopt;
+      version ? getJsonInteger(*version, "minor") : std::nullopt;
   if (!major || !minor) {
     emitError(fileLoc) << entryName << " has no schema_version";
     return nullptr;
