@@ -97,27 +97,57 @@ def causal_lm(name, config, batch=2, seq=64):
 
 
 class TinyUNet(torch.nn.Module):
-    """A two-level UNet: ConvTranspose2d and interpolate on the way up."""
+    """A two-level UNet: ConvTranspose2d and interpolate on the way up,
+    GroupNorm on the skip connection's concatenation."""
 
     def __init__(self):
         super().__init__()
         self.enc = torch.nn.Conv2d(3, 8, 3, padding=1)
         self.down = torch.nn.Conv2d(8, 16, 3, padding=1)
         self.up = torch.nn.ConvTranspose2d(16, 8, 2, stride=2)
+        self.norm = torch.nn.GroupNorm(4, 16)
         self.dec = torch.nn.Conv2d(16, 2, 3, padding=1)
 
     def forward(self, x):
         e = torch.relu(self.enc(x))
         d = torch.relu(self.down(torch.nn.functional.max_pool2d(e, 2)))
         u = self.up(d) + torch.nn.functional.interpolate(d[:, :8], scale_factor=2.0)
-        return self.dec(torch.cat([u, e], 1))
+        return self.dec(self.norm(torch.cat([u, e], 1)))
+
+
+class RollNet(torch.nn.Module):
+    """A convolution, a GroupNorm and torch.roll: the fixture of an op
+    without a converter (test/Import/TorchExport/errors.test,
+    supported-ops.test)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.norm = torch.nn.GroupNorm(2, 8)
+
+    def forward(self, x):
+        return torch.roll(self.norm(self.conv(x)), 1, 3).mean((2, 3))
+
+
+def roll():
+    torch.manual_seed(0)
+    b = torch.export.Dim("batch", min=1, max=4096)
+    save("roll", torch.export.export(RollNet().train(), (torch.randn(2, 3, 16, 16),),
+                                     dynamic_shapes=({0: b},)))
 
 
 def unet():
     torch.manual_seed(0)
     b = torch.export.Dim("batch", min=1, max=4096)
-    save("unet", torch.export.export(TinyUNet().train(), (torch.randn(2, 3, 32, 32),),
-                                     dynamic_shapes=({0: b},)))
+    model = TinyUNet().train()
+    x = torch.randn(2, 3, 32, 32)
+    small("unet", model, x, {0: b})
+    # A per-pixel loss over the [2, 2, 32, 32] output as vram-opt's mse_loss
+    # against a target of the output's shape.
+    target = torch.randn(2, 2, 32, 32)
+    MEASURED["unet"]["cpu_sgd_step_peak_above_baseline"] = step_peak(
+        model, x, lambda out: torch.nn.functional.mse_loss(out, target))
+    print(f"  {MEASURED['unet']}")
 
 
 def bad():
@@ -248,6 +278,30 @@ def saved_bytes(model, x, state=None):
 MEASURED = {}
 
 
+def step_peak(model, x, loss_of):
+    """The peak of the CPU profiler's [memory] events over one steady-state
+    SGD step (after a warm-up step) above the live bytes after its
+    zero_grad(set_to_none=True): measure.py's cpu_sgd_step_peak_above_baseline."""
+    from torch.profiler import profile, ProfilerActivity
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+
+    def one():
+        opt.zero_grad(set_to_none=True)
+        loss_of(model(x)).backward()
+        opt.step()
+
+    one()
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        one()
+    mem = sorted((e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events()
+                 if e.name() == "[memory]")
+    live = peak = 0
+    for _, nb in mem:
+        live += nb
+        peak = max(peak, live)
+    return peak
+
+
 def small(name, model, x, dims):
     torch.manual_seed(0)
     model = model.train()
@@ -328,6 +382,7 @@ MODELS = {
     "convnet": convnet,
     "transformer": transformer,
     "unet": unet,
+    "roll": roll,
     "llama": lambda: causal_lm("llama", "llama.json"),
     "gpt2": lambda: causal_lm("gpt2", "gpt2.json"),
     "bert": bert,

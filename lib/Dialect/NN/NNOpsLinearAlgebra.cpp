@@ -153,6 +153,99 @@ void Conv2dOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
 }
 
 //===----------------------------------------------------------------------===//
+// nn.conv_transpose2d
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ConvTranspose2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                    Adaptor adaptor,
+                                    SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  if (input.getRank() != 4)
+    return emitOptionalError(loc, "expects a 4-D NCHW input, got rank ",
+                             input.getRank());
+  if (weight.getRank() != 4)
+    return emitOptionalError(
+        loc, "expects a 4-D weight [Cin, Cout/groups, kh, kw], got rank ",
+        weight.getRank());
+  if (input.getElementType() != weight.getElementType())
+    return emitOptionalError(loc, "input element type ", input.getElementType(),
+                             " does not match weight element type ",
+                             weight.getElementType());
+  if (failed(checkPair(loc, "strides", adaptor.getStrides(), 1)) ||
+      failed(checkPair(loc, "padding", adaptor.getPadding(), 0)) ||
+      failed(checkPair(loc, "output_padding", adaptor.getOutputPadding(), 0)) ||
+      failed(checkPair(loc, "dilation", adaptor.getDilation(), 1)))
+    return failure();
+  int64_t groups = adaptor.getGroups();
+  int64_t cin = input.getDimSize(1);
+  if (groups < 1 || weight.getDimSize(0) != cin || cin % groups)
+    return emitOptionalError(loc, "weight [", weight.getDimSize(0),
+                             ", ...] must have the input's ", cin,
+                             " channels, divisible by groups (", groups, ")");
+  int64_t cout = satMul(weight.getDimSize(1), groups);
+  if (cout == INT64_MAX)
+    return emitOptionalError(loc, "output channels overflow");
+  if (Value bias = adaptor.getBias()) {
+    auto b = cast<RankedTensorType>(bias.getType());
+    if (b.getRank() != 1 || b.getDimSize(0) != cout)
+      return emitOptionalError(loc, "bias must be [", cout, "], got ",
+                               shapeStr(b.getShape()));
+  }
+  SmallVector<int64_t> shape = {input.getDimSize(0), cout};
+  for (int i = 0; i < 2; ++i) {
+    int64_t stride = adaptor.getStrides()[i], pad = adaptor.getPadding()[i],
+            outPad = adaptor.getOutputPadding()[i],
+            dilation = adaptor.getDilation()[i];
+    if (outPad >= stride && outPad >= dilation)
+      return emitOptionalError(loc, "output_padding must be smaller than the "
+                                    "stride or the dilation");
+    // (H - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1
+    int64_t in = input.getDimSize(2 + i), k = weight.getDimSize(2 + i);
+    int64_t grown =
+        in < 1 || k < 1
+            ? INT64_MAX
+            : satAdd(satAdd(satMul(in - 1, stride), satMul(dilation, k - 1)),
+                     outPad + 1);
+    int64_t out = grown == INT64_MAX ? -1 : grown - satMul(2, pad);
+    if (out < 1)
+      return emitOptionalError(loc,
+                               "the output would be empty or overflow "
+                               "(spatial dim ",
+                               i, ")");
+    shape.push_back(out);
+  }
+  results.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+/// Each input element meets Cout/groups x kh x kw weights.
+static int64_t convTransposeMacs(ConvTranspose2dOp op) {
+  auto in = tensorOf(op.getInput());
+  return satMul(in.getDimSize(0), numel(op.getWeight()), in.getDimSize(2),
+                in.getDimSize(3));
+}
+
+int64_t ConvTranspose2dOp::getFlops(FlopConvention c, bool) {
+  return affineFlops(c, convTransposeMacs(*this), static_cast<bool>(getBias()),
+                     getOutput());
+}
+
+int64_t ConvTranspose2dOp::getBackwardFlops(FlopConvention c,
+                                            ArrayRef<bool> needs) {
+  return affineBackwardFlops(c, convTransposeMacs(*this), needs,
+                             static_cast<bool>(getBias()), getOutput());
+}
+
+void ConvTranspose2dOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                        SmallVectorImpl<SavedTensor> &saved) {
+  // convolution_backward (transposed) needs input and weight.
+  saved.push_back(SavedTensor::operand(0));
+  saved.push_back(SavedTensor::operand(1));
+}
+
+//===----------------------------------------------------------------------===//
 // nn.linear / nn.matmul / nn.bmm
 //===----------------------------------------------------------------------===//
 

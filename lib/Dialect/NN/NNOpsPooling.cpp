@@ -111,6 +111,34 @@ void AvgPool2dOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
   saved.push_back(SavedTensor::operand(0));
 }
 
+LogicalResult UpsampleNearest2dOp::verify() {
+  auto in = tensorOf(getInput()), out = tensorOf(getOutput());
+  if (in.getRank() != 4 || out.getRank() != 4)
+    return emitOpError("expects 4-D NCHW input and output");
+  if (in.getDimSize(0) != out.getDimSize(0) ||
+      in.getDimSize(1) != out.getDimSize(1))
+    return emitOpError("keeps N and C: ") << in << " -> " << out;
+  if (out.getElementType() != in.getElementType())
+    return emitOpError("keeps the element type");
+  if (in.getDimSize(2) < 1 || in.getDimSize(3) < 1 || out.getDimSize(2) < 1 ||
+      out.getDimSize(3) < 1)
+    return emitOpError("needs non-empty spatial sizes");
+  return success();
+}
+
+int64_t UpsampleNearest2dOp::getFlops(FlopConvention, bool) { return 0; }
+
+int64_t UpsampleNearest2dOp::getBackwardFlops(FlopConvention c,
+                                              ArrayRef<bool>) {
+  // The gradient of each output element is added to its source.
+  return c == Conv::Full ? numel(getOutput()) : 0;
+}
+
+void UpsampleNearest2dOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                          SmallVectorImpl<SavedTensor> &) {
+  // upsample_nearest2d_backward needs only the sizes.
+}
+
 LogicalResult AdaptiveAvgPool2dOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &results) {

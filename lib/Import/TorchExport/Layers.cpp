@@ -47,6 +47,47 @@ static LogicalResult convertConv2d(NodeBinder &op) {
   return failed(y) ? failure() : op.setResult(*y);
 }
 
+static LogicalResult convertConvTranspose2d(NodeBinder &op) {
+  OpBuilder &b = op.getBuilder();
+  FailureOr<Value> x = op.tensor("input"), w = op.tensor("weight"),
+                   bias = op.optionalTensor("bias");
+  FailureOr<SmallVector<int64_t>> strides = pair(op, "stride", {1, 1}),
+                                  padding = pair(op, "padding", {0, 0}),
+                                  outputPadding =
+                                      pair(op, "output_padding", {0, 0}),
+                                  dilation = pair(op, "dilation", {1, 1});
+  FailureOr<int64_t> groups = op.integer("groups", 1);
+  if (failed(x) || failed(w) || failed(bias) || failed(strides) ||
+      failed(padding) || failed(outputPadding) || failed(dilation) ||
+      failed(groups))
+    return failure();
+  FailureOr<Value> y = op.make<nn::ConvTranspose2dOp>(
+      *x, *w, *bias, b.getDenseI64ArrayAttr(*strides),
+      b.getDenseI64ArrayAttr(*padding), b.getDenseI64ArrayAttr(*outputPadding),
+      b.getDenseI64ArrayAttr(*dilation), b.getI64IntegerAttr(*groups));
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
+/// upsample_nearest2d with an output size or scale factors: the output's
+/// size is the archive's (floor(in * scale), as PyTorch computes it).
+static LogicalResult convertUpsampleNearest2d(NodeBinder &op) {
+  FailureOr<Value> x = op.tensor(op.has("self") ? "self" : "input");
+  if (failed(x))
+    return failure();
+  for (llvm::StringRef name :
+       {"output_size", "scale_factors", "scales_h", "scales_w"})
+    op.ignore(name);
+  FailureOr<RankedTensorType> type = op.resultType();
+  if (failed(type))
+    return failure();
+  auto in = cast<RankedTensorType>(x->getType());
+  if (in.getRank() != 4 || type->getRank() != 4 ||
+      type->getShape().take_front(2) != in.getShape().take_front(2))
+    return op.error() << "expects NCHW " << in << " resized to " << *type;
+  return op.setResult(
+      nn::UpsampleNearest2dOp::create(op.getBuilder(), op.getLoc(), *type, *x));
+}
+
 static LogicalResult convertLinear(NodeBinder &op) {
   FailureOr<Value> x = op.tensor("input"), w = op.tensor("weight"),
                    bias = op.optionalTensor("bias");
@@ -99,6 +140,20 @@ static LogicalResult convertLayerNorm(NodeBinder &op) {
   FailureOr<Value> y = op.make<nn::LayerNormOp>(
       *x, *w, *bias, b.getI64IntegerAttr(shape->size()),
       b.getF64FloatAttr(*eps));
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
+static LogicalResult convertGroupNorm(NodeBinder &op) {
+  OpBuilder &b = op.getBuilder();
+  FailureOr<Value> x = op.tensor("input"), w = op.optionalTensor("weight"),
+                   bias = op.optionalTensor("bias");
+  FailureOr<int64_t> groups = op.integer("num_groups");
+  FailureOr<double> eps = op.real("eps", 1e-5);
+  op.ignore("cudnn_enabled");
+  if (failed(x) || failed(w) || failed(bias) || failed(groups) || failed(eps))
+    return failure();
+  FailureOr<Value> y = op.make<nn::GroupNormOp>(
+      *x, *w, *bias, b.getI64IntegerAttr(*groups), b.getF64FloatAttr(*eps));
   return failed(y) ? failure() : op.setResult(*y);
 }
 
@@ -234,9 +289,13 @@ static LogicalResult convertMatmul(NodeBinder &op) {
 
 void vram::torch_export::registerLayerConverters(ConverterTable &table) {
   table.on("aten.conv2d.default", convertConv2d);
+  table.on("aten.conv_transpose2d.input", convertConvTranspose2d);
+  table.on("aten.upsample_nearest2d.vec", convertUpsampleNearest2d);
+  table.on("aten.upsample_nearest2d.default", convertUpsampleNearest2d);
   table.on("aten.linear.default", convertLinear);
   table.on("aten.batch_norm.default", convertBatchNorm);
   table.on("aten.layer_norm.default", convertLayerNorm);
+  table.on("aten.group_norm.default", convertGroupNorm);
   table.on("aten.max_pool2d.default", convertMaxPool2d);
   table.on("aten.adaptive_avg_pool2d.default", convertAdaptiveAvgPool2d);
   table.on("aten.dropout.default", convertDropout<false>);

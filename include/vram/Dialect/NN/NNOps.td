@@ -163,6 +163,33 @@ def NN_Conv2dOp : NN_LayerOp<"conv2d", [InferTypeOpAdaptor, NN_AutocastLowerPrec
   }];
 }
 
+def NN_ConvTranspose2dOp : NN_LayerOp<"conv_transpose2d", [InferTypeOpAdaptor,
+    NN_AutocastLowerPrecision]> {
+  let summary = "2-D transposed convolution (torch.nn.ConvTranspose2d)";
+  let description = [{
+    `input` is NCHW, `weight` is [Cin, Cout/groups, kh, kw], `bias` [Cout].
+    The output side is (H - 1) * stride - 2 * padding
+    + dilation * (k - 1) + output_padding + 1. Like conv2d it keeps its
+    input and weight for backward.
+
+    ```mlir
+    %y = nn.conv_transpose2d %x, %w {strides = array<i64: 2, 2>}
+        : (tensor<2x16x16x16xf32>, tensor<16x8x2x2xf32>) -> tensor<2x8x32x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$weight,
+      Optional<NN_FloatTensor>:$bias,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$padding,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$output_padding,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilation,
+      DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def NN_LinearOp : NN_LayerOp<"linear", [InferTypeOpAdaptor, NN_AutocastLowerPrecision,
     NN_CublasOpTrait,
     DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getOperandViews"]>]> {
@@ -591,6 +618,23 @@ def NN_MaxPool2dOp : NN_LayerOp<"max_pool2d", [InferTypeOpAdaptor]> {
       UnitAttr:$ceil_mode);
   let results = (outs NN_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def NN_UpsampleNearest2dOp : NN_LayerOp<"upsample_nearest2d"> {
+  let summary = "nearest-neighbour resize of NCHW (F.interpolate(mode='nearest'))";
+  let description = [{
+    The output's spatial sizes are the result type's (PyTorch's
+    floor(in * scale) or the given size); its backward sums gradients back
+    and keeps nothing.
+
+    ```mlir
+    %y = nn.upsample_nearest2d %x : (tensor<2x8x16x16xf32>) -> tensor<2x8x32x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def NN_AvgPool2dOp : NN_LayerOp<"avg_pool2d", [InferTypeOpAdaptor]> {
