@@ -33,6 +33,9 @@ import torchvision
 import transformers
 from transformers import AutoConfig, AutoModelForCausalLM
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import measure  # noqa: E402  (saved bytes and the profiler's memory events)
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "test" / "Inputs" / "pt2"
 SMALL = ROOT / "test" / "Inputs" / "hf" / "small"
@@ -251,28 +254,10 @@ class TinyTransformer(torch.nn.Module):
         return self.head(x)
 
 
-def storage_of(t):
-    s = t.untyped_storage()
-    return s.data_ptr(), s.nbytes()
-
-
 def saved_bytes(model, x, state=None):
-    """Unique storages packed by saved_tensors_hooks in the forward pass,
-    without parameters, buffers and the input (measure.py's count)."""
-    state = state if state is not None else list(model.parameters()) + list(model.buffers())
-    excl = {storage_of(t)[0] for t in state + [x]}
-    seen = {}
-
-    def pack(t):
-        ptr, nb = storage_of(t)
-        if ptr not in excl:
-            seen[ptr] = nb
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        out = model(x)
-    del out
-    return sum(seen.values())
+    """measure.py's count: unique storages packed by saved_tensors_hooks in
+    the forward pass, without parameters, buffers (or `state`) and the input."""
+    return measure.saved_bytes(model, x, state)[0]
 
 
 MEASURED = {}
@@ -293,13 +278,7 @@ def step_peak(model, x, loss_of):
     one()
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         one()
-    mem = sorted((e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events()
-                 if e.name() == "[memory]")
-    live = peak = 0
-    for _, nb in mem:
-        live += nb
-        peak = max(peak, live)
-    return peak
+    return measure.peak_from_events(measure.memory_events(prof))[0]
 
 
 def small(name, model, x, dims):

@@ -30,6 +30,9 @@ import torch
 import torch.nn.functional as F
 import torchvision
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import measure as truth  # noqa: E402  (the profiler's memory events, as measure.py reads them)
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CASES = [("sgd", 1), ("sgd", 2), ("sgd", 4), ("adam", 2)]
 MICRO_BATCH, SIZE, CLASSES = 2, 224, 102
@@ -56,12 +59,7 @@ def measure(optimizer, n):
     cycle(model, opt, x, y, n)  # warm-up: optimizer state exists from here on
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         cycle(model, opt, x, y, n)
-    mem = sorted((e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events()
-                 if e.name() == "[memory]")
-    live = peak = 0
-    for _, nb in mem:
-        live += nb
-        peak = max(peak, live)
+    peak = truth.peak_from_events(truth.memory_events(prof))[0]
     return {"id": f"resnet18_c102_mb{MICRO_BATCH}_accum{n}_{optimizer}", "optimizer": optimizer,
             "grad_accum": n, "micro_batch": MICRO_BATCH, "size": SIZE,
             "param_bytes": sum(p.numel() * p.element_size() for p in model.parameters()),

@@ -121,8 +121,12 @@ def storage_of(t):
 
 
 # --------------------------------------------------------------------------- saved bytes
-def saved_bytes(model, x):
-    excl = {storage_of(t)[0] for t in list(model.parameters()) + list(model.buffers()) + [x]}
+def saved_bytes(model, x, state=None):
+    """`model` may be any callable given the tensors it holds as `state`
+    (an exported program's module: export_pt2.py)."""
+    if state is None:
+        state = list(model.parameters()) + list(model.buffers())
+    excl = {storage_of(t)[0] for t in state + [x]}
     seen = {}
 
     def pack(t):
@@ -133,7 +137,7 @@ def saved_bytes(model, x):
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         out = model(x)
-    shape = list(out.shape)
+    shape = list(out.shape) if hasattr(out, "shape") else None
     del out
     gc.collect()
     return sum(seen.values()), shape

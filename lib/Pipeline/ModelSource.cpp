@@ -142,19 +142,33 @@ static llvm::Error checkDimBindings(const llvm::StringMap<int64_t> &dims,
   return llvm::Error::success();
 }
 
-class TorchExportSource : public ModelSource {
+/// A model read from one file (an archive, a graph): named after the file's
+/// stem, located at its path.
+class FileModelSource : public ModelSource {
 public:
-  TorchExportSource(MLIRContext *context,
-                    std::unique_ptr<llvm::MemoryBuffer> file,
-                    TorchExportSourceOptions options)
-      : context(context), file(std::move(file)), options(std::move(options)),
-        inputPath(this->file->getBufferIdentifier().str()) {
-    name = llvm::sys::path::stem(inputPath).str();
-  }
+  FileModelSource(MLIRContext *context,
+                  std::unique_ptr<llvm::MemoryBuffer> file)
+      : context(context), file(std::move(file)),
+        inputPath(this->file->getBufferIdentifier().str()),
+        name(llvm::sys::path::stem(inputPath).str()) {}
 
   StringRef getName() const override { return name; }
   StringRef getInputPath() const override { return inputPath; }
   MLIRContext *getContext() const override { return context; }
+
+protected:
+  MLIRContext *context;
+  std::unique_ptr<llvm::MemoryBuffer> file;
+  std::string inputPath, name;
+};
+
+class TorchExportSource : public FileModelSource {
+public:
+  TorchExportSource(MLIRContext *context,
+                    std::unique_ptr<llvm::MemoryBuffer> file,
+                    TorchExportSourceOptions options)
+      : FileModelSource(context, std::move(file)), options(std::move(options)) {
+  }
 
   llvm::Expected<OwningOpRef<ModuleOp>>
   build(std::optional<int64_t> batch) override {
@@ -183,25 +197,16 @@ public:
   }
 
 private:
-  MLIRContext *context;
-  std::unique_ptr<llvm::MemoryBuffer> file;
   TorchExportSourceOptions options;
-  std::string inputPath, name;
 };
 
 #ifdef VRAM_ENABLE_ONNX
-class OnnxSource : public ModelSource {
+class OnnxSource : public FileModelSource {
 public:
   OnnxSource(MLIRContext *context, std::unique_ptr<llvm::MemoryBuffer> file,
              OnnxSourceOptions options)
-      : context(context), file(std::move(file)), options(std::move(options)),
-        inputPath(this->file->getBufferIdentifier().str()) {
-    name = llvm::sys::path::stem(inputPath).str();
+      : FileModelSource(context, std::move(file)), options(std::move(options)) {
   }
-
-  StringRef getName() const override { return name; }
-  StringRef getInputPath() const override { return inputPath; }
-  MLIRContext *getContext() const override { return context; }
 
   llvm::Expected<OwningOpRef<ModuleOp>>
   build(std::optional<int64_t> batch) override {
@@ -246,10 +251,7 @@ public:
   }
 
 private:
-  MLIRContext *context;
-  std::unique_ptr<llvm::MemoryBuffer> file;
   OnnxSourceOptions options;
-  std::string inputPath, name;
 };
 #endif
 

@@ -25,19 +25,20 @@ using namespace vram::nn::detail;
 // nn.conv2d
 //===----------------------------------------------------------------------===//
 
-LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
-                                         std::optional<Location> loc,
-                                         Adaptor adaptor,
-                                         SmallVectorImpl<Type> &results) {
-  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
-  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+/// The checks conv2d and conv_transpose2d share: 4-D input and weight (laid
+/// out as `weightLayout`) of one element type, and pairs of strides, padding
+/// and dilation.
+template <typename Adaptor>
+static LogicalResult
+checkConvOperands(std::optional<Location> loc, RankedTensorType input,
+                  RankedTensorType weight, StringRef weightLayout,
+                  Adaptor adaptor) {
   if (input.getRank() != 4)
     return emitOptionalError(loc, "expects a 4-D NCHW input, got rank ",
                              input.getRank());
   if (weight.getRank() != 4)
-    return emitOptionalError(
-        loc, "expects a 4-D weight [Cout, Cin/groups, kh, kw], got rank ",
-        weight.getRank());
+    return emitOptionalError(loc, "expects a 4-D weight ", weightLayout,
+                             ", got rank ", weight.getRank());
   if (input.getElementType() != weight.getElementType())
     return emitOptionalError(loc, "input element type ", input.getElementType(),
                              " does not match weight element type ",
@@ -45,6 +46,18 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
   if (failed(checkPair(loc, "strides", adaptor.getStrides(), 1)) ||
       failed(checkPair(loc, "padding", adaptor.getPadding(), 0)) ||
       failed(checkPair(loc, "dilation", adaptor.getDilation(), 1)))
+    return failure();
+  return success();
+}
+
+LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  if (failed(checkConvOperands(loc, input, weight, "[Cout, Cin/groups, kh, kw]",
+                               adaptor)))
     return failure();
   int64_t groups = adaptor.getGroups();
   int64_t cin = input.getDimSize(1), cout = weight.getDimSize(0);
@@ -162,21 +175,9 @@ ConvTranspose2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                     SmallVectorImpl<Type> &results) {
   auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
-  if (input.getRank() != 4)
-    return emitOptionalError(loc, "expects a 4-D NCHW input, got rank ",
-                             input.getRank());
-  if (weight.getRank() != 4)
-    return emitOptionalError(
-        loc, "expects a 4-D weight [Cin, Cout/groups, kh, kw], got rank ",
-        weight.getRank());
-  if (input.getElementType() != weight.getElementType())
-    return emitOptionalError(loc, "input element type ", input.getElementType(),
-                             " does not match weight element type ",
-                             weight.getElementType());
-  if (failed(checkPair(loc, "strides", adaptor.getStrides(), 1)) ||
-      failed(checkPair(loc, "padding", adaptor.getPadding(), 0)) ||
-      failed(checkPair(loc, "output_padding", adaptor.getOutputPadding(), 0)) ||
-      failed(checkPair(loc, "dilation", adaptor.getDilation(), 1)))
+  if (failed(checkConvOperands(loc, input, weight, "[Cin, Cout/groups, kh, kw]",
+                               adaptor)) ||
+      failed(checkPair(loc, "output_padding", adaptor.getOutputPadding(), 0)))
     return failure();
   int64_t groups = adaptor.getGroups();
   int64_t cin = input.getDimSize(1);
