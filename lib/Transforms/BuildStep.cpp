@@ -135,8 +135,8 @@ void BuildStepPass::runOnOperation() {
   }
 
   if (gradAccum < 1) {
-    emitError(module.getLoc())
-        << "grad-accum must be at least 1, got " << gradAccum;
+    emitError(module.getLoc()) << "grad-accum must be at least 1, got "
+                               << static_cast<int64_t>(gradAccum);
     return signalPassFailure();
   }
   if (gradAccum > 1 && mode != StepMode::Train) {

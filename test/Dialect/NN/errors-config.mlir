@@ -125,3 +125,11 @@ func.func @step() attributes {nn.mode = #nn<mode train>, nn.checkpoint = ["layer
 func.func @forward() attributes {nn.checkpoint = ["layer1"]} {
   return
 }
+
+// -----
+
+// nn.grad_accum: a count of micro-batches
+// expected-error @+1 {{'nn.grad_accum' must be a positive i64 integer, got 0 : i64}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.grad_accum = 0 : i64} {
+  return
+}
