@@ -39,6 +39,11 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
     return func.emitError("memory analysis needs a single-block function");
   Block &body = func.getBody().front();
   bool persistentGrads = func->hasAttr(nn::NNDialect::kPersistentGradsAttrName);
+  // DDP with gradient_as_bucket_view: .grad is a view into a gradient
+  // bucket (nn.grad_bucket, persistent), not a tensor of its own.
+  auto parallel =
+      func->getAttrOfType<nn::ParallelAttr>(nn::NNDialect::kParallelAttrName);
+  bool gradsInBuckets = parallel && parallel.getBucketView();
   nn::TorchTarget target = getTorchTarget(func);
   // cuDNN's workspaces (a CUDA convolution's, forward and backward) are an
   // assumption of the step, not a fact.
@@ -175,20 +180,23 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
     if (s.category == MemoryCategory::Temporaries ||
         s.category == MemoryCategory::Activations)
       s.category = MemoryCategory::Gradients;
-    if (!persistentGrads)
+    if (!persistentGrads && !gradsInBuckets)
       continue;
     // .grad kept across steps (zero_grad(set_to_none=False)) or
-    // micro-batches (gradient accumulation) is allocated before the step.
-    // What backward computes is still a new tensor: AccumulateGrad adds it
-    // into .grad in place and drops it once the parameter's gradient is
-    // complete (torch/csrc/autograd/functions/accumulate_grad.h).
+    // micro-batches (gradient accumulation) is allocated before the step,
+    // as is a DDP bucket that .grad views. What backward computes is still
+    // a new tensor: AccumulateGrad adds it into .grad in place (DDP's
+    // reducer copies it into the bucket) and drops it once the parameter's
+    // gradient is complete (torch/csrc/autograd/functions/accumulate_grad.h).
+    if (finished)
+      s.lastUse = std::max(s.def, finished);
+    if (gradsInBuckets)
+      continue;
     Storage kept = s;
     kept.def = 0;
     kept.lastUse = 0;
     kept.persistent = true;
     kept.savedByModel = false;
-    if (finished)
-      s.lastUse = std::max(s.def, finished);
     storages.push_back(kept);
   }
   // Values returned by the step outlive it.

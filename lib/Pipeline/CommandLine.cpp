@@ -144,6 +144,19 @@ struct VramOptFlags {
                "use_reentrant=False) of the modules matching these globs or "
                "module paths (layer1,layer2.*)"),
       cl::value_desc("MODULE"), cl::CommaSeparated, cl::cat(scenarioCat)};
+  cl::opt<std::string> parallelSpec{
+      "parallel",
+      cl::desc("The multi-GPU layout, named axes with their rank counts: "
+               "dp=N (DistributedDataParallel; --batch is per rank)"),
+      cl::value_desc("dp=8"), cl::cat(scenarioCat)};
+  cl::opt<bool> gradientAsBucketView{
+      "gradient-as-bucket-view",
+      cl::desc("DDP's gradient_as_bucket_view=True: .grad views its bucket"),
+      cl::init(false), cl::cat(scenarioCat)};
+  cl::opt<int64_t> bucketCapMb{
+      "bucket-cap-mb",
+      cl::desc("DDP's bucket_cap_mb (default 25, with a 1 MiB first bucket)"),
+      cl::value_desc("MIB"), cl::init(25), cl::cat(scenarioCat)};
   cl::opt<nn::AttentionImplementation> attention{
       "attention",
       cl::desc("How a language model's attention runs (zoo gpt2/llama-7b, "
@@ -349,6 +362,7 @@ struct VramOptFlags {
   }
 
   llvm::Expected<LoraOptions> parseLora() const;
+  llvm::Expected<std::optional<ParallelOptions>> parseParallel() const;
   llvm::Error check(llvm::StringRef inputFilename, bool inputGiven,
                     llvm::ArrayRef<std::string> cxxFlags,
                     OutputFormat resolvedFormat) const;
@@ -406,6 +420,57 @@ llvm::Expected<LoraOptions> VramOptFlags::parseLora() const {
   return options;
 }
 
+llvm::Expected<std::optional<ParallelOptions>>
+VramOptFlags::parseParallel() const {
+  bool ddpFlags = gradientAsBucketView.getNumOccurrences() ||
+                  bucketCapMb.getNumOccurrences();
+  if (!parallelSpec.getNumOccurrences()) {
+    if (ddpFlags)
+      return makeUsageError("--gradient-as-bucket-view and --bucket-cap-mb "
+                            "configure data parallelism: add --parallel=dp=N");
+    return std::nullopt;
+  }
+  llvm::StringRef spec = parallelSpec;
+  auto bad = [&](const llvm::Twine &why) {
+    return makeUsageError("--parallel=" + spec + ": " + why +
+                          " (expected named axes such as dp=8)");
+  };
+  ParallelOptions options;
+  llvm::SmallVector<llvm::StringRef> axes;
+  spec.split(axes, ',');
+  llvm::StringSet<> seen;
+  for (llvm::StringRef item : axes) {
+    auto [axis, value] = item.split('=');
+    axis = axis.trim();
+    if (axis.empty())
+      return bad("an empty axis");
+    if (!seen.insert(axis).second)
+      return bad("axis '" + axis + "' given twice");
+    if (llvm::is_contained({"fsdp", "hsdp", "tp", "sp", "pp", "cp"}, axis))
+      return bad(
+          "axis '" + axis +
+          "' is not modelled yet (modelled: dp, DistributedDataParallel)");
+    if (axis != "dp")
+      return bad("unknown axis '" + axis + "'");
+    int64_t ranks = 0;
+    if (value.trim().getAsInteger(10, ranks) || ranks < 1)
+      return bad("dp must be a positive integer, got '" + value + "'");
+    options.dp = ranks;
+  }
+  if (bucketCapMb < 1 || bucketCapMb > (INT64_MAX >> 20))
+    return makeUsageError("--bucket-cap-mb must be a positive number of MiB, "
+                          "got " +
+                          llvm::Twine(bucketCapMb.getValue()));
+  // DDP's first bucket is 1 MiB only with the default cap
+  // (distributed.py, BucketCapacityConfig).
+  if (bucketCapMb.getNumOccurrences()) {
+    options.bucketCap = bucketCapMb << 20;
+    options.firstBucket = options.bucketCap;
+  }
+  options.bucketView = gradientAsBucketView;
+  return std::optional<ParallelOptions>(options);
+}
+
 llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
                                 llvm::ArrayRef<std::string> cxxFlags,
                                 OutputFormat resolvedFormat) const {
@@ -432,6 +497,10 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
   if (loraSpec.getNumOccurrences())
     if (llvm::Expected<LoraOptions> lora = parseLora(); !lora)
       return lora.takeError();
+  if (auto parallel = parseParallel(); !parallel)
+    return parallel.takeError();
+  if (parallelSpec.getNumOccurrences() && validate != ValidationTarget::None)
+    return usage("--validate runs one process: it does not run --parallel");
   if (freezeFirst.getNumOccurrences() &&
       !(freezeFirst >= 0 && freezeFirst <= 1))
     return usage("--freeze-first must be a fraction in [0, 1], got " +
@@ -644,6 +713,7 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
   options.precision = precision;
   options.checkpointModules.assign(checkpointModules.begin(),
                                    checkpointModules.end());
+  options.parallel = cantFail(parseParallel());
   options.memoryModel.allocator = usesCudaAllocator()
                                       ? nn::AllocatorKind::PytorchCuda
                                       : nn::AllocatorKind::Exact;

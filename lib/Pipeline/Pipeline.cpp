@@ -152,6 +152,14 @@ llvm::Error vram::runPipeline(ModuleOp module, const PipelineOptions &options) {
     if (failed(runPasses(checkpointPm, module, options)))
       return makeDiagnosedError();
   }
+  if (options.parallel) {
+    if (!module.lookupSymbol("step"))
+      return makeUsageError("--parallel applies to a built step");
+    PassManager parallelPm(ctx, ModuleOp::getOperationName());
+    parallelPm.addPass(createParallel(*options.parallel));
+    if (failed(runPasses(parallelPm, module, options)))
+      return makeDiagnosedError();
+  }
   return llvm::Error::success();
 }
 

@@ -7,6 +7,7 @@
 #include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Dialect/NN/NNOps.h"
 #include "vram/Dialect/NN/TensorNames.h"
+#include "vram/Support/CheckedMath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
@@ -262,6 +263,12 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   if (auto steps =
           a.func->getAttrOfType<IntegerAttr>(nn::NNDialect::kGradAccumAttrName))
     a.gradAccum = steps.getInt();
+  if (auto parallel = a.func->getAttrOfType<nn::ParallelAttr>(
+          nn::NNDialect::kParallelAttrName)) {
+    a.parallel = parallel;
+    for (nn::GradBucketOp bucket : a.func.getOps<nn::GradBucketOp>())
+      a.bucketBytes.push_back(getTensorBytes(bucket.getType()).value_or(0));
+  }
   a.flops = std::make_unique<FlopAnalysis>(a.func);
   std::optional<DeviceModel> device;
   if (options.allocator == nn::AllocatorKind::PytorchCuda)
@@ -305,6 +312,65 @@ static json::Value deviceJson(const Analyses &a) {
                       {"context_bytes", d.contextBytes},
                       {"lazy_loading", d.lazyLoading},
                       {"library_workspace_bytes", a.libraryBytes}};
+}
+
+/// Bytes one rank sends (and receives) to all-reduce `bytes` over `ranks`
+/// with the ring algorithm NCCL uses for large messages: a reduce-scatter and
+/// an all-gather, each moving (ranks - 1) / ranks of the data (NCCL's
+/// performance notes: bus bandwidth = algorithm bandwidth x 2(n-1)/n).
+static int64_t ringAllReduceBytes(int64_t bytes, int64_t ranks) {
+  return static_cast<int64_t>(static_cast<__int128>(bytes) * 2 * (ranks - 1) /
+                              ranks);
+}
+
+static int64_t sumBytes(llvm::ArrayRef<int64_t> bytes) {
+  int64_t total = 0;
+  for (int64_t b : bytes)
+    total = saturatingAdd(total, b);
+  return total;
+}
+
+/// The multi-GPU layout and each distinct rank's figures (docs/Report.md).
+/// Under data parallelism every rank runs the same step, so there is one
+/// entry for all of them.
+static void addParallelJson(const Analyses &a, json::Object &report) {
+  if (!a.parallel)
+    return;
+  nn::ParallelAttr p = *a.parallel;
+  int64_t ranks = p.getWorldSize();
+  json::Array buckets;
+  for (int64_t b : a.bucketBytes)
+    buckets.push_back(b);
+  report["parallel"] =
+      json::Object{{"strategy", "ddp"},
+                   {"world_size", ranks},
+                   {"dp", p.getDp()},
+                   {"gradient_as_bucket_view", p.getBucketView()},
+                   {"bucket_cap_bytes", p.getBucketCap()},
+                   {"first_bucket_bytes", p.getFirstBucket()},
+                   {"bucket_bytes", std::move(buckets)}};
+  const MemoryAnalysis &memory = *a.memory;
+  json::Object atPeak;
+  CategoryBytes breakdown = memory.getBreakdown(memory.getPeakIndex());
+  for (unsigned c = 0; c < kNumMemoryCategories; ++c)
+    atPeak[stringifyEnum(static_cast<MemoryCategory>(c))] = breakdown[c];
+  json::Array ids;
+  for (int64_t r = 0; r < ranks; ++r)
+    ids.push_back(r);
+  int64_t allReduce = sumBytes(a.bucketBytes);
+  int64_t moved = ringAllReduceBytes(allReduce, ranks);
+  report["ranks"] = json::Array{json::Object{
+      {"rank_ids", std::move(ids)},
+      {"peak_bytes", memory.getPeakBytes()},
+      {"allocated_peak_bytes", a.allocatorPeaks.allocated},
+      {"reserved_peak_bytes", a.allocatorPeaks.reserved},
+      {"device_peak_bytes",
+       a.deviceModel ? json::Value(a.devicePeak) : json::Value(nullptr)},
+      {"persistent_bytes", memory.getPersistentBytes()},
+      {"at_peak", std::move(atPeak)},
+      {"communication", json::Object{{"all_reduce_bytes", allReduce},
+                                     {"sent_bytes", moved},
+                                     {"received_bytes", moved}}}}};
 }
 
 static json::Object peakOpJson(const Analyses &a) {
@@ -385,6 +451,7 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"at_peak", std::move(atPeak)},
            {"top_tensors", std::move(top)}}},
   };
+  addParallelJson(a, report);
   if (const auto &v = options.validation) {
     json::Object phases;
     for (const ValidationPhase &p : v->phases)
@@ -510,6 +577,23 @@ static void writeText(const Analyses &a, const ReportOptions &options,
   if (a.mode == "train")
     os << "   optimizer: " << a.optimizer.value_or("?");
   os << "   precision: " << a.precision << "\n";
+  if (a.parallel) {
+    int64_t ranks = a.parallel->getWorldSize();
+    int64_t allReduce = sumBytes(a.bucketBytes);
+    os << llvm::formatv(
+        "parallel: dp={0} (DistributedDataParallel{1}), "
+        "figures per rank",
+        ranks, a.parallel->getBucketView() ? ", gradient_as_bucket_view" : "");
+    if (!a.bucketBytes.empty())
+      os << llvm::formatv("; {0} gradient bucket{1} of {2} in all, "
+                          "all-reduced each step (a rank sends and receives "
+                          "{3})",
+                          a.bucketBytes.size(),
+                          a.bucketBytes.size() == 1 ? "" : "s",
+                          humanBytes(allReduce),
+                          humanBytes(ringAllReduceBytes(allReduce, ranks)));
+    os << "\n";
+  }
   os << llvm::formatv(
       "parameters: {0} (trainable {1}), {2}; buffers: {3}\n",
       withCommas(a.parameters.count), withCommas(a.parameters.trainable),

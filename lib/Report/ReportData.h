@@ -56,6 +56,10 @@ struct Analyses {
   /// Micro-batches per optimizer update (nn.grad_accum; 1 without
   /// accumulation). The step is one micro-batch's, with the update.
   int64_t gradAccum = 1;
+  /// The multi-GPU layout (nn.parallel) and the step's gradient buckets
+  /// (nn.grad_bucket), in bytes, in step order.
+  std::optional<nn::ParallelAttr> parallel;
+  std::vector<int64_t> bucketBytes;
   std::unique_ptr<FlopAnalysis> flops;
   /// The step's figures (StepMemory) and its memory analysis.
   std::unique_ptr<StepMemory> stepMemory;

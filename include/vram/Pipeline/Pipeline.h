@@ -79,6 +79,9 @@ struct PipelineOptions {
   std::optional<LoraOptions> lora;
   nn::Precision precision = nn::Precision::Fp32;
   std::vector<std::string> checkpointModules;
+  /// The multi-GPU layout (vram-parallel on the built step); none for one
+  /// GPU.
+  std::optional<ParallelOptions> parallel;
   /// How the figures are read off the step (allocator, device).
   MemoryModel memoryModel;
   /// A memory budget in bytes (--budget, or the capacity of --gpu) and the
@@ -97,7 +100,8 @@ struct PipelineOptions {
 /// (vram-freeze, then vram-lora, which freezes the rest as get_peft_model)
 /// and then the precision (autocast caches only the casts of trainable
 /// parameters); vram-build-step when the module has no `@step` and the
-/// options ask for one; vram-checkpoint on the built training step.
+/// options ask for one; vram-checkpoint on the built training step; then
+/// vram-parallel, which makes the step one rank's.
 /// Scenario options on a module whose step the user's passes already built,
 /// and checkpointing without a training step, are usage errors.
 llvm::Error runPipeline(mlir::ModuleOp module, const PipelineOptions &options);

@@ -266,4 +266,45 @@ def InsertContiguous : Pass<"vram-insert-contiguous", "mlir::func::FuncOp"> {
   ];
 }
 
+def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
+  let summary = "Rewrites the built step into one rank's step of a multi-GPU job";
+  let description = [{
+    Data parallelism as torch.nn.parallel.DistributedDataParallel runs it
+    over `dp` ranks: every rank holds the whole model and trains its own
+    micro-batch (`--batch` is per rank). The reducer allocates, when the
+    model is wrapped, flat gradient buckets that it keeps: each gradient is
+    copied into its bucket as backward finishes it, the bucket is
+    all-reduced, and the result copied back into `.grad`. DDP rebuilds its
+    buckets after the first iteration in the order the gradients became
+    ready, per dtype: the first bucket closes once it holds `first-bucket`
+    bytes (1 MiB), later ones at `bucket-cap` bytes (25 MiB); each is one
+    allocation. With `bucket-view` (gradient_as_bucket_view=True) `.grad` is
+    a view into the bucket: the gradient backward computes is dropped once
+    copied in, so no separate `.grad` is kept.
+
+    On a training `@step` the pass adds one `nn.grad_bucket` per bucket; it
+    sets `nn.parallel` (#nn.parallel) on the step in every mode.
+
+    ```
+    vram-opt --zoo=resnet18 --vram-build-step --vram-parallel="dp=8"
+    ```
+  }];
+  let options = [
+    Option<"dp", "dp", "int64_t", /*default=*/"1",
+           "data-parallel ranks (DistributedDataParallel), >= 1">,
+    Option<"bucketCap", "bucket-cap", "int64_t", /*default=*/"26214400",
+           "bytes after which a gradient bucket closes (bucket_cap_mb)">,
+    Option<"firstBucket", "first-bucket", "int64_t", /*default=*/"1048576",
+           "bytes after which the first bucket closes">,
+    Option<"bucketView", "bucket-view", "bool", /*default=*/"false",
+           ".grad is a view into its bucket (gradient_as_bucket_view)">,
+    Option<"entry", "entry", "std::string", /*default=*/"\"step\"",
+           "name of the built step">,
+  ];
+  let statistics = [
+    Statistic<"numBuckets", "buckets", "gradient buckets">,
+  ];
+  let dependentDialects = ["::vram::nn::NNDialect"];
+}
+
 #endif // VRAM_TRANSFORMS_PASSES_TD

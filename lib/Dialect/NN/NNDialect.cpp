@@ -46,6 +46,16 @@ OptimizerConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult ParallelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   int64_t dp, int64_t bucketCap,
+                                   int64_t firstBucket, bool) {
+  if (dp < 1)
+    return emitError() << "parallel dp must be >= 1, got " << dp;
+  if (bucketCap < 1 || firstBucket < 1)
+    return emitError() << "parallel bucket sizes must be >= 1 byte";
+  return success();
+}
+
 LogicalResult
 LoraConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        int64_t rank, llvm::APFloat alpha, llvm::APFloat dropout,
@@ -208,6 +218,11 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
     });
     return failure(walk.wasInterrupted());
   }
+  if (name == kParallelAttrName)
+    return expect(isa<ParallelAttr>(value) && isa<FunctionOpInterface>(op),
+                  "a parallel layout (#nn.parallel<dp = 8, bucket_cap = "
+                  "26214400, first_bucket = 1048576, bucket_view = false>) on "
+                  "a function");
   if (name == kLoraAttrName)
     return expect(isa<LoraConfigAttr>(value) && isa<FunctionOpInterface>(op),
                   "a LoRA configuration (#nn.lora<r = 4, alpha = 32.0, "

@@ -89,6 +89,22 @@ std::string OptimizerStateOp::getStorageName() {
   return param + "." + stringifyEnum(getKind()).str();
 }
 
+LogicalResult GradBucketOp::verify() {
+  if (getName().empty())
+    return emitOpError("needs a non-empty name");
+  if (getParams().empty())
+    return emitOpError("holds the gradients of at least one parameter");
+  if (getResult().getType().getRank() != 1)
+    return emitOpError("is a flat (rank-1) tensor, got ")
+           << getResult().getType();
+  return success();
+}
+
+MemoryCategory GradBucketOp::getMemoryCategory() {
+  return MemoryCategory::Gradients;
+}
+std::string GradBucketOp::getStorageName() { return getName().str(); }
+
 /// Persistent state tensors per parameter (torch.optim's `state[p]`).
 static unsigned statesPerParam(OptimizerKind kind) {
   switch (kind) {

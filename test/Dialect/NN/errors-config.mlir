@@ -133,3 +133,27 @@ func.func @forward() attributes {nn.checkpoint = ["layer1"]} {
 func.func @step() attributes {nn.mode = #nn<mode train>, nn.grad_accum = 0 : i64} {
   return
 }
+
+// -----
+
+// nn.parallel: not a parallel layout
+// expected-error @+1 {{'nn.parallel' must be a parallel layout (#nn.parallel<dp = 8, bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>) on a function, got "dp=8"}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = "dp=8"} {
+  return
+}
+
+// -----
+
+// nn.parallel: no ranks
+// expected-error @+1 {{parallel dp must be >= 1, got 0}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 0, bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>} {
+  return
+}
+
+// -----
+
+// nn.parallel: an empty bucket
+// expected-error @+1 {{parallel bucket sizes must be >= 1 byte}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 2, bucket_cap = 0, first_bucket = 1048576, bucket_view = false>} {
+  return
+}

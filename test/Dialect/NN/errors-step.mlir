@@ -295,3 +295,30 @@ func.func @f(%x: tensor<5x4xf32>) attributes {nn.batch = 18446744073709551621 : 
 func.func @f(%x: tensor<2x4xf32>, %y: tensor<3xi64>) attributes {nn.batch = 64 : i64} {
   return
 }
+
+// -----
+
+// grad_bucket: a bucket is flat
+func.func @f() {
+  // expected-error @+1 {{'nn.grad_bucket' op is a flat (rank-1) tensor, got 'tensor<2x3xf32>'}}
+  %0 = nn.grad_bucket "ddp.bucket0" params ["w"] : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+// grad_bucket: it holds some gradient
+func.func @f() {
+  // expected-error @+1 {{'nn.grad_bucket' op holds the gradients of at least one parameter}}
+  %0 = nn.grad_bucket "ddp.bucket0" params [] : tensor<6xf32>
+  return
+}
+
+// -----
+
+// grad_bucket: it has a name
+func.func @f() {
+  // expected-error @+1 {{'nn.grad_bucket' op needs a non-empty name}}
+  %0 = nn.grad_bucket "" params ["w"] : tensor<6xf32>
+  return
+}

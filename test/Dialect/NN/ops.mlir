@@ -418,6 +418,8 @@ func.func @step(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %gy: tensor<1x
   // CHECK-NEXT: %[[V6:[0-9]+]] = nn.optimizer_state exp_avg of %[[ARG6]] : tensor<4xf32>
   %v = nn.optimizer_state exp_avg_sq of %p : tensor<4xf32>
   // CHECK-NEXT: %[[V7:[0-9]+]] = nn.optimizer_state exp_avg_sq of %[[ARG6]] : tensor<4xf32>
+  %bucket = nn.grad_bucket "ddp.bucket0" params ["fc.weight", "fc.bias"] : tensor<52326xf32>
+  // CHECK-NEXT: %{{.*}} = nn.grad_bucket "ddp.bucket0" params ["fc.weight", "fc.bias"] : tensor<52326xf32>
   %mq = nn.optimizer_state exp_avg of %q : tensor<2x3xf16>
   // CHECK-NEXT: %[[V8:[0-9]+]] = nn.optimizer_state exp_avg of %[[ARG8]] : tensor<2x3xf16>
   %vq = nn.optimizer_state exp_avg_sq of %q : tensor<2x3xf16>

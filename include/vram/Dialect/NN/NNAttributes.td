@@ -237,4 +237,29 @@ def NN_LoraConfigAttr : AttrDef<NN_Dialect, "LoraConfig"> {
   }];
 }
 
+def NN_ParallelAttr : AttrDef<NN_Dialect, "Parallel"> {
+  let mnemonic = "parallel";
+  let summary = "how the ranks of a multi-GPU job share the step";
+  let description = [{
+    `#nn.parallel<dp = 8, bucket_cap = 26214400, first_bucket = 1048576,
+    bucket_view = false>`: DistributedDataParallel over `dp` ranks (>= 1),
+    each holding the whole model and its own micro-batch. The reducer packs
+    gradients into buckets (the first up to `first_bucket` bytes, then up to
+    `bucket_cap`, in the order backward finishes them); with `bucket_view`
+    (gradient_as_bucket_view=True) `.grad` is a view into its bucket.
+    vram-parallel sets it as `nn.parallel` on `@step`, and adds the buckets
+    of a training step as `nn.grad_bucket`.
+  }];
+  let parameters = (ins "int64_t":$dp, "int64_t":$bucketCap,
+                        "int64_t":$firstBucket, "bool":$bucketView);
+  let assemblyFormat = "`<` `dp` `=` $dp `,` `bucket_cap` `=` $bucketCap `,` "
+                       "`first_bucket` `=` $firstBucket `,` `bucket_view` `=` "
+                       "$bucketView `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The ranks of the job.
+    int64_t getWorldSize() const { return getDp(); }
+  }];
+}
+
 #endif // VRAM_DIALECT_NN_NNATTRIBUTES_TD

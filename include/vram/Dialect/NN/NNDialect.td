@@ -55,6 +55,9 @@ def NN_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kLoraAttrName = "nn.lora";
     static constexpr ::llvm::StringLiteral kCheckpointAttrName =
         "nn.checkpoint";
+    /// How the ranks of a multi-GPU job share the step (#nn.parallel,
+    /// vram-parallel) on `@step`.
+    static constexpr ::llvm::StringLiteral kParallelAttrName = "nn.parallel";
     /// The phase of a step op that is not its kind's (an op recomputed by
     /// activation checkpointing: `nn.phase = #nn<phase recompute>`).
     static constexpr ::llvm::StringLiteral kPhaseAttrName = "nn.phase";

@@ -1119,6 +1119,25 @@ def NN_OptimizerStateOp : NN_Op<"optimizer_state",
   let assemblyFormat = "$kind `of` $param attr-dict `:` type($result)";
 }
 
+def NN_GradBucketOp : NN_Op<"grad_bucket",
+    [DeclareOpInterfaceMethods<NN_PersistentStorageOpInterface>]> {
+  let summary = "a DistributedDataParallel gradient bucket";
+  let description = [{
+    The flat tensor DDP's reducer copies the gradients of `params` into
+    (or, with gradient_as_bucket_view, that their `.grad` views) and
+    all-reduces across the ranks. It is allocated when the model is
+    wrapped and lives as long as the model: persistent, a gradient.
+
+    ```mlir
+    %b = nn.grad_bucket "ddp.bucket0" params ["fc.weight", "fc.bias"] : tensor<52326xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, StrArrayAttr:$params);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$name `params` $params attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def NN_OptimizerStepOp : NN_Op<"optimizer_step", [AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<NN_StepPhaseOpInterface>,
     DeclareOpInterfaceMethods<NN_CostOpInterface>,

@@ -1,0 +1,22 @@
+// vram-parallel's errors: it needs a built step, valid sizes, and runs once.
+// RUN: vram-opt %s -split-input-file -verify-diagnostics --vram-parallel="dp=2"
+// RUN: not vram-opt %S/parallel.mlir --vram-build-step --vram-parallel="dp=0" 2>&1 | FileCheck %s --check-prefix=ZERO
+// ZERO: error: vram-parallel needs dp >= 1 and bucket sizes >= 1 byte, got dp=0 bucket-cap=26214400 first-bucket=1048576
+
+// expected-error @below {{vram-parallel needs a built step @step (run vram-build-step first)}}
+module {
+  func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w = nn.param "w" : tensor<8x8xf32>
+    %y = nn.linear %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}
+
+// -----
+
+module {
+  // expected-error @below {{the step is already parallel ('nn.parallel')}}
+  func.func @step(%x: tensor<2x8xf32>) attributes {nn.mode = #nn<mode inference>, nn.parallel = #nn.parallel<dp = 2, bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>} {
+    return
+  }
+}
