@@ -334,6 +334,10 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
                       " samples per update, as now)",
                   [&](PipelineOptions &o) { o.step.gradAccum = accum; });
     }
+  // DDP: .grad as a view into its bucket instead of a second copy.
+  if (options.parallel && !options.parallel->bucketView)
+    tryChange("--gradient-as-bucket-view (DDP's .grad views its bucket)",
+              [](PipelineOptions &o) { o.parallel->bucketView = true; });
   if (options.getImplementation() != nn::OptimizerImpl::Fused)
     tryChange("--optimizer-impl=fused", [](PipelineOptions &o) {
       o.implementation = nn::OptimizerImpl::Fused;
