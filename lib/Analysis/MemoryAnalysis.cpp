@@ -79,12 +79,20 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
     if (auto constant = dyn_cast_or_null<nn::ConstantOp>(owner);
         constant && constant.getWrappedNumber())
       s.bytes = nn::getWrappedNumberBytes(target);
+    // A sharded parameter is held as its shards (nn.shard) and gathered
+    // copies (nn.unshard), never whole.
+    if (isa_and_nonnull<nn::ParamOp>(owner) &&
+        owner->hasAttr(nn::NNDialect::kShardedAttrName))
+      s.bytes = 0;
     s.def = s.lastUse = index;
     s.persistent = persistent;
     if (isa<BlockArgument>(v))
       s.category = MemoryCategory::Inputs;
     else if (auto p = dyn_cast<nn::PersistentStorageOpInterface>(owner))
       s.category = p.getMemoryCategory();
+    // FSDP's gathered copies of parameters are parameters while they live.
+    else if (isa_and_nonnull<nn::UnshardOp>(owner))
+      s.category = MemoryCategory::Parameters;
     storages.push_back(s);
     return success();
   };

@@ -147,8 +147,15 @@ struct VramOptFlags {
   cl::opt<std::string> parallelSpec{
       "parallel",
       cl::desc("The multi-GPU layout, named axes with their rank counts: "
-               "dp=N (DistributedDataParallel; --batch is per rank)"),
+               "dp=N (DistributedDataParallel) or fsdp=N (FSDP2 fully_shard, "
+               "units by --shard); --batch is per rank"),
       cl::value_desc("dp=8"), cl::cat(scenarioCat)};
+  cl::list<std::string> shardModules{
+      "shard",
+      cl::desc("FSDP2: the modules wrapped with fully_shard before the root, "
+               "globs or module paths (model.layers.*); default: the root "
+               "only"),
+      cl::value_desc("MODULE"), cl::CommaSeparated, cl::cat(scenarioCat)};
   cl::opt<bool> gradientAsBucketView{
       "gradient-as-bucket-view",
       cl::desc("DDP's gradient_as_bucket_view=True: .grad views its bucket"),
@@ -424,6 +431,8 @@ llvm::Expected<std::optional<ParallelOptions>>
 VramOptFlags::parseParallel() const {
   bool ddpFlags = gradientAsBucketView.getNumOccurrences() ||
                   bucketCapMb.getNumOccurrences();
+  if (!shardModules.empty() && !llvm::StringRef(parallelSpec).contains("fsdp"))
+    return makeUsageError("--shard names FSDP units: add --parallel=fsdp=N");
   if (!parallelSpec.getNumOccurrences()) {
     if (ddpFlags)
       return makeUsageError("--gradient-as-bucket-view and --bucket-cap-mb "
@@ -446,16 +455,32 @@ VramOptFlags::parseParallel() const {
       return bad("an empty axis");
     if (!seen.insert(axis).second)
       return bad("axis '" + axis + "' given twice");
-    if (llvm::is_contained({"fsdp", "hsdp", "tp", "sp", "pp", "cp"}, axis))
-      return bad(
-          "axis '" + axis +
-          "' is not modelled yet (modelled: dp, DistributedDataParallel)");
-    if (axis != "dp")
+    if (llvm::is_contained({"hsdp", "tp", "sp", "pp", "cp"}, axis))
+      return bad("axis '" + axis +
+                 "' is not modelled yet (modelled: dp, fsdp)");
+    if (axis != "dp" && axis != "fsdp")
       return bad("unknown axis '" + axis + "'");
     int64_t ranks = 0;
     if (value.trim().getAsInteger(10, ranks) || ranks < 1)
-      return bad("dp must be a positive integer, got '" + value + "'");
-    options.dp = ranks;
+      return bad(axis + " must be a positive integer, got '" + value + "'");
+    (axis == "dp" ? options.dp : options.fsdp) = ranks;
+  }
+  if (seen.count("dp") && seen.count("fsdp"))
+    return bad("dp and fsdp together (HSDP) are not modelled yet");
+  if (seen.count("fsdp")) {
+    if (ddpFlags)
+      return makeUsageError("--gradient-as-bucket-view and --bucket-cap-mb "
+                            "configure DistributedDataParallel (dp=N), not "
+                            "fsdp");
+    if (gradAccum > 1 || !setToNone)
+      return makeUsageError("--parallel=fsdp with --grad-accum or "
+                            "--set-to-none=false is not modelled yet");
+    if (precision == nn::Precision::AmpFp16 ||
+        precision == nn::Precision::AmpBf16)
+      return makeUsageError("--parallel=fsdp with AMP is not modelled yet "
+                            "(nor FSDP's MixedPrecisionPolicy): use "
+                            "--precision=bf16 for bf16 parameters");
+    options.shard.assign(shardModules.begin(), shardModules.end());
   }
   if (bucketCapMb < 1 || bucketCapMb > (INT64_MAX >> 20))
     return makeUsageError("--bucket-cap-mb must be a positive number of MiB, "

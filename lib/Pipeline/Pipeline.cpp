@@ -334,6 +334,21 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
                       " samples per update, as now)",
                   [&](PipelineOptions &o) { o.step.gradAccum = accum; });
     }
+  // FSDP with the root as its only unit gathers the whole model at once:
+  // a unit per repeated block gathers one block at a time.
+  if (options.parallel && options.parallel->fsdp > 1 &&
+      options.parallel->shard.empty()) {
+    auto forward =
+        step->getParentOfType<ModuleOp>().lookupSymbol<func::FuncOp>("forward");
+    SmallVector<std::string> blocks =
+        getRepeatedBlockPatterns(forward ? forward : step);
+    if (!blocks.empty())
+      tryChange("--shard=" + llvm::join(blocks, ",") +
+                    " (fully_shard each repeated block)",
+                [&](PipelineOptions &o) {
+                  o.parallel->shard.assign(blocks.begin(), blocks.end());
+                });
+  }
   // DDP: .grad as a view into its bucket instead of a second copy.
   if (options.parallel && !options.parallel->bucketView)
     tryChange("--gradient-as-bucket-view (DDP's .grad views its bucket)",

@@ -263,12 +263,9 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   if (auto steps =
           a.func->getAttrOfType<IntegerAttr>(nn::NNDialect::kGradAccumAttrName))
     a.gradAccum = steps.getInt();
-  if (auto parallel = a.func->getAttrOfType<nn::ParallelAttr>(
-          nn::NNDialect::kParallelAttrName)) {
-    a.parallel = parallel;
-    for (nn::GradBucketOp bucket : a.func.getOps<nn::GradBucketOp>())
-      a.bucketBytes.push_back(getTensorBytes(bucket.getType()).value_or(0));
-  }
+  if (auto layout = a.func->getAttrOfType<nn::ParallelAttr>(
+          nn::NNDialect::kParallelAttrName))
+    a.parallel = readParallelFigures(a.func, layout);
   a.flops = std::make_unique<FlopAnalysis>(a.func);
   std::optional<DeviceModel> device;
   if (options.allocator == nn::AllocatorKind::PytorchCuda)
@@ -314,51 +311,89 @@ static json::Value deviceJson(const Analyses &a) {
                       {"library_workspace_bytes", a.libraryBytes}};
 }
 
-/// Bytes one rank sends (and receives) to all-reduce `bytes` over `ranks`
-/// with the ring algorithm NCCL uses for large messages: a reduce-scatter and
-/// an all-gather, each moving (ranks - 1) / ranks of the data (NCCL's
-/// performance notes: bus bandwidth = algorithm bandwidth x 2(n-1)/n).
-static int64_t ringAllReduceBytes(int64_t bytes, int64_t ranks) {
-  return static_cast<int64_t>(static_cast<__int128>(bytes) * 2 * (ranks - 1) /
-                              ranks);
+/// Bytes one rank sends (and receives) in ring collectives over `ranks`
+/// (NCCL's algorithm for large messages; its performance notes: bus
+/// bandwidth = algorithm bandwidth x (n-1)/n for all-gather and
+/// reduce-scatter, x 2(n-1)/n for all-reduce): `bytes` x factor (n-1)/n.
+static int64_t ringBytes(int64_t bytes, int64_t ranks, int64_t factor) {
+  __int128 moved = static_cast<__int128>(bytes) * factor * (ranks - 1) / ranks;
+  return moved > INT64_MAX ? INT64_MAX : static_cast<int64_t>(moved);
 }
 
-static int64_t sumBytes(llvm::ArrayRef<int64_t> bytes) {
-  int64_t total = 0;
-  for (int64_t b : bytes)
-    total = saturatingAdd(total, b);
-  return total;
+int64_t ParallelFigures::getSentBytes() const {
+  int64_t ranks = layout.getWorldSize();
+  return saturatingAdd(saturatingAdd(ringBytes(allReduceBytes, ranks, 2),
+                                     ringBytes(allGatherBytes, ranks, 1)),
+                       ringBytes(reduceScatterBytes, ranks, 1));
 }
 
-/// The multi-GPU layout and each distinct rank's figures (docs/Report.md).
-/// Under data parallelism every rank runs the same step, so there is one
-/// entry for all of them.
+ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
+                                                  nn::ParallelAttr layout) {
+  ParallelFigures p;
+  p.layout = layout;
+  p.sameAsRank0 = layout.getWorldSize();
+  auto bytes = [](Value v) { return getTensorBytes(v.getType()).value_or(0); };
+  for (Operation &op : func.getBody().front()) {
+    if (auto bucket = dyn_cast<nn::GradBucketOp>(op)) {
+      p.bucketBytes.push_back(bytes(bucket));
+      p.allReduceBytes = saturatingAdd(p.allReduceBytes, bytes(bucket));
+    } else if (auto gather = dyn_cast<nn::AllGatherOp>(op)) {
+      p.allGatherBytes = saturatingAdd(p.allGatherBytes, bytes(gather));
+      if (gather.getPhase() == StepPhase::Forward)
+        p.units.push_back(gather.getUnit().str());
+    } else if (auto input = dyn_cast<nn::ReduceScatterInputOp>(op)) {
+      p.reduceScatterBytes = saturatingAdd(p.reduceScatterBytes, bytes(input));
+    } else if (auto shard = dyn_cast<nn::ShardOp>(op)) {
+      // Rank r holds a full chunk of c rows while (r + 1) c <= dim 0.
+      int64_t rows = shard.getParam().getType().getDimSize(0);
+      int64_t chunk = shard.getType().getDimSize(0);
+      if (chunk > 0)
+        p.sameAsRank0 =
+            std::min(p.sameAsRank0, std::max<int64_t>(rows / chunk, 1));
+    }
+  }
+  return p;
+}
+
+/// The multi-GPU layout and the figures of the ranks the step is
+/// (docs/Report.md): every rank under DDP; under FSDP the ranks whose shards
+/// are as large as rank 0's (the others hold smaller shards: their figures
+/// are at most these).
 static void addParallelJson(const Analyses &a, json::Object &report) {
   if (!a.parallel)
     return;
-  nn::ParallelAttr p = *a.parallel;
-  int64_t ranks = p.getWorldSize();
-  json::Array buckets;
-  for (int64_t b : a.bucketBytes)
+  const ParallelFigures &p = *a.parallel;
+  nn::ParallelAttr layout = p.layout;
+  int64_t ranks = layout.getWorldSize();
+  json::Array buckets, units, shard, smaller;
+  for (int64_t b : p.bucketBytes)
     buckets.push_back(b);
-  report["parallel"] =
-      json::Object{{"strategy", "ddp"},
-                   {"world_size", ranks},
-                   {"dp", p.getDp()},
-                   {"gradient_as_bucket_view", p.getBucketView()},
-                   {"bucket_cap_bytes", p.getBucketCap()},
-                   {"first_bucket_bytes", p.getFirstBucket()},
-                   {"bucket_bytes", std::move(buckets)}};
+  for (const std::string &unit : p.units)
+    units.push_back(unit);
+  for (Attribute pattern : layout.getShard())
+    shard.push_back(cast<StringAttr>(pattern).getValue());
+  for (int64_t r = p.sameAsRank0; r < ranks; ++r)
+    smaller.push_back(r);
+  report["parallel"] = json::Object{
+      {"strategy", layout.getFsdp() > 1 || !units.empty() ? "fsdp" : "ddp"},
+      {"world_size", ranks},
+      {"dp", layout.getDp()},
+      {"fsdp", layout.getFsdp()},
+      {"shard", std::move(shard)},
+      {"units", std::move(units)},
+      {"smaller_ranks", std::move(smaller)},
+      {"gradient_as_bucket_view", layout.getBucketView()},
+      {"bucket_cap_bytes", layout.getBucketCap()},
+      {"first_bucket_bytes", layout.getFirstBucket()},
+      {"bucket_bytes", std::move(buckets)}};
   const MemoryAnalysis &memory = *a.memory;
   json::Object atPeak;
   CategoryBytes breakdown = memory.getBreakdown(memory.getPeakIndex());
   for (unsigned c = 0; c < kNumMemoryCategories; ++c)
     atPeak[stringifyEnum(static_cast<MemoryCategory>(c))] = breakdown[c];
   json::Array ids;
-  for (int64_t r = 0; r < ranks; ++r)
+  for (int64_t r = 0; r < p.sameAsRank0; ++r)
     ids.push_back(r);
-  int64_t allReduce = sumBytes(a.bucketBytes);
-  int64_t moved = ringAllReduceBytes(allReduce, ranks);
   report["ranks"] = json::Array{json::Object{
       {"rank_ids", std::move(ids)},
       {"peak_bytes", memory.getPeakBytes()},
@@ -368,9 +403,12 @@ static void addParallelJson(const Analyses &a, json::Object &report) {
        a.deviceModel ? json::Value(a.devicePeak) : json::Value(nullptr)},
       {"persistent_bytes", memory.getPersistentBytes()},
       {"at_peak", std::move(atPeak)},
-      {"communication", json::Object{{"all_reduce_bytes", allReduce},
-                                     {"sent_bytes", moved},
-                                     {"received_bytes", moved}}}}};
+      {"communication",
+       json::Object{{"all_reduce_bytes", p.allReduceBytes},
+                    {"all_gather_bytes", p.allGatherBytes},
+                    {"reduce_scatter_bytes", p.reduceScatterBytes},
+                    {"sent_bytes", p.getSentBytes()},
+                    {"received_bytes", p.getSentBytes()}}}}};
 }
 
 static json::Object peakOpJson(const Analyses &a) {
@@ -578,20 +616,36 @@ static void writeText(const Analyses &a, const ReportOptions &options,
     os << "   optimizer: " << a.optimizer.value_or("?");
   os << "   precision: " << a.precision << "\n";
   if (a.parallel) {
-    int64_t ranks = a.parallel->getWorldSize();
-    int64_t allReduce = sumBytes(a.bucketBytes);
-    os << llvm::formatv(
-        "parallel: dp={0} (DistributedDataParallel{1}), "
-        "figures per rank",
-        ranks, a.parallel->getBucketView() ? ", gradient_as_bucket_view" : "");
-    if (!a.bucketBytes.empty())
-      os << llvm::formatv("; {0} gradient bucket{1} of {2} in all, "
-                          "all-reduced each step (a rank sends and receives "
-                          "{3})",
-                          a.bucketBytes.size(),
-                          a.bucketBytes.size() == 1 ? "" : "s",
-                          humanBytes(allReduce),
-                          humanBytes(ringAllReduceBytes(allReduce, ranks)));
+    const ParallelFigures &p = *a.parallel;
+    int64_t ranks = p.layout.getWorldSize();
+    if (p.layout.getFsdp() > 1 || !p.units.empty()) {
+      os << llvm::formatv("parallel: fsdp={0} (FSDP2, {1} unit{2}: the root",
+                          ranks, p.units.size(),
+                          p.units.size() == 1 ? "" : "s");
+      if (p.units.size() > 1)
+        os << " and " << p.units.size() - 1 << " by --shard";
+      os << "), figures of rank 0";
+      if (p.sameAsRank0 < ranks)
+        os << " (ranks " << p.sameAsRank0 << ".." << ranks - 1
+           << " hold smaller shards)";
+      os << llvm::formatv("; per step a rank all-gathers {0} and "
+                          "reduce-scatters {1}, sending and receiving {2}",
+                          humanBytes(p.allGatherBytes),
+                          humanBytes(p.reduceScatterBytes),
+                          humanBytes(p.getSentBytes()));
+    } else {
+      os << llvm::formatv(
+          "parallel: dp={0} (DistributedDataParallel{1}), "
+          "figures per rank",
+          ranks, p.layout.getBucketView() ? ", gradient_as_bucket_view" : "");
+      if (!p.bucketBytes.empty())
+        os << llvm::formatv(
+            "; {0} gradient bucket{1} of {2} in all, "
+            "all-reduced each step (a rank sends and "
+            "receives {3})",
+            p.bucketBytes.size(), p.bucketBytes.size() == 1 ? "" : "s",
+            humanBytes(p.allReduceBytes), humanBytes(p.getSentBytes()));
+    }
     os << "\n";
   }
   os << llvm::formatv(

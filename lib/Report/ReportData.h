@@ -37,6 +37,23 @@ struct LayerRow {
   unsigned call = 1;          ///< which call of the layer (shared modules)
 };
 
+/// One rank's share of a multi-GPU job, read off its step.
+struct ParallelFigures {
+  nn::ParallelAttr layout;
+  /// DDP's gradient buckets (nn.grad_bucket), in bytes, in step order.
+  std::vector<int64_t> bucketBytes;
+  /// FSDP's units in the order forward gathers them ("" is the root).
+  std::vector<std::string> units;
+  /// Per step: bytes all-reduced (DDP's buckets), all-gathered (the
+  /// all-gather outputs) and reduce-scattered (the reduce-scatter inputs).
+  int64_t allReduceBytes = 0, allGatherBytes = 0, reduceScatterBytes = 0;
+  /// Ranks 0 .. sameAsRank0 - 1 hold shards as large as rank 0's (all of
+  /// them without sharding); the others hold smaller ones.
+  int64_t sameAsRank0 = 1;
+  /// What one rank sends (and receives) per step with ring collectives.
+  int64_t getSentBytes() const;
+};
+
 /// What the report shows, read from the analyses; nothing is recomputed.
 struct Analyses {
   mlir::func::FuncOp func;
@@ -56,10 +73,9 @@ struct Analyses {
   /// Micro-batches per optimizer update (nn.grad_accum; 1 without
   /// accumulation). The step is one micro-batch's, with the update.
   int64_t gradAccum = 1;
-  /// The multi-GPU layout (nn.parallel) and the step's gradient buckets
-  /// (nn.grad_bucket), in bytes, in step order.
-  std::optional<nn::ParallelAttr> parallel;
-  std::vector<int64_t> bucketBytes;
+  /// The multi-GPU layout (nn.parallel) and what the step's collectives
+  /// move; none for one GPU.
+  std::optional<ParallelFigures> parallel;
   std::unique_ptr<FlopAnalysis> flops;
   /// The step's figures (StepMemory) and its memory analysis.
   std::unique_ptr<StepMemory> stepMemory;
@@ -75,6 +91,10 @@ struct Analyses {
   std::vector<StageMemory> stages;
   std::vector<LayerRow> layers;
 };
+
+/// The collectives and layout of a parallel step.
+ParallelFigures readParallelFigures(mlir::func::FuncOp func,
+                                    nn::ParallelAttr layout);
 
 /// Runs the analyses of the module's `@step` (or `@forward`).
 mlir::FailureOr<Analyses> analyze(mlir::ModuleOp module,

@@ -16,7 +16,7 @@ module {
 
 module {
   // expected-error @below {{the step is already parallel ('nn.parallel')}}
-  func.func @step(%x: tensor<2x8xf32>) attributes {nn.mode = #nn<mode inference>, nn.parallel = #nn.parallel<dp = 2, bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>} {
+  func.func @step(%x: tensor<2x8xf32>) attributes {nn.mode = #nn<mode inference>, nn.parallel = #nn.parallel<dp = 2, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>} {
     return
   }
 }

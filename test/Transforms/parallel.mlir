@@ -11,12 +11,12 @@
 // fc2.bias 16 + fc1.weight 512 = 528 >= 500 closes the second (4 + 128);
 // fc1.bias is left in the last (16).
 // CHECK-LABEL: func.func @step
-// CHECK-SAME: nn.parallel = #nn.parallel<dp = 2, bucket_cap = 500, first_bucket = 200, bucket_view = false>
+// CHECK-SAME: nn.parallel = #nn.parallel<dp = 2, fsdp = 1, shard = [], bucket_cap = 500, first_bucket = 200, bucket_view = false>
 // CHECK-NEXT: nn.grad_bucket "ddp.bucket0" params ["fc2.weight"] : tensor<64xf32>
 // CHECK-NEXT: nn.grad_bucket "ddp.bucket1" params ["fc2.bias", "fc1.weight"] : tensor<132xf32>
 // CHECK-NEXT: nn.grad_bucket "ddp.bucket2" params ["fc1.bias"] : tensor<16xf32>
 // With DDP's defaults (1 MiB first bucket) all 212 elements share one.
-// ONE: nn.parallel = #nn.parallel<dp = 4, bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>
+// ONE: nn.parallel = #nn.parallel<dp = 4, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>
 // ONE-NEXT: nn.grad_bucket "ddp.bucket0" params ["fc2.weight", "fc2.bias", "fc1.weight", "fc1.bias"] : tensor<212xf32>
 // ONE-NOT: nn.grad_bucket
 // Inference has no gradients: the layout only.

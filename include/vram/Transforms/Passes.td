@@ -298,6 +298,11 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
            "bytes after which the first bucket closes">,
     Option<"bucketView", "bucket-view", "bool", /*default=*/"false",
            ".grad is a view into its bucket (gradient_as_bucket_view)">,
+    Option<"fsdp", "fsdp", "int64_t", /*default=*/"1",
+           "ranks the parameters are sharded over (FSDP2 fully_shard), >= 1">,
+    ListOption<"shard", "shard", "std::string",
+               "globs or module paths of the modules wrapped with "
+               "fully_shard before the root (model.layers.*)">,
     Option<"entry", "entry", "std::string", /*default=*/"\"step\"",
            "name of the built step">,
   ];

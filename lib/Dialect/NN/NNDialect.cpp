@@ -47,10 +47,21 @@ OptimizerConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 LogicalResult ParallelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                   int64_t dp, int64_t bucketCap,
-                                   int64_t firstBucket, bool) {
-  if (dp < 1)
-    return emitError() << "parallel dp must be >= 1, got " << dp;
+                                   int64_t dp, int64_t fsdp, ArrayAttr shard,
+                                   int64_t bucketCap, int64_t firstBucket,
+                                   bool) {
+  if (dp < 1 || fsdp < 1)
+    return emitError() << "parallel dp and fsdp must be >= 1, got dp = " << dp
+                       << ", fsdp = " << fsdp;
+  if (dp > 1 && fsdp > 1)
+    return emitError() << "parallel dp and fsdp together (HSDP) are not "
+                          "modelled";
+  if (!shard || !llvm::all_of(shard, [](Attribute a) {
+        auto s = dyn_cast<StringAttr>(a);
+        return s && !s.getValue().empty();
+      }))
+    return emitError() << "parallel shard must be an array of non-empty "
+                          "module patterns";
   if (bucketCap < 1 || firstBucket < 1)
     return emitError() << "parallel bucket sizes must be >= 1 byte";
   return success();
@@ -218,11 +229,15 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
     });
     return failure(walk.wasInterrupted());
   }
+  if (name == kShardedAttrName)
+    return expect(isa<UnitAttr>(value) && isa<ParamOp>(op),
+                  "a unit attribute on an nn.param");
   if (name == kParallelAttrName)
-    return expect(isa<ParallelAttr>(value) && isa<FunctionOpInterface>(op),
-                  "a parallel layout (#nn.parallel<dp = 8, bucket_cap = "
-                  "26214400, first_bucket = 1048576, bucket_view = false>) on "
-                  "a function");
+    return expect(
+        isa<ParallelAttr>(value) && isa<FunctionOpInterface>(op),
+        "a parallel layout (#nn.parallel<dp = 8, fsdp = 1, shard = [], "
+        "bucket_cap = 26214400, first_bucket = 1048576, bucket_view "
+        "= false>) on a function");
   if (name == kLoraAttrName)
     return expect(isa<LoraConfigAttr>(value) && isa<FunctionOpInterface>(op),
                   "a LoRA configuration (#nn.lora<r = 4, alpha = 32.0, "

@@ -105,6 +105,34 @@ MemoryCategory GradBucketOp::getMemoryCategory() {
 }
 std::string GradBucketOp::getStorageName() { return getName().str(); }
 
+LogicalResult ShardOp::verify() {
+  auto full = cast<RankedTensorType>(getParam().getType());
+  auto shard = cast<RankedTensorType>(getResult().getType());
+  int64_t ranks = getRanks();
+  if (ranks < 1)
+    return emitOpError("needs ranks >= 1, got ") << ranks;
+  if (full.getRank() < 1)
+    return emitOpError("shards dim 0: the parameter needs one");
+  SmallVector<int64_t> expected(full.getShape());
+  expected[0] = llvm::divideCeil(expected[0], ranks);
+  if (shard.getShape() != ArrayRef<int64_t>(expected) ||
+      shard.getElementType() != full.getElementType())
+    return emitOpError("result must be ")
+           << RankedTensorType::get(expected, full.getElementType())
+           << " (dim 0 in chunks of ceil(" << full.getDimSize(0) << " / "
+           << ranks << ")), got " << shard;
+  return success();
+}
+
+MemoryCategory ShardOp::getMemoryCategory() {
+  return MemoryCategory::Parameters;
+}
+std::string ShardOp::getStorageName() {
+  if (auto owner = getParam().getDefiningOp<PersistentStorageOpInterface>())
+    return owner.getStorageName();
+  return "?";
+}
+
 /// Persistent state tensors per parameter (torch.optim's `state[p]`).
 static unsigned statesPerParam(OptimizerKind kind) {
   switch (kind) {

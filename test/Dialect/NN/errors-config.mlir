@@ -137,7 +137,7 @@ func.func @step() attributes {nn.mode = #nn<mode train>, nn.grad_accum = 0 : i64
 // -----
 
 // nn.parallel: not a parallel layout
-// expected-error @+1 {{'nn.parallel' must be a parallel layout (#nn.parallel<dp = 8, bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>) on a function, got "dp=8"}}
+// expected-error @+1 {{'nn.parallel' must be a parallel layout (#nn.parallel<dp = 8, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>) on a function, got "dp=8"}}
 func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = "dp=8"} {
   return
 }
@@ -145,8 +145,8 @@ func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = "dp=8"} {
 // -----
 
 // nn.parallel: no ranks
-// expected-error @+1 {{parallel dp must be >= 1, got 0}}
-func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 0, bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>} {
+// expected-error @+1 {{parallel dp and fsdp must be >= 1, got dp = 0, fsdp = 1}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 0, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>} {
   return
 }
 
@@ -154,6 +154,30 @@ func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.paral
 
 // nn.parallel: an empty bucket
 // expected-error @+1 {{parallel bucket sizes must be >= 1 byte}}
-func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 2, bucket_cap = 0, first_bucket = 1048576, bucket_view = false>} {
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 2, fsdp = 1, shard = [], bucket_cap = 0, first_bucket = 1048576, bucket_view = false>} {
+  return
+}
+
+// -----
+
+// nn.parallel: dp and fsdp together (HSDP)
+// expected-error @+1 {{parallel dp and fsdp together (HSDP) are not modelled}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 2, fsdp = 4, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>} {
+  return
+}
+
+// -----
+
+// nn.parallel: an empty shard pattern
+// expected-error @+1 {{parallel shard must be an array of non-empty module patterns}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 1, fsdp = 4, shard = [""], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>} {
+  return
+}
+
+// -----
+
+// nn.sharded: only on a parameter
+// expected-error @+1 {{'nn.sharded' must be a unit attribute on an nn.param, got unit}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.sharded} {
   return
 }

@@ -241,24 +241,35 @@ def NN_ParallelAttr : AttrDef<NN_Dialect, "Parallel"> {
   let mnemonic = "parallel";
   let summary = "how the ranks of a multi-GPU job share the step";
   let description = [{
-    `#nn.parallel<dp = 8, bucket_cap = 26214400, first_bucket = 1048576,
-    bucket_view = false>`: DistributedDataParallel over `dp` ranks (>= 1),
-    each holding the whole model and its own micro-batch. The reducer packs
-    gradients into buckets (the first up to `first_bucket` bytes, then up to
-    `bucket_cap`, in the order backward finishes them); with `bucket_view`
-    (gradient_as_bucket_view=True) `.grad` is a view into its bucket.
-    vram-parallel sets it as `nn.parallel` on `@step`, and adds the buckets
-    of a training step as `nn.grad_bucket`.
+    `#nn.parallel<dp = 8, fsdp = 1, shard = [], bucket_cap = 26214400,
+    first_bucket = 1048576, bucket_view = false>`: the step is one rank's of
+    `dp x fsdp` ranks (each >= 1, one of them 1).
+
+    - `dp`: DistributedDataParallel; every rank holds the whole model. The
+      reducer packs gradients into buckets (the first up to `first_bucket`
+      bytes, then up to `bucket_cap`, in the order backward finishes them);
+      with `bucket_view` (gradient_as_bucket_view=True) `.grad` is a view
+      into its bucket.
+    - `fsdp`: FSDP2 (fully_shard) over that many ranks, each module the
+      `shard` patterns select a unit, the rest of the model the root unit;
+      the figures are rank 0's, whose shards are the largest.
+
+    vram-parallel sets it as `nn.parallel` on `@step`, adds the buckets of a
+    data-parallel training step as `nn.grad_bucket`, and rewrites a sharded
+    step into rank 0's: `nn.shard`, `nn.all_gather`, `nn.unshard`,
+    `nn.reduce_scatter_input`, `nn.reduce_scatter`, `nn.release`.
   }];
-  let parameters = (ins "int64_t":$dp, "int64_t":$bucketCap,
+  let parameters = (ins "int64_t":$dp, "int64_t":$fsdp,
+                        "::mlir::ArrayAttr":$shard, "int64_t":$bucketCap,
                         "int64_t":$firstBucket, "bool":$bucketView);
-  let assemblyFormat = "`<` `dp` `=` $dp `,` `bucket_cap` `=` $bucketCap `,` "
+  let assemblyFormat = "`<` `dp` `=` $dp `,` `fsdp` `=` $fsdp `,` `shard` `=` "
+                       "$shard `,` `bucket_cap` `=` $bucketCap `,` "
                        "`first_bucket` `=` $firstBucket `,` `bucket_view` `=` "
                        "$bucketView `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The ranks of the job.
-    int64_t getWorldSize() const { return getDp(); }
+    int64_t getWorldSize() const { return getDp() * getFsdp(); }
   }];
 }
 

@@ -58,6 +58,10 @@ def NN_Dialect : Dialect {
     /// How the ranks of a multi-GPU job share the step (#nn.parallel,
     /// vram-parallel) on `@step`.
     static constexpr ::llvm::StringLiteral kParallelAttrName = "nn.parallel";
+    /// On an nn.param of a sharded step: the parameter exists only as its
+    /// shards (nn.shard) and the unsharded copies the step gathers; the
+    /// nn.param itself holds no memory.
+    static constexpr ::llvm::StringLiteral kShardedAttrName = "nn.sharded";
     /// The phase of a step op that is not its kind's (an op recomputed by
     /// activation checkpointing: `nn.phase = #nn<phase recompute>`).
     static constexpr ::llvm::StringLiteral kPhaseAttrName = "nn.phase";

@@ -1138,6 +1138,118 @@ def NN_GradBucketOp : NN_Op<"grad_bucket",
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Sharded data parallelism (FSDP2, vram-parallel fsdp=N): the collectives of
+// one rank and the buffers they allocate. The memory analysis sees them as
+// ordinary values; what each allocates is its result.
+//===----------------------------------------------------------------------===//
+
+def NN_ShardOp : NN_Op<"shard",
+    [DeclareOpInterfaceMethods<NN_PersistentStorageOpInterface>]> {
+  let summary = "one rank's shard of a parameter (FSDP2's sharded parameter)";
+  let description = [{
+    fully_shard keeps, per parameter, this rank's chunk of dim 0 padded to
+    ceil(dim0 / ranks) rows: the storage behind the DTensor the optimizer
+    updates. Persistent, a parameter.
+
+    ```mlir
+    %s = nn.shard %w {ranks = 2 : i64} : tensor<512x512xf32> -> tensor<256x512xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$param, I64Attr:$ranks);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat =
+      "$param attr-dict `:` type($param) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+class NN_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : NN_Op<mnemonic, !listconcat(traits, [NN_StepPhaseOpInterface])> {
+  code collectivePhase = [{
+    ::vram::nn::StepPhase getStepPhase() { return getPhase(); }
+  }];
+}
+
+def NN_AllGatherOp : NN_CollectiveOp<"all_gather"> {
+  let summary = "all-gathers a unit's shards into one flat buffer";
+  let description = [{
+    FSDP2's foreach_all_gather for the parameters of one fully_shard unit:
+    the result is the flat all-gather output, `ranks` times the unit's padded
+    shards; it lives until `nn.unshard` has copied it out (in forward,
+    until the next unit's copy-out: `nn.release`).
+
+    ```mlir
+    %flat = nn.all_gather %s0, %s1 {unit = "layer1", phase = #nn<phase forward>} : (tensor<256x512xf32>, tensor<256xf32>) -> tensor<263168xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<NN_FloatTensor>:$shards, StrAttr:$unit,
+                       NN_StepPhaseAttr:$phase);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat =
+      "$shards attr-dict `:` functional-type($shards, results)";
+  let extraClassDeclaration = collectivePhase;
+}
+
+def NN_UnshardOp : NN_CollectiveOp<"unshard"> {
+  let summary = "copies a unit's all-gathered parameters out";
+  let description = [{
+    The unsharded parameters of a unit, each `ranks` padded shards long,
+    copied out of the flat all-gather buffer (FSDP2's copy-out).
+
+    ```mlir
+    %w, %b = nn.unshard %flat {unit = "layer1", phase = #nn<phase forward>} : tensor<263168xf32> -> (tensor<512x512xf32>, tensor<512xf32>)
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$flat, StrAttr:$unit,
+                       NN_StepPhaseAttr:$phase);
+  let results = (outs Variadic<NN_FloatTensor>:$params);
+  let assemblyFormat = "$flat attr-dict `:` type($flat) `->` type($params)";
+  let extraClassDeclaration = collectivePhase;
+}
+
+def NN_ReduceScatterInputOp : NN_CollectiveOp<"reduce_scatter_input"> {
+  let summary = "copies a unit's unsharded gradients into one flat buffer";
+  let description = [{
+    FSDP2's reduce-scatter input: the unit's gradients, each padded to
+    `ranks` shards, in one flat buffer; the gradients are dropped after.
+    FSDP2 keeps the buffer until the next unit's reduce-scatter
+    (`nn.release`).
+  }];
+  let arguments = (ins Variadic<NN_FloatTensor>:$grads, StrAttr:$unit,
+                       NN_StepPhaseAttr:$phase);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat =
+      "$grads attr-dict `:` functional-type($grads, results)";
+  let extraClassDeclaration = collectivePhase;
+}
+
+def NN_ReduceScatterOp : NN_CollectiveOp<"reduce_scatter"> {
+  let summary = "reduce-scatters a unit's gradients into this rank's shards";
+  let description = [{
+    The flat reduce-scatter output, this rank's padded gradient shards of
+    the unit; the sharded `.grad` of each parameter is a view into it.
+  }];
+  let arguments = (ins NN_FloatTensor:$input, StrAttr:$unit,
+                       NN_StepPhaseAttr:$phase);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let extraClassDeclaration = collectivePhase;
+}
+
+def NN_ReleaseOp : NN_CollectiveOp<"release"> {
+  let summary = "the point where FSDP2 drops its reference to buffers";
+  let description = [{
+    No computation: the last use of the collective buffers it names, so the
+    memory analysis frees them here (FSDP2 keeps the previous all-gather
+    output until the next copy-out in forward, and the previous
+    reduce-scatter input until the next reduce-scatter).
+  }];
+  let arguments = (ins Variadic<NN_FloatTensor>:$buffers,
+                       NN_StepPhaseAttr:$phase);
+  let assemblyFormat = "$buffers attr-dict `:` type($buffers)";
+  let extraClassDeclaration = collectivePhase;
+}
+
 def NN_OptimizerStepOp : NN_Op<"optimizer_step", [AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<NN_StepPhaseOpInterface>,
     DeclareOpInterfaceMethods<NN_CostOpInterface>,

@@ -1,0 +1,220 @@
+"""FSDP2 (fully_shard) under torch 2.x on the CPU (issue 24, --parallel=fsdp=N).
+
+Each rank of a gloo process group on this machine builds the model, wraps
+the modules named by the case with fully_shard and then the whole model
+(the root), and trains as training loops write it:
+
+    opt.zero_grad(set_to_none=True)
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+
+after two warm-up steps. Per rank it records, counting the bytes PyTorch's
+CPU allocator holds in every thread (memhook/memhook.c, preloaded: the
+profiler that measure.py reads misses the frees gloo's threads make; on
+the single-process resnet18 step the two agree to 0.02%, 83,528,920 vs
+83,511,200):
+  - persistent: the live bytes after the third zero_grad, counted from
+    before the model was built (sharded parameters, buffers, optimizer
+    state, inputs);
+  - cpu_step_peak_above_baseline: the peak of one steady-state step above
+    the live bytes after its zero_grad, as measure.py counts it;
+with FSDP2's all-gather and reduce-scatter done as in-place all-reduces
+(use_in_place_collectives: what FSDP2 itself allocates, as under NCCL),
+and again with gloo's own collectives (`gloo_collectives`: these add
+copies whose lifetime depends on gloo's threads, so ranks differ).
+
+Cases: `mlp` (4 x Linear(512, 512) + ReLU, each Linear a unit, batch 8),
+resnet18 (102 classes, 224x224, each BasicBlock a unit, batch 2).
+
+    benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/fsdp.py
+
+writes results/fsdp-torch-<version>-cpu.json, the reference of
+test/Transforms/parallel-fsdp.test.
+"""
+import ctypes
+import datetime
+import json
+import os
+import pathlib
+import platform
+import socket
+import subprocess
+import sys
+import tempfile
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn as nn
+import torch.nn.functional as F
+import torchvision
+
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+# (model, world size, optimizer)
+CASES = [("mlp", 2, "sgd"), ("mlp", 2, "adam"), ("mlp", 4, "sgd"),
+         ("resnet18", 2, "sgd"), ("resnet18", 2, "adam"), ("resnet18", 4, "sgd")]
+
+
+def build(name):
+    """The model, its units (module names) and one batch."""
+    if name == "mlp":
+        layers = []
+        for _ in range(4):
+            layers += [nn.Linear(512, 512), nn.ReLU()]
+        model = nn.Sequential(*layers)
+        units = [str(i) for i in range(0, 8, 2)]
+        x, y = torch.randn(8, 512), torch.randint(0, 512, (8,))
+    else:
+        model = torchvision.models.resnet18(num_classes=102)
+        units = [f"layer{i}.{j}" for i in range(1, 5) for j in range(2)]
+        x, y = torch.randn(2, 3, 224, 224), torch.randint(0, 102, (2,))
+    return model.train(), units, x, y
+
+
+def train_step(model, opt, x, y):
+    opt.zero_grad(set_to_none=True)
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    del loss
+    opt.step()
+
+
+# Buffers the in-place collectives reduce in, by dtype: made during the
+# warm-up steps, then reused, so that gloo's threads never hold a tensor
+# FSDP2 frees.
+SCRATCH = {}
+
+
+def scratch_bytes():
+    return sum(t.numel() * t.element_size() for t in SCRATCH.values())
+
+
+def use_in_place_collectives():
+    """FSDP2's all-gather and reduce-scatter as all-reduces in a scratch buffer.
+
+    gloo's all_gather_single and reduce_scatter_single allocate copies of
+    their buffers, and gloo's worker threads hold the tensors of a
+    collective until its work object dies, so when FSDP2's buffers are
+    freed depends on thread scheduling (ranks differ). NCCL, on the GPUs
+    vram-opt models, allocates none through PyTorch. Here each collective
+    copies into a scratch buffer made once (excluded from the figures),
+    all-reduces it in place and copies the result out: the same values, and
+    the measured bytes are FSDP2's own."""
+    def scratch(numel, like):
+        buf = SCRATCH.get(like.dtype)
+        if buf is None or buf.numel() < numel:
+            SCRATCH[like.dtype] = buf = torch.empty(numel, dtype=like.dtype)
+        return buf[:numel]
+
+    def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
+        ranks, rank = group.size(), group.rank()
+        chunk = input_tensor.numel()
+        buf = scratch(chunk * ranks, output_tensor)
+        buf.zero_()
+        buf.narrow(0, rank * chunk, chunk).copy_(input_tensor)
+        dist.all_reduce(buf, group=group)
+        output_tensor.copy_(buf)
+
+    def reduce_scatter_single(output, input, group=None, op=dist.ReduceOp.SUM, async_op=False):
+        buf = scratch(input.numel(), input)
+        buf.copy_(input)
+        dist.all_reduce(buf, op=op, group=group)
+        chunk = input.numel() // group.size()
+        output.copy_(buf.narrow(0, group.rank() * chunk, chunk))
+
+    dist.all_gather_single = all_gather_single
+    dist.reduce_scatter_single = reduce_scatter_single
+
+
+def run_rank(rank, world, name, optimizer, in_place, port, queue):
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    if in_place:
+        use_in_place_collectives()
+    mesh = init_device_mesh("cpu", (world,))
+    torch.set_num_threads(1)
+    hook = ctypes.CDLL(None)  # memhook.so, preloaded
+    hook.vram_live.restype = hook.vram_peak.restype = ctypes.c_longlong
+    start = hook.vram_live()
+    torch.manual_seed(0)
+    model, units, x, y = build(name)
+    for unit in units:
+        fully_shard(model.get_submodule(unit), mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    opt = (torch.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
+           else torch.optim.Adam(model.parameters(), lr=1e-3))
+    train_step(model, opt, x, y)
+    train_step(model, opt, x, y)
+    opt.zero_grad(set_to_none=True)
+    dist.barrier()
+    persistent = hook.vram_live() - start - scratch_bytes()
+    hook.vram_reset_peak()
+    base = hook.vram_live()
+    train_step(model, opt, x, y)
+    peak = hook.vram_peak() - base
+    queue.put({"rank": rank, "persistent": persistent, "cpu_step_peak_above_baseline": peak})
+    dist.destroy_process_group()
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run(world, name, optimizer, in_place):
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    port = free_port()
+    procs = [ctx.Process(target=run_rank, args=(r, world, name, optimizer, in_place, port, queue))
+             for r in range(world)]
+    for p in procs:
+        p.start()
+    rows = sorted((queue.get() for _ in procs), key=lambda r: r["rank"])
+    for p in procs:
+        p.join()
+        assert p.exitcode == 0
+    return rows
+
+
+def main():
+    # Every worker counts the CPU allocator's bytes with memhook.so
+    # (memhook/memhook.c): the profiler misses frees made by gloo's threads.
+    lib = pathlib.Path(tempfile.mkdtemp()) / "memhook.so"
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(lib),
+                    str(pathlib.Path(__file__).resolve().parent / "memhook" / "memhook.c"),
+                    "-ldl", "-lpthread"], check=True)
+    os.environ["LD_PRELOAD"] = str(lib)
+    only = sys.argv[1:]
+    rows = []
+    for name, world, optimizer in CASES:
+        case = f"{name}_fsdp{world}_{optimizer}"
+        if only and case not in only:
+            continue
+        ranks = run(world, name, optimizer, True)
+        gloo = run(world, name, optimizer, False)
+        row = {"id": case, "model": name, "world_size": world, "optimizer": optimizer,
+               "units": build(name)[1],
+               "persistent": [r["persistent"] for r in ranks],
+               "cpu_step_peak_above_baseline": [r["cpu_step_peak_above_baseline"] for r in ranks],
+               "gloo_collectives": {
+                   "persistent": [r["persistent"] for r in gloo],
+                   "cpu_step_peak_above_baseline": [r["cpu_step_peak_above_baseline"] for r in gloo]}}
+        print(row, flush=True)
+        rows.append(row)
+    if only:
+        return
+    out = ROOT / "benchmarks" / "accuracy" / "results" / f"fsdp-torch-{torch.__version__.split('+')[0]}-cpu.json"
+    out.write_text(json.dumps({
+        "measured_with": f"torch {torch.__version__} cpu (PyPI wheel), gloo, torchvision "
+                         f"{torchvision.__version__}, {platform.platform()}, {datetime.date.today()}",
+        "rows": rows}, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
