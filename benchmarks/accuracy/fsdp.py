@@ -25,7 +25,10 @@ and again with gloo's own collectives (`gloo_collectives`: these add
 copies whose lifetime depends on gloo's threads, so ranks differ).
 
 Cases: `mlp` (4 x Linear(512, 512) + ReLU, each Linear a unit, batch 8),
-resnet18 (102 classes, 224x224, each BasicBlock a unit, batch 2).
+resnet18 (102 classes, 224x224, each BasicBlock a unit, batch 2), `llama`
+(transformers' LlamaForCausalLM at test/Inputs/hf/small/llama.json, sdpa,
+batch 2 x 256 tokens, cross-entropy over the flattened logits, each decoder
+layer a unit; world size 1 is the model without FSDP).
 
     benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/fsdp.py
 
@@ -53,8 +56,11 @@ import torchvision
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # (model, world size, optimizer)
+# World size 1: the model without FSDP, the one-process reference.
 CASES = [("mlp", 2, "sgd"), ("mlp", 2, "adam"), ("mlp", 4, "sgd"),
-         ("resnet18", 2, "sgd"), ("resnet18", 2, "adam"), ("resnet18", 4, "sgd")]
+         ("resnet18", 2, "sgd"), ("resnet18", 2, "adam"), ("resnet18", 4, "sgd"),
+         ("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 4, "sgd"), ("llama", 2, "adam")]
+LLAMA_BATCH, LLAMA_SEQ = 2, 256
 
 
 def build(name):
@@ -66,6 +72,26 @@ def build(name):
         model = nn.Sequential(*layers)
         units = [str(i) for i in range(0, 8, 2)]
         x, y = torch.randn(8, 512), torch.randint(0, 512, (8,))
+    elif name == "llama":
+        # transformers' LlamaForCausalLM at test/Inputs/hf/small/llama.json,
+        # trained with cross-entropy over the flattened logits (vram-opt's
+        # loss for --hf; transformers' own loss shifts the labels).
+        from transformers import AutoConfig, AutoModelForCausalLM
+        config = AutoConfig.from_pretrained(ROOT / "test" / "Inputs" / "hf" / "small" / "llama.json")
+        lm = AutoModelForCausalLM.from_config(config, attn_implementation="sdpa")
+
+        class Logits(nn.Module):
+            def __init__(self, lm):
+                super().__init__()
+                self.lm = lm
+
+            def forward(self, ids):
+                return self.lm(ids).logits.flatten(0, 1)
+
+        model = Logits(lm)
+        units = [f"lm.model.layers.{i}" for i in range(config.num_hidden_layers)]
+        x = torch.randint(0, config.vocab_size, (LLAMA_BATCH, LLAMA_SEQ))
+        y = torch.randint(0, config.vocab_size, (LLAMA_BATCH * LLAMA_SEQ,))
     else:
         model = torchvision.models.resnet18(num_classes=102)
         units = [f"layer{i}.{j}" for i in range(1, 5) for j in range(2)]
@@ -142,9 +168,10 @@ def run_rank(rank, world, name, optimizer, in_place, port, queue):
     start = hook.vram_live()
     torch.manual_seed(0)
     model, units, x, y = build(name)
-    for unit in units:
-        fully_shard(model.get_submodule(unit), mesh=mesh)
-    fully_shard(model, mesh=mesh)
+    if world > 1:
+        for unit in units:
+            fully_shard(model.get_submodule(unit), mesh=mesh)
+        fully_shard(model, mesh=mesh)
     opt = (torch.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
            else torch.optim.Adam(model.parameters(), lr=1e-3))
     train_step(model, opt, x, y)
@@ -192,11 +219,11 @@ def main():
     only = sys.argv[1:]
     rows = []
     for name, world, optimizer in CASES:
-        case = f"{name}_fsdp{world}_{optimizer}"
+        case = f"{name}_fsdp{world}_{optimizer}" if world > 1 else f"{name}_plain_{optimizer}"
         if only and case not in only:
             continue
         ranks = run(world, name, optimizer, True)
-        gloo = run(world, name, optimizer, False)
+        gloo = run(world, name, optimizer, False) if world > 1 else ranks
         row = {"id": case, "model": name, "world_size": world, "optimizer": optimizer,
                "units": build(name)[1],
                "persistent": [r["persistent"] for r in ranks],

@@ -261,12 +261,14 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
     for (ParamOp param : u.params)
       unitOfParam[param] = &u;
   auto unitOfOp = [&](Operation *op) -> ShardUnit * {
-    StringRef module =
-        patterns.empty() ? StringRef()
-                         : patterns.matchingModule(getLayerName(op->getLoc()));
-    auto it = units.find(module);
+    if (patterns.empty())
+      return &units[""];
+    // The layer name outlives the module name that points into it.
+    std::string layer = getLayerName(op->getLoc());
+    auto it = units.find(patterns.matchingModule(layer));
     return it == units.end() ? &units[""] : &it->second;
   };
+
   auto before = [](Operation *a, Operation *b) {
     return !b || (a && a->isBeforeInBlock(b));
   };
