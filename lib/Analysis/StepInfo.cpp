@@ -67,6 +67,20 @@ FailureOr<ParameterSummary> vram::summarizeParameters(Operation *func) {
   return summary;
 }
 
+Operation *vram::getParameterOf(Value v) {
+  if (auto slice = v.getDefiningOp<nn::SliceOp>())
+    v = slice.getInput();
+  if (auto unshard = v.getDefiningOp<nn::UnshardOp>()) {
+    auto gather = unshard.getFlat().getDefiningOp<nn::AllGatherOp>();
+    unsigned i = cast<OpResult>(v).getResultNumber();
+    if (!gather || i >= gather.getShards().size())
+      return nullptr;
+    auto shard = gather.getShards()[i].getDefiningOp<nn::ShardOp>();
+    v = shard ? shard.getParam() : Value();
+  }
+  return v ? v.getDefiningOp<nn::ParamOp>() : nullptr;
+}
+
 std::optional<int64_t> vram::getBatchSize(Operation *func) {
   if (auto batch =
           func->getAttrOfType<IntegerAttr>(nn::NNDialect::kBatchAttrName))

@@ -132,6 +132,12 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
     if (getStepPhase(&op) != StepPhase::Forward || op.getNumResults() == 0 ||
         isa<nn::PersistentStorageOpInterface, nn::SavedOp>(op))
       continue;
+    // FSDP's collectives and the views of gathered parameters belong to no
+    // layer: the layers' rows count the parameters they use.
+    if (isa<nn::AllGatherOp, nn::UnshardOp, nn::ReduceScatterInputOp,
+            nn::ReduceScatterOp>(op) ||
+        getParameterOf(op.getResult(0)))
+      continue;
     std::string name = getLayerName(op.getLoc());
     if (table.empty() || name != previous) {
       if (!table.empty())
@@ -156,8 +162,8 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
     lastType = op.getResult(0).getType();
     row.flops += a.flops->getOpFlops(&op, convention);
     for (Value operand : op.getOperands())
-      if (auto param = operand.getDefiningOp<nn::ParamOp>())
-        if (paramsSeen.insert({index, operand}).second)
+      if (auto param = dyn_cast_or_null<nn::ParamOp>(getParameterOf(operand)))
+        if (paramsSeen.insert({index, param.getResult()}).second)
           row.params +=
               cast<RankedTensorType>(param.getType()).getNumElements();
   }

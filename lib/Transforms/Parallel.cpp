@@ -385,6 +385,8 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
       if (cast<RankedTensorType>(gathered.getType()).getDimSize(0) != rows) {
         auto view =
             SliceOp::create(builder, param.getLoc(), gathered, 0, 0, rows, 1);
+        if (phase != StepPhase::Forward)
+          view->setAttr(NNDialect::kPhaseAttrName, phaseAttr(phase));
         value = view;
         last = view;
       }
@@ -543,9 +545,14 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
           shardType(cast<RankedTensorType>(param.getType()), ranks);
       Value view = SliceOp::create(builder, param.getLoc(), output, 0, offset,
                                    offset + type.getNumElements(), 1);
+      view.getDefiningOp()->setAttr(NNDialect::kPhaseAttrName,
+                                    phaseAttr(StepPhase::Backward));
       offset += type.getNumElements();
-      if (type.getRank() != 1)
+      if (type.getRank() != 1) {
         view = ReshapeOp::create(builder, param.getLoc(), type, view);
+        view.getDefiningOp()->setAttr(NNDialect::kPhaseAttrName,
+                                      phaseAttr(StepPhase::Backward));
+      }
       cursor = view.getDefiningOp();
       shardedGrad[finalGrad.lookup(param.getResult())] = view;
     }

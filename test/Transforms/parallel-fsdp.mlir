@@ -40,15 +40,16 @@
 // CHECK-NEXT: nn.release %[[RU]] {phase = #nn<phase backward>}
 // CHECK-NEXT: %[[RI:.*]] = nn.reduce_scatter_input %{{.*}} {phase = #nn<phase backward>, unit = ""} : (tensor<3x16xf32>) -> tensor<64xf32>
 // CHECK-NEXT: %[[RO:.*]] = nn.reduce_scatter %[[RI]] {phase = #nn<phase backward>, unit = ""} : tensor<64xf32> -> tensor<32xf32>
-// CHECK: %[[G2:.*]] = nn.reshape %{{.*}} : tensor<32xf32> -> tensor<2x16xf32>
+// CHECK: %[[G2:.*]] = nn.reshape %{{.*}} {nn.phase = #nn<phase backward>} : tensor<32xf32> -> tensor<2x16xf32>
 // CHECK-NEXT: nn.release %[[BU]]#0, %[[BU]]#1 {phase = #nn<phase backward>}
 // The previous reduce-scatter input lives until the next one.
 // CHECK-NEXT: nn.release %[[RI]] {phase = #nn<phase backward>}
 // CHECK-NEXT: %[[FI:.*]] = nn.reduce_scatter_input %[[G1]]#0, %[[G1]]#1 {phase = #nn<phase backward>, unit = "fc1"} : (tensor<16x8xf32>, tensor<16xf32>) -> tensor<144xf32>
 // CHECK-NEXT: %[[FO:.*]] = nn.reduce_scatter %[[FI]] {{.*}} : tensor<144xf32> -> tensor<72xf32>
-// CHECK-NEXT: %[[V:.*]] = nn.slice %[[FO]] {dim = 0 : i64, end = 64 : i64, start = 0 : i64}
-// CHECK-NEXT: %[[GW:.*]] = nn.reshape %[[V]] : tensor<64xf32> -> tensor<8x8xf32>
-// CHECK-NEXT: %[[GB:.*]] = nn.slice %[[FO]] {dim = 0 : i64, end = 72 : i64, start = 64 : i64}
+// The gradient shards are views made in backward.
+// CHECK-NEXT: %[[V:.*]] = nn.slice %[[FO]] {dim = 0 : i64, end = 64 : i64, nn.phase = #nn<phase backward>, start = 0 : i64}
+// CHECK-NEXT: %[[GW:.*]] = nn.reshape %[[V]] {nn.phase = #nn<phase backward>} : tensor<64xf32> -> tensor<8x8xf32>
+// CHECK-NEXT: %[[GB:.*]] = nn.slice %[[FO]] {dim = 0 : i64, end = 72 : i64, nn.phase = #nn<phase backward>, start = 64 : i64}
 // CHECK-NEXT: nn.release %[[FI]] {phase = #nn<phase backward>}
 // The optimizer updates the shards with their gradient shards.
 // CHECK-NEXT: nn.optimizer_step adam foreach params(%[[S1W]], %[[S1B]], %[[S2]]) grads(%[[GW]], %[[GB]], %[[G2]])

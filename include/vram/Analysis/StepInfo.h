@@ -40,6 +40,11 @@ struct ParameterSummary {
 /// Fails with an error at the tensor whose count overflows 64 bits.
 mlir::FailureOr<ParameterSummary> summarizeParameters(mlir::Operation *func);
 
+/// The nn.param whose value `v` is: the parameter itself, or, in a step
+/// sharded by vram-parallel, its gathered copy (nn.unshard, viewed to its
+/// size by nn.slice); null for any other value.
+mlir::Operation *getParameterOf(mlir::Value v);
+
 /// The batch size of a model or step: its `nn.batch` attribute (set by the
 /// front end that bound it), else the leading dimension of its first
 /// ranked argument, else nullopt.

@@ -194,10 +194,14 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == kPhaseAttrName) {
     // Only a forward op can be recomputed; ops with a phase of their own
-    // (backward nodes, the update) keep it.
+    // (backward nodes, the update) keep it. A view can also be made in
+    // backward (vram-parallel's views of gradient shards).
     auto phase = dyn_cast<StepPhaseAttr>(value);
-    if (failed(expect(phase && phase.getValue() == StepPhase::Recompute,
-                      "#nn<phase recompute>")))
+    bool ok = phase && (phase.getValue() == StepPhase::Recompute ||
+                        (phase.getValue() == StepPhase::Backward &&
+                         isa<AliasingOpInterface>(op) && isPure(op)));
+    if (failed(expect(ok, "#nn<phase recompute>, or #nn<phase backward> on "
+                          "a view")))
       return failure();
     return expect(!isa<StepPhaseOpInterface>(op),
                   "absent on an op with a phase of its own");

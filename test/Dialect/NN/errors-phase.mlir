@@ -1,15 +1,17 @@
 // RUN: vram-opt %s -split-input-file -verify-diagnostics
 
-// `nn.phase` marks a forward op that activation checkpointing recomputes.
+// `nn.phase` marks a forward op that activation checkpointing recomputes,
+// or a view made in backward.
 func.func @f(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %y = nn.relu %x {nn.phase = #nn<phase recompute>} : tensor<2x8xf32>
+  %v = nn.slice %y {dim = 0 : i64, start = 0 : i64, end = 1 : i64, nn.phase = #nn<phase backward>} : (tensor<2x8xf32>) -> tensor<1x8xf32>
   return %y : tensor<2x8xf32>
 }
 
 // -----
 
 func.func @f(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
-  // expected-error @+1 {{'nn.phase' must be #nn<phase recompute>, got #nn<phase backward>}}
+  // expected-error @+1 {{'nn.phase' must be #nn<phase recompute>, or #nn<phase backward> on a view, got #nn<phase backward>}}
   %y = nn.relu %x {nn.phase = #nn<phase backward>} : tensor<2x8xf32>
   return %y : tensor<2x8xf32>
 }
