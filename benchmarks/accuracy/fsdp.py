@@ -28,7 +28,9 @@ Cases: `mlp` (4 x Linear(512, 512) + ReLU, each Linear a unit, batch 8),
 resnet18 (102 classes, 224x224, each BasicBlock a unit, batch 2), `llama`
 (transformers' LlamaForCausalLM at test/Inputs/hf/small/llama.json, sdpa,
 batch 2 x 256 tokens, cross-entropy over the flattened logits, each decoder
-layer a unit; world size 1 is the model without FSDP).
+layer a unit; world size 1 is the model without FSDP; a pair (R, S) is
+HSDP, fully_shard on an R x S device mesh: sharded over S ranks, the
+gradient shards all-reduced across the R replicas).
 
     benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/fsdp.py
 
@@ -59,7 +61,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 # World size 1: the model without FSDP, the one-process reference.
 CASES = [("mlp", 2, "sgd"), ("mlp", 2, "adam"), ("mlp", 4, "sgd"),
          ("resnet18", 2, "sgd"), ("resnet18", 2, "adam"), ("resnet18", 4, "sgd"),
-         ("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 4, "sgd"), ("llama", 2, "adam")]
+         ("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 4, "sgd"), ("llama", 2, "adam"),
+         # HSDP: (replicas, shards), FSDP2 on a 2-D mesh.
+         ("mlp", (2, 2), "sgd"), ("resnet18", (2, 2), "sgd"), ("llama", (2, 2), "adam")]
 LLAMA_BATCH, LLAMA_SEQ = 2, 256
 
 
@@ -154,14 +158,16 @@ def use_in_place_collectives():
     dist.reduce_scatter_single = reduce_scatter_single
 
 
-def run_rank(rank, world, name, optimizer, in_place, port, queue):
+def run_rank(rank, shape, name, optimizer, in_place, port, queue):
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import fully_shard
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    world = shape[0] * shape[1]
     dist.init_process_group("gloo", rank=rank, world_size=world)
     if in_place:
         use_in_place_collectives()
-    mesh = init_device_mesh("cpu", (world,))
+    mesh = (init_device_mesh("cpu", (world,)) if shape[0] == 1 else
+            init_device_mesh("cpu", shape, mesh_dim_names=("replicate", "shard")))
     torch.set_num_threads(1)
     hook = ctypes.CDLL(None)  # memhook.so, preloaded
     hook.vram_live.restype = hook.vram_peak.restype = ctypes.c_longlong
@@ -193,12 +199,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run(world, name, optimizer, in_place):
+def run(shape, name, optimizer, in_place):
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     port = free_port()
-    procs = [ctx.Process(target=run_rank, args=(r, world, name, optimizer, in_place, port, queue))
-             for r in range(world)]
+    procs = [ctx.Process(target=run_rank, args=(r, shape, name, optimizer, in_place, port, queue))
+             for r in range(shape[0] * shape[1])]
     for p in procs:
         p.start()
     rows = sorted((queue.get() for _ in procs), key=lambda r: r["rank"])
@@ -219,12 +225,16 @@ def main():
     only = sys.argv[1:]
     rows = []
     for name, world, optimizer in CASES:
-        case = f"{name}_fsdp{world}_{optimizer}" if world > 1 else f"{name}_plain_{optimizer}"
+        shape = world if isinstance(world, tuple) else (1, world)
+        world = shape[0] * shape[1]
+        case = (f"{name}_hsdp{shape[0]}x{shape[1]}_{optimizer}" if shape[0] > 1 else
+                f"{name}_fsdp{world}_{optimizer}" if world > 1 else f"{name}_plain_{optimizer}")
         if only and case not in only:
             continue
-        ranks = run(world, name, optimizer, True)
-        gloo = run(world, name, optimizer, False) if world > 1 else ranks
+        ranks = run(shape, name, optimizer, True)
+        gloo = run(shape, name, optimizer, False) if world > 1 else ranks
         row = {"id": case, "model": name, "world_size": world, "optimizer": optimizer,
+               "mesh": list(shape),
                "units": build(name)[1],
                "persistent": [r["persistent"] for r in ranks],
                "cpu_step_peak_above_baseline": [r["cpu_step_peak_above_baseline"] for r in ranks],
@@ -233,13 +243,19 @@ def main():
                    "cpu_step_peak_above_baseline": [r["cpu_step_peak_above_baseline"] for r in gloo]}}
         print(row, flush=True)
         rows.append(row)
-    if only:
-        return
     out = ROOT / "benchmarks" / "accuracy" / "results" / f"fsdp-torch-{torch.__version__.split('+')[0]}-cpu.json"
-    out.write_text(json.dumps({
-        "measured_with": f"torch {torch.__version__} cpu (PyPI wheel), gloo, torchvision "
-                         f"{torchvision.__version__}, {platform.platform()}, {datetime.date.today()}",
-        "rows": rows}, indent=1) + "\n")
+    measured_with = (f"torch {torch.__version__} cpu (PyPI wheel), gloo, torchvision "
+                     f"{torchvision.__version__}, {platform.platform()}, {datetime.date.today()}")
+    if only and out.exists():
+        # Named cases replace their rows (or are added) in the table, each
+        # new row stating what measured it.
+        table = json.loads(out.read_text())
+        for row in rows:
+            row["measured_with"] = measured_with
+            table["rows"] = [r for r in table["rows"] if r["id"] != row["id"]] + [row]
+    else:
+        table = {"measured_with": measured_with, "rows": rows}
+    out.write_text(json.dumps(table, indent=1) + "\n")
     print(f"wrote {out}")
 
 

@@ -147,8 +147,9 @@ struct VramOptFlags {
   cl::opt<std::string> parallelSpec{
       "parallel",
       cl::desc("The multi-GPU layout, named axes with their rank counts: "
-               "dp=N (DistributedDataParallel) or fsdp=N (FSDP2 fully_shard, "
-               "units by --shard); --batch is per rank"),
+               "dp=N (DistributedDataParallel), fsdp=N (FSDP2 fully_shard, "
+               "units by --shard) or hsdp=RxS (FSDP2 sharding over S ranks, "
+               "replicated R times); --batch is per rank"),
       cl::value_desc("dp=8"), cl::cat(scenarioCat)};
   cl::list<std::string> shardModules{
       "shard",
@@ -431,7 +432,9 @@ llvm::Expected<std::optional<ParallelOptions>>
 VramOptFlags::parseParallel() const {
   bool ddpFlags = gradientAsBucketView.getNumOccurrences() ||
                   bucketCapMb.getNumOccurrences();
-  if (!shardModules.empty() && !llvm::StringRef(parallelSpec).contains("fsdp"))
+  if (!shardModules.empty() &&
+      !llvm::StringRef(parallelSpec).contains("fsdp") &&
+      !llvm::StringRef(parallelSpec).contains("hsdp"))
     return makeUsageError("--shard names FSDP units: add --parallel=fsdp=N");
   if (!parallelSpec.getNumOccurrences()) {
     if (ddpFlags)
@@ -455,9 +458,19 @@ VramOptFlags::parseParallel() const {
       return bad("an empty axis");
     if (!seen.insert(axis).second)
       return bad("axis '" + axis + "' given twice");
-    if (llvm::is_contained({"hsdp", "tp", "sp", "pp", "cp"}, axis))
+    if (llvm::is_contained({"tp", "sp", "pp", "cp"}, axis))
       return bad("axis '" + axis +
-                 "' is not modelled yet (modelled: dp, fsdp)");
+                 "' is not modelled yet (modelled: dp, fsdp, hsdp)");
+    if (axis == "hsdp") {
+      // hsdp=RxS: R replicas of S-way sharding (FSDP2 on a 2-D mesh).
+      auto [replicas, shards] = value.trim().split('x');
+      if (replicas.getAsInteger(10, options.dp) ||
+          shards.getAsInteger(10, options.fsdp) || options.dp < 1 ||
+          options.fsdp < 1)
+        return bad("hsdp must be REPLICASxSHARDS such as 2x8, got '" + value +
+                   "'");
+      continue;
+    }
     if (axis != "dp" && axis != "fsdp")
       return bad("unknown axis '" + axis + "'");
     int64_t ranks = 0;
@@ -465,19 +478,22 @@ VramOptFlags::parseParallel() const {
       return bad(axis + " must be a positive integer, got '" + value + "'");
     (axis == "dp" ? options.dp : options.fsdp) = ranks;
   }
+  if (seen.count("hsdp") && (seen.count("dp") || seen.count("fsdp")))
+    return bad("hsdp=RxS names both axes: drop dp and fsdp");
   if (seen.count("dp") && seen.count("fsdp"))
-    return bad("dp and fsdp together (HSDP) are not modelled yet");
-  if (seen.count("fsdp")) {
+    return bad("dp with fsdp is HSDP: write hsdp=" + llvm::Twine(options.dp) +
+               "x" + llvm::Twine(options.fsdp));
+  if (seen.count("fsdp") || seen.count("hsdp")) {
     if (ddpFlags)
       return makeUsageError("--gradient-as-bucket-view and --bucket-cap-mb "
                             "configure DistributedDataParallel (dp=N), not "
                             "fsdp");
     if (gradAccum > 1 || !setToNone)
-      return makeUsageError("--parallel=fsdp with --grad-accum or "
+      return makeUsageError("--parallel=fsdp/hsdp with --grad-accum or "
                             "--set-to-none=false is not modelled yet");
     if (precision == nn::Precision::AmpFp16 ||
         precision == nn::Precision::AmpBf16)
-      return makeUsageError("--parallel=fsdp with AMP is not modelled yet "
+      return makeUsageError("--parallel=fsdp/hsdp with AMP is not modelled yet "
                             "(nor FSDP's MixedPrecisionPolicy): use "
                             "--precision=bf16 for bf16 parameters");
     options.shard.assign(shardModules.begin(), shardModules.end());

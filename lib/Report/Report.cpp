@@ -327,17 +327,19 @@ static int64_t ringBytes(int64_t bytes, int64_t ranks, int64_t factor) {
 }
 
 int64_t ParallelFigures::getSentBytes() const {
-  int64_t ranks = layout.getWorldSize();
-  return saturatingAdd(saturatingAdd(ringBytes(allReduceBytes, ranks, 2),
-                                     ringBytes(allGatherBytes, ranks, 1)),
-                       ringBytes(reduceScatterBytes, ranks, 1));
+  // All-reduces run across the dp replicas, all-gathers and reduce-scatters
+  // within the fsdp group.
+  int64_t replicas = layout.getDp(), shards = layout.getFsdp();
+  return saturatingAdd(saturatingAdd(ringBytes(allReduceBytes, replicas, 2),
+                                     ringBytes(allGatherBytes, shards, 1)),
+                       ringBytes(reduceScatterBytes, shards, 1));
 }
 
 ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
                                                   nn::ParallelAttr layout) {
   ParallelFigures p;
   p.layout = layout;
-  p.sameAsRank0 = layout.getWorldSize();
+  p.fullShards = layout.getFsdp();
   auto bytes = [](Value v) { return getTensorBytes(v.getType()).value_or(0); };
   for (Operation &op : func.getBody().front()) {
     if (auto bucket = dyn_cast<nn::GradBucketOp>(op)) {
@@ -349,13 +351,17 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
         p.units.push_back(gather.getUnit().str());
     } else if (auto input = dyn_cast<nn::ReduceScatterInputOp>(op)) {
       p.reduceScatterBytes = saturatingAdd(p.reduceScatterBytes, bytes(input));
+    } else if (auto scatter = dyn_cast<nn::ReduceScatterOp>(op)) {
+      // HSDP all-reduces the gradient shards across the replicas in place.
+      if (layout.getDp() > 1)
+        p.allReduceBytes = saturatingAdd(p.allReduceBytes, bytes(scatter));
     } else if (auto shard = dyn_cast<nn::ShardOp>(op)) {
-      // Rank r holds a full chunk of c rows while (r + 1) c <= dim 0.
+      // Shard index i holds a full chunk of c rows while (i + 1) c <= dim 0.
       int64_t rows = shard.getParam().getType().getDimSize(0);
       int64_t chunk = shard.getType().getDimSize(0);
       if (chunk > 0)
-        p.sameAsRank0 =
-            std::min(p.sameAsRank0, std::max<int64_t>(rows / chunk, 1));
+        p.fullShards =
+            std::min(p.fullShards, std::max<int64_t>(rows / chunk, 1));
     }
   }
   return p;
@@ -378,28 +384,28 @@ static void addParallelJson(const Analyses &a, json::Object &report) {
     units.push_back(unit);
   for (Attribute pattern : layout.getShard())
     shard.push_back(cast<StringAttr>(pattern).getValue());
-  for (int64_t r = p.sameAsRank0; r < ranks; ++r)
-    smaller.push_back(r);
-  report["parallel"] = json::Object{
-      {"strategy", layout.getFsdp() > 1 || !units.empty() ? "fsdp" : "ddp"},
-      {"world_size", ranks},
-      {"dp", layout.getDp()},
-      {"fsdp", layout.getFsdp()},
-      {"shard", std::move(shard)},
-      {"units", std::move(units)},
-      {"smaller_ranks", std::move(smaller)},
-      {"gradient_as_bucket_view", layout.getBucketView()},
-      {"bucket_cap_bytes", layout.getBucketCap()},
-      {"first_bucket_bytes", layout.getFirstBucket()},
-      {"bucket_bytes", std::move(buckets)}};
+  json::Array ids;
+  for (int64_t r = 0; r < ranks; ++r)
+    (p.holdsRank0Shards(r) ? ids : smaller).push_back(r);
+  report["parallel"] =
+      json::Object{{"strategy", !p.isSharded()       ? "ddp"
+                                : layout.getDp() > 1 ? "hsdp"
+                                                     : "fsdp"},
+                   {"world_size", ranks},
+                   {"dp", layout.getDp()},
+                   {"fsdp", layout.getFsdp()},
+                   {"shard", std::move(shard)},
+                   {"units", std::move(units)},
+                   {"smaller_ranks", std::move(smaller)},
+                   {"gradient_as_bucket_view", layout.getBucketView()},
+                   {"bucket_cap_bytes", layout.getBucketCap()},
+                   {"first_bucket_bytes", layout.getFirstBucket()},
+                   {"bucket_bytes", std::move(buckets)}};
   const MemoryAnalysis &memory = *a.memory;
   json::Object atPeak;
   CategoryBytes breakdown = memory.getBreakdown(memory.getPeakIndex());
   for (unsigned c = 0; c < kNumMemoryCategories; ++c)
     atPeak[stringifyEnum(static_cast<MemoryCategory>(c))] = breakdown[c];
-  json::Array ids;
-  for (int64_t r = 0; r < p.sameAsRank0; ++r)
-    ids.push_back(r);
   report["ranks"] = json::Array{json::Object{
       {"rank_ids", std::move(ids)},
       {"peak_bytes", memory.getPeakBytes()},
@@ -624,20 +630,39 @@ static void writeText(const Analyses &a, const ReportOptions &options,
   if (a.parallel) {
     const ParallelFigures &p = *a.parallel;
     int64_t ranks = p.layout.getWorldSize();
-    if (p.layout.getFsdp() > 1 || !p.units.empty()) {
-      os << llvm::formatv("parallel: fsdp={0} (FSDP2, {1} unit{2}: the root",
-                          ranks, p.units.size(),
+    if (p.isSharded()) {
+      int64_t replicas = p.layout.getDp(), shards = p.layout.getFsdp();
+      if (replicas > 1)
+        os << llvm::formatv("parallel: hsdp={0}x{1} (FSDP2 over {1} ranks, "
+                            "{0} replicas",
+                            replicas, shards);
+      else
+        os << llvm::formatv("parallel: fsdp={0} (FSDP2", shards);
+      // The root is a unit (named "") when parameters are left to it.
+      bool root = llvm::is_contained(p.units, "");
+      size_t byShard = p.units.size() - root;
+      os << llvm::formatv(", {0} unit{1}: ", p.units.size(),
                           p.units.size() == 1 ? "" : "s");
-      if (p.units.size() > 1)
-        os << " and " << p.units.size() - 1 << " by --shard";
+      if (root)
+        os << "the root" << (byShard ? " and " : "");
+      if (byShard)
+        os << byShard << " by --shard";
       os << "), figures of rank 0";
-      if (p.sameAsRank0 < ranks)
-        os << " (ranks " << p.sameAsRank0 << ".." << ranks - 1
-           << " hold smaller shards)";
+      if (p.fullShards < shards) {
+        int64_t smaller = 0;
+        for (int64_t r = 0; r < ranks; ++r)
+          smaller += !p.holdsRank0Shards(r);
+        os << " (" << smaller << " of " << ranks
+           << " ranks hold smaller shards)";
+      }
       os << llvm::formatv("; per step a rank all-gathers {0} and "
-                          "reduce-scatters {1}, sending and receiving {2}",
+                          "reduce-scatters {1}",
                           humanBytes(p.allGatherBytes),
-                          humanBytes(p.reduceScatterBytes),
+                          humanBytes(p.reduceScatterBytes));
+      if (p.allReduceBytes)
+        os << llvm::formatv(", all-reduces {0} across replicas",
+                            humanBytes(p.allReduceBytes));
+      os << llvm::formatv(", sending and receiving {0}",
                           humanBytes(p.getSentBytes()));
     } else {
       os << llvm::formatv(

@@ -47,9 +47,13 @@ struct ParallelFigures {
   /// Per step: bytes all-reduced (DDP's buckets), all-gathered (the
   /// all-gather outputs) and reduce-scattered (the reduce-scatter inputs).
   int64_t allReduceBytes = 0, allGatherBytes = 0, reduceScatterBytes = 0;
-  /// Ranks 0 .. sameAsRank0 - 1 hold shards as large as rank 0's (all of
-  /// them without sharding); the others hold smaller ones.
-  int64_t sameAsRank0 = 1;
+  /// Shard indices 0 .. fullShards - 1 hold chunks as large as rank 0's
+  /// (every index without sharding); rank r's shard index is r % fsdp.
+  int64_t fullShards = 1;
+  bool isSharded() const { return layout.getFsdp() > 1 || !units.empty(); }
+  bool holdsRank0Shards(int64_t rank) const {
+    return rank % layout.getFsdp() < fullShards;
+  }
   /// What one rank sends (and receives) per step with ring collectives.
   int64_t getSentBytes() const;
 };

@@ -124,11 +124,9 @@ void ParallelPass::runOnOperation() {
                      << NNDialect::kParallelAttrName << "')";
     return signalPassFailure();
   }
-  if (fsdp < 1 || (dp > 1 && fsdp > 1)) {
+  if (fsdp < 1) {
     emitError(step.getLoc())
-        << "vram-parallel needs fsdp >= 1, and dp and fsdp are not modelled "
-           "together (HSDP), got dp="
-        << static_cast<int64_t>(dp) << " fsdp=" << static_cast<int64_t>(fsdp);
+        << "vram-parallel needs fsdp >= 1, got " << static_cast<int64_t>(fsdp);
     return signalPassFailure();
   }
   MLIRContext *ctx = &getContext();

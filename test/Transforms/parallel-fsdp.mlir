@@ -2,6 +2,13 @@
 // torch/distributed/fsdp/_fully_shard runs it (docs/Distributed.md).
 // RUN: vram-opt %s --vram-build-step="mode=train optimizer=adam" --vram-parallel="fsdp=2 shard=fc1" | FileCheck %s
 // RUN: vram-opt %s --vram-build-step="mode=train optimizer=adam" --vram-parallel="fsdp=2 shard=fc1" --vram-print-memory -o /dev/null | FileCheck %s --check-prefix=MEM
+// HSDP (dp replicas of fsdp-way sharding) is the same step: the gradient
+// shards are all-reduced in place, and DDP's buckets are not made.
+// RUN: vram-opt %s --vram-build-step="mode=train optimizer=adam" --vram-parallel="dp=2 fsdp=2 shard=fc1" | FileCheck %s --check-prefix=HSDP
+// HSDP: nn.parallel = #nn.parallel<dp = 2, fsdp = 2, shard = ["fc1"]
+// HSDP-NOT: nn.grad_bucket
+// HSDP: nn.shard %{{.*}} {ranks = 2 : i64} : tensor<3x16xf32> -> tensor<2x16xf32>
+// HSDP-NOT: nn.grad_bucket
 
 // fc1 (a unit) -> relu -> fc2 (the root's). Each parameter keeps rank 0's
 // chunk of dim 0, ceil(rows / 2): fc2.weight's 3 rows in chunks of 2.

@@ -160,14 +160,6 @@ func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.paral
 
 // -----
 
-// nn.parallel: dp and fsdp together (HSDP)
-// expected-error @+1 {{parallel dp and fsdp together (HSDP) are not modelled}}
-func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 2, fsdp = 4, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>} {
-  return
-}
-
-// -----
-
 // nn.parallel: an empty shard pattern
 // expected-error @+1 {{parallel shard must be an array of non-empty module patterns}}
 func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 1, fsdp = 4, shard = [""], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>} {

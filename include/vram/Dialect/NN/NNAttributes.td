@@ -243,7 +243,7 @@ def NN_ParallelAttr : AttrDef<NN_Dialect, "Parallel"> {
   let description = [{
     `#nn.parallel<dp = 8, fsdp = 1, shard = [], bucket_cap = 26214400,
     first_bucket = 1048576, bucket_view = false>`: the step is one rank's of
-    `dp x fsdp` ranks (each >= 1, one of them 1).
+    `dp x fsdp` ranks (each >= 1).
 
     - `dp`: DistributedDataParallel; every rank holds the whole model. The
       reducer packs gradients into buckets (the first up to `first_bucket`
@@ -253,6 +253,9 @@ def NN_ParallelAttr : AttrDef<NN_Dialect, "Parallel"> {
     - `fsdp`: FSDP2 (fully_shard) over that many ranks, each module the
       `shard` patterns select a unit, the rest of the model the root unit;
       the figures are rank 0's, whose shards are the largest.
+    - both: HSDP, FSDP2 on a (dp, fsdp) mesh: sharded over `fsdp` ranks as
+      above, the gradient shards all-reduced in place across the `dp`
+      replicas (no memory of their own); no DDP buckets.
 
     vram-parallel sets it as `nn.parallel` on `@step`, adds the buckets of a
     data-parallel training step as `nn.grad_bucket`, and rewrites a sharded
