@@ -30,7 +30,10 @@ resnet18 (102 classes, 224x224, each BasicBlock a unit, batch 2), `llama`
 batch 2 x 256 tokens, cross-entropy over the flattened logits, each decoder
 layer a unit; world size 1 is the model without FSDP; a pair (R, S) is
 HSDP, fully_shard on an R x S device mesh: sharded over S ranks, the
-gradient shards all-reduced across the R replicas).
+gradient shards all-reduced across the R replicas). A fourth element is a
+MixedPrecisionPolicy (param_dtype, reduce_dtype); with world size 1 it
+casts the model and its inputs to param_dtype instead (the one-process
+reference).
 
     benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/fsdp.py
 
@@ -63,7 +66,15 @@ CASES = [("mlp", 2, "sgd"), ("mlp", 2, "adam"), ("mlp", 4, "sgd"),
          ("resnet18", 2, "sgd"), ("resnet18", 2, "adam"), ("resnet18", 4, "sgd"),
          ("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 4, "sgd"), ("llama", 2, "adam"),
          # HSDP: (replicas, shards), FSDP2 on a 2-D mesh.
-         ("mlp", (2, 2), "sgd"), ("resnet18", (2, 2), "sgd"), ("llama", (2, 2), "adam")]
+         ("mlp", (2, 2), "sgd"), ("resnet18", (2, 2), "sgd"), ("llama", (2, 2), "adam"),
+         # MixedPrecisionPolicy(param_dtype, reduce_dtype): (model, world, optimizer, policy).
+         ("mlp", 2, "sgd", ("bf16", "fp32")), ("mlp", 2, "sgd", ("bf16", None)),
+         ("mlp", 2, "sgd", ("bf16", "bf16")),
+         ("llama", 2, "adam", ("bf16", "fp32")),
+         # World size 1 with a policy: the model and its inputs cast to
+         # param_dtype (model.bfloat16()), the one-process reference.
+         ("mlp", 1, "sgd", ("bf16", None)), ("llama", 1, "adam", ("bf16", None))]
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, None: None}
 LLAMA_BATCH, LLAMA_SEQ = 2, 256
 
 
@@ -158,9 +169,9 @@ def use_in_place_collectives():
     dist.reduce_scatter_single = reduce_scatter_single
 
 
-def run_rank(rank, shape, name, optimizer, in_place, port, queue):
+def run_rank(rank, shape, name, optimizer, policy, in_place, port, queue):
     from torch.distributed.device_mesh import init_device_mesh
-    from torch.distributed.fsdp import fully_shard
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     world = shape[0] * shape[1]
     dist.init_process_group("gloo", rank=rank, world_size=world)
@@ -174,10 +185,16 @@ def run_rank(rank, shape, name, optimizer, in_place, port, queue):
     start = hook.vram_live()
     torch.manual_seed(0)
     model, units, x, y = build(name)
+    if world == 1 and policy:
+        model = model.to(DTYPES[policy[0]])
+        if x.is_floating_point():
+            x = x.to(DTYPES[policy[0]])
     if world > 1:
+        mp = MixedPrecisionPolicy(param_dtype=DTYPES[policy[0]], reduce_dtype=DTYPES[policy[1]]) \
+            if policy else MixedPrecisionPolicy()
         for unit in units:
-            fully_shard(model.get_submodule(unit), mesh=mesh)
-        fully_shard(model, mesh=mesh)
+            fully_shard(model.get_submodule(unit), mesh=mesh, mp_policy=mp)
+        fully_shard(model, mesh=mesh, mp_policy=mp)
     opt = (torch.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
            else torch.optim.Adam(model.parameters(), lr=1e-3))
     train_step(model, opt, x, y)
@@ -199,11 +216,11 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run(shape, name, optimizer, in_place):
+def run(shape, name, optimizer, policy, in_place):
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     port = free_port()
-    procs = [ctx.Process(target=run_rank, args=(r, shape, name, optimizer, in_place, port, queue))
+    procs = [ctx.Process(target=run_rank, args=(r, shape, name, optimizer, policy, in_place, port, queue))
              for r in range(shape[0] * shape[1])]
     for p in procs:
         p.start()
@@ -224,17 +241,21 @@ def main():
     os.environ["LD_PRELOAD"] = str(lib)
     only = sys.argv[1:]
     rows = []
-    for name, world, optimizer in CASES:
+    for name, world, optimizer, *policy in CASES:
+        policy = policy[0] if policy else None
         shape = world if isinstance(world, tuple) else (1, world)
         world = shape[0] * shape[1]
         case = (f"{name}_hsdp{shape[0]}x{shape[1]}_{optimizer}" if shape[0] > 1 else
                 f"{name}_fsdp{world}_{optimizer}" if world > 1 else f"{name}_plain_{optimizer}")
+        if policy:
+            case += (f"_mp_{policy[0]}_{policy[1] or 'none'}" if world > 1 else f"_{policy[0]}")
         if only and case not in only:
             continue
-        ranks = run(shape, name, optimizer, True)
-        gloo = run(shape, name, optimizer, False) if world > 1 else ranks
+        ranks = run(shape, name, optimizer, policy, True)
+        gloo = run(shape, name, optimizer, policy, False) if world > 1 else ranks
         row = {"id": case, "model": name, "world_size": world, "optimizer": optimizer,
                "mesh": list(shape),
+               **({"param_dtype": policy[0], "reduce_dtype": policy[1]} if policy else {}),
                "units": build(name)[1],
                "persistent": [r["persistent"] for r in ranks],
                "cpu_step_peak_above_baseline": [r["cpu_step_peak_above_baseline"] for r in ranks],

@@ -157,6 +157,19 @@ struct VramOptFlags {
                "globs or module paths (model.layers.*); default: the root "
                "only"),
       cl::value_desc("MODULE"), cl::CommaSeparated, cl::cat(scenarioCat)};
+  cl::opt<nn::Precision> paramDtype{
+      "param-dtype",
+      cl::desc("FSDP2's MixedPrecisionPolicy param_dtype: fp32 shards, "
+               "gathered and computed in bf16 or fp16"),
+      EnumValues<nn::Precision>(), cl::init(nn::Precision::Fp32),
+      cl::cat(scenarioCat)};
+  cl::opt<nn::Precision> reduceDtype{
+      "reduce-dtype",
+      cl::desc("FSDP2's MixedPrecisionPolicy reduce_dtype: the shards' dtype "
+               "(fp32, the default, as torch 2.15 with None) or "
+               "--param-dtype's"),
+      EnumValues<nn::Precision>(), cl::init(nn::Precision::Fp32),
+      cl::cat(scenarioCat)};
   cl::opt<bool> gradientAsBucketView{
       "gradient-as-bucket-view",
       cl::desc("DDP's gradient_as_bucket_view=True: .grad views its bucket"),
@@ -436,7 +449,12 @@ VramOptFlags::parseParallel() const {
       !llvm::StringRef(parallelSpec).contains("fsdp") &&
       !llvm::StringRef(parallelSpec).contains("hsdp"))
     return makeUsageError("--shard names FSDP units: add --parallel=fsdp=N");
+  bool mixedPrecisionFlags =
+      paramDtype.getNumOccurrences() || reduceDtype.getNumOccurrences();
   if (!parallelSpec.getNumOccurrences()) {
+    if (mixedPrecisionFlags)
+      return makeUsageError("--param-dtype and --reduce-dtype are FSDP2's "
+                            "MixedPrecisionPolicy: add --parallel=fsdp=N");
     if (ddpFlags)
       return makeUsageError("--gradient-as-bucket-view and --bucket-cap-mb "
                             "configure data parallelism: add --parallel=dp=N");
@@ -493,10 +511,39 @@ VramOptFlags::parseParallel() const {
                             "--set-to-none=false is not modelled yet");
     if (precision == nn::Precision::AmpFp16 ||
         precision == nn::Precision::AmpBf16)
-      return makeUsageError("--parallel=fsdp/hsdp with AMP is not modelled yet "
-                            "(nor FSDP's MixedPrecisionPolicy): use "
-                            "--precision=bf16 for bf16 parameters");
+      return makeUsageError(
+          "--parallel=fsdp/hsdp with AMP is not modelled yet: "
+          "use FSDP2's MixedPrecisionPolicy "
+          "(--param-dtype=bf16) or --precision=bf16");
+    auto isAmp = [](nn::Precision p) {
+      return p == nn::Precision::AmpFp16 || p == nn::Precision::AmpBf16;
+    };
+    if (isAmp(paramDtype) || isAmp(reduceDtype))
+      return makeUsageError("--param-dtype and --reduce-dtype take fp32, bf16 "
+                            "or fp16");
+    if (paramDtype.getNumOccurrences() && precision != nn::Precision::Fp32)
+      return makeUsageError("--param-dtype casts the fp32 parameters FSDP2 "
+                            "shards: drop --precision");
+    options.mixedPrecision = paramDtype != nn::Precision::Fp32;
+    // reduce_dtype: None reduces in the shards' dtype (torch 2.15), or
+    // param_dtype.
+    nn::Precision shards =
+        options.mixedPrecision ? nn::Precision::Fp32 : precision.getValue();
+    nn::Precision computed =
+        options.mixedPrecision ? paramDtype.getValue() : shards;
+    if (reduceDtype.getNumOccurrences() && reduceDtype != shards &&
+        reduceDtype != computed)
+      return makeUsageError(
+          "--reduce-dtype=" + nn::stringifyPrecision(reduceDtype) +
+          " is not modelled with " + nn::stringifyPrecision(shards) +
+          " shards computed in " + nn::stringifyPrecision(computed) +
+          ": give one of those");
+    options.reduceInParamDtype = reduceDtype.getNumOccurrences() &&
+                                 reduceDtype == computed && computed != shards;
     options.shard.assign(shardModules.begin(), shardModules.end());
+  } else if (mixedPrecisionFlags) {
+    return makeUsageError("--param-dtype and --reduce-dtype are FSDP2's "
+                          "MixedPrecisionPolicy: they need fsdp or hsdp");
   }
   if (bucketCapMb < 1 || bucketCapMb > (INT64_MAX >> 20))
     return makeUsageError("--bucket-cap-mb must be a positive number of MiB, "
@@ -755,6 +802,9 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
   options.checkpointModules.assign(checkpointModules.begin(),
                                    checkpointModules.end());
   options.parallel = cantFail(parseParallel());
+  // FSDP2's param_dtype: the step computes in it over fp32 shards.
+  if (options.parallel && options.parallel->mixedPrecision)
+    options.precision = paramDtype;
   options.memoryModel.allocator = usesCudaAllocator()
                                       ? nn::AllocatorKind::PytorchCuda
                                       : nn::AllocatorKind::Exact;

@@ -335,6 +335,22 @@ int64_t ParallelFigures::getSentBytes() const {
                        ringBytes(reduceScatterBytes, shards, 1));
 }
 
+/// torch's name of a floating-point element type.
+static std::string torchDtypeName(Type type) {
+  if (type.isF32())
+    return "float32";
+  if (type.isBF16())
+    return "bfloat16";
+  if (type.isF16())
+    return "float16";
+  if (type.isF64())
+    return "float64";
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  type.print(os);
+  return name;
+}
+
 ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
                                                   nn::ParallelAttr layout) {
   ParallelFigures p;
@@ -347,16 +363,21 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
       p.allReduceBytes = saturatingAdd(p.allReduceBytes, bytes(bucket));
     } else if (auto gather = dyn_cast<nn::AllGatherOp>(op)) {
       p.allGatherBytes = saturatingAdd(p.allGatherBytes, bytes(gather));
+      p.paramDtype =
+          torchDtypeName(gather.getResult().getType().getElementType());
       if (gather.getPhase() == StepPhase::Forward)
         p.units.push_back(gather.getUnit().str());
     } else if (auto input = dyn_cast<nn::ReduceScatterInputOp>(op)) {
       p.reduceScatterBytes = saturatingAdd(p.reduceScatterBytes, bytes(input));
     } else if (auto scatter = dyn_cast<nn::ReduceScatterOp>(op)) {
+      p.reduceDtype =
+          torchDtypeName(scatter.getResult().getType().getElementType());
       // HSDP all-reduces the gradient shards across the replicas in place.
       if (layout.getDp() > 1)
         p.allReduceBytes = saturatingAdd(p.allReduceBytes, bytes(scatter));
     } else if (auto shard = dyn_cast<nn::ShardOp>(op)) {
       // Shard index i holds a full chunk of c rows while (i + 1) c <= dim 0.
+      p.shardDtype = torchDtypeName(shard.getType().getElementType());
       int64_t rows = shard.getParam().getType().getDimSize(0);
       int64_t chunk = shard.getType().getDimSize(0);
       if (chunk > 0)
@@ -365,6 +386,10 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
     }
   }
   return p;
+}
+
+static json::Value optionalString(const std::string &s) {
+  return s.empty() ? json::Value(nullptr) : json::Value(s);
 }
 
 /// The multi-GPU layout and the figures of the ranks the step is
@@ -396,6 +421,9 @@ static void addParallelJson(const Analyses &a, json::Object &report) {
                    {"fsdp", layout.getFsdp()},
                    {"shard", std::move(shard)},
                    {"units", std::move(units)},
+                   {"shard_dtype", optionalString(p.shardDtype)},
+                   {"param_dtype", optionalString(p.paramDtype)},
+                   {"reduce_dtype", optionalString(p.reduceDtype)},
                    {"smaller_ranks", std::move(smaller)},
                    {"gradient_as_bucket_view", layout.getBucketView()},
                    {"bucket_cap_bytes", layout.getBucketCap()},
@@ -647,7 +675,12 @@ static void writeText(const Analyses &a, const ReportOptions &options,
         os << "the root" << (byShard ? " and " : "");
       if (byShard)
         os << byShard << " by --shard";
-      os << "), figures of rank 0";
+      os << ")";
+      if (!p.paramDtype.empty() && p.paramDtype != p.shardDtype)
+        os << ", " << p.shardDtype << " shards computed in " << p.paramDtype;
+      if (!p.reduceDtype.empty() && p.reduceDtype != p.paramDtype)
+        os << ", gradients reduced in " << p.reduceDtype;
+      os << ", figures of rank 0";
       if (p.fullShards < shards) {
         int64_t smaller = 0;
         for (int64_t r = 0; r < ranks; ++r)

@@ -44,6 +44,10 @@ struct ParallelFigures {
   std::vector<int64_t> bucketBytes;
   /// FSDP's units in the order forward gathers them ("" is the root).
   std::vector<std::string> units;
+  /// FSDP's dtypes, as torch names them: the shards', the gathered
+  /// parameters' (MixedPrecisionPolicy param_dtype) and the reduce-scatter's
+  /// (reduce_dtype); empty without sharding.
+  std::string shardDtype, paramDtype, reduceDtype;
   /// Per step: bytes all-reduced (DDP's buckets), all-gathered (the
   /// all-gather outputs) and reduce-scattered (the reduce-scatter inputs).
   int64_t allReduceBytes = 0, allGatherBytes = 0, reduceScatterBytes = 0;

@@ -206,11 +206,13 @@ LogicalResult ParallelPass::addGradBuckets(func::FuncOp step) {
 }
 
 /// `type` with dim 0 in chunks of ceil(dim0 / ranks): one rank's padded
-/// shard.
-static RankedTensorType shardType(RankedTensorType type, int64_t ranks) {
+/// shard, in `element` (default: the type's).
+static RankedTensorType shardType(RankedTensorType type, int64_t ranks,
+                                  Type element = {}) {
   SmallVector<int64_t> shape(type.getShape());
   shape[0] = llvm::divideCeil(shape[0], ranks);
-  return RankedTensorType::get(shape, type.getElementType());
+  return RankedTensorType::get(shape,
+                               element ? element : type.getElementType());
 }
 
 LogicalResult ParallelPass::shardStep(func::FuncOp step) {
@@ -332,8 +334,18 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
           u.lastBackward = def;
 
   // 3. The shards: persistent, with their parameters at the top of the step
-  // (a unit's gathers read all of its shards before its first op).
+  // (a unit's gathers read all of its shards before its first op). Under a
+  // MixedPrecisionPolicy the step computes in param_dtype (the parameters'
+  // type) while the shards, their gradients and optimizer state stay fp32.
   int64_t ranks = fsdp;
+  Type shardElement = mixedPrecision ? Builder(ctx).getF32Type() : Type();
+  // reduce_dtype=None reduces in the promotion of the gradients'
+  // accumulation dtypes, the shards' (torch 2.15, _get_reduce_dtype).
+  auto reduceElementOf = [&](ParamOp param) -> Type {
+    return reduceInParamDtype || !shardElement
+               ? cast<RankedTensorType>(param.getType()).getElementType()
+               : shardElement;
+  };
   OpBuilder builder = OpBuilder::atBlockBegin(&body);
   DenseMap<Value, Value> shardOf;
   for (auto &[name, u] : units)
@@ -343,19 +355,22 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
           &*builder.getInsertionPoint() != param.getOperation())
         param->moveBefore(&body, builder.getInsertionPoint());
       builder.setInsertionPointAfter(param);
-      shardOf[param.getResult()] =
-          ShardOp::create(builder, param.getLoc(), shardType(type, ranks),
-                          param.getResult(), builder.getI64IntegerAttr(ranks));
+      shardOf[param.getResult()] = ShardOp::create(
+          builder, param.getLoc(), shardType(type, ranks, shardElement),
+          param.getResult(), builder.getI64IntegerAttr(ranks));
       param->setAttr(NNDialect::kShardedAttrName, UnitAttr::get(ctx));
     }
-  auto flatType = [&](const ShardUnit &u, int64_t factor) {
+  // A unit's padded shards, `factor` times, flat, in `element` (default:
+  // the parameters').
+  auto flatType = [&](const ShardUnit &u, int64_t factor, Type element = {}) {
     int64_t elements = 0;
     for (ParamOp param : u.params)
       elements += shardType(param.getType(), ranks).getNumElements();
     return RankedTensorType::get(
         {elements * factor},
-        cast<RankedTensorType>(ParamOp(u.params.front()).getType())
-            .getElementType());
+        element ? element
+                : cast<RankedTensorType>(ParamOp(u.params.front()).getType())
+                      .getElementType());
   };
   auto phaseAttr = [&](StepPhase phase) {
     return StepPhaseAttr::get(ctx, phase);
@@ -407,6 +422,30 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
       param.replaceUsesWithIf(
           value, [&](OpOperand &use) { return where(use.getOwner()); });
   };
+
+  // cast_forward_inputs: the root's pre-forward casts the floating-point
+  // forward inputs (arguments a forward op other than the loss reads),
+  // given in the shards' dtype, to param_dtype before its all-gather.
+  if (mixedPrecision && firstForwardOp) {
+    builder.setInsertionPoint(firstForwardOp);
+    SmallVector<Type> argTypes(step.getArgumentTypes());
+    for (BlockArgument arg : body.getArguments()) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type || !isa<FloatType>(type.getElementType()) ||
+          type.getElementType() == shardElement ||
+          llvm::none_of(arg.getUsers(), [&](Operation *user) {
+            return getStepPhase(user) == StepPhase::Forward &&
+                   !user->hasTrait<LossOpTrait>();
+          }))
+        continue;
+      auto given = RankedTensorType::get(type.getShape(), shardElement);
+      arg.setType(given);
+      argTypes[arg.getArgNumber()] = given;
+      auto castOp = CastOp::create(builder, step.getLoc(), type, arg);
+      arg.replaceAllUsesExcept(castOp.getResult(), castOp);
+    }
+    step.setType(FunctionType::get(ctx, argTypes, step.getResultTypes()));
+  }
 
   // 4. Forward: the root's parameters first, then each unit's before its
   // first use; each flat buffer lives until the next copy-out.
@@ -530,17 +569,33 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
     ShardUnit reduced;
     reduced.module = u->module;
     reduced.params = trained;
+    // The gradients are reduced in reduce_dtype (default: their own) and,
+    // when the shards' dtype differs, cast into a new flat buffer of it
+    // (_cast_and_view_sharded_grads; the reduce-scatter output is freed).
     auto input = ReduceScatterInputOp::create(
-        builder, u->params.front().getLoc(), flatType(reduced, ranks), grads,
+        builder, u->params.front().getLoc(),
+        flatType(reduced, ranks, reduceElementOf(trained.front())), grads,
         builder.getStringAttr(u->module), phaseAttr(StepPhase::Backward));
-    auto output = ReduceScatterOp::create(
-        builder, u->params.front().getLoc(), flatType(reduced, 1), input,
+    Value output = ReduceScatterOp::create(
+        builder, u->params.front().getLoc(),
+        flatType(reduced, 1, reduceElementOf(trained.front())), input,
         builder.getStringAttr(u->module), phaseAttr(StepPhase::Backward));
-    cursor = output;
+    Type gradElement =
+        cast<RankedTensorType>(
+            shardOf.lookup(trained.front().getResult()).getType())
+            .getElementType();
+    if (cast<RankedTensorType>(output.getType()).getElementType() !=
+        gradElement) {
+      output = CastOp::create(builder, u->params.front().getLoc(),
+                              flatType(reduced, 1, gradElement), output);
+      output.getDefiningOp()->setAttr(NNDialect::kPhaseAttrName,
+                                      phaseAttr(StepPhase::Backward));
+    }
+    cursor = output.getDefiningOp();
     int64_t offset = 0;
     for (ParamOp param : trained) {
-      RankedTensorType type =
-          shardType(cast<RankedTensorType>(param.getType()), ranks);
+      RankedTensorType type = shardType(cast<RankedTensorType>(param.getType()),
+                                        ranks, gradElement);
       Value view = SliceOp::create(builder, param.getLoc(), output, 0, offset,
                                    offset + type.getNumElements(), 1);
       view.getDefiningOp()->setAttr(NNDialect::kPhaseAttrName,

@@ -2,13 +2,6 @@
 // torch/distributed/fsdp/_fully_shard runs it (docs/Distributed.md).
 // RUN: vram-opt %s --vram-build-step="mode=train optimizer=adam" --vram-parallel="fsdp=2 shard=fc1" | FileCheck %s
 // RUN: vram-opt %s --vram-build-step="mode=train optimizer=adam" --vram-parallel="fsdp=2 shard=fc1" --vram-print-memory -o /dev/null | FileCheck %s --check-prefix=MEM
-// HSDP (dp replicas of fsdp-way sharding) is the same step: the gradient
-// shards are all-reduced in place, and DDP's buckets are not made.
-// RUN: vram-opt %s --vram-build-step="mode=train optimizer=adam" --vram-parallel="dp=2 fsdp=2 shard=fc1" | FileCheck %s --check-prefix=HSDP
-// HSDP: nn.parallel = #nn.parallel<dp = 2, fsdp = 2, shard = ["fc1"]
-// HSDP-NOT: nn.grad_bucket
-// HSDP: nn.shard %{{.*}} {ranks = 2 : i64} : tensor<3x16xf32> -> tensor<2x16xf32>
-// HSDP-NOT: nn.grad_bucket
 
 // fc1 (a unit) -> relu -> fc2 (the root's). Each parameter keeps rank 0's
 // chunk of dim 0, ceil(rows / 2): fc2.weight's 3 rows in chunks of 2.
@@ -70,6 +63,42 @@
 // The gathered copies are parameters while they live: fc2.weight padded to
 // 4 rows, 256 bytes.
 // MEM: alloc #{{[0-9]+}} 256 parameters nn.unshard tensor<4x16xf32>
+
+// FSDP2's MixedPrecisionPolicy over a step built in bf16: the shards,
+// their Adam state and the inputs stay fp32; the root casts the inputs
+// before its all-gather, whose workspace is the shards cast to bf16 (fc1's
+// 72 elements, 144 bytes) and whose output is bf16; the gradients are
+// reduce-scattered in fp32 (the shards' dtype, torch 2.15's reduce_dtype
+// None), or in bf16 and then cast to fp32 in a new flat buffer.
+// RUN: vram-opt %s --vram-precision=precision=bf16 --vram-build-step="mode=train optimizer=adam" --vram-parallel="fsdp=2 shard=fc1 mixed-precision=true" | FileCheck %s --check-prefix=MP
+// MP: func.func @step(%arg0: tensor<2x8xf32>, %arg1: tensor<2xi64>) -> tensor<bf16>
+// MP: nn.shard %{{.*}} {ranks = 2 : i64} : tensor<3x16xbf16> -> tensor<2x16xf32>
+// MP: nn.optimizer_state exp_avg of %{{.*}} : tensor<8x8xf32>
+// MP: %[[X:.*]] = nn.cast %arg0 : tensor<2x8xf32> to tensor<2x8xbf16>
+// MP-NEXT: nn.all_gather %{{.*}} {phase = #nn<phase forward>, unit = ""} : (tensor<2x16xf32>) -> tensor<64xbf16>
+// MP: nn.all_gather %{{.*}}, %{{.*}} {phase = #nn<phase forward>, unit = "fc1"} : (tensor<8x8xf32>, tensor<8xf32>) -> tensor<144xbf16>
+// MP: nn.linear %[[X]],
+// MP: nn.reduce_scatter_input %{{.*}} {phase = #nn<phase backward>, unit = ""} : (tensor<3x16xbf16>) -> tensor<64xf32>
+// MP-NEXT: nn.reduce_scatter %{{.*}} : tensor<64xf32> -> tensor<32xf32>
+// MP: nn.optimizer_step adam foreach params({{.*}}) grads({{.*}}) state({{.*}}) : (tensor<8x8xf32>,
+// RUN: vram-opt %s --vram-precision=precision=bf16 --vram-build-step="mode=train optimizer=adam" --vram-parallel="fsdp=2 shard=fc1 mixed-precision=true reduce-in-param-dtype=true" | FileCheck %s --check-prefix=MP-BF16
+// MP-BF16: %[[O:.*]] = nn.reduce_scatter %{{.*}} {phase = #nn<phase backward>, unit = "fc1"} : tensor<144xbf16> -> tensor<72xbf16>
+// MP-BF16-NEXT: %[[C:.*]] = nn.cast %[[O]] {nn.phase = #nn<phase backward>} : tensor<72xbf16> to tensor<72xf32>
+// MP-BF16-NEXT: nn.slice %[[C]] {dim = 0 : i64, end = 64 : i64, nn.phase = #nn<phase backward>, start = 0 : i64} : (tensor<72xf32>) -> tensor<64xf32>
+// RUN: vram-opt %s --vram-precision=precision=bf16 --vram-build-step="mode=train optimizer=adam" --vram-parallel="fsdp=2 shard=fc1 mixed-precision=true" --vram-print-memory -o /dev/null | FileCheck %s --check-prefix=MP-MEM
+// MP-MEM: nn.all_gather (forward):
+// MP-MEM: nn.all_gather (forward):
+// MP-MEM-NEXT: alloc #{{[0-9]+}} 288 temporaries nn.all_gather tensor<144xbf16>
+// MP-MEM-NEXT: alloc #{{[0-9]+}} 144 temporaries workspace of nn.all_gather
+
+// HSDP (dp replicas of fsdp-way sharding) is the same step: the gradient
+// shards are all-reduced in place, and DDP's buckets are not made.
+// RUN: vram-opt %s --vram-build-step="mode=train optimizer=adam" --vram-parallel="dp=2 fsdp=2 shard=fc1" | FileCheck %s --check-prefix=HSDP
+// HSDP: nn.parallel = #nn.parallel<dp = 2, fsdp = 2, shard = ["fc1"]
+// HSDP-NOT: nn.grad_bucket
+// HSDP: nn.shard %{{.*}} {ranks = 2 : i64} : tensor<3x16xf32> -> tensor<2x16xf32>
+// HSDP-NOT: nn.grad_bucket
+
 func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x3xf32> {
   %w1 = nn.param "fc1.weight" : tensor<16x8xf32> loc("fc1")
   %b1 = nn.param "fc1.bias" : tensor<16xf32> loc("fc1")

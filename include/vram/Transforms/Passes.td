@@ -285,6 +285,13 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
     On a training `@step` the pass adds one `nn.grad_bucket` per bucket; it
     sets `nn.parallel` (#nn.parallel) on the step in every mode.
 
+    With `fsdp` > 1 or `shard` patterns the step becomes rank 0's under
+    FSDP2 (fully_shard): `nn.shard`, `nn.all_gather`, `nn.unshard`,
+    `nn.reduce_scatter_input`, `nn.reduce_scatter` and `nn.release` around
+    each unit (lib/Transforms/Parallel.cpp says when). `dp` and `fsdp`
+    together are HSDP. `mixed-precision` models a MixedPrecisionPolicy over
+    a step vram-precision built in param_dtype: fp32 shards and inputs.
+
     ```
     vram-opt --zoo=resnet18 --vram-build-step --vram-parallel="dp=8"
     ```
@@ -303,6 +310,15 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
     ListOption<"shard", "shard", "std::string",
                "globs or module paths of the modules wrapped with "
                "fully_shard before the root (model.layers.*)">,
+    Option<"mixedPrecision", "mixed-precision", "bool", /*default=*/"false",
+           "FSDP2's MixedPrecisionPolicy over a step built in param_dtype "
+           "(vram-precision): the shards, their gradients and optimizer "
+           "state stay fp32, forward inputs are cast at the root">,
+    Option<"reduceInParamDtype", "reduce-in-param-dtype", "bool",
+           /*default=*/"false",
+           "reduce-scatter the gradients in param_dtype (reduce_dtype = "
+           "param_dtype); else in the shards' dtype, as torch 2.15 does with "
+           "reduce_dtype=None">,
     Option<"entry", "entry", "std::string", /*default=*/"\"step\"",
            "name of the built step">,
   ];

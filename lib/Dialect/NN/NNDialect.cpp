@@ -191,14 +191,14 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == kPhaseAttrName) {
     // Only a forward op can be recomputed; ops with a phase of their own
-    // (backward nodes, the update) keep it. A view can also be made in
-    // backward (vram-parallel's views of gradient shards).
+    // (backward nodes, the update) keep it. A view or a cast can also be
+    // made in backward (vram-parallel's gradient shards).
     auto phase = dyn_cast<StepPhaseAttr>(value);
     bool ok = phase && (phase.getValue() == StepPhase::Recompute ||
                         (phase.getValue() == StepPhase::Backward &&
-                         isa<AliasingOpInterface>(op) && isPure(op)));
+                         isa<AliasingOpInterface, CastOp>(op) && isPure(op)));
     if (failed(expect(ok, "#nn<phase recompute>, or #nn<phase backward> on "
-                          "a view")))
+                          "a view or a cast")))
       return failure();
     return expect(!isa<StepPhaseOpInterface>(op),
                   "absent on an op with a phase of its own");

@@ -115,13 +115,32 @@ LogicalResult ShardOp::verify() {
     return emitOpError("shards dim 0: the parameter needs one");
   SmallVector<int64_t> expected(full.getShape());
   expected[0] = llvm::divideCeil(expected[0], ranks);
-  if (shard.getShape() != ArrayRef<int64_t>(expected) ||
-      shard.getElementType() != full.getElementType())
+  // The element type may differ: under FSDP's MixedPrecisionPolicy the
+  // shards keep the parameters' original dtype while the step computes in
+  // param_dtype.
+  if (shard.getShape() != ArrayRef<int64_t>(expected))
     return emitOpError("result must be ")
-           << RankedTensorType::get(expected, full.getElementType())
+           << RankedTensorType::get(expected, shard.getElementType())
            << " (dim 0 in chunks of ceil(" << full.getDimSize(0) << " / "
            << ranks << ")), got " << shard;
   return success();
+}
+
+int64_t AllGatherOp::getWorkspaceBytes(const TorchTarget &) {
+  // _get_param_all_gather_inputs: with a param_dtype other than the shards'
+  // one flat tensor of the shards cast to it, alive until the all-gather is
+  // issued (after the output is allocated).
+  Type gathered = getResult().getType().getElementType();
+  if (llvm::all_of(getShards(), [&](Value shard) {
+        return cast<RankedTensorType>(shard.getType()).getElementType() ==
+               gathered;
+      }))
+    return 0;
+  int64_t elements = 0;
+  for (Value shard : getShards())
+    elements = satAdd(elements, numel(shard));
+  return satMul(elements,
+                llvm::divideCeil(gathered.getIntOrFloatBitWidth(), 8));
 }
 
 MemoryCategory ShardOp::getMemoryCategory() {

@@ -1170,13 +1170,17 @@ class NN_CollectiveOp<string mnemonic, list<Trait> traits = []>
   }];
 }
 
-def NN_AllGatherOp : NN_CollectiveOp<"all_gather"> {
+def NN_AllGatherOp : NN_CollectiveOp<"all_gather", [
+    DeclareOpInterfaceMethods<NN_WorkspaceOpInterface>]> {
   let summary = "all-gathers a unit's shards into one flat buffer";
   let description = [{
     FSDP2's foreach_all_gather for the parameters of one fully_shard unit:
     the result is the flat all-gather output, `ranks` times the unit's padded
     shards; it lives until `nn.unshard` has copied it out (in forward,
-    until the next unit's copy-out: `nn.release`).
+    until the next unit's copy-out: `nn.release`). Under a
+    MixedPrecisionPolicy the result is in param_dtype while the shards keep
+    theirs: the shards are first cast into one flat input of the result's
+    dtype, the op's workspace.
 
     ```mlir
     %flat = nn.all_gather %s0, %s1 {unit = "layer1", phase = #nn<phase forward>} : (tensor<256x512xf32>, tensor<256xf32>) -> tensor<263168xf32>
