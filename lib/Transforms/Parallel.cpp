@@ -503,12 +503,24 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
     return before(a->firstBackward, b->firstBackward);
   });
   bool rootPrefetches = !units[""].params.empty() && firstBackwardOp;
+  // The root's pre-backward hook is on the forward's outputs: it runs once
+  // their gradient exists, after the loss's backward.
+  Operation *rootPrefetchAt = firstBackwardOp;
+  while (rootPrefetchAt && rootPrefetchAt != body.getTerminator())
+    if (auto backward = dyn_cast<BackwardOp>(rootPrefetchAt); backward && [&] {
+          auto name =
+              RegisteredOperationName::lookup(backward.getForwardOp(), ctx);
+          return name && name->hasTrait<LossOpTrait>();
+        }())
+      rootPrefetchAt = rootPrefetchAt->getNextNode();
+    else
+      break;
   Operation *previousUnshard = nullptr;
   for (auto [i, u] : llvm::enumerate(backwardOrder)) {
     if (previousUnshard)
       builder.setInsertionPointAfter(previousUnshard);
     else
-      builder.setInsertionPoint(rootPrefetches ? firstBackwardOp
+      builder.setInsertionPoint(rootPrefetches ? rootPrefetchAt
                                                : u->firstBackward);
     Value flat = gather(*u, StepPhase::Backward);
     builder.setInsertionPoint(u->firstBackward);

@@ -172,21 +172,56 @@ static void updateFunctionType(func::FuncOp func) {
 LogicalResult PrecisionPass::runLowPrecision(func::FuncOp forward,
                                              FloatType low) {
   // model.half(): parameters and floating-point buffers; the loop feeds
-  // inputs in the same dtype. Every op then runs in it.
+  // inputs in the same dtype. Every op then runs in it, except the ops the
+  // model's code runs in float32 (nn.float32): their low-precision operands
+  // are cast up (`.to(torch.float32)`, once per value) and their results
+  // cast back down where another op reads them (`.to(input_dtype)`).
   Block &body = forward.getBody().front();
   for (BlockArgument arg : body.getArguments())
     if (isFloat(arg.getType()))
       arg.setType(withElementType(arg.getType(), low));
-  for (Operation &op : body.without_terminator()) {
+  Type f32 = Float32Type::get(&getContext());
+  DenseMap<std::pair<Value, Type>, Value> casts;
+  auto castTo = [&](Operation *user, unsigned index, Type et) {
+    Value operand = user->getOperand(index);
+    if (!isFloat(operand.getType()) ||
+        getElementTypeOrSelf(operand.getType()) == et)
+      return;
+    Value &cast = casts[{operand, et}];
+    if (!cast) {
+      OpBuilder b(user);
+      cast = CastOp::create(b, user->getLoc(),
+                            withElementType(operand.getType(), et), operand);
+      ++numCasts;
+    }
+    user->setOperand(index, cast);
+  };
+  for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
     if (isa<ParamOp, BufferOp>(op)) {
       for (OpResult r : op.getResults())
         if (isFloat(r.getType()))
           r.setType(withElementType(r.getType(), low));
       continue;
     }
+    if (isa<CastOp>(op))
+      continue;
+    bool inFloat32 = op.hasAttr(NNDialect::kFloat32AttrName);
+    for (unsigned i = 0, e = op.getNumOperands(); i < e; ++i) {
+      Operation *def = op.getOperand(i).getDefiningOp();
+      if (inFloat32 && isLowPrecision(op.getOperand(i).getType()))
+        castTo(&op, i, f32);
+      else if (!inFloat32 && def && def->hasAttr(NNDialect::kFloat32AttrName))
+        castTo(&op, i, low);
+    }
     if (failed(retypeResults(&op)))
       return failure();
   }
+  // A float32 result the forward returns goes back to the model's dtype.
+  Operation *terminator = body.getTerminator();
+  for (unsigned i = 0, e = terminator->getNumOperands(); i < e; ++i)
+    if (Operation *def = terminator->getOperand(i).getDefiningOp();
+        def && def->hasAttr(NNDialect::kFloat32AttrName))
+      castTo(terminator, i, low);
   updateFunctionType(forward);
   return success();
 }

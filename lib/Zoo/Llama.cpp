@@ -8,9 +8,12 @@
 //                   h = h + down_proj(act(gate_proj(n2(h))) * up_proj(n2(h)))
 //   logits = lm_head(norm(h))                (tied: embed_tokens.weight)
 //
-// RMSNorm runs decomposed (pow, mean, add, rsqrt, mul, mul by weight; the
-// fp32 upcast is the identity for an fp32 model), as the model's code does,
-// not as a fused rms_norm. Gemma's norm scales by (1 + weight).
+// RMSNorm runs decomposed (pow, mean, add, rsqrt, mul, mul by weight), as
+// the model's code does, not as a fused rms_norm, and in float32 up to the
+// weight (nn.float32: the upcast is the identity for an fp32 model; in a
+// bf16 one vram-precision casts x up and the result down, which measured
+// torch 2.15 to the byte, test/Transforms/parallel-fsdp.test). Gemma's norm
+// scales by (1 + weight) in float32 as well.
 // Attention is causal sdpa with the flash kernel. With fewer KV heads than
 // heads, transformers passes enable_gqa to a mask-free sdpa on torch >= 2.5
 // (the kernel keeps K and V unrepeated; measured with torch 2.15, see

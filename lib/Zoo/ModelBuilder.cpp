@@ -110,21 +110,32 @@ Value ModelBuilder::decomposedRmsNorm(Value x, StringRef layer, double eps,
                                       bool unitOffset) {
   Value w = param(layer, "weight", {shapeOf(x).back()});
   Location l = loc(layer);
-  // variance = x.pow(2).mean(-1, keepdim=True)
-  Value squared = PowOp::create(builder, l, x, llvm::APFloat(2.0));
+  // transformers runs the norm in float32 whatever the model's dtype: the
+  // ops carry nn.float32, which vram-precision keeps (the upcast of x is an
+  // identity in an fp32 model).
+  auto inFloat32 = [&](Value v) {
+    v.getDefiningOp()->setAttr(NNDialect::kFloat32AttrName,
+                               builder.getUnitAttr());
+    return v;
+  };
+  // variance = x.to(float32).pow(2).mean(-1, keepdim=True)
+  Value squared = inFloat32(PowOp::create(builder, l, x, llvm::APFloat(2.0)));
   SmallVector<int64_t> reduced(shapeOf(x));
   reduced.back() = 1;
-  Value variance = MeanOp::create(
+  Value variance = inFloat32(MeanOp::create(
       builder, l,
       RankedTensorType::get(
           reduced, cast<RankedTensorType>(x.getType()).getElementType()),
-      squared, builder.getDenseI64ArrayAttr({-1}), /*keepdim=*/true);
-  // x * torch.rsqrt(variance + eps), then weight * (...)
-  Value shifted = add(variance, scalar(eps, layer), layer);
-  Value normalized = mul(x, RsqrtOp::create(builder, l, shifted), layer);
-  // Gemma: normalized * (1.0 + weight).
+      squared, builder.getDenseI64ArrayAttr({-1}), /*keepdim=*/true));
+  // x * torch.rsqrt(variance + eps)
+  Value shifted = inFloat32(add(variance, scalar(eps, layer), layer));
+  Value normalized =
+      inFloat32(mul(x, inFloat32(RsqrtOp::create(builder, l, shifted)), layer));
+  // Gemma: (normalized * (1.0 + weight.float())).type_as(x).
   if (unitOffset)
-    return mul(normalized, add(w, number(1.0, layer), layer), layer);
+    return inFloat32(
+        mul(normalized, inFloat32(add(w, number(1.0, layer), layer)), layer));
+  // Llama: weight * normalized.to(input_dtype).
   return mul(w, normalized, layer);
 }
 

@@ -27,10 +27,11 @@
 // CHECK: nn.linear %{{.*}}, %[[RW]]
 // CHECK-NEXT: nn.release %[[F1]] {phase = #nn<phase forward>}
 // CHECK-NEXT: nn.cross_entropy
-// Backward: the root's pre-backward prefetches fc1's all-gather; fc1
-// copies it out before its backward.
-// CHECK: %[[B1:.*]] = nn.all_gather %[[S1W]], %[[S1B]] {phase = #nn<phase backward>, unit = "fc1"}
-// CHECK-NEXT: nn.backward "nn.cross_entropy"
+// Backward: the root's pre-backward, a hook on the forward's output, runs
+// once the loss's backward made its gradient, and prefetches fc1's
+// all-gather; fc1 copies it out before its backward.
+// CHECK: nn.backward "nn.cross_entropy"
+// CHECK-NEXT: %[[B1:.*]] = nn.all_gather %[[S1W]], %[[S1B]] {phase = #nn<phase backward>, unit = "fc1"}
 // CHECK-NEXT: nn.backward "nn.linear" saved(%{{.*}}, %[[RW]])
 // CHECK-NEXT: nn.backward "nn.relu"
 // CHECK-NEXT: %[[BU:.*]]:2 = nn.unshard %[[B1]] {phase = #nn<phase backward>, unit = "fc1"}

@@ -101,3 +101,35 @@ func.func @forward(%x: tensor<2x4xf32>) -> tensor<2x12xf32> {
   %c = nn.concat %h, %x {dim = 1 : i64} : (tensor<2x8xf32>, tensor<2x4xf32>) -> tensor<2x12xf32>
   return %c : tensor<2x12xf32>
 }
+
+// -----
+
+// transformers' RMSNorm runs in float32 whatever the model's dtype (the ops
+// carry nn.float32): in an fp16 model x is cast up once, for pow and the
+// mul, and the normalized result cast back down (`.to(input_dtype)`) before
+// the weight scales it. In an fp32 model nothing changes.
+// HALF-LABEL: func.func @forward(%arg0: tensor<2x8xf16>) -> tensor<2x8xf16>
+// HALF: %[[W:.*]] = nn.param "norm.weight" : tensor<8xf16>
+// HALF-NEXT: %[[X:.*]] = nn.cast %arg0 : tensor<2x8xf16> to tensor<2x8xf32>
+// HALF-NEXT: %[[SQ:.*]] = nn.pow %[[X]] {exponent = 2.000000e+00 : f64, nn.float32} : tensor<2x8xf32>
+// HALF-NEXT: nn.mean %[[SQ]] {{.*}} -> tensor<2x1xf32>
+// HALF-NEXT: nn.constant
+// HALF-NEXT: nn.add {{.*}} -> tensor<2x1xf32>
+// HALF-NEXT: %[[R:.*]] = nn.rsqrt {{.*}} : tensor<2x1xf32>
+// HALF-NEXT: %[[N:.*]] = nn.mul %[[X]], %[[R]] {nn.float32} : (tensor<2x8xf32>, tensor<2x1xf32>) -> tensor<2x8xf32>
+// HALF-NEXT: %[[N16:.*]] = nn.cast %[[N]] : tensor<2x8xf32> to tensor<2x8xf16>
+// HALF-NEXT: nn.mul %[[W]], %[[N16]] : (tensor<8xf16>, tensor<2x8xf16>) -> tensor<2x8xf16>
+// FP32-LABEL: func.func @forward(%arg0: tensor<2x8xf32>) -> tensor<2x8xf32>
+// FP32-NOT: nn.cast
+// FP32: return
+func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %w = nn.param "norm.weight" : tensor<8xf32>
+  %sq = nn.pow %x {exponent = 2.0 : f64, nn.float32} : tensor<2x8xf32>
+  %var = nn.mean %sq {dims = array<i64: -1>, keepdim, nn.float32} : (tensor<2x8xf32>) -> tensor<2x1xf32>
+  %eps = nn.constant dense<1.0e-05> : tensor<f32>
+  %sh = nn.add %var, %eps {nn.float32} : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+  %r = nn.rsqrt %sh {nn.float32} : tensor<2x1xf32>
+  %n = nn.mul %x, %r {nn.float32} : (tensor<2x8xf32>, tensor<2x1xf32>) -> tensor<2x8xf32>
+  %y = nn.mul %w, %n : (tensor<8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}

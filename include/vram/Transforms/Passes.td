@@ -207,7 +207,10 @@ def Precision : Pass<"vram-precision", "mlir::ModuleOp"> {
 
     - `fp16`, `bf16`: `model.half()` / `model.bfloat16()` with low-precision
       inputs: every floating-point parameter, buffer, input and result in that
-      dtype (gradients and optimizer state follow the parameters).
+      dtype (gradients and optimizer state follow the parameters), except
+      ops marked `nn.float32` (the model's code upcasts, as transformers'
+      RMSNorm): their low-precision operands are cast to f32 once per value
+      and their results cast back where other ops read them.
     - `amp-fp16`, `amp-bf16`: `with torch.autocast("cuda", dtype):` around the
       forward pass and the loss. Parameters stay fp32 (the master weights, so
       gradients and optimizer state are fp32). Each op follows its autocast

@@ -230,6 +230,9 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
     });
     return failure(walk.wasInterrupted());
   }
+  if (name == kFloat32AttrName)
+    return expect(isa<UnitAttr>(value) && op->getNumResults() == 1,
+                  "a unit attribute on an op with one result");
   if (name == kShardedAttrName)
     return expect(isa<UnitAttr>(value) && isa<ParamOp>(op),
                   "a unit attribute on an nn.param");

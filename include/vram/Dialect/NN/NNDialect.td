@@ -65,6 +65,11 @@ def NN_Dialect : Dialect {
     /// The phase of a step op that is not its kind's (an op recomputed by
     /// activation checkpointing: `nn.phase = #nn<phase recompute>`).
     static constexpr ::llvm::StringLiteral kPhaseAttrName = "nn.phase";
+    /// On a forward op the model's code runs in float32 whatever the
+    /// model's dtype (transformers' RMSNorm: `x.to(torch.float32)`, then
+    /// `.to(input_dtype)`): vram-precision keeps these ops in f32, casting
+    /// their low-precision operands up and their results back down.
+    static constexpr ::llvm::StringLiteral kFloat32AttrName = "nn.float32";
     /// The model runs under torch.autocast with this dtype (f16 or bf16).
     static constexpr ::llvm::StringLiteral kAutocastAttrName = "nn.autocast";
     /// The cuDNN convolution workspace a CUDA step assumes ("im2col").
