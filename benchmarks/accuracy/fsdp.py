@@ -33,7 +33,8 @@ HSDP, fully_shard on an R x S device mesh: sharded over S ranks, the
 gradient shards all-reduced across the R replicas). A fourth element is a
 MixedPrecisionPolicy (param_dtype, reduce_dtype); with world size 1 it
 casts the model and its inputs to param_dtype instead (the one-process
-reference).
+reference). A fifth element "hf_loss" trains with transformers' own loss,
+`model(input_ids, labels=labels).loss` (ForCausalLMLoss), instead.
 
     benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/fsdp.py
 
@@ -73,7 +74,10 @@ CASES = [("mlp", 2, "sgd"), ("mlp", 2, "adam"), ("mlp", 4, "sgd"),
          ("llama", 2, "adam", ("bf16", "fp32")),
          # World size 1 with a policy: the model and its inputs cast to
          # param_dtype (model.bfloat16()), the one-process reference.
-         ("mlp", 1, "sgd", ("bf16", None)), ("llama", 1, "adam", ("bf16", None))]
+         ("mlp", 1, "sgd", ("bf16", None)), ("llama", 1, "adam", ("bf16", None)),
+         # transformers' own loss: the model called with labels
+         # (ForCausalLMLoss), one process (vram-opt's --loss=causal_lm).
+         ("llama", 1, "adam", ("bf16", None), "hf_loss"), ("llama", 1, "adam", None, "hf_loss")]
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, None: None}
 LLAMA_BATCH, LLAMA_SEQ = 2, 256
 
@@ -114,9 +118,12 @@ def build(name):
     return model.train(), units, x, y
 
 
-def train_step(model, opt, x, y):
+def train_step(model, opt, x, y, hf_loss=False):
     opt.zero_grad(set_to_none=True)
-    loss = F.cross_entropy(model(x), y)
+    if hf_loss:  # LlamaForCausalLM(input_ids, labels=...).loss
+        loss = model.lm(x, labels=y.view(x.shape)).loss
+    else:
+        loss = F.cross_entropy(model(x), y)
     loss.backward()
     del loss
     opt.step()
@@ -169,7 +176,7 @@ def use_in_place_collectives():
     dist.reduce_scatter_single = reduce_scatter_single
 
 
-def run_rank(rank, shape, name, optimizer, policy, in_place, port, queue):
+def run_rank(rank, shape, name, optimizer, policy, hf_loss, in_place, port, queue):
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
@@ -197,14 +204,14 @@ def run_rank(rank, shape, name, optimizer, policy, in_place, port, queue):
         fully_shard(model, mesh=mesh, mp_policy=mp)
     opt = (torch.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
            else torch.optim.Adam(model.parameters(), lr=1e-3))
-    train_step(model, opt, x, y)
-    train_step(model, opt, x, y)
+    train_step(model, opt, x, y, hf_loss)
+    train_step(model, opt, x, y, hf_loss)
     opt.zero_grad(set_to_none=True)
     dist.barrier()
     persistent = hook.vram_live() - start - scratch_bytes()
     hook.vram_reset_peak()
     base = hook.vram_live()
-    train_step(model, opt, x, y)
+    train_step(model, opt, x, y, hf_loss)
     peak = hook.vram_peak() - base
     queue.put({"rank": rank, "persistent": persistent, "cpu_step_peak_above_baseline": peak})
     dist.destroy_process_group()
@@ -216,11 +223,11 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run(shape, name, optimizer, policy, in_place):
+def run(shape, name, optimizer, policy, in_place, hf_loss=False):
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     port = free_port()
-    procs = [ctx.Process(target=run_rank, args=(r, shape, name, optimizer, policy, in_place, port, queue))
+    procs = [ctx.Process(target=run_rank, args=(r, shape, name, optimizer, policy, hf_loss, in_place, port, queue))
              for r in range(shape[0] * shape[1])]
     for p in procs:
         p.start()
@@ -241,21 +248,25 @@ def main():
     os.environ["LD_PRELOAD"] = str(lib)
     only = sys.argv[1:]
     rows = []
-    for name, world, optimizer, *policy in CASES:
-        policy = policy[0] if policy else None
+    for name, world, optimizer, *rest in CASES:
+        policy = rest[0] if rest else None
+        hf_loss = len(rest) > 1 and rest[1] == "hf_loss"
         shape = world if isinstance(world, tuple) else (1, world)
         world = shape[0] * shape[1]
         case = (f"{name}_hsdp{shape[0]}x{shape[1]}_{optimizer}" if shape[0] > 1 else
                 f"{name}_fsdp{world}_{optimizer}" if world > 1 else f"{name}_plain_{optimizer}")
         if policy:
             case += (f"_mp_{policy[0]}_{policy[1] or 'none'}" if world > 1 else f"_{policy[0]}")
+        if hf_loss:
+            case += "_hf_loss"
         if only and case not in only:
             continue
-        ranks = run(shape, name, optimizer, policy, True)
-        gloo = run(shape, name, optimizer, policy, False) if world > 1 else ranks
+        ranks = run(shape, name, optimizer, policy, True, hf_loss)
+        gloo = run(shape, name, optimizer, policy, False, hf_loss) if world > 1 else ranks
         row = {"id": case, "model": name, "world_size": world, "optimizer": optimizer,
                "mesh": list(shape),
                **({"param_dtype": policy[0], "reduce_dtype": policy[1]} if policy else {}),
+               **({"loss": "transformers (labels given to the model)"} if hf_loss else {}),
                "units": build(name)[1],
                "persistent": [r["persistent"] for r in ranks],
                "cpu_step_peak_above_baseline": [r["cpu_step_peak_above_baseline"] for r in ranks],

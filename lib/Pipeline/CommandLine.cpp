@@ -112,7 +112,11 @@ struct VramOptFlags {
                               cl::desc("Optimizer weight decay"), cl::init(0.0),
                               cl::cat(stepCat)};
   cl::opt<nn::LossKind> lossKind{
-      "loss", cl::desc("Loss (default cross_entropy)"),
+      "loss",
+      cl::desc("Loss: cross_entropy (the default), mse, or causal_lm "
+               "(transformers' loss, the model called with labels: "
+               "cross-entropy over the logits upcast to fp32; the default "
+               "for --hf)"),
       EnumValues<nn::LossKind>(), cl::init(nn::LossKind::CrossEntropy),
       cl::cat(stepCat)};
   cl::opt<bool> flattenLogits{
@@ -786,7 +790,12 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
   if (optimizerImpl.getNumOccurrences())
     options.implementation = optimizerImpl;
   options.step.weightDecay = weightDecay;
-  options.step.loss = lossKind;
+  // A Hugging Face model trains with its own loss (Trainer, or the model
+  // called with labels) unless --loss says otherwise.
+  options.step.loss =
+      !lossKind.getNumOccurrences() && !huggingFaceConfig.empty()
+          ? nn::LossKind::CausalLm
+          : lossKind.getValue();
   options.step.flattenLogits = flattenLogits;
   options.step.setToNone = setToNone;
   options.step.gradAccum = gradAccum;

@@ -363,9 +363,23 @@ LogicalResult BuildStepPass::buildLoss(TrainStep &s) {
   Value lossInput = output;
   Type targetType;
   Operation *lossOp;
-  bool flatten =
-      flattenLogits || s.step->hasAttr(NNDialect::kSequenceLogitsAttrName);
-  if (loss == LossKind::CrossEntropy) {
+  bool flatten = flattenLogits || loss == LossKind::CausalLm ||
+                 s.step->hasAttr(NNDialect::kSequenceLogitsAttrName);
+  // transformers' ForCausalLMLoss computes on `logits.float()`, a copy when
+  // the model runs in a lower precision; the model's frame keeps the logits
+  // until the loss returns.
+  Value keptLogits;
+  if (loss == LossKind::CausalLm && outType.getRank() == 3 &&
+      !outType.getElementType().isF32()) {
+    keptLogits = output;
+    lossInput =
+        CastOp::create(b, lossLoc, outType.clone(b.getF32Type()), output);
+    if (s.requiresGrad.contains(output) &&
+        failed(s.recordIfNeeded(lossInput.getDefiningOp())))
+      return failure();
+    outType = cast<RankedTensorType>(lossInput.getType());
+  }
+  if (loss == LossKind::CrossEntropy || loss == LossKind::CausalLm) {
     if (outType.getRank() < 2)
       return emitError(ret.getLoc())
              << "cross_entropy needs logits of rank >= 2, got " << outType;
@@ -388,7 +402,8 @@ LogicalResult BuildStepPass::buildLoss(TrainStep &s) {
                                        << ": batch x sequence overflows int64";
       auto flat = RankedTensorType::get({*tokens, outType.getDimSize(2)},
                                         outType.getElementType());
-      lossInput = ReshapeOp::create(b, lossLoc, flat, output);
+      Value logits = lossInput;
+      lossInput = ReshapeOp::create(b, lossLoc, flat, logits);
       if (s.requiresGrad.contains(output) &&
           failed(s.recordIfNeeded(lossInput.getDefiningOp())))
         return failure();
@@ -400,6 +415,9 @@ LogicalResult BuildStepPass::buildLoss(TrainStep &s) {
     BlockArgument target = s.body.addArgument(targetType, lossLoc);
     lossOp = CrossEntropyOp::create(b, lossLoc, lossInput, target,
                                     /*dtype=*/TypeAttr());
+    if (keptLogits)
+      ReleaseOp::create(b, lossLoc, ValueRange{keptLogits},
+                        StepPhaseAttr::get(b.getContext(), StepPhase::Forward));
   } else {
     // The data loader's targets are fp32 even when the model computes in a
     // lower precision under autocast.

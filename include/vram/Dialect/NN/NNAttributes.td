@@ -65,7 +65,10 @@ def NN_OptimizerStateKindAttr
 
 def NN_LossKind : NN_I32Enum<"LossKind", "the training loss", [
     I32EnumAttrCase<"CrossEntropy", 0, "cross_entropy">,
-    I32EnumAttrCase<"Mse", 1, "mse">]>;
+    I32EnumAttrCase<"Mse", 1, "mse">,
+    // transformers' loss, the model called with labels (ForCausalLMLoss):
+    // cross-entropy over the [B*T, V] logits upcast to fp32.
+    I32EnumAttrCase<"CausalLm", 2, "causal_lm">]>;
 
 def NN_GeluApproximation : NN_I32Enum<"GeluApproximation",
     "F.gelu(approximate=...)", [

@@ -1241,12 +1241,13 @@ def NN_ReduceScatterOp : NN_CollectiveOp<"reduce_scatter"> {
 }
 
 def NN_ReleaseOp : NN_CollectiveOp<"release"> {
-  let summary = "the point where FSDP2 drops its reference to buffers";
+  let summary = "the point where Python drops its reference to tensors";
   let description = [{
-    No computation: the last use of the collective buffers it names, so the
-    memory analysis frees them here (FSDP2 keeps the previous all-gather
-    output until the next copy-out in forward, and the previous
-    reduce-scatter input until the next reduce-scatter).
+    No computation: the last use of the tensors it names, so the memory
+    analysis frees them here. FSDP2 keeps the previous all-gather output
+    until the next copy-out in forward, and the previous reduce-scatter
+    input until the next reduce-scatter; a model computing its own loss
+    (transformers' ForCausalLMLoss) keeps its logits until the loss returns.
   }];
   let arguments = (ins Variadic<NN_FloatTensor>:$buffers,
                        NN_StepPhaseAttr:$phase);
