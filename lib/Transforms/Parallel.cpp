@@ -27,8 +27,13 @@
 // reduce-scatter input (and dropped), reduced into this rank's flat shard
 // of gradients (the sharded .grad are views into it), and the input is kept
 // until the next unit's reduce-scatter or the end of backward. The
-// optimizer updates the shards. Measured against torch 2.15 with gloo on
-// the CPU: benchmarks/accuracy/fsdp.py.
+// optimizer updates the shards. HSDP (dp x fsdp ranks) is the same step:
+// the gradient shards are all-reduced across the replicas in place. Under a
+// MixedPrecisionPolicy the step was built in param_dtype: the shards, their
+// gradients, optimizer state and the forward inputs stay fp32, each
+// all-gather first casts its unit's shards into one flat param_dtype input.
+// Measured against torch 2.15 with gloo on the CPU:
+// benchmarks/accuracy/fsdp.py.
 //
 // On the step: a gradient is ready when the op that finishes it runs (the
 // value the optimizer reads), so the ready order is the order of those ops.
@@ -581,9 +586,10 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
     ShardUnit reduced;
     reduced.module = u->module;
     reduced.params = trained;
-    // The gradients are reduced in reduce_dtype (default: their own) and,
-    // when the shards' dtype differs, cast into a new flat buffer of it
-    // (_cast_and_view_sharded_grads; the reduce-scatter output is freed).
+    // The gradients are copied into the input in reduce_dtype (upcast on
+    // the way in), reduced, and, when the shards' dtype differs, the output
+    // is cast into a new flat buffer of it (_cast_and_view_sharded_grads;
+    // the reduce-scatter output is freed).
     auto input = ReduceScatterInputOp::create(
         builder, u->params.front().getLoc(),
         flatType(reduced, ranks, reduceElementOf(trained.front())), grads,
