@@ -34,7 +34,8 @@ gradient shards all-reduced across the R replicas). A fourth element is a
 MixedPrecisionPolicy (param_dtype, reduce_dtype); with world size 1 it
 casts the model and its inputs to param_dtype instead (the one-process
 reference). A fifth element "hf_loss" trains with transformers' own loss,
-`model(input_ids, labels=labels).loss` (ForCausalLMLoss), instead.
+`model(input_ids, labels=labels).loss` (ForCausalLMLoss), instead; "keep"
+wraps the units with reshard_after_forward=False.
 
     benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/fsdp.py
 
@@ -77,7 +78,10 @@ CASES = [("mlp", 2, "sgd"), ("mlp", 2, "adam"), ("mlp", 4, "sgd"),
          ("mlp", 1, "sgd", ("bf16", None)), ("llama", 1, "adam", ("bf16", None)),
          # transformers' own loss: the model called with labels
          # (ForCausalLMLoss), one process (vram-opt's --loss=causal_lm).
-         ("llama", 1, "adam", ("bf16", None), "hf_loss"), ("llama", 1, "adam", None, "hf_loss")]
+         ("llama", 1, "adam", ("bf16", None), "hf_loss"), ("llama", 1, "adam", None, "hf_loss"),
+         # fully_shard(unit, reshard_after_forward=False).
+         ("mlp", 2, "sgd", None, "keep"), ("resnet18", 2, "sgd", None, "keep"),
+         ("llama", 2, "sgd", None, "keep")]
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, None: None}
 LLAMA_BATCH, LLAMA_SEQ = 2, 256
 
@@ -176,7 +180,8 @@ def use_in_place_collectives():
     dist.reduce_scatter_single = reduce_scatter_single
 
 
-def run_rank(rank, shape, name, optimizer, policy, hf_loss, in_place, port, queue):
+def run_rank(rank, shape, name, optimizer, policy, option, in_place, port, queue):
+    hf_loss = option == "hf_loss"
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
@@ -200,7 +205,8 @@ def run_rank(rank, shape, name, optimizer, policy, hf_loss, in_place, port, queu
         mp = MixedPrecisionPolicy(param_dtype=DTYPES[policy[0]], reduce_dtype=DTYPES[policy[1]]) \
             if policy else MixedPrecisionPolicy()
         for unit in units:
-            fully_shard(model.get_submodule(unit), mesh=mesh, mp_policy=mp)
+            fully_shard(model.get_submodule(unit), mesh=mesh, mp_policy=mp,
+                        reshard_after_forward=option != "keep")
         fully_shard(model, mesh=mesh, mp_policy=mp)
     opt = (torch.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
            else torch.optim.Adam(model.parameters(), lr=1e-3))
@@ -223,11 +229,11 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run(shape, name, optimizer, policy, in_place, hf_loss=False):
+def run(shape, name, optimizer, policy, in_place, option=None):
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     port = free_port()
-    procs = [ctx.Process(target=run_rank, args=(r, shape, name, optimizer, policy, hf_loss, in_place, port, queue))
+    procs = [ctx.Process(target=run_rank, args=(r, shape, name, optimizer, policy, option, in_place, port, queue))
              for r in range(shape[0] * shape[1])]
     for p in procs:
         p.start()
@@ -250,23 +256,24 @@ def main():
     rows = []
     for name, world, optimizer, *rest in CASES:
         policy = rest[0] if rest else None
-        hf_loss = len(rest) > 1 and rest[1] == "hf_loss"
+        option = rest[1] if len(rest) > 1 else None
         shape = world if isinstance(world, tuple) else (1, world)
         world = shape[0] * shape[1]
         case = (f"{name}_hsdp{shape[0]}x{shape[1]}_{optimizer}" if shape[0] > 1 else
                 f"{name}_fsdp{world}_{optimizer}" if world > 1 else f"{name}_plain_{optimizer}")
         if policy:
             case += (f"_mp_{policy[0]}_{policy[1] or 'none'}" if world > 1 else f"_{policy[0]}")
-        if hf_loss:
-            case += "_hf_loss"
+        if option:
+            case += f"_{option}"
         if only and case not in only:
             continue
-        ranks = run(shape, name, optimizer, policy, True, hf_loss)
-        gloo = run(shape, name, optimizer, policy, False, hf_loss) if world > 1 else ranks
+        ranks = run(shape, name, optimizer, policy, True, option)
+        gloo = run(shape, name, optimizer, policy, False, option) if world > 1 else ranks
         row = {"id": case, "model": name, "world_size": world, "optimizer": optimizer,
                "mesh": list(shape),
                **({"param_dtype": policy[0], "reduce_dtype": policy[1]} if policy else {}),
-               **({"loss": "transformers (labels given to the model)"} if hf_loss else {}),
+               **({"loss": "transformers (labels given to the model)"} if option == "hf_loss" else {}),
+               **({"reshard_after_forward": False} if option == "keep" else {}),
                "units": build(name)[1],
                "persistent": [r["persistent"] for r in ranks],
                "cpu_step_peak_above_baseline": [r["cpu_step_peak_above_baseline"] for r in ranks],

@@ -161,6 +161,12 @@ struct VramOptFlags {
                "globs or module paths (model.layers.*); default: the root "
                "only"),
       cl::value_desc("MODULE"), cl::CommaSeparated, cl::cat(scenarioCat)};
+  cl::opt<bool> reshardAfterForward{
+      "reshard-after-forward",
+      cl::desc("FSDP2's reshard_after_forward for the --shard units: false "
+               "keeps their gathered parameters from forward to the end of "
+               "their backward (no backward all-gather)"),
+      cl::init(true), cl::cat(scenarioCat)};
   cl::opt<nn::Precision> paramDtype{
       "param-dtype",
       cl::desc("FSDP2's MixedPrecisionPolicy param_dtype: fp32 shards, "
@@ -453,12 +459,14 @@ VramOptFlags::parseParallel() const {
       !llvm::StringRef(parallelSpec).contains("fsdp") &&
       !llvm::StringRef(parallelSpec).contains("hsdp"))
     return makeUsageError("--shard names FSDP units: add --parallel=fsdp=N");
-  bool mixedPrecisionFlags =
-      paramDtype.getNumOccurrences() || reduceDtype.getNumOccurrences();
+  bool mixedPrecisionFlags = paramDtype.getNumOccurrences() ||
+                             reduceDtype.getNumOccurrences() ||
+                             reshardAfterForward.getNumOccurrences();
   if (!parallelSpec.getNumOccurrences()) {
     if (mixedPrecisionFlags)
-      return makeUsageError("--param-dtype and --reduce-dtype are FSDP2's "
-                            "MixedPrecisionPolicy: add --parallel=fsdp=N");
+      return makeUsageError("--param-dtype, --reduce-dtype and "
+                            "--reshard-after-forward configure FSDP2: add "
+                            "--parallel=fsdp=N");
     if (ddpFlags)
       return makeUsageError("--gradient-as-bucket-view and --bucket-cap-mb "
                             "configure data parallelism: add --parallel=dp=N");
@@ -544,10 +552,12 @@ VramOptFlags::parseParallel() const {
           ": give one of those");
     options.reduceInParamDtype = reduceDtype.getNumOccurrences() &&
                                  reduceDtype == computed && computed != shards;
+    options.reshardAfterForward = reshardAfterForward;
     options.shard.assign(shardModules.begin(), shardModules.end());
   } else if (mixedPrecisionFlags) {
-    return makeUsageError("--param-dtype and --reduce-dtype are FSDP2's "
-                          "MixedPrecisionPolicy: they need fsdp or hsdp");
+    return makeUsageError("--param-dtype, --reduce-dtype and "
+                          "--reshard-after-forward configure FSDP2: they "
+                          "need fsdp or hsdp");
   }
   if (bucketCapMb < 1 || bucketCapMb > (INT64_MAX >> 20))
     return makeUsageError("--bucket-cap-mb must be a positive number of MiB, "

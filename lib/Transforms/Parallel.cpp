@@ -452,6 +452,12 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
     step.setType(FunctionType::get(ctx, argTypes, step.getResultTypes()));
   }
 
+  // The root keeps its gathered parameters for backward; so does every
+  // unit without reshard_after_forward.
+  auto keepsForBackward = [&](const ShardUnit *u) {
+    return u->module.empty() || !reshardAfterForward;
+  };
+
   // 4. Forward: the root's parameters first, then each unit's before its
   // first use; each flat buffer lives until the next copy-out.
   SmallVector<ShardUnit *> forwardOrder;
@@ -474,19 +480,18 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
     Operation *last = nullptr;
     auto full =
         unshardAt(*u, flat, StepPhase::Forward, last, u->forwardUnshard);
-    // The root keeps its gathered parameters for backward; a unit gathers
-    // again there.
+    // A unit that reshards after forward gathers again in backward.
     replaceUses(full, [&](Operation *op) {
       return !isa<PersistentStorageOpInterface>(op) &&
              (getStepPhase(op) == StepPhase::Forward ||
-              (u->module.empty() && isBackward(op)));
+              (keepsForBackward(u) && isBackward(op)));
     });
     previousFlat = flat;
   }
-  // post_forward reshards a unit (not the root, which keeps its parameters
-  // for backward): its gathered parameters are freed after its forward.
+  // post_forward reshards a unit (reshard_after_forward; never the root):
+  // its gathered parameters are freed after its forward.
   for (ShardUnit *u : forwardOrder)
-    if (!u->module.empty() && u->lastForward) {
+    if (!keepsForBackward(u) && u->lastForward) {
       builder.setInsertionPointAfter(u->lastForward);
       ReleaseOp::create(builder, step.getLoc(), u->forwardUnshard.getResults(),
                         phaseAttr(StepPhase::Forward));
@@ -502,7 +507,7 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
   // of backward, when the root has parameters).
   SmallVector<ShardUnit *> backwardOrder;
   for (auto &[name, u] : units)
-    if (!name.empty() && !u.params.empty() && u.firstBackward)
+    if (!keepsForBackward(&u) && !u.params.empty() && u.firstBackward)
       backwardOrder.push_back(&u);
   llvm::stable_sort(backwardOrder, [&](ShardUnit *a, ShardUnit *b) {
     return before(a->firstBackward, b->firstBackward);
@@ -548,7 +553,8 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
     bool hasGrads = llvm::any_of(
         u.params, [&](ParamOp p) { return finalGrad.count(p.getResult()); });
     if (name.empty() ? lastBackwardOp && !u.params.empty()
-                     : (hasGrads || u.backwardUnshard))
+                     : (hasGrads || u.backwardUnshard ||
+                        (keepsForBackward(&u) && u.forwardUnshard)))
       reduceOrder.push_back(&u);
   }
   for (ShardUnit *u : reduceOrder)
@@ -567,7 +573,7 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
       after = cursor;
     builder.setInsertionPointAfter(after);
     UnshardOp gathered =
-        u->module.empty() ? u->forwardUnshard : u->backwardUnshard;
+        keepsForBackward(u) ? u->forwardUnshard : u->backwardUnshard;
     if (gathered)
       cursor = ReleaseOp::create(builder, step.getLoc(), gathered.getResults(),
                                  phaseAttr(StepPhase::Backward));

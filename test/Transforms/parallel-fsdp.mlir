@@ -92,6 +92,18 @@
 // MP-MEM-NEXT: alloc #{{[0-9]+}} 288 temporaries nn.all_gather tensor<144xbf16>
 // MP-MEM-NEXT: alloc #{{[0-9]+}} 144 temporaries workspace of nn.all_gather
 
+// reshard_after_forward=False: fc1 keeps its gathered parameters from
+// forward to its post-backward, like the root; backward gathers nothing.
+// RUN: vram-opt %s --vram-build-step="mode=train optimizer=adam" --vram-parallel="fsdp=2 shard=fc1 reshard-after-forward=false" | FileCheck %s --check-prefix=KEEP
+// KEEP: %[[U:.*]]:2 = nn.unshard %{{.*}} {phase = #nn<phase forward>, unit = "fc1"}
+// KEEP-NOT: nn.release %[[U]]#0, %[[U]]#1 {phase = #nn<phase forward>}
+// KEEP-NOT: nn.all_gather {{.*}}phase backward
+// KEEP: nn.reduce_scatter_input {{.*}} unit = ""
+// KEEP-NEXT: nn.reduce_scatter
+// KEEP: nn.release %[[U]]#0, %[[U]]#1 {phase = #nn<phase backward>}
+// KEEP-NEXT: nn.release
+// KEEP-NEXT: nn.reduce_scatter_input {{.*}} unit = "fc1"
+
 // HSDP (dp replicas of fsdp-way sharding) is the same step: the gradient
 // shards are all-reduced in place, and DDP's buckets are not made.
 // RUN: vram-opt %s --vram-build-step="mode=train optimizer=adam" --vram-parallel="dp=2 fsdp=2 shard=fc1" | FileCheck %s --check-prefix=HSDP

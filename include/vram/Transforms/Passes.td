@@ -313,6 +313,11 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
     ListOption<"shard", "shard", "std::string",
                "globs or module paths of the modules wrapped with "
                "fully_shard before the root (model.layers.*)">,
+    Option<"reshardAfterForward", "reshard-after-forward", "bool",
+           /*default=*/"true",
+           "FSDP2's reshard_after_forward for the --shard units: free their "
+           "gathered parameters after forward and gather again in backward; "
+           "false keeps them until their backward ends">,
     Option<"mixedPrecision", "mixed-precision", "bool", /*default=*/"false",
            "FSDP2's MixedPrecisionPolicy over a step built in param_dtype "
            "(vram-precision): the shards, their gradients and optimizer "
