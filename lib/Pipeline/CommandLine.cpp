@@ -508,6 +508,11 @@ VramOptFlags::parseParallel() const {
       return bad(axis + " must be a positive integer, got '" + value + "'");
     (axis == "dp" ? options.dp : options.fsdp) = ranks;
   }
+  if (options.dp > nn::ParallelAttr::kMaxWorldSize ||
+      options.fsdp > nn::ParallelAttr::kMaxWorldSize / options.dp)
+    return bad(llvm::Twine("more than the ") +
+               llvm::Twine(nn::ParallelAttr::kMaxWorldSize) +
+               " ranks modelled");
   if (seen.count("hsdp") && (seen.count("dp") || seen.count("fsdp")))
     return bad("hsdp=RxS names both axes: drop dp and fsdp");
   if (seen.count("dp") && seen.count("fsdp"))

@@ -129,9 +129,12 @@ void ParallelPass::runOnOperation() {
                      << NNDialect::kParallelAttrName << "')";
     return signalPassFailure();
   }
-  if (fsdp < 1) {
-    emitError(step.getLoc())
-        << "vram-parallel needs fsdp >= 1, got " << static_cast<int64_t>(fsdp);
+  if (fsdp < 1 || dp > ParallelAttr::kMaxWorldSize ||
+      fsdp > ParallelAttr::kMaxWorldSize / dp) {
+    emitError(step.getLoc()) << "vram-parallel needs fsdp >= 1 and at most "
+                             << ParallelAttr::kMaxWorldSize
+                             << " ranks, got dp=" << static_cast<int64_t>(dp)
+                             << " fsdp=" << static_cast<int64_t>(fsdp);
     return signalPassFailure();
   }
   MLIRContext *ctx = &getContext();

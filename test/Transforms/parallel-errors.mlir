@@ -2,6 +2,10 @@
 // RUN: vram-opt %s -split-input-file -verify-diagnostics --vram-parallel="dp=2"
 // RUN: not vram-opt %S/parallel.mlir --vram-build-step --vram-parallel="dp=0" 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: error: vram-parallel needs dp >= 1 and bucket sizes >= 1 byte, got dp=0 bucket-cap=26214400 first-bucket=1048576
+// A world size past 2^18 ranks (dp x fsdp would overflow at 2^63) is an
+// error, not a wrapped number.
+// RUN: not vram-opt %S/parallel.mlir --vram-build-step --vram-parallel="dp=4000000000 fsdp=4000000000" 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: error: vram-parallel needs fsdp >= 1 and at most 262144 ranks, got dp=4000000000 fsdp=4000000000
 
 // expected-error @below {{vram-parallel needs a built step @step (run vram-build-step first)}}
 module {

@@ -53,6 +53,9 @@ LogicalResult ParallelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (dp < 1 || fsdp < 1)
     return emitError() << "parallel dp and fsdp must be >= 1, got dp = " << dp
                        << ", fsdp = " << fsdp;
+  if (dp > kMaxWorldSize || fsdp > kMaxWorldSize / dp)
+    return emitError() << "parallel dp x fsdp must be at most " << kMaxWorldSize
+                       << " ranks, got dp = " << dp << ", fsdp = " << fsdp;
   if (!shard || !llvm::all_of(shard, [](Attribute a) {
         auto s = dyn_cast<StringAttr>(a);
         return s && !s.getValue().empty();

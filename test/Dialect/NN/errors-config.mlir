@@ -160,6 +160,14 @@ func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.paral
 
 // -----
 
+// nn.parallel: more ranks than modelled
+// expected-error @+1 {{parallel dp x fsdp must be at most 262144 ranks, got dp = 1024, fsdp = 1024}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 1024, fsdp = 1024, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>} {
+  return
+}
+
+// -----
+
 // nn.parallel: an empty shard pattern
 // expected-error @+1 {{parallel shard must be an array of non-empty module patterns}}
 func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 1, fsdp = 4, shard = [""], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>} {

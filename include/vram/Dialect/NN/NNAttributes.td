@@ -274,6 +274,9 @@ def NN_ParallelAttr : AttrDef<NN_Dialect, "Parallel"> {
                        "$bucketView `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
+    /// The most ranks a layout may have (the largest jobs run ~10^5 GPUs):
+    /// the per-rank figures list rank ids, and dp x fsdp must not overflow.
+    static constexpr int64_t kMaxWorldSize = int64_t(1) << 18;
     /// The ranks of the job.
     int64_t getWorldSize() const { return getDp() * getFsdp(); }
   }];
