@@ -100,7 +100,7 @@ std::optional<nn::StepMode> vram::getStepMode(Operation *func) {
   return std::nullopt;
 }
 
-static std::string precisionName(Type type) {
+std::string vram::getPrecisionName(Type type) {
   if (type.isF32())
     return "fp32";
   if (type.isF16())
@@ -118,7 +118,7 @@ static std::string precisionName(Type type) {
 std::string vram::getPrecision(Operation *func) {
   if (auto autocast =
           func->getAttrOfType<TypeAttr>(nn::NNDialect::kAutocastAttrName))
-    return "amp-" + precisionName(autocast.getValue());
+    return "amp-" + getPrecisionName(autocast.getValue());
   llvm::SmallSetVector<Type, 2> types;
   func->walk([&](nn::ParamOp param) {
     types.insert(getElementTypeOrSelf(param.getType()));
@@ -130,7 +130,7 @@ std::string vram::getPrecision(Operation *func) {
           types.insert(getElementTypeOrSelf(t));
   if (types.empty())
     return "none";
-  return types.size() == 1 ? precisionName(types.front()) : "mixed";
+  return types.size() == 1 ? getPrecisionName(types.front()) : "mixed";
 }
 
 nn::TorchTarget vram::getTorchTarget(Operation *func) {

@@ -335,22 +335,6 @@ int64_t ParallelFigures::getSentBytes() const {
                        ringBytes(reduceScatterBytes, shards, 1));
 }
 
-/// torch's name of a floating-point element type.
-static std::string torchDtypeName(Type type) {
-  if (type.isF32())
-    return "float32";
-  if (type.isBF16())
-    return "bfloat16";
-  if (type.isF16())
-    return "float16";
-  if (type.isF64())
-    return "float64";
-  std::string name;
-  llvm::raw_string_ostream os(name);
-  type.print(os);
-  return name;
-}
-
 ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
                                                   nn::ParallelAttr layout) {
   ParallelFigures p;
@@ -364,20 +348,20 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
     } else if (auto gather = dyn_cast<nn::AllGatherOp>(op)) {
       p.allGatherBytes = saturatingAdd(p.allGatherBytes, bytes(gather));
       p.paramDtype =
-          torchDtypeName(gather.getResult().getType().getElementType());
+          getPrecisionName(gather.getResult().getType().getElementType());
       if (gather.getPhase() == StepPhase::Forward)
         p.units.push_back(gather.getUnit().str());
     } else if (auto input = dyn_cast<nn::ReduceScatterInputOp>(op)) {
       p.reduceScatterBytes = saturatingAdd(p.reduceScatterBytes, bytes(input));
     } else if (auto scatter = dyn_cast<nn::ReduceScatterOp>(op)) {
       p.reduceDtype =
-          torchDtypeName(scatter.getResult().getType().getElementType());
+          getPrecisionName(scatter.getResult().getType().getElementType());
       // HSDP all-reduces the gradient shards across the replicas in place.
       if (layout.getDp() > 1)
         p.allReduceBytes = saturatingAdd(p.allReduceBytes, bytes(scatter));
     } else if (auto shard = dyn_cast<nn::ShardOp>(op)) {
       // Shard index i holds a full chunk of c rows while (i + 1) c <= dim 0.
-      p.shardDtype = torchDtypeName(shard.getType().getElementType());
+      p.shardDtype = getPrecisionName(shard.getType().getElementType());
       int64_t rows = shard.getParam().getType().getDimSize(0);
       int64_t chunk = shard.getType().getDimSize(0);
       if (chunk > 0)

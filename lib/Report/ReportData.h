@@ -44,7 +44,7 @@ struct ParallelFigures {
   std::vector<int64_t> bucketBytes;
   /// FSDP's units in the order forward gathers them ("" is the root).
   std::vector<std::string> units;
-  /// FSDP's dtypes, as torch names them: the shards', the gathered
+  /// FSDP's dtypes, as --precision spells them: the shards', the gathered
   /// parameters' (MixedPrecisionPolicy param_dtype) and the reduce-scatter's
   /// (reduce_dtype); empty without sharding.
   std::string shardDtype, paramDtype, reduceDtype;

@@ -55,6 +55,9 @@ std::optional<int64_t> getBatchSize(mlir::Operation *func);
 /// its floating-point arguments): "fp32", "fp16", "bf16", "fp64", "mixed", or
 /// "none" when it has no floating-point tensor.
 std::string getPrecision(mlir::Operation *func);
+/// A floating-point element type as --precision spells it (fp32, bf16, fp16,
+/// fp64; other types as MLIR prints them).
+std::string getPrecisionName(mlir::Type type);
 
 /// The PyTorch a built step models (`nn.torch_version`, `nn.device`); the
 /// defaults (2, CUDA) for a forward model.
