@@ -459,11 +459,11 @@ VramOptFlags::parseParallel() const {
       !llvm::StringRef(parallelSpec).contains("fsdp") &&
       !llvm::StringRef(parallelSpec).contains("hsdp"))
     return makeUsageError("--shard names FSDP units: add --parallel=fsdp=N");
-  bool mixedPrecisionFlags = paramDtype.getNumOccurrences() ||
-                             reduceDtype.getNumOccurrences() ||
-                             reshardAfterForward.getNumOccurrences();
+  bool fsdpFlags = paramDtype.getNumOccurrences() ||
+                   reduceDtype.getNumOccurrences() ||
+                   reshardAfterForward.getNumOccurrences();
   if (!parallelSpec.getNumOccurrences()) {
-    if (mixedPrecisionFlags)
+    if (fsdpFlags)
       return makeUsageError("--param-dtype, --reduce-dtype and "
                             "--reshard-after-forward configure FSDP2: add "
                             "--parallel=fsdp=N");
@@ -526,15 +526,14 @@ VramOptFlags::parseParallel() const {
     if (gradAccum > 1 || !setToNone)
       return makeUsageError("--parallel=fsdp/hsdp with --grad-accum or "
                             "--set-to-none=false is not modelled yet");
-    if (precision == nn::Precision::AmpFp16 ||
-        precision == nn::Precision::AmpBf16)
+    auto isAmp = [](nn::Precision p) {
+      return p == nn::Precision::AmpFp16 || p == nn::Precision::AmpBf16;
+    };
+    if (isAmp(precision))
       return makeUsageError(
           "--parallel=fsdp/hsdp with AMP is not modelled yet: "
           "use FSDP2's MixedPrecisionPolicy "
           "(--param-dtype=bf16) or --precision=bf16");
-    auto isAmp = [](nn::Precision p) {
-      return p == nn::Precision::AmpFp16 || p == nn::Precision::AmpBf16;
-    };
     if (isAmp(paramDtype) || isAmp(reduceDtype))
       return makeUsageError("--param-dtype and --reduce-dtype take fp32, bf16 "
                             "or fp16");
@@ -559,7 +558,7 @@ VramOptFlags::parseParallel() const {
                                  reduceDtype == computed && computed != shards;
     options.reshardAfterForward = reshardAfterForward;
     options.shard.assign(shardModules.begin(), shardModules.end());
-  } else if (mixedPrecisionFlags) {
+  } else if (fsdpFlags) {
     return makeUsageError("--param-dtype, --reduce-dtype and "
                           "--reshard-after-forward configure FSDP2: they "
                           "need fsdp or hsdp");

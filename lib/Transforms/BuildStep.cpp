@@ -402,8 +402,7 @@ LogicalResult BuildStepPass::buildLoss(TrainStep &s) {
                                        << ": batch x sequence overflows int64";
       auto flat = RankedTensorType::get({*tokens, outType.getDimSize(2)},
                                         outType.getElementType());
-      Value logits = lossInput;
-      lossInput = ReshapeOp::create(b, lossLoc, flat, logits);
+      lossInput = ReshapeOp::create(b, lossLoc, flat, lossInput);
       if (s.requiresGrad.contains(output) &&
           failed(s.recordIfNeeded(lossInput.getDefiningOp())))
         return failure();
