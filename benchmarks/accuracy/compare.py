@@ -18,7 +18,12 @@ HEADS = {"resnet18": "fc", "resnet50": "fc", "resnet101": "fc", "gpt_mini": "hea
          "mobilenet_v2": "classifier.1", "vgg11": "classifier.6", "vit_b_16": "heads.head"}
 OPTIMIZERS = {"sgd": ["--optimizer=sgd"], "momentum": ["--optimizer=momentum"],
               "adam": ["--optimizer=adam", "--optimizer-impl=for-loop"],
-              "adam_foreach": ["--optimizer=adam", "--optimizer-impl=foreach"]}
+              "adam_foreach": ["--optimizer=adam", "--optimizer-impl=foreach"],
+              "nesterov": ["--optimizer=sgd-nesterov", "--optimizer-impl=for-loop"],
+              "nesterov_foreach": ["--optimizer=sgd-nesterov", "--optimizer-impl=foreach"],
+              "adafactor": ["--optimizer=adafactor", "--optimizer-impl=for-loop"],
+              "adafactor_foreach": ["--optimizer=adafactor", "--optimizer-impl=foreach"],
+              "lion": ["--optimizer=lion"], "adamw8bit": ["--optimizer=adamw8bit"]}
 
 
 def flags(row):

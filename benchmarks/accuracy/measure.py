@@ -112,7 +112,33 @@ def make_opt(cfg, params):
         return torch.optim.Adam(params, lr=1e-3, foreach=False)
     if o == "adam_foreach":
         return torch.optim.Adam(params, lr=1e-3, foreach=True)
+    # issue 23's optimizers (torch 2.x only: torch.optim.Adafactor is 2.5+;
+    # Lion and 8-bit AdamW are bitsandbytes', whose CPU backend runs them).
+    if o in ("nesterov", "nesterov_foreach"):
+        return torch.optim.SGD(params, lr=0.01, momentum=0.9, nesterov=True,
+                               foreach=o.endswith("_foreach"))
+    if o in ("adafactor", "adafactor_foreach"):
+        return torch.optim.Adafactor(params, lr=1e-2, foreach=o.endswith("_foreach"))
+    if o == "lion":
+        import bitsandbytes as bnb
+        return bnb.optim.Lion(params, lr=1e-4)
+    if o == "adamw8bit":
+        import bitsandbytes as bnb
+        return bnb.optim.AdamW8bit(params, lr=1e-3)
     raise ValueError(o)
+
+
+def optimizer_state_bytes(opt):
+    """Bytes of the optimizer's state tensors (unique storages), without the
+    per-parameter `step` counters: torch.optim keeps them on the host (a
+    0-dim CPU tensor unless capturable or fused), bitsandbytes as ints."""
+    seen = {}
+    for st in opt.state.values():
+        for k, v in st.items():
+            if k != "step" and torch.is_tensor(v):
+                ptr, nb = storage_of(v)
+                seen[ptr] = nb
+    return sum(seen.values())
 
 
 def storage_of(t):
@@ -263,7 +289,8 @@ def worker(cfg, mode):
     opt = make_opt(cfg, trainable)
     if mode == "peak":
         peak, net, _ = step_peak(model, opt, x, y)
-        return {"cpu_sgd_step_peak_above_baseline": peak, "step_net_bytes": net}
+        return {"cpu_sgd_step_peak_above_baseline": peak, "step_net_bytes": net,
+                "optimizer_state_bytes": optimizer_state_bytes(opt)}
     if mode == "peak_keep_output":
         return {"cpu_step_peak_keep_output": step_peak(model, opt, x, y, keep_output=True)[0]}
     if mode == "peak2":
@@ -315,6 +342,9 @@ def measure(cfg, do_saved=True, do_peak=True, extra=True):
     r["optimizer"] = cfg.get("optimizer", "sgd")
     r["trainable"] = cfg.get("trainable", "all")
     r["measured_with"] = MEASURED_WITH
+    if r["optimizer"] in ("lion", "adamw8bit"):
+        import bitsandbytes as bnb
+        r["measured_with"] += ", bitsandbytes %s" % bnb.__version__
     return r
 
 
@@ -344,7 +374,13 @@ ALL = VALIDATION + [
     # torch.export fixtures (test/Import/TorchExport/truth.test)
     V("mobilenet_v3_large", 1), V("convnext_tiny", 1),
 ]
-PEAK_ONLY = {"momentum", "adam", "adam_foreach"}
+# issue 23's optimizers, torch 2.x and bitsandbytes only (not in ALL: --only).
+OPTIMIZERS_2X = [c(optimizer=o) for c in (lambda **kw: V("resnet18", 2, **kw),
+                                          lambda **kw: L(2, 128, **kw))
+                 for o in ("nesterov", "nesterov_foreach", "adafactor",
+                           "adafactor_foreach", "lion", "adamw8bit")]
+PEAK_ONLY = {"momentum", "adam", "adam_foreach", "nesterov", "nesterov_foreach",
+             "adafactor", "adafactor_foreach", "lion", "adamw8bit"}
 
 
 def dedupe(cfgs):
@@ -396,12 +432,12 @@ def main():
                     help="skip the keep_output and two-step cross-check runs")
     a = ap.parse_args()
     if a.worker:
-        cfg = [c for c in dedupe(ALL) if case_id(c) == a.worker[0]][0]
+        cfg = [c for c in dedupe(ALL + OPTIMIZERS_2X) if case_id(c) == a.worker[0]][0]
         print(json.dumps(worker(cfg, a.worker[1])))
         return
     cfgs = VALIDATION if a.validate else dedupe(ALL)
     if a.only:
-        cfgs = [c for c in dedupe(ALL) if case_id(c) in a.only]
+        cfgs = [c for c in dedupe(ALL + OPTIMIZERS_2X) if case_id(c) in a.only]
     rows = []
     if a.output and os.path.exists(a.output):
         rows = json.load(open(a.output))

@@ -27,6 +27,10 @@ if ! "$VENV/bin/python" -c 'import transformers, peft' 2>/dev/null; then
   "$VENV/bin/pip" install -q huggingface-hub packaging pyyaml regex safetensors \
     tokenizers tqdm typer psutil
 fi
+# bitsandbytes for measure.py's Lion and 8-bit AdamW rows (its CPU backend).
+if ! "$VENV/bin/python" -c 'import bitsandbytes' 2>/dev/null; then
+  "$VENV/bin/pip" install -q --no-deps bitsandbytes==0.50.2
+fi
 SP=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 export LD_LIBRARY_PATH=$SP/nvidia/nccl/lib:$SP/nvidia/cusparselt/lib:$SP/nvidia/cu13/lib:$SP/nvidia/nvshmem/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$VENV/bin:$PATH

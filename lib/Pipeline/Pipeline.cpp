@@ -77,8 +77,8 @@ llvm::Error vram::toError(LogicalResult result) {
 }
 
 nn::OptimizerImpl PipelineOptions::getImplementation() const {
-  return implementation.value_or(
-      nn::getDefaultOptimizerImpl({step.torchVersion, step.device}));
+  return implementation.value_or(nn::getDefaultOptimizerImpl(
+      step.optimizer, {step.torchVersion, step.device}));
 }
 
 BudgetMetric PipelineOptions::getBudgetMetric() const {

@@ -145,6 +145,30 @@ void BuildStepPass::runOnOperation() {
     return signalPassFailure();
   }
 
+  // bitsandbytes has one implementation: it is the default.
+  if (!implementation.hasValue() && isBitsAndBytesOptimizer(optimizer))
+    implementation = OptimizerImpl::ForLoop;
+  if (mode == StepMode::Train && !hasOptimizerImpl(optimizer, implementation)) {
+    emitError(module.getLoc())
+        << stringifyEnum(optimizer.getValue()) << " has no "
+        << stringifyEnum(implementation.getValue()) << " implementation"
+        << (isBitsAndBytesOptimizer(optimizer) ? " (bitsandbytes runs a "
+                                                 "kernel per parameter: "
+                                                 "for_loop)"
+                                               : "");
+    return signalPassFailure();
+  }
+
+  // Measured (benchmarks/accuracy, bitsandbytes 0.50.2): the CPU backend's
+  // Lion and 8-bit AdamW add float32 copies of the state, gradient and
+  // parameter (and int64 indices) during each update.
+  if (mode == StepMode::Train && device == Device::Cpu &&
+      isBitsAndBytesOptimizer(optimizer))
+    emitWarning(module.getLoc())
+        << "the update is modelled as bitsandbytes' CUDA kernels run it (in "
+           "place); its CPU backend adds float32 temporaries that are not "
+           "modelled, so the CPU step peak is a lower bound";
+
   if (!std::isfinite(weightDecay) || weightDecay < 0) {
     emitError(module.getLoc())
         << "weight-decay must be a finite number >= 0, got "
@@ -630,18 +654,29 @@ void BuildStepPass::buildOptimizerStep(TrainStep &s) {
   MLIRContext *ctx = &getContext();
   OpBuilder &b = s.b;
   SmallVector<Value> states;
-  SmallVector<OptimizerStateKind> stateKinds;
-  if (optimizer == OptimizerKind::Momentum)
-    stateKinds = {OptimizerStateKind::MomentumBuffer};
-  else if (optimizer == OptimizerKind::Adam ||
-           optimizer == OptimizerKind::AdamW)
-    stateKinds = {OptimizerStateKind::ExpAvg, OptimizerStateKind::ExpAvgSq};
+  SmallVector<size_t> firstState; // per parameter, its first state tensor
   for (Value p : s.params) {
+    firstState.push_back(states.size());
     b.setInsertionPointAfterValue(p);
-    for (OptimizerStateKind kind : stateKinds)
+    SmallVector<OptimizerStateSlot> slots;
+    getOptimizerStateSlots(optimizer, cast<RankedTensorType>(p.getType()),
+                           slots);
+    for (const OptimizerStateSlot &slot : slots)
       states.push_back(OptimizerStateOp::create(
-          b, p.getLoc(), OptimizerStateKindAttr::get(ctx, kind), p));
+          b, p.getLoc(), slot.type, OptimizerStateKindAttr::get(ctx, slot.kind),
+          p));
   }
+  firstState.push_back(states.size());
+  SmallVector<RankedTensorType> paramTypes;
+  for (Value p : s.params)
+    paramTypes.push_back(cast<RankedTensorType>(p.getType()));
+  SmallVector<OptimizerBuffer> buffers;
+  getOptimizerBuffers(optimizer, paramTypes, buffers);
+  if (!buffers.empty())
+    b.setInsertionPointAfterValue(s.params.front());
+  for (const OptimizerBuffer &buffer : buffers)
+    OptimizerBufferOp::create(b, s.params.front().getLoc(), buffer.type,
+                              buffer.name);
   b.setInsertionPoint(s.ret);
   Location optLoc = NameLoc::get(b.getStringAttr("optimizer"), s.ret.getLoc());
   auto makeStep = [&](ValueRange ps, ValueRange gs, ValueRange ss) {
@@ -650,11 +685,11 @@ void BuildStepPass::buildOptimizerStep(TrainStep &s) {
                             ss, b.getF64FloatAttr(weightDecay));
   };
   if (implementation == OptimizerImpl::ForLoop) {
-    size_t k = stateKinds.size();
     for (size_t i = 0; i < s.params.size(); ++i)
       makeStep(ValueRange(s.params).slice(i, 1),
                ValueRange(s.grads).slice(i, 1),
-               ValueRange(states).slice(i * k, k));
+               ValueRange(states).slice(firstState[i],
+                                        firstState[i + 1] - firstState[i]));
   } else if (!s.params.empty()) {
     makeStep(s.params, s.grads, states);
   }

@@ -233,6 +233,15 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
   if (step->hasAttr(NNDialect::kAutocastAttrName))
     return step.emitError() << "FSDP under autocast is not modelled yet (its "
                                "MixedPrecisionPolicy neither)";
+  // The optimizer runs on each rank's shards (DTensors): an elementwise
+  // state is sharded with its parameter; a factored or block-wise one is
+  // laid out by the optimizer over the shard, which is not modelled.
+  for (auto update : body.getOps<OptimizerStepOp>())
+    if (update.getOptimizer() == OptimizerKind::Adafactor ||
+        update.getOptimizer() == OptimizerKind::AdamW8bit)
+      return update.emitError()
+             << "FSDP with " << stringifyEnum(update.getOptimizer())
+             << " (state laid out over each shard) is not modelled yet";
   ModulePatterns patterns;
   if (failed(patterns.compile(shard, step.getLoc())))
     return failure();
@@ -658,9 +667,22 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
     Value shard = shardOf.lookup(state.getParam());
     if (!shard)
       continue;
+    // An elementwise state, as the optimizer keeps it for the shard.
+    auto config =
+        step->getAttrOfType<OptimizerConfigAttr>(NNDialect::kOptimizerAttrName);
+    SmallVector<OptimizerStateSlot> slots;
+    if (config)
+      getOptimizerStateSlots(config.getKind(),
+                             cast<RankedTensorType>(shard.getType()), slots);
+    const auto *slot = llvm::find_if(slots, [&](const OptimizerStateSlot &s) {
+      return s.kind == state.getKind();
+    });
+    if (slot == slots.end())
+      return state.emitError() << "no " << stringifyEnum(state.getKind())
+                               << " state for the optimizer of this shard";
     builder.setInsertionPoint(state);
-    auto sharded = OptimizerStateOp::create(
-        builder, state.getLoc(), shard.getType(), state.getKindAttr(), shard);
+    auto sharded = OptimizerStateOp::create(builder, state.getLoc(), slot->type,
+                                            state.getKindAttr(), shard);
     state.getResult().replaceAllUsesWith(sharded.getResult());
     state.erase();
   }

@@ -63,8 +63,8 @@ func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
 // CHECK:      peak 80 at [4] nn.optimizer_step
 func.func @update(%g: tensor<4xf32>) {
   %p = nn.param "w" : tensor<4xf32>
-  %m = nn.optimizer_state exp_avg of %p : tensor<4xf32>
-  %v = nn.optimizer_state exp_avg_sq of %p : tensor<4xf32>
+  %m = nn.optimizer_state exp_avg of %p : tensor<4xf32> -> tensor<4xf32>
+  %v = nn.optimizer_state exp_avg_sq of %p : tensor<4xf32> -> tensor<4xf32>
   nn.optimizer_step adam foreach params(%p) grads(%g) state(%m, %v) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
   return
 }

@@ -126,8 +126,8 @@ TEST_F(MemoryAnalysisTest, WorkspaceIsAnAllocFreePairAroundItsOp) {
   MemoryAnalysis memory(parse(R"mlir(
 func.func @update(%g: tensor<4xf32>) {
   %p = nn.param "w" : tensor<4xf32>
-  %m = nn.optimizer_state exp_avg of %p : tensor<4xf32>
-  %v = nn.optimizer_state exp_avg_sq of %p : tensor<4xf32>
+  %m = nn.optimizer_state exp_avg of %p : tensor<4xf32> -> tensor<4xf32>
+  %v = nn.optimizer_state exp_avg_sq of %p : tensor<4xf32> -> tensor<4xf32>
   nn.optimizer_step adam foreach params(%p) grads(%g) state(%m, %v) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
   return
 }

@@ -627,7 +627,7 @@ struct OptimizerStepLowering
 
     // Coupled weight decay: grad + wd * param, a new tensor per parameter.
     SmallVector<Value> effective(grads.begin(), grads.end());
-    if (wd != 0 && kind != OptimizerKind::AdamW)
+    if (wd != 0 && kind != OptimizerKind::AdamW && kind != OptimizerKind::Lion)
       for (unsigned i = 0; i < n; ++i)
         effective[i] = elementwise(
             b, loc, {grads[i], params[i]},
@@ -655,7 +655,63 @@ struct OptimizerStepLowering
         updates.push_back({i, axpy(params[i], effective[i], -lr)});
       return success();
     }
-    if (kind == OptimizerKind::Momentum) {
+    if (kind == OptimizerKind::Adafactor || kind == OptimizerKind::AdamW8bit)
+      return op->emitError()
+             << "executing " << stringifyEnum(kind)
+             << "'s update is not supported (its memory is predicted)";
+    if (kind == OptimizerKind::Lion) {
+      // bitsandbytes' Lion kernel, in place: p = p * (1 - lr * wd)
+      // - lr * sign(b1 * m + (1 - b1) * g); m = b2 * m + (1 - b2) * g, with
+      // Lion's default betas (0.9, 0.99), not Adam's.
+      double b1 = 0.9, b2 = 0.99;
+      for (unsigned i = 0; i < n; ++i) {
+        Value newParam = elementwise(
+            b, loc, {grads[i], state[i]}, params[i],
+            [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              Type t = a[0].getType();
+              Value c = arith::AddFOp::create(
+                  nb, nloc,
+                  arith::MulFOp::create(nb, nloc, a[1],
+                                        floatConstant(nb, nloc, t, b1)),
+                  arith::MulFOp::create(nb, nloc, a[0],
+                                        floatConstant(nb, nloc, t, 1 - b1)));
+              Value zero = floatConstant(nb, nloc, t, 0);
+              Value sign = arith::SelectOp::create(
+                  nb, nloc,
+                  arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OGT, c,
+                                        zero),
+                  floatConstant(nb, nloc, t, 1),
+                  arith::SelectOp::create(
+                      nb, nloc,
+                      arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OLT,
+                                            c, zero),
+                      floatConstant(nb, nloc, t, -1), zero));
+              Value decayed = arith::MulFOp::create(
+                  nb, nloc, a[2], floatConstant(nb, nloc, t, 1 - lr * wd));
+              return arith::SubFOp::create(
+                         nb, nloc, decayed,
+                         arith::MulFOp::create(nb, nloc, sign,
+                                               floatConstant(nb, nloc, t, lr)))
+                  .getResult();
+            },
+            true);
+        Value m = elementwise(
+            b, loc, grads[i], state[i],
+            [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              Type t = a[0].getType();
+              Value s = arith::MulFOp::create(nb, nloc, a[1],
+                                              floatConstant(nb, nloc, t, b2));
+              Value g = arith::MulFOp::create(
+                  nb, nloc, a[0], floatConstant(nb, nloc, t, 1 - b2));
+              return arith::AddFOp::create(nb, nloc, s, g).getResult();
+            },
+            true);
+        updates.push_back({i, newParam});
+        updates.push_back({2 * n + i, m});
+      }
+      return success();
+    }
+    if (kind == OptimizerKind::Momentum || kind == OptimizerKind::SgdNesterov) {
       double mu = options.momentum;
       for (unsigned i = 0; i < n; ++i) {
         // buf = mu * buf + grad (the first step's clone(grad) when buf = 0)
@@ -668,7 +724,39 @@ struct OptimizerStepLowering
             },
             true);
         updates.push_back({2 * n + i, buf});
-        updates.push_back({i, axpy(params[i], buf, -lr)});
+        if (kind == OptimizerKind::Momentum) {
+          updates.push_back({i, axpy(params[i], buf, -lr)});
+          continue;
+        }
+        // Nesterov: p -= lr * (g + mu * buf). The for-loop form makes
+        // grad.add(buf, alpha=mu) a new tensor; foreach and fused do not.
+        auto nesterov = [&](OpBuilder &nb, Location nloc, Value g, Value bv) {
+          Value s = arith::MulFOp::create(
+              nb, nloc, bv, floatConstant(nb, nloc, bv.getType(), mu));
+          return arith::AddFOp::create(nb, nloc, g, s).getResult();
+        };
+        if (impl == OptimizerImpl::ForLoop) {
+          Value step =
+              elementwise(b, loc, {effective[i], buf},
+                          newTensor(b, loc, tensorType(params[i])),
+                          [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                            return nesterov(nb, nloc, a[0], a[1]);
+                          });
+          updates.push_back({i, axpy(params[i], step, -lr)});
+          continue;
+        }
+        updates.push_back(
+            {i,
+             elementwise(
+                 b, loc, {effective[i], buf}, params[i],
+                 [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                   Value st = nesterov(nb, nloc, a[0], a[1]);
+                   Value d = arith::MulFOp::create(
+                       nb, nloc, st,
+                       floatConstant(nb, nloc, st.getType(), -lr));
+                   return arith::AddFOp::create(nb, nloc, a[2], d).getResult();
+                 },
+                 true)});
       }
       return success();
     }

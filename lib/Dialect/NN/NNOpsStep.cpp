@@ -152,37 +152,146 @@ std::string ShardOp::getStorageName() {
   return "?";
 }
 
-/// Persistent state tensors per parameter (torch.optim's `state[p]`).
-static unsigned statesPerParam(OptimizerKind kind) {
-  switch (kind) {
+//===----------------------------------------------------------------------===//
+// Optimizers: the state each keeps per parameter and the temporaries of one
+// update. torch.optim's live in the parameter's dtype; bitsandbytes' in
+// float32, or 8 bits with a float32 scale per block.
+//===----------------------------------------------------------------------===//
+
+/// bitsandbytes' 8-bit optimizers keep 32-bit state for parameters with
+/// fewer elements (Optimizer2State's min_8bit_size) and quantize the rest
+/// in blocks of 256 (init_state's blocksize).
+static constexpr int64_t kMin8BitSize = 4096;
+static constexpr int64_t kBlockwiseStateBlock = 256;
+
+bool vram::nn::isBitsAndBytesOptimizer(OptimizerKind optimizer) {
+  return optimizer == OptimizerKind::Lion ||
+         optimizer == OptimizerKind::AdamW8bit;
+}
+
+bool vram::nn::hasOptimizerImpl(OptimizerKind optimizer, OptimizerImpl impl) {
+  if (isBitsAndBytesOptimizer(optimizer))
+    return impl == OptimizerImpl::ForLoop;
+  if (optimizer == OptimizerKind::Adafactor)
+    return impl != OptimizerImpl::Fused;
+  return true;
+}
+
+void vram::nn::getOptimizerStateSlots(
+    OptimizerKind optimizer, RankedTensorType param,
+    SmallVectorImpl<OptimizerStateSlot> &slots) {
+  auto f32 = param.clone(Float32Type::get(param.getContext()));
+  switch (optimizer) {
   case OptimizerKind::Sgd:
-    return 0;
+    return;
   case OptimizerKind::Momentum:
-    return 1;
+  case OptimizerKind::SgdNesterov:
+    slots.push_back({OptimizerStateKind::MomentumBuffer, param});
+    return;
   case OptimizerKind::Adam:
   case OptimizerKind::AdamW:
-    return 2;
+    slots.push_back({OptimizerStateKind::ExpAvg, param});
+    slots.push_back({OptimizerStateKind::ExpAvgSq, param});
+    return;
+  case OptimizerKind::Adafactor: {
+    // The second moment factored over the last two dimensions: a row
+    // vector [..., R, 1] and a column vector [..., 1, C] (p.grad.new_zeros).
+    if (param.getRank() < 2) {
+      slots.push_back({OptimizerStateKind::Variance, param});
+      return;
+    }
+    SmallVector<int64_t> rows(param.getShape()), cols(param.getShape());
+    rows.back() = 1;
+    cols[cols.size() - 2] = 1;
+    slots.push_back({OptimizerStateKind::RowVar, param.clone(rows)});
+    slots.push_back({OptimizerStateKind::ColVar, param.clone(cols)});
+    return;
+  }
+  case OptimizerKind::Lion:
+    slots.push_back({OptimizerStateKind::ExpAvg, f32});
+    return;
+  case OptimizerKind::AdamW8bit: {
+    int64_t n = param.getNumElements();
+    if (n < kMin8BitSize) {
+      slots.push_back({OptimizerStateKind::ExpAvg, f32});
+      slots.push_back({OptimizerStateKind::ExpAvgSq, f32});
+      return;
+    }
+    auto u8 = param.clone(
+        IntegerType::get(param.getContext(), 8, IntegerType::Unsigned));
+    auto absmax = RankedTensorType::get(
+        {static_cast<int64_t>(llvm::divideCeil(n, kBlockwiseStateBlock))},
+        Float32Type::get(param.getContext()));
+    slots.push_back({OptimizerStateKind::ExpAvg, u8});
+    slots.push_back({OptimizerStateKind::ExpAvgSq, u8});
+    slots.push_back({OptimizerStateKind::Absmax1, absmax});
+    slots.push_back({OptimizerStateKind::Absmax2, absmax});
+    return;
+  }
   }
   llvm_unreachable("unknown optimizer");
 }
 
+void vram::nn::getOptimizerBuffers(OptimizerKind optimizer,
+                                   ArrayRef<RankedTensorType> params,
+                                   SmallVectorImpl<OptimizerBuffer> &buffers) {
+  if (optimizer != OptimizerKind::AdamW8bit ||
+      llvm::none_of(params, [](RankedTensorType p) {
+        return p.getNumElements() >= kMin8BitSize;
+      }))
+    return;
+  auto map = RankedTensorType::get(
+      {256}, Float32Type::get(params.front().getContext()));
+  buffers.push_back({"qmap1", map});
+  buffers.push_back({"qmap2", map});
+}
+
+MemoryCategory OptimizerBufferOp::getMemoryCategory() {
+  return MemoryCategory::OptimizerState;
+}
+std::string OptimizerBufferOp::getStorageName() {
+  return ("optimizer." + getName()).str();
+}
+
 LogicalResult OptimizerStepOp::verify() {
-  unsigned statesPerParam = ::statesPerParam(getOptimizer());
   if (getParams().size() != getGrads().size())
     return emitOpError("needs one gradient per parameter");
-  if (getState().size() != statesPerParam * getParams().size())
-    return emitOpError("needs ")
-           << statesPerParam << " state tensors per parameter";
   for (auto [p, g] : llvm::zip(getParams(), getGrads()))
     if (p.getType() != g.getType())
       return emitOpError("gradient type ")
              << g.getType() << " does not match parameter type " << p.getType();
-  // State tensors come grouped by parameter: statesPerParam for each.
-  for (auto [i, s] : llvm::enumerate(getState()))
-    if (s.getType() != getParams()[i / statesPerParam].getType())
-      return emitOpError("state type ")
-             << s.getType() << " does not match parameter type "
-             << getParams()[i / statesPerParam].getType();
+  if (!hasOptimizerImpl(getOptimizer(), getImplementation()))
+    return emitOpError() << stringifyEnum(getOptimizer()) << " has no "
+                         << stringifyEnum(getImplementation())
+                         << " implementation";
+  // State tensors come grouped by parameter, as the optimizer keeps them.
+  ValueRange state = getState();
+  size_t next = 0;
+  for (Value p : getParams()) {
+    SmallVector<OptimizerStateSlot> slots;
+    getOptimizerStateSlots(getOptimizer(), cast<RankedTensorType>(p.getType()),
+                           slots);
+    for (const OptimizerStateSlot &slot : slots) {
+      if (next == state.size())
+        return emitOpError("needs ")
+               << stringifyEnum(slot.kind) << " of type " << slot.type
+               << " for parameter type " << p.getType()
+               << " (state tensors run out)";
+      Value s = state[next++];
+      auto def = s.getDefiningOp<OptimizerStateOp>();
+      if (s.getType() != slot.type || (def && def.getKind() != slot.kind))
+        return emitOpError("state ")
+               << next - 1 << " should be " << stringifyEnum(slot.kind)
+               << " of type " << slot.type << " for parameter type "
+               << p.getType() << ", got "
+               << (def ? stringifyEnum(def.getKind()) : StringRef("a value"))
+               << " of type " << s.getType();
+    }
+  }
+  if (next != state.size())
+    return emitOpError("has ")
+           << state.size() - next << " more state tensor(s) than "
+           << stringifyEnum(getOptimizer()) << " keeps for its parameters";
   return success();
 }
 
@@ -194,17 +303,91 @@ static int64_t totalElements(ValueRange values) {
 }
 
 int64_t OptimizerStepOp::getFlops(FlopConvention c, bool) {
-  // Only `full` counts optimizer arithmetic: per element, SGD p -= lr*g (2),
-  // momentum adds buf = mu*buf + g (2 more), Adam ~12 (two moment updates,
-  // bias corrections, sqrt, division, update), weight decay 2 more.
+  // Only `full` counts optimizer arithmetic, per element: SGD p -= lr*g (2);
+  // momentum adds buf = mu*buf + g (2 more), Nesterov g + mu*buf (2 more);
+  // Lion interpolates twice, takes the sign and updates (~8); Adafactor
+  // squares, averages, interpolates the factors and scales (~10); Adam ~12
+  // (two moment updates, bias corrections, sqrt, division, update), its
+  // 8-bit form dequantizes and requantizes both moments (~16); weight
+  // decay 2 more.
   if (c != Conv::Full)
     return 0;
-  int64_t perElement = getOptimizer() == OptimizerKind::Sgd        ? 2
-                       : getOptimizer() == OptimizerKind::Momentum ? 4
-                                                                   : 12;
+  int64_t perElement = 0;
+  switch (getOptimizer()) {
+  case OptimizerKind::Sgd:
+    perElement = 2;
+    break;
+  case OptimizerKind::Momentum:
+    perElement = 4;
+    break;
+  case OptimizerKind::SgdNesterov:
+    perElement = 6;
+    break;
+  case OptimizerKind::Lion:
+    perElement = 8;
+    break;
+  case OptimizerKind::Adafactor:
+    perElement = 10;
+    break;
+  case OptimizerKind::Adam:
+  case OptimizerKind::AdamW:
+    perElement = 12;
+    break;
+  case OptimizerKind::AdamW8bit:
+    perElement = 16;
+    break;
+  }
   if (getWeightDecay().convertToDouble() != 0)
     perElement += 2;
   return satMul(perElement, totalElements(getParams()));
+}
+
+/// torch.optim.Adafactor's temporaries at their peak (torch/optim/
+/// _adafactor.py). Each matrix's update is var_estimate = row_var @ col_var,
+/// parameter-sized, divided by row_var.mean(dim=-2) ([..., 1, 1]); a
+/// vector's is variance.clone() after grad * grad. The for-loop form keeps
+/// one parameter's, and its row_mean, col_mean (or grad_squared) stay bound
+/// to their names. foreach runs the matrices and the vectors as two groups,
+/// in the order their first parameter comes: each group's updates stay
+/// alive into the next group, row_var_means die before it.
+static void getAdafactorTemporaries(ValueRange params, OptimizerImpl impl,
+                                    SmallVectorImpl<int64_t> &sizes) {
+  auto reduced = [](RankedTensorType type, ArrayRef<int64_t> dims) {
+    SmallVector<int64_t> shape(type.getShape());
+    for (int64_t d : dims)
+      shape[shape.size() + d] = 1;
+    return tensorBytes(type.clone(shape));
+  };
+  SmallVector<int64_t> matrices, rowVarMeans, vectors;
+  for (Value p : params) {
+    auto type = cast<RankedTensorType>(p.getType());
+    if (type.getRank() < 2) {
+      vectors.push_back(tensorBytes(type));
+      if (impl == OptimizerImpl::ForLoop)
+        vectors.push_back(tensorBytes(type)); // grad_squared
+      continue;
+    }
+    matrices.push_back(tensorBytes(type));
+    rowVarMeans.push_back(reduced(type, {-2, -1}));
+    if (impl == OptimizerImpl::ForLoop) {
+      matrices.push_back(reduced(type, {-1})); // row_mean
+      matrices.push_back(reduced(type, {-2})); // col_mean
+    }
+  }
+  auto total = [](ArrayRef<int64_t> list) {
+    int64_t bytes = 0;
+    for (int64_t b : list)
+      bytes = satAdd(bytes, b);
+    return bytes;
+  };
+  sizes.append(matrices);
+  bool vectorsFirst =
+      !params.empty() &&
+      cast<RankedTensorType>(params.front().getType()).getRank() < 2;
+  if (vectorsFirst || total(vectors) >= total(rowVarMeans))
+    sizes.append(vectors);
+  if (vectorsFirst || total(rowVarMeans) > total(vectors))
+    sizes.append(rowVarMeans);
 }
 
 int64_t OptimizerStepOp::getWorkspaceBytes(const TorchTarget &target) {
@@ -219,7 +402,9 @@ int64_t OptimizerStepOp::getWorkspaceBytes(const TorchTarget &target) {
 void OptimizerStepOp::getWorkspaceAllocations(const TorchTarget &target,
                                               SmallVectorImpl<int64_t> &sizes) {
   OptimizerKind opt = getOptimizer();
-  if (getImplementation() == OptimizerImpl::Fused)
+  OptimizerImpl impl = getImplementation();
+  // Fused kernels and bitsandbytes' per-parameter kernels update in place.
+  if (impl == OptimizerImpl::Fused || isBitsAndBytesOptimizer(opt))
     return;
   // One tensor per parameter in each list: the caching allocator rounds
   // each (torch._foreach_sqrt returns a list of tensors).
@@ -227,18 +412,35 @@ void OptimizerStepOp::getWorkspaceAllocations(const TorchTarget &target,
     for (Value v : values)
       sizes.push_back(tensorBytes(v));
   };
-  // foreach Adam/AdamW materializes exp_avg_sq.sqrt() (and in 1.13 its
-  // out-of-place + eps) for all params at once; the for-loop form does the
-  // same one parameter at a time (one op per parameter here), one list.
-  if (opt == OptimizerKind::Adam || opt == OptimizerKind::AdamW) {
-    unsigned lists = getImplementation() == OptimizerImpl::Foreach
+  switch (opt) {
+  case OptimizerKind::Adam:
+  case OptimizerKind::AdamW: {
+    // foreach Adam/AdamW materializes exp_avg_sq.sqrt() (and in 1.13 its
+    // out-of-place + eps) for all params at once; the for-loop form does
+    // the same one parameter at a time (one op per parameter here).
+    unsigned lists = impl == OptimizerImpl::Foreach
                          ? getForeachAdamTemporaryLists(target)
                          : 1;
     for (unsigned l = 0; l < lists; ++l)
       addList(getParams());
+    break;
   }
-  // Coupled weight decay (SGD, Adam) adds grad + wd * param as a new tensor.
-  if (getWeightDecay().convertToDouble() != 0 && opt != OptimizerKind::AdamW)
+  case OptimizerKind::SgdNesterov:
+    // The for-loop form's grad.add(buf, alpha=momentum) is a new tensor;
+    // foreach adds into the gradients in place.
+    if (impl == OptimizerImpl::ForLoop)
+      addList(getParams());
+    break;
+  case OptimizerKind::Adafactor:
+    getAdafactorTemporaries(getParams(), impl, sizes);
+    break;
+  default:
+    break;
+  }
+  // Coupled weight decay (SGD, Adam) adds grad + wd * param as a new tensor;
+  // AdamW and Adafactor decay the parameter in place.
+  if (getWeightDecay().convertToDouble() != 0 && opt != OptimizerKind::AdamW &&
+      opt != OptimizerKind::Adafactor)
     addList(getGrads());
 }
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "vram/Dialect/NN/TorchSemantics.h"
+#include "vram/Dialect/NN/NNOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/MathExtras.h"
@@ -158,9 +159,13 @@ unsigned vram::nn::getForeachAdamTemporaryLists(const TorchTarget &target) {
   return target.version == TorchVersion::V1_13 ? 2 : 1;
 }
 
-OptimizerImpl vram::nn::getDefaultOptimizerImpl(const TorchTarget &target) {
+OptimizerImpl vram::nn::getDefaultOptimizerImpl(OptimizerKind optimizer,
+                                                const TorchTarget &target) {
   // 2.x defaults to foreach when the parameters are on CUDA; 1.13 and the
-  // CPU run the for-loop implementation.
+  // CPU run the for-loop implementation, bitsandbytes a kernel per
+  // parameter.
+  if (isBitsAndBytesOptimizer(optimizer))
+    return OptimizerImpl::ForLoop;
   if (target.version == TorchVersion::V2 && target.device == Device::Cuda)
     return OptimizerImpl::Foreach;
   return OptimizerImpl::ForLoop;

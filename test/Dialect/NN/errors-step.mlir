@@ -130,10 +130,12 @@ func.func @f(%a: tensor<4x8xf32>, %b: tensor<4x8xi32>) {
 
 // -----
 
-// optimizer_state: result type differs from the parameter (generic form)
-func.func @f(%p: tensor<4xf32>) {
-  // expected-error @+1 {{'nn.optimizer_state' op failed to verify that all of {param, result} have same type}}
-  %0 = "nn.optimizer_state"(%p) <{kind = #nn<optimizer_state exp_avg>}> : (tensor<4xf32>) -> tensor<4xf16>
+// optimizer_state: Adam's state has the parameter's type (torch.optim)
+func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>) {
+  %m = nn.optimizer_state exp_avg of %p : tensor<4xf32> -> tensor<4xf16>
+  %v = nn.optimizer_state exp_avg_sq of %p : tensor<4xf32> -> tensor<4xf32>
+  // expected-error @+1 {{'nn.optimizer_step' op state 0 should be exp_avg of type 'tensor<4xf32>' for parameter type 'tensor<4xf32>', got exp_avg of type 'tensor<4xf16>'}}
+  nn.optimizer_step adam foreach params(%p) grads(%g) state(%m, %v) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf16>, tensor<4xf32>) -> ()
   return
 }
 
@@ -141,7 +143,7 @@ func.func @f(%p: tensor<4xf32>) {
 
 // optimizer_step: unknown optimizer
 func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>) {
-  // expected-error @+2 {{expected ::vram::nn::OptimizerKind to be one of: sgd, momentum, adam, adamw}}
+  // expected-error @+2 {{expected ::vram::nn::OptimizerKind to be one of: sgd, momentum, adam, adamw, sgd_nesterov, adafactor, lion, adamw8bit}}
   // expected-error @+1 {{failed to parse NN_OptimizerKindAttr parameter 'value'}}
   nn.optimizer_step lamb foreach params(%p) grads(%g) state() : (tensor<4xf32>, tensor<4xf32>) -> ()
   return
@@ -170,7 +172,7 @@ func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>) {
 
 // optimizer_step: adam needs two states per parameter
 func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) {
-  // expected-error @+1 {{'nn.optimizer_step' op needs 2 state tensors per parameter}}
+  // expected-error @+1 {{'nn.optimizer_step' op needs exp_avg_sq of type 'tensor<4xf32>' for parameter type 'tensor<4xf32>' (state tensors run out)}}
   nn.optimizer_step adam fused params(%p) grads(%g) state(%m) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
   return
 }
@@ -179,7 +181,7 @@ func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) {
 
 // optimizer_step: sgd keeps no state
 func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) {
-  // expected-error @+1 {{'nn.optimizer_step' op needs 0 state tensors per parameter}}
+  // expected-error @+1 {{'nn.optimizer_step' op has 1 more state tensor(s) than sgd keeps for its parameters}}
   nn.optimizer_step sgd for_loop params(%p) grads(%g) state(%m) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
   return
 }
@@ -188,7 +190,7 @@ func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) {
 
 // optimizer_step: momentum needs one state per parameter
 func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) {
-  // expected-error @+1 {{'nn.optimizer_step' op needs 1 state tensors per parameter}}
+  // expected-error @+1 {{'nn.optimizer_step' op needs momentum_buffer of type 'tensor<4xf32>' for parameter type 'tensor<4xf32>' (state tensors run out)}}
   nn.optimizer_step momentum foreach params(%p, %p) grads(%g, %g) state(%m) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
   return
 }
@@ -215,7 +217,7 @@ func.func @f(%p: tensor<4xf32>, %g: tensor<2x2xf32>) {
 
 // optimizer_step: state type differs from its parameter
 func.func @f(%p: tensor<4xf32>, %q: tensor<8xf32>, %m: tensor<4xf32>, %n: tensor<8xf32>) {
-  // expected-error @+1 {{'nn.optimizer_step' op state type 'tensor<8xf32>' does not match parameter type 'tensor<4xf32>'}}
+  // expected-error @+1 {{'nn.optimizer_step' op state 0 should be momentum_buffer of type 'tensor<4xf32>' for parameter type 'tensor<4xf32>', got a value of type 'tensor<8xf32>'}}
   nn.optimizer_step momentum foreach params(%p, %q) grads(%p, %q) state(%n, %m) : (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4xf32>) -> ()
   return
 }
@@ -224,7 +226,7 @@ func.func @f(%p: tensor<4xf32>, %q: tensor<8xf32>, %m: tensor<4xf32>, %n: tensor
 
 // optimizer_step: adam states are grouped by parameter
 func.func @f(%p: tensor<4xf32>, %q: tensor<8xf32>, %m: tensor<4xf32>, %n: tensor<8xf32>) {
-  // expected-error @+1 {{'nn.optimizer_step' op state type 'tensor<8xf32>' does not match parameter type 'tensor<4xf32>'}}
+  // expected-error @+1 {{'nn.optimizer_step' op state 1 should be exp_avg_sq of type 'tensor<4xf32>' for parameter type 'tensor<4xf32>', got a value of type 'tensor<8xf32>'}}
   nn.optimizer_step adam foreach params(%p, %q) grads(%p, %q) state(%m, %n, %m, %n) : (tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>, tensor<4xf32>, tensor<8xf32>) -> ()
   return
 }
@@ -320,5 +322,35 @@ func.func @f() {
 func.func @f() {
   // expected-error @+1 {{'nn.grad_bucket' op needs a non-empty name}}
   %0 = nn.grad_bucket "" params ["w"] : tensor<6xf32>
+  return
+}
+
+// -----
+
+// optimizer_step: bitsandbytes runs a kernel per parameter (no foreach)
+func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.optimizer_step' op lion has no foreach implementation}}
+  nn.optimizer_step lion foreach params(%p) grads(%g) state(%m) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+// optimizer_step: Adafactor factors a matrix's second moment (row_var
+// [R, 1], col_var [1, C]), not a parameter-shaped one
+func.func @f(%p: tensor<4x8xf32>, %g: tensor<4x8xf32>) {
+  %v = nn.optimizer_state variance of %p : tensor<4x8xf32> -> tensor<4x8xf32>
+  // expected-error @+1 {{'nn.optimizer_step' op state 0 should be row_var of type 'tensor<4x1xf32>' for parameter type 'tensor<4x8xf32>', got variance of type 'tensor<4x8xf32>'}}
+  nn.optimizer_step adafactor for_loop params(%p) grads(%g) state(%v) : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// optimizer_step: 8-bit AdamW keeps 32-bit state below 4096 elements
+func.func @f(%p: tensor<64xbf16>, %g: tensor<64xbf16>) {
+  %m = nn.optimizer_state exp_avg of %p : tensor<64xbf16> -> tensor<64xui8>
+  // expected-error @+1 {{'nn.optimizer_step' op state 0 should be exp_avg of type 'tensor<64xf32>' for parameter type 'tensor<64xbf16>', got exp_avg of type 'tensor<64xui8>'}}
+  nn.optimizer_step adamw8bit for_loop params(%p) grads(%g) state(%m) : (tensor<64xbf16>, tensor<64xbf16>, tensor<64xui8>) -> ()
   return
 }

@@ -414,17 +414,17 @@ func.func @step(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %gy: tensor<1x
   // CHECK-NEXT: %[[V4:[0-9]+]] = nn.accumulate_grad %[[V2]]#1, %[[V3]] : tensor<4x3x3x3xf32>, tensor<4x3x3x3xf32>
   %a1 = nn.accumulate_grad %g0, %g1 {inplace} : tensor<4x8xf32>, tensor<8xf32>
   // CHECK-NEXT: %[[V5:[0-9]+]] = nn.accumulate_grad %[[ARG4]], %[[ARG5]] {inplace} : tensor<4x8xf32>, tensor<8xf32>
-  %m = nn.optimizer_state exp_avg of %p : tensor<4xf32>
+  %m = nn.optimizer_state exp_avg of %p : tensor<4xf32> -> tensor<4xf32>
   // CHECK-NEXT: %[[V6:[0-9]+]] = nn.optimizer_state exp_avg of %[[ARG6]] : tensor<4xf32>
-  %v = nn.optimizer_state exp_avg_sq of %p : tensor<4xf32>
+  %v = nn.optimizer_state exp_avg_sq of %p : tensor<4xf32> -> tensor<4xf32>
   // CHECK-NEXT: %[[V7:[0-9]+]] = nn.optimizer_state exp_avg_sq of %[[ARG6]] : tensor<4xf32>
   %bucket = nn.grad_bucket "ddp.bucket0" params ["fc.weight", "fc.bias"] : tensor<52326xf32>
   // CHECK-NEXT: %{{.*}} = nn.grad_bucket "ddp.bucket0" params ["fc.weight", "fc.bias"] : tensor<52326xf32>
-  %mq = nn.optimizer_state exp_avg of %q : tensor<2x3xf16>
+  %mq = nn.optimizer_state exp_avg of %q : tensor<2x3xf16> -> tensor<2x3xf16>
   // CHECK-NEXT: %[[V8:[0-9]+]] = nn.optimizer_state exp_avg of %[[ARG8]] : tensor<2x3xf16>
-  %vq = nn.optimizer_state exp_avg_sq of %q : tensor<2x3xf16>
+  %vq = nn.optimizer_state exp_avg_sq of %q : tensor<2x3xf16> -> tensor<2x3xf16>
   // CHECK-NEXT: %[[V9:[0-9]+]] = nn.optimizer_state exp_avg_sq of %[[ARG8]] : tensor<2x3xf16>
-  %buf = nn.optimizer_state momentum_buffer of %p : tensor<4xf32>
+  %buf = nn.optimizer_state momentum_buffer of %p : tensor<4xf32> -> tensor<4xf32>
   // CHECK-NEXT: %[[V10:[0-9]+]] = nn.optimizer_state momentum_buffer of %[[ARG6]] : tensor<4xf32>
   nn.optimizer_step adam foreach params(%p, %q) grads(%gp, %gq) state(%m, %v, %mq, %vq) : (tensor<4xf32>, tensor<2x3xf16>, tensor<4xf32>, tensor<2x3xf16>, tensor<4xf32>, tensor<4xf32>, tensor<2x3xf16>, tensor<2x3xf16>) -> ()
   // CHECK-NEXT: nn.optimizer_step adam foreach params(%[[ARG6]], %[[ARG8]]) grads(%[[ARG7]], %[[ARG9]]) state(%[[V6]], %[[V7]], %[[V8]], %[[V9]]) : (tensor<4xf32>, tensor<2x3xf16>, tensor<4xf32>, tensor<2x3xf16>, tensor<4xf32>, tensor<4xf32>, tensor<2x3xf16>, tensor<2x3xf16>) -> ()

@@ -26,12 +26,13 @@ def save_initial(directory, model, inputs):
     return initial
 
 
-def reference_steps(model, initial, prefix, loss_of):
-    """For each optimizer: from `initial`, loss_of(model), backward and one
-    step, written to PREFIX-NAME/ as loss.npy, PARAM.grad.npy and the
-    updated PARAM.npy. Returns the losses by optimizer name."""
+def reference_steps(model, initial, prefix, loss_of, optimizers=OPTIMIZERS):
+    """For each optimizer (name, make): from `initial`, loss_of(model),
+    backward and one step, written to PREFIX-NAME/ as loss.npy,
+    PARAM.grad.npy and the updated PARAM.npy. Returns the losses by
+    optimizer name."""
     losses = {}
-    for name, make in OPTIMIZERS:
+    for name, make in optimizers:
         with torch.no_grad():
             for n, p in model.named_parameters():
                 p.copy_(initial[n])

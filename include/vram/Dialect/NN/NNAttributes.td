@@ -41,11 +41,17 @@ def NN_StepPhase : NN_I32Enum<"StepPhase",
     I32EnumAttrCase<"Recompute", 3, "recompute">]>;
 def NN_StepPhaseAttr : NN_EnumAttr<NN_StepPhase, "phase">;
 
-def NN_OptimizerKind : NN_I32Enum<"OptimizerKind", "torch.optim optimizer", [
+// torch.optim's (SGD with momentum=0.9 and nesterov=True, Adafactor) and
+// bitsandbytes' (Lion, 32-bit state; AdamW8bit, block-wise 8-bit state).
+def NN_OptimizerKind : NN_I32Enum<"OptimizerKind", "the optimizer", [
     I32EnumAttrCase<"Sgd", 0, "sgd">,
     I32EnumAttrCase<"Momentum", 1, "momentum">,
     I32EnumAttrCase<"Adam", 2, "adam">,
-    I32EnumAttrCase<"AdamW", 3, "adamw">]>;
+    I32EnumAttrCase<"AdamW", 3, "adamw">,
+    I32EnumAttrCase<"SgdNesterov", 4, "sgd_nesterov">,
+    I32EnumAttrCase<"Adafactor", 5, "adafactor">,
+    I32EnumAttrCase<"Lion", 6, "lion">,
+    I32EnumAttrCase<"AdamW8bit", 7, "adamw8bit">]>;
 def NN_OptimizerKindAttr : NN_EnumAttr<NN_OptimizerKind, "optimizer">;
 
 def NN_OptimizerImpl : NN_I32Enum<"OptimizerImpl",
@@ -59,7 +65,16 @@ def NN_OptimizerStateKind : NN_I32Enum<"OptimizerStateKind",
     "a per-parameter optimizer state tensor", [
     I32EnumAttrCase<"MomentumBuffer", 0, "momentum_buffer">,
     I32EnumAttrCase<"ExpAvg", 1, "exp_avg">,
-    I32EnumAttrCase<"ExpAvgSq", 2, "exp_avg_sq">]>;
+    I32EnumAttrCase<"ExpAvgSq", 2, "exp_avg_sq">,
+    // Adafactor's factored second moment (rows, columns) and, for a
+    // parameter of rank < 2, its unfactored one.
+    I32EnumAttrCase<"RowVar", 3, "row_var">,
+    I32EnumAttrCase<"ColVar", 4, "col_var">,
+    I32EnumAttrCase<"Variance", 5, "variance">,
+    // bitsandbytes' block-wise 8-bit state: a float32 scale per block of
+    // 256 elements of exp_avg (1) and exp_avg_sq (2).
+    I32EnumAttrCase<"Absmax1", 6, "absmax1">,
+    I32EnumAttrCase<"Absmax2", 7, "absmax2">]>;
 def NN_OptimizerStateKindAttr
     : NN_EnumAttr<NN_OptimizerStateKind, "optimizer_state">;
 

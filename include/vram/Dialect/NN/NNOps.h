@@ -29,4 +29,39 @@ void getInplaceEffects(bool inplace,
 #define GET_OP_CLASSES
 #include "vram/Dialect/NN/NNOps.h.inc"
 
+namespace vram::nn {
+/// One persistent state tensor an optimizer keeps for a parameter.
+struct OptimizerStateSlot {
+  OptimizerStateKind kind;
+  mlir::RankedTensorType type;
+};
+
+/// The state tensors `optimizer` keeps for a parameter of type `param`, in
+/// the order nn.optimizer_step takes them (torch/optim/*.py `_init_group`,
+/// bitsandbytes/optim/optimizer.py `init_state`).
+void getOptimizerStateSlots(OptimizerKind optimizer,
+                            mlir::RankedTensorType param,
+                            llvm::SmallVectorImpl<OptimizerStateSlot> &slots);
+
+/// One tensor an optimizer keeps once for all its parameters.
+struct OptimizerBuffer {
+  llvm::StringRef name;
+  mlir::RankedTensorType type;
+};
+
+/// The tensors `optimizer` keeps once when it updates `params` (bitsandbytes'
+/// 8-bit quantization maps, when some parameter has 8-bit state).
+void getOptimizerBuffers(OptimizerKind optimizer,
+                         llvm::ArrayRef<mlir::RankedTensorType> params,
+                         llvm::SmallVectorImpl<OptimizerBuffer> &buffers);
+
+/// Whether `optimizer` is bitsandbytes': one kernel per parameter and its
+/// state in float32 or 8 bits, whatever the parameter's dtype.
+bool isBitsAndBytesOptimizer(OptimizerKind optimizer);
+
+/// Whether `optimizer` comes in `impl`: torch.optim's foreach and fused
+/// flags (Adafactor has no fused form); bitsandbytes' run per parameter.
+bool hasOptimizerImpl(OptimizerKind optimizer, OptimizerImpl impl);
+} // namespace vram::nn
+
 #endif // VRAM_DIALECT_NN_NNOPS_H

@@ -1106,17 +1106,40 @@ def NN_AccumulateGradOp : NN_Op<"accumulate_grad",
 }
 
 def NN_OptimizerStateOp : NN_Op<"optimizer_state",
-    [AllTypesMatch<["param", "result"]>,
-     DeclareOpInterfaceMethods<NN_PersistentStorageOpInterface>]> {
+    [DeclareOpInterfaceMethods<NN_PersistentStorageOpInterface>]> {
   let summary = "a persistent optimizer state tensor of one parameter";
   let description = [{
+    Its type is the optimizer's (getOptimizerStateSlots): the parameter's
+    for torch.optim's moments, factored for Adafactor, 8-bit with a
+    float32 scale per block for bitsandbytes' 8-bit optimizers.
+
     ```mlir
-    %m = nn.optimizer_state exp_avg of %w : tensor<64x3x7x7xf32>
+    %m = nn.optimizer_state exp_avg of %w : tensor<64x3x7x7xf32> -> tensor<64x3x7x7xf32>
+    %r = nn.optimizer_state row_var of %w : tensor<64x3x7x7xf32> -> tensor<64x3x7x1xf32>
     ```
   }];
   let arguments = (ins NN_OptimizerStateKindAttr:$kind, NN_FloatTensor:$param);
-  let results = (outs NN_FloatTensor:$result);
-  let assemblyFormat = "$kind `of` $param attr-dict `:` type($result)";
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat =
+      "$kind `of` $param attr-dict `:` type($param) `->` type($result)";
+}
+
+def NN_OptimizerBufferOp : NN_Op<"optimizer_buffer",
+    [DeclareOpInterfaceMethods<NN_PersistentStorageOpInterface>]> {
+  let summary = "a persistent tensor an optimizer keeps once for all parameters";
+  let description = [{
+    bitsandbytes' 8-bit optimizers quantize their state with two maps of
+    256 float32 values (`name2qmap["dynamic"]` for exp_avg, `["udynamic"]`
+    for exp_avg_sq), moved to the device once and shared by every
+    parameter (getOptimizerBuffers).
+
+    ```mlir
+    %q = nn.optimizer_buffer "qmap1" : tensor<256xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
 }
 
 def NN_GradBucketOp : NN_Op<"grad_bucket",
@@ -1263,11 +1286,14 @@ def NN_OptimizerStepOp : NN_Op<"optimizer_step", [AttrSizedOperandSegments,
   let summary = "updates parameters from their gradients and state";
   let description = [{
     One optimizer.step() over `params` (all of them for the foreach and
-    fused implementations, one for the for-loop implementation). Its
-    workspace is the temporaries of the implementation: foreach Adam keeps
-    a params-sized `exp_avg_sq.sqrt()` list (plus a grad-sized copy with
-    coupled weight decay); the for-loop form keeps one parameter's worth;
-    fused keeps none.
+    fused implementations, one for the for-loop implementation; the
+    bitsandbytes optimizers run a kernel per parameter, for-loop). `state`
+    holds each parameter's state tensors in turn, as
+    getOptimizerStateSlots lists them. Its workspace is the temporaries of
+    the implementation: foreach Adam keeps a params-sized
+    `exp_avg_sq.sqrt()` list (plus a grad-sized copy with coupled weight
+    decay); the for-loop form keeps one parameter's worth; fused keeps
+    none.
 
     ```mlir
     nn.optimizer_step adam foreach params(%w) grads(%g) state(%m, %v)
@@ -1277,7 +1303,7 @@ def NN_OptimizerStepOp : NN_Op<"optimizer_step", [AttrSizedOperandSegments,
   let arguments = (ins NN_OptimizerKindAttr:$optimizer,
       NN_OptimizerImplAttr:$implementation,
       Variadic<NN_FloatTensor>:$params, Variadic<NN_FloatTensor>:$grads,
-      Variadic<NN_FloatTensor>:$state,
+      Variadic<AnyRankedTensor>:$state,
       DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
   let assemblyFormat = [{
     $optimizer $implementation `params` `(` $params `)` `grads` `(` $grads `)`

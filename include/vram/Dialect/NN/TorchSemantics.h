@@ -108,8 +108,9 @@ int64_t getBatchNormBackwardWorkspaceBytes(const TorchTarget &target,
 /// (exp_avg_sq.sqrt() and, in 1.13, its out-of-place `+ eps`).
 unsigned getForeachAdamTemporaryLists(const TorchTarget &target);
 
-/// The optimizer implementation torch.optim picks when none is asked for.
-OptimizerImpl getDefaultOptimizerImpl(const TorchTarget &target);
+/// The implementation `optimizer` runs when none is asked for.
+OptimizerImpl getDefaultOptimizerImpl(OptimizerKind optimizer,
+                                      const TorchTarget &target);
 
 } // namespace vram::nn
 

@@ -1,0 +1,18 @@
+// An optimizer with an implementation it does not come in: one error at the
+// module. bitsandbytes runs a kernel per parameter (no foreach or fused
+// form); torch.optim.Adafactor has no fused form (torch 2.15).
+// RUN: vram-opt %s -verify-diagnostics --vram-build-step="mode=train optimizer=lion implementation=foreach"
+// RUN: not vram-opt %s --vram-build-step="mode=train optimizer=adafactor implementation=fused" 2>&1 | FileCheck %s --check-prefix=FUSED
+// FUSED: error: adafactor has no fused implementation
+// FUSED-NOT: error
+// RUN: vram-opt %s --vram-build-step="mode=train optimizer=adamw8bit device=cpu" -o /dev/null 2>&1 | FileCheck %s --check-prefix=CPU
+// CPU: warning: the update is modelled as bitsandbytes' CUDA kernels run it (in place); its CPU backend adds float32 temporaries that are not modelled, so the CPU step peak is a lower bound
+
+// expected-error @below {{lion has no foreach implementation (bitsandbytes runs a kernel per parameter: for_loop)}}
+module {
+  func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+    %w = nn.param "w" : tensor<8x8xf32>
+    %y = nn.linear %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+    return %y : tensor<2x8xf32>
+  }
+}
