@@ -125,7 +125,37 @@ def make_opt(cfg, params):
     if o == "adamw8bit":
         import bitsandbytes as bnb
         return bnb.optim.AdamW8bit(params, lr=1e-3)
+    if o.endswith("_inbwd"):
+        inner = dict(cfg, optimizer=o[:-len("_inbwd")])
+        return InBackward(params, lambda ps: make_opt(inner, ps))
     raise ValueError(o)
+
+
+class InBackward:
+    """The optimizer step fused into backward (PyTorch's tutorial "How to
+    save memory by fusing the optimizer step into the backward pass"): an
+    optimizer per parameter, stepped and zeroed (set_to_none) by the
+    parameter's post-accumulate-grad hook; zero_grad() and step() of the
+    training loop then do nothing."""
+
+    def __init__(self, params, make):
+        self.opts = {p: make([p]) for p in params}
+        for p in params:
+            p.register_post_accumulate_grad_hook(self._hook)
+
+    def _hook(self, p):
+        self.opts[p].step()
+        self.opts[p].zero_grad(set_to_none=True)
+
+    @property
+    def state(self):
+        return {p: st for o in self.opts.values() for p, st in o.state.items()}
+
+    def zero_grad(self, set_to_none=True):
+        pass
+
+    def step(self):
+        pass
 
 
 def optimizer_state_bytes(opt):
@@ -378,9 +408,11 @@ ALL = VALIDATION + [
 OPTIMIZERS_2X = [c(optimizer=o) for c in (lambda **kw: V("resnet18", 2, **kw),
                                           lambda **kw: L(2, 128, **kw))
                  for o in ("nesterov", "nesterov_foreach", "adafactor",
-                           "adafactor_foreach", "lion", "adamw8bit")]
+                           "adafactor_foreach", "lion", "adamw8bit",
+                           "sgd_inbwd", "adam_inbwd")]
 PEAK_ONLY = {"momentum", "adam", "adam_foreach", "nesterov", "nesterov_foreach",
-             "adafactor", "adafactor_foreach", "lion", "adamw8bit"}
+             "adafactor", "adafactor_foreach", "lion", "adamw8bit", "sgd_inbwd",
+             "adam_inbwd"}
 
 
 def dedupe(cfgs):

@@ -208,6 +208,12 @@ struct VramOptFlags {
       cl::desc("Accumulate gradients over N micro-batches of --batch before "
                "each optimizer update"),
       cl::value_desc("N"), cl::init(1), cl::cat(stepCat)};
+  cl::opt<bool> optimizerInBackward{
+      "optimizer-in-backward",
+      cl::desc("Fuse the optimizer step into backward (an optimizer per "
+               "parameter stepped by its post-accumulate-grad hook): each "
+               "gradient is freed right after its update"),
+      cl::init(false), cl::cat(stepCat)};
   cl::opt<bool> inputRequiresGrad{"input-requires-grad",
                                   cl::desc("Model inputs require grad"),
                                   cl::init(false), cl::cat(stepCat)};
@@ -594,6 +600,14 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
                  llvm::Twine(gradAccum.getValue()));
   if (gradAccum > 1 && mode == nn::StepMode::Inference)
     return usage("--grad-accum applies to training (--mode=train)");
+  if (optimizerInBackward &&
+      (mode == nn::StepMode::Inference || gradAccum > 1 || !setToNone))
+    return usage("--optimizer-in-backward applies to training (--mode=train) "
+                 "with gradients freed after each update (no --grad-accum, "
+                 "no --set-to-none=false)");
+  if (optimizerInBackward && !parallelSpec.empty())
+    return usage("--optimizer-in-backward with --parallel is not modelled "
+                 "yet");
   if (gradAccum > 1 && validate != ValidationTarget::None)
     return usage("--validate does not run gradient accumulation yet: the "
                  "runner starts each step without .grad buffers");
@@ -813,6 +827,7 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
   options.step.flattenLogits = flattenLogits;
   options.step.setToNone = setToNone;
   options.step.gradAccum = gradAccum;
+  options.step.optimizerInBackward = optimizerInBackward;
   options.step.inputRequiresGrad = inputRequiresGrad;
   options.step.torchVersion = torchVersion;
   options.step.cudnnWorkspace = cudnnWorkspace;

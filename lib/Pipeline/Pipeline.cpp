@@ -357,6 +357,21 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
     tryChange("--optimizer-impl=fused", [](PipelineOptions &o) {
       o.implementation = nn::OptimizerImpl::Fused;
     });
+  // Adam's two fp32 moments (8 bytes a parameter) in 8 bits (2 bytes and
+  // a scale per 256).
+  if (options.step.optimizer == nn::OptimizerKind::Adam ||
+      options.step.optimizer == nn::OptimizerKind::AdamW)
+    tryChange("--optimizer=adamw8bit (bitsandbytes' 8-bit AdamW)",
+              [](PipelineOptions &o) {
+                o.step.optimizer = nn::OptimizerKind::AdamW8bit;
+                o.implementation.reset();
+              });
+  // Each gradient freed by its update, inside backward.
+  if (!options.step.optimizerInBackward && options.step.setToNone &&
+      options.step.gradAccum == 1 && !options.parallel)
+    tryChange("--optimizer-in-backward (each gradient freed after its "
+              "update)",
+              [](PipelineOptions &o) { o.step.optimizerInBackward = true; });
   if (options.precision == nn::Precision::Fp32 &&
       options.step.device == nn::Device::Cuda)
     tryChange("--precision=amp-fp16",

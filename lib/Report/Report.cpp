@@ -269,6 +269,8 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   if (auto steps =
           a.func->getAttrOfType<IntegerAttr>(nn::NNDialect::kGradAccumAttrName))
     a.gradAccum = steps.getInt();
+  a.optimizerInBackward =
+      a.func->hasAttr(nn::NNDialect::kOptimizerInBackwardAttrName);
   if (auto layout = a.func->getAttrOfType<nn::ParallelAttr>(
           nn::NNDialect::kParallelAttrName))
     a.parallel = readParallelFigures(a.func, layout);
@@ -484,6 +486,7 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
             a.lora.empty() ? json::Value(nullptr) : json::Value(a.lora)},
            {"checkpoint", json::Array(a.checkpoint)},
            {"grad_accum", a.gradAccum},
+           {"optimizer_in_backward", a.optimizerInBackward},
            {"cudnn_workspace",
             stringifyEnum(getTorchTarget(a.func).cudnnWorkspace)}}},
       {"flops",
@@ -637,7 +640,8 @@ static void writeText(const Analyses &a, const ReportOptions &options,
   if (a.gradAccum > 1)
     os << " x " << a.gradAccum << " micro-batches";
   if (a.mode == "train")
-    os << "   optimizer: " << a.optimizer.value_or("?");
+    os << "   optimizer: " << a.optimizer.value_or("?")
+       << (a.optimizerInBackward ? " (in backward)" : "");
   os << "   precision: " << a.precision << "\n";
   if (a.parallel) {
     const ParallelFigures &p = *a.parallel;

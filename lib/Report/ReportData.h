@@ -81,6 +81,9 @@ struct Analyses {
   /// Micro-batches per optimizer update (nn.grad_accum; 1 without
   /// accumulation). The step is one micro-batch's, with the update.
   int64_t gradAccum = 1;
+  /// Whether the optimizer runs inside backward, a parameter at a time
+  /// (nn.optimizer_in_backward).
+  bool optimizerInBackward = false;
   /// The multi-GPU layout (nn.parallel) and what the step's collectives
   /// move; none for one GPU.
   std::optional<ParallelFigures> parallel;

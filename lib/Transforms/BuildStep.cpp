@@ -139,6 +139,14 @@ void BuildStepPass::runOnOperation() {
                                << static_cast<int64_t>(gradAccum);
     return signalPassFailure();
   }
+  if (optimizerInBackward &&
+      (mode != StepMode::Train || !setToNone || gradAccum > 1)) {
+    emitError(module.getLoc())
+        << "optimizer-in-backward applies to a training step whose hooks "
+           "free each gradient after its update (mode=train, set-to-none, "
+           "no grad-accum)";
+    return signalPassFailure();
+  }
   if (gradAccum > 1 && mode != StepMode::Train) {
     emitError(module.getLoc())
         << "grad-accum applies to a training step (mode=train)";
@@ -613,6 +621,10 @@ void BuildStepPass::storeParamGrads(TrainStep &s) {
     Value grad = s.gradOf.lookup(param.getResult());
     if (!grad)
       continue; // .grad stays None: optimizers skip the parameter
+    // With the optimizer in backward, AccumulateGrad (which the engine runs
+    // as soon as it is ready) and the hook's update follow the gradient.
+    if (optimizerInBackward)
+      b.setInsertionPointAfterValue(grad);
     // A gradient that passed through a reshape of the parameter (a Conv1d
     // weight viewed as 4-D for the 2-D kernel): ViewBackward gives .grad
     // the parameter's shape, a view of the same storage.
@@ -679,12 +691,31 @@ void BuildStepPass::buildOptimizerStep(TrainStep &s) {
                               buffer.name);
   b.setInsertionPoint(s.ret);
   Location optLoc = NameLoc::get(b.getStringAttr("optimizer"), s.ret.getLoc());
-  auto makeStep = [&](ValueRange ps, ValueRange gs, ValueRange ss) {
-    OptimizerStepOp::create(b, optLoc, OptimizerKindAttr::get(ctx, optimizer),
-                            OptimizerImplAttr::get(ctx, implementation), ps, gs,
-                            ss, b.getF64FloatAttr(weightDecay));
+  auto makeStep = [&](ValueRange ps, ValueRange gs,
+                      ValueRange ss) -> Operation * {
+    return OptimizerStepOp::create(b, optLoc,
+                                   OptimizerKindAttr::get(ctx, optimizer),
+                                   OptimizerImplAttr::get(ctx, implementation),
+                                   ps, gs, ss, b.getF64FloatAttr(weightDecay));
   };
-  if (implementation == OptimizerImpl::ForLoop) {
+  if (optimizerInBackward) {
+    // An optimizer per parameter, stepped by the parameter's
+    // post-accumulate-grad hook, then zero_grad(set_to_none=True): the
+    // update right after the gradient, which dies with it.
+    // Gradients of one node are updated in parameter order.
+    DenseMap<Operation *, Operation *> lastUpdateAfter;
+    for (size_t i = 0; i < s.params.size(); ++i) {
+      Operation *def = s.grads[i].getDefiningOp();
+      if (Operation *last = lastUpdateAfter.lookup(def))
+        b.setInsertionPointAfter(last);
+      else
+        b.setInsertionPointAfterValue(s.grads[i]);
+      lastUpdateAfter[def] = makeStep(
+          ValueRange(s.params).slice(i, 1), ValueRange(s.grads).slice(i, 1),
+          ValueRange(states).slice(firstState[i],
+                                   firstState[i + 1] - firstState[i]));
+    }
+  } else if (implementation == OptimizerImpl::ForLoop) {
     for (size_t i = 0; i < s.params.size(); ++i)
       makeStep(ValueRange(s.params).slice(i, 1),
                ValueRange(s.grads).slice(i, 1),
@@ -710,6 +741,8 @@ void BuildStepPass::finishStep(TrainStep &s) {
                                    {lossValue.getType()}));
   if (!setToNone || gradAccum > 1)
     s.step->setAttr(NNDialect::kPersistentGradsAttrName, s.b.getUnitAttr());
+  if (optimizerInBackward)
+    s.step->setAttr(NNDialect::kOptimizerInBackwardAttrName, s.b.getUnitAttr());
   if (gradAccum > 1)
     s.step->setAttr(NNDialect::kGradAccumAttrName,
                     s.b.getI64IntegerAttr(gradAccum));

@@ -124,6 +124,12 @@ void ParallelPass::runOnOperation() {
         << " first-bucket=" << static_cast<int64_t>(firstBucket);
     return signalPassFailure();
   }
+  if (step->hasAttr(NNDialect::kOptimizerInBackwardAttrName)) {
+    step.emitError() << "vram-parallel with the optimizer in backward ('"
+                     << NNDialect::kOptimizerInBackwardAttrName
+                     << "') is not modelled yet";
+    return signalPassFailure();
+  }
   if (step->hasAttr(NNDialect::kParallelAttrName)) {
     step.emitError() << "the step is already parallel ('"
                      << NNDialect::kParallelAttrName << "')";

@@ -12,6 +12,8 @@
 // RUN: vram-opt %s -split-input-file --vram-build-step="mode=train optimizer=lion" --vram-print-memory -o /dev/null | FileCheck %s --check-prefix=LION
 // RUN: vram-opt %s -split-input-file --vram-build-step="mode=train optimizer=sgd_nesterov implementation=for_loop" --vram-print-memory -o /dev/null | FileCheck %s --check-prefix=NESTEROV-LOOP
 // RUN: vram-opt %s -split-input-file --vram-build-step="mode=train optimizer=sgd_nesterov implementation=foreach" --vram-print-memory -o /dev/null | FileCheck %s --check-prefix=NESTEROV
+// RUN: vram-opt %s -split-input-file --vram-build-step="mode=train optimizer=sgd optimizer-in-backward=true" | FileCheck %s --check-prefix=INBWD
+// RUN: vram-opt %s -split-input-file --vram-build-step="mode=train optimizer=sgd optimizer-in-backward=true" --vram-print-memory -o /dev/null | FileCheck %s --check-prefix=INBWD-MEM
 
 // fc: a [128, 64] float32 weight (8,192 elements, 32,768 B) and a [128]
 // bias (512 B).
@@ -91,6 +93,27 @@
 // NESTEROV: alloc #{{[0-9]+}} 32768 optimizer_state "fc.weight.momentum_buffer" tensor<128x64xf32>
 // NESTEROV-NOT: workspace of nn.optimizer_step
 // NESTEROV: peak
+//
+// The optimizer in backward: an update per parameter right after the node
+// that computes its gradient (in parameter order), before the next node;
+// the step says so.
+// INBWD-LABEL: func.func @step
+// INBWD-SAME: nn.optimizer_in_backward
+// INBWD: %[[G:.*]]:2 = nn.backward "nn.linear"
+// INBWD-NEXT: nn.optimizer_step sgd foreach params(%{{.*}}) grads(%[[G]]#0) state() : (tensor<128x64xf32>, tensor<128x64xf32>) -> ()
+// INBWD-NEXT: nn.optimizer_step sgd foreach params(%{{.*}}) grads(%[[G]]#1) state() : (tensor<128xf32>, tensor<128xf32>) -> ()
+// INBWD-NEXT: return
+// Each gradient is freed by its update: the weight's 32,768 B after the
+// first, the bias's 512 B after the second.
+// INBWD-MEM-LABEL: memory of @step
+// INBWD-MEM: alloc #[[GW:[0-9]+]] 32768 gradients nn.backward#0 tensor<128x64xf32>
+// INBWD-MEM-NEXT: alloc #[[GB:[0-9]+]] 512 gradients nn.backward#1 tensor<128xf32>
+// INBWD-MEM: nn.optimizer_step (optimizer):
+// INBWD-MEM-NEXT: live
+// INBWD-MEM-NEXT: free #[[GW]]
+// INBWD-MEM: nn.optimizer_step (optimizer):
+// INBWD-MEM-NEXT: live
+// INBWD-MEM-NEXT: free #[[GB]]
 func.func @forward(%x: tensor<2x64xf32>) -> tensor<2x128xf32> {
   %w = nn.param "fc.weight" : tensor<128x64xf32>
   %b = nn.param "fc.bias" : tensor<128xf32>

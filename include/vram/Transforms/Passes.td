@@ -46,6 +46,11 @@ def BuildStep : Pass<"vram-build-step", "mlir::ModuleOp"> {
            "micro-batches whose gradients accumulate before each optimizer "
            "update: the step is the last one's forward and backward, with "
            "the gradients of the earlier ones held, and the update">,
+    Option<"optimizerInBackward", "optimizer-in-backward", "bool",
+           /*default=*/"false",
+           "the optimizer step fused into backward: an optimizer per "
+           "parameter stepped and zeroed by its post-accumulate-grad hook, "
+           "so each gradient is freed right after its update">,
     Option<"inputRequiresGrad", "input-requires-grad", "bool",
            /*default=*/"false",
            "whether floating-point model inputs require grad">,

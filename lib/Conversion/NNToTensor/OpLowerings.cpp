@@ -804,10 +804,10 @@ struct OptimizerStepLowering
     }
     // denom = exp_avg_sq.sqrt() / sqrt(bc2) + eps: foreach materializes the
     // list(s) for all parameters (TorchSemantics), the for-loop form one
-    // parameter's, fused none.
+    // parameter's root and quotient, fused none.
     unsigned lists = impl == OptimizerImpl::Foreach
                          ? getForeachAdamTemporaryLists(options.target)
-                     : impl == OptimizerImpl::ForLoop ? 1
+                     : impl == OptimizerImpl::ForLoop ? 2
                                                       : 0;
     SmallVector<Value> denom(n);
     auto sqrtDiv = [&](OpBuilder &nb, Location nloc, Value x) {
@@ -831,8 +831,9 @@ struct OptimizerStepLowering
                         });
         continue;
       }
-      // torch 1.13: _foreach_sqrt, _foreach_div_, then an out-of-place
-      // _foreach_add of eps: two lists alive together.
+      // torch 1.13 foreach: _foreach_sqrt, _foreach_div_, then an
+      // out-of-place _foreach_add of eps; the for-loop form: sqrt(), then
+      // an out-of-place division: two tensors alive together.
       Value root = elementwise(b, loc, v[i], newTensor(b, loc, type),
                                [&](OpBuilder &nb, Location nloc, ValueRange a) {
                                  return sqrtDiv(nb, nloc, a[0]);

@@ -157,6 +157,9 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<StepModeAttr>(value), "a step mode (#nn<mode train>)");
   if (name == kPersistentGradsAttrName)
     return expect(isa<UnitAttr>(value), "a unit attribute");
+  if (name == kOptimizerInBackwardAttrName)
+    return expect(isa<UnitAttr>(value) && isTrainingStep(op),
+                  "a unit attribute on a training step");
   if (name == kGradAccumAttrName) {
     auto steps = dyn_cast<IntegerAttr>(value);
     return expect(steps && steps.getType().isSignlessInteger(64) &&

@@ -37,6 +37,11 @@ def NN_Dialect : Dialect {
     /// grad-accum=N; with N > 1 the step also has nn.persistent_grads).
     static constexpr ::llvm::StringLiteral kGradAccumAttrName =
         "nn.grad_accum";
+    /// A training step whose optimizer runs inside backward, one
+    /// parameter at a time as its gradient is accumulated
+    /// (vram-build-step optimizer-in-backward).
+    static constexpr ::llvm::StringLiteral kOptimizerInBackwardAttrName =
+        "nn.optimizer_in_backward";
     static constexpr ::llvm::StringLiteral kModelAttrName = "nn.model";
     static constexpr ::llvm::StringLiteral kBatchAttrName = "nn.batch";
     static constexpr ::llvm::StringLiteral kSequenceLogitsAttrName =
