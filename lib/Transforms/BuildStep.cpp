@@ -167,6 +167,14 @@ void BuildStepPass::runOnOperation() {
     return signalPassFailure();
   }
 
+  if (mode == StepMode::Train && optimizer == OptimizerKind::Adafactor &&
+      torchVersion == TorchVersion::V1_13) {
+    emitError(module.getLoc())
+        << "torch.optim.Adafactor does not exist in torch 1.13 (it came in "
+           "2.5)";
+    return signalPassFailure();
+  }
+
   // Measured (benchmarks/accuracy, bitsandbytes 0.50.2): the CPU backend's
   // Lion and 8-bit AdamW add float32 copies of the state, gradient and
   // parameter (and int64 indices) during each update.

@@ -5,6 +5,8 @@
 // RUN: not vram-opt %s --vram-build-step="mode=train optimizer=adafactor implementation=fused" 2>&1 | FileCheck %s --check-prefix=FUSED
 // FUSED: error: adafactor has no fused implementation
 // FUSED-NOT: error
+// RUN: not vram-opt %s --vram-build-step="mode=train optimizer=adafactor torch-version=1.13" 2>&1 | FileCheck %s --check-prefix=V113
+// V113: error: torch.optim.Adafactor does not exist in torch 1.13 (it came in 2.5)
 // RUN: vram-opt %s --vram-build-step="mode=train optimizer=adamw8bit device=cpu" -o /dev/null 2>&1 | FileCheck %s --check-prefix=CPU
 // CPU: warning: the update is modelled as bitsandbytes' CUDA kernels run it (in place); its CPU backend adds float32 temporaries that are not modelled, so the CPU step peak is a lower bound
 
