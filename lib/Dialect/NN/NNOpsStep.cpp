@@ -240,6 +240,7 @@ void vram::nn::getOptimizerBuffers(OptimizerKind optimizer,
         return p.getNumElements() >= kMin8BitSize;
       }))
     return;
+  // create_dynamic_map(): 256 float32 values, one per 8-bit code.
   auto map = RankedTensorType::get(
       {256}, Float32Type::get(params.front().getContext()));
   buffers.push_back({"qmap1", map});
@@ -302,41 +303,39 @@ static int64_t totalElements(ValueRange values) {
   return n;
 }
 
-int64_t OptimizerStepOp::getFlops(FlopConvention c, bool) {
-  // Only `full` counts optimizer arithmetic, per element: SGD p -= lr*g (2);
-  // momentum adds buf = mu*buf + g (2 more), Nesterov g + mu*buf (2 more);
-  // Lion interpolates twice, takes the sign and updates (~8); Adafactor
-  // squares, averages, interpolates the factors and scales (~10); Adam ~12
-  // (two moment updates, bias corrections, sqrt, division, update), its
-  // 8-bit form dequantizes and requantizes both moments (~16); weight
-  // decay 2 more.
-  if (c != Conv::Full)
-    return 0;
-  int64_t perElement = 0;
-  switch (getOptimizer()) {
+/// Arithmetic per element of one update, without weight decay: SGD
+/// p -= lr*g (2); momentum adds buf = mu*buf + g (2 more), Nesterov
+/// g + mu*buf (2 more); Lion interpolates twice, takes the sign and updates
+/// (~8); Adafactor squares, averages, interpolates the factors and scales
+/// (~10); Adam ~12 (two moment updates, bias corrections, sqrt, division,
+/// update), its 8-bit form also dequantizes and requantizes both moments
+/// (~16).
+static int64_t getFlopsPerElement(OptimizerKind optimizer) {
+  switch (optimizer) {
   case OptimizerKind::Sgd:
-    perElement = 2;
-    break;
+    return 2;
   case OptimizerKind::Momentum:
-    perElement = 4;
-    break;
+    return 4;
   case OptimizerKind::SgdNesterov:
-    perElement = 6;
-    break;
+    return 6;
   case OptimizerKind::Lion:
-    perElement = 8;
-    break;
+    return 8;
   case OptimizerKind::Adafactor:
-    perElement = 10;
-    break;
+    return 10;
   case OptimizerKind::Adam:
   case OptimizerKind::AdamW:
-    perElement = 12;
-    break;
+    return 12;
   case OptimizerKind::AdamW8bit:
-    perElement = 16;
-    break;
+    return 16;
   }
+  llvm_unreachable("unknown optimizer");
+}
+
+int64_t OptimizerStepOp::getFlops(FlopConvention c, bool) {
+  // Only `full` counts optimizer arithmetic; weight decay adds 2 an element.
+  if (c != Conv::Full)
+    return 0;
+  int64_t perElement = getFlopsPerElement(getOptimizer());
   if (getWeightDecay().convertToDouble() != 0)
     perElement += 2;
   return satMul(perElement, totalElements(getParams()));
