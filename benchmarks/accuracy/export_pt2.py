@@ -254,6 +254,27 @@ class TinyTransformer(torch.nn.Module):
         return self.head(x)
 
 
+class ActNet(torch.nn.Module):
+    """The activations of issue 22's list between convolutions, in place
+    where torch.nn offers it: LeakyReLU_, ELU, SELU_, CELU, Mish_,
+    Softplus."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = torch.nn.ModuleList(
+            torch.nn.Conv2d(c, 8, 3, padding=1) for c in (3, 8, 8, 8, 8, 8))
+        self.acts = torch.nn.ModuleList([
+            torch.nn.LeakyReLU(0.2, inplace=True), torch.nn.ELU(),
+            torch.nn.SELU(inplace=True), torch.nn.CELU(0.5),
+            torch.nn.Mish(inplace=True), torch.nn.Softplus(beta=2.0)])
+        self.fc = torch.nn.Linear(8, 10)
+
+    def forward(self, x):
+        for conv, act in zip(self.convs, self.acts):
+            x = act(conv(x))
+        return self.fc(x.mean((2, 3)))
+
+
 def saved_bytes(model, x, state=None):
     """measure.py's count: unique storages packed by saved_tensors_hooks in
     the forward pass, without parameters, buffers (or `state`) and the input."""
@@ -303,6 +324,18 @@ def transformer():
     b = torch.export.Dim("batch", min=1, max=4096)
     t = torch.export.Dim("seq", min=2, max=4096)
     small("transformer", TinyTransformer(), torch.randint(0, 512, (2, 64)), {0: b, 1: t})
+
+
+def activations():
+    torch.manual_seed(0)
+    b = torch.export.Dim("batch", min=1, max=4096)
+    model = ActNet().train()
+    x = torch.randn(2, 3, 16, 16)
+    small("activations", model, x, {0: b})
+    target = torch.randn(2, 10)
+    MEASURED["activations"]["cpu_sgd_step_peak_above_baseline"] = step_peak(
+        model, x, lambda out: torch.nn.functional.mse_loss(out, target))
+    print(f"  {MEASURED['activations']}")
 
 
 def bert():
@@ -361,6 +394,7 @@ MODELS = {
     "convnet": convnet,
     "transformer": transformer,
     "unet": unet,
+    "activations": activations,
     "roll": roll,
     "llama": lambda: causal_lm("llama", "llama.json"),
     "gpt2": lambda: causal_lm("gpt2", "gpt2.json"),

@@ -224,6 +224,113 @@ struct Relu6Formula {
   }
 };
 
+/// A coefficient with a default value: ODS fills it in when the op is made.
+double coefficient(DictionaryAttr attrs, StringRef name) {
+  return attrs.getAs<FloatAttr>(name).getValueAsDouble();
+}
+
+// leaky_relu_backward(grad, self_or_result, slope): the result has the
+// input's sign (the in-place form's slope is not negative).
+struct LeakyReluFormula {
+  static Value forward(OpBuilder &b, Location l, DictionaryAttr attrs,
+                       Value x) {
+    Value pos = cmp(b, l, arith::CmpFPredicate::OGT, x, cst(b, l, x, 0.0));
+    Value slope = cst(b, l, x, coefficient(attrs, "negative_slope"));
+    return select(b, l, pos, x, mul(b, l, x, slope));
+  }
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr attrs, Value g,
+                        Value saved) {
+    Value pos =
+        cmp(b, l, arith::CmpFPredicate::OGT, saved, cst(b, l, saved, 0.0));
+    Value slope = cst(b, l, g, coefficient(attrs, "negative_slope"));
+    return select(b, l, pos, g, mul(b, l, g, slope));
+  }
+};
+
+// elu: scale * x above 0, alpha * scale * expm1(x * input_scale) below.
+// elu_backward reads the input, or the result in the in-place form:
+//   input:  grad * input_scale * alpha * scale * exp(x * input_scale)
+//   result: grad * input_scale * (y + alpha * scale)
+// below 0, grad * scale above (aten/src/ATen/native/cpu/Activation.cpp).
+struct EluFormula {
+  struct Coefficients {
+    double negative, positive, inputScale;
+  };
+  static Coefficients coefficients(DictionaryAttr attrs) {
+    double scale = coefficient(attrs, "scale");
+    return {coefficient(attrs, "alpha") * scale, scale,
+            coefficient(attrs, "input_scale")};
+  }
+  static Value forward(OpBuilder &b, Location l, DictionaryAttr attrs,
+                       Value x) {
+    Coefficients c = coefficients(attrs);
+    Value neg = cmp(b, l, arith::CmpFPredicate::ULE, x, cst(b, l, x, 0.0));
+    Value e =
+        math::ExpM1Op::create(b, l, mul(b, l, x, cst(b, l, x, c.inputScale)));
+    return select(b, l, neg, mul(b, l, e, cst(b, l, x, c.negative)),
+                  mul(b, l, x, cst(b, l, x, c.positive)));
+  }
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr attrs, Value g,
+                        Value saved) {
+    Coefficients c = coefficients(attrs);
+    Value neg =
+        cmp(b, l, arith::CmpFPredicate::ULE, saved, cst(b, l, saved, 0.0));
+    Value slope =
+        attrs.contains("inplace")
+            ? mul(b, l, cst(b, l, g, c.inputScale),
+                  add(b, l, saved, cst(b, l, saved, c.negative)))
+            : mul(b, l, cst(b, l, g, c.inputScale * c.negative),
+                  math::ExpOp::create(
+                      b, l, mul(b, l, saved, cst(b, l, saved, c.inputScale))));
+    return select(b, l, neg, mul(b, l, g, slope),
+                  mul(b, l, g, cst(b, l, g, c.positive)));
+  }
+};
+
+// softplus: x where beta * x > threshold, else log1p(exp(beta * x)) / beta;
+// softplus_backward: grad * z / (z + 1), z = exp(beta * x), or grad.
+struct SoftplusFormula {
+  static Value forward(OpBuilder &b, Location l, DictionaryAttr attrs,
+                       Value x) {
+    Value beta = cst(b, l, x, coefficient(attrs, "beta"));
+    Value bx = mul(b, l, x, beta);
+    Value linear = cmp(b, l, arith::CmpFPredicate::OGT, bx,
+                       cst(b, l, x, coefficient(attrs, "threshold")));
+    Value soft = div(
+        b, l, math::Log1pOp::create(b, l, math::ExpOp::create(b, l, bx)), beta);
+    return select(b, l, linear, x, soft);
+  }
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr attrs, Value g,
+                        Value x) {
+    Value bx = mul(b, l, x, cst(b, l, x, coefficient(attrs, "beta")));
+    Value linear = cmp(b, l, arith::CmpFPredicate::OGT, bx,
+                       cst(b, l, x, coefficient(attrs, "threshold")));
+    Value z = math::ExpOp::create(b, l, bx);
+    Value soft = div(b, l, mul(b, l, g, z), add(b, l, z, cst(b, l, z, 1.0)));
+    return select(b, l, linear, g, soft);
+  }
+};
+
+// mish: x * tanh(log1p(exp(x))); mish_backward:
+// grad * (t + x * sigmoid(x) * (1 - t^2)), t = tanh(log1p(exp(x))).
+struct MishFormula {
+  static Value tanhSoftplus(OpBuilder &b, Location l, Value x) {
+    return math::TanhOp::create(
+        b, l, math::Log1pOp::create(b, l, math::ExpOp::create(b, l, x)));
+  }
+  static Value forward(OpBuilder &b, Location l, DictionaryAttr, Value x) {
+    return mul(b, l, x, tanhSoftplus(b, l, x));
+  }
+  static Value backward(OpBuilder &b, Location l, DictionaryAttr, Value g,
+                        Value x) {
+    Value t = tanhSoftplus(b, l, x);
+    Value oneMinusT2 = sub(b, l, cst(b, l, x, 1.0), mul(b, l, t, t));
+    Value d = add(b, l, t,
+                  mul(b, l, mul(b, l, x, sigmoidValue(b, l, x)), oneMinusT2));
+    return mul(b, l, g, d);
+  }
+};
+
 // clamp_backward: grad where min <= x <= max (each bound when set), else 0.
 struct ClampFormula {
   static Value forward(OpBuilder &b, Location l, DictionaryAttr attrs,
@@ -820,6 +927,11 @@ void vram::lowering::attachElementwiseLowerings(MLIRContext *ctx) {
   HardsigmoidOp::attachInterface<
       UnaryLowering<HardsigmoidOp, HardsigmoidFormula>>(*ctx);
   Relu6Op::attachInterface<UnaryLowering<Relu6Op, Relu6Formula>>(*ctx);
+  LeakyReluOp::attachInterface<UnaryLowering<LeakyReluOp, LeakyReluFormula>>(
+      *ctx);
+  EluOp::attachInterface<UnaryLowering<EluOp, EluFormula>>(*ctx);
+  SoftplusOp::attachInterface<UnaryLowering<SoftplusOp, SoftplusFormula>>(*ctx);
+  MishOp::attachInterface<UnaryLowering<MishOp, MishFormula>>(*ctx);
   ClampOp::attachInterface<UnaryLowering<ClampOp, ClampFormula>>(*ctx);
   PowOp::attachInterface<UnaryLowering<PowOp, PowFormula>>(*ctx);
   ErfOp::attachInterface<UnaryLowering<ErfOp, ErfFormula>>(*ctx);

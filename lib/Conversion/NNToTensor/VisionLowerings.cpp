@@ -414,6 +414,263 @@ struct Conv2dLowering : ExternalModel<Conv2dLowering, Conv2dOp> {
   }
 };
 
+/// The output, bias broadcast along channels (or zeros) as its initial value.
+Value biasOrZeros(OpBuilder &b, Location loc, RankedTensorType outType,
+                  ValueRange operands) {
+  Value out = newTensor(b, loc, outType);
+  if (operands.size() <= 2)
+    return fill(b, loc, out, 0.0);
+  MLIRContext *ctx = b.getContext();
+  return linalg::GenericOp::create(
+             b, loc, outType, operands[2], out,
+             {dims(ctx, 4, {1}), dims(ctx, 4, {0, 1, 2, 3})}, iterators(4, 0),
+             [](OpBuilder &nb, Location nloc, ValueRange a) {
+               linalg::YieldOp::create(nb, nloc, a[0]);
+             })
+      .getResult(0);
+}
+
+/// The bias gradient of a convolution: gy summed over N and the plane.
+Value channelGradient(OpBuilder &b, Location loc, Value gy,
+                      RankedTensorType type) {
+  MLIRContext *ctx = b.getContext();
+  return linalg::GenericOp::create(
+             b, loc, type, gy, fill(b, loc, newTensor(b, loc, type), 0.0),
+             {dims(ctx, 4, {0, 1, 2, 3}), dims(ctx, 4, {1})},
+             {IteratorType::reduction, IteratorType::parallel,
+              IteratorType::reduction, IteratorType::reduction},
+             [](OpBuilder &nb, Location nloc, ValueRange a) {
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   arith::AddFOp::create(nb, nloc, a[1], a[0]).getResult());
+             })
+      .getResult(0);
+}
+
+/// acc + lhs * rhs, yielded.
+void yieldMulAdd(OpBuilder &b, Location loc, Value lhs, Value rhs, Value acc) {
+  Value prod = arith::MulFOp::create(b, loc, lhs, rhs);
+  linalg::YieldOp::create(b, loc,
+                          arith::AddFOp::create(b, loc, acc, prod).getResult());
+}
+
+// nn.conv_transpose2d: the gradient of a convolution with respect to its
+// input, run forward. Input x [N, Cin, H, W], weight [Cin, F/G, kh, kw]:
+// output position o receives x at i where o = i * stride - padding +
+// k * dilation, so each output gathers the inputs whose windows reach it
+// (conv2d's grad-input loop); output_padding only adds rows and columns that
+// no input reaches. Its backward is a convolution (grad input) and conv2d's
+// grad-weight loop with the roles of x and gy swapped
+// (convolution_backward, transposed).
+struct ConvTranspose2dLowering
+    : ExternalModel<ConvTranspose2dLowering, ConvTranspose2dOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    Location loc = op->getLoc();
+    DictionaryAttr attrs = op->getAttrDictionary();
+    Window w = convWindow(attrs);
+    int64_t groups = convGroups(attrs);
+    MLIRContext *ctx = b.getContext();
+    Value x = operands[0], weight = operands[1];
+    int64_t cg = tensorType(x).getDimSize(1) / groups;
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    Value init5 =
+        splitGroups(b, loc, biasOrZeros(b, loc, outType, operands), 1, groups);
+    Value weight5 = splitGroups(b, loc, weight, 0, groups);
+    // (n, g, f, oh, ow, c, kh, kw):
+    //   y[n, g, f, oh, ow] += x[n, g * Cg + c, ih, iw] * W[g, c, f, kh, kw]
+    // where ih * stride = oh + padding - kh * dilation, exactly.
+    Value y5 =
+        linalg::GenericOp::create(
+            b, loc, init5.getType(), weight5, init5,
+            {dims(ctx, 8, {1, 5, 2, 6, 7}), dims(ctx, 8, {0, 1, 2, 3, 4})},
+            iterators(5, 3),
+            [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              SmallVector<Value> i = loopIndices(nb, nloc, 8);
+              auto [ih, okh] = windowOutput(nb, nloc, i[3], i[6], w, 0);
+              auto [iw, okw] = windowOutput(nb, nloc, i[4], i[7], w, 1);
+              Value ok = arith::AndIOp::create(nb, nloc, okh, okw);
+              Value c = affineIndex(nb, nloc, i[1], cg, i[5]);
+              Value zero = floatConstant(nb, nloc, a[0].getType(), 0.0);
+              Value xv = extractOrPad(nb, nloc, x, {i[0], c, ih, iw}, {2, 3},
+                                      zero, ok);
+              yieldMulAdd(nb, nloc, xv, a[0], a[1]);
+            })
+            .getResult(0);
+    results.push_back(mergeGroups(b, loc, y5, 1, outType));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    Window w = convWindow(node.forwardAttrs);
+    int64_t groups = convGroups(node.forwardAttrs);
+    MLIRContext *ctx = b.getContext();
+    Value gy = node.grads[0];
+    Value x = node.savedOperands[0], weight = node.savedOperands[1];
+    int64_t fg = tensorType(weight).getDimSize(1);
+    // gy at (n, g * Fg + f, ih * stride - padding + kh * dilation, ...),
+    // zero outside the output.
+    auto readGy = [&](OpBuilder &nb, Location nloc, Value n, Value g, Value f,
+                      Value ih, Value iw, Value kh, Value kw, Type type) {
+      Value oh = windowInput(nb, nloc, ih, kh, w, 0);
+      Value ow = windowInput(nb, nloc, iw, kw, w, 1);
+      Value channel = affineIndex(nb, nloc, g, fg, f);
+      return extractOrPad(nb, nloc, gy, {n, channel, oh, ow}, {2, 3},
+                          floatConstant(nb, nloc, type, 0.0));
+    };
+    for (int64_t operand : node.gradOperands) {
+      auto type = cast<RankedTensorType>(node.forwardType.getInput(operand));
+      if (operand == 2) {
+        grads.push_back(channelGradient(b, loc, gy, type));
+        continue;
+      }
+      Value init = fill(b, loc, newTensor(b, loc, type), 0.0);
+      if (operand == 0) {
+        // (n, g, c, ih, iw, f, kh, kw):
+        //   gx[n, g, c, ih, iw] += gy[n, g * Fg + f, oh, ow] * W[g, c, f, kh,
+        //   kw]
+        Value init5 = splitGroups(b, loc, init, 1, groups);
+        Value weight5 = splitGroups(b, loc, weight, 0, groups);
+        Value gx5 =
+            linalg::GenericOp::create(
+                b, loc, init5.getType(), weight5, init5,
+                {dims(ctx, 8, {1, 2, 5, 6, 7}), dims(ctx, 8, {0, 1, 2, 3, 4})},
+                iterators(5, 3),
+                [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                  SmallVector<Value> i = loopIndices(nb, nloc, 8);
+                  Value g = readGy(nb, nloc, i[0], i[1], i[5], i[3], i[4], i[6],
+                                   i[7], a[0].getType());
+                  yieldMulAdd(nb, nloc, g, a[0], a[1]);
+                })
+                .getResult(0);
+        grads.push_back(mergeGroups(b, loc, gx5, 1, type));
+        continue;
+      }
+      // (g, c, f, kh, kw, n, ih, iw):
+      //   gW[g, c, f, kh, kw] += x[n, g * Cg + c, ih, iw] * gy[n, g * Fg + f,
+      //   oh, ow]
+      Value init5 = splitGroups(b, loc, init, 0, groups);
+      Value x5 = splitGroups(b, loc, x, 1, groups);
+      Value gw5 =
+          linalg::GenericOp::create(
+              b, loc, init5.getType(), x5, init5,
+              {dims(ctx, 8, {5, 0, 1, 6, 7}), dims(ctx, 8, {0, 1, 2, 3, 4})},
+              iterators(5, 3),
+              [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                SmallVector<Value> i = loopIndices(nb, nloc, 8);
+                Value g = readGy(nb, nloc, i[5], i[0], i[2], i[6], i[7], i[3],
+                                 i[4], a[0].getType());
+                yieldMulAdd(nb, nloc, a[0], g, a[1]);
+              })
+              .getResult(0);
+      grads.push_back(mergeGroups(b, loc, gw5, 0, type));
+    }
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// nn.upsample_nearest2d
+//===----------------------------------------------------------------------===//
+
+// Output row o reads input row floor(o * in / out) (PyTorch's nearest_idx
+// with the scale in / out; exact for the integer factors of
+// scale_factor=2.0, where PyTorch's float scale is exact too). The backward
+// sums the gradients of the rows that read input row i: o in
+// [ceil(i * out / in), ceil((i + 1) * out / in)), at most ceil(out / in) of
+// them, in increasing order as upsample_nearest2d_backward adds them.
+struct UpsampleNearest2dLowering
+    : ExternalModel<UpsampleNearest2dLowering, UpsampleNearest2dOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    Location loc = op->getLoc();
+    MLIRContext *ctx = b.getContext();
+    Value x = operands[0];
+    auto in = tensorType(x).getShape();
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    auto out = outType.getShape();
+    AffineExpr d[4];
+    for (unsigned i = 0; i < 4; ++i)
+      d[i] = getAffineDimExpr(i, ctx);
+    AffineMap source =
+        AffineMap::get(4, 0,
+                       {d[0], d[1], (d[2] * in[2]).floorDiv(out[2]),
+                        (d[3] * in[3]).floorDiv(out[3])},
+                       ctx);
+    results.push_back(linalg::GenericOp::create(
+                          b, loc, outType, x, newTensor(b, loc, outType),
+                          {source, AffineMap::getMultiDimIdentityMap(4, ctx)},
+                          iterators(4, 0),
+                          [](OpBuilder &nb, Location nloc, ValueRange a) {
+                            linalg::YieldOp::create(nb, nloc, a[0]);
+                          })
+                          .getResult(0));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    MLIRContext *ctx = b.getContext();
+    Value gy = node.grads[0];
+    auto type = cast<RankedTensorType>(node.forwardType.getInput(0));
+    auto in = type.getShape();
+    auto out = tensorType(gy).getShape();
+    int64_t span[2] = {llvm::divideCeilSigned(out[2], in[2]),
+                       llvm::divideCeilSigned(out[3], in[3])};
+    // The window dimensions' extent comes from a scratch operand, as in
+    // adaptive_avg_pool2d.
+    Value window = stackScratch(
+        b, loc,
+        RankedTensorType::get({span[0], span[1]}, type.getElementType()));
+    Value init = fill(b, loc, newTensor(b, loc, type), 0.0);
+    // (n, c, ih, iw, kh, kw): gx[n, c, ih, iw] += gy[n, c, first(ih) + kh,
+    // first(iw) + kw] while that row still reads ih.
+    auto first = [&](OpBuilder &nb, Location nloc, Value i, unsigned dim) {
+      // ceil(i * out / in) = (i * out + in - 1) floordiv in.
+      Value scaled = affineIndex(nb, nloc, i, out[dim],
+                                 indexConstant(nb, nloc, in[dim] - 1));
+      return arith::DivSIOp::create(nb, nloc, scaled,
+                                    indexConstant(nb, nloc, in[dim]))
+          .getResult();
+    };
+    grads.push_back(
+        linalg::GenericOp::create(
+            b, loc, type, window, init,
+            {dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3})}, iterators(4, 2),
+            [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              SmallVector<Value> i = loopIndices(nb, nloc, 6);
+              Value one = indexConstant(nb, nloc, 1);
+              Value o[2], ok;
+              for (unsigned d = 0; d < 2; ++d) {
+                Value lo = first(nb, nloc, i[2 + d], 2 + d);
+                Value hi = first(nb, nloc,
+                                 arith::AddIOp::create(nb, nloc, i[2 + d], one),
+                                 2 + d);
+                o[d] = arith::AddIOp::create(nb, nloc, lo, i[4 + d]);
+                Value in = arith::CmpIOp::create(
+                    nb, nloc, arith::CmpIPredicate::slt, o[d], hi);
+                ok = ok ? arith::AndIOp::create(nb, nloc, ok, in).getResult()
+                        : in;
+              }
+              Value zero = floatConstant(nb, nloc, a[1].getType(), 0.0);
+              Value g = extractOrPad(nb, nloc, gy, {i[0], i[1], o[0], o[1]},
+                                     {2, 3}, zero, ok);
+              linalg::YieldOp::create(
+                  nb, nloc,
+                  arith::AddFOp::create(nb, nloc, a[1], g).getResult());
+            })
+            .getResult(0));
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // nn.batch_norm (training: batch statistics, running stats updated)
 //===----------------------------------------------------------------------===//
@@ -1086,6 +1343,8 @@ struct AdaptiveAvgPool2dLowering
 
 void vram::lowering::attachVisionLowerings(MLIRContext *ctx) {
   Conv2dOp::attachInterface<Conv2dLowering>(*ctx);
+  ConvTranspose2dOp::attachInterface<ConvTranspose2dLowering>(*ctx);
+  UpsampleNearest2dOp::attachInterface<UpsampleNearest2dLowering>(*ctx);
   BatchNormOp::attachInterface<BatchNormLowering>(*ctx);
   MaxPool2dOp::attachInterface<MaxPool2dLowering>(*ctx);
   AdaptiveAvgPool2dOp::attachInterface<AdaptiveAvgPool2dLowering>(*ctx);

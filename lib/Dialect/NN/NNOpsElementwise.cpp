@@ -15,6 +15,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace vram::nn;
 using namespace vram::nn::detail;
@@ -32,6 +34,10 @@ using namespace vram::nn::detail;
 
 NN_ELEMENTWISE_FLOPS(ReluOp, 1)
 NN_ELEMENTWISE_FLOPS(Relu6Op, 1)
+NN_ELEMENTWISE_FLOPS(LeakyReluOp, 1)
+NN_ELEMENTWISE_FLOPS(EluOp, 1)
+NN_ELEMENTWISE_FLOPS(SoftplusOp, 1)
+NN_ELEMENTWISE_FLOPS(MishOp, 1)
 NN_ELEMENTWISE_FLOPS(SiluOp, 1)
 NN_ELEMENTWISE_FLOPS(HardswishOp, 1)
 NN_ELEMENTWISE_FLOPS(HardsigmoidOp, 1)
@@ -86,6 +92,78 @@ void HardswishOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
 void HardsigmoidOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                     SmallVectorImpl<SavedTensor> &saved) {
   saveSelf(*this, saved);
+}
+
+/// leaky_relu and elu: leaky_relu_backward / elu_backward take
+/// `self_or_result`: the input, or the result of the in-place form (which
+/// shares the input's storage, so nothing new is kept).
+template <typename OpTy>
+static void saveSelfOrResult(OpTy op, SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(op.getInplace() ? SavedTensor::result(0)
+                                  : SavedTensor::operand(0));
+}
+
+void LeakyReluOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                  SmallVectorImpl<SavedTensor> &saved) {
+  saveSelfOrResult(*this, saved);
+}
+
+void EluOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                            SmallVectorImpl<SavedTensor> &saved) {
+  saveSelfOrResult(*this, saved);
+}
+
+void SoftplusOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                 SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(0));
+}
+
+void MishOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                             SmallVectorImpl<SavedTensor> &saved) {
+  saveSelf(*this, saved);
+}
+
+/// A finite coefficient; `nonzero` for one the op divides by.
+static LogicalResult verifyCoefficient(Operation *op, StringRef name,
+                                       double value, bool nonzero = false) {
+  if (!std::isfinite(value))
+    return op->emitOpError() << name << " must be finite, got " << value;
+  if (nonzero && value == 0)
+    return op->emitOpError() << name << " must not be zero";
+  return success();
+}
+
+// The in-place forms' backward reads the result, which cannot be inverted
+// for a negative slope or alpha: PyTorch refuses them in backward.
+LogicalResult LeakyReluOp::verify() {
+  double slope = getNegativeSlope().convertToDouble();
+  if (failed(verifyCoefficient(*this, "negative_slope", slope)))
+    return failure();
+  if (getInplace() && slope < 0)
+    return emitOpError("in-place with a negative slope ")
+           << slope << " has no backward in PyTorch";
+  return success();
+}
+
+LogicalResult EluOp::verify() {
+  double alpha = getAlpha().convertToDouble();
+  if (failed(verifyCoefficient(*this, "alpha", alpha)) ||
+      failed(verifyCoefficient(*this, "scale", getScale().convertToDouble())) ||
+      failed(verifyCoefficient(*this, "input_scale",
+                               getInputScale().convertToDouble())))
+    return failure();
+  if (getInplace() && alpha < 0)
+    return emitOpError("in-place with a negative alpha ")
+           << alpha << " has no backward in PyTorch";
+  return success();
+}
+
+LogicalResult SoftplusOp::verify() {
+  return failure(
+      failed(verifyCoefficient(*this, "beta", getBeta().convertToDouble(),
+                               /*nonzero=*/true)) ||
+      failed(verifyCoefficient(*this, "threshold",
+                               getThreshold().convertToDouble())));
 }
 
 void PowOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,

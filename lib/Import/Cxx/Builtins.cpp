@@ -238,6 +238,36 @@ static LayerInfo noTensors(std::function<FailureOr<Val>(Interpreter &, Module &,
           std::move(call)};
 }
 
+enum class EluKind { Elu, Selu, Celu };
+
+/// torch::nn::ELU(ELUOptions().alpha(a).inplace(b)), SELU(inplace) and
+/// CELU(CELUOptions().alpha(a)) as nn.elu with each one's coefficients
+/// (SELU's are torch's constants; CELU is elu(x, alpha, 1, 1 / alpha)).
+static LayerInfo eluLayer(EluKind kind) {
+  return noTensors([kind](Interpreter &interp, Module &m, const Val &input,
+                          Location where) -> FailureOr<Val> {
+    OptionReader r{interp, m, where};
+    FailureOr<double> alpha = r.real("alpha", -1, 1.0);
+    FailureOr<bool> inplace =
+        r.flag("inplace", kind == EluKind::Selu ? 0 : -1, false);
+    if (failed(alpha) || failed(inplace))
+      return failure();
+    double scale = 1.0, inputScale = 1.0, a = *alpha;
+    if (kind == EluKind::Selu) {
+      a = 1.6732632423543772848170429916717;
+      scale = 1.0507009873554804934193349852946;
+    } else if (kind == EluKind::Celu) {
+      if (a == 0)
+        return interp.error(where)
+               << "torch::nn::CELU: alpha 0 divides by zero";
+      inputScale = 1.0 / a;
+    }
+    return Val::ofTensor(nn::EluOp::create(
+        interp.getBuilder(), where, input.tensor, llvm::APFloat(a),
+        llvm::APFloat(scale), llvm::APFloat(inputScale), *inplace));
+  });
+}
+
 static FailureOr<Val> wrap(FailureOr<Value> v) {
   if (failed(v))
     return failure();
@@ -884,6 +914,40 @@ const llvm::StringMap<LayerInfo> &vram::cxx_import::getLayerTable() {
         return failure();
       return Val::ofTensor(nn::ReluOp::create(interp.getBuilder(), where,
                                               input.tensor, *inplace));
+    });
+    // torch::nn::LeakyReLU(LeakyReLUOptions().negative_slope(0.2)), ELU,
+    // SELU(inplace), CELU: nn.leaky_relu and nn.elu (docs/Semantics.md).
+    t["LeakyReLU"] =
+        noTensors([](Interpreter &interp, Module &m, const Val &input,
+                     Location where) -> FailureOr<Val> {
+          OptionReader r{interp, m, where};
+          FailureOr<double> slope = r.real("negative_slope", -1, 0.01);
+          FailureOr<bool> inplace = r.flag("inplace", -1, false);
+          if (failed(slope) || failed(inplace))
+            return failure();
+          return Val::ofTensor(
+              nn::LeakyReluOp::create(interp.getBuilder(), where, input.tensor,
+                                      llvm::APFloat(*slope), *inplace));
+        });
+    t["ELU"] = eluLayer(EluKind::Elu);
+    t["SELU"] = eluLayer(EluKind::Selu);
+    t["CELU"] = eluLayer(EluKind::Celu);
+    t["Softplus"] =
+        noTensors([](Interpreter &interp, Module &m, const Val &input,
+                     Location where) -> FailureOr<Val> {
+          OptionReader r{interp, m, where};
+          FailureOr<double> beta = r.real("beta", -1, 1.0);
+          FailureOr<double> threshold = r.real("threshold", -1, 20.0);
+          if (failed(beta) || failed(threshold))
+            return failure();
+          return Val::ofTensor(nn::SoftplusOp::create(
+              interp.getBuilder(), where, input.tensor, llvm::APFloat(*beta),
+              llvm::APFloat(*threshold)));
+        });
+    t["Mish"] = noTensors([](Interpreter &interp, Module &, const Val &input,
+                             Location where) -> FailureOr<Val> {
+      return Val::ofTensor(
+          nn::MishOp::create(interp.getBuilder(), where, input.tensor, false));
     });
     t["Dropout"] =
         noTensors([](Interpreter &interp, Module &m, const Val &input,

@@ -1,7 +1,11 @@
 //===- ConvPool.cpp - Conv and pooling converters -------------------------===//
 
+#include "ConstTensor.h"
 #include "ConverterTable.h"
 #include "Importer.h"
+
+#include <climits>
+#include <cmath>
 
 using namespace mlir;
 using namespace vram::onnx_import;
@@ -91,6 +95,117 @@ static LogicalResult convertConv(OpBinder &op) {
       b.getI64IntegerAttr(op.intAttr("group", 1)));
 }
 
+/// ConvTranspose: weight [Cin, Cout / group, kh, kw], symmetric pads,
+/// output_padding; an output_shape must be the one the other attributes
+/// give (torch.onnx writes pads and output_padding).
+static LogicalResult convertConvTranspose(OpBinder &op) {
+  OpBuilder &b = op.builder();
+  auto x = op.tensor(0);
+  auto w = op.tensor(1);
+  if (failed(x) || failed(w))
+    return failure();
+  auto bias = op.optionalTensor(2);
+  if (failed(bias))
+    return failure();
+  auto xt = cast<RankedTensorType>(x->getType());
+  auto wt = cast<RankedTensorType>(w->getType());
+  if (xt.getRank() != 4 || wt.getRank() != 4)
+    return op.error() << "only 2-D transposed convolution (NCHW input, 4-D "
+                         "weight) is supported, got input "
+                      << xt << " and weight " << wt;
+  if (!isFloatTensor(*x) || !isFloatTensor(*w))
+    return op.error() << "expects floating-point input and weight";
+  std::string autoPad = op.stringAttr("auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && !autoPad.empty())
+    return op.error() << "auto_pad " << autoPad
+                      << " is not supported for ConvTranspose";
+  SmallVector<int64_t> strides = ints2(op.intsAttr("strides"), 1);
+  SmallVector<int64_t> dil = ints2(op.intsAttr("dilations"), 1);
+  SmallVector<int64_t> outPad = ints2(op.intsAttr("output_padding"), 0);
+  if (strides.size() != 2 || dil.size() != 2 || outPad.size() != 2)
+    return op.error() << "expects 2 strides, dilations and output_padding";
+  SmallVector<int64_t> pad{0, 0};
+  if (auto pads = op.intsAttr("pads"); pads && !pads->empty()) {
+    if (pads->size() != 4)
+      return op.error() << "expects 4 pads for a 2-D op";
+    if ((*pads)[0] != (*pads)[2] || (*pads)[1] != (*pads)[3])
+      return op.error() << "asymmetric padding is not supported";
+    pad.assign({(*pads)[0], (*pads)[1]});
+  }
+  auto y = op.make<nn::ConvTranspose2dOp>(
+      *x, *w, *bias, b.getDenseI64ArrayAttr(strides),
+      b.getDenseI64ArrayAttr(pad), b.getDenseI64ArrayAttr(outPad),
+      b.getDenseI64ArrayAttr(dil), b.getI64IntegerAttr(op.intAttr("group", 1)));
+  if (failed(y))
+    return failure();
+  if (auto shape = op.intsAttr("output_shape"); shape && !shape->empty()) {
+    ArrayRef<int64_t> got = cast<RankedTensorType>(y->getType()).getShape();
+    if (ArrayRef<int64_t>(*shape) != got.take_back(shape->size()))
+      return op.error() << "output_shape differs from the output the pads and "
+                           "output_padding give: "
+                        << y->getType();
+  }
+  op.setResult(0, *y);
+  return success();
+}
+
+/// Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) in the form
+/// torch.onnx writes F.interpolate(mode='nearest'): nearest mode with
+/// asymmetric coordinates and floor rounding, N and C kept, constant scales
+/// (output floor(in * scale)) or sizes.
+static LogicalResult convertResize(OpBinder &op) {
+  auto x = op.tensor(0);
+  if (failed(x))
+    return failure();
+  auto xt = cast<RankedTensorType>(x->getType());
+  if (xt.getRank() != 4 || !isFloatTensor(*x))
+    return op.error() << "only a floating-point NCHW input is supported, got "
+                      << xt;
+  std::string mode = op.stringAttr("mode", "nearest");
+  std::string coords =
+      op.stringAttr("coordinate_transformation_mode",
+                    op.opset() < 11 ? "asymmetric" : "half_pixel");
+  std::string rounding = op.stringAttr("nearest_mode", "round_prefer_floor");
+  if (op.opset() < 11)
+    rounding = "floor";
+  if (mode != "nearest" || coords != "asymmetric" || rounding != "floor")
+    return op.error() << "only nearest-neighbour resizing as "
+                         "F.interpolate(mode='nearest') exports it is "
+                         "supported (mode nearest, coordinate_transformation_"
+                         "mode asymmetric, nearest_mode floor), got mode "
+                      << mode << ", " << coords << ", " << rounding;
+  int scalesInput = op.opset() < 11 ? 1 : 2;
+  SmallVector<int64_t> out(xt.getShape());
+  if (const ConstTensor *sizes = op.opset() < 11 ? nullptr : op.constInput(3);
+      sizes && sizes->numElements()) {
+    std::vector<int64_t> v = sizes->toInts();
+    if (v.size() != 4)
+      return op.error() << "expects 4 sizes";
+    out.assign(v.begin(), v.end());
+  } else if (const ConstTensor *scales = op.constInput(scalesInput);
+             scales && scales->numElements()) {
+    if (scales->numElements() != 4)
+      return op.error() << "expects 4 scales";
+    for (unsigned d = 0; d < 4; ++d) {
+      double scaled = std::floor(xt.getDimSize(d) * scales->getF(d));
+      if (!(scaled >= 1 && scaled <= double(INT32_MAX)))
+        return op.error() << "scale " << scales->getF(d) << " of dimension "
+                          << d << " gives no valid size";
+      out[d] = static_cast<int64_t>(scaled);
+    }
+  } else {
+    return op.error() << "needs constant scales or sizes";
+  }
+  if (out[0] != xt.getDimSize(0) || out[1] != xt.getDimSize(1))
+    return op.error() << "resizes only the spatial dimensions, got "
+                      << xt.getShape()[0] << "x" << xt.getShape()[1] << " -> "
+                      << out[0] << "x" << out[1];
+  auto outType = RankedTensorType::get(out, xt.getElementType());
+  op.setResult(
+      0, nn::UpsampleNearest2dOp::create(op.builder(), op.loc, outType, *x));
+  return success();
+}
+
 /// The NCHW float input of a 2-D pooling op.
 static FailureOr<Value> poolInput(OpBinder &op) {
   auto x = op.tensor(0);
@@ -164,6 +279,8 @@ static LogicalResult convertAveragePool(OpBinder &op) {
 
 void vram::onnx_import::registerConvPoolConverters(ConverterTable &table) {
   table.onOp("Conv", 1, convertConv);
+  table.onOp("ConvTranspose", 1, convertConvTranspose);
+  table.onOp("Resize", 10, convertResize);
   table.onOp("MaxPool", 1, convertMaxPool);
   table.onOp("AveragePool", 1, convertAveragePool);
   table.onOp("GlobalAveragePool", 1, [](OpBinder &op) -> LogicalResult {

@@ -97,6 +97,60 @@ static LogicalResult convertHardSigmoid(OpBinder &op) {
   return success();
 }
 
+/// LeakyRelu (alpha: the negative slope, 0.01 by default).
+static LogicalResult convertLeakyRelu(OpBinder &op) {
+  auto x = floatInput(op);
+  if (failed(x))
+    return failure();
+  OpBuilder &b = op.builder();
+  op.setResult(
+      0, nn::LeakyReluOp::create(b, op.loc, x->getType(), *x,
+                                 b.getF64FloatAttr(op.floatAttr("alpha", 0.01)),
+                                 UnitAttr()));
+  return success();
+}
+
+/// Elu, Selu and Celu: nn.elu with each one's coefficients and defaults
+/// (the ONNX operator specification; Selu's are torch.nn.SELU's in float).
+static ConverterFn elu(StringRef kind) {
+  return [=](OpBinder &op) -> LogicalResult {
+    auto x = floatInput(op);
+    if (failed(x))
+      return failure();
+    double alpha = 1.0, scale = 1.0, inputScale = 1.0;
+    if (kind == "Elu") {
+      alpha = op.floatAttr("alpha", 1.0);
+    } else if (kind == "Selu") {
+      alpha = op.floatAttr("alpha", 1.67326319217681884765625);
+      scale = op.floatAttr("gamma", 1.05070102214813232421875);
+    } else {
+      alpha = op.floatAttr("alpha", 1.0);
+      if (alpha == 0)
+        return op.error() << "Celu with alpha 0 divides by zero";
+      inputScale = 1.0 / alpha;
+    }
+    OpBuilder &b = op.builder();
+    op.setResult(
+        0, nn::EluOp::create(b, op.loc, x->getType(), *x,
+                             b.getF64FloatAttr(alpha), b.getF64FloatAttr(scale),
+                             b.getF64FloatAttr(inputScale), UnitAttr()));
+    return success();
+  };
+}
+
+/// Softplus: log(exp(x) + 1), torch's beta 1 and threshold 20 (torch.onnx
+/// exports another beta as Mul, Softplus, Div).
+static LogicalResult convertSoftplus(OpBinder &op) {
+  auto x = floatInput(op);
+  if (failed(x))
+    return failure();
+  OpBuilder &b = op.builder();
+  op.setResult(0, nn::SoftplusOp::create(b, op.loc, x->getType(), *x,
+                                         b.getF64FloatAttr(1.0),
+                                         b.getF64FloatAttr(20.0)));
+  return success();
+}
+
 /// Clip: bounds from inputs 1 and 2 (opset >= 11) or the min/max attributes.
 static LogicalResult convertClip(OpBinder &op) {
   auto x = floatInput(op);
@@ -249,6 +303,12 @@ void vram::onnx_import::registerElementwiseConverters(ConverterTable &table) {
   table.onOp("Neg", 1, unary<nn::NegOp>());
   table.onOp("HardSwish", 14, unary<nn::HardswishOp>(/*inplace=*/false));
   table.onOp("HardSigmoid", 1, convertHardSigmoid);
+  table.onOp("LeakyRelu", 1, convertLeakyRelu);
+  table.onOp("Elu", 1, elu("Elu"));
+  table.onOp("Selu", 1, elu("Selu"));
+  table.onOp("Celu", 12, elu("Celu"));
+  table.onOp("Softplus", 1, convertSoftplus);
+  table.onOp("Mish", 18, unary<nn::MishOp>(/*inplace=*/false));
   table.onOp("Clip", 1, convertClip);
   table.onOp("Softmax", 1, softmax<nn::SoftmaxOp>(1));
   table.onOp("Softmax", 13, softmax<nn::SoftmaxOp>(13));

@@ -1,13 +1,13 @@
 //===- RaiseDecompositions.cpp - the vram-onnx-raise pass -----------------===//
 //
-// torch.onnx decomposes GELU, SiLU, HardSwish, LayerNorm (before opset 17)
-// and nn.Linear on >2-D inputs; the importer converts those nodes 1:1 and
-// these patterns raise them back to the nn layer, because what a layer
-// saves for backward differs from what its decomposition saves. Every match
-// requires its intermediates to have no other use, so a value the model
-// reads elsewhere is never lost. A raised op takes the location of the last
-// op of its decomposition (where the layer's result is), except nn.linear,
-// which stays where its matmul was.
+// torch.onnx decomposes GELU, SiLU, HardSwish, Mish (before opset 18),
+// LayerNorm (before opset 17) and nn.Linear on >2-D inputs; the importer
+// converts those nodes 1:1 and these patterns raise them back to the nn
+// layer, because what a layer saves for backward differs from what its
+// decomposition saves. Every match requires its intermediates to have no
+// other use, so a value the model reads elsewhere is never lost. A raised
+// op takes the location of the last op of its decomposition (where the
+// layer's result is), except nn.linear, which stays where its matmul was.
 //
 //===----------------------------------------------------------------------===//
 
@@ -207,7 +207,7 @@ struct RaiseGelu : OpRewritePattern<nn::MulOp> {
 };
 
 //===----------------------------------------------------------------------===//
-// SiLU, HardSwish, clamp
+// SiLU, HardSwish, Mish, clamp
 //===----------------------------------------------------------------------===//
 
 /// `x * Gate(x)` -> `Fused(x)`: SiLU (sigmoid) and HardSwish (hardsigmoid,
@@ -230,6 +230,32 @@ struct RaiseGatedActivation : OpRewritePattern<nn::MulOp> {
       return failure();
     rewriter.replaceOpWithNewOp<FusedOp>(mul, x.getType(), x,
                                          /*inplace=*/false);
+    return success();
+  }
+};
+
+/// `x * Tanh(Softplus(x))` -> `nn.mish(x)`: how torch.onnx exports mish
+/// before opset 18 (Mish became an ONNX operator then).
+struct RaiseMish : OpRewritePattern<nn::MulOp> {
+  using OpRewritePattern<nn::MulOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(nn::MulOp mul,
+                                PatternRewriter &rewriter) const override {
+    Value x;
+    eitherOrder(mul, [&](Value gate, Value in) {
+      auto tanh = soleUse<nn::TanhOp>(gate);
+      auto softplus =
+          tanh ? soleUse<nn::SoftplusOp>(tanh.getInput()) : nn::SoftplusOp();
+      if (!softplus || softplus.getInput() != in ||
+          softplus.getBeta().convertToDouble() != 1.0)
+        return false;
+      x = in;
+      return true;
+    });
+    if (!x)
+      return failure();
+    rewriter.replaceOpWithNewOp<nn::MishOp>(mul, x.getType(), x,
+                                            /*inplace=*/false);
     return success();
   }
 };
@@ -477,8 +503,8 @@ struct TransposedLinearWeight : OpRewritePattern<nn::LinearOp> {
 struct RaisedCounter : RewriterBase::Listener {
   int64_t count = 0;
   void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
-    if (isa<nn::GeluOp, nn::SiluOp, nn::HardswishOp, nn::ReluOp, nn::Relu6Op,
-            nn::LayerNormOp, nn::LinearOp, nn::AvgPool2dOp>(op))
+    if (isa<nn::GeluOp, nn::SiluOp, nn::HardswishOp, nn::MishOp, nn::ReluOp,
+            nn::Relu6Op, nn::LayerNormOp, nn::LinearOp, nn::AvgPool2dOp>(op))
       ++count;
   }
 };
@@ -492,7 +518,7 @@ struct OnnxRaiseDecompositionsPass
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
     if (raiseActivations) {
-      patterns.add<RaiseGelu, RaiseClamp,
+      patterns.add<RaiseGelu, RaiseClamp, RaiseMish,
                    RaiseGatedActivation<nn::SigmoidOp, nn::SiluOp>,
                    RaiseGatedActivation<nn::HardsigmoidOp, nn::HardswishOp>>(
           ctx);

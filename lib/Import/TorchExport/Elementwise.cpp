@@ -59,6 +59,69 @@ template <bool Inplace> static LogicalResult convertHardtanh(NodeBinder &op) {
                           Inplace ? b.getUnitAttr() : UnitAttr()));
 }
 
+template <bool Inplace> static LogicalResult convertLeakyRelu(NodeBinder &op) {
+  FailureOr<Value> x = floatTensor(op, "self");
+  FailureOr<double> slope = op.real("negative_slope", 0.01);
+  if (failed(x) || failed(slope))
+    return failure();
+  OpBuilder &b = op.getBuilder();
+  return op.setResult(nn::LeakyReluOp::create(
+      b, op.getLoc(), x->getType(), *x, b.getF64FloatAttr(*slope),
+      Inplace ? b.getUnitAttr() : UnitAttr()));
+}
+
+/// nn.elu(x, alpha, scale, input_scale) and its in-place form.
+static LogicalResult makeElu(NodeBinder &op, Value x, double alpha,
+                             double scale, double inputScale, bool inplace) {
+  OpBuilder &b = op.getBuilder();
+  return op.setResult(nn::EluOp::create(
+      b, op.getLoc(), x.getType(), x, b.getF64FloatAttr(alpha),
+      b.getF64FloatAttr(scale), b.getF64FloatAttr(inputScale),
+      inplace ? b.getUnitAttr() : UnitAttr()));
+}
+
+template <bool Inplace> static LogicalResult convertElu(NodeBinder &op) {
+  FailureOr<Value> x = floatTensor(op, "self");
+  FailureOr<double> alpha = op.real("alpha", 1.0),
+                    scale = op.real("scale", 1.0),
+                    inputScale = op.real("input_scale", 1.0);
+  if (failed(x) || failed(alpha) || failed(scale) || failed(inputScale))
+    return failure();
+  return makeElu(op, *x, *alpha, *scale, *inputScale, Inplace);
+}
+
+/// selu = elu with SELU's alpha and scale (torch's constants).
+template <bool Inplace> static LogicalResult convertSelu(NodeBinder &op) {
+  FailureOr<Value> x = floatTensor(op, "self");
+  if (failed(x))
+    return failure();
+  return makeElu(op, *x, 1.6732632423543772848170429916717,
+                 1.0507009873554804934193349852946, 1.0, Inplace);
+}
+
+/// celu(x, alpha) = elu(x, alpha, 1, 1 / alpha).
+template <bool Inplace> static LogicalResult convertCelu(NodeBinder &op) {
+  FailureOr<Value> x = floatTensor(op, "self");
+  FailureOr<double> alpha = op.real("alpha", 1.0);
+  if (failed(x) || failed(alpha))
+    return failure();
+  if (*alpha == 0)
+    return op.error() << "celu with alpha 0 divides by zero";
+  return makeElu(op, *x, *alpha, 1.0, 1.0 / *alpha, Inplace);
+}
+
+static LogicalResult convertSoftplus(NodeBinder &op) {
+  FailureOr<Value> x = floatTensor(op, "self");
+  FailureOr<double> beta = op.real("beta", 1.0),
+                    threshold = op.real("threshold", 20.0);
+  if (failed(x) || failed(beta) || failed(threshold))
+    return failure();
+  OpBuilder &b = op.getBuilder();
+  return op.setResult(nn::SoftplusOp::create(b, op.getLoc(), x->getType(), *x,
+                                             b.getF64FloatAttr(*beta),
+                                             b.getF64FloatAttr(*threshold)));
+}
+
 static LogicalResult convertGelu(NodeBinder &op) {
   FailureOr<Value> x = floatTensor(op, "self");
   FailureOr<std::string> approximate = op.string("approximate", "none");
@@ -169,6 +232,17 @@ void vram::torch_export::registerElementwiseConverters(ConverterTable &table) {
   table.on("aten.hardsigmoid_.default", unaryInplace<nn::HardsigmoidOp, true>);
   table.on("aten.hardtanh.default", convertHardtanh<false>);
   table.on("aten.hardtanh_.default", convertHardtanh<true>);
+  table.on("aten.leaky_relu.default", convertLeakyRelu<false>);
+  table.on("aten.leaky_relu_.default", convertLeakyRelu<true>);
+  table.on("aten.elu.default", convertElu<false>);
+  table.on("aten.elu_.default", convertElu<true>);
+  table.on("aten.selu.default", convertSelu<false>);
+  table.on("aten.selu_.default", convertSelu<true>);
+  table.on("aten.celu.default", convertCelu<false>);
+  table.on("aten.celu_.default", convertCelu<true>);
+  table.on("aten.softplus.default", convertSoftplus);
+  table.on("aten.mish.default", unaryInplace<nn::MishOp, false>);
+  table.on("aten.mish_.default", unaryInplace<nn::MishOp, true>);
   table.on("aten.gelu.default", convertGelu);
   table.on("aten.sigmoid.default", unary<nn::SigmoidOp>);
   table.on("aten.tanh.default", unary<nn::TanhOp>);

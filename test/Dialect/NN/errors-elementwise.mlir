@@ -252,3 +252,58 @@ func.func @f(%a: tensor<4x1xf32>, %b: tensor<1x8xf32>) {
   %0 = nn.div %a, %b {inplace} : (tensor<4x1xf32>, tensor<1x8xf32>) -> tensor<4x8xf32>
   return
 }
+
+// -----
+
+// leaky_relu: the in-place form's backward reads the result, which a
+// negative slope does not let it invert
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.leaky_relu' op in-place with a negative slope -5.000000e-01 has no backward in PyTorch}}
+  %0 = nn.leaky_relu %x {negative_slope = -5.0e-01 : f64, inplace} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// leaky_relu: the slope is finite
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.leaky_relu' op negative_slope must be finite, got nan}}
+  %0 = nn.leaky_relu %x {negative_slope = 0x7FF8000000000000 : f64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// elu: the in-place form with a negative alpha
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.elu' op in-place with a negative alpha -1.000000e+00 has no backward in PyTorch}}
+  %0 = nn.elu %x {alpha = -1.0 : f64, inplace} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// elu: an infinite scale
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.elu' op scale must be finite, got INF}}
+  %0 = nn.elu %x {scale = 0x7FF0000000000000 : f64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// softplus: beta divides
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'nn.softplus' op beta must not be zero}}
+  %0 = nn.softplus %x {beta = 0.0 : f64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// mish: integer tensor
+func.func @f(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'nn.mish' op operand #0 must be statically shaped tensor of floating-point values, but got 'tensor<4xi32>'}}
+  %0 = nn.mish %x : tensor<4xi32>
+  return
+}

@@ -170,6 +170,29 @@ func.func @activations(%x: tensor<2x64x56x56xf32>, %h: tensor<2x128x1024xf16>) {
   // CHECK-NEXT: return
 }
 
+// The activations with coefficients print them only when they differ from
+// PyTorch's defaults (leaky_relu 0.01; elu 1, 1, 1; softplus 1, 20).
+func.func @coefficient_activations(%x: tensor<2x8xf32>) {
+  // CHECK-LABEL: func.func @coefficient_activations(
+  // CHECK-SAME:    %[[ARG0:arg[0-9]+]]: tensor<2x8xf32>) {
+  %0 = nn.leaky_relu %x : tensor<2x8xf32>
+  // CHECK:      nn.leaky_relu %[[ARG0]] : tensor<2x8xf32>
+  %1 = nn.leaky_relu %x {negative_slope = 0.2 : f64, inplace} : tensor<2x8xf32>
+  // CHECK-NEXT: nn.leaky_relu %[[ARG0]] {inplace, negative_slope = 2.000000e-01 : f64} : tensor<2x8xf32>
+  %2 = nn.elu %x {alpha = 1.0 : f64} : tensor<2x8xf32>
+  // CHECK-NEXT: nn.elu %[[ARG0]] : tensor<2x8xf32>
+  %3 = nn.elu %x {alpha = 0.5 : f64, input_scale = 2.0 : f64} : tensor<2x8xf32>
+  // CHECK-NEXT: nn.elu %[[ARG0]] {alpha = 5.000000e-01 : f64, input_scale = 2.000000e+00 : f64} : tensor<2x8xf32>
+  %4 = nn.softplus %x {threshold = 20.0 : f64} : tensor<2x8xf32>
+  // CHECK-NEXT: nn.softplus %[[ARG0]] : tensor<2x8xf32>
+  %5 = nn.softplus %x {beta = 2.0 : f64} : tensor<2x8xf32>
+  // CHECK-NEXT: nn.softplus %[[ARG0]] {beta = 2.000000e+00 : f64} : tensor<2x8xf32>
+  %6 = nn.mish %x {inplace} : tensor<2x8xf32>
+  // CHECK-NEXT: nn.mish %[[ARG0]] {inplace} : tensor<2x8xf32>
+  return
+  // CHECK-NEXT: return
+}
+
 func.func @softmax(%s: tensor<2x8x128x128xf32>, %l: tensor<2x10xf32>) {
   // CHECK-LABEL: func.func @softmax(
   // CHECK-SAME:    %[[ARG0:arg[0-9]+]]: tensor<2x8x128x128xf32>, %[[ARG1:arg[0-9]+]]: tensor<2x10xf32>) {

@@ -412,6 +412,71 @@ def NN_Relu6Op : NN_InplaceUnaryOp<"relu6"> {
   let arguments = (ins NN_FloatTensor:$input, UnitAttr:$inplace);
 }
 
+def NN_LeakyReluOp : NN_InplaceUnaryOp<"leaky_relu"> {
+  let summary = "x if x > 0 else negative_slope * x (torch.nn.LeakyReLU)";
+  let description = [{
+    Keeps its input for backward, its result in the in-place form
+    (leaky_relu_backward(grad, self_or_result, negative_slope, is_result),
+    derivatives.yaml), whose slope cannot be negative.
+
+    ```mlir
+    %y = nn.leaky_relu %x {negative_slope = 2.0e-01 : f64} : tensor<2x64x32x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input,
+      DefaultValuedAttr<F64Attr, "0.01">:$negative_slope, UnitAttr:$inplace);
+  let hasVerifier = 1;
+}
+
+def NN_EluOp : NN_InplaceUnaryOp<"elu"> {
+  let summary = "scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1))";
+  let description = [{
+    torch.nn.ELU, and SELU and CELU, which are ELUs with other coefficients
+    (selu: alpha 1.6733, scale 1.0507; celu: input_scale 1 / alpha). Keeps
+    its input for backward, its result in the in-place form
+    (elu_backward(..., is_result, self_or_result), derivatives.yaml), whose
+    alpha cannot be negative.
+
+    ```mlir
+    %y = nn.elu %x {alpha = 1.0 : f64} : tensor<2x64x32x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input,
+      DefaultValuedAttr<F64Attr, "1.0">:$alpha,
+      DefaultValuedAttr<F64Attr, "1.0">:$scale,
+      DefaultValuedAttr<F64Attr, "1.0">:$input_scale, UnitAttr:$inplace);
+  let hasVerifier = 1;
+}
+
+def NN_SoftplusOp : NN_UnaryOp<"softplus", [NN_AutocastFloat32]> {
+  let summary = "log(1 + exp(beta * x)) / beta, x where beta * x > threshold";
+  let description = [{
+    Keeps its input for backward (softplus_backward(grad, self, beta,
+    threshold)). Autocast runs it in float32.
+
+    ```mlir
+    %y = nn.softplus %x {beta = 1.0 : f64, threshold = 20.0 : f64} : tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input,
+      DefaultValuedAttr<F64Attr, "1.0">:$beta,
+      DefaultValuedAttr<F64Attr, "20.0">:$threshold);
+  let hasVerifier = 1;
+}
+
+def NN_MishOp : NN_InplaceUnaryOp<"mish"> {
+  let summary = "x * tanh(softplus(x)) (torch.nn.Mish)";
+  let description = [{
+    Keeps its input for backward; the in-place form has no formula of its
+    own, so autograd keeps a clone of the input (as silu_).
+
+    ```mlir
+    %y = nn.mish %x : tensor<2x64x32x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, UnitAttr:$inplace);
+}
+
 def NN_GeluOp : NN_UnaryOp<"gelu"> {
   let summary = "Gaussian error linear unit (erf form, or tanh approximation)";
   let description = [{

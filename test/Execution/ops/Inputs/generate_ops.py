@@ -434,6 +434,109 @@ def make_cases_4():
     ]
 
 
+def inplace_grad(name, op, fn, attrs=""):
+    """h = x * 1.5; op {inplace} of h: the in-place form on a tensor that
+    needs a gradient (autograd keeps its result, or a clone of h)."""
+    s = ttype((2, 5))
+    attr = ", ".join(filter(None, ["inplace", attrs]))
+    return Case(name, "h = x * 1.5; nn.%s {%s} of h" % (op, attr),
+                {"x": randn(2, 5, scale=3)},
+                ["%c = nn.constant dense<1.500000e+00> : tensor<f32>",
+                 "%%h = nn.mul %%x, %%c : (%s, tensor<f32>) -> %s" % (s, s),
+                 "%%y = nn.%s %%h {%s} : %s" % (op, attr, s)],
+                lambda p: fn(p["x"] * 1.5), (2, 5))
+
+
+def make_cases_5():
+    """LeakyReLU, ELU (SELU, CELU), Softplus, Mish (own seed, as above)."""
+    wide = lambda *s: randn(*s, scale=3)
+    return [
+        unary("leaky_relu", "leaky_relu", lambda x: F.leaky_relu(x, 0.2),
+              attrs="negative_slope = 2.000000e-01 : f64"),
+        unary("leaky_relu-default", "leaky_relu", F.leaky_relu),
+        inplace_grad("leaky_relu-inplace-grad", "leaky_relu",
+                     lambda h: F.leaky_relu(h, 0.1, inplace=True),
+                     "negative_slope = 1.000000e-01 : f64"),
+        unary("elu", "elu", F.elu, wide),
+        unary("selu", "elu", F.selu, wide,
+              attrs="alpha = 1.6732632423543772 : f64, "
+                    "scale = 1.0507009873554805 : f64"),
+        unary("celu", "elu", lambda x: F.celu(x, 0.5), wide,
+              attrs="alpha = 5.000000e-01 : f64, "
+                    "input_scale = 2.000000e+00 : f64"),
+        inplace_grad("elu-inplace-grad", "elu",
+                     lambda h: F.elu(h, 0.7, inplace=True),
+                     "alpha = 7.000000e-01 : f64"),
+        inplace_act("elu-inplace", "elu", lambda x: F.elu(x, inplace=True)),
+        unary("softplus", "softplus", F.softplus, wide),
+        unary("softplus-threshold", "softplus",
+              lambda x: F.softplus(x, 2.0, 3.0), wide,
+              attrs="beta = 2.000000e+00 : f64, threshold = 3.000000e+00 : f64"),
+        unary("mish", "mish", F.mish, wide),
+        inplace_grad("mish-inplace-grad", "mish",
+                     lambda h: F.mish(h, inplace=True)),
+    ]
+
+
+def conv_transpose_case(name, x_shape, cout, k, stride, padding,
+                        output_padding, dilation, groups, bias=True):
+    cin = x_shape[1]
+    params = {"x": randn(*x_shape),
+              "w": randn(cin, cout // groups, k, k, scale=0.3)}
+    operands = "%x, %w"
+    types = "%s, %s" % (ttype(x_shape), ttype((cin, cout // groups, k, k)))
+    if bias:
+        params["b"] = randn(cout)
+        operands += ", %b"
+        types += ", " + ttype((cout,))
+    side = ((x_shape[2] - 1) * stride - 2 * padding + dilation * (k - 1)
+            + output_padding + 1)
+    out = (x_shape[0], cout, side, side)
+    pair = lambda v: "array<i64: %d, %d>" % (v, v)
+    attrs = ["strides = " + pair(stride), "padding = " + pair(padding),
+             "output_padding = " + pair(output_padding),
+             "dilation = " + pair(dilation), "groups = %d : i64" % groups]
+    return Case(
+        name, "nn.conv_transpose2d stride %d, padding %d, output_padding %d, "
+        "dilation %d, groups %d%s" % (stride, padding, output_padding, dilation,
+                                     groups, "" if bias else ", no bias"),
+        params,
+        ["%%y = nn.conv_transpose2d %s {%s} : (%s) -> %s"
+         % (operands, ", ".join(attrs), types, ttype(out))],
+        lambda p: F.conv_transpose2d(p["x"], p["w"], p.get("b"), stride=stride,
+                                     padding=padding,
+                                     output_padding=output_padding,
+                                     groups=groups, dilation=dilation), out)
+
+
+def upsample_case(name, x_shape, size=None, scale=None):
+    x = randn(*x_shape)
+    fn = lambda t: F.interpolate(t, size=size, scale_factor=scale,
+                                 mode="nearest")
+    out = tuple(fn(x).shape)
+    how = "scale_factor=%s" % scale if scale else "size=%s" % (size,)
+    return Case(name, "nn.upsample_nearest2d (F.interpolate %s)" % how,
+                {"x": x},
+                ["%%y = nn.upsample_nearest2d %%x : (%s) -> %s"
+                 % (ttype(x_shape), ttype(out))],
+                lambda p: fn(p["x"]), out)
+
+
+def make_cases_6():
+    """ConvTranspose2d and nearest-neighbour resizing (own seed, as above)."""
+    return [
+        conv_transpose_case("conv_transpose2d", (2, 4, 3, 3), 3, 2, 2, 0, 0,
+                            1, 1),
+        conv_transpose_case("conv_transpose2d-groups", (2, 4, 4, 4), 2, 3, 2,
+                            1, 1, 1, 2),
+        conv_transpose_case("conv_transpose2d-dilation", (1, 2, 4, 4), 3, 3,
+                            1, 2, 0, 2, 1, bias=False),
+        upsample_case("upsample_nearest2d", (2, 3, 4, 5), scale=2.0),
+        upsample_case("upsample_nearest2d-size", (1, 2, 3, 4), size=(7, 6)),
+        upsample_case("upsample_nearest2d-down", (1, 2, 6, 6), size=(4, 3)),
+    ]
+
+
 def save(directory, name, array):
     os.makedirs(directory, exist_ok=True)
     np.save(os.path.join(directory, name + ".npy"), array)
@@ -518,6 +621,12 @@ def main():
         write_case(case)
     torch.manual_seed(3)
     for case in make_cases_4():
+        write_case(case)
+    torch.manual_seed(4)
+    for case in make_cases_5():
+        write_case(case)
+    torch.manual_seed(5)
+    for case in make_cases_6():
         write_case(case)
 
 

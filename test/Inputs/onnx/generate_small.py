@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""Generates small ONNX fixtures and their measurements (issue 22's ops):
+activations.onnx / activations.json (test/Import/ONNX/activations.test) and
+unet.onnx / unet.json (test/Import/ONNX/unet.test).
+
+Not part of the product: it only (re)creates test inputs. Needs Debian 12's
+python3-torch (1.13) and python3-onnx.
+
+    /usr/bin/python3 generate_small.py [activations|unet ...]
+
+ActNet is benchmarks/accuracy/export_pt2.py's model of the same name
+without its in-place flags (ONNX has no in-place ops): six 3x3 convolutions,
+each followed by LeakyReLU(0.2), ELU, SELU, CELU(0.5), Mish, Softplus(beta 1),
+then a spatial mean and a Linear. Exported in training mode at opset 17,
+where torch.onnx writes Mish as x * Tanh(Softplus(x)) (an ONNX operator only
+from opset 18) and CELU as the Celu operator. The weights are external data
+and the data file is deleted: the graph carries dims only.
+
+TinyUNet is export_pt2.py's two-level UNet (ConvTranspose2d and a nearest
+interpolate on the way up, the skip connection's concatenation) with a
+BatchNorm2d where that one has a GroupNorm: torch.onnx writes GroupNorm as
+Reshape, InstanceNormalization, Reshape, Mul, Add, which the importer does
+not raise. F.interpolate(scale_factor=2.0) is a Resize with constant scales.
+
+Each JSON file: the parameter count and the bytes autograd keeps for
+backward after the forward pass (batch 2, counted as
+generate_torchvision.py counts them: unique storages packed by
+saved_tensors_hooks, without parameters, buffers and the input).
+"""
+import io
+import json
+import os
+import sys
+
+import onnx
+import torch
+
+from generate_torchvision import saved_bytes
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class ActNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.convs = torch.nn.ModuleList(
+            torch.nn.Conv2d(c, 8, 3, padding=1) for c in (3, 8, 8, 8, 8, 8))
+        self.acts = torch.nn.ModuleList([
+            torch.nn.LeakyReLU(0.2), torch.nn.ELU(), torch.nn.SELU(),
+            torch.nn.CELU(0.5), torch.nn.Mish(), torch.nn.Softplus()])
+        self.fc = torch.nn.Linear(8, 10)
+
+    def forward(self, x):
+        for conv, act in zip(self.convs, self.acts):
+            x = act(conv(x))
+        return self.fc(x.mean((2, 3)))
+
+
+class TinyUNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.down = torch.nn.Conv2d(8, 16, 3, padding=1)
+        self.up = torch.nn.ConvTranspose2d(16, 8, 2, stride=2)
+        self.norm = torch.nn.BatchNorm2d(16)
+        self.dec = torch.nn.Conv2d(16, 2, 3, padding=1)
+
+    def forward(self, x):
+        e = torch.relu(self.enc(x))
+        d = torch.relu(self.down(torch.nn.functional.max_pool2d(e, 2)))
+        u = self.up(d) + torch.nn.functional.interpolate(d[:, :8], scale_factor=2.0)
+        return self.dec(self.norm(torch.cat([u, e], 1)))
+
+
+MODELS = {"activations": (ActNet, (2, 3, 16, 16)),
+          "unet": (TinyUNet, (2, 3, 32, 32))}
+
+
+def export(name):
+    ctor, shape = MODELS[name]
+    torch.manual_seed(0)
+    model = ctor().train()
+    x = torch.randn(*shape)
+    entry = {"model": ctor.__name__, "opset": 17, "training_mode": "TRAINING",
+             "shape": list(x.shape),
+             "params": sum(p.numel() for p in model.parameters()),
+             "saved_activation_bytes": saved_bytes(model, x, False),
+             "measured_with": "torch %s cpu (Debian python3-torch)" % torch.__version__}
+    buf = io.BytesIO()
+    torch.onnx.export(model, x, buf, opset_version=17,
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False, input_names=["input"],
+                      output_names=["output"],
+                      dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
+    m = onnx.load_from_string(buf.getvalue())
+    path = os.path.join(HERE, name + ".onnx")
+    onnx.save_model(m, path, save_as_external_data=True,
+                    all_tensors_to_one_file=True, location=name + ".onnx.data",
+                    size_threshold=0)
+    os.remove(os.path.join(HERE, name + ".onnx.data"))
+    entry["ops"] = sorted({n.op_type for n in m.graph.node})
+    with open(os.path.join(HERE, name + ".json"), "w") as f:
+        json.dump(entry, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print(json.dumps(entry))
+
+
+def main():
+    for name in sys.argv[1:] or MODELS:
+        export(name)
+
+
+if __name__ == "__main__":
+    main()
