@@ -118,9 +118,9 @@ class TinyUNet(torch.nn.Module):
         return self.dec(self.norm(torch.cat([u, e], 1)))
 
 
-class RollNet(torch.nn.Module):
-    """A convolution, a GroupNorm and torch.roll: the fixture of an op
-    without a converter (test/Import/TorchExport/errors.test,
+class UnsupportedNet(torch.nn.Module):
+    """A convolution, a GroupNorm and torch.logcumsumexp: the fixture of an
+    op without a converter (test/Import/TorchExport/errors.test,
     supported-ops.test)."""
 
     def __init__(self):
@@ -129,14 +129,14 @@ class RollNet(torch.nn.Module):
         self.norm = torch.nn.GroupNorm(2, 8)
 
     def forward(self, x):
-        return torch.roll(self.norm(self.conv(x)), 1, 3).mean((2, 3))
+        return torch.logcumsumexp(self.norm(self.conv(x)), 3).mean((2, 3))
 
 
-def roll():
+def unsupported():
     torch.manual_seed(0)
     b = torch.export.Dim("batch", min=1, max=4096)
-    save("roll", torch.export.export(RollNet().train(), (torch.randn(2, 3, 16, 16),),
-                                     dynamic_shapes=({0: b},)))
+    save("unsupported", torch.export.export(UnsupportedNet().train(), (torch.randn(2, 3, 16, 16),),
+                                            dynamic_shapes=({0: b},)))
 
 
 def unet():
@@ -391,11 +391,12 @@ MODELS = {
     "resnet50": lambda: vision("resnet50", torchvision.models.resnet50),
     "mobilenet_v3_large": lambda: vision("mobilenet_v3_large", torchvision.models.mobilenet_v3_large),
     "convnext_tiny": lambda: vision("convnext_tiny", torchvision.models.convnext_tiny),
+    "swin_t": lambda: vision("swin_t", torchvision.models.swin_t),
     "convnet": convnet,
     "transformer": transformer,
     "unet": unet,
     "activations": activations,
-    "roll": roll,
+    "unsupported": unsupported,
     "llama": lambda: causal_lm("llama", "llama.json"),
     "gpt2": lambda: causal_lm("gpt2", "gpt2.json"),
     "bert": bert,

@@ -402,7 +402,7 @@ ALL = VALIDATION + [
     # the other two public.json cases (extra validation)
     V("resnet50", 2), V("resnet101", 2),
     # torch.export fixtures (test/Import/TorchExport/truth.test)
-    V("mobilenet_v3_large", 1), V("convnext_tiny", 1),
+    V("mobilenet_v3_large", 1), V("convnext_tiny", 1), V("swin_t", 1),
 ]
 # issue 23's optimizers, torch 2.x and bitsandbytes only (not in ALL: --only).
 OPTIMIZERS_2X = [c(optimizer=o) for c in (lambda **kw: V("resnet18", 2, **kw),

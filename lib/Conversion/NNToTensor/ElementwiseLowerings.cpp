@@ -838,6 +838,62 @@ struct PadLowering : ExternalModel<PadLowering, PadOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// nn.roll: out[i] = in[(i - shift) mod n] along each rolled dimension, one
+// affine gather (mod by the constant extent); the backward rolls the
+// gradient by -shift into a new tensor.
+//===----------------------------------------------------------------------===//
+
+Value roll(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> shifts,
+           ArrayRef<int64_t> dims, int64_t sign) {
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType type = tensorType(x);
+  int64_t rank = type.getRank();
+  SmallVector<AffineExpr> source;
+  for (int64_t d = 0; d < rank; ++d)
+    source.push_back(getAffineDimExpr(d, ctx));
+  for (auto [shift, d] : llvm::zip_equal(shifts, dims)) {
+    int64_t n = type.getDimSize(d);
+    // (i - s) mod n with a non-negative offset: i + (n - s mod n).
+    int64_t offset = n - ((sign * shift) % n + n) % n;
+    source[d] = (source[d] + offset) % n;
+  }
+  SmallVector<utils::IteratorType> parallel(rank,
+                                            utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, type, x, newTensor(b, loc, type),
+             {AffineMap::get(rank, 0, source, ctx),
+              AffineMap::getMultiDimIdentityMap(rank, ctx)},
+             parallel,
+             [](OpBuilder &nb, Location nloc, ValueRange a) {
+               linalg::YieldOp::create(nb, nloc, a[0]);
+             })
+      .getResult(0);
+}
+
+struct RollLowering : ExternalModel<RollLowering, RollOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    auto r = cast<RollOp>(op);
+    results.push_back(
+        roll(b, op->getLoc(), operands[0], r.getShifts(), r.getDims(), 1));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    auto array = [&](StringRef name) {
+      return node.forwardAttrs.getAs<DenseI64ArrayAttr>(name).asArrayRef();
+    };
+    grads.push_back(
+        roll(b, loc, node.grads[0], array("shifts"), array("dims"), -1));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // nn.constant: a tensor the forward pass allocates and fills.
 //===----------------------------------------------------------------------===//
 
@@ -947,6 +1003,7 @@ void vram::lowering::attachElementwiseLowerings(MLIRContext *ctx) {
   MeanOp::attachInterface<MeanLowering>(*ctx);
   ConcatOp::attachInterface<ConcatLowering>(*ctx);
   PadOp::attachInterface<PadLowering>(*ctx);
+  RollOp::attachInterface<RollLowering>(*ctx);
   ConstantOp::attachInterface<ConstantLowering>(*ctx);
   CastOp::attachInterface<CastLowering>(*ctx);
 }

@@ -1,6 +1,6 @@
 //===- NNOpsShape.cpp - concat, pad, contiguous, views --------------------===//
 //
-// Ops that only move or alias data: concat, pad and contiguous copy it
+// Ops that only move or alias data: concat, pad, roll and contiguous copy it
 // and count no FLOPs; the views (reshape, flatten, transpose, permute,
 // slice, expand) share their input's storage and derive its strides
 // (LayoutOpInterface).
@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
@@ -92,6 +93,30 @@ int64_t PadOp::getBackwardFlops(FlopConvention, ArrayRef<bool>) { return 0; }
 void PadOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                             SmallVectorImpl<SavedTensor> &) {
   // constant_pad_nd's backward slices the gradient: nothing kept.
+}
+
+LogicalResult RollOp::verify() {
+  ArrayRef<int64_t> shifts = getShifts(), dims = getDims();
+  int64_t rank = cast<RankedTensorType>(getInput().getType()).getRank();
+  if (shifts.empty() || shifts.size() != dims.size())
+    return emitOpError("needs one shift per dimension, got ")
+           << shifts.size() << " shifts and " << dims.size() << " dims";
+  llvm::SmallBitVector seen(rank);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank)
+      return emitOpError("dim ") << d << " is out of range for rank " << rank;
+    if (seen.test(d))
+      return emitOpError("dim ") << d << " is rolled twice";
+    seen.set(d);
+  }
+  return success();
+}
+
+int64_t RollOp::getFlops(FlopConvention, bool) { return 0; }
+int64_t RollOp::getBackwardFlops(FlopConvention, ArrayRef<bool>) { return 0; }
+void RollOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                             SmallVectorImpl<SavedTensor> &) {
+  // RollBackward0 keeps only the shifts and dims.
 }
 
 int64_t ContiguousOp::getFlops(FlopConvention, bool) { return 0; }

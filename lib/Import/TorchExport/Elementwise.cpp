@@ -209,6 +209,31 @@ static LogicalResult convertSoftmax(NodeBinder &op) {
   return failed(y) ? failure() : op.setResult(*y);
 }
 
+/// masked_fill(self, mask, value) and masked_fill_: without autograd on
+/// masks and tables that do not require grad.
+template <bool Inplace> static LogicalResult convertMaskedFill(NodeBinder &op) {
+  FailureOr<Value> x = op.tensor("self");
+  if (failed(x))
+    return failure();
+  if (!op.requiresGrad(*x)) {
+    if (Inplace) {
+      op.ignore("mask");
+      op.ignore("value");
+      return op.setResult(*x);
+    }
+    return op.setNoGradResult();
+  }
+  FailureOr<Value> mask = op.tensor("mask");
+  FailureOr<double> value = op.real("value");
+  if (failed(mask) || failed(value))
+    return failure();
+  OpBuilder &b = op.getBuilder();
+  FailureOr<Value> y =
+      op.make<nn::MaskedFillOp>(*x, *mask, b.getF64FloatAttr(*value),
+                                Inplace ? b.getUnitAttr() : UnitAttr());
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
 /// bernoulli_(p): fills its operand in place from the RNG (torchvision's
 /// stochastic depth draws its per-sample mask so); no memory, no gradient.
 static LogicalResult convertBernoulliInplace(NodeBinder &op) {
@@ -258,6 +283,8 @@ void vram::torch_export::registerElementwiseConverters(ConverterTable &table) {
   table.on("aten.div.Tensor", binary<nn::DivOp, false>);
   table.on("aten.div_.Tensor", binary<nn::DivOp, true>);
   table.on("aten.bernoulli_.float", convertBernoulliInplace);
+  table.on("aten.masked_fill.Scalar", convertMaskedFill<false>);
+  table.on("aten.masked_fill_.Scalar", convertMaskedFill<true>);
   table.on("aten.pow.Tensor_Scalar", convertPow);
   table.on("aten.mean.dim", convertMean);
   table.on("aten.softmax.int", convertSoftmax);

@@ -555,7 +555,12 @@ bool NodeBinder::requiresGrad(Value v) {
   return result;
 }
 
-LogicalResult NodeBinder::setNoGradResult() {
+LogicalResult NodeBinder::setNoGradResult() { return setConstantResult(true); }
+LogicalResult NodeBinder::setFactoryResult() {
+  return setConstantResult(false);
+}
+
+LogicalResult NodeBinder::setConstantResult(bool checkGrad) {
   if (const json::Array *inputs = node.getArray("inputs"))
     for (const json::Value &input : *inputs) {
       const json::Object *o = input.getAsObject();
@@ -576,7 +581,7 @@ LogicalResult NodeBinder::setNoGradResult() {
         FailureOr<Value> v = importer.valueOf(t, loc);
         if (failed(v))
           return failure();
-        if (requiresGrad(*v))
+        if (checkGrad && requiresGrad(*v))
           return error() << "argument '" << *name
                          << "' requires grad: this op is only modelled on "
                             "tensors that do not";

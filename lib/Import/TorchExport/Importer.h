@@ -83,6 +83,10 @@ public:
   /// matters; nothing keeps it for backward). Fails when a tensor argument
   /// requires grad: then the op needs a real converter.
   mlir::LogicalResult setNoGradResult();
+  /// The same for factories that read only their operand's dtype and sizes
+  /// (new_zeros, zeros_like): their result never requires grad, whatever
+  /// the operand.
+  mlir::LogicalResult setFactoryResult();
   /// Whether `v` depends on a trainable parameter.
   bool requiresGrad(mlir::Value v);
 
@@ -120,6 +124,7 @@ public:
 
 private:
   const llvm::json::Object *argument(llvm::StringRef name);
+  mlir::LogicalResult setConstantResult(bool checkGrad);
 
   Importer &importer;
   const llvm::json::Object &node;

@@ -370,6 +370,109 @@ static LogicalResult convertTo(NodeBinder &op) {
   return op.setNoGradResult();
 }
 
+/// roll(self, shifts, dims) along the given dims (not the flattened form).
+static LogicalResult convertRoll(NodeBinder &op) {
+  FailureOr<Value> x = op.tensor("self");
+  FailureOr<SmallVector<int64_t>> shifts = op.integers("shifts"),
+                                  dims =
+                                      op.integers("dims", ArrayRef<int64_t>());
+  if (failed(x) || failed(shifts) || failed(dims))
+    return failure();
+  if (dims->empty())
+    return op.error() << "roll without dims (over the flattened tensor) is "
+                         "not modelled";
+  if (!op.requiresGrad(*x))
+    return op.setNoGradResult();
+  int64_t rank = shapeOf(*x).size();
+  for (int64_t &d : *dims) {
+    FailureOr<int64_t> n = normalizeDim(op, d, rank);
+    if (failed(n))
+      return failure();
+    d = *n;
+  }
+  if (shifts->size() != dims->size())
+    return op.error() << "roll needs one shift per dimension, got "
+                      << shifts->size() << " and " << dims->size();
+  OpBuilder &b = op.getBuilder();
+  return op.setResult(nn::RollOp::create(b, op.getLoc(), x->getType(), *x,
+                                         b.getDenseI64ArrayAttr(*shifts),
+                                         b.getDenseI64ArrayAttr(*dims)));
+}
+
+/// pad(self, pad, mode="constant", value) and constant_pad_nd(self, pad,
+/// value): `pad` lists (before, after) pairs from the last dimension back.
+/// A new tensor even when every pad is zero (constant_pad_nd clones).
+static LogicalResult convertConstantPad(NodeBinder &op) {
+  FailureOr<Value> x = op.tensor("self");
+  FailureOr<SmallVector<int64_t>> pad = op.integers("pad");
+  FailureOr<std::string> mode = op.string("mode", "constant");
+  FailureOr<double> value = op.real("value", 0.0);
+  if (failed(x) || failed(pad) || failed(mode) || failed(value))
+    return failure();
+  if (*mode != "constant")
+    return op.error() << "pad mode '" << *mode << "' is not modelled";
+  int64_t rank = shapeOf(*x).size();
+  if (pad->size() % 2 || int64_t(pad->size()) > 2 * rank)
+    return op.error() << "pad of " << pad->size()
+                      << " values does not fit rank " << rank;
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  for (size_t k = 0; k < pad->size() / 2; ++k) {
+    int64_t d = rank - 1 - k;
+    low[d] = (*pad)[2 * k];
+    high[d] = (*pad)[2 * k + 1];
+    if (low[d] < 0 || high[d] < 0)
+      return op.error() << "negative padding (a crop) is not modelled";
+  }
+  if (!op.requiresGrad(*x))
+    return op.setNoGradResult();
+  OpBuilder &b = op.getBuilder();
+  FailureOr<Value> y = op.make<nn::PadOp>(*x, b.getDenseI64ArrayAttr(low),
+                                          b.getDenseI64ArrayAttr(high),
+                                          b.getF64FloatAttr(*value));
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
+/// fill_(self, value) on a tensor without autograd (the window masks Swin
+/// builds in slices of a new_zeros): it writes memory that exists.
+static LogicalResult convertFillInplace(NodeBinder &op) {
+  FailureOr<Value> x = op.tensor("self");
+  if (failed(x))
+    return failure();
+  op.ignore("value");
+  if (op.requiresGrad(*x))
+    return op.error() << "fill_ of a tensor that requires grad is not "
+                         "modelled";
+  return op.setResult(*x);
+}
+
+/// self[indices]: without autograd on tensors that do not require grad.
+/// Rows of a 2-D table gathered by one integer index tensor (Swin's relative
+/// position bias) keep what nn.embedding keeps: IndexBackward0 saves the
+/// indices and scatter-adds the gradient into a new table-sized tensor, as
+/// embedding_dense_backward does.
+static LogicalResult convertIndex(NodeBinder &op) {
+  FailureOr<Value> self = op.tensor("self");
+  if (failed(self))
+    return failure();
+  if (!op.requiresGrad(*self))
+    return op.setNoGradResult();
+  FailureOr<SmallVector<Value>> indices = op.tensors("indices");
+  if (failed(indices))
+    return failure();
+  auto isRowIndex = [](Value v) {
+    auto t = cast<RankedTensorType>(v.getType()).getElementType();
+    return t.isInteger(64) || t.isInteger(32);
+  };
+  if (shapeOf(*self).size() != 2 || indices->size() != 1 ||
+      !isRowIndex(indices->front()))
+    return op.error() << "indexing a tensor that requires grad is modelled "
+                         "for one integer index tensor into the rows of a 2-D "
+                         "table";
+  FailureOr<Value> y =
+      op.make<nn::EmbeddingOp>(*self, indices->front(), IntegerAttr());
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
 void vram::torch_export::registerShapeConverters(ConverterTable &table) {
   table.on("aten.view.default", convertView<kSize>);
   table.on("aten._unsafe_view.default", convertView<kSize>);
@@ -389,13 +492,10 @@ void vram::torch_export::registerShapeConverters(ConverterTable &table) {
       "aten.arange.default",
       "aten.arange.start",
       "aten.arange.start_step",
-      "aten.new_ones.default",
-      "aten.new_zeros.default",
       "aten.full.default",
       "aten.diff.default",
       "aten.cumsum.default",
       "aten.gather.default",
-      "aten.index.Tensor",
       "aten.eq.Scalar",
       "aten.eq.Tensor",
       "aten.ne.Scalar",
@@ -417,13 +517,21 @@ void vram::torch_export::registerShapeConverters(ConverterTable &table) {
       "aten.min.other",
       "aten.where.self",
       "aten.where.ScalarOther",
-      "aten.full_like.default",
       "aten.zeros.default",
-      "aten.zeros_like.default",
   };
   // clang-format on
   for (llvm::StringRef target : kNoGradTargets)
     table.on(target, convertNoGrad);
+  // Factories that read only their operand's dtype and sizes.
+  for (llvm::StringRef target :
+       {"aten.new_ones.default", "aten.new_zeros.default",
+        "aten.full_like.default", "aten.zeros_like.default"})
+    table.on(target, [](NodeBinder &op) { return op.setFactoryResult(); });
+  table.on("aten.index.Tensor", convertIndex);
+  table.on("aten.roll.default", convertRoll);
+  table.on("aten.pad.default", convertConstantPad);
+  table.on("aten.constant_pad_nd.default", convertConstantPad);
+  table.on("aten.fill_.Scalar", convertFillInplace);
   table.on("aten.to.dtype", convertTo);
   table.on("aten.to.device", convertTo);
   table.on("aten.to.dtype_layout", convertTo);

@@ -1,6 +1,6 @@
-// Invalid nn.mean, nn.pad and nn.contiguous: one invalid op per split. Ops
-// that infer their result type report the specific problem, then "failed to
-// infer returned types".
+// Invalid nn.mean, nn.pad, nn.roll and nn.contiguous: one invalid op per
+// split. Ops that infer their result type report the specific problem, then
+// "failed to infer returned types".
 
 // RUN: vram-opt %s -split-input-file -verify-diagnostics
 
@@ -96,5 +96,32 @@ func.func @f(%x: tensor<2x8xf32>) {
 func.func @f(%x: tensor<2x8xf32>) {
   // expected-error @+1 {{'nn.contiguous' op requires the same type for all operands and results}}
   %0 = "nn.contiguous"(%x) : (tensor<2x8xf32>) -> tensor<8x2xf32>
+  return
+}
+
+// -----
+
+// roll: one shift per rolled dimension
+func.func @f(%x: tensor<2x7x7x8xf32>) {
+  // expected-error @+1 {{'nn.roll' op needs one shift per dimension, got 1 shifts and 2 dims}}
+  %0 = nn.roll %x {shifts = array<i64: 3>, dims = array<i64: 1, 2>} : tensor<2x7x7x8xf32>
+  return
+}
+
+// -----
+
+// roll: dim out of range
+func.func @f(%x: tensor<2x7x7x8xf32>) {
+  // expected-error @+1 {{'nn.roll' op dim 4 is out of range for rank 4}}
+  %0 = nn.roll %x {shifts = array<i64: 3>, dims = array<i64: 4>} : tensor<2x7x7x8xf32>
+  return
+}
+
+// -----
+
+// roll: a dimension rolled twice
+func.func @f(%x: tensor<2x7x7x8xf32>) {
+  // expected-error @+1 {{'nn.roll' op dim 1 is rolled twice}}
+  %0 = nn.roll %x {shifts = array<i64: 3, 1>, dims = array<i64: 1, 1>} : tensor<2x7x7x8xf32>
   return
 }

@@ -480,6 +480,8 @@ func.func @mean_pad_contiguous(%x: tensor<2x8x7x7xf32>, %t: tensor<2x3x4xf16>) {
   // CHECK-NEXT: %[[V5:[0-9]+]] = nn.permute %[[X]] {dims = array<i64: 0, 2, 3, 1>} : (tensor<2x8x7x7xf32>) -> tensor<2x7x7x8xf32>
   %6 = nn.contiguous %5 : tensor<2x7x7x8xf32>
   // CHECK-NEXT: %[[V6:[0-9]+]] = nn.contiguous %[[V5]] : tensor<2x7x7x8xf32>
+  %7 = nn.roll %6 {shifts = array<i64: -3, 3>, dims = array<i64: 1, 2>} : tensor<2x7x7x8xf32>
+  // CHECK-NEXT: %[[V7:[0-9]+]] = nn.roll %[[V6]] {dims = array<i64: 1, 2>, shifts = array<i64: -3, 3>} : tensor<2x7x7x8xf32>
   return
   // CHECK-NEXT: return
 }

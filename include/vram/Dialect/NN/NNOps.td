@@ -845,6 +845,26 @@ def NN_PadOp : NN_LayerOp<"pad", [InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
+def NN_RollOp : NN_LayerOp<"roll", [SameOperandsAndResultType]> {
+  let summary = "torch.roll: a new tensor, shifted cyclically along dims";
+  let description = [{
+    `output[..., (i + shifts[k]) mod n, ...] = input[..., i, ...]` along each
+    of `dims` (one shift per dimension; the flattened form of torch.roll
+    without dims is not modelled). Keeps nothing for backward, which rolls
+    the gradient back into a new tensor (Swin's shifted windows).
+
+    ```mlir
+    %y = nn.roll %x {shifts = array<i64: -3, -3>, dims = array<i64: 1, 2>}
+        : tensor<2x56x56x96xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, DenseI64ArrayAttr:$shifts,
+                       DenseI64ArrayAttr:$dims);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
 def NN_ConstantOp : NN_Op<"constant", [Pure,
     AllTypesMatch<["value", "result"]>]> {
   let summary = "a constant tensor computed in the forward pass";

@@ -537,6 +537,24 @@ def make_cases_6():
     ]
 
 
+def make_cases_7():
+    """roll and a zero pad, Swin's shifted windows (own seed, as above)."""
+    return [
+        Case("roll", "nn.roll shifts (-3, 2) along dims (1, 2) (Swin's "
+             "shifted windows)",
+             {"x": randn(2, 5, 4, 3)},
+             ["%y = nn.roll %x {shifts = array<i64: -3, 2>, dims = "
+              "array<i64: 1, 2>} : " + ttype((2, 5, 4, 3))],
+             lambda p: torch.roll(p["x"], (-3, 2), (1, 2)), (2, 5, 4, 3)),
+        Case("pad-zero", "nn.pad with zero padding (constant_pad_nd's "
+             "copy)", {"x": randn(2, 3, 4)},
+             ["%%y = nn.pad %%x {low = array<i64: 0, 0, 0>, high = "
+              "array<i64: 0, 0, 0>} : (%s) -> %s"
+              % (ttype((2, 3, 4)), ttype((2, 3, 4)))],
+             lambda p: F.pad(p["x"], (0, 0, 0, 0)), (2, 3, 4)),
+    ]
+
+
 def save(directory, name, array):
     os.makedirs(directory, exist_ok=True)
     np.save(os.path.join(directory, name + ".npy"), array)
@@ -627,6 +645,9 @@ def main():
         write_case(case)
     torch.manual_seed(5)
     for case in make_cases_6():
+        write_case(case)
+    torch.manual_seed(6)
+    for case in make_cases_7():
         write_case(case)
 
 
