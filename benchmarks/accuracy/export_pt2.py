@@ -338,30 +338,40 @@ def activations():
     print(f"  {MEASURED['activations']}")
 
 
-def bert():
-    """transformers BertForSequenceClassification at a small config (2
-    layers, hidden 128, 4 heads, 3 labels), ids [2, 64], no attention mask
-    given. The reference is the exported program trained as exported."""
+def bert(name="bert", large=False):
+    """transformers BertForSequenceClassification, ids [2, 64] (bert-large:
+    [2, 128]), no attention mask given: at a small config (2 layers, hidden
+    128, 4 heads, 3 labels), or bert-large-uncased's published sizes (24
+    layers, hidden 1024, 16 heads, intermediate 4096, vocabulary 30,522, 512
+    positions; 2 labels). The reference is the exported program trained as
+    exported."""
     from transformers import BertConfig, BertForSequenceClassification
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=1024, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
-                     intermediate_size=512, max_position_embeddings=128, num_labels=3)
+    if large:
+        cfg = BertConfig(vocab_size=30522, hidden_size=1024, num_hidden_layers=24,
+                         num_attention_heads=16, intermediate_size=4096,
+                         max_position_embeddings=512, num_labels=2)
+        shape = (2, 128)
+    else:
+        cfg = BertConfig(vocab_size=1024, hidden_size=128, num_hidden_layers=2, num_attention_heads=4,
+                         intermediate_size=512, max_position_embeddings=128, num_labels=3)
+        shape = (2, 64)
     model = BertForSequenceClassification(cfg).train()
-    ids = torch.randint(0, cfg.vocab_size, (2, 64))
+    ids = torch.randint(0, cfg.vocab_size, shape)
     b = torch.export.Dim("batch", min=1, max=4096)
     s = torch.export.Dim("seq", min=2, max=cfg.max_position_embeddings)
     ep = torch.export.export(model, (), kwargs={"input_ids": ids},
                              dynamic_shapes={"input_ids": {0: b, 1: s}})
-    save("bert", ep)
+    save(name, ep)
     module = ep.module()
-    row = {"id": "bert", "shape": list(ids.shape), "dtype": str(ids.dtype),
+    row = {"id": name, "shape": list(ids.shape), "dtype": str(ids.dtype),
            "params": sum(p.numel() for p in model.parameters()),
            "saved_activation_bytes": saved_bytes(lambda x: module(input_ids=x), ids,
                                                  list(module.parameters()) + list(module.buffers())),
            "eager_saved_activation_bytes": saved_bytes(lambda x: model(input_ids=x).logits, ids,
                                                        list(model.parameters()) + list(model.buffers())),
            "what": "ep.module(): the exported program, trained as exported"}
-    MEASURED["bert"] = row
+    MEASURED[name] = row
     print(f"  {row}")
 
 
@@ -400,6 +410,7 @@ MODELS = {
     "llama": lambda: causal_lm("llama", "llama.json"),
     "gpt2": lambda: causal_lm("gpt2", "gpt2.json"),
     "bert": bert,
+    "bert_large": lambda: bert("bert_large", large=True),
     "t5": t5,
     "bad": bad,
 }
