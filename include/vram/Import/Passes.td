@@ -84,9 +84,9 @@ def OnnxRaiseDecompositions
     Option<"raiseLinear", "linear", "bool", /*default=*/"true",
            "raise [Transpose +] MatMul [+ Add] of parameters to nn.linear">,
     Option<"raiseActivations", "activations", "bool", /*default=*/"true",
-           "raise GELU, SiLU, HardSwish and clamp forms">,
+           "raise GELU, SiLU, HardSwish, Mish and clamp forms">,
     Option<"raiseLayerNorm", "layer-norm", "bool", /*default=*/"true",
-           "raise the LayerNorm decomposition">,
+           "raise the LayerNorm and GroupNorm decompositions">,
     Option<"raisePooling", "pooling", "bool", /*default=*/"true",
            "raise Pad + AveragePool to avg_pool2d with padding "
            "(avg_pool2d(padding=p, count_include_pad=True) exports so)">,

@@ -1,10 +1,12 @@
 //===- Norm.cpp - normalization converters --------------------------------===//
 //
 // LayerNormalization exists from opset 17; earlier exports decompose it, and
-// the vram-onnx-raise pass rebuilds nn.layer_norm from the decomposition.
+// the vram-onnx-raise pass rebuilds nn.layer_norm from the decomposition, as
+// it rebuilds nn.group_norm from torch.onnx's InstanceNormalization form.
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConstTensor.h"
 #include "ConverterTable.h"
 #include "Importer.h"
 
@@ -62,7 +64,46 @@ static LogicalResult convertLayerNorm(OpBinder &op) {
       b.getF64FloatAttr(op.floatAttr("epsilon", 1e-5)));
 }
 
+/// Whether every element of `t` is `value`.
+static bool allEqual(const ConstTensor *t, double value) {
+  if (!t || !t->numElements())
+    return false;
+  for (int64_t k = 0; k < t->numElements(); ++k)
+    if (t->getF(k) != value)
+      return false;
+  return true;
+}
+
+/// InstanceNormalization: statistics per sample and channel, nn.group_norm
+/// with one group per channel (the bytes F.instance_norm keeps without
+/// affine parameters: the input and N * C means and inverse deviations,
+/// measured with torch 1.13 and 2.15). torch.onnx writes GroupNorm as
+/// Reshape [N, G, -1], InstanceNormalization with a constant scale of ones
+/// and bias of zeros, Reshape back, Mul by the weight, Add the bias, which
+/// vram-onnx-raise rebuilds into one nn.group_norm. A learned scale and
+/// bias (InstanceNorm2d(affine=True)) are not modelled: F.instance_norm
+/// then also keeps the weight repeated per sample.
+static LogicalResult convertInstanceNorm(OpBinder &op) {
+  OpBuilder &b = op.builder();
+  auto x = op.tensor(0);
+  if (failed(x))
+    return failure();
+  auto xt = cast<RankedTensorType>(x->getType());
+  if (xt.getRank() < 3 || !isFloatTensor(*x))
+    return op.error() << "expects a floating-point [N, C, ...] input, got "
+                      << xt;
+  if (!allEqual(op.constInput(1), 1.0) || !allEqual(op.constInput(2), 0.0))
+    return op.error() << "only a constant scale of ones and bias of zeros "
+                         "(GroupNorm's export, InstanceNorm without affine) "
+                         "is modelled: with learned ones, F.instance_norm "
+                         "also keeps the weight repeated per sample";
+  return op.makeResult<nn::GroupNormOp>(
+      *x, Value(), Value(), b.getI64IntegerAttr(xt.getDimSize(1)),
+      b.getF64FloatAttr(op.floatAttr("epsilon", 1e-5)));
+}
+
 void vram::onnx_import::registerNormConverters(ConverterTable &table) {
   table.onOp("BatchNormalization", 1, convertBatchNorm);
   table.onOp("LayerNormalization", 17, convertLayerNorm);
+  table.onOp("InstanceNormalization", 6, convertInstanceNorm);
 }

@@ -1,9 +1,9 @@
 //===- RaiseDecompositions.cpp - the vram-onnx-raise pass -----------------===//
 //
 // torch.onnx decomposes GELU, SiLU, HardSwish, Mish (before opset 18),
-// LayerNorm (before opset 17) and nn.Linear on >2-D inputs; the importer
-// converts those nodes 1:1 and these patterns raise them back to the nn
-// layer, because what a layer saves for backward differs from what its
+// LayerNorm (before opset 17), GroupNorm and nn.Linear on >2-D inputs; the
+// importer converts those nodes 1:1 and these patterns raise them back to
+// the nn layer, because what a layer saves for backward differs from what its
 // decomposition saves. Every match requires its intermediates to have no
 // other use, so a value the model reads elsewhere is never lost. A raised
 // op takes the location of the last op of its decomposition (where the
@@ -284,6 +284,70 @@ struct RaiseClamp : OpRewritePattern<nn::ClampOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// GroupNorm
+//===----------------------------------------------------------------------===//
+
+/// torch.onnx's GroupNorm (every opset before 18):
+///   r = Reshape(x, [N, G, -1]); n = InstanceNormalization(r) (imported as
+///   nn.group_norm with one group per channel, no affine);
+///   y = Reshape(n, shape(x)) * Unsqueeze(weight) + Unsqueeze(bias)
+/// -> nn.group_norm(x, weight, bias, G). Imported 1:1 the Mul and the Add
+/// would keep their inputs; PyTorch's group norm keeps x and the statistics.
+struct RaiseGroupNorm : OpRewritePattern<nn::AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// The 1-D [C] tensor that `v`, of shape [C, 1, ..., 1], views.
+  static Value perChannel(Value v, int64_t channels) {
+    auto view = v.getDefiningOp<nn::ReshapeOp>();
+    if (!view)
+      return Value();
+    auto type = cast<RankedTensorType>(view.getInput().getType());
+    if (type.getRank() != 1 || type.getDimSize(0) != channels)
+      return Value();
+    return view.getInput();
+  }
+
+  LogicalResult matchAndRewrite(nn::AddOp add,
+                                PatternRewriter &rewriter) const override {
+    nn::GroupNormOp norm;
+    Value x, weight, bias;
+    int64_t groups = 0;
+    eitherOrder(add, [&](Value scaled, Value b) {
+      auto mul = soleUse<nn::MulOp>(scaled);
+      if (!mul)
+        return false;
+      return eitherOrder(mul, [&](Value normed, Value w) {
+        auto back = soleUse<nn::ReshapeOp>(normed);
+        norm = back ? soleUse<nn::GroupNormOp>(back.getInput())
+                    : nn::GroupNormOp();
+        auto grouped =
+            norm ? soleUse<nn::ReshapeOp>(norm.getInput()) : nn::ReshapeOp();
+        if (!grouped || norm.getWeight() || norm.getBias())
+          return false;
+        x = grouped.getInput();
+        auto xt = cast<RankedTensorType>(x.getType());
+        auto gt = cast<RankedTensorType>(grouped.getType());
+        groups = gt.getRank() == 3 ? gt.getDimSize(1) : 0;
+        if (back.getType() != xt || xt.getRank() < 3 || groups < 1 ||
+            norm.getNumGroups() != groups ||
+            gt.getDimSize(0) != xt.getDimSize(0) || xt.getDimSize(1) % groups)
+          return false;
+        weight = perChannel(w, xt.getDimSize(1));
+        bias = perChannel(b, xt.getDimSize(1));
+        return weight && bias;
+      });
+    });
+    if (!weight || !bias)
+      return failure();
+    auto y = nn::GroupNormOp::create(
+        rewriter, add.getLoc(), add.getType(), x, weight, bias,
+        rewriter.getI64IntegerAttr(groups), norm.getEpsAttr());
+    rewriter.replaceOp(add, y.getResult());
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//
 
@@ -504,7 +568,8 @@ struct RaisedCounter : RewriterBase::Listener {
   int64_t count = 0;
   void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
     if (isa<nn::GeluOp, nn::SiluOp, nn::HardswishOp, nn::MishOp, nn::ReluOp,
-            nn::Relu6Op, nn::LayerNormOp, nn::LinearOp, nn::AvgPool2dOp>(op))
+            nn::Relu6Op, nn::LayerNormOp, nn::GroupNormOp, nn::LinearOp,
+            nn::AvgPool2dOp>(op))
       ++count;
   }
 };
@@ -524,7 +589,7 @@ struct OnnxRaiseDecompositionsPass
           ctx);
     }
     if (raiseLayerNorm)
-      patterns.add<RaiseLayerNorm>(ctx);
+      patterns.add<RaiseLayerNorm, RaiseGroupNorm>(ctx);
     if (raisePooling)
       patterns.add<RaisePaddedAvgPool>(ctx);
     if (raiseLinear)

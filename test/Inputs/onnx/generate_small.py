@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """Generates small ONNX fixtures and their measurements (issue 22's ops):
 activations.onnx / activations.json (test/Import/ONNX/activations.test) and
-unet.onnx / unet.json (test/Import/ONNX/unet.test).
+unet.onnx / unet.json and unet_gn.onnx / unet_gn.json
+(test/Import/ONNX/unet.test).
 
 Not part of the product: it only (re)creates test inputs. Needs Debian 12's
 python3-torch (1.13) and python3-onnx.
 
-    /usr/bin/python3 generate_small.py [activations|unet ...]
+    /usr/bin/python3 generate_small.py [activations|unet|unet_gn ...]
 
 ActNet is benchmarks/accuracy/export_pt2.py's model of the same name
 without its in-place flags (ONNX has no in-place ops): six 3x3 convolutions,
@@ -17,10 +18,10 @@ from opset 18) and CELU as the Celu operator. The weights are external data
 and the data file is deleted: the graph carries dims only.
 
 TinyUNet is export_pt2.py's two-level UNet (ConvTranspose2d and a nearest
-interpolate on the way up, the skip connection's concatenation) with a
-BatchNorm2d where that one has a GroupNorm: torch.onnx writes GroupNorm as
-Reshape, InstanceNormalization, Reshape, Mul, Add, which the importer does
-not raise. F.interpolate(scale_factor=2.0) is a Resize with constant scales.
+interpolate on the way up, the skip connection's concatenation), as unet_gn
+with its GroupNorm, which torch.onnx writes as Reshape,
+InstanceNormalization, Reshape, Mul, Add (vram-onnx-raise rebuilds it), and
+as unet with a BatchNorm2d there. F.interpolate(scale_factor=2.0) is a Resize with constant scales.
 
 Each JSON file: the parameter count and the bytes autograd keeps for
 backward after the forward pass (batch 2, counted as
@@ -57,12 +58,13 @@ class ActNet(torch.nn.Module):
 
 
 class TinyUNet(torch.nn.Module):
-    def __init__(self):
+    def __init__(self, group_norm=False):
         super().__init__()
         self.enc = torch.nn.Conv2d(3, 8, 3, padding=1)
         self.down = torch.nn.Conv2d(8, 16, 3, padding=1)
         self.up = torch.nn.ConvTranspose2d(16, 8, 2, stride=2)
-        self.norm = torch.nn.BatchNorm2d(16)
+        self.norm = (torch.nn.GroupNorm(4, 16) if group_norm
+                     else torch.nn.BatchNorm2d(16))
         self.dec = torch.nn.Conv2d(16, 2, 3, padding=1)
 
     def forward(self, x):
@@ -73,7 +75,8 @@ class TinyUNet(torch.nn.Module):
 
 
 MODELS = {"activations": (ActNet, (2, 3, 16, 16)),
-          "unet": (TinyUNet, (2, 3, 32, 32))}
+          "unet": (TinyUNet, (2, 3, 32, 32)),
+          "unet_gn": (lambda: TinyUNet(group_norm=True), (2, 3, 32, 32))}
 
 
 def export(name):
@@ -81,7 +84,7 @@ def export(name):
     torch.manual_seed(0)
     model = ctor().train()
     x = torch.randn(*shape)
-    entry = {"model": ctor.__name__, "opset": 17, "training_mode": "TRAINING",
+    entry = {"model": name, "opset": 17, "training_mode": "TRAINING",
              "shape": list(x.shape),
              "params": sum(p.numel() for p in model.parameters()),
              "saved_activation_bytes": saved_bytes(model, x, False),
