@@ -275,6 +275,24 @@ class ActNet(torch.nn.Module):
         return self.fc(x.mean((2, 3)))
 
 
+class TinyAudioNet(torch.nn.Module):
+    """Conv1d over a waveform (wav2vec's feature encoder in small): a
+    strided Conv1d, GELU, a grouped padded Conv1d, GroupNorm over [N, C, L],
+    GELU, the mean over time, a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv1d(1, 16, 10, stride=5)
+        self.conv2 = torch.nn.Conv1d(16, 32, 3, stride=2, padding=1, groups=2)
+        self.norm = torch.nn.GroupNorm(4, 32)
+        self.fc = torch.nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = torch.nn.functional.gelu(self.conv1(x))
+        x = torch.nn.functional.gelu(self.norm(self.conv2(x)))
+        return self.fc(x.mean(2))
+
+
 def saved_bytes(model, x, state=None):
     """measure.py's count: unique storages packed by saved_tensors_hooks in
     the forward pass, without parameters, buffers (or `state`) and the input."""
@@ -324,6 +342,18 @@ def transformer():
     b = torch.export.Dim("batch", min=1, max=4096)
     t = torch.export.Dim("seq", min=2, max=4096)
     small("transformer", TinyTransformer(), torch.randint(0, 512, (2, 64)), {0: b, 1: t})
+
+
+def audio():
+    torch.manual_seed(0)
+    b = torch.export.Dim("batch", min=1, max=4096)
+    model = TinyAudioNet().train()
+    x = torch.randn(2, 1, 1600)
+    small("audio", model, x, {0: b})
+    target = torch.randn(2, 10)
+    MEASURED["audio"]["cpu_sgd_step_peak_above_baseline"] = step_peak(
+        model, x, lambda out: torch.nn.functional.mse_loss(out, target))
+    print(f"  {MEASURED['audio']}")
 
 
 def activations():
@@ -406,6 +436,7 @@ MODELS = {
     "transformer": transformer,
     "unet": unet,
     "activations": activations,
+    "audio": audio,
     "unsupported": unsupported,
     "llama": lambda: causal_lm("llama", "llama.json"),
     "gpt2": lambda: causal_lm("gpt2", "gpt2.json"),

@@ -62,6 +62,51 @@ static LogicalResult padding2d(const OpBinder &op, ArrayRef<int64_t> inHW,
   return success();
 }
 
+/// Conv over [N, C, L] (torch's Conv1d): as ATen runs it, a 2-D
+/// convolution of the input and weight viewed with a unit height, the
+/// output viewed back (the views share storage: the bytes kept are the
+/// same).
+static LogicalResult convertConv1d(OpBinder &op, Value x, Value w, Value bias) {
+  OpBuilder &b = op.builder();
+  ArrayRef<int64_t> xs = cast<RankedTensorType>(x.getType()).getShape(),
+                    ws = cast<RankedTensorType>(w.getType()).getShape();
+  SmallVector<int64_t> strides = ints2(op.intsAttr("strides"), 1);
+  SmallVector<int64_t> dil = ints2(op.intsAttr("dilations"), 1);
+  std::string autoPad = op.stringAttr("auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && autoPad != "VALID" && !autoPad.empty())
+    return op.error() << "auto_pad " << autoPad
+                      << " is not supported for a 1-D Conv";
+  int64_t pad = 0;
+  if (auto pads = op.intsAttr("pads"); pads && !pads->empty()) {
+    if (pads->size() != 2)
+      return op.error() << "expects 2 pads for a 1-D Conv";
+    if ((*pads)[0] != (*pads)[1])
+      return op.error() << "asymmetric padding is not supported";
+    pad = (*pads)[0];
+  }
+  // ints2 doubles a missing attribute; a 1-D op lists one value.
+  if (op.intsAttr("strides") && strides.size() != 1)
+    return op.error() << "expects 1 stride for a 1-D Conv";
+  if (op.intsAttr("dilations") && dil.size() != 1)
+    return op.error() << "expects 1 dilation for a 1-D Conv";
+  auto x4 = op.im.reshapeTo(x, {xs[0], xs[1], 1, xs[2]}, op.loc);
+  auto w4 = op.im.reshapeTo(w, {ws[0], ws[1], 1, ws[2]}, op.loc);
+  if (failed(x4) || failed(w4))
+    return failure();
+  auto y = op.make<nn::Conv2dOp>(
+      *x4, *w4, bias, b.getDenseI64ArrayAttr({1, strides.back()}),
+      b.getDenseI64ArrayAttr({0, pad}), b.getDenseI64ArrayAttr({1, dil.back()}),
+      b.getI64IntegerAttr(op.intAttr("group", 1)));
+  if (failed(y))
+    return failure();
+  ArrayRef<int64_t> ys = cast<RankedTensorType>(y->getType()).getShape();
+  auto y3 = op.im.reshapeTo(*y, {ys[0], ys[1], ys[3]}, op.loc);
+  if (failed(y3))
+    return failure();
+  op.setResult(0, *y3);
+  return success();
+}
+
 static LogicalResult convertConv(OpBinder &op) {
   OpBuilder &b = op.builder();
   auto x = op.tensor(0);
@@ -73,9 +118,12 @@ static LogicalResult convertConv(OpBinder &op) {
     return failure();
   auto xt = cast<RankedTensorType>(x->getType());
   auto wt = cast<RankedTensorType>(w->getType());
+  if (xt.getRank() == 3 && wt.getRank() == 3 && isFloatTensor(*x) &&
+      isFloatTensor(*w))
+    return convertConv1d(op, *x, *w, *bias);
   if (xt.getRank() != 4 || wt.getRank() != 4)
-    return op.error() << "only 2-D convolution (NCHW input, 4-D weight) is "
-                         "supported, got input "
+    return op.error() << "only 1-D and 2-D convolution (NCL or NCHW input) "
+                         "is supported, got input "
                       << xt << " and weight " << wt;
   if (!isFloatTensor(*x) || !isFloatTensor(*w))
     return op.error() << "expects floating-point input and weight";

@@ -47,6 +47,54 @@ static LogicalResult convertConv2d(NodeBinder &op) {
   return failed(y) ? failure() : op.setResult(*y);
 }
 
+/// One int from a schema int[1] (PyTorch's _single()).
+static FailureOr<int64_t> single(NodeBinder &op, llvm::StringRef name,
+                                 int64_t fallback) {
+  FailureOr<SmallVector<int64_t>> v =
+      op.integers(name, ArrayRef<int64_t>{fallback});
+  if (failed(v))
+    return failure();
+  if (v->size() != 1)
+    return op.error() << "argument '" << name << "' must hold 1 int";
+  return v->front();
+}
+
+/// conv1d as ATen runs it: input [N, C, L] and weight [F, C / groups, K]
+/// viewed with a unit height ([N, C, 1, L], [F, C / groups, 1, K]), a 2-D
+/// convolution, the output viewed back to [N, F, L'] (view1d_as_2d in
+/// Convolution.cpp). The views share their tensors' storage, so the bytes
+/// kept are conv1d's: its input and weight.
+static LogicalResult convertConv1d(NodeBinder &op) {
+  OpBuilder &b = op.getBuilder();
+  FailureOr<Value> x = op.tensor("input"), w = op.tensor("weight"),
+                   bias = op.optionalTensor("bias");
+  FailureOr<int64_t> stride = single(op, "stride", 1),
+                     padding = single(op, "padding", 0),
+                     dilation = single(op, "dilation", 1),
+                     groups = op.integer("groups", 1);
+  if (failed(x) || failed(w) || failed(bias) || failed(stride) ||
+      failed(padding) || failed(dilation) || failed(groups))
+    return failure();
+  ArrayRef<int64_t> xs = cast<RankedTensorType>(x->getType()).getShape(),
+                    ws = cast<RankedTensorType>(w->getType()).getShape();
+  if (xs.size() != 3 || ws.size() != 3)
+    return op.error() << "conv1d expects a 3-D input and weight, got "
+                      << x->getType() << " and " << w->getType();
+  FailureOr<Value> x4 = op.reshape(*x, {xs[0], xs[1], 1, xs[2]});
+  FailureOr<Value> w4 = op.reshape(*w, {ws[0], ws[1], 1, ws[2]});
+  if (failed(x4) || failed(w4))
+    return failure();
+  FailureOr<Value> y = op.make<nn::Conv2dOp>(
+      *x4, *w4, *bias, b.getDenseI64ArrayAttr({1, *stride}),
+      b.getDenseI64ArrayAttr({0, *padding}),
+      b.getDenseI64ArrayAttr({1, *dilation}), b.getI64IntegerAttr(*groups));
+  if (failed(y))
+    return failure();
+  ArrayRef<int64_t> ys = cast<RankedTensorType>(y->getType()).getShape();
+  FailureOr<Value> y3 = op.reshape(*y, {ys[0], ys[1], ys[3]});
+  return failed(y3) ? failure() : op.setResult(*y3);
+}
+
 static LogicalResult convertConvTranspose2d(NodeBinder &op) {
   OpBuilder &b = op.getBuilder();
   FailureOr<Value> x = op.tensor("input"), w = op.tensor("weight"),
@@ -288,6 +336,7 @@ static LogicalResult convertMatmul(NodeBinder &op) {
 }
 
 void vram::torch_export::registerLayerConverters(ConverterTable &table) {
+  table.on("aten.conv1d.default", convertConv1d);
   table.on("aten.conv2d.default", convertConv2d);
   table.on("aten.conv_transpose2d.input", convertConvTranspose2d);
   table.on("aten.upsample_nearest2d.vec", convertUpsampleNearest2d);

@@ -2,12 +2,13 @@
 """Generates small ONNX fixtures and their measurements (issue 22's ops):
 activations.onnx / activations.json (test/Import/ONNX/activations.test) and
 unet.onnx / unet.json and unet_gn.onnx / unet_gn.json
-(test/Import/ONNX/unet.test).
+(test/Import/ONNX/unet.test), audio.onnx / audio.json
+(test/Import/ONNX/conv1d.test).
 
 Not part of the product: it only (re)creates test inputs. Needs Debian 12's
 python3-torch (1.13) and python3-onnx.
 
-    /usr/bin/python3 generate_small.py [activations|unet|unet_gn ...]
+    /usr/bin/python3 generate_small.py [activations|audio|unet|unet_gn ...]
 
 ActNet is benchmarks/accuracy/export_pt2.py's model of the same name
 without its in-place flags (ONNX has no in-place ops): six 3x3 convolutions,
@@ -21,7 +22,11 @@ TinyUNet is export_pt2.py's two-level UNet (ConvTranspose2d and a nearest
 interpolate on the way up, the skip connection's concatenation), as unet_gn
 with its GroupNorm, which torch.onnx writes as Reshape,
 InstanceNormalization, Reshape, Mul, Add (vram-onnx-raise rebuilds it), and
-as unet with a BatchNorm2d there. F.interpolate(scale_factor=2.0) is a Resize with constant scales.
+as unet with a BatchNorm2d there.
+
+TinyAudioNet is export_pt2.py's model of the same name: Conv1d (strided,
+then grouped and padded), GroupNorm over [N, C, L], GELU, a mean over time,
+a Linear. F.interpolate(scale_factor=2.0) is a Resize with constant scales.
 
 Each JSON file: the parameter count and the bytes autograd keeps for
 backward after the forward pass (batch 2, counted as
@@ -74,7 +79,22 @@ class TinyUNet(torch.nn.Module):
         return self.dec(self.norm(torch.cat([u, e], 1)))
 
 
+class TinyAudioNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv1d(1, 16, 10, stride=5)
+        self.conv2 = torch.nn.Conv1d(16, 32, 3, stride=2, padding=1, groups=2)
+        self.norm = torch.nn.GroupNorm(4, 32)
+        self.fc = torch.nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = torch.nn.functional.gelu(self.conv1(x))
+        x = torch.nn.functional.gelu(self.norm(self.conv2(x)))
+        return self.fc(x.mean(2))
+
+
 MODELS = {"activations": (ActNet, (2, 3, 16, 16)),
+          "audio": (TinyAudioNet, (2, 1, 1600)),
           "unet": (TinyUNet, (2, 3, 32, 32)),
           "unet_gn": (lambda: TinyUNet(group_norm=True), (2, 3, 32, 32))}
 
