@@ -229,6 +229,9 @@ static LogicalResult convertResize(OpBinder &op) {
     std::vector<int64_t> v = sizes->toInts();
     if (v.size() != 4)
       return op.error() << "expects 4 sizes";
+    for (int64_t d : v)
+      if (d < 1 || d > INT32_MAX)
+        return op.error() << "size " << d << " is not a valid dimension";
     out.assign(v.begin(), v.end());
   } else if (const ConstTensor *scales = op.constInput(scalesInput);
              scales && scales->numElements()) {
