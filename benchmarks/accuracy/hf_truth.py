@@ -7,7 +7,8 @@ use_cache=False (as training runs it). The saved bytes are the unique
 storages packed by saved_tensors_hooks during that forward, minus
 parameters, buffers and the input ids, as measure.py counts them. Each
 config is measured with the attention implementations transformers offers on
-the CPU ("sdpa", its default, and "eager").
+the CPU ("sdpa", its default, and "eager"; only "eager" for the families it
+has no sdpa path for, as gemma2).
 
     benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/hf_truth.py [-v] [CONFIG...]
 
@@ -68,6 +69,9 @@ def main():
         for impl in ("sdpa", "eager"):
             torch.manual_seed(0)
             config = AutoConfig.from_pretrained(path)
+            cls = transformers.models.auto.modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING[type(config)]
+            if impl == "sdpa" and not cls._supports_sdpa:
+                continue  # transformers runs it eagerly only (gemma2)
             model = AutoModelForCausalLM.from_config(config, attn_implementation=impl)
             model.train()
             ids = torch.randint(0, config.vocab_size, (BATCH, SEQ),

@@ -104,6 +104,15 @@ public:
     std::optional<RecordFindings> record;
     if (!batch)
       record.emplace(context, findings);
+    // A family transformers runs only eagerly (Gemma 2): the default
+    // --attention=sdpa means what transformers does; a named kernel cannot.
+    using Impl = nn::AttentionImplementation;
+    if (config.eagerAttentionOnly && options.attention != Impl::Sdpa &&
+        options.attention != Impl::Eager)
+      return makeUsageError(config.name +
+                            " runs eager attention in transformers (it has "
+                            "no sdpa path): an sdpa kernel named by "
+                            "--attention does not apply");
     // transformers masks a window shorter than the sequence with a
     // [B, 1, T, T] mask, which sdpa then keeps; neither is modelled.
     if (config.slidingWindow && seq > *config.slidingWindow)

@@ -1,12 +1,16 @@
 //===- Llama.cpp - LLaMA-layout decoders (LlamaForCausalLM and kin) -------===//
 //
-// The decoder layer that transformers' llama, mistral, qwen2, qwen3 and
-// gemma share, as their modeling code runs it:
+// The decoder layer that transformers' llama, mistral, qwen2, qwen3, gemma
+// and gemma2 share, as their modeling code runs it:
 //
 //   h = embed_tokens(ids)                    (gemma: * sqrt(hidden_size))
 //   for each layer: h = h + o_proj(attn(rope(q_proj(n1(h))), rope(k), v))
 //                   h = h + down_proj(act(gate_proj(n2(h))) * up_proj(n2(h)))
 //   logits = lm_head(norm(h))                (tied: embed_tokens.weight)
+//
+// Gemma 2 adds sandwich norms (each block's output normalized before its
+// residual add), soft-capped attention scores and logits
+// (tanh(x / cap) * cap), and runs eager attention only.
 //
 // RMSNorm runs decomposed (pow, mean, add, rsqrt, mul, mul by weight), as
 // the model's code does, not as a fused rms_norm, and in float32 up to the
@@ -83,9 +87,12 @@ public:
     for (int64_t i = 0; i < c.numLayers; ++i)
       x = decoderLayer(x, rope, ("model.layers." + Twine(i)).str());
     x = rmsNorm(x, "model.norm");
-    if (c.tieWordEmbeddings)
-      return mb.linear(x, "lm_head", embed, /*bias=*/Value());
-    return mb.linear(x, "lm_head", c.vocabSize, /*bias=*/false);
+    Value logits = c.tieWordEmbeddings
+                       ? mb.linear(x, "lm_head", embed, /*bias=*/Value())
+                       : mb.linear(x, "lm_head", c.vocabSize, /*bias=*/false);
+    if (c.finalLogitSoftcap)
+      logits = mb.softcap(logits, *c.finalLogitSoftcap, "softcap");
+    return logits;
   }
 
 private:
@@ -125,8 +132,11 @@ private:
     k = repeatKeyValue(k, name);
     v = repeatKeyValue(v, name);
     Value scores = mb.matmul(q, mb.transpose(k, name, 2, 3), name);
-    scores = mb.mul(scores, mb.number(1.0 / std::sqrt((double)c.headDim), name),
-                    name);
+    double scaling =
+        c.attentionScaling.value_or(1.0 / std::sqrt((double)c.headDim));
+    scores = mb.mul(scores, mb.number(scaling, name), name);
+    if (c.attentionSoftcap)
+      scores = mb.softcap(scores, *c.attentionSoftcap, name);
     Value probs = mb.softmax(scores, name, /*dim=*/-1);
     probs = mb.dropout(probs, name, c.attentionDropout);
     return mb.matmul(probs, v, name);
@@ -152,7 +162,8 @@ private:
     q = applyRotary(q, rope, name + ".rotary");
     k = applyRotary(k, rope, name + ".rotary");
     bool grouped = c.numKeyValueHeads != c.numHeads;
-    if (model.attention == vram::nn::AttentionImplementation::Eager)
+    if (model.attention == vram::nn::AttentionImplementation::Eager ||
+        c.eagerAttentionOnly)
       return mb.linear(mb.mergeHeads(eagerAttention(q, k, v, name), name),
                        name + ".o_proj", c.hiddenSize, c.outputBias);
     vram::nn::AttentionBackend backend = getAttentionBackend(c, model);
@@ -183,12 +194,19 @@ private:
                      c.mlpBias);
   }
 
+  /// Pre-norm residual blocks; Gemma 2 also normalizes each block's output
+  /// (sandwich norms).
   Value decoderLayer(Value x, const Rotary &rope, const std::string &name) {
     Value h = rmsNorm(x, name + ".input_layernorm");
     h = selfAttention(h, rope, name + ".self_attn");
+    if (c.sandwichNorms)
+      h = rmsNorm(h, name + ".post_attention_layernorm");
     x = mb.add(x, h, name + ".add");
-    h = rmsNorm(x, name + ".post_attention_layernorm");
+    h = rmsNorm(x, name + (c.sandwichNorms ? ".pre_feedforward_layernorm"
+                                           : ".post_attention_layernorm"));
     h = mlp(h, name + ".mlp");
+    if (c.sandwichNorms)
+      h = rmsNorm(h, name + ".post_feedforward_layernorm");
     return mb.add(x, h, name + ".add");
   }
 

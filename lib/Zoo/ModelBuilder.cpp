@@ -196,6 +196,19 @@ Value ModelBuilder::mul(Value lhs, Value rhs, StringRef layer) {
   return MulOp::create(builder, loc(layer), lhs, rhs, /*inplace=*/false);
 }
 
+Value ModelBuilder::div(Value lhs, Value rhs, StringRef layer) {
+  return DivOp::create(builder, loc(layer), lhs, rhs, /*inplace=*/false);
+}
+
+Value ModelBuilder::tanh(Value x, StringRef layer) {
+  return TanhOp::create(builder, loc(layer), x);
+}
+
+Value ModelBuilder::softcap(Value x, double cap, StringRef layer) {
+  Value y = tanh(div(x, number(cap, layer), layer), layer);
+  return mul(y, number(cap, layer), layer);
+}
+
 Value ModelBuilder::maxPool(Value x, StringRef layer, int64_t kernel,
                             int64_t stride, int64_t pad) {
   return MaxPool2dOp::create(builder, loc(layer), x, {kernel, kernel},

@@ -118,6 +118,11 @@ public:
   mlir::Value add(mlir::Value lhs, mlir::Value rhs, llvm::StringRef layer,
                   bool inplace = false);
   mlir::Value mul(mlir::Value lhs, mlir::Value rhs, llvm::StringRef layer);
+  mlir::Value div(mlir::Value lhs, mlir::Value rhs, llvm::StringRef layer);
+  mlir::Value tanh(mlir::Value x, llvm::StringRef layer);
+  /// Gemma 2's soft capping, as its modeling code writes it:
+  /// `tanh(x / cap) * cap` (three tensors; tanh keeps its result).
+  mlir::Value softcap(mlir::Value x, double cap, llvm::StringRef layer);
   mlir::Value maxPool(mlir::Value x, llvm::StringRef layer, int64_t kernel,
                       int64_t stride, int64_t pad = 0);
   mlir::Value adaptiveAvgPool(mlir::Value x, llvm::StringRef layer,

@@ -69,6 +69,20 @@ struct CausalLMConfig {
   /// (1 + weight).
   bool gemmaScaling = false;
   GatedActivation activation = GatedActivation::Silu;
+  /// Gemma 2: an RMSNorm on the attention's and the MLP's outputs before
+  /// each residual add (post_attention_layernorm, post_feedforward_layernorm;
+  /// the MLP's input norm is pre_feedforward_layernorm).
+  bool sandwichNorms = false;
+  /// Gemma 2: the attention scores capped as tanh(s / cap) * cap before the
+  /// softmax (attn_logit_softcapping), and the logits so
+  /// (final_logit_softcapping).
+  std::optional<double> attentionSoftcap, finalLogitSoftcap;
+  /// The scores' scale (Gemma 2: query_pre_attn_scalar ** -0.5); unset:
+  /// head_dim ** -0.5.
+  std::optional<double> attentionScaling;
+  /// transformers has no sdpa path for the family (Gemma 2's
+  /// _supports_sdpa = False: sdpa cannot soft-cap): it runs eager attention.
+  bool eagerAttentionOnly = false;
   /// Sliding-window attention (mistral, qwen2 when enabled): the window.
   std::optional<int64_t> slidingWindow;
   /// The rotary cos/sin tables are computed in every forward (transformers

@@ -19,6 +19,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 
@@ -50,6 +51,11 @@ public:
   bool has(llvm::StringRef key) const {
     const llvm::json::Value *value = root->get(key);
     return value && value->kind() != llvm::json::Value::Null;
+  }
+  /// Whether `key` is written as null (a feature switched off).
+  bool isNull(llvm::StringRef key) const {
+    const llvm::json::Value *value = root->get(key);
+    return value && value->kind() == llvm::json::Value::Null;
   }
 
   /// A required integer; the family's default when `fallback` is given.
@@ -346,6 +352,45 @@ LogicalResult readGemma(ConfigReader &r, CausalLMConfig &c) {
   return success();
 }
 
+/// Gemma2Config: Gemma's layout with sandwich norms, soft-capped attention
+/// scores and logits (null: none), the scores scaled by
+/// query_pre_attn_scalar ** -0.5, eager attention (transformers has no sdpa
+/// path for it); a sliding window on alternate layers.
+LogicalResult readGemma2(ConfigReader &r, CausalLMConfig &c) {
+  if (failed(readGemma(r, c)))
+    return failure();
+  c.sandwichNorms = true;
+  c.eagerAttentionOnly = true;
+  auto optionalNumber = [&](llvm::StringRef key, double fallback,
+                            std::optional<double> &out) -> LogicalResult {
+    if (r.isNull(key))
+      return success();
+    FailureOr<double> v = r.getNumber(key, fallback);
+    if (failed(v))
+      return failure();
+    if (!(*v > 0)) {
+      r.error(key) << key << " must be positive, got " << *v;
+      return failure();
+    }
+    out = *v;
+    return success();
+  };
+  std::optional<double> scalar;
+  if (failed(
+          optionalNumber("attn_logit_softcapping", 50.0, c.attentionSoftcap)) ||
+      failed(optionalNumber("final_logit_softcapping", 30.0,
+                            c.finalLogitSoftcap)) ||
+      failed(optionalNumber("query_pre_attn_scalar", 256.0, scalar)))
+    return failure();
+  if (scalar)
+    c.attentionScaling = 1.0 / std::sqrt(*scalar);
+  if (!r.isNull("sliding_window")) {
+    READ(window, r.getInt("sliding_window", 4096));
+    c.slidingWindow = window;
+  }
+  return success();
+}
+
 /// GPT2Config: n_embd, n_layer, n_head, n_positions, n_inner (null: 4 *
 /// n_embd), dropout (resid_pdrop = embd_pdrop), GELU (tanh).
 LogicalResult readGpt2(ConfigReader &r, CausalLMConfig &c) {
@@ -401,7 +446,8 @@ struct Family {
 
 const Family kFamilies[] = {
     {"llama", readLlama}, {"mistral", readMistral}, {"qwen2", readQwen2},
-    {"qwen3", readQwen3}, {"gemma", readGemma},     {"gpt2", readGpt2},
+    {"qwen3", readQwen3}, {"gemma", readGemma},     {"gemma2", readGemma2},
+    {"gpt2", readGpt2},
 };
 
 } // namespace
