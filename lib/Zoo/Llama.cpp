@@ -10,7 +10,9 @@
 //
 // Gemma 2 adds sandwich norms (each block's output normalized before its
 // residual add), soft-capped attention scores and logits
-// (tanh(x / cap) * cap), and runs eager attention only.
+// (tanh(x / cap) * cap), and runs eager attention only; Gemma 3 keeps the
+// sandwich norms, adds qwen3's q/k norms and computes rotary tables per layer
+// type (full and sliding attention).
 //
 // RMSNorm runs decomposed (pow, mean, add, rsqrt, mul, mul by weight), as
 // the model's code does, not as a fused rms_norm, and in float32 up to the
@@ -67,25 +69,24 @@ public:
     if (c.gemmaScaling)
       x = mb.mul(x, mb.buffer("model.embed_tokens", "embed_scale", {}),
                  "model.embed_tokens");
-    Rotary rope;
+    // One set of rotary tables, or one per layer type (Gemma 3's full and
+    // sliding layers, in transformers' order: sorted by name).
+    Rotary rope, slidingRope;
+    const std::vector<bool> &sliding = c.slidingAttentionLayers;
+    bool anySliding = llvm::is_contained(sliding, true);
+    bool anyFull = sliding.empty() || llvm::is_contained(sliding, false);
     if (c.rotaryInForward) {
-      // LlamaRotaryEmbedding.forward (no_grad) from its inv_freq buffer:
-      // freqs = positions x inv_freq [1, T, D/2], emb = cat(freqs, freqs),
-      // cos and sin of emb [1, T, D] each, in the hidden states' dtype.
-      // Only their sizes and dtypes matter here: each is one new tensor
-      // from the buffer.
-      Value invFreq =
-          mb.buffer("model.rotary_emb", "inv_freq", {1, 1, c.headDim / 2});
-      Value freqs =
-          mb.expand(invFreq, "model.rotary_emb", {1, seq, c.headDim / 2});
-      rope = {mb.concat({freqs, freqs}, "model.rotary_emb", 2),
-              mb.concat({freqs, freqs}, "model.rotary_emb", 2)};
+      if (anyFull)
+        rope = rotaryTables(seq, sliding.empty() ? "" : "full_attention_");
+      if (anySliding)
+        slidingRope = rotaryTables(seq, "sliding_attention_");
     } else {
       rope = {mb.buffer("model.rotary_emb", "cos_cached", {seq, c.headDim}),
               mb.buffer("model.rotary_emb", "sin_cached", {seq, c.headDim})};
     }
     for (int64_t i = 0; i < c.numLayers; ++i)
-      x = decoderLayer(x, rope, ("model.layers." + Twine(i)).str());
+      x = decoderLayer(x, !sliding.empty() && sliding[i] ? slidingRope : rope,
+                       ("model.layers." + Twine(i)).str());
     x = rmsNorm(x, "model.norm");
     Value logits = c.tieWordEmbeddings
                        ? mb.linear(x, "lm_head", embed, /*bias=*/Value())
@@ -96,6 +97,20 @@ public:
   }
 
 private:
+  /// LlamaRotaryEmbedding.forward (no_grad) from its `<prefix>inv_freq`
+  /// buffer: freqs = positions x inv_freq [1, T, D/2], emb = cat(freqs,
+  /// freqs), cos and sin of emb [1, T, D] each, in the hidden states' dtype.
+  /// Only their sizes and dtypes matter here: each is one new tensor from
+  /// the buffer.
+  Rotary rotaryTables(int64_t seq, StringRef prefix) {
+    Value invFreq = mb.buffer("model.rotary_emb", (prefix + "inv_freq").str(),
+                              {1, 1, c.headDim / 2});
+    Value freqs =
+        mb.expand(invFreq, "model.rotary_emb", {1, seq, c.headDim / 2});
+    return {mb.concat({freqs, freqs}, "model.rotary_emb", 2),
+            mb.concat({freqs, freqs}, "model.rotary_emb", 2)};
+  }
+
   Value rmsNorm(Value x, const std::string &name) {
     if (!c.gemmaScaling)
       return mb.decomposedRmsNorm(x, name, c.normEps);

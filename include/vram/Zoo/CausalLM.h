@@ -16,6 +16,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace vram::zoo {
 
@@ -83,6 +84,11 @@ struct CausalLMConfig {
   /// transformers has no sdpa path for the family (Gemma 2's
   /// _supports_sdpa = False: sdpa cannot soft-cap): it runs eager attention.
   bool eagerAttentionOnly = false;
+  /// Gemma 3: which layers are "sliding_attention" (the others
+  /// "full_attention"). Each layer type present has its own rotary tables,
+  /// computed in every forward from its own inv_freq buffer. Empty: one
+  /// type, one set of tables.
+  std::vector<bool> slidingAttentionLayers;
   /// Sliding-window attention (mistral, qwen2 when enabled): the window.
   std::optional<int64_t> slidingWindow;
   /// The rotary cos/sin tables are computed in every forward (transformers

@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 using namespace mlir;
 using namespace vram;
@@ -67,6 +68,9 @@ public:
                                    std::optional<std::string> fallback);
   /// The first entry of a list of strings (`architectures`), if any.
   FailureOr<std::optional<std::string>> getFirstString(llvm::StringRef key);
+  /// A list of strings, if the key is there.
+  FailureOr<std::optional<std::vector<std::string>>>
+  getStringList(llvm::StringRef key);
 
 private:
   llvm::StringRef text, path;
@@ -210,6 +214,26 @@ ConfigReader::getFirstString(llvm::StringRef key) {
     return failure();
   }
   return std::optional<std::string>(first->str());
+}
+
+FailureOr<std::optional<std::vector<std::string>>>
+ConfigReader::getStringList(llvm::StringRef key) {
+  using Result = std::optional<std::vector<std::string>>;
+  if (!has(key))
+    return Result();
+  const llvm::json::Array *list = root->get(key)->getAsArray();
+  std::vector<std::string> strings;
+  for (const llvm::json::Value &entry : list ? *list : llvm::json::Array()) {
+    std::optional<llvm::StringRef> s = entry.getAsString();
+    if (!s)
+      break;
+    strings.push_back(s->str());
+  }
+  if (!list || strings.size() != list->size()) {
+    error(key) << "\"" << key << "\" must be a list of strings";
+    return failure();
+  }
+  return Result(std::move(strings));
 }
 
 //===----------------------------------------------------------------------===//
@@ -391,6 +415,52 @@ LogicalResult readGemma2(ConfigReader &r, CausalLMConfig &c) {
   return success();
 }
 
+/// Gemma3TextConfig: Gemma's layout with qwen3's q/k norms and Gemma 2's
+/// sandwich norms and scaling, soft-capping off unless set, sdpa; layer
+/// types from `layer_types` or every `sliding_window_pattern`-th layer full
+/// (6), each type with its own rotary tables.
+LogicalResult readGemma3Text(ConfigReader &r, CausalLMConfig &c) {
+  if (failed(readGemma2(r, c)))
+    return failure();
+  c.eagerAttentionOnly = false;
+  c.qkNorm = true;
+  if (!r.has("attn_logit_softcapping"))
+    c.attentionSoftcap.reset();
+  if (!r.has("final_logit_softcapping"))
+    c.finalLogitSoftcap.reset();
+  FailureOr<std::optional<std::vector<std::string>>> types =
+      r.getStringList("layer_types");
+  if (failed(types))
+    return failure();
+  c.slidingAttentionLayers.clear();
+  if (*types) {
+    if ((int64_t)(*types)->size() != c.numLayers) {
+      r.error("layer_types") << "layer_types lists " << (*types)->size()
+                             << " layers, the model has " << c.numLayers;
+      return failure();
+    }
+    for (const std::string &type : **types) {
+      if (type != "sliding_attention" && type != "full_attention") {
+        r.error("layer_types")
+            << "unsupported layer type \"" << type
+            << "\" (supported: sliding_attention, full_attention)";
+        return failure();
+      }
+      c.slidingAttentionLayers.push_back(type == "sliding_attention");
+    }
+  } else {
+    READ(pattern, r.getInt("sliding_window_pattern", 6));
+    if (pattern < 1) {
+      r.error("sliding_window_pattern")
+          << "sliding_window_pattern must be >= 1";
+      return failure();
+    }
+    for (int64_t i = 0; i < c.numLayers; ++i)
+      c.slidingAttentionLayers.push_back((i + 1) % pattern != 0);
+  }
+  return success();
+}
+
 /// GPT2Config: n_embd, n_layer, n_head, n_positions, n_inner (null: 4 *
 /// n_embd), dropout (resid_pdrop = embd_pdrop), GELU (tanh).
 LogicalResult readGpt2(ConfigReader &r, CausalLMConfig &c) {
@@ -445,8 +515,13 @@ struct Family {
 };
 
 const Family kFamilies[] = {
-    {"llama", readLlama}, {"mistral", readMistral}, {"qwen2", readQwen2},
-    {"qwen3", readQwen3}, {"gemma", readGemma},     {"gemma2", readGemma2},
+    {"llama", readLlama},
+    {"mistral", readMistral},
+    {"qwen2", readQwen2},
+    {"qwen3", readQwen3},
+    {"gemma", readGemma},
+    {"gemma2", readGemma2},
+    {"gemma3_text", readGemma3Text},
     {"gpt2", readGpt2},
 };
 
