@@ -237,3 +237,58 @@ Value vram::zoo::buildGptMini(ModelBuilder &mb, Value ids,
   c.head = "head";
   return buildGpt(mb, ids, c);
 }
+
+/// OPTForCausalLM (do_layer_norm_before, word_embed_proj_dim = hidden_size),
+/// as transformers runs it:
+///
+///   x = embed_tokens(ids) + embed_positions(positions + 2)  (no dropout)
+///   for each layer: x = x + drop(out_proj(attn(q_proj(ln(x)) * d^-0.5,
+///                                              k_proj(ln(x)), v_proj(ln(x)))))
+///                   x = x + drop(fc2(relu(fc1(final_layer_norm(x)))))
+///   logits = lm_head(final_layer_norm(x))          (tied: embed_tokens)
+///
+/// The positions are cumsum(mask) * mask - 1 over the all-ones mask the
+/// model makes when none is given: [B, T] int64, computed without
+/// autograd, which the position embedding keeps for backward.
+Value vram::zoo::buildOptDecoder(ModelBuilder &mb, Value ids,
+                                 const CausalLMConfig &c,
+                                 const ModelConfig &model) {
+  ArrayRef<int64_t> shape = ModelBuilder::shapeOf(ids);
+  int64_t batch = shape[0], seq = shape[1];
+  int64_t d = c.hiddenSize;
+  Value wte =
+      mb.param("model.decoder.embed_tokens", "weight", {c.vocabSize, d});
+  Value x = mb.embedding(ids, "model.decoder.embed_tokens", wte);
+  Value wpe = mb.param("model.decoder.embed_positions", "weight",
+                       {c.maxPositions + 2, d});
+  Value positions =
+      mb.positionIds(batch, seq, /*offset=*/2, "model.decoder.embed_positions");
+  x = mb.add(x, mb.embedding(positions, "model.decoder.embed_positions", wpe),
+             "model.decoder.add");
+  vram::nn::AttentionBackend backend = getAttentionBackend(c, model);
+  for (int64_t i = 0; i < c.numLayers; ++i) {
+    std::string name = ("model.decoder.layers." + Twine(i)).str();
+    std::string attn = name + ".self_attn";
+    Value h = mb.layerNorm(x, name + ".self_attn_layer_norm", c.normEps);
+    Value q = mb.mul(mb.linear(h, attn + ".q_proj", d, /*bias=*/true),
+                     mb.number(1.0 / std::sqrt((double)c.headDim), attn), attn);
+    Value k = mb.linear(h, attn + ".k_proj", d, /*bias=*/true);
+    Value v = mb.linear(h, attn + ".v_proj", d, /*bias=*/true);
+    Value y = mb.attention(
+        mb.splitHeads(q, attn, c.numHeads), mb.splitHeads(k, attn, c.numHeads),
+        mb.splitHeads(v, attn, c.numHeads), attn,
+        /*causal=*/true, backend, /*enableGqa=*/false, c.attentionDropout);
+    y = mb.linear(mb.mergeHeads(y, attn), attn + ".out_proj", d,
+                  /*bias=*/true);
+    x = mb.add(x, mb.dropout(y, name + ".dropout", c.dropout), name + ".add");
+    h = mb.layerNorm(x, name + ".final_layer_norm", c.normEps);
+    h = mb.relu(mb.linear(h, name + ".fc1", c.intermediateSize, true),
+                name + ".activation_fn", /*inplace=*/false);
+    h = mb.linear(h, name + ".fc2", d, /*bias=*/true);
+    x = mb.add(x, mb.dropout(h, name + ".dropout", c.dropout), name + ".add");
+  }
+  x = mb.layerNorm(x, "model.decoder.final_layer_norm", c.normEps);
+  if (c.tieWordEmbeddings)
+    return mb.linear(x, "lm_head", wte, /*bias=*/Value());
+  return mb.linear(x, "lm_head", c.vocabSize, /*bias=*/false);
+}

@@ -261,6 +261,17 @@ Value ModelBuilder::arange(int64_t n, StringRef layer) {
       DenseElementsAttr::get(type, llvm::ArrayRef(values)));
 }
 
+Value ModelBuilder::positionIds(int64_t batch, int64_t seq, int64_t offset,
+                                StringRef layer) {
+  auto type = RankedTensorType::get({batch, seq}, builder.getI64Type());
+  llvm::SmallVector<int64_t> values(batch * seq);
+  for (int64_t i = 0; i < batch * seq; ++i)
+    values[i] = offset + i % seq;
+  return ConstantOp::create(
+      builder, loc(layer),
+      DenseElementsAttr::get(type, llvm::ArrayRef(values)));
+}
+
 Value ModelBuilder::scalar(double value, StringRef layer) {
   auto attr = DenseElementsAttr::get(floatTensor({}), (float)value);
   return ConstantOp::create(builder, loc(layer), attr);

@@ -160,6 +160,10 @@ public:
 
   /// `torch.arange(n)`: an int64 [n] nn.constant.
   mlir::Value arange(int64_t n, llvm::StringRef layer);
+  /// Position ids `offset + t` for each of `batch` rows of `seq` tokens: an
+  /// int64 [batch, seq] nn.constant.
+  mlir::Value positionIds(int64_t batch, int64_t seq, int64_t offset,
+                          llvm::StringRef layer);
   /// A 0-d fp32 tensor `torch.tensor(value)` (nn.constant).
   mlir::Value scalar(double value, llvm::StringRef layer);
   /// A Python number in arithmetic (`0.5 * x`): a wrapped_number

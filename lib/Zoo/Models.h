@@ -54,6 +54,11 @@ mlir::Value buildGpt2Decoder(ModelBuilder &mb, mlir::Value ids,
                              const CausalLMConfig &config,
                              const ModelConfig &model);
 
+/// A DecoderLayout::Opt config.
+mlir::Value buildOptDecoder(ModelBuilder &mb, mlir::Value ids,
+                            const CausalLMConfig &config,
+                            const ModelConfig &model);
+
 /// The sdpa kernel a config's attention runs: the one --attention names, or
 /// for `sdpa` flash, or math when it drops out on the CPU (no fused CPU
 /// kernel supports dropout).

@@ -119,9 +119,9 @@ llvm::Error checkAttention(StringRef name, std::optional<DecoderLayout> layout,
   if (!layout)
     return error(name + " runs its reference's attention: --attention does "
                         "not apply");
-  if (*layout == DecoderLayout::Gpt2 && attention == Impl::Eager)
-    return error("eager attention is not modelled for GPT-2 yet (sdpa, "
-                 "sdpa-flash, sdpa-efficient and sdpa-math are)");
+  if (*layout != DecoderLayout::Llama && attention == Impl::Eager)
+    return error("eager attention is not modelled for GPT-2 and OPT yet "
+                 "(sdpa, sdpa-flash, sdpa-efficient and sdpa-math are)");
   return llvm::Error::success();
 }
 
@@ -300,13 +300,16 @@ llvm::Error vram::zoo::verifyCausalLMConfig(const CausalLMConfig &c) {
   if (c.layout == DecoderLayout::Llama && c.headDim % 2)
     return error("head_dim must be even for rotary embeddings, got " +
                  Twine(c.headDim));
-  if (c.layout == DecoderLayout::Gpt2) {
+  if (c.layout == DecoderLayout::Gpt2 || c.layout == DecoderLayout::Opt) {
     if (c.hiddenSize % c.numHeads)
       return error("num_attention_heads (" + Twine(c.numHeads) +
                    ") must divide hidden_size (" + Twine(c.hiddenSize) + ")");
     if (c.numKeyValueHeads != c.numHeads)
-      return error("GPT-2 has no grouped KV heads");
-    if (llvm::Error e = positive(c.maxPositions, "n_positions"))
+      return error("GPT-2 and OPT have no grouped KV heads");
+    if (llvm::Error e =
+            positive(c.maxPositions, c.layout == DecoderLayout::Gpt2
+                                         ? "n_positions"
+                                         : "max_position_embeddings"))
       return e;
   }
   for (auto [p, key] : {std::pair<double, StringRef>{c.dropout, "dropout"},
@@ -347,8 +350,14 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
                      : Location(FileLineColLoc::get(context, sourcePath, 1, 1));
   return buildForwardModule(context, config.name, loc, c, /*language=*/true,
                             [&](ModelBuilder &mb, Value ids) {
-                              return config.layout == DecoderLayout::Llama
-                                         ? buildLlamaDecoder(mb, ids, config, c)
-                                         : buildGpt2Decoder(mb, ids, config, c);
+                              switch (config.layout) {
+                              case DecoderLayout::Llama:
+                                return buildLlamaDecoder(mb, ids, config, c);
+                              case DecoderLayout::Gpt2:
+                                return buildGpt2Decoder(mb, ids, config, c);
+                              case DecoderLayout::Opt:
+                                return buildOptDecoder(mb, ids, config, c);
+                              }
+                              llvm_unreachable("unknown decoder layout");
                             });
 }

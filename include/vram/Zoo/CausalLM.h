@@ -27,6 +27,10 @@ enum class DecoderLayout {
   /// GPT2LMHeadModel: LayerNorm, learned positions, one qkv projection, a
   /// GELU MLP, dropout.
   Gpt2,
+  /// OPTForCausalLM: GPT-2's pre-LN residuals with separate biased q/k/v
+  /// projections (q scaled before attention), learned positions offset by
+  /// 2 and indexed per sample, a ReLU MLP.
+  Opt,
 };
 
 /// The MLP activation of the LLaMA layout (config `hidden_act`).

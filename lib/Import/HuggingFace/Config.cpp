@@ -507,6 +507,75 @@ LogicalResult readGpt2(ConfigReader &r, CausalLMConfig &c) {
   return success();
 }
 
+/// OPTConfig: hidden_size, ffn_dim, max_position_embeddings, dropout
+/// (embeddings and residuals), attention_dropout, ReLU; the pre-LN form
+/// with the embedding width equal to the hidden size (every OPT but 350m,
+/// whose post-LN layers and project_in/out are not modelled).
+LogicalResult readOpt(ConfigReader &r, CausalLMConfig &c) {
+  c.layout = DecoderLayout::Opt;
+  READ(vocab, r.getInt("vocab_size", 50272));
+  READ(dim, r.getInt("hidden_size", 768));
+  READ(layers, r.getInt("num_hidden_layers", 12));
+  READ(heads, r.getInt("num_attention_heads", 12));
+  READ(ffn, r.getInt("ffn_dim", 3072));
+  READ(positions, r.getInt("max_position_embeddings", 2048));
+  READ(projDim, r.getInt("word_embed_proj_dim", dim));
+  READ(preNorm, r.getBool("do_layer_norm_before", true));
+  READ(bias, r.getBool("enable_bias", true));
+  READ(affine, r.getBool("layer_norm_elementwise_affine", true));
+  READ(dropout, r.getNumber("dropout", 0.1));
+  READ(attnDropout, r.getNumber("attention_dropout", 0.0));
+  READ(tie, r.getBool("tie_word_embeddings", true));
+  READ(activationDropout, r.getNumber("activation_dropout", 0.0));
+  READ(layerDrop, r.getNumber("layerdrop", 0.0));
+  if (activationDropout != 0 || layerDrop != 0) {
+    r.error(activationDropout != 0 ? "activation_dropout" : "layerdrop")
+        << "OPT's activation dropout and layer drop are not modelled (both "
+           "0 in the published configs)";
+    return failure();
+  }
+  READ(act, r.getString("activation_function", std::string("relu")));
+  if (act != "relu") {
+    r.error("activation_function") << "unsupported \"activation_function\": \""
+                                   << act << "\" (supported: relu)";
+    return failure();
+  }
+  if (projDim != dim) {
+    r.error("word_embed_proj_dim")
+        << "word_embed_proj_dim (" << projDim << ") differs from hidden_size ("
+        << dim << "): OPT's project_in/project_out are not modelled";
+    return failure();
+  }
+  if (!preNorm) {
+    r.error("do_layer_norm_before")
+        << "post-LN OPT layers (do_layer_norm_before false) are not modelled";
+    return failure();
+  }
+  if (!bias || !affine) {
+    r.error(!bias ? "enable_bias" : "layer_norm_elementwise_affine")
+        << "OPT without biases or affine norms is not modelled";
+    return failure();
+  }
+  if (heads < 1 || dim % heads) {
+    r.error("num_attention_heads")
+        << "num_attention_heads (" << heads << ") must divide hidden_size ("
+        << dim << ")";
+    return failure();
+  }
+  c.vocabSize = vocab;
+  c.maxPositions = positions;
+  c.hiddenSize = dim;
+  c.numLayers = layers;
+  c.numHeads = c.numKeyValueHeads = heads;
+  c.headDim = dim / heads;
+  c.intermediateSize = ffn;
+  c.normEps = 1e-5;
+  c.dropout = dropout;
+  c.attentionDropout = attnDropout;
+  c.tieWordEmbeddings = tie;
+  return success();
+}
+
 #undef READ
 
 struct Family {
@@ -523,6 +592,7 @@ const Family kFamilies[] = {
     {"gemma2", readGemma2},
     {"gemma3_text", readGemma3Text},
     {"gpt2", readGpt2},
+    {"opt", readOpt},
 };
 
 } // namespace
