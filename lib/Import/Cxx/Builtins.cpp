@@ -131,8 +131,8 @@ static FailureOr<ConvConfig> readConv(Interpreter &interp, Module &m,
   if (c.in <= 0 || c.out <= 0 || c.groups <= 0 || c.in % c.groups ||
       c.out % c.groups)
     return interp.error(where)
-           << "torch::nn::Conv2d: channels " << c.in << " -> " << c.out
-           << " are not positive multiples of groups " << c.groups;
+           << "torch::nn::" << m.kind << ": channels " << c.in << " -> "
+           << c.out << " are not positive multiples of groups " << c.groups;
   return c;
 }
 
@@ -798,6 +798,41 @@ const llvm::StringMap<LayerInfo> &vram::cxx_import::getLayerTable() {
               interp.getBuilder(), where, x, tensorOf(interp, m, "weight"),
               tensorOf(interp, m, "bias"), c->stride, c->padding, c->dilation,
               c->groups));
+        }};
+    // ConvTranspose2dOptions(in, out, kernel): Conv2d's options plus
+    // output_padding; the weight is [in, out / groups, kh, kw].
+    t["ConvTranspose2d"] = {
+        [](Interpreter &interp, Module &m,
+           clang::SourceLocation where) -> LogicalResult {
+          FailureOr<ConvConfig> c = readConv(interp, m, interp.loc(where));
+          if (failed(c))
+            return failure();
+          declare(m, "weight",
+                  {c->in, c->out / c->groups, c->kernel[0], c->kernel[1]});
+          if (c->bias)
+            declare(m, "bias", {c->out});
+          return success();
+        },
+        [](Interpreter &interp, Module &m, const Val &input,
+           Location where) -> FailureOr<Val> {
+          FailureOr<ConvConfig> c = readConv(interp, m, where);
+          OptionReader r{interp, m, where};
+          FailureOr<SmallVector<int64_t>> outputPadding =
+              r.pair("output_padding", -1, SmallVector<int64_t>{0, 0});
+          if (failed(c) || failed(outputPadding))
+            return failure();
+          Value x = input.tensor;
+          if (failed(checkImage(interp, where, "torch::nn::ConvTranspose2d", x,
+                                c->in)))
+            return failure();
+          OpBuilder &b = interp.getBuilder();
+          return Val::ofTensor(nn::ConvTranspose2dOp::create(
+              b, where, x, tensorOf(interp, m, "weight"),
+              tensorOf(interp, m, "bias"), b.getDenseI64ArrayAttr(c->stride),
+              b.getDenseI64ArrayAttr(c->padding),
+              b.getDenseI64ArrayAttr(*outputPadding),
+              b.getDenseI64ArrayAttr(c->dilation),
+              b.getI64IntegerAttr(c->groups)));
         }};
     t["Linear"] = {
         [](Interpreter &interp, Module &m,
