@@ -205,6 +205,52 @@ def bad():
         node = p["graph_module"]["graph"]["nodes"][0]
         node["inputs"][0]["arg"] = {"as_tensor": {"name": "nowhere"}}
     rewrite("undefined-tensor.pt2", model_json(undefined_tensor))
+    # A small Swin-like block (roll, zero pad, a parameter table indexed by
+    # a buffer) whose nodes are then rewritten into forms the importer
+    # refuses: roll without dims, a reflect pad, two index tensors.
+    class ShapeOpsNet(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.table = torch.nn.Parameter(torch.randn(16, 8))
+            self.register_buffer("index", torch.arange(16).flip(0))
+
+        def forward(self, x):
+            y = torch.roll(self.conv(x), (2, 2), (2, 3))
+            y = torch.nn.functional.pad(y, (0, 0, 0, 0))
+            return y.mean((2, 3)) + self.table[self.index].sum(0)
+
+    torch.manual_seed(0)
+    b = torch.export.Dim("batch", min=1, max=4096)
+    buf = io.BytesIO()
+    torch.export.save(torch.export.export(ShapeOpsNet().train(), (torch.randn(2, 3, 8, 8),),
+                                          dynamic_shapes=({0: b},)), buf)
+    src = strip(buf.getvalue())
+
+    def edit_node(target, edit_inputs):
+        def edit(p):
+            for node in p["graph_module"]["graph"]["nodes"]:
+                if node["target"] == target:
+                    edit_inputs(node["inputs"])
+                    return
+            raise RuntimeError(target + " not in the program")
+        return model_json(edit)
+
+    def no_dims(inputs):
+        for i in inputs:
+            if i["name"] == "dims":
+                i["arg"] = {"as_ints": []}
+    rewrite("roll-no-dims.pt2", edit_node("torch.ops.aten.roll.default", no_dims))
+
+    def reflect(inputs):
+        inputs.append({"name": "mode", "arg": {"as_string": "reflect"}, "kind": 1})
+    rewrite("pad-reflect.pt2", edit_node("torch.ops.aten.pad.default", reflect))
+
+    def two_indices(inputs):
+        for i in inputs:
+            if i["name"] == "indices":
+                i["arg"]["as_tensors"] = i["arg"]["as_tensors"] * 2
+    rewrite("index-two.pt2", edit_node("torch.ops.aten.index.Tensor", two_indices))
     print("bad/: " + " ".join(sorted(f.name for f in bad_dir.iterdir())))
 
 
