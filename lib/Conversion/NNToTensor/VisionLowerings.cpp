@@ -227,6 +227,46 @@ Value mergeGroups(OpBuilder &b, Location loc, Value v, unsigned dim,
   return tensor::CollapseShapeOp::create(b, loc, type, v, reassoc);
 }
 
+/// The output, bias broadcast along channels (or zeros) as its initial value.
+Value biasOrZeros(OpBuilder &b, Location loc, RankedTensorType outType,
+                  ValueRange operands) {
+  Value out = newTensor(b, loc, outType);
+  if (operands.size() <= 2)
+    return fill(b, loc, out, 0.0);
+  MLIRContext *ctx = b.getContext();
+  return linalg::GenericOp::create(
+             b, loc, outType, operands[2], out,
+             {dims(ctx, 4, {1}), dims(ctx, 4, {0, 1, 2, 3})}, iterators(4, 0),
+             [](OpBuilder &nb, Location nloc, ValueRange a) {
+               linalg::YieldOp::create(nb, nloc, a[0]);
+             })
+      .getResult(0);
+}
+
+/// The bias gradient of a convolution: gy summed over N and the plane.
+Value channelGradient(OpBuilder &b, Location loc, Value gy,
+                      RankedTensorType type) {
+  MLIRContext *ctx = b.getContext();
+  return linalg::GenericOp::create(
+             b, loc, type, gy, fill(b, loc, newTensor(b, loc, type), 0.0),
+             {dims(ctx, 4, {0, 1, 2, 3}), dims(ctx, 4, {1})},
+             {IteratorType::reduction, IteratorType::parallel,
+              IteratorType::reduction, IteratorType::reduction},
+             [](OpBuilder &nb, Location nloc, ValueRange a) {
+               linalg::YieldOp::create(
+                   nb, nloc,
+                   arith::AddFOp::create(nb, nloc, a[1], a[0]).getResult());
+             })
+      .getResult(0);
+}
+
+/// acc + lhs * rhs, yielded.
+void yieldMulAdd(OpBuilder &b, Location loc, Value lhs, Value rhs, Value acc) {
+  Value prod = arith::MulFOp::create(b, loc, lhs, rhs);
+  linalg::YieldOp::create(b, loc,
+                          arith::AddFOp::create(b, loc, acc, prod).getResult());
+}
+
 // Grouped convolution (depthwise: groups = channels) runs as G independent
 // convolutions: the output, weight and gradients are viewed with their
 // channel dimension split as [G, channels / G], and the input (or the
@@ -244,21 +284,8 @@ struct Conv2dLowering : ExternalModel<Conv2dLowering, Conv2dOp> {
     Value x = operands[0], weight = operands[1];
     int64_t cg = tensorType(weight).getDimSize(1);
     auto outType = cast<RankedTensorType>(op->getResult(0).getType());
-    Value out = newTensor(b, loc, outType);
-    Value init;
-    if (operands.size() > 2) {
-      init =
-          linalg::GenericOp::create(
-              b, loc, outType, operands[2], out,
-              {dims(ctx, 4, {1}), dims(ctx, 4, {0, 1, 2, 3})}, iterators(4, 0),
-              [](OpBuilder &nb, Location nloc, ValueRange a) {
-                linalg::YieldOp::create(nb, nloc, a[0]);
-              })
-              .getResult(0);
-    } else {
-      init = fill(b, loc, out, 0.0);
-    }
-    Value init5 = splitGroups(b, loc, init, 1, groups);
+    Value init5 =
+        splitGroups(b, loc, biasOrZeros(b, loc, outType, operands), 1, groups);
     Value weight5 = splitGroups(b, loc, weight, 0, groups);
     // (n, g, f, oh, ow, c, kh, kw):
     //   y[n, g, f, oh, ow] += x[n, g * Cg + c, ih, iw] * W[g, f, c, kh, kw]
@@ -341,6 +368,10 @@ struct Conv2dLowering : ExternalModel<Conv2dLowering, Conv2dOp> {
     int64_t fg = tensorType(weight).getDimSize(0) / groups;
     for (int64_t operand : node.gradOperands) {
       auto type = cast<RankedTensorType>(node.forwardType.getInput(operand));
+      if (operand == 2) {
+        grads.push_back(channelGradient(b, loc, gy, type));
+        continue;
+      }
       Value init = fill(b, loc, newTensor(b, loc, type), 0.0);
       if (operand == 0) {
         // (n, g, c, ih, iw, f, kh, kw):
@@ -369,7 +400,7 @@ struct Conv2dLowering : ExternalModel<Conv2dLowering, Conv2dOp> {
                 })
                 .getResult(0);
         grads.push_back(mergeGroups(b, loc, gx5, 1, type));
-      } else if (operand == 1) {
+      } else {
         // (g, f, c, kh, kw, n, oh, ow):
         //   gW[g, f, c, kh, kw] +=
         //       gy[n, g, f, oh, ow] * x[n, g * Cg + c, ih, iw]
@@ -395,64 +426,11 @@ struct Conv2dLowering : ExternalModel<Conv2dLowering, Conv2dOp> {
                 })
                 .getResult(0);
         grads.push_back(mergeGroups(b, loc, gw5, 0, type));
-      } else {
-        grads.push_back(
-            linalg::GenericOp::create(
-                b, loc, type, gy, init,
-                {dims(ctx, 4, {0, 1, 2, 3}), dims(ctx, 4, {1})},
-                {IteratorType::reduction, IteratorType::parallel,
-                 IteratorType::reduction, IteratorType::reduction},
-                [](OpBuilder &nb, Location nloc, ValueRange a) {
-                  linalg::YieldOp::create(
-                      nb, nloc,
-                      arith::AddFOp::create(nb, nloc, a[1], a[0]).getResult());
-                })
-                .getResult(0));
       }
     }
     return success();
   }
 };
-
-/// The output, bias broadcast along channels (or zeros) as its initial value.
-Value biasOrZeros(OpBuilder &b, Location loc, RankedTensorType outType,
-                  ValueRange operands) {
-  Value out = newTensor(b, loc, outType);
-  if (operands.size() <= 2)
-    return fill(b, loc, out, 0.0);
-  MLIRContext *ctx = b.getContext();
-  return linalg::GenericOp::create(
-             b, loc, outType, operands[2], out,
-             {dims(ctx, 4, {1}), dims(ctx, 4, {0, 1, 2, 3})}, iterators(4, 0),
-             [](OpBuilder &nb, Location nloc, ValueRange a) {
-               linalg::YieldOp::create(nb, nloc, a[0]);
-             })
-      .getResult(0);
-}
-
-/// The bias gradient of a convolution: gy summed over N and the plane.
-Value channelGradient(OpBuilder &b, Location loc, Value gy,
-                      RankedTensorType type) {
-  MLIRContext *ctx = b.getContext();
-  return linalg::GenericOp::create(
-             b, loc, type, gy, fill(b, loc, newTensor(b, loc, type), 0.0),
-             {dims(ctx, 4, {0, 1, 2, 3}), dims(ctx, 4, {1})},
-             {IteratorType::reduction, IteratorType::parallel,
-              IteratorType::reduction, IteratorType::reduction},
-             [](OpBuilder &nb, Location nloc, ValueRange a) {
-               linalg::YieldOp::create(
-                   nb, nloc,
-                   arith::AddFOp::create(nb, nloc, a[1], a[0]).getResult());
-             })
-      .getResult(0);
-}
-
-/// acc + lhs * rhs, yielded.
-void yieldMulAdd(OpBuilder &b, Location loc, Value lhs, Value rhs, Value acc) {
-  Value prod = arith::MulFOp::create(b, loc, lhs, rhs);
-  linalg::YieldOp::create(b, loc,
-                          arith::AddFOp::create(b, loc, acc, prod).getResult());
-}
 
 // nn.conv_transpose2d: the gradient of a convolution with respect to its
 // input, run forward. Input x [N, Cin, H, W], weight [Cin, F/G, kh, kw]:

@@ -172,14 +172,13 @@ static LogicalResult convertConvTranspose(OpBinder &op) {
   SmallVector<int64_t> outPad = ints2(op.intsAttr("output_padding"), 0);
   if (strides.size() != 2 || dil.size() != 2 || outPad.size() != 2)
     return op.error() << "expects 2 strides, dilations and output_padding";
-  SmallVector<int64_t> pad{0, 0};
-  if (auto pads = op.intsAttr("pads"); pads && !pads->empty()) {
-    if (pads->size() != 4)
-      return op.error() << "expects 4 pads for a 2-D op";
-    if ((*pads)[0] != (*pads)[2] || (*pads)[1] != (*pads)[3])
-      return op.error() << "asymmetric padding is not supported";
-    pad.assign({(*pads)[0], (*pads)[1]});
-  }
+  // auto_pad is NOTSET (above): padding2d reads the symmetric pads.
+  SmallVector<int64_t> pad;
+  std::string err;
+  SmallVector<int64_t> kernel{wt.getDimSize(2), wt.getDimSize(3)};
+  if (failed(padding2d(op, xt.getShape().drop_front(2), kernel, strides, dil,
+                       pad, err)))
+    return op.error() << err;
   auto y = op.make<nn::ConvTranspose2dOp>(
       *x, *w, *bias, b.getDenseI64ArrayAttr(strides),
       b.getDenseI64ArrayAttr(pad), b.getDenseI64ArrayAttr(outPad),
