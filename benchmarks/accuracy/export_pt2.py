@@ -35,6 +35,7 @@ from transformers import AutoConfig, AutoModelForCausalLM
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import measure  # noqa: E402  (saved bytes and the profiler's memory events)
+from small_models import ActNet, TinyAudioNet, TinyUNet  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "test" / "Inputs" / "pt2"
@@ -97,25 +98,6 @@ def causal_lm(name, config, batch=2, seq=64):
            "what": "ep.module(): the exported program, trained as exported"}
     MEASURED[name] = row
     print(f"  {row}")
-
-
-class TinyUNet(torch.nn.Module):
-    """A two-level UNet: ConvTranspose2d and interpolate on the way up,
-    GroupNorm on the skip connection's concatenation."""
-
-    def __init__(self):
-        super().__init__()
-        self.enc = torch.nn.Conv2d(3, 8, 3, padding=1)
-        self.down = torch.nn.Conv2d(8, 16, 3, padding=1)
-        self.up = torch.nn.ConvTranspose2d(16, 8, 2, stride=2)
-        self.norm = torch.nn.GroupNorm(4, 16)
-        self.dec = torch.nn.Conv2d(16, 2, 3, padding=1)
-
-    def forward(self, x):
-        e = torch.relu(self.enc(x))
-        d = torch.relu(self.down(torch.nn.functional.max_pool2d(e, 2)))
-        u = self.up(d) + torch.nn.functional.interpolate(d[:, :8], scale_factor=2.0)
-        return self.dec(self.norm(torch.cat([u, e], 1)))
 
 
 class UnsupportedNet(torch.nn.Module):
@@ -298,45 +280,6 @@ class TinyTransformer(torch.nn.Module):
         x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
         x = x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
         return self.head(x)
-
-
-class ActNet(torch.nn.Module):
-    """The activations of issue 22's list between convolutions, in place
-    where torch.nn offers it: LeakyReLU_, ELU, SELU_, CELU, Mish_,
-    Softplus."""
-
-    def __init__(self):
-        super().__init__()
-        self.convs = torch.nn.ModuleList(
-            torch.nn.Conv2d(c, 8, 3, padding=1) for c in (3, 8, 8, 8, 8, 8))
-        self.acts = torch.nn.ModuleList([
-            torch.nn.LeakyReLU(0.2, inplace=True), torch.nn.ELU(),
-            torch.nn.SELU(inplace=True), torch.nn.CELU(0.5),
-            torch.nn.Mish(inplace=True), torch.nn.Softplus(beta=2.0)])
-        self.fc = torch.nn.Linear(8, 10)
-
-    def forward(self, x):
-        for conv, act in zip(self.convs, self.acts):
-            x = act(conv(x))
-        return self.fc(x.mean((2, 3)))
-
-
-class TinyAudioNet(torch.nn.Module):
-    """Conv1d over a waveform (wav2vec's feature encoder in small): a
-    strided Conv1d, GELU, a grouped padded Conv1d, GroupNorm over [N, C, L],
-    GELU, the mean over time, a Linear."""
-
-    def __init__(self):
-        super().__init__()
-        self.conv1 = torch.nn.Conv1d(1, 16, 10, stride=5)
-        self.conv2 = torch.nn.Conv1d(16, 32, 3, stride=2, padding=1, groups=2)
-        self.norm = torch.nn.GroupNorm(4, 32)
-        self.fc = torch.nn.Linear(32, 10)
-
-    def forward(self, x):
-        x = torch.nn.functional.gelu(self.conv1(x))
-        x = torch.nn.functional.gelu(self.norm(self.conv2(x)))
-        return self.fc(x.mean(2))
 
 
 def saved_bytes(model, x, state=None):

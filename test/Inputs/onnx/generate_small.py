@@ -43,59 +43,17 @@ import torch
 
 from generate_torchvision import saved_bytes
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "..", "benchmarks", "accuracy"))
+from small_models import ActNet, TinyAudioNet, TinyUNet  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-class ActNet(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.convs = torch.nn.ModuleList(
-            torch.nn.Conv2d(c, 8, 3, padding=1) for c in (3, 8, 8, 8, 8, 8))
-        self.acts = torch.nn.ModuleList([
-            torch.nn.LeakyReLU(0.2), torch.nn.ELU(), torch.nn.SELU(),
-            torch.nn.CELU(0.5), torch.nn.Mish(), torch.nn.Softplus()])
-        self.fc = torch.nn.Linear(8, 10)
-
-    def forward(self, x):
-        for conv, act in zip(self.convs, self.acts):
-            x = act(conv(x))
-        return self.fc(x.mean((2, 3)))
-
-
-class TinyUNet(torch.nn.Module):
-    def __init__(self, group_norm=False):
-        super().__init__()
-        self.enc = torch.nn.Conv2d(3, 8, 3, padding=1)
-        self.down = torch.nn.Conv2d(8, 16, 3, padding=1)
-        self.up = torch.nn.ConvTranspose2d(16, 8, 2, stride=2)
-        self.norm = (torch.nn.GroupNorm(4, 16) if group_norm
-                     else torch.nn.BatchNorm2d(16))
-        self.dec = torch.nn.Conv2d(16, 2, 3, padding=1)
-
-    def forward(self, x):
-        e = torch.relu(self.enc(x))
-        d = torch.relu(self.down(torch.nn.functional.max_pool2d(e, 2)))
-        u = self.up(d) + torch.nn.functional.interpolate(d[:, :8], scale_factor=2.0)
-        return self.dec(self.norm(torch.cat([u, e], 1)))
-
-
-class TinyAudioNet(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1 = torch.nn.Conv1d(1, 16, 10, stride=5)
-        self.conv2 = torch.nn.Conv1d(16, 32, 3, stride=2, padding=1, groups=2)
-        self.norm = torch.nn.GroupNorm(4, 32)
-        self.fc = torch.nn.Linear(32, 10)
-
-    def forward(self, x):
-        x = torch.nn.functional.gelu(self.conv1(x))
-        x = torch.nn.functional.gelu(self.norm(self.conv2(x)))
-        return self.fc(x.mean(2))
-
-
-MODELS = {"activations": (ActNet, (2, 3, 16, 16)),
+MODELS = {"activations": (lambda: ActNet(inplace=False, softplus_beta=1.0),
+                          (2, 3, 16, 16)),
           "audio": (TinyAudioNet, (2, 1, 1600)),
-          "unet": (TinyUNet, (2, 3, 32, 32)),
+          "unet": (lambda: TinyUNet(group_norm=False), (2, 3, 32, 32)),
           "unet_gn": (lambda: TinyUNet(group_norm=True), (2, 3, 32, 32))}
 
 

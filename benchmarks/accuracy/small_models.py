@@ -1,0 +1,68 @@
+"""Small models that both fixture generators build: export_pt2.py (torch 2.x,
+torch.export archives) and test/Inputs/onnx/generate_small.py (Debian's
+torch 1.13, ONNX). Standard torch only, so either environment imports it.
+"""
+import torch
+
+
+class TinyUNet(torch.nn.Module):
+    """A two-level UNet: ConvTranspose2d and interpolate on the way up, a
+    GroupNorm (or, for the ONNX fixture unet.onnx, a BatchNorm2d) on the
+    skip connection's concatenation."""
+
+    def __init__(self, group_norm=True):
+        super().__init__()
+        self.enc = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.down = torch.nn.Conv2d(8, 16, 3, padding=1)
+        self.up = torch.nn.ConvTranspose2d(16, 8, 2, stride=2)
+        self.norm = (torch.nn.GroupNorm(4, 16) if group_norm
+                     else torch.nn.BatchNorm2d(16))
+        self.dec = torch.nn.Conv2d(16, 2, 3, padding=1)
+
+    def forward(self, x):
+        e = torch.relu(self.enc(x))
+        d = torch.relu(self.down(torch.nn.functional.max_pool2d(e, 2)))
+        u = self.up(d) + torch.nn.functional.interpolate(d[:, :8], scale_factor=2.0)
+        return self.dec(self.norm(torch.cat([u, e], 1)))
+
+
+class ActNet(torch.nn.Module):
+    """The activations of issue 22's list between convolutions: LeakyReLU,
+    ELU, SELU, CELU, Mish, Softplus; in place where torch.nn offers it
+    (LeakyReLU_, SELU_, Mish_) unless `inplace` is false (ONNX has no
+    in-place ops). The ONNX fixture uses Softplus's beta 1 (ONNX's Softplus
+    has no beta)."""
+
+    def __init__(self, inplace=True, softplus_beta=2.0):
+        super().__init__()
+        self.convs = torch.nn.ModuleList(
+            torch.nn.Conv2d(c, 8, 3, padding=1) for c in (3, 8, 8, 8, 8, 8))
+        self.acts = torch.nn.ModuleList([
+            torch.nn.LeakyReLU(0.2, inplace=inplace), torch.nn.ELU(),
+            torch.nn.SELU(inplace=inplace), torch.nn.CELU(0.5),
+            torch.nn.Mish(inplace=inplace),
+            torch.nn.Softplus(beta=softplus_beta)])
+        self.fc = torch.nn.Linear(8, 10)
+
+    def forward(self, x):
+        for conv, act in zip(self.convs, self.acts):
+            x = act(conv(x))
+        return self.fc(x.mean((2, 3)))
+
+
+class TinyAudioNet(torch.nn.Module):
+    """Conv1d over a waveform (wav2vec's feature encoder in small): a
+    strided Conv1d, GELU, a grouped padded Conv1d, GroupNorm over [N, C, L],
+    GELU, the mean over time, a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv1d(1, 16, 10, stride=5)
+        self.conv2 = torch.nn.Conv1d(16, 32, 3, stride=2, padding=1, groups=2)
+        self.norm = torch.nn.GroupNorm(4, 32)
+        self.fc = torch.nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = torch.nn.functional.gelu(self.conv1(x))
+        x = torch.nn.functional.gelu(self.norm(self.conv2(x)))
+        return self.fc(x.mean(2))
