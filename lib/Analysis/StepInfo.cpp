@@ -52,6 +52,15 @@ FailureOr<ParameterSummary> vram::summarizeParameters(Operation *func) {
            (!param.getTrainable() ||
             accumulate(summary.trainable, numel(param))) &&
            accumulate(summary.bytes, getTensorBytes(param.getType()));
+    } else if (auto quantized = dyn_cast<nn::QuantizedWeightOp>(op)) {
+      // The logical elements (as transformers counts a 4-bit weight) and
+      // every byte it keeps: the packed codes and the QuantState.
+      int64_t elements = quantized.getNumElements();
+      ok = accumulate(summary.count, elements < 0
+                                         ? std::nullopt
+                                         : std::optional<int64_t>(elements));
+      for (Value result : quantized->getResults())
+        ok = ok && accumulate(summary.bytes, getTensorBytes(result.getType()));
     } else if (auto buffer = dyn_cast<nn::BufferOp>(op)) {
       ok = accumulate(summary.bufferCount, numel(buffer)) &&
            accumulate(summary.bufferBytes, getTensorBytes(buffer.getType()));

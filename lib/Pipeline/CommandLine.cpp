@@ -139,8 +139,28 @@ struct VramOptFlags {
       cl::desc("peft LoRA adapters: r=R,alpha=A,dropout=P,targets=T|T... "
                "(targets: conv2d, linear, all-linear (every linear but the "
                "output layer, as peft), or globs / module paths of layers); "
-               "every other parameter is frozen"),
+               "every other parameter is frozen. autocast_adapter_dtype=false "
+               "keeps fp16/bf16 adapters (peft's default: fp32)"),
       cl::value_desc("r=4,alpha=32,dropout=0.1,targets=conv2d"),
+      cl::cat(scenarioCat)};
+  cl::opt<std::string> quantizeType{
+      "quantize",
+      cl::desc("Load the linear layers' weights in 4 bits as bitsandbytes "
+               "does (BitsAndBytesConfig(load_in_4bit=True, "
+               "bnb_4bit_quant_type=...)): nf4 or fp4; every linear but the "
+               "output layer (QLoRA: with --lora)"),
+      cl::value_desc("nf4|fp4"), cl::cat(scenarioCat)};
+  cl::opt<bool> doubleQuant{
+      "double-quant",
+      cl::desc("bnb_4bit_use_double_quant: the 4-bit weights' absmax "
+               "quantized again in 8 bits (QLoRA's recipe)"),
+      cl::init(false), cl::cat(scenarioCat)};
+  cl::opt<nn::Precision> computeDtype{
+      "compute-dtype",
+      cl::desc("bnb_4bit_compute_dtype: what a float16 input to a 4-bit "
+               "layer computes in (fp32, the default, fp16 or bf16); float32 "
+               "and bfloat16 inputs compute in their own dtype"),
+      EnumValues<nn::Precision>(), cl::init(nn::Precision::Fp32),
       cl::cat(scenarioCat)};
   cl::list<std::string> checkpointModules{
       "checkpoint",
@@ -440,6 +460,11 @@ llvm::Expected<LoraOptions> VramOptFlags::parseLora() const {
           !(options.dropout >= 0 && options.dropout < 1))
         return bad("dropout must be a probability in [0, 1), got '" + value +
                    "'");
+    } else if (key == "autocast_adapter_dtype") {
+      if (value != "true" && value != "false")
+        return bad("autocast_adapter_dtype must be true or false, got '" +
+                   value + "'");
+      options.autocastAdapterDtype = value == "true";
     } else if (key == "targets") {
       llvm::SmallVector<llvm::StringRef> targets;
       value.split(targets, '|');
@@ -617,6 +642,33 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
   if (loraSpec.getNumOccurrences())
     if (llvm::Expected<LoraOptions> lora = parseLora(); !lora)
       return lora.takeError();
+  if (quantizeType.getNumOccurrences()) {
+    if (quantizeType == "int8")
+      return usage("--quantize=int8 (LLM.int8, load_in_8bit) is not "
+                   "modelled yet: nf4 and fp4 are");
+    if (quantizeType != "nf4" && quantizeType != "fp4")
+      return usage("--quantize=" + quantizeType + ": expected nf4 or fp4");
+    if (precision == nn::Precision::AmpFp16 ||
+        precision == nn::Precision::AmpBf16)
+      return usage("--quantize under autocast (--precision=amp-*) is not "
+                   "modelled: load the model in its compute dtype "
+                   "(--precision=bf16)");
+    if (torchVersion == nn::TorchVersion::V1_13)
+      return usage("--quantize models bitsandbytes 0.50, which needs torch "
+                   ">= 2.4 (--torch-version=2)");
+    if (validate != ValidationTarget::None)
+      return usage("--validate does not execute 4-bit layers yet");
+    if (!parallelSpec.empty())
+      return usage("--quantize with --parallel is not modelled yet");
+    if (computeDtype != nn::Precision::Fp32 &&
+        computeDtype != nn::Precision::Fp16 &&
+        computeDtype != nn::Precision::Bf16)
+      return usage("--compute-dtype is fp32, fp16 or bf16");
+  } else if (doubleQuant.getNumOccurrences() ||
+             computeDtype.getNumOccurrences()) {
+    return usage("--double-quant and --compute-dtype describe 4-bit weights: "
+                 "add --quantize=nf4 (or fp4)");
+  }
   if (auto parallel = parseParallel(); !parallel)
     return parallel.takeError();
   if (parallelSpec.getNumOccurrences() && validate != ValidationTarget::None)
@@ -836,6 +888,14 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
   options.freezeFirst = freezeFirst;
   if (loraSpec.getNumOccurrences())
     options.lora = cantFail(parseLora());
+  if (quantizeType.getNumOccurrences()) {
+    QuantizeOptions quantize;
+    quantize.quantType =
+        quantizeType == "fp4" ? nn::QuantType::Fp4 : nn::QuantType::Nf4;
+    quantize.doubleQuant = doubleQuant;
+    quantize.computeDtype = computeDtype;
+    options.quantize = quantize;
+  }
   options.precision = precision;
   options.checkpointModules.assign(checkpointModules.begin(),
                                    checkpointModules.end());

@@ -118,18 +118,26 @@ llvm::Error vram::runPipeline(ModuleOp module, const PipelineOptions &options) {
     freeze.firstFraction = options.freezeFirst;
     scenarioPm.addPass(createFreeze(freeze));
   }
-  if (options.lora)
-    scenarioPm.addPass(createLora(*options.lora));
-  if (options.precision != nn::Precision::Fp32) {
+  bool autocast = options.precision == nn::Precision::AmpFp16 ||
+                  options.precision == nn::Precision::AmpBf16;
+  auto addPrecision = [&] {
     PrecisionOptions precision;
     precision.precision = options.precision;
     scenarioPm.addPass(createPrecision(precision));
-  }
+  };
+  if (options.precision != nn::Precision::Fp32 && !autocast)
+    addPrecision();
+  if (options.quantize)
+    scenarioPm.addPass(createQuantize(*options.quantize));
+  if (options.lora)
+    scenarioPm.addPass(createLora(*options.lora));
+  if (autocast)
+    addPrecision();
   if (scenarioPm.size()) {
     if (module.lookupSymbol("step"))
       return makeUsageError(
-          "--freeze, --freeze-first, --lora and --precision apply to the "
-          "forward model: the pipeline already built the step");
+          "--freeze, --freeze-first, --quantize, --lora and --precision "
+          "apply to the forward model: the pipeline already built the step");
     if (failed(runPasses(scenarioPm, module, options)))
       return makeDiagnosedError();
   }
@@ -365,6 +373,19 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
               [](PipelineOptions &o) {
                 o.step.optimizer = nn::OptimizerKind::AdamW8bit;
                 o.implementation.reset();
+              });
+  // QLoRA: the frozen base weights of a LoRA model in 4 bits (about half
+  // a byte a weight instead of two or four).
+  bool autocast = options.precision == nn::Precision::AmpFp16 ||
+                  options.precision == nn::Precision::AmpBf16;
+  if (options.lora && !options.quantize && !autocast && !options.parallel &&
+      options.step.torchVersion == nn::TorchVersion::V2)
+    tryChange("--quantize=nf4 --double-quant (QLoRA: 4-bit base weights)",
+              [](PipelineOptions &o) {
+                QuantizeOptions quantize;
+                quantize.quantType = nn::QuantType::Nf4;
+                quantize.doubleQuant = true;
+                o.quantize = quantize;
               });
   // Each gradient freed by its update, inside backward.
   if (!options.step.optimizerInBackward && options.step.setToNone &&

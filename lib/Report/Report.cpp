@@ -161,11 +161,16 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
     }
     lastType = op.getResult(0).getType();
     row.flops += a.flops->getOpFlops(&op, convention);
-    for (Value operand : op.getOperands())
+    for (Value operand : op.getOperands()) {
       if (auto param = dyn_cast_or_null<nn::ParamOp>(getParameterOf(operand)))
         if (paramsSeen.insert({index, param.getResult()}).second)
           row.params +=
               cast<RankedTensorType>(param.getType()).getNumElements();
+      // A 4-bit weight counts its logical elements.
+      if (auto quantized = operand.getDefiningOp<nn::QuantizedWeightOp>())
+        if (paramsSeen.insert({index, quantized.getPacked()}).second)
+          row.params += quantized.getNumElements();
+    }
   }
   if (!table.empty())
     table.back().outputShape = typeString(lastType);
@@ -262,6 +267,7 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   if (auto lora = a.func->getAttrOfType<nn::LoraConfigAttr>(
           nn::NNDialect::kLoraAttrName))
     a.lora = lora.getSpelling();
+  a.quantize = a.func->getAttr(nn::NNDialect::kQuantizeAttrName);
   if (auto modules =
           a.func->getAttrOfType<ArrayAttr>(nn::NNDialect::kCheckpointAttrName))
     for (auto module : modules.getAsRange<StringAttr>())
@@ -449,6 +455,17 @@ static json::Object peakOpJson(const Analyses &a) {
                       {"phase", phase}};
 }
 
+/// config.quantize: `{"type": "nf4", "double_quant": true, "blocksize":
+/// 64}`, or null.
+static json::Value quantizeJson(Attribute attr) {
+  auto config = dyn_cast_or_null<nn::QuantizationAttr>(attr);
+  if (!config)
+    return nullptr;
+  return json::Object{{"type", stringifyEnum(config.getQuantType())},
+                      {"double_quant", config.getDoubleQuant()},
+                      {"blocksize", config.getBlocksize()}};
+}
+
 static void writeJson(const Analyses &a, const ReportOptions &options,
                       llvm::raw_ostream &os) {
   const MemoryAnalysis &memory = *a.memory;
@@ -484,6 +501,7 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"device", a.device},
            {"lora",
             a.lora.empty() ? json::Value(nullptr) : json::Value(a.lora)},
+           {"quantize", quantizeJson(a.quantize)},
            {"checkpoint", json::Array(a.checkpoint)},
            {"grad_accum", a.gradAccum},
            {"optimizer_in_backward", a.optimizerInBackward},
@@ -643,6 +661,10 @@ static void writeText(const Analyses &a, const ReportOptions &options,
     os << "   optimizer: " << a.optimizer.value_or("?")
        << (a.optimizerInBackward ? " (in backward)" : "");
   os << "   precision: " << a.precision << "\n";
+  if (auto config = dyn_cast_or_null<nn::QuantizationAttr>(a.quantize))
+    os << "weights: 4-bit " << stringifyEnum(config.getQuantType())
+       << " (bitsandbytes, blocks of " << config.getBlocksize()
+       << (config.getDoubleQuant() ? ", double quantization" : "") << ")\n";
   if (a.parallel) {
     const ParallelFigures &p = *a.parallel;
     int64_t ranks = p.layout.getWorldSize();

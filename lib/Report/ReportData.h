@@ -77,6 +77,8 @@ struct Analyses {
   /// (nn.checkpoint).
   std::optional<std::string> optimizer;
   std::string lora;
+  /// The 4-bit base weights (nn.quantize); null: none.
+  mlir::Attribute quantize;
   std::vector<std::string> checkpoint;
   /// Micro-batches per optimizer update (nn.grad_accum; 1 without
   /// accumulation). The step is one micro-batch's, with the update.

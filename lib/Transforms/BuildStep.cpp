@@ -216,7 +216,8 @@ void BuildStepPass::runOnOperation() {
   // The model's own facts travel with the step.
   for (StringRef name :
        {NNDialect::kBatchAttrName, NNDialect::kSequenceLogitsAttrName,
-        NNDialect::kAutocastAttrName, NNDialect::kLoraAttrName})
+        NNDialect::kAutocastAttrName, NNDialect::kLoraAttrName,
+        NNDialect::kQuantizeAttrName})
     if (Attribute attr = forward->getAttr(name))
       step->setAttr(name, attr);
 

@@ -54,13 +54,33 @@ private:
   /// an adapter). The location wins for a tied weight (GPT-2's lm_head
   /// reads transformer.wte.weight).
   static std::string layerOf(Operation *op, Value weight) {
-    auto param = weight.getDefiningOp<ParamOp>();
-    if (!param)
+    StringRef weightName;
+    if (auto param = weight.getDefiningOp<ParamOp>())
+      weightName = param.getName();
+    else if (auto quantized = weight.getDefiningOp<QuantizedWeightOp>())
+      weightName = quantized.getName();
+    else
       return std::string();
     if (isa<NameLoc>(op->getLoc()))
       if (std::string name = getLayerName(op->getLoc()); !name.empty())
         return name;
-    return moduleOfParameter(param.getName()).str();
+    return moduleOfParameter(weightName).str();
+  }
+
+  /// The adapters' dtype over a base layer whose weight is `weight`: peft
+  /// creates them in float32, moves them to a floating-point base weight's
+  /// dtype (_move_adapter_to_device_of_base_layer; a 4-bit weight is
+  /// uint8, so they stay float32), and get_peft_model's
+  /// autocast_adapter_dtype then casts float16/bfloat16 ones back to
+  /// float32.
+  Type getAdapterType(Value weight) const {
+    Type f32 = Float32Type::get(weight.getContext());
+    Type type = getElementTypeOrSelf(weight.getType());
+    if (!isa<FloatType>(type))
+      return f32;
+    if (autocastAdapterDtype && (type.isF16() || type.isBF16()))
+      return f32;
+    return type;
   }
 
   LogicalResult adapt(const Target &target, OpBuilder &b, double scaling);
@@ -129,11 +149,11 @@ void LoraPass::runOnOperation() {
     if (auto conv = dyn_cast<Conv2dOp>(op)) {
       weight = conv.getWeight();
       kindSelected = allConvs;
-    } else if (auto linear = dyn_cast<LinearOp>(op)) {
-      weight = linear.getWeight();
+    } else if (isa<LinearOp, Linear4bitOp>(op)) {
+      weight = op->getOperand(1);
       // peft's all-linear leaves out the output layer: the linear whose
       // result the model returns (an LM head, a classifier).
-      bool isOutput = llvm::any_of(linear->getUsers(), [](Operation *user) {
+      bool isOutput = llvm::any_of(op->getUsers(), [](Operation *user) {
         return isa<func::ReturnOp>(user);
       });
       kindSelected = allLinears || (allButOutput && !isOutput);
@@ -202,9 +222,20 @@ LogicalResult LoraPass::adapt(const Target &target, OpBuilder &b,
   Operation *base = target.base;
   Value x = base->getOperand(0);
   Value y = base->getResult(0);
+  auto quantizedBase = dyn_cast<Linear4bitOp>(base);
+  // A float16 input to a 4-bit layer is cast to its compute dtype and the
+  // result back (vram-quantize): those casts are inside Linear4bit.forward,
+  // so peft's layer sees the float16 tensors around them.
+  if (quantizedBase)
+    if (auto in = x.getDefiningOp<CastOp>(); in && y.hasOneUse())
+      if (auto out = dyn_cast<CastOp>(*y.getUsers().begin());
+          out &&
+          out.getType() == cast<RankedTensorType>(y.getType())
+                               .clone(getElementTypeOrSelf(in.getInput())))
+        std::tie(x, y) = std::make_pair(in.getInput(), out.getResult());
   auto xType = cast<RankedTensorType>(x.getType());
   auto yType = cast<RankedTensorType>(y.getType());
-  Type elementType = xType.getElementType();
+  Type elementType = getAdapterType(base->getOperand(1));
   auto loc = [&](StringRef leaf) -> Location {
     return NameLoc::get(StringAttr::get(ctx, target.layer + "." + leaf),
                         base->getLoc());
@@ -217,10 +248,17 @@ LogicalResult LoraPass::adapt(const Target &target, OpBuilder &b,
     return param;
   };
 
-  b.setInsertionPointAfter(base);
+  b.setInsertionPointAfter(y.getDefiningOp());
+  // lora.bnb.Linear4bit: "for 4bit, we need to defensively clone here".
+  Value result = y;
+  if (quantizedBase)
+    result = ContiguousOp::create(b, base->getLoc(), y);
+  // _cast_input_dtype(x, lora_A.weight.dtype): a copy per adapted layer.
   Value input = x;
+  if (xType.getElementType() != elementType)
+    input = CastOp::create(b, loc("lora_A"), xType.clone(elementType), x);
   if (dropout > 0)
-    input = DropoutOp::create(b, loc("lora_dropout"), x,
+    input = DropoutOp::create(b, loc("lora_dropout"), input,
                               llvm::APFloat(static_cast<double>(dropout)),
                               /*inplace=*/false);
   Value delta;
@@ -255,9 +293,7 @@ LogicalResult LoraPass::adapt(const Target &target, OpBuilder &b,
                              ArrayRef<int64_t>{1, 1}, ArrayRef<int64_t>{0, 0},
                              ArrayRef<int64_t>{1, 1}, groups);
   } else {
-    auto linear = cast<LinearOp>(base);
-    auto weight = cast<RankedTensorType>(linear.getWeight().getType());
-    int64_t in = weight.getDimSize(1), out = weight.getDimSize(0);
+    int64_t in = xType.getShape().back(), out = yType.getShape().back();
     Value wA = newParam("lora_A", {rank, in});
     auto a = LinearOp::create(b, loc("lora_A"), input, wA, Value());
     Value wB = newParam("lora_B", {out, rank});
@@ -272,7 +308,21 @@ LogicalResult LoraPass::adapt(const Target &target, OpBuilder &b,
       /*wrapped_number=*/true);
   Value scaled = MulOp::create(b, loc("lora_B"), delta, factor,
                                /*inplace=*/false);
-  auto sum = AddOp::create(b, base->getLoc(), y, scaled, /*inplace=*/false);
-  y.replaceAllUsesExcept(sum.getResult(), sum);
+  // lora.bnb.Linear4bit casts the scaled output back before the sum
+  // (output.to(expected_dtype)); Linear and Conv2d add first, which
+  // promotes to the adapters' dtype, and cast the sum
+  // (result.to(torch_result_dtype)).
+  Type resultType = yType.getElementType();
+  if (quantizedBase && elementType != resultType)
+    scaled = CastOp::create(b, loc("lora_B"), yType, scaled);
+  auto add =
+      AddOp::create(b, base->getLoc(), result, scaled, /*inplace=*/false);
+  Value sum = add;
+  if (getElementTypeOrSelf(sum.getType()) != resultType)
+    sum = CastOp::create(b, base->getLoc(), yType, sum);
+  SmallPtrSet<Operation *, 2> keep = {add};
+  if (result != y)
+    keep.insert(result.getDefiningOp());
+  y.replaceAllUsesExcept(sum, keep);
   return success();
 }

@@ -77,6 +77,8 @@ struct PipelineOptions {
   std::vector<std::string> freezePatterns;
   double freezeFirst = 0;
   std::optional<LoraOptions> lora;
+  /// bitsandbytes 4-bit base weights (vram-quantize); none: as loaded.
+  std::optional<QuantizeOptions> quantize;
   nn::Precision precision = nn::Precision::Fp32;
   std::vector<std::string> checkpointModules;
   /// The multi-GPU layout (vram-parallel on the built step); none for one
@@ -96,14 +98,16 @@ struct PipelineOptions {
 };
 
 /// Runs the pipeline on `module`, in this order: the user's passes; the
-/// scenario passes on the forward model, which parameters train first
-/// (vram-freeze, then vram-lora, which freezes the rest as get_peft_model)
-/// and then the precision (autocast caches only the casts of trainable
-/// parameters); vram-build-step when the module has no `@step` and the
-/// options ask for one; vram-checkpoint on the built training step; then
-/// vram-parallel, which makes the step one rank's.
-/// Scenario options on a module whose step the user's passes already built,
-/// and checkpointing without a training step, are usage errors.
+/// scenario passes on the forward model as a fine-tuning script applies
+/// them: vram-freeze; the dtype the model is loaded in (vram-precision
+/// fp16/bf16); its 4-bit weights (vram-quantize, from_pretrained's
+/// quantization_config); vram-lora (get_peft_model, which freezes the
+/// rest and adapts the loaded layers); then autocast (vram-precision amp-*,
+/// which caches only the casts of trainable parameters); vram-build-step when
+/// the module has no `@step` and the options ask for one; vram-checkpoint on
+/// the built training step; then vram-parallel, which makes the step one
+/// rank's. Scenario options on a module whose step the user's passes already
+/// built, and checkpointing without a training step, are usage errors.
 llvm::Error runPipeline(mlir::ModuleOp module, const PipelineOptions &options);
 
 /// The function a budget is checked on: `@step`, else `@forward` (with an

@@ -133,6 +133,13 @@ def Lora : Pass<"vram-lora", "mlir::ModuleOp"> {
     also holds `* scaling`), the sum at `<layer>`. As `get_peft_model` does
     (bias="none"), every other parameter is frozen.
 
+    The adapters are float32 over a float16/bfloat16 layer
+    (`autocast_adapter_dtype`, peft's default) and over a 4-bit one: the
+    input is cast to them (`x.to(lora_A.weight.dtype)`, per layer) and the
+    sum cast back to the layer's dtype. An `nn.linear_4bit` (vram-quantize)
+    is adapted as peft's `lora.bnb.Linear4bit`: its result is cloned
+    first, and the scaled adapter output is cast back before the sum.
+
     A target is an op kind (`conv2d`, `linear`, or `all-linear`: every
     linear layer but the output layer whose result the model returns, as
     peft's "all-linear") or a glob or module path on
@@ -156,11 +163,60 @@ def Lora : Pass<"vram-lora", "mlir::ModuleOp"> {
                "op kinds (conv2d, linear, all-linear) or globs / module "
                "paths of the "
                "layers to adapt">,
+    Option<"autocastAdapterDtype", "autocast-adapter-dtype", "bool",
+           /*default=*/"true",
+           "get_peft_model's autocast_adapter_dtype: float32 adapters over "
+           "float16/bfloat16 layers (false: the layer's dtype)">,
     Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
            "name of the forward function">,
   ];
   let statistics = [
     Statistic<"numAdapted", "adapted", "layers given a LoRA adapter">,
+  ];
+  let dependentDialects = ["::vram::nn::NNDialect"];
+}
+
+def Quantize : Pass<"vram-quantize", "mlir::ModuleOp"> {
+  let summary = "Stores linear weights in 4 bits as bitsandbytes does (QLoRA)";
+  let description = [{
+    `from_pretrained(..., quantization_config=BitsAndBytesConfig(
+    load_in_4bit=True, bnb_4bit_quant_type, bnb_4bit_use_double_quant,
+    bnb_4bit_compute_dtype))`: every `nn.linear` of `@forward` whose weight
+    is a parameter becomes bitsandbytes' Linear4bit, except the output layer
+    (the linear whose result the model returns, `lm_head`) and tied weights
+    (a parameter something else reads too), which transformers keeps
+    (get_keys_to_not_convert). The weight becomes an `nn.quantized_weight`
+    (the packed 4-bit codes and the QuantState's tensors, frozen) and the
+    layer an `nn.linear_4bit`. The layer computes in its input's dtype when
+    that is float32 or bfloat16 (Linear4bit.set_compute_type) and in
+    `compute-dtype` for a float16 input, cast there and back (`nn.cast`).
+    Runs after the model's dtype is set (vram-precision fp16/bf16) and
+    before vram-lora, which then adapts the 4-bit layers as peft's
+    `lora.bnb.Linear4bit`. Sets `nn.quantize` on `@forward`.
+
+    ```
+    vram-opt --hf=config.json --vram-quantize="quant-type=nf4 double-quant=true"
+    ```
+  }];
+  let options = [
+    Option<"quantType", "quant-type", "::vram::nn::QuantType",
+           /*default=*/"::vram::nn::QuantType::Nf4",
+           "bnb_4bit_quant_type: nf4 or fp4",
+           "::vram::nn::EnumValues<::vram::nn::QuantType>()">,
+    Option<"doubleQuant", "double-quant", "bool", /*default=*/"false",
+           "bnb_4bit_use_double_quant: quantize the absmax again (8 bits)">,
+    Option<"blocksize", "blocksize", "int64_t", /*default=*/"64",
+           "elements per absmax block (Linear4bit's 64)">,
+    Option<"computeDtype", "compute-dtype", "::vram::nn::Precision",
+           /*default=*/"::vram::nn::Precision::Fp32",
+           "bnb_4bit_compute_dtype (fp32, fp16 or bf16): the dtype a "
+           "float16 input computes in",
+           "::vram::nn::EnumValues<::vram::nn::Precision>()">,
+    Option<"entry", "entry", "std::string", /*default=*/"\"forward\"",
+           "name of the forward function">,
+  ];
+  let statistics = [
+    Statistic<"numQuantized", "quantized", "linear layers given 4-bit weights">,
   ];
   let dependentDialects = ["::vram::nn::NNDialect"];
 }

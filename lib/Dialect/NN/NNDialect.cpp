@@ -8,6 +8,7 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <charconv>
 #include <cmath>
@@ -86,6 +87,17 @@ LoraConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "LoRA targets must be non-empty strings, got "
                          << target;
   }
+  return success();
+}
+
+LogicalResult
+QuantizationAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         QuantType, int64_t blocksize, bool) {
+  // bitsandbytes' quantize_4bit accepts these block sizes.
+  if (blocksize < 32 || blocksize > 4096 || !llvm::isPowerOf2_64(blocksize))
+    return emitError() << "4-bit quantization blocksize must be a power of "
+                          "two in [32, 4096], got "
+                       << blocksize;
   return success();
 }
 
@@ -252,6 +264,10 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<LoraConfigAttr>(value) && isa<FunctionOpInterface>(op),
                   "a LoRA configuration (#nn.lora<r = 4, alpha = 32.0, "
                   "dropout = 0.1, targets = [\"conv2d\"]>) on a function");
+  if (name == kQuantizeAttrName)
+    return expect(isa<QuantizationAttr>(value) && isa<FunctionOpInterface>(op),
+                  "a 4-bit quantization (#nn.quantize<nf4, blocksize = 64, "
+                  "double_quant = false>) on a function");
   if (name == kCheckpointAttrName) {
     auto modules = dyn_cast<ArrayAttr>(value);
     bool ok = modules && !modules.empty() &&

@@ -24,6 +24,7 @@
 
 #include "vram/Dialect/NN/NNOps.h"
 #include "vram/Dialect/NN/TensorNames.h"
+#include "vram/Support/CheckedMath.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -33,6 +34,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace vram::nn;
@@ -132,6 +134,69 @@ MemoryCategory ParamOp::getMemoryCategory() {
 std::string ParamOp::getStorageName() { return getName().str(); }
 MemoryCategory BufferOp::getMemoryCategory() { return MemoryCategory::Buffers; }
 std::string BufferOp::getStorageName() { return getName().str(); }
+
+//===----------------------------------------------------------------------===//
+// nn.quantized_weight
+//===----------------------------------------------------------------------===//
+
+void vram::nn::getQuantizedWeightTypes(
+    QuantizationAttr config, int64_t numel,
+    SmallVectorImpl<RankedTensorType> &types) {
+  MLIRContext *ctx = config.getContext();
+  Type u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
+  Type f32 = Float32Type::get(ctx);
+  auto ceilDiv = [](int64_t n, int64_t d) { return n / d + (n % d != 0); };
+  int64_t blocks = ceilDiv(numel, config.getBlocksize());
+  types.push_back(RankedTensorType::get({ceilDiv(numel, 2), 1}, u8));
+  types.push_back(
+      RankedTensorType::get({blocks}, config.getDoubleQuant() ? u8 : f32));
+  types.push_back(RankedTensorType::get({16}, f32));
+  if (!config.getDoubleQuant())
+    return;
+  // quantize_blockwise(absmax - offset, blocksize=256) with a copy of the
+  // 256-entry dynamic map per weight.
+  types.push_back(RankedTensorType::get({}, f32));
+  types.push_back(RankedTensorType::get({ceilDiv(blocks, 256)}, f32));
+  types.push_back(RankedTensorType::get({256}, f32));
+}
+
+int64_t QuantizedWeightOp::getNumElements() {
+  return vram::checkedProduct(getShape()).value_or(-1);
+}
+
+LogicalResult QuantizedWeightOp::verify() {
+  if (getName().empty())
+    return emitOpError("needs a non-empty name");
+  if (getShape().size() != 2 ||
+      llvm::any_of(getShape(), [](int64_t d) { return d <= 0; }))
+    return emitOpError("shape must be [out_features, in_features] of "
+                       "positive sizes");
+  if (getNumElements() < 0)
+    return emitOpError("weight size overflows 64 bits");
+  Type dtype = getDtype();
+  if (!dtype.isF32() && !dtype.isF16() && !dtype.isBF16())
+    return emitOpError("bitsandbytes quantizes float32, float16 or bfloat16 "
+                       "weights, not ")
+           << dtype;
+  SmallVector<RankedTensorType> expected;
+  getQuantizedWeightTypes(getConfig(), getNumElements(), expected);
+  SmallVector<Type> actual(getResultTypes());
+  if (actual.size() != expected.size() ||
+      !llvm::all_of(llvm::zip(actual, expected), [](auto pair) {
+        return std::get<0>(pair) == std::get<1>(pair);
+      })) {
+    InFlightDiagnostic diag = emitOpError("results must be ");
+    llvm::interleaveComma(expected, diag);
+    return diag << " for a " << getNumElements() << "-element weight "
+                << getConfig();
+  }
+  return success();
+}
+
+MemoryCategory QuantizedWeightOp::getMemoryCategory() {
+  return MemoryCategory::Parameters;
+}
+std::string QuantizedWeightOp::getStorageName() { return getName().str(); }
 
 // The op classes ODS generates, defined once for the whole dialect.
 #define GET_OP_CLASSES

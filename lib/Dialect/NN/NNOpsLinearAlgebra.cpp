@@ -325,6 +325,134 @@ void LinearOp::getOperandViews(SmallVectorImpl<OperandView> &views) {
     views.push_back({0, {product(shape.drop_back()), shape.back()}});
 }
 
+//===----------------------------------------------------------------------===//
+// nn.linear_4bit
+//===----------------------------------------------------------------------===//
+
+QuantizedWeightOp Linear4bitOp::getQuantizedWeight() {
+  return getWeight().getDefiningOp<QuantizedWeightOp>();
+}
+
+LogicalResult Linear4bitOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weight = adaptor.getWeight().getDefiningOp<QuantizedWeightOp>();
+  if (!weight || weight.getShape().size() != 2)
+    return emitOptionalError(loc, "weight must be the packed 4-bit weight of "
+                                  "an nn.quantized_weight");
+  int64_t out = weight.getShape()[0], in = weight.getShape()[1];
+  if (input.getRank() < 1 || input.getShape().back() != in)
+    return emitOptionalError(loc, "input ", shapeStr(input.getShape()),
+                             " does not end in the weight's in_features (", in,
+                             ")");
+  if (Value bias = adaptor.getBias()) {
+    auto b = cast<RankedTensorType>(bias.getType());
+    if (b.getRank() != 1 || b.getDimSize(0) != out ||
+        b.getElementType() != input.getElementType())
+      return emitOptionalError(loc, "bias must be [", out, "] of the input's ",
+                               input.getElementType(), ", got ", b);
+  }
+  SmallVector<int64_t> shape(input.getShape());
+  shape.back() = out;
+  results.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult Linear4bitOp::verify() {
+  auto result = dyn_cast<OpResult>(getWeight());
+  if (!result || !isa<QuantizedWeightOp>(result.getOwner()))
+    return emitOpError("weight must be the packed 4-bit weight of an "
+                       "nn.quantized_weight");
+  if (result.getResultNumber() != 0)
+    return emitOpError("weight must be the packed result (#0) of its "
+                       "nn.quantized_weight, not its quantization state");
+  return success();
+}
+
+static int64_t linear4bitMacs(Linear4bitOp op) {
+  return satMul(numel(op.getInput()),
+                tensorOf(op.getOutput()).getShape().back());
+}
+
+int64_t Linear4bitOp::getFlops(FlopConvention c, bool) {
+  return affineFlops(c, linear4bitMacs(*this), static_cast<bool>(getBias()),
+                     getOutput());
+}
+
+int64_t Linear4bitOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
+  // The 4-bit weight gets no gradient: grad_A only (and the bias's sum).
+  SmallVector<bool> inputOnly(needs);
+  inputOnly[1] = false;
+  return affineBackwardFlops(c, linear4bitMacs(*this), inputOnly,
+                             static_cast<bool>(getBias()), getOutput());
+}
+
+bool Linear4bitOp::isDifferentiableOperand(unsigned index) {
+  return index != 1;
+}
+
+void Linear4bitOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                   SmallVectorImpl<SavedTensor> &) {
+  // MatMul4Bit keeps the packed weight (a parameter) in ctx.tensors and
+  // dequantizes it again in backward; grad_A needs nothing else.
+}
+
+static int64_t elementBytes(Type type) {
+  return llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
+}
+
+void Linear4bitOp::getWorkspaceAllocations(const TorchTarget &target,
+                                           SmallVectorImpl<int64_t> &sizes) {
+  QuantizedWeightOp weight = getQuantizedWeight();
+  QuantizationAttr config = weight.getConfig();
+  int64_t in = weight.getShape()[1];
+  int64_t rows = numel(getInput()) / in;
+  if (!gemm4bitDequantizes(target, rows, in, config.getBlocksize()))
+    return;
+  // gemm_4bit's fallback: the float32 absmax of a double-quantized weight,
+  // then the weight dequantized into the input's dtype for F.linear.
+  int64_t elements = weight.getNumElements();
+  int64_t blocks = llvm::divideCeil(elements, config.getBlocksize());
+  if (config.getDoubleQuant())
+    for (int64_t i = 0, e = getGemm4bitNestedAbsmaxCopies(target); i < e; ++i)
+      sizes.push_back(satMul(blocks, 4));
+  sizes.push_back(
+      satMul(elements, elementBytes(tensorOf(getInput()).getElementType())));
+}
+
+int64_t Linear4bitOp::getWorkspaceBytes(const TorchTarget &target) {
+  SmallVector<int64_t> sizes;
+  getWorkspaceAllocations(target, sizes);
+  int64_t bytes = 0;
+  for (int64_t size : sizes)
+    bytes = satAdd(bytes, size);
+  return bytes;
+}
+
+int64_t Linear4bitOp::getBackwardWorkspaceBytes(const TorchTarget &,
+                                                ArrayRef<bool> needs) {
+  if (!needs[0])
+    return 0;
+  // MatMul4Bit.backward: matmul(grad_output, F.dequantize_4bit(B, state)
+  // .to(grad_output.dtype)): the weight in the gradient's dtype is alive
+  // with grad_A. Before it, dequantize_4bit's float32 absmax (double
+  // quantization) and, when the weight was quantized from another dtype,
+  // its copy in that dtype are freed as each call returns (measured on
+  // the CPU: benchmarks/accuracy/qlora.py); they are not counted.
+  QuantizedWeightOp weight = getQuantizedWeight();
+  Type gradType = tensorOf(getOutput()).getElementType();
+  return satMul(weight.getNumElements(), elementBytes(gradType));
+}
+
+void Linear4bitOp::getOperandViews(SmallVectorImpl<OperandView> &views) {
+  // F.linear (the dequantize path) folds a >2-D input to [-1, in].
+  ArrayRef<int64_t> shape = tensorOf(getInput()).getShape();
+  if (shape.size() > 2)
+    views.push_back({0, {product(shape.drop_back()), shape.back()}});
+}
+
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,

@@ -170,3 +170,19 @@ OptimizerImpl vram::nn::getDefaultOptimizerImpl(OptimizerKind optimizer,
     return OptimizerImpl::Foreach;
   return OptimizerImpl::ForLoop;
 }
+
+bool vram::nn::gemm4bitDequantizes(const TorchTarget &target, int64_t rows,
+                                   int64_t inFeatures, int64_t blocksize) {
+  // backends/cuda/ops.py: _GEMM_4BIT_CUSTOM_FLOOR_M = 4 and
+  // _gemm_4bit_custom_max_m = 1536; backends/default/ops.py on the CPU.
+  if (target.device == Device::Cpu)
+    return true;
+  return rows > 4 || inFeatures % blocksize != 0;
+}
+
+int64_t vram::nn::getGemm4bitNestedAbsmaxCopies(const TorchTarget &target) {
+  // cuda/ops.py _dequant_linear_fallback: absmax_dq = empty_like(...);
+  // absmax = absmax_dq + offset. default/ops.py: dequantize_blockwise(...)
+  // + offset, the first a temporary of the expression.
+  return target.device == Device::Cpu ? 1 : 2;
+}

@@ -231,6 +231,33 @@ def NN_OptimizerConfigAttr : AttrDef<NN_Dialect, "OptimizerConfig"> {
   let genVerifyDecl = 1;
 }
 
+// bitsandbytes' 4-bit data types (Linear4bit quant_type).
+def NN_QuantType : NN_I32Enum<"QuantType", "a 4-bit weight data type", [
+    // QLoRA's NormalFloat4 and the 4-bit float of bitsandbytes.
+    I32EnumAttrCase<"Nf4", 0, "nf4">,
+    I32EnumAttrCase<"Fp4", 1, "fp4">]>;
+
+def NN_QuantizationAttr : AttrDef<NN_Dialect, "Quantization"> {
+  let mnemonic = "quantize";
+  let summary = "how bitsandbytes stores a model's 4-bit linear weights";
+  let description = [{
+    `#nn.quantize<nf4, blocksize = 64, double_quant = true>`:
+    BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type,
+    bnb_4bit_use_double_quant) with Linear4bit's blocksize (64). Each
+    quantized weight keeps its elements packed two per byte, a float32
+    absmax per block and its 16-entry code; double quantization stores the
+    absmax in 8 bits instead, with an offset and a float32 absmax and a
+    256-entry code per 256 blocks. vram-quantize sets it as `nn.quantize`
+    on `@forward` and on each `nn.quantized_weight`; vram-build-step
+    carries it to `@step`. The blocksize is a power of two in [32, 4096].
+  }];
+  let parameters = (ins EnumParameter<NN_QuantType>:$quantType,
+                        "int64_t":$blocksize, "bool":$doubleQuant);
+  let assemblyFormat = "`<` $quantType `,` `blocksize` `=` $blocksize `,` "
+                       "`double_quant` `=` $doubleQuant `>`";
+  let genVerifyDecl = 1;
+}
+
 def NN_LoraConfigAttr : AttrDef<NN_Dialect, "LoraConfig"> {
   let mnemonic = "lora";
   let summary = "peft LoRA adapters a model was given (LoraConfig)";

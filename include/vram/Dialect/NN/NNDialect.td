@@ -58,6 +58,7 @@ def NN_Dialect : Dialect {
     /// patterns vram-checkpoint applied, in order) on a training step.
     static constexpr ::llvm::StringLiteral kOptimizerAttrName = "nn.optimizer";
     static constexpr ::llvm::StringLiteral kLoraAttrName = "nn.lora";
+    static constexpr ::llvm::StringLiteral kQuantizeAttrName = "nn.quantize";
     static constexpr ::llvm::StringLiteral kCheckpointAttrName =
         "nn.checkpoint";
     /// How the ranks of a multi-GPU job share the step (#nn.parallel,

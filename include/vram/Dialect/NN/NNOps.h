@@ -55,6 +55,16 @@ void getOptimizerBuffers(OptimizerKind optimizer,
                          llvm::ArrayRef<mlir::RankedTensorType> params,
                          llvm::SmallVectorImpl<OptimizerBuffer> &buffers);
 
+/// The tensors bitsandbytes keeps for a 4-bit weight of `numel` elements
+/// quantized as `config` says (functional.py quantize_4bit): the packed
+/// weight ([(numel + 1) / 2, 1] uint8), then its QuantState's absmax (one
+/// per block: float32, or uint8 with double quantization) and code (16
+/// float32), and with double quantization the offset (a float32 scalar),
+/// state2.absmax (float32 per 256 blocks) and state2.code (256 float32).
+void getQuantizedWeightTypes(
+    QuantizationAttr config, int64_t numel,
+    llvm::SmallVectorImpl<mlir::RankedTensorType> &types);
+
 /// Whether `optimizer` is bitsandbytes': one kernel per parameter and its
 /// state in float32 or 8 bits, whatever the parameter's dtype.
 bool isBitsAndBytesOptimizer(OptimizerKind optimizer);

@@ -135,6 +135,40 @@ def NN_BufferOp : NN_Op<"buffer", [Pure,
   let hasVerifier = 1;
 }
 
+def NN_QuantizedWeightOp : NN_Op<"quantized_weight", [Pure,
+    DeclareOpInterfaceMethods<NN_PersistentStorageOpInterface>]> {
+  let summary = "a bitsandbytes 4-bit weight (Params4bit) and its QuantState";
+  let description = [{
+    A frozen linear weight of logical shape `shape` ([out_features,
+    in_features]), quantized from `dtype` as `config` says. `packed` holds
+    two 4-bit codes per byte, as bitsandbytes' Params4bit
+    ([(numel + 1) / 2, 1] uint8). `state` are the QuantState's tensors, each
+    its own storage: `absmax` (float32 per block of `blocksize`, uint8 with
+    double quantization) and `code` (16 float32); with double quantization
+    also `offset` (a float32 scalar), `state2.absmax` (float32 per 256
+    blocks) and `state2.code` (256 float32). The parameter count is the
+    logical one (transformers counts a 4-bit weight twice per byte).
+
+    ```mlir
+    %w, %absmax, %code = nn.quantized_weight "q_proj.weight"
+        #nn.quantize<nf4, blocksize = 64, double_quant = false> shape [256, 256] from f32
+        : tensor<32768x1xui8>, tensor<1024xf32>, tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, NN_QuantizationAttr:$config,
+                       DenseI64ArrayAttr:$shape, TypeAttr:$dtype);
+  let results = (outs NN_AnyTensor:$packed, Variadic<NN_AnyTensor>:$state);
+  let assemblyFormat = [{
+    $name $config `shape` $shape `from` $dtype attr-dict `:` type($packed)
+    (`,` type($state)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The elements of the logical weight.
+    int64_t getNumElements();
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Linear algebra
 //===----------------------------------------------------------------------===//
@@ -206,6 +240,43 @@ def NN_LinearOp : NN_LayerOp<"linear", [InferTypeOpAdaptor, NN_AutocastLowerPrec
   let results = (outs NN_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_Linear4bitOp : NN_LayerOp<"linear_4bit", [InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<NN_WorkspaceOpInterface,
+                              ["getWorkspaceAllocations"]>,
+    DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getOperandViews"]>],
+    ["isDifferentiableOperand", "getBackwardWorkspaceBytes"]> {
+  let summary = "y = x W^T + b over a 4-bit weight (bitsandbytes Linear4bit)";
+  let description = [{
+    bitsandbytes' `matmul_4bit` (MatMul4Bit) in the compute dtype, the
+    input's: `weight` is the `packed` result of an `nn.quantized_weight`
+    whose logical shape is [out_features, in_features].
+
+    What it costs beyond a linear: the forward dequantizes the weight into
+    a temporary in the input's dtype (the float32 absmax first, with double
+    quantization) and multiplies (gemm_4bit's dequantize + F.linear path;
+    on CUDA bitsandbytes 0.50 uses its fused kernel instead for at most 4
+    rows); the backward dequantizes it again, in the dtype it was quantized
+    from, and casts it to the gradient's. Autograd keeps nothing: the
+    weight is a frozen parameter and the input is not needed (no weight
+    gradient).
+
+    ```mlir
+    %y = nn.linear_4bit %x, %w : (tensor<2x64x256xbf16>, tensor<32768x1xui8>) -> tensor<2x64x256xbf16>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_AnyTensor:$weight,
+                       Optional<NN_FloatTensor>:$bias);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The nn.quantized_weight the weight comes from.
+    QuantizedWeightOp getQuantizedWeight();
   }];
 }
 

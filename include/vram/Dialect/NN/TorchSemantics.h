@@ -112,6 +112,23 @@ unsigned getForeachAdamTemporaryLists(const TorchTarget &target);
 OptimizerImpl getDefaultOptimizerImpl(OptimizerKind optimizer,
                                       const TorchTarget &target);
 
+/// Whether bitsandbytes 0.50's gemm_4bit (a 4-bit linear's forward)
+/// dequantizes the weight into a temporary and calls F.linear for `rows`
+/// rows of input of `inFeatures` columns, rather than running its fused
+/// 4-bit kernel. On CUDA the fused kernel always runs for at most 4 rows
+/// and never for more than 1,536 or when the columns are not a multiple of
+/// the blocksize; in between bitsandbytes picks per GPU architecture,
+/// which is not modelled: the dequantized weight is counted, an upper
+/// bound (backends/cuda/ops.py). Its CPU backend always dequantizes.
+bool gemm4bitDequantizes(const TorchTarget &target, int64_t rows,
+                         int64_t inFeatures, int64_t blocksize);
+
+/// The float32 copies of the absmax that a double-quantized 4-bit weight's
+/// forward holds while it multiplies: CUDA's fallback keeps the dequantized
+/// absmax and its sum with the offset (2); the CPU path (the default
+/// kernel) frees the first right after the sum (1).
+int64_t getGemm4bitNestedAbsmaxCopies(const TorchTarget &target);
+
 } // namespace vram::nn
 
 #endif // VRAM_DIALECT_NN_TORCHSEMANTICS_H

@@ -1,0 +1,161 @@
+//===- Quantize.cpp - bitsandbytes 4-bit base weights ---------------------===//
+//
+// Replaces the model's linear layers by bitsandbytes' Linear4bit, as
+// transformers does when it loads a model with
+// BitsAndBytesConfig(load_in_4bit=True) (integrations/bitsandbytes.py
+// replace_with_bnb_linear, skipping get_keys_to_not_convert's output layer
+// and tied weights). What the 4-bit layers cost (the packed weights and
+// their QuantState, the dequantized weight in forward and backward,
+// nothing saved) follows from nn.quantized_weight and nn.linear_4bit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vram/Dialect/NN/NNOps.h"
+#include "vram/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace vram {
+#define GEN_PASS_DEF_QUANTIZE
+#include "vram/Transforms/Passes.h.inc"
+} // namespace vram
+
+using namespace mlir;
+using namespace vram;
+using namespace vram::nn;
+
+namespace {
+
+struct QuantizePass : public vram::impl::QuantizeBase<QuantizePass> {
+  using QuantizeBase::QuantizeBase;
+
+  void runOnOperation() override;
+
+private:
+  /// Linear4bit's compute dtype for an input of `inputType`.
+  Type getComputeType(Type inputType);
+  LogicalResult quantize(LinearOp linear, ParamOp weight,
+                         QuantizationAttr config);
+};
+
+} // namespace
+
+Type QuantizePass::getComputeType(Type inputType) {
+  // Linear4bit.set_compute_type: float32 and bfloat16 inputs compute in
+  // their own dtype; float16 ones in bnb_4bit_compute_dtype.
+  if (!inputType.isF16())
+    return inputType;
+  Builder b(&getContext());
+  switch (computeDtype) {
+  case Precision::Fp16:
+    return b.getF16Type();
+  case Precision::Bf16:
+    return b.getBF16Type();
+  default:
+    return b.getF32Type();
+  }
+}
+
+void QuantizePass::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *ctx = &getContext();
+  auto forward = module.lookupSymbol<func::FuncOp>(entry);
+  if (!forward || forward.isExternal()) {
+    emitError(module.getLoc())
+        << "no function @" << entry
+        << " to quantize (vram-quantize runs before vram-build-step)";
+    return signalPassFailure();
+  }
+  if (forward->hasAttr(NNDialect::kAutocastAttrName)) {
+    forward.emitError("4-bit weights under torch.autocast are not modelled: "
+                      "load the model in its compute dtype (--precision=bf16)");
+    return signalPassFailure();
+  }
+  if (forward->hasAttr(NNDialect::kLoraAttrName)) {
+    forward.emitError("vram-quantize runs before vram-lora: peft adapts the "
+                      "layers of a quantized model");
+    return signalPassFailure();
+  }
+  if (computeDtype != Precision::Fp32 && computeDtype != Precision::Fp16 &&
+      computeDtype != Precision::Bf16) {
+    emitError(module.getLoc())
+        << "the 4-bit compute dtype is fp32, fp16 or bf16, not "
+        << stringifyEnum(computeDtype);
+    return signalPassFailure();
+  }
+  auto config = QuantizationAttr::getChecked(
+      [&] { return emitError(module.getLoc()); }, ctx,
+      static_cast<QuantType>(quantType), static_cast<int64_t>(blocksize),
+      static_cast<bool>(doubleQuant));
+  if (!config)
+    return signalPassFailure();
+
+  SmallVector<std::pair<LinearOp, ParamOp>> chosen;
+  forward.walk([&](LinearOp linear) {
+    auto weight = linear.getWeight().getDefiningOp<ParamOp>();
+    // get_keys_to_not_convert: the output layer (lm_head) and tied weights
+    // keep their dtype.
+    bool isOutput = llvm::any_of(linear->getUsers(), [](Operation *user) {
+      return isa<func::ReturnOp>(user);
+    });
+    if (weight && !isOutput && weight->hasOneUse())
+      chosen.push_back({linear, weight});
+  });
+  if (chosen.empty()) {
+    forward.emitError("no linear layer to quantize: 4-bit weights replace "
+                      "the linear layers whose weight is a parameter, except "
+                      "the output layer and tied weights");
+    return signalPassFailure();
+  }
+  for (auto [linear, weight] : chosen) {
+    if (failed(quantize(linear, weight, config)))
+      return signalPassFailure();
+    ++numQuantized;
+  }
+  forward->setAttr(NNDialect::kQuantizeAttrName, config);
+}
+
+LogicalResult QuantizePass::quantize(LinearOp linear, ParamOp weight,
+                                     QuantizationAttr config) {
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  Type dtype = weightType.getElementType();
+  if (!dtype.isF32() && !dtype.isF16() && !dtype.isBF16())
+    return linear.emitError("bitsandbytes quantizes float32, float16 or "
+                            "bfloat16 weights, not ")
+           << dtype;
+  Value input = linear.getInput();
+  Type inputType = getElementTypeOrSelf(input.getType());
+  Type compute = getComputeType(inputType);
+  Value bias = linear.getBias();
+  // Linear4bit.forward converts a bias of another dtype in place (its
+  // parameter's .data), which changes the model's dtype: not modelled.
+  if (bias && getElementTypeOrSelf(bias.getType()) != compute)
+    return linear.emitError("a bias in ")
+           << getElementTypeOrSelf(bias.getType())
+           << " under a 4-bit layer computing in " << compute
+           << " is not modelled (Linear4bit converts it in place)";
+
+  OpBuilder b(weight);
+  SmallVector<RankedTensorType> types;
+  int64_t elements = weightType.getNumElements();
+  getQuantizedWeightTypes(config, elements, types);
+  auto quantized = QuantizedWeightOp::create(
+      b, weight.getLoc(), SmallVector<Type>(types.begin(), types.end()),
+      weight.getName(), config, weightType.getShape(), dtype);
+
+  b.setInsertionPoint(linear);
+  Location loc = linear.getLoc();
+  if (compute != inputType)
+    input = CastOp::create(
+        b, loc, cast<RankedTensorType>(input.getType()).clone(compute), input);
+  Value output =
+      Linear4bitOp::create(b, loc, input, quantized.getPacked(), bias);
+  // matmul_4bit(...).to(inp_dtype).
+  if (compute != inputType)
+    output = CastOp::create(b, loc, linear.getType(), output);
+  linear.replaceAllUsesWith(output);
+  linear.erase();
+  weight.erase();
+  return success();
+}
