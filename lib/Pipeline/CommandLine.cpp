@@ -406,6 +406,12 @@ struct VramOptFlags {
       cl::desc("Print the largest batch size that fits --budget (re-runs the "
                "pipeline per candidate), alone on stdout"),
       cl::init(false), cl::cat(lintCat)};
+  cl::opt<bool> fitContext{
+      "fit-context",
+      cl::desc("Print the longest sequence (--seq, tokens) that fits --budget "
+               "at --batch (re-runs the pipeline per candidate), alone on "
+               "stdout"),
+      cl::init(false), cl::cat(lintCat)};
 
   /// Whether the caching allocator is modelled (--allocator=pytorch-cuda,
   /// or implied by --gpu).
@@ -708,6 +714,11 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
       allocatorKind != nn::AllocatorKind::PytorchCuda)
     return usage("--context-bytes and --cuda-lazy-loading are part of the "
                  "device figure: add --gpu or --allocator=pytorch-cuda");
+  if (fitBatch && fitContext)
+    return usage("--fit-batch and --fit-context each search one size: give "
+                 "one");
+  if (fitContext && !hasBudget())
+    return usage("--fit-context needs --budget (or --gpu)");
   if ((fitBatch || budgetMetric.getNumOccurrences()) && !hasBudget())
     return usage(std::string(fitBatch ? "--fit-batch" : "--budget-metric") +
                  " needs --budget (or --gpu)");
@@ -970,6 +981,7 @@ std::string vram::getHuggingFaceConfigPath() {
 }
 
 bool vram::isFitBatchRequested() { return flags->fitBatch; }
+bool vram::isFitContextRequested() { return flags->fitContext; }
 bool vram::isCudaDeviceListRequested() { return flags->listCudaDevices; }
 
 llvm::Expected<RunOptions> vram::getRunOptionsFromCommandLine(

@@ -55,6 +55,8 @@ public:
   StringRef getName() const override { return options.name; }
   StringRef getInputPath() const override { return inputPath; }
   MLIRContext *getContext() const override { return context; }
+  bool canVarySequence() const override { return true; }
+  void setSequenceLength(int64_t seq) override { options.seq = seq; }
 
   llvm::Expected<OwningOpRef<ModuleOp>>
   build(std::optional<int64_t> batch) override {
@@ -89,6 +91,8 @@ public:
   StringRef getName() const override { return config.name; }
   StringRef getInputPath() const override { return inputPath; }
   MLIRContext *getContext() const override { return context; }
+  bool canVarySequence() const override { return true; }
+  void setSequenceLength(int64_t seq) override { options.seq = seq; }
 
   llvm::Expected<OwningOpRef<ModuleOp>>
   build(std::optional<int64_t> batch) override {
@@ -179,6 +183,9 @@ public:
       : FileModelSource(context, std::move(file)), options(std::move(options)) {
   }
 
+  bool canVarySequence() const override { return true; }
+  void setSequenceLength(int64_t seq) override { options.seq = seq; }
+
   llvm::Expected<OwningOpRef<ModuleOp>>
   build(std::optional<int64_t> batch) override {
     torch_export::ExportImportOptions importOptions;
@@ -216,6 +223,9 @@ public:
              OnnxSourceOptions options)
       : FileModelSource(context, std::move(file)), options(std::move(options)) {
   }
+
+  bool canVarySequence() const override { return true; }
+  void setSequenceLength(int64_t seq) override { options.seq = seq; }
 
   llvm::Expected<OwningOpRef<ModuleOp>>
   build(std::optional<int64_t> batch) override {

@@ -220,24 +220,27 @@ FailureOr<int64_t> vram::measureModel(ModelSource &source,
   return measureBudgetMetric(**module, withStep);
 }
 
-llvm::Expected<std::optional<int64_t>>
-vram::findFittingBatch(ModelSource &source, const PipelineOptions &options) {
+/// The largest candidate in [1, limit] whose step fits `options.budget`,
+/// each built by `buildAt` and run through the pipeline. Candidate 1's
+/// diagnostics are the user's; a larger candidate that fails (sizes that
+/// overflow) does not fit. A UsageError stops the search, for a larger
+/// candidate too when `usageStops` (a graph whose batch is static).
+static llvm::Expected<std::optional<int64_t>> findLargestFitting(
+    ModelSource &source, const PipelineOptions &options, int64_t limit,
+    bool usageStops,
+    llvm::function_ref<llvm::Expected<OwningOpRef<ModuleOp>>(int64_t)>
+        buildAt) {
   assert(options.budget && "the fit search needs a budget");
   PipelineOptions withStep = options;
   withStep.buildStep = true;
-  // Batch 1's errors are the user's; a larger batch whose sizes overflow
-  // does not fit. A usage error (a graph whose batch is static) stops the
-  // search.
   std::optional<llvm::Error> usage;
   auto measure = [&](int64_t candidate) -> FailureOr<int64_t> {
     std::optional<ScopedDiagnosticHandler> quiet;
     if (candidate > 1)
       quiet.emplace(source.getContext(),
                     [](Diagnostic &) { return success(); });
-    // A usage error stops the search; any other failure of a larger batch
-    // means it does not fit.
     auto giveUp = [&](llvm::Error error) -> FailureOr<int64_t> {
-      if (error.isA<UsageError>()) {
+      if (error.isA<UsageError>() && (usageStops || candidate == 1)) {
         usage = std::move(error);
         return failure();
       }
@@ -246,7 +249,7 @@ vram::findFittingBatch(ModelSource &source, const PipelineOptions &options) {
         return INT64_MAX;
       return failure();
     };
-    llvm::Expected<OwningOpRef<ModuleOp>> module = source.build(candidate);
+    llvm::Expected<OwningOpRef<ModuleOp>> module = buildAt(candidate);
     if (!module)
       return giveUp(module.takeError());
     if (llvm::Error error = runPipeline(**module, withStep))
@@ -257,12 +260,57 @@ vram::findFittingBatch(ModelSource &source, const PipelineOptions &options) {
     return used;
   };
   FailureOr<std::optional<int64_t>> best =
-      findLargestBatch(measure, *options.budget);
+      findLargestBatch(measure, *options.budget, limit);
   if (usage)
     return std::move(*usage);
   if (failed(best))
     return makeDiagnosedError();
   return *best;
+}
+
+llvm::Expected<std::optional<int64_t>>
+vram::findFittingBatch(ModelSource &source, const PipelineOptions &options) {
+  return findLargestFitting(source, options, int64_t(1) << 40,
+                            /*usageStops=*/true,
+                            [&](int64_t batch) { return source.build(batch); });
+}
+
+/// The sequence length of a built language model: dimension 1 of its first
+/// integer (token id) input.
+static std::optional<int64_t> getSequenceLength(ModuleOp module) {
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward)
+    return std::nullopt;
+  for (Type type : forward.getArgumentTypes())
+    if (auto tensor = dyn_cast<RankedTensorType>(type);
+        tensor && tensor.getRank() >= 2 &&
+        isa<IntegerType>(tensor.getElementType()))
+      return tensor.getDimSize(1);
+  return std::nullopt;
+}
+
+llvm::Expected<std::optional<int64_t>>
+vram::findFittingSequence(ModelSource &source, const PipelineOptions &options) {
+  auto noSequence = [&] {
+    return makeUsageError("--fit-context needs a language model whose "
+                          "sequence length --seq binds (token ids [batch, "
+                          "seq]); " +
+                          source.getName() + " has none");
+  };
+  if (!source.canVarySequence())
+    return noSequence();
+  // A sequence past the model's learned positions is a usage error of
+  // that length only: it does not fit.
+  return findLargestFitting(
+      source, options, int64_t(1) << 24, /*usageStops=*/false,
+      [&](int64_t seq) -> llvm::Expected<OwningOpRef<ModuleOp>> {
+        source.setSequenceLength(seq);
+        llvm::Expected<OwningOpRef<ModuleOp>> module =
+            source.build(std::nullopt);
+        if (module && getSequenceLength(**module) != seq)
+          return noSequence();
+        return module;
+      });
 }
 
 SmallVector<std::string> vram::getRepeatedBlockPatterns(func::FuncOp func) {

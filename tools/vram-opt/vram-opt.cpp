@@ -292,6 +292,10 @@ int main(int argc, char **argv) {
     if (vram::isFitBatchRequested())
       usageError("--fit-batch needs a model whose batch can be bound: a zoo "
                  "model or an ONNX graph with a symbolic batch dimension");
+    if (vram::isFitContextRequested())
+      usageError("--fit-context needs a language model whose sequence "
+                 "length --seq binds: a zoo or Hugging Face model, or an "
+                 "ONNX graph or torch.export program with token-id inputs");
     auto processChunk = [&](std::unique_ptr<llvm::MemoryBuffer> chunk,
                             llvm::MemoryBufferRef, llvm::raw_ostream &os) {
       return processMlirBuffer(std::move(chunk), os, registry, *options);
@@ -322,6 +326,23 @@ int main(int argc, char **argv) {
       return exitCodeOf(best.takeError());
     if (!*best) {
       llvm::errs() << "vram-opt: even batch 1 exceeds the budget of "
+                   << vram::formatByteSize(*options->pipeline.budget) << " ("
+                   << vram::stringifyBudgetMetric(
+                          options->pipeline.getBudgetMetric())
+                   << ")\n";
+      return 1;
+    }
+    llvm::outs() << **best << "\n";
+    return 0;
+  }
+  if (vram::isFitContextRequested()) {
+    llvm::Expected<std::optional<int64_t>> best =
+        vram::findFittingSequence(**source, options->pipeline);
+    if (!best)
+      return exitCodeOf(best.takeError());
+    if (!*best) {
+      llvm::errs() << "vram-opt: even a 1-token sequence exceeds the budget "
+                      "of "
                    << vram::formatByteSize(*options->pipeline.budget) << " ("
                    << vram::stringifyBudgetMetric(
                           options->pipeline.getBudgetMetric())

@@ -50,6 +50,8 @@ createModelSourceFromCommandLine(mlir::MLIRContext *context, ModelKind kind,
 
 /// --fit-batch, --list-cuda-devices, --zoo=list.
 bool isFitBatchRequested();
+/// Whether --fit-context asks for the longest sequence instead of a report.
+bool isFitContextRequested();
 bool isCudaDeviceListRequested();
 
 } // namespace vram

@@ -60,6 +60,13 @@ public:
   /// budget suggestions need it).
   virtual bool canRebuild() const { return true; }
 
+  /// Whether the source has a sequence length to bind (--seq: a zoo or
+  /// Hugging Face language model, an ONNX graph or torch.export program
+  /// with token-id inputs); the context search needs it.
+  virtual bool canVarySequence() const { return false; }
+  /// Builds at `seq` tokens from now on, as --seq would.
+  virtual void setSequenceLength(int64_t seq) {}
+
   /// The front end's warnings about the model at its own batch, each with
   /// the rule it was tagged with (vram/Support/Findings.h).
   llvm::ArrayRef<ImportFinding> getFindings() const { return findings; }

@@ -136,6 +136,13 @@ mlir::FailureOr<int64_t> measureModel(ModelSource &source,
 llvm::Expected<std::optional<int64_t>>
 findFittingBatch(ModelSource &source, const PipelineOptions &options);
 
+/// --fit-context: the longest sequence (tokens, --seq) whose step fits
+/// `options.budget` at the source's batch, searched as findFittingBatch
+/// does; a candidate the model cannot take (past its learned positions)
+/// does not fit. A UsageError for a model without a sequence length.
+llvm::Expected<std::optional<int64_t>>
+findFittingSequence(ModelSource &source, const PipelineOptions &options);
+
 /// Checkpoint patterns for every repeated block of `func`'s layers: the
 /// outermost ModuleList or Sequential of each layer path (`model.layers.*`
 /// for a decoder stack, `layer1.*` ... `layer4.*` for a ResNet), in the
