@@ -2,6 +2,7 @@
 
 #include "vram/Lint/Budget.h"
 #include "vram/Analysis/StepInfo.h"
+#include "vram/Dialect/NN/NNOps.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -51,6 +52,61 @@ std::string vram::formatByteSize(int64_t bytes) {
                 : llvm::formatv("{0:f2} {1}", v, units[u]).str();
 }
 
+/// "8", "0.56": a per-parameter byte count, two decimals when fractional.
+static std::string formatPerElement(double bytes) {
+  if (bytes == std::floor(bytes))
+    return llvm::formatv("{0}", static_cast<int64_t>(bytes)).str();
+  return llvm::formatv("{0:f2}", bytes).str();
+}
+
+/// A note naming the largest category at the peak, said the way one reasons
+/// about it: optimizer state, gradients and parameters per (trainable)
+/// parameter ("50.20 GiB of optimizer_state (38% of the peak), adam: 8 bytes
+/// per trainable parameter").
+static void noteDominantCategory(InFlightDiagnostic &diag, Operation *step,
+                                 const MemoryAnalysis &memory) {
+  CategoryBytes atPeak = memory.getBreakdown(memory.getPeakIndex());
+  int64_t total = 0;
+  unsigned largest = 0;
+  for (unsigned c = 0; c < kNumMemoryCategories; ++c) {
+    total += atPeak[c];
+    if (atPeak[c] > atPeak[largest])
+      largest = c;
+  }
+  int64_t bytes = atPeak[largest];
+  if (total <= 0 || bytes <= 0)
+    return;
+  auto category = static_cast<nn::MemoryCategory>(largest);
+  Diagnostic &note = diag.attachNote(step->getLoc());
+  note << formatByteSize(bytes) << " of " << stringifyEnum(category) << " ("
+       << llvm::formatv("{0:f0}", 100.0 * bytes / total) << "% of the peak)";
+  FailureOr<ParameterSummary> params = summarizeParameters(step);
+  if (failed(params))
+    return;
+  auto perParameter = [&](int64_t count, StringRef which) {
+    if (count > 0)
+      note << ": " << formatPerElement(static_cast<double>(bytes) / count)
+           << " bytes per " << which << " parameter, "
+           << llvm::formatv("{0:N}", count) << " of them";
+  };
+  switch (category) {
+  case nn::MemoryCategory::OptimizerState:
+    if (auto config = step->getAttrOfType<nn::OptimizerConfigAttr>(
+            nn::NNDialect::kOptimizerAttrName))
+      note << ", " << stringifyEnum(config.getKind());
+    perParameter(params->trainable, "trainable");
+    break;
+  case nn::MemoryCategory::Gradients:
+    perParameter(params->trainable, "trainable");
+    break;
+  case nn::MemoryCategory::Parameters:
+    perParameter(params->count, "model");
+    break;
+  default:
+    break;
+  }
+}
+
 LogicalResult vram::checkBudget(Operation *step, const MemoryAnalysis &memory,
                                 int64_t used, int64_t budget,
                                 StringRef metricName, unsigned notes) {
@@ -66,6 +122,7 @@ LogicalResult vram::checkBudget(Operation *step, const MemoryAnalysis &memory,
       << "peak " << what << " memory (" << metricName << ") "
       << formatByteSize(used) << " exceeds the budget of "
       << formatByteSize(budget) << " by " << formatByteSize(used - budget);
+  noteDominantCategory(diag, step, memory);
   for (unsigned i : memory.getTopStoragesAtPeak(notes)) {
     const Storage &s = memory.getStorages()[i];
     Location loc = s.op ? s.op->getLoc() : step->getLoc();

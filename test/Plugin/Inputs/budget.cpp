@@ -18,6 +18,11 @@
 // fc1.weight and both moments.
 // AMP saves nothing here (the peak is at Adam's update of fp32 state), so it
 // is not suggested.
+// The first note names the largest category at the peak: Adam's two moments
+// of (784*256 + 256) + (256*10 + 10) = 203,530 parameters, 8 B each =
+// 1,628,240 B = 1.55 MiB.
+// expected-note@+6 {{1.55 MiB of optimizer_state (39% of the peak), adam: 8 bytes per trainable parameter, 203,530 of them}}
+// strict-note@+5 {{1.55 MiB of optimizer_state (39% of the peak), adam: 8 bytes per trainable parameter, 203,530 of them}}
 // expected-warning@+4 {{vram: SmallBudgetImpl: peak training memory (exact) 3.98 MiB exceeds the budget of 976.56 KiB by 3.02 MiB}}
 // expected-note@+3 {{vram: not even batch size 1 fits the budget}}
 // strict-error@+2 {{vram: SmallBudgetImpl: peak training memory (exact) 3.98 MiB exceeds the budget of 976.56 KiB by 3.02 MiB}}
@@ -84,6 +89,8 @@ struct [[clang::annotate("vram.budget=1GiB;input=4x16")]] UnmodelledImpl
 // (B = 305 needs 1000080 B).
 // The notes: the input at the class (it has no declaration), the weight at
 // its register_module, the output where forward() makes it (the peak).
+// expected-note@+9 {{1.53 MiB of inputs (97% of the peak)}}
+// strict-note@+8 {{1.53 MiB of inputs (97% of the peak)}}
 // expected-warning@+7 {{vram: InferenceBatchImpl: peak inference memory (exact) 1.58 MiB exceeds the budget of 976.56 KiB by 642.10 KiB}}
 // expected-note@+6 {{1.53 MiB of inputs alive at the peak}}
 // expected-note@+5 {{vram: batch size 304 fits the budget}}
@@ -115,6 +122,8 @@ struct [[clang::annotate("vram.budget=1MB;input=512x784;mode=inference")]] Infer
 // (31360 B), the bias and the output (20480 B) share one 2 MiB segment, the
 // input (1605632 B) takes a 20 MiB segment: 22 MiB reserved, 22 MiB - 10^6 B
 // = 21.05 MiB over; even batch 1 reserves a 2 MiB segment.
+// expected-note@+9 {{1.53 MiB of inputs (97% of the peak)}}
+// strict-note@+8 {{1.53 MiB of inputs (97% of the peak)}}
 // expected-warning@+7 {{vram: CudaReservedImpl: peak inference memory (reserved) 22.00 MiB exceeds the budget of 976.56 KiB by 21.05 MiB}}
 // expected-note@+6 {{1.53 MiB of inputs alive at the peak}}
 // expected-note@+5 {{vram: not even batch size 1 fits the budget}}
