@@ -234,6 +234,12 @@ struct VramOptFlags {
                "parameter stepped by its post-accumulate-grad hook): each "
                "gradient is freed right after its update"),
       cl::init(false), cl::cat(stepCat)};
+  cl::opt<bool> ema{
+      "ema",
+      cl::desc("Keep an EMA of the model (torch.optim.swa_utils.AveragedModel "
+               "with get_ema_multi_avg_fn): a copy of every parameter and "
+               "buffer, updated in place after each optimizer step"),
+      cl::init(false), cl::cat(stepCat)};
   cl::opt<bool> inputRequiresGrad{"input-requires-grad",
                                   cl::desc("Model inputs require grad"),
                                   cl::init(false), cl::cat(stepCat)};
@@ -636,6 +642,15 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
     return usage("--optimizer-in-backward applies to training (--mode=train) "
                  "with gradients freed after each update (no --grad-accum, "
                  "no --set-to-none=false)");
+  if (ema && mode == nn::StepMode::Inference)
+    return usage("--ema applies to training (--mode=train)");
+  if (ema && !parallelSpec.empty())
+    return usage("--ema with --parallel is not modelled yet");
+  if (ema && quantizeType.getNumOccurrences())
+    return usage("--ema of a model with 4-bit weights is not modelled (its "
+                 "deep copy holds the packed weights and their QuantState)");
+  if (ema && validate != ValidationTarget::None)
+    return usage("--validate does not execute the EMA update yet");
   if (optimizerInBackward && !parallelSpec.empty())
     return usage("--optimizer-in-backward with --parallel is not modelled "
                  "yet");
@@ -891,6 +906,7 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
   options.step.setToNone = setToNone;
   options.step.gradAccum = gradAccum;
   options.step.optimizerInBackward = optimizerInBackward;
+  options.step.ema = ema;
   options.step.inputRequiresGrad = inputRequiresGrad;
   options.step.torchVersion = torchVersion;
   options.step.cudnnWorkspace = cudnnWorkspace;

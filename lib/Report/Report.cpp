@@ -277,6 +277,7 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
     a.gradAccum = steps.getInt();
   a.optimizerInBackward =
       a.func->hasAttr(nn::NNDialect::kOptimizerInBackwardAttrName);
+  a.ema = a.func->hasAttr(nn::NNDialect::kEmaAttrName);
   if (auto layout = a.func->getAttrOfType<nn::ParallelAttr>(
           nn::NNDialect::kParallelAttrName))
     a.parallel = readParallelFigures(a.func, layout);
@@ -505,6 +506,7 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"checkpoint", json::Array(a.checkpoint)},
            {"grad_accum", a.gradAccum},
            {"optimizer_in_backward", a.optimizerInBackward},
+           {"ema", a.ema},
            {"cudnn_workspace",
             stringifyEnum(getTorchTarget(a.func).cudnnWorkspace)}}},
       {"flops",
@@ -659,7 +661,8 @@ static void writeText(const Analyses &a, const ReportOptions &options,
     os << " x " << a.gradAccum << " micro-batches";
   if (a.mode == "train")
     os << "   optimizer: " << a.optimizer.value_or("?")
-       << (a.optimizerInBackward ? " (in backward)" : "");
+       << (a.optimizerInBackward ? " (in backward)" : "")
+       << (a.ema ? " + EMA" : "");
   os << "   precision: " << a.precision << "\n";
   if (auto config = dyn_cast_or_null<nn::QuantizationAttr>(a.quantize))
     os << "weights: 4-bit " << stringifyEnum(config.getQuantType())

@@ -86,6 +86,8 @@ struct Analyses {
   /// Whether the optimizer runs inside backward, a parameter at a time
   /// (nn.optimizer_in_backward).
   bool optimizerInBackward = false;
+  /// Whether an EMA of the model is kept (nn.ema).
+  bool ema = false;
   /// The multi-GPU layout (nn.parallel) and what the step's collectives
   /// move; none for one GPU.
   std::optional<ParallelFigures> parallel;

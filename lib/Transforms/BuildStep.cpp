@@ -107,6 +107,7 @@ private:
   void buildBackward(TrainStep &s);
   void storeParamGrads(TrainStep &s);
   void buildOptimizerStep(TrainStep &s);
+  void buildEmaUpdate(TrainStep &s);
   void finishStep(TrainStep &s);
 };
 
@@ -145,6 +146,10 @@ void BuildStepPass::runOnOperation() {
         << "optimizer-in-backward applies to a training step whose hooks "
            "free each gradient after its update (mode=train, set-to-none, "
            "no grad-accum)";
+    return signalPassFailure();
+  }
+  if (ema && mode != StepMode::Train) {
+    emitError(module.getLoc()) << "ema applies to a training step";
     return signalPassFailure();
   }
   if (gradAccum > 1 && mode != StepMode::Train) {
@@ -358,6 +363,8 @@ LogicalResult BuildStepPass::buildTrainStep(func::FuncOp step) {
   buildBackward(s);
   storeParamGrads(s);
   buildOptimizerStep(s);
+  if (ema)
+    buildEmaUpdate(s);
   finishStep(s);
   return success();
 }
@@ -733,6 +740,36 @@ void BuildStepPass::buildOptimizerStep(TrainStep &s) {
   } else if (!s.params.empty()) {
     makeStep(s.params, s.grads, states);
   }
+}
+
+/// `ema_model = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(d))`
+/// and, after each optimizer.step(), `ema_model.update_parameters(model)`:
+/// copy.deepcopy keeps a copy of every parameter and buffer (and the
+/// 8-byte n_averaged counter) across steps; the update lerps every
+/// parameter's copy in place (_foreach_lerp_), with no temporaries.
+void BuildStepPass::buildEmaUpdate(TrainStep &s) {
+  OpBuilder &b = s.b;
+  SmallVector<Value> params, averaged;
+  SmallVector<Operation *> sources;
+  for (Operation &op : s.body)
+    if (isa<ParamOp, BufferOp>(op))
+      sources.push_back(&op);
+  for (Operation *source : sources) {
+    b.setInsertionPointAfter(source);
+    Value copy = EmaCopyOp::create(b, source->getLoc(), source->getResult(0));
+    if (isa<ParamOp>(source)) {
+      params.push_back(source->getResult(0));
+      averaged.push_back(copy);
+    }
+  }
+  b.setInsertionPointToStart(&s.body);
+  OptimizerBufferOp::create(b, s.step.getLoc(),
+                            RankedTensorType::get({}, b.getIntegerType(64)),
+                            "ema.n_averaged");
+  b.setInsertionPoint(s.ret);
+  EmaUpdateOp::create(b, NameLoc::get(b.getStringAttr("ema"), s.ret.getLoc()),
+                      params, averaged);
+  s.step->setAttr(NNDialect::kEmaAttrName, b.getUnitAttr());
 }
 
 /// The step returns the loss; the model output dies after the loss.

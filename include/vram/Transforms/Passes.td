@@ -51,6 +51,10 @@ def BuildStep : Pass<"vram-build-step", "mlir::ModuleOp"> {
            "the optimizer step fused into backward: an optimizer per "
            "parameter stepped and zeroed by its post-accumulate-grad hook, "
            "so each gradient is freed right after its update">,
+    Option<"ema", "ema", "bool", /*default=*/"false",
+           "an EMA of the model (torch.optim.swa_utils.AveragedModel with "
+           "get_ema_multi_avg_fn): a copy of every parameter and buffer, "
+           "updated in place after the optimizer step">,
     Option<"inputRequiresGrad", "input-requires-grad", "bool",
            /*default=*/"false",
            "whether floating-point model inputs require grad">,

@@ -172,6 +172,9 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
   if (name == kOptimizerInBackwardAttrName)
     return expect(isa<UnitAttr>(value) && isTrainingStep(op),
                   "a unit attribute on a training step");
+  if (name == kEmaAttrName)
+    return expect(isa<UnitAttr>(value) && isTrainingStep(op),
+                  "a unit attribute on a training step");
   if (name == kGradAccumAttrName) {
     auto steps = dyn_cast<IntegerAttr>(value);
     return expect(steps && steps.getType().isSignlessInteger(64) &&

@@ -447,3 +447,51 @@ void OptimizerStepOp::getWorkspaceAllocations(const TorchTarget &target,
 }
 
 StepPhase OptimizerStepOp::getStepPhase() { return StepPhase::Optimizer; }
+
+//===----------------------------------------------------------------------===//
+// nn.ema_copy / nn.ema_update
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmaCopyOp::verify() {
+  if (!isa_and_nonnull<ParamOp, BufferOp>(getSource().getDefiningOp()))
+    return emitOpError("copies an nn.param or nn.buffer");
+  return success();
+}
+
+MemoryCategory EmaCopyOp::getMemoryCategory() {
+  return isa<BufferOp>(getSource().getDefiningOp())
+             ? MemoryCategory::Buffers
+             : MemoryCategory::OptimizerState;
+}
+
+std::string EmaCopyOp::getStorageName() {
+  Operation *source = getSource().getDefiningOp();
+  StringRef name = isa<ParamOp>(source) ? cast<ParamOp>(source).getName()
+                                        : cast<BufferOp>(source).getName();
+  return (name + ".ema").str();
+}
+
+LogicalResult EmaUpdateOp::verify() {
+  if (getParams().size() != getAveraged().size())
+    return emitOpError("needs one averaged copy per parameter, got ")
+           << getAveraged().size() << " for " << getParams().size();
+  for (auto [param, averaged] : llvm::zip(getParams(), getAveraged()))
+    if (param.getType() != averaged.getType())
+      return emitOpError("averaged copy ")
+             << averaged.getType() << " does not match its parameter "
+             << param.getType();
+  return success();
+}
+
+StepPhase EmaUpdateOp::getStepPhase() { return StepPhase::Optimizer; }
+
+int64_t EmaUpdateOp::getFlops(FlopConvention c, bool) {
+  // lerp: a + w (b - a), 3 FLOPs an element, counted only under `full`
+  // (torch.utils.flop_counter and fvcore count no elementwise ops).
+  if (c != FlopConvention::Full)
+    return 0;
+  int64_t flops = 0;
+  for (Value param : getParams())
+    flops = satAdd(flops, satMul(numel(param), 3));
+  return flops;
+}

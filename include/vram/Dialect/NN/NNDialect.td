@@ -59,6 +59,9 @@ def NN_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kOptimizerAttrName = "nn.optimizer";
     static constexpr ::llvm::StringLiteral kLoraAttrName = "nn.lora";
     static constexpr ::llvm::StringLiteral kQuantizeAttrName = "nn.quantize";
+    /// `nn.ema` (unit) on a training step with an EMA model (vram-build-step
+    /// ema).
+    static constexpr ::llvm::StringLiteral kEmaAttrName = "nn.ema";
     static constexpr ::llvm::StringLiteral kCheckpointAttrName =
         "nn.checkpoint";
     /// How the ranks of a multi-GPU job share the step (#nn.parallel,

@@ -1280,6 +1280,47 @@ def NN_OptimizerStateOp : NN_Op<"optimizer_state",
       "$kind `of` $param attr-dict `:` type($param) `->` type($result)";
 }
 
+def NN_EmaCopyOp : NN_Op<"ema_copy", [AllTypesMatch<["source", "result"]>,
+    DeclareOpInterfaceMethods<NN_PersistentStorageOpInterface>]> {
+  let summary = "an EMA model's copy of a parameter or buffer";
+  let description = [{
+    torch.optim.swa_utils.AveragedModel deep-copies the model: a copy of
+    every parameter and buffer, of the same type, alive across steps. A
+    parameter's copy counts as optimizer state (training state beside the
+    model), a buffer's as a buffer.
+
+    ```mlir
+    %e = nn.ema_copy %w : tensor<64x3x7x7xf32>
+    ```
+  }];
+  let arguments = (ins NN_AnyTensor:$source);
+  let results = (outs NN_AnyTensor:$result);
+  let assemblyFormat = "$source attr-dict `:` type($source)";
+  let hasVerifier = 1;
+}
+
+def NN_EmaUpdateOp : NN_Op<"ema_update", [AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<NN_StepPhaseOpInterface>,
+    DeclareOpInterfaceMethods<NN_CostOpInterface>]> {
+  let summary = "AveragedModel.update_parameters with an EMA, in place";
+  let description = [{
+    After optimizer.step(): get_ema_multi_avg_fn's
+    `torch._foreach_lerp_(averaged, params, 1 - decay)` over every
+    parameter (trainable or not), in place: no temporaries.
+
+    ```mlir
+    nn.ema_update params(%w) averaged(%e) : (tensor<4xf32>, tensor<4xf32>) -> ()
+    ```
+  }];
+  let arguments = (ins Variadic<NN_FloatTensor>:$params,
+                       Variadic<NN_FloatTensor>:$averaged);
+  let assemblyFormat = [{
+    `params` `(` $params `)` `averaged` `(` $averaged `)` attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def NN_OptimizerBufferOp : NN_Op<"optimizer_buffer",
     [DeclareOpInterfaceMethods<NN_PersistentStorageOpInterface>]> {
   let summary = "a persistent tensor an optimizer keeps once for all parameters";
