@@ -17,15 +17,12 @@ AdamW (for-loop), torch.manual_seed(0), torch.set_num_threads(1)):
 
 Writes results/ema-torch-<torch>-cpu.json.
 """
-import ctypes
 import datetime
 import json
-import os
 import pathlib
 import platform
-import subprocess
-import sys
-import tempfile
+
+import memhook_preload
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -39,8 +36,7 @@ def measure(optimizer, with_ema):
     import torch
     import torchvision
     from torch.optim.swa_utils import AveragedModel, get_ema_multi_avg_fn
-    hook = ctypes.CDLL(None)
-    hook.vram_live.restype = hook.vram_peak.restype = ctypes.c_longlong
+    hook = memhook_preload.counter()
     torch.manual_seed(0)
     model = torchvision.models.resnet18(num_classes=102)
     model.train()
@@ -73,11 +69,7 @@ def measure(optimizer, with_ema):
 
 
 def main():
-    if "LD_PRELOAD" not in os.environ:
-        lib = pathlib.Path(tempfile.mkdtemp()) / "memhook.so"
-        subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(lib), str(HERE / "memhook" / "memhook.c"),
-                        "-ldl", "-lpthread"], check=True)
-        os.execve(sys.executable, [sys.executable] + sys.argv, dict(os.environ, LD_PRELOAD=str(lib)))
+    memhook_preload.reexec()
     import torch
     torch.set_num_threads(1)
     rows = [measure(o, e) for o in ("sgd", "adamw") for e in (False, True)]

@@ -34,15 +34,14 @@ Per case:
 Writes results/qlora-torch-<torch>-bnb-<bnb>-cpu.json unless cases are
 named.
 """
-import ctypes
 import datetime
 import json
-import os
 import pathlib
 import platform
-import subprocess
 import sys
 import tempfile
+
+import memhook_preload
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HERE = ROOT / "benchmarks" / "accuracy"
@@ -81,8 +80,7 @@ def measure(name, dtype_name, quant, double_quant, batch, seq, verbose):
     import transformers
     from peft import LoraConfig, get_peft_model
     dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[dtype_name]
-    hook = ctypes.CDLL(None)
-    hook.vram_live.restype = hook.vram_peak.restype = ctypes.c_longlong
+    hook = memhook_preload.counter()
 
     config = transformers.AutoConfig.from_pretrained(CONFIG)
     with tempfile.TemporaryDirectory() as tmp:
@@ -145,11 +143,7 @@ def measure(name, dtype_name, quant, double_quant, batch, seq, verbose):
 
 
 def main():
-    if "LD_PRELOAD" not in os.environ:
-        lib = pathlib.Path(tempfile.mkdtemp()) / "memhook.so"
-        subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(lib), str(HERE / "memhook" / "memhook.c"),
-                        "-ldl", "-lpthread"], check=True)
-        os.execve(sys.executable, [sys.executable] + sys.argv, dict(os.environ, LD_PRELOAD=str(lib)))
+    memhook_preload.reexec()
     import torch
     import bitsandbytes
     import peft

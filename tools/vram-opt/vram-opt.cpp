@@ -319,13 +319,13 @@ int main(int argc, char **argv) {
                                              std::move(file), cxxFlags);
   if (!source)
     return exitCodeOf(source.takeError());
-  if (vram::isFitBatchRequested()) {
-    llvm::Expected<std::optional<int64_t>> best =
-        vram::findFittingBatch(**source, options->pipeline);
+  // --fit-batch / --fit-context: the number alone on stdout.
+  auto printFit = [&](llvm::Expected<std::optional<int64_t>> best,
+                      llvm::StringRef smallest) {
     if (!best)
       return exitCodeOf(best.takeError());
     if (!*best) {
-      llvm::errs() << "vram-opt: even batch 1 exceeds the budget of "
+      llvm::errs() << "vram-opt: even " << smallest << " exceeds the budget of "
                    << vram::formatByteSize(*options->pipeline.budget) << " ("
                    << vram::stringifyBudgetMetric(
                           options->pipeline.getBudgetMetric())
@@ -334,24 +334,13 @@ int main(int argc, char **argv) {
     }
     llvm::outs() << **best << "\n";
     return 0;
-  }
-  if (vram::isFitContextRequested()) {
-    llvm::Expected<std::optional<int64_t>> best =
-        vram::findFittingSequence(**source, options->pipeline);
-    if (!best)
-      return exitCodeOf(best.takeError());
-    if (!*best) {
-      llvm::errs() << "vram-opt: even a 1-token sequence exceeds the budget "
-                      "of "
-                   << vram::formatByteSize(*options->pipeline.budget) << " ("
-                   << vram::stringifyBudgetMetric(
-                          options->pipeline.getBudgetMetric())
-                   << ")\n";
-      return 1;
-    }
-    llvm::outs() << **best << "\n";
-    return 0;
-  }
+  };
+  if (vram::isFitBatchRequested())
+    return printFit(vram::findFittingBatch(**source, options->pipeline),
+                    "batch 1");
+  if (vram::isFitContextRequested())
+    return printFit(vram::findFittingSequence(**source, options->pipeline),
+                    "a 1-token sequence");
   // Over budget or a validation that disagrees (exit 1) still writes the
   // requested report.
   int code = exitCodeOf(vram::runModel(**source, *options, output->os()));

@@ -43,6 +43,15 @@ template <typename... Args> int64_t satMul(Args... args) {
 }
 inline int64_t satAdd(int64_t a, int64_t b) { return saturatingAdd(a, b); }
 
+/// The sum of an op's workspace allocations (getWorkspaceBytes of ops that
+/// list them), saturating.
+inline int64_t sumAllocations(llvm::ArrayRef<int64_t> sizes) {
+  int64_t bytes = 0;
+  for (int64_t size : sizes)
+    bytes = satAdd(bytes, size);
+  return bytes;
+}
+
 inline int64_t numel(mlir::Type type) {
   int64_t n = 1;
   for (int64_t d : mlir::cast<mlir::RankedTensorType>(type).getShape())

@@ -425,10 +425,7 @@ void Linear4bitOp::getWorkspaceAllocations(const TorchTarget &target,
 int64_t Linear4bitOp::getWorkspaceBytes(const TorchTarget &target) {
   SmallVector<int64_t> sizes;
   getWorkspaceAllocations(target, sizes);
-  int64_t bytes = 0;
-  for (int64_t size : sizes)
-    bytes = satAdd(bytes, size);
-  return bytes;
+  return sumAllocations(sizes);
 }
 
 int64_t Linear4bitOp::getBackwardWorkspaceBytes(const TorchTarget &,

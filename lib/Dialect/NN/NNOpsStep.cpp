@@ -392,10 +392,7 @@ static void getAdafactorTemporaries(ValueRange params, OptimizerImpl impl,
 int64_t OptimizerStepOp::getWorkspaceBytes(const TorchTarget &target) {
   SmallVector<int64_t> sizes;
   getWorkspaceAllocations(target, sizes);
-  int64_t bytes = 0;
-  for (int64_t size : sizes)
-    bytes = satAdd(bytes, size);
-  return bytes;
+  return sumAllocations(sizes);
 }
 
 void OptimizerStepOp::getWorkspaceAllocations(const TorchTarget &target,
