@@ -90,6 +90,8 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
       s.category = MemoryCategory::Inputs;
     else if (auto p = dyn_cast<nn::PersistentStorageOpInterface>(owner))
       s.category = p.getMemoryCategory();
+    else if (owner && owner->hasTrait<nn::KvCacheTrait>())
+      s.category = MemoryCategory::KvCache;
     // FSDP's gathered copies of parameters are parameters while they live.
     else if (isa_and_nonnull<nn::UnshardOp>(owner))
       s.category = MemoryCategory::Parameters;

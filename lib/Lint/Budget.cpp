@@ -102,9 +102,36 @@ static void noteDominantCategory(InFlightDiagnostic &diag, Operation *step,
   case nn::MemoryCategory::Parameters:
     perParameter(params->count, "model");
     break;
+  case nn::MemoryCategory::KvCache: {
+    // Keys and values of every layer for one position of one sequence, from
+    // the caches the program ends with ([batch, kv heads, tokens, dim]).
+    int64_t perToken = 0;
+    for (const Storage &s : memory.getStorages())
+      if (s.category == nn::MemoryCategory::KvCache &&
+          s.lastUse == memory.getNumOps() + 1)
+        if (auto type = dyn_cast<RankedTensorType>(s.root.getType()))
+          perToken += s.bytes / (type.getDimSize(0) * type.getDimSize(2));
+    if (perToken)
+      note << ": " << llvm::formatv("{0:N}", perToken)
+           << " bytes per token of each sequence";
+    break;
+  }
   default:
     break;
   }
+}
+
+/// What a step of `mode` does, as the budget error says it.
+static StringRef stringifyStepWork(nn::StepMode mode) {
+  switch (mode) {
+  case nn::StepMode::Train:
+    return "training";
+  case nn::StepMode::Inference:
+    return "inference";
+  case nn::StepMode::Generate:
+    return "generation";
+  }
+  llvm_unreachable("unknown step mode");
 }
 
 LogicalResult vram::checkBudget(Operation *step, const MemoryAnalysis &memory,
@@ -114,9 +141,7 @@ LogicalResult vram::checkBudget(Operation *step, const MemoryAnalysis &memory,
     return success();
   Operation *peakOp = memory.getPeakOp();
   std::optional<nn::StepMode> mode = getStepMode(step);
-  StringRef what = !mode                          ? "forward"
-                   : *mode == nn::StepMode::Train ? "training"
-                                                  : "inference";
+  StringRef what = !mode ? "forward" : stringifyStepWork(*mode);
   InFlightDiagnostic diag =
       emitError(peakOp ? peakOp->getLoc() : step->getLoc())
       << "peak " << what << " memory (" << metricName << ") "

@@ -63,6 +63,16 @@ struct VramOptFlags {
   cl::opt<int64_t> seqLen{"seq",
                           cl::desc("Sequence length for language models"),
                           cl::init(-1), cl::cat(modelCat)};
+  cl::opt<int64_t> promptLen{
+      "prompt-len",
+      cl::desc("--mode=generate: prompt tokens per sequence (the prefill's "
+               "length, like --seq)"),
+      cl::init(-1), cl::cat(modelCat)};
+  cl::opt<int64_t> maxNewTokens{
+      "max-new-tokens",
+      cl::desc("--mode=generate: tokens generated per sequence "
+               "(generate(max_new_tokens=T), greedy, with a DynamicCache)"),
+      cl::init(0), cl::cat(modelCat)};
   cl::opt<int64_t> numClasses{"num-classes", cl::desc("Classifier classes"),
                               cl::init(-1), cl::cat(modelCat)};
   cl::list<std::string> dimBindings{
@@ -432,6 +442,8 @@ struct VramOptFlags {
 
   llvm::Expected<LoraOptions> parseLora() const;
   llvm::Expected<std::optional<ParallelOptions>> parseParallel() const;
+  /// --mode=generate and its flags against the input and the other flags.
+  llvm::Error checkGeneration(ModelKind kind) const;
   llvm::Error check(llvm::StringRef inputFilename, bool inputGiven,
                     llvm::ArrayRef<std::string> cxxFlags,
                     OutputFormat resolvedFormat) const;
@@ -620,6 +632,46 @@ VramOptFlags::parseParallel() const {
   return std::optional<ParallelOptions>(options);
 }
 
+llvm::Error VramOptFlags::checkGeneration(ModelKind kind) const {
+  auto usage = [](const llvm::Twine &message) {
+    return makeUsageError(message);
+  };
+  if (mode != nn::StepMode::Generate) {
+    if (promptLen.getNumOccurrences() || maxNewTokens.getNumOccurrences())
+      return usage("--prompt-len and --max-new-tokens describe generation: "
+                   "add --mode=generate");
+    return llvm::Error::success();
+  }
+  // A .mlir generation program carries its own tokens (nn.max_new_tokens).
+  if (kind == ModelKind::Mlir) {
+    if (promptLen.getNumOccurrences() || maxNewTokens.getNumOccurrences())
+      return usage("--prompt-len and --max-new-tokens build a generation "
+                   "program (--zoo or --hf); a .mlir one has its own");
+  } else if (kind != ModelKind::Zoo && kind != ModelKind::HuggingFace) {
+    return usage("--mode=generate runs the generation loop of a model whose "
+                 "layers vram-opt builds (--zoo or --hf): an imported graph "
+                 "has one forward pass, without a KV cache");
+  } else if (maxNewTokens < 1) {
+    return usage("--mode=generate needs --max-new-tokens (>= 1), the tokens "
+                 "each sequence generates");
+  }
+  if (promptLen.getNumOccurrences() && promptLen <= 0)
+    return usage("--prompt-len must be a positive integer, got " +
+                 std::to_string(promptLen));
+  if (promptLen.getNumOccurrences() && seqLen.getNumOccurrences())
+    return usage("--prompt-len is the prompt's --seq: give one");
+  if (!checkpointModules.empty() || loraSpec.getNumOccurrences() ||
+      lossKind.getNumOccurrences() || optimizer.getNumOccurrences() ||
+      !freezePatterns.empty())
+    return usage("--checkpoint, --lora, --loss, --optimizer and --freeze "
+                 "describe training, not --mode=generate");
+  if (validate != ValidationTarget::None)
+    return usage("--validate does not execute generation yet");
+  if (!parallelSpec.empty())
+    return usage("--parallel with --mode=generate is not modelled yet");
+  return llvm::Error::success();
+}
+
 llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
                                 llvm::ArrayRef<std::string> cxxFlags,
                                 OutputFormat resolvedFormat) const {
@@ -635,14 +687,14 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
   if (gradAccum < 1)
     return usage("--grad-accum must be at least 1, got " +
                  llvm::Twine(gradAccum.getValue()));
-  if (gradAccum > 1 && mode == nn::StepMode::Inference)
+  if (gradAccum > 1 && mode != nn::StepMode::Train)
     return usage("--grad-accum applies to training (--mode=train)");
   if (optimizerInBackward &&
-      (mode == nn::StepMode::Inference || gradAccum > 1 || !setToNone))
+      (mode != nn::StepMode::Train || gradAccum > 1 || !setToNone))
     return usage("--optimizer-in-backward applies to training (--mode=train) "
                  "with gradients freed after each update (no --grad-accum, "
                  "no --set-to-none=false)");
-  if (ema && mode == nn::StepMode::Inference)
+  if (ema && mode != nn::StepMode::Train)
     return usage("--ema applies to training (--mode=train)");
   if (ema && !parallelSpec.empty())
     return usage("--ema with --parallel is not modelled yet");
@@ -804,6 +856,8 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
     return usage("give one model: a model file, --zoo or --hf");
   if (kind == ModelKind::ZooList)
     return llvm::Error::success();
+  if (llvm::Error error = checkGeneration(kind))
+    return error;
   auto notFor = [](const cl::Option &opt, llvm::StringRef what) -> llvm::Error {
     if (opt.getNumOccurrences())
       return makeUsageError("--" + opt.ArgStr + " does not apply to " + what);
@@ -1084,6 +1138,9 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
       options.imageSize = f.imageSize;
     if (f.seqLen > 0)
       options.seq = f.seqLen;
+    if (f.promptLen > 0)
+      options.seq = f.promptLen;
+    options.maxNewTokens = f.maxNewTokens;
     if (f.numClasses > 0)
       options.numClasses = f.numClasses;
     options.target = {f.torchVersion, f.device};
@@ -1095,6 +1152,9 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     options.batch = batch;
     if (f.seqLen > 0)
       options.seq = f.seqLen;
+    if (f.promptLen > 0)
+      options.seq = f.promptLen;
+    options.maxNewTokens = f.maxNewTokens;
     options.target = {f.torchVersion, f.device};
     options.attention = f.attention;
     return createHuggingFaceSource(context, std::move(file),

@@ -68,6 +68,7 @@ public:
     zooOptions.numClasses = options.numClasses;
     zooOptions.target = options.target;
     zooOptions.attention = options.attention;
+    zooOptions.maxNewTokens = options.maxNewTokens;
     llvm::Expected<OwningOpRef<ModuleOp>> module =
         zoo::buildModel(context, options.name, zooOptions);
     if (!module)
@@ -101,6 +102,7 @@ public:
     zooOptions.seq = options.seq;
     zooOptions.target = options.target;
     zooOptions.attention = options.attention;
+    zooOptions.maxNewTokens = options.maxNewTokens;
     int64_t defaultSeq = config.maxPositions
                              ? std::min<int64_t>(2048, config.maxPositions)
                              : 2048;

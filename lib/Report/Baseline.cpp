@@ -134,6 +134,10 @@ llvm::Expected<BaselineFigures> vram::report::parseBaseline(StringRef text,
     return std::move(e);
   for (unsigned c = 0; c < kNumMemoryCategories; ++c) {
     StringRef category = stringifyEnum(static_cast<MemoryCategory>(c));
+    // Reports from before generation have no kv_cache: there was none.
+    if (c == static_cast<unsigned>(MemoryCategory::KvCache) &&
+        !(*atPeak)->get(category))
+      continue;
     if (llvm::Error e = r.figure(**atPeak, category,
                                  "memory.at_peak." + category, f.atPeak[c]))
       return std::move(e);

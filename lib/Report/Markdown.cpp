@@ -115,6 +115,10 @@ LogicalResult vram::report::writeMarkdown(const Analyses &a,
     os << "| category | bytes | share |\n|---|---:|---:|\n";
   for (unsigned c = 0; c < kNumMemoryCategories; ++c) {
     StringRef name = stringifyEnum(static_cast<MemoryCategory>(c));
+    // Only generation has a KV cache.
+    if (c == static_cast<unsigned>(MemoryCategory::KvCache) && !now.atPeak[c] &&
+        (!before || !before->atPeak[c]))
+      continue;
     if (before)
       os << "| " << name << " | " << humanBytes(now.atPeak[c]) << " | "
          << humanBytes(before->atPeak[c]) << " | "

@@ -290,6 +290,7 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   a.memory = &a.stepMemory->getAnalysis();
   if (a.flops->failed() || a.stepMemory->failed())
     return failure();
+  a.generation = getGenerationFigures(*a.memory, *a.flops, options.flops);
   a.allocatorName = a.stepMemory->getAllocatorName().str();
   a.deviceModel = device;
   a.libraryBytes = a.stepMemory->getLibraryBytes();
@@ -467,6 +468,16 @@ static json::Value quantizeJson(Attribute attr) {
                       {"blocksize", config.getBlocksize()}};
 }
 
+/// config.generate: `{"prompt_len": 64, "max_new_tokens": 32, "kv_cache":
+/// "dynamic"}`, or null.
+static json::Value generateJson(const Analyses &a) {
+  if (!a.generation)
+    return nullptr;
+  return json::Object{{"prompt_len", a.generation->promptLength},
+                      {"max_new_tokens", a.generation->maxNewTokens},
+                      {"kv_cache", "dynamic"}};
+}
+
 static void writeJson(const Analyses &a, const ReportOptions &options,
                       llvm::raw_ostream &os) {
   const MemoryAnalysis &memory = *a.memory;
@@ -507,19 +518,26 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"grad_accum", a.gradAccum},
            {"optimizer_in_backward", a.optimizerInBackward},
            {"ema", a.ema},
+           {"generate", generateJson(a)},
            {"cudnn_workspace",
             stringifyEnum(getTorchTarget(a.func).cudnnWorkspace)}}},
       {"flops",
-       json::Object{{"convention", stringifyEnum(options.flops)},
-                    {"forward",
-                     a.flops->getPhaseFlops(options.flops, StepPhase::Forward)},
-                    {"backward", a.flops->getPhaseFlops(options.flops,
-                                                        StepPhase::Backward)},
-                    {"optimizer", a.flops->getPhaseFlops(options.flops,
-                                                         StepPhase::Optimizer)},
-                    {"recompute", a.flops->getPhaseFlops(options.flops,
-                                                         StepPhase::Recompute)},
-                    {"total", a.flops->getTotal(options.flops)}}},
+       json::Object{
+           {"convention", stringifyEnum(options.flops)},
+           {"forward",
+            a.flops->getPhaseFlops(options.flops, StepPhase::Forward)},
+           {"backward",
+            a.flops->getPhaseFlops(options.flops, StepPhase::Backward)},
+           {"optimizer",
+            a.flops->getPhaseFlops(options.flops, StepPhase::Optimizer)},
+           {"recompute",
+            a.flops->getPhaseFlops(options.flops, StepPhase::Recompute)},
+           {"prefill", a.generation ? json::Value(a.generation->prefillFlops)
+                                    : json::Value(nullptr)},
+           {"decode_step", a.generation
+                               ? json::Value(a.generation->decodeStepFlops)
+                               : json::Value(nullptr)},
+           {"total", a.flops->getTotal(options.flops)}}},
       {"memory",
        json::Object{
            {"allocator", a.allocatorName},
@@ -532,6 +550,14 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"peak_bytes", memory.getPeakBytes()},
            {"persistent_bytes", memory.getPersistentBytes()},
            {"saved_for_backward_bytes", memory.getSavedForBackwardBytes()},
+           {"kv_cache_bytes", a.generation ? a.generation->kvCacheBytes : 0},
+           {"prefill_peak_bytes",
+            a.generation ? json::Value(a.generation->prefillPeakBytes)
+                         : json::Value(nullptr)},
+           {"decode_peak_bytes",
+            a.generation && a.generation->decodePeakBytes
+                ? json::Value(*a.generation->decodePeakBytes)
+                : json::Value(nullptr)},
            {"peak_op", peakOpJson(a)},
            {"at_peak", std::move(atPeak)},
            {"top_tensors", std::move(top)}}},
@@ -763,11 +789,20 @@ static void writeText(const Analyses &a, const ReportOptions &options,
                           a.deviceModel->gpu);
     os << "\n";
   }
-  os << "  at peak:";
+  os << "  at peak: ";
   CategoryBytes breakdown = memory.getBreakdown(memory.getPeakIndex());
+  // A KV cache exists only in generation: the line names it then.
+  SmallVector<unsigned> shown;
   for (unsigned c = 0; c < kNumMemoryCategories; ++c)
-    os << " " << stringifyEnum(static_cast<MemoryCategory>(c)) << " "
-       << humanBytes(breakdown[c]) << (c + 1 < kNumMemoryCategories ? "," : "");
+    if (c != static_cast<unsigned>(MemoryCategory::KvCache) || breakdown[c])
+      shown.push_back(c);
+  llvm::interleave(
+      shown, os,
+      [&](unsigned c) {
+        os << stringifyEnum(static_cast<MemoryCategory>(c)) << " "
+           << humanBytes(breakdown[c]);
+      },
+      ", ");
   os << "\n";
   // The same breakdown as a table with shares of the peak.
   int64_t peak = std::max<int64_t>(memory.getPeakBytes(), 1);
@@ -777,6 +812,20 @@ static void writeText(const Analyses &a, const ReportOptions &options,
                           stringifyEnum(static_cast<MemoryCategory>(c)),
                           humanBytes(breakdown[c]),
                           100.0 * breakdown[c] / peak);
+  if (const auto &g = a.generation) {
+    os << llvm::formatv("generation: {0} sequences x ({1} prompt + {2} new "
+                        "tokens), greedy, DynamicCache\n",
+                        a.batch.value_or(1), g->promptLength, g->maxNewTokens);
+    os << llvm::formatv("  KV cache: {0} ({1})\n", withCommas(g->kvCacheBytes),
+                        humanBytes(g->kvCacheBytes));
+    os << llvm::formatv("  prefill peak: {0} ({1})\n",
+                        withCommas(g->prefillPeakBytes),
+                        humanBytes(g->prefillPeakBytes));
+    if (g->decodePeakBytes)
+      os << llvm::formatv("  decode peak: {0} ({1}), the last token's step\n",
+                          withCommas(*g->decodePeakBytes),
+                          humanBytes(*g->decodePeakBytes));
+  }
   os << llvm::formatv("saved for backward: {0} ({1})\n",
                       withCommas(memory.getSavedForBackwardBytes()),
                       humanBytes(memory.getSavedForBackwardBytes()));

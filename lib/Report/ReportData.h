@@ -12,6 +12,7 @@
 #include "vram/Analysis/Allocator.h"
 #include "vram/Analysis/Device.h"
 #include "vram/Analysis/FlopAnalysis.h"
+#include "vram/Analysis/GenerationMemory.h"
 #include "vram/Analysis/MemoryAnalysis.h"
 #include "vram/Analysis/StepMemory.h"
 #include "vram/Report/Report.h"
@@ -88,6 +89,9 @@ struct Analyses {
   bool optimizerInBackward = false;
   /// Whether an EMA of the model is kept (nn.ema).
   bool ema = false;
+  /// The prefill and decode figures of a generation program
+  /// (--mode=generate); none for other steps.
+  std::optional<GenerationFigures> generation;
   /// The multi-GPU layout (nn.parallel) and what the step's collectives
   /// move; none for one GPU.
   std::optional<ParallelFigures> parallel;

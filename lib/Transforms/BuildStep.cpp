@@ -135,6 +135,23 @@ void BuildStepPass::runOnOperation() {
     return signalPassFailure();
   }
 
+  // A generation program (nn.max_new_tokens, made by its front end) is
+  // what --mode=generate runs, and only that.
+  bool isGenerationProgram = forward->hasAttr(NNDialect::kMaxNewTokensAttrName);
+  if (mode == StepMode::Generate && !isGenerationProgram) {
+    emitError(forward.getLoc(),
+              "mode=generate needs a generation program (a model "
+              "built for --mode=generate, with its KV cache), not a "
+              "single forward pass");
+    return signalPassFailure();
+  }
+  if (mode != StepMode::Generate && isGenerationProgram) {
+    emitError(forward.getLoc(),
+              "a generation program runs as mode=generate, not ")
+        << stringifyEnum(mode.getValue());
+    return signalPassFailure();
+  }
+
   if (gradAccum < 1) {
     emitError(module.getLoc()) << "grad-accum must be at least 1, got "
                                << static_cast<int64_t>(gradAccum);
@@ -222,11 +239,11 @@ void BuildStepPass::runOnOperation() {
   for (StringRef name :
        {NNDialect::kBatchAttrName, NNDialect::kSequenceLogitsAttrName,
         NNDialect::kAutocastAttrName, NNDialect::kLoraAttrName,
-        NNDialect::kQuantizeAttrName})
+        NNDialect::kQuantizeAttrName, NNDialect::kMaxNewTokensAttrName})
     if (Attribute attr = forward->getAttr(name))
       step->setAttr(name, attr);
 
-  if (mode == StepMode::Inference) {
+  if (mode != StepMode::Train) {
     buildInferenceStep(step);
   } else if (failed(buildTrainStep(step))) {
     step.erase();

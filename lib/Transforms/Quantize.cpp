@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace vram {
 #define GEN_PASS_DEF_QUANTIZE
@@ -35,8 +36,11 @@ struct QuantizePass : public vram::impl::QuantizeBase<QuantizePass> {
 private:
   /// Linear4bit's compute dtype for an input of `inputType`.
   Type getComputeType(Type inputType);
-  LogicalResult quantize(LinearOp linear, ParamOp weight,
+  /// Replaces `weight` by its 4-bit storage and each of `linears` (its
+  /// readers) by Linear4bit.
+  LogicalResult quantize(ParamOp weight, ArrayRef<LinearOp> linears,
                          QuantizationAttr config);
+  LogicalResult replaceByLinear4bit(LinearOp linear, Value packed);
 };
 
 } // namespace
@@ -91,39 +95,70 @@ void QuantizePass::runOnOperation() {
   if (!config)
     return signalPassFailure();
 
-  SmallVector<std::pair<LinearOp, ParamOp>> chosen;
+  // Each weight with the linear layers reading it: one layer, read once,
+  // or once per forward pass of a generation program (the same module).
+  llvm::MapVector<Operation *, SmallVector<LinearOp>> readers;
   forward.walk([&](LinearOp linear) {
-    auto weight = linear.getWeight().getDefiningOp<ParamOp>();
-    // get_keys_to_not_convert: the output layer (lm_head) and tied weights
-    // keep their dtype.
-    bool isOutput = llvm::any_of(linear->getUsers(), [](Operation *user) {
-      return isa<func::ReturnOp>(user);
-    });
-    if (weight && !isOutput && weight->hasOneUse())
-      chosen.push_back({linear, weight});
+    if (auto weight = linear.getWeight().getDefiningOp<ParamOp>())
+      readers[weight].push_back(linear);
   });
+  SmallVector<std::pair<ParamOp, SmallVector<LinearOp>>> chosen;
+  for (auto &[weightOp, linears] : readers) {
+    auto weight = cast<ParamOp>(weightOp);
+    // get_keys_to_not_convert: the output layer (lm_head: what the model
+    // returns, or what generation picks the next token from) and tied
+    // weights (read by another module or another op) keep their dtype.
+    bool isOutput = llvm::any_of(linears, [](LinearOp linear) {
+      return llvm::any_of(linear->getUsers(), [](Operation *user) {
+        return isa<func::ReturnOp, NextTokenOp>(user);
+      });
+    });
+    Location layer = linears.front().getLoc();
+    bool tied = !llvm::all_of(weight->getUsers(), [&](Operation *user) {
+      auto linear = dyn_cast<LinearOp>(user);
+      return linear && linear.getWeight() == weight.getResult() &&
+             linear.getLoc() == layer;
+    });
+    if (!isOutput && !tied)
+      chosen.push_back({weight, linears});
+  }
   if (chosen.empty()) {
     forward.emitError("no linear layer to quantize: 4-bit weights replace "
                       "the linear layers whose weight is a parameter, except "
                       "the output layer and tied weights");
     return signalPassFailure();
   }
-  for (auto [linear, weight] : chosen) {
-    if (failed(quantize(linear, weight, config)))
+  for (auto &[weight, linears] : chosen) {
+    if (failed(quantize(weight, linears, config)))
       return signalPassFailure();
     ++numQuantized;
   }
   forward->setAttr(NNDialect::kQuantizeAttrName, config);
 }
 
-LogicalResult QuantizePass::quantize(LinearOp linear, ParamOp weight,
+LogicalResult QuantizePass::quantize(ParamOp weight, ArrayRef<LinearOp> linears,
                                      QuantizationAttr config) {
   auto weightType = cast<RankedTensorType>(weight.getType());
   Type dtype = weightType.getElementType();
   if (!dtype.isF32() && !dtype.isF16() && !dtype.isBF16())
-    return linear.emitError("bitsandbytes quantizes float32, float16 or "
+    return weight.emitError("bitsandbytes quantizes float32, float16 or "
                             "bfloat16 weights, not ")
            << dtype;
+  OpBuilder b(weight);
+  SmallVector<RankedTensorType> types;
+  int64_t elements = weightType.getNumElements();
+  getQuantizedWeightTypes(config, elements, types);
+  auto quantized = QuantizedWeightOp::create(
+      b, weight.getLoc(), SmallVector<Type>(types.begin(), types.end()),
+      weight.getName(), config, weightType.getShape(), dtype);
+  for (LinearOp linear : linears)
+    if (failed(replaceByLinear4bit(linear, quantized.getPacked())))
+      return failure();
+  weight.erase();
+  return success();
+}
+
+LogicalResult QuantizePass::replaceByLinear4bit(LinearOp linear, Value packed) {
   Value input = linear.getInput();
   Type inputType = getElementTypeOrSelf(input.getType());
   Type compute = getComputeType(inputType);
@@ -136,26 +171,16 @@ LogicalResult QuantizePass::quantize(LinearOp linear, ParamOp weight,
            << " under a 4-bit layer computing in " << compute
            << " is not modelled (Linear4bit converts it in place)";
 
-  OpBuilder b(weight);
-  SmallVector<RankedTensorType> types;
-  int64_t elements = weightType.getNumElements();
-  getQuantizedWeightTypes(config, elements, types);
-  auto quantized = QuantizedWeightOp::create(
-      b, weight.getLoc(), SmallVector<Type>(types.begin(), types.end()),
-      weight.getName(), config, weightType.getShape(), dtype);
-
-  b.setInsertionPoint(linear);
+  OpBuilder b(linear);
   Location loc = linear.getLoc();
   if (compute != inputType)
     input = CastOp::create(
         b, loc, cast<RankedTensorType>(input.getType()).clone(compute), input);
-  Value output =
-      Linear4bitOp::create(b, loc, input, quantized.getPacked(), bias);
+  Value output = Linear4bitOp::create(b, loc, input, packed, bias);
   // matmul_4bit(...).to(inp_dtype).
   if (compute != inputType)
     output = CastOp::create(b, loc, linear.getType(), output);
   linear.replaceAllUsesWith(output);
   linear.erase();
-  weight.erase();
   return success();
 }

@@ -23,6 +23,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 using namespace mlir;
 using namespace vram::zoo;
@@ -45,6 +46,8 @@ struct GptConfig {
       vram::nn::AttentionBackend::Flash;
   bool explicitAttention = false; ///< matmul / masked_fill / softmax / matmul
   bool tiedHead; ///< the head reuses the token embedding, no bias
+  /// The cache of a generation program's forward (ModelConfig::kvCache).
+  KvCache *kvCache = nullptr;
 
   // Module names (state_dict prefixes); those of blocks are relative to
   // `<block>.<i>`. `root` is the module whose forward embeds the tokens.
@@ -82,7 +85,7 @@ GptConfig gpt2Names(GptConfig c) {
 /// Causal self-attention: qkv, split into heads, attention, merge,
 /// projection.
 Value causalSelfAttention(ModelBuilder &mb, Value x, const GptConfig &c,
-                          const Twine &prefix) {
+                          int64_t index, const Twine &prefix) {
   std::string qkvName = (prefix + "." + c.qkv).str();
   // The attention runs in the module that owns the qkv projection.
   std::string attnName = llvm::StringRef(qkvName).rsplit('.').first.str();
@@ -93,21 +96,28 @@ Value causalSelfAttention(ModelBuilder &mb, Value x, const GptConfig &c,
     heads[i] =
         mb.splitHeads(mb.slice(qkv, attnName, 2, i * c.dim, (i + 1) * c.dim),
                       attnName, c.heads);
-  Value y = c.explicitAttention
-                ? mb.matmulAttention(heads[0], heads[1], heads[2], attnName,
-                                     /*causal=*/true)
-                : mb.attention(heads[0], heads[1], heads[2], attnName,
-                               /*causal=*/true, c.attentionBackend,
-                               /*enableGqa=*/false, c.attnDropout);
+  // A decode step's query attends to every cached position, unmasked.
+  bool causal = true;
+  if (c.kvCache) {
+    std::tie(heads[1], heads[2]) =
+        c.kvCache->update(mb, index, heads[1], heads[2], attnName);
+    causal = !c.kvCache->isDecoding();
+  }
+  Value y =
+      c.explicitAttention
+          ? mb.matmulAttention(heads[0], heads[1], heads[2], attnName, causal)
+          : mb.attention(heads[0], heads[1], heads[2], attnName, causal,
+                         c.attentionBackend,
+                         /*enableGqa=*/false, c.attnDropout);
   y = mb.linear(mb.mergeHeads(y, attnName), (prefix + "." + c.attnProj).str(),
                 c.dim);
   return mb.dropout(y, (prefix + "." + c.attnDrop).str(), c.dropout);
 }
 
-Value gptBlock(ModelBuilder &mb, Value x, const GptConfig &c,
-               const std::string &name) {
+Value gptBlock(ModelBuilder &mb, Value x, const GptConfig &c, int64_t index) {
+  std::string name = (c.block + "." + Twine(index)).str();
   Value h = mb.layerNorm(x, name + "." + c.ln1.str(), c.lnEps);
-  h = causalSelfAttention(mb, h, c, name);
+  h = causalSelfAttention(mb, h, c, index, name);
   x = mb.add(x, h, name + ".add");
 
   h = mb.layerNorm(x, name + "." + c.ln2.str(), c.lnEps);
@@ -134,9 +144,12 @@ Value buildGpt(ModelBuilder &mb, Value ids, const GptConfig &c) {
   x = mb.dropout(x, c.embDrop, c.dropout);
 
   for (int64_t i = 0; i < c.layers; ++i)
-    x = gptBlock(mb, x, c, (c.block + "." + Twine(i)).str());
+    x = gptBlock(mb, x, c, i);
 
   x = mb.layerNorm(x, c.lnF, c.lnEps);
+  // generate()'s logits_to_keep=1: the head reads the last position only.
+  if (c.kvCache && seq > 1)
+    x = mb.slice(x, c.head, 1, seq - 1, seq);
   if (c.tiedHead)
     return mb.linear(x, c.head, wte, /*bias=*/Value());
   return mb.linear(x, c.head, c.vocab, /*bias=*/false);
@@ -181,6 +194,7 @@ Value vram::zoo::buildGpt2Decoder(ModelBuilder &mb, Value ids,
   c.attnDropout = config.attentionDropout;
   c.attentionBackend = getAttentionBackend(config, model);
   c.decomposedGelu = true;
+  c.kvCache = model.kvCache;
   return buildGpt(mb, ids, c);
 }
 
@@ -261,8 +275,10 @@ Value vram::zoo::buildOptDecoder(ModelBuilder &mb, Value ids,
   Value x = mb.embedding(ids, "model.decoder.embed_tokens", wte);
   Value wpe = mb.param("model.decoder.embed_positions", "weight",
                        {c.maxPositions + 2, d});
-  Value positions =
-      mb.positionIds(batch, seq, /*offset=*/2, "model.decoder.embed_positions");
+  // Positions after the cached ones in a decode step.
+  int64_t past = model.kvCache ? model.kvCache->position : 0;
+  Value positions = mb.positionIds(batch, seq, /*offset=*/2 + past,
+                                   "model.decoder.embed_positions");
   x = mb.add(x, mb.embedding(positions, "model.decoder.embed_positions", wpe),
              "model.decoder.add");
   vram::nn::AttentionBackend backend = getAttentionBackend(c, model);
@@ -272,12 +288,18 @@ Value vram::zoo::buildOptDecoder(ModelBuilder &mb, Value ids,
     Value h = mb.layerNorm(x, name + ".self_attn_layer_norm", c.normEps);
     Value q = mb.mul(mb.linear(h, attn + ".q_proj", d, /*bias=*/true),
                      mb.number(1.0 / std::sqrt((double)c.headDim), attn), attn);
-    Value k = mb.linear(h, attn + ".k_proj", d, /*bias=*/true);
-    Value v = mb.linear(h, attn + ".v_proj", d, /*bias=*/true);
-    Value y = mb.attention(
-        mb.splitHeads(q, attn, c.numHeads), mb.splitHeads(k, attn, c.numHeads),
-        mb.splitHeads(v, attn, c.numHeads), attn,
-        /*causal=*/true, backend, /*enableGqa=*/false, c.attentionDropout);
+    Value k = mb.splitHeads(mb.linear(h, attn + ".k_proj", d, /*bias=*/true),
+                            attn, c.numHeads);
+    Value v = mb.splitHeads(mb.linear(h, attn + ".v_proj", d, /*bias=*/true),
+                            attn, c.numHeads);
+    bool causal = true;
+    if (model.kvCache) {
+      std::tie(k, v) = model.kvCache->update(mb, i, k, v, attn);
+      causal = !model.kvCache->isDecoding();
+    }
+    Value y =
+        mb.attention(mb.splitHeads(q, attn, c.numHeads), k, v, attn, causal,
+                     backend, /*enableGqa=*/false, c.attentionDropout);
     y = mb.linear(mb.mergeHeads(y, attn), attn + ".out_proj", d,
                   /*bias=*/true);
     x = mb.add(x, mb.dropout(y, name + ".dropout", c.dropout), name + ".add");
@@ -288,6 +310,8 @@ Value vram::zoo::buildOptDecoder(ModelBuilder &mb, Value ids,
     x = mb.add(x, mb.dropout(h, name + ".dropout", c.dropout), name + ".add");
   }
   x = mb.layerNorm(x, "model.decoder.final_layer_norm", c.normEps);
+  if (model.kvCache && seq > 1)
+    x = mb.slice(x, "lm_head", 1, seq - 1, seq);
   if (c.tieWordEmbeddings)
     return mb.linear(x, "lm_head", wte, /*bias=*/Value());
   return mb.linear(x, "lm_head", c.vocabSize, /*bias=*/false);

@@ -43,6 +43,7 @@
 #include "llvm/ADT/Twine.h"
 
 #include <cmath>
+#include <tuple>
 
 using namespace mlir;
 using namespace vram::zoo;
@@ -81,13 +82,16 @@ public:
       if (anySliding)
         slidingRope = rotaryTables(seq, "sliding_attention_");
     } else {
-      rope = {mb.buffer("model.rotary_emb", "cos_cached", {seq, c.headDim}),
-              mb.buffer("model.rotary_emb", "sin_cached", {seq, c.headDim})};
+      rope = cachedRotaryTables(seq);
     }
     for (int64_t i = 0; i < c.numLayers; ++i)
       x = decoderLayer(x, !sliding.empty() && sliding[i] ? slidingRope : rope,
-                       ("model.layers." + Twine(i)).str());
+                       i);
     x = rmsNorm(x, "model.norm");
+    // generate() asks for the last position's logits only (logits_to_keep:
+    // lm_head(hidden_states[:, -1:, :])).
+    if (model.kvCache && seq > 1)
+      x = mb.slice(x, "model", 1, seq - 1, seq);
     Value logits = c.tieWordEmbeddings
                        ? mb.linear(x, "lm_head", embed, /*bias=*/Value())
                        : mb.linear(x, "lm_head", c.vocabSize, /*bias=*/false);
@@ -109,6 +113,21 @@ private:
         mb.expand(invFreq, "model.rotary_emb", {1, seq, c.headDim / 2});
     return {mb.concat({freqs, freqs}, "model.rotary_emb", 2),
             mb.concat({freqs, freqs}, "model.rotary_emb", 2)};
+  }
+
+  /// The `model.rotary_emb.{cos,sin}_cached` buffers [T, D] of the
+  /// positions the model reads (a generation's: all it reaches), sliced to
+  /// the forward's tokens.
+  Rotary cachedRotaryTables(int64_t seq) {
+    int64_t total = model.kvCache ? model.kvCache->totalTokens : seq;
+    Rotary rope{
+        mb.buffer("model.rotary_emb", "cos_cached", {total, c.headDim}),
+        mb.buffer("model.rotary_emb", "sin_cached", {total, c.headDim})};
+    if (total == seq)
+      return rope;
+    int64_t first = model.kvCache->position;
+    return {mb.slice(rope.cos, "model.rotary_emb", 0, first, first + seq),
+            mb.slice(rope.sin, "model.rotary_emb", 0, first, first + seq)};
   }
 
   Value rmsNorm(Value x, const std::string &name) {
@@ -170,12 +189,20 @@ private:
     return mb.transpose(y, name, 1, 2);
   }
 
-  Value selfAttention(Value x, const Rotary &rope, const std::string &name) {
+  Value selfAttention(Value x, const Rotary &rope, int64_t index,
+                      const std::string &name) {
     Value q = project(x, name, "q", c.numHeads);
     Value k = project(x, name, "k", c.numKeyValueHeads);
     Value v = project(x, name, "v", c.numKeyValueHeads);
     q = applyRotary(q, rope, name + ".rotary");
     k = applyRotary(k, rope, name + ".rotary");
+    // A decode step's query attends to every cached position: no mask, not
+    // causal (transformers skips the mask for a single query).
+    bool causal = true;
+    if (model.kvCache) {
+      std::tie(k, v) = model.kvCache->update(mb, index, k, v, name);
+      causal = !model.kvCache->isDecoding();
+    }
     bool grouped = c.numKeyValueHeads != c.numHeads;
     if (model.attention == vram::nn::AttentionImplementation::Eager ||
         c.eagerAttentionOnly)
@@ -190,7 +217,7 @@ private:
       k = repeatKeyValue(k, name);
       v = repeatKeyValue(v, name);
     }
-    Value y = mb.attention(q, k, v, name, /*causal=*/true, backend, enableGqa,
+    Value y = mb.attention(q, k, v, name, causal, backend, enableGqa,
                            c.attentionDropout);
     return mb.linear(mb.mergeHeads(y, name), name + ".o_proj", c.hiddenSize,
                      c.outputBias);
@@ -211,9 +238,10 @@ private:
 
   /// Pre-norm residual blocks; Gemma 2 also normalizes each block's output
   /// (sandwich norms).
-  Value decoderLayer(Value x, const Rotary &rope, const std::string &name) {
+  Value decoderLayer(Value x, const Rotary &rope, int64_t index) {
+    std::string name = ("model.layers." + Twine(index)).str();
     Value h = rmsNorm(x, name + ".input_layernorm");
-    h = selfAttention(h, rope, name + ".self_attn");
+    h = selfAttention(h, rope, index, name + ".self_attn");
     if (c.sandwichNorms)
       h = rmsNorm(h, name + ".post_attention_layernorm");
     x = mb.add(x, h, name + ".add");

@@ -43,15 +43,25 @@ std::string ModelBuilder::qualify(StringRef layer, StringRef leaf) {
 
 Value ModelBuilder::param(StringRef layer, StringRef leaf,
                           ArrayRef<int64_t> shape) {
-  return ParamOp::create(builder, loc(layer.empty() ? leaf : layer),
-                         floatTensor(shape), qualify(layer, leaf));
+  std::string name = qualify(layer, leaf);
+  Value &state = stateByName[name];
+  if (!state)
+    state = ParamOp::create(builder, loc(layer.empty() ? leaf : layer),
+                            floatTensor(shape), name);
+  assert(shapeOf(state) == shape && "a parameter asked for in two shapes");
+  return state;
 }
 
 Value ModelBuilder::buffer(StringRef layer, StringRef leaf,
                            ArrayRef<int64_t> shape, Type elementType) {
   auto type = RankedTensorType::get(shape, elementType ? elementType : f32);
-  return BufferOp::create(builder, loc(layer.empty() ? leaf : layer), type,
-                          qualify(layer, leaf));
+  std::string name = qualify(layer, leaf);
+  Value &state = stateByName[name];
+  if (!state)
+    state = BufferOp::create(builder, loc(layer.empty() ? leaf : layer), type,
+                             name);
+  assert(state.getType() == type && "a buffer asked for in two types");
+  return state;
 }
 
 //===----------------------------------------------------------------------===//
@@ -359,4 +369,39 @@ Value ModelBuilder::mergeHeads(Value x, StringRef layer) {
   // PyTorch copies here (`.contiguous()` / reshape of a transposed tensor);
   // the dialect has no copy op, so this is a view.
   return reshape(t, layer, {s[0], s[2], s[1] * s[3]});
+}
+
+//===----------------------------------------------------------------------===//
+// Generation
+//===----------------------------------------------------------------------===//
+
+Value ModelBuilder::kvCacheUpdate(Value past, Value states, StringRef layer) {
+  SmallVector<int64_t> shape(shapeOf(states));
+  if (past)
+    shape[2] += shapeOf(past)[2];
+  auto type = cast<RankedTensorType>(states.getType()).clone(shape);
+  return KvCacheUpdateOp::create(builder, loc(layer), type, past, states);
+}
+
+Value ModelBuilder::kvCachePast(Value cache, int64_t tokens, StringRef layer) {
+  SmallVector<int64_t> shape(shapeOf(cache));
+  shape[2] = tokens;
+  auto type = cast<RankedTensorType>(cache.getType()).clone(shape);
+  return KvCachePastOp::create(builder, loc(layer), type, cache);
+}
+
+std::pair<Value, Value> ModelBuilder::nextToken(Value logits, StringRef layer) {
+  auto op = NextTokenOp::create(builder, loc(layer), logits);
+  return {op.getScores(), op.getTokens()};
+}
+
+std::pair<Value, Value> KvCache::update(ModelBuilder &mb, size_t index, Value k,
+                                        Value v, StringRef layer) {
+  if (keys.size() <= index) {
+    keys.resize(index + 1);
+    values.resize(index + 1);
+  }
+  keys[index] = mb.kvCacheUpdate(keys[index], k, layer);
+  values[index] = mb.kvCacheUpdate(values[index], v, layer);
+  return {keys[index], values[index]};
 }

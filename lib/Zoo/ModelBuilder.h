@@ -23,10 +23,35 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
+#include <vector>
+
 namespace vram::zoo {
+
+class ModelBuilder;
+
+/// The KV cache a generation program threads through a decoder's forward
+/// passes, as transformers' DynamicCache holds it: per layer, the keys and
+/// values cached so far (null before the prefill's update).
+struct KvCache {
+  /// The position of the first token the forward being built reads: 0 in
+  /// the prefill, the number of cached tokens in a decode step.
+  int64_t position = 0;
+  /// Tokens the generation reaches (prompt + new tokens - 1, the last one
+  /// never being read back).
+  int64_t totalTokens = 0;
+  std::vector<mlir::Value> keys, values;
+
+  bool isDecoding() const { return position > 0; }
+  /// DynamicLayer.update of layer `index` with its new keys and values
+  /// (after rotary): the cached keys and values attention reads.
+  std::pair<mlir::Value, mlir::Value> update(ModelBuilder &mb, size_t index,
+                                             mlir::Value k, mlir::Value v,
+                                             llvm::StringRef layer);
+};
 
 /// Shape options after defaults were applied and validated.
 struct ModelConfig {
@@ -39,6 +64,13 @@ struct ModelConfig {
   /// The attention of models built from a CausalLMConfig.
   vram::nn::AttentionImplementation attention =
       vram::nn::AttentionImplementation::Sdpa;
+  /// Tokens to generate (--mode=generate; `seq` is the prompt): 0 builds
+  /// the model's forward, else its generation program.
+  int64_t maxNewTokens = 0;
+  /// While a generation program is built: the cache the decoder's forward
+  /// reads and updates; it then computes logits for the last position only
+  /// (generate's logits_to_keep=1).
+  KvCache *kvCache = nullptr;
 };
 
 class ModelBuilder {
@@ -58,7 +90,9 @@ public:
   //===--- Parameters and buffers -----------------------------------------===//
 
   /// A trainable `nn.param "<layer>.<leaf>"` (just `<leaf>` for a parameter
-  /// of the root module, when `layer` is empty).
+  /// of the root module, when `layer` is empty). Parameters and buffers are
+  /// made once: asking for a name again (a second forward pass of a
+  /// generation program) returns the same tensor.
   mlir::Value param(llvm::StringRef layer, llvm::StringRef leaf,
                     llvm::ArrayRef<int64_t> shape);
   /// An fp32 `nn.buffer "<layer>.<leaf>"`, or of `elementType` if given.
@@ -196,8 +230,23 @@ public:
   /// [B, H, T, D] -> [B, T, H*D]: `x.transpose(1, 2).reshape(B, T, H*D)`.
   mlir::Value mergeHeads(mlir::Value x, llvm::StringRef layer);
 
+  //===--- Generation -----------------------------------------------------===//
+
+  /// nn.kv_cache_update: `past` (null: the cache's first update) with
+  /// `states` appended.
+  mlir::Value kvCacheUpdate(mlir::Value past, mlir::Value states,
+                            llvm::StringRef layer);
+  /// nn.kv_cache_past: `cache` after the decode steps up to `tokens`.
+  mlir::Value kvCachePast(mlir::Value cache, int64_t tokens,
+                          llvm::StringRef layer);
+  /// nn.next_token: the float32 scores and the next input ids [B, 1].
+  std::pair<mlir::Value, mlir::Value> nextToken(mlir::Value logits,
+                                                llvm::StringRef layer);
+
 private:
   std::string qualify(llvm::StringRef layer, llvm::StringRef leaf);
+  /// Parameters and buffers made so far, by qualified name.
+  llvm::StringMap<mlir::Value> stateByName;
 
   mlir::OpBuilder &builder;
   mlir::Type f32;

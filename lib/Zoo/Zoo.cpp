@@ -125,6 +125,31 @@ llvm::Error checkAttention(StringRef name, std::optional<DecoderLayout> layout,
   return llvm::Error::success();
 }
 
+/// Whether a generation program of `config`'s tokens can be built for
+/// `layout` (a message saying why not): a KV cache is modelled for the
+/// decoders built as transformers' (a DecoderLayout), and the tokens must fit
+/// the learned positions.
+llvm::Error checkGeneration(StringRef name, std::optional<DecoderLayout> layout,
+                            int64_t maxPositions, const ModelConfig &config) {
+  if (!config.maxNewTokens)
+    return llvm::Error::success();
+  if (config.maxNewTokens < 1)
+    return error("max new tokens must be >= 1, got " +
+                 Twine(config.maxNewTokens));
+  if (!layout)
+    return error("generation with a KV cache is modelled for transformers' "
+                 "decoders (the zoo's llama-7b and gpt2, --hf configs), not "
+                 "for " +
+                 name);
+  int64_t tokens = config.seq + config.maxNewTokens - 1;
+  if (maxPositions && tokens > maxPositions)
+    return error(name + " has " + Twine(maxPositions) +
+                 " learned positions: a prompt of " + Twine(config.seq) +
+                 " and " + Twine(config.maxNewTokens) + " new tokens read " +
+                 Twine(tokens));
+  return llvm::Error::success();
+}
+
 /// Applies defaults and checks `options` against `model`.
 llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
                                     const ZooOptions &options) {
@@ -144,6 +169,9 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
     c.seq = options.seq.value_or(model.defaultSeq);
     if (c.seq < 1)
       return error("sequence length must be >= 1, got " + Twine(c.seq));
+    c.maxNewTokens = options.maxNewTokens;
+    if (llvm::Error e = checkGeneration(name, model.layout, model.maxSeq, c))
+      return std::move(e);
     if (model.maxSeq && c.seq > model.maxSeq)
       return error(name + " has " + Twine(model.maxSeq) +
                    " learned positions: sequence length " + Twine(c.seq) +
@@ -153,6 +181,8 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
 
   if (options.seq)
     return error(name + " is a vision model: it takes no sequence length");
+  if (options.maxNewTokens)
+    return error(name + " is a vision model: it generates no tokens");
   c.imageSize = options.imageSize.value_or(model.defaultImage);
   c.numClasses = options.numClasses.value_or(model.defaultClasses);
   if (c.imageSize < model.minImage)
@@ -168,10 +198,13 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
 
 } // namespace
 
-static OwningOpRef<ModuleOp>
-buildForwardModule(MLIRContext *context, StringRef name, Location loc,
-                   const ModelConfig &config, bool language,
-                   llvm::function_ref<Value(ModelBuilder &, Value)> build);
+using ForwardBuilder =
+    llvm::function_ref<Value(ModelBuilder &, Value, const ModelConfig &)>;
+static OwningOpRef<ModuleOp> buildForwardModule(MLIRContext *context,
+                                                StringRef name, Location loc,
+                                                const ModelConfig &config,
+                                                bool language,
+                                                ForwardBuilder build);
 
 llvm::ArrayRef<ZooModelInfo> vram::zoo::listModels() {
   static const std::vector<ZooModelInfo> infos = [] {
@@ -202,18 +235,52 @@ vram::zoo::buildModel(MLIRContext *context, StringRef name,
 
   Location loc = NameLoc::get(StringAttr::get(context, "zoo:" + name));
   return buildForwardModule(context, name, loc, *config,
-                            model->kind == Kind::Language,
-                            [&](ModelBuilder &mb, Value input) {
-                              return model->build(mb, input, *config);
-                            });
+                            model->kind == Kind::Language, model->build);
+}
+
+/// GenerationMixin.generate's greedy search with a DynamicCache, as one
+/// program: the prefill forward over the prompt `ids`, the first token's
+/// choice, the decode steps but the last as nn.kv_cache_past (the cache
+/// grown to prompt + new tokens - 2), and the last decode step's forward
+/// over one token. Returns what outlives the program: the last tokens, the
+/// scores of the last two steps (the previous step's are still alive while
+/// the next is chosen), and the cache.
+static SmallVector<Value> buildGenerationProgram(ModelBuilder &mb, Value ids,
+                                                 const ModelConfig &config,
+                                                 ForwardBuilder build) {
+  KvCache cache;
+  int64_t prompt = ModelBuilder::shapeOf(ids)[1];
+  cache.totalTokens = prompt + config.maxNewTokens - 1;
+  ModelConfig step = config;
+  step.kvCache = &cache;
+  auto [scores, tokens] = mb.nextToken(build(mb, ids, step), "generate");
+  SmallVector<Value> results{tokens, scores};
+  if (config.maxNewTokens > 1) {
+    cache.position = cache.totalTokens - 1;
+    if (cache.position > prompt)
+      for (size_t i = 0; i < cache.keys.size(); ++i) {
+        cache.keys[i] =
+            mb.kvCachePast(cache.keys[i], cache.position, "generate");
+        cache.values[i] =
+            mb.kvCachePast(cache.values[i], cache.position, "generate");
+      }
+    auto [lastScores, lastTokens] =
+        mb.nextToken(build(mb, tokens, step), "generate");
+    results = {lastTokens, scores, lastScores};
+  }
+  for (auto [k, v] : llvm::zip(cache.keys, cache.values))
+    results.append({k, v});
+  return results;
 }
 
 /// The module around `forward`: its input ([B, 3, S, S] images or [B, T]
-/// token ids), the body `build` makes, the module's and forward's facts.
-static OwningOpRef<ModuleOp>
-buildForwardModule(MLIRContext *context, StringRef name, Location loc,
-                   const ModelConfig &config, bool language,
-                   llvm::function_ref<Value(ModelBuilder &, Value)> build) {
+/// token ids), the body `build` makes (with `config.maxNewTokens`, the
+/// generation program around it), the module's and forward's facts.
+static OwningOpRef<ModuleOp> buildForwardModule(MLIRContext *context,
+                                                StringRef name, Location loc,
+                                                const ModelConfig &config,
+                                                bool language,
+                                                ForwardBuilder build) {
   context->getOrLoadDialect<vram::nn::NNDialect>();
   context->getOrLoadDialect<func::FuncDialect>();
   OpBuilder b(context);
@@ -236,17 +303,25 @@ buildForwardModule(MLIRContext *context, StringRef name, Location loc,
 
   b.setInsertionPointToStart(entry);
   ModelBuilder mb(b);
-  Value output = build(mb, forward.getArgument(0));
-  func::ReturnOp::create(b, output.getLoc(), output);
-  forward.setFunctionType(b.getFunctionType(inputType, output.getType()));
+  SmallVector<Value> outputs;
+  if (config.maxNewTokens)
+    outputs = buildGenerationProgram(mb, forward.getArgument(0), config, build);
+  else
+    outputs.push_back(build(mb, forward.getArgument(0), config));
+  func::ReturnOp::create(b, outputs.front().getLoc(), outputs);
+  forward.setFunctionType(
+      b.getFunctionType(inputType, ValueRange(outputs).getTypes()));
   // PyTorch's implicit copies of strided views, as for every front end.
   vram::insertContiguousCopies(forward);
   forward->setAttr(vram::nn::NNDialect::kBatchAttrName,
                    b.getI64IntegerAttr(config.batch));
   // Language models return per-token logits; training flattens them.
-  if (language)
+  if (language && !config.maxNewTokens)
     forward->setAttr(vram::nn::NNDialect::kSequenceLogitsAttrName,
                      b.getUnitAttr());
+  if (config.maxNewTokens)
+    forward->setAttr(vram::nn::NNDialect::kMaxNewTokensAttrName,
+                     b.getI64IntegerAttr(config.maxNewTokens));
   return module;
 }
 
@@ -333,6 +408,7 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
   ModelConfig c{
       options.batch,    0, options.seq.value_or(defaultSeq), 0, options.target,
       options.attention};
+  c.maxNewTokens = options.maxNewTokens;
   if (llvm::Error e =
           checkAttention(config.name, config.layout, options.attention))
     return std::move(e);
@@ -348,16 +424,26 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
                      ? Location(NameLoc::get(
                            StringAttr::get(context, "zoo:" + config.name)))
                      : Location(FileLineColLoc::get(context, sourcePath, 1, 1));
-  return buildForwardModule(context, config.name, loc, c, /*language=*/true,
-                            [&](ModelBuilder &mb, Value ids) {
-                              switch (config.layout) {
-                              case DecoderLayout::Llama:
-                                return buildLlamaDecoder(mb, ids, config, c);
-                              case DecoderLayout::Gpt2:
-                                return buildGpt2Decoder(mb, ids, config, c);
-                              case DecoderLayout::Opt:
-                                return buildOptDecoder(mb, ids, config, c);
-                              }
-                              llvm_unreachable("unknown decoder layout");
-                            });
+  if (llvm::Error e =
+          checkGeneration(config.name, config.layout, config.maxPositions, c))
+    return std::move(e);
+  if (c.maxNewTokens && config.slidingWindow &&
+      c.seq + c.maxNewTokens - 1 > *config.slidingWindow)
+    return error(config.name + " attends within a sliding window of " +
+                 Twine(*config.slidingWindow) +
+                 " tokens, whose cache (DynamicSlidingWindowLayer) is not "
+                 "modelled: prompt + new tokens - 1 must be at most that");
+  return buildForwardModule(
+      context, config.name, loc, c, /*language=*/true,
+      [&](ModelBuilder &mb, Value ids, const ModelConfig &model) {
+        switch (config.layout) {
+        case DecoderLayout::Llama:
+          return buildLlamaDecoder(mb, ids, config, model);
+        case DecoderLayout::Gpt2:
+          return buildGpt2Decoder(mb, ids, config, model);
+        case DecoderLayout::Opt:
+          return buildOptDecoder(mb, ids, config, model);
+        }
+        llvm_unreachable("unknown decoder layout");
+      });
 }

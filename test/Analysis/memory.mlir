@@ -20,6 +20,7 @@
 // ADAM-NEXT: "buffers": 0,
 // ADAM-NEXT: "gradients": 80,
 // ADAM-NEXT: "inputs": 1552,
+// ADAM-NEXT: "kv_cache": 0,
 // ADAM-NEXT: "optimizer_state": 1024,
 // ADAM-NEXT: "parameters": 512,
 // ADAM-NEXT: "temporaries": 4100
@@ -59,6 +60,7 @@ func.func @forward(%x: tensor<2x3x8x8xf32>) -> tensor<2x4xf32> {
 // ADAM-NEXT: "buffers": 0,
 // ADAM-NEXT: "gradients": 262144,
 // ADAM-NEXT: "inputs": 1032,
+// ADAM-NEXT: "kv_cache": 0,
 // ADAM-NEXT: "optimizer_state": 524288,
 // ADAM-NEXT: "parameters": 262144,
 // ADAM-NEXT: "temporaries": 262148

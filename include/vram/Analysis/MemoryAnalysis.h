@@ -40,7 +40,7 @@
 namespace vram {
 
 using nn::MemoryCategory;
-constexpr unsigned kNumMemoryCategories = 7;
+constexpr unsigned kNumMemoryCategories = 8;
 using CategoryBytes = std::array<int64_t, kNumMemoryCategories>;
 
 /// A buffer: the storage of a value and its aliases, or an op's workspace.

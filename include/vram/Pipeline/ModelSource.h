@@ -88,6 +88,8 @@ struct ZooSourceOptions {
   std::optional<int64_t> batch, imageSize, seq, numClasses;
   nn::TorchTarget target;
   nn::AttentionImplementation attention = nn::AttentionImplementation::Sdpa;
+  /// --mode=generate: tokens generated after the `seq`-token prompt.
+  int64_t maxNewTokens = 0;
 };
 /// Fails (a UsageError) for an unknown model name, on its first build.
 std::unique_ptr<ModelSource> createZooSource(mlir::MLIRContext *context,
@@ -100,6 +102,8 @@ struct HuggingFaceSourceOptions {
   std::optional<int64_t> batch, seq;
   nn::TorchTarget target;
   nn::AttentionImplementation attention = nn::AttentionImplementation::Sdpa;
+  /// --mode=generate: tokens generated after the `seq`-token prompt.
+  int64_t maxNewTokens = 0;
 };
 /// Reads the config once: a DiagnosedError, located in the file, when it is
 /// malformed or names a model that cannot be built.

@@ -9,7 +9,9 @@ def BuildStep : Pass<"vram-build-step", "mlir::ModuleOp"> {
   let summary = "Builds the inference or training step from a forward model";
   let description = [{
     Turns `@forward` into `@step`, one explicit iteration as PyTorch eager
-    runs it. In inference mode the forward runs under no-grad semantics. In
+    runs it. In inference mode the forward runs under no-grad semantics, as
+    does a generation program (a forward with nn.max_new_tokens, which its
+    front end builds for --mode=generate) in generate mode. In
     train mode the step holds the forward ops, the loss, the backward nodes
     in reverse order (each keeping what its autograd formula saves, see the
     AutodiffOpInterface), gradient accumulation and the optimizer update with

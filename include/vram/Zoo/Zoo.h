@@ -32,6 +32,9 @@ struct ZooOptions {
   /// from a config; the others have theirs fixed).
   vram::nn::AttentionImplementation attention =
       vram::nn::AttentionImplementation::Sdpa;
+  /// --mode=generate: the tokens generated after a `seq`-token prompt; the
+  /// module then holds the model's generation program (0: its forward).
+  int64_t maxNewTokens = 0;
 };
 
 struct ZooModelInfo {

@@ -172,6 +172,12 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
   if (name == kOptimizerInBackwardAttrName)
     return expect(isa<UnitAttr>(value) && isTrainingStep(op),
                   "a unit attribute on a training step");
+  if (name == kMaxNewTokensAttrName) {
+    auto tokens = dyn_cast<IntegerAttr>(value);
+    return expect(tokens && tokens.getType().isSignlessInteger(64) &&
+                      tokens.getInt() >= 1 && isa<FunctionOpInterface>(op),
+                  "an i64 >= 1 on a function");
+  }
   if (name == kEmaAttrName)
     return expect(isa<UnitAttr>(value) && isTrainingStep(op),
                   "a unit attribute on a training step");

@@ -492,3 +492,96 @@ int64_t EmaUpdateOp::getFlops(FlopConvention c, bool) {
     flops = satAdd(flops, satMul(numel(param), 3));
   return flops;
 }
+
+//===----------------------------------------------------------------------===//
+// nn.kv_cache_update / nn.kv_cache_past / nn.next_token
+//===----------------------------------------------------------------------===//
+
+/// Caches are [batch, kv heads, tokens, head dim]: `a` and `b` agree on all
+/// but the tokens and on the element type.
+static LogicalResult verifyCacheLike(Operation *op, RankedTensorType a,
+                                     RankedTensorType b, StringRef what) {
+  if (a.getRank() != 4 || b.getRank() != 4)
+    return op->emitOpError("caches are [batch, kv heads, tokens, head dim], "
+                           "got ")
+           << what << " of rank " << a.getRank() << " and " << b.getRank();
+  if (a.getElementType() != b.getElementType() ||
+      a.getDimSize(0) != b.getDimSize(0) ||
+      a.getDimSize(1) != b.getDimSize(1) || a.getDimSize(3) != b.getDimSize(3))
+    return op->emitOpError() << what << " " << a << " and " << b
+                             << " differ in more than their tokens";
+  return success();
+}
+
+LogicalResult KvCacheUpdateOp::verify() {
+  auto states = cast<RankedTensorType>(getStates().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (failed(verifyCacheLike(*this, states, result, "states and result")))
+    return failure();
+  int64_t past = 0;
+  if (Value p = getPast()) {
+    auto pastType = cast<RankedTensorType>(p.getType());
+    if (failed(verifyCacheLike(*this, pastType, result, "past and result")))
+      return failure();
+    past = pastType.getDimSize(2);
+  }
+  if (result.getDimSize(2) != past + states.getDimSize(2))
+    return emitOpError("appends ")
+           << states.getDimSize(2) << " tokens to " << past
+           << ": the result must have " << past + states.getDimSize(2)
+           << ", not " << result.getDimSize(2);
+  return success();
+}
+
+LogicalResult KvCachePastOp::verify() {
+  auto cache = cast<RankedTensorType>(getCache().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (failed(verifyCacheLike(*this, cache, result, "cache and result")))
+    return failure();
+  if (result.getDimSize(2) < cache.getDimSize(2))
+    return emitOpError("a cache only grows: ")
+           << cache.getDimSize(2) << " tokens cannot become "
+           << result.getDimSize(2);
+  return success();
+}
+
+LogicalResult NextTokenOp::inferReturnTypes(MLIRContext *context,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  auto logits = dyn_cast<RankedTensorType>(adaptor.getLogits().getType());
+  if (!logits || logits.getRank() != 3)
+    return emitOptionalError(location, "nn.next_token takes the last "
+                                       "position's logits [batch, 1, vocab]");
+  int64_t batch = logits.getDimSize(0);
+  types.push_back(RankedTensorType::get({batch, logits.getDimSize(2)},
+                                        Float32Type::get(context)));
+  types.push_back(
+      RankedTensorType::get({batch, 1}, IntegerType::get(context, 64)));
+  return success();
+}
+
+LogicalResult NextTokenOp::verify() {
+  auto logits = cast<RankedTensorType>(getLogits().getType());
+  auto scores = cast<RankedTensorType>(getScores().getType());
+  auto tokens = cast<RankedTensorType>(getTokens().getType());
+  int64_t batch = logits.getRank() == 3 ? logits.getDimSize(0) : -1;
+  if (logits.getRank() != 3 || logits.getDimSize(1) != 1)
+    return emitOpError("takes the last position's logits [batch, 1, vocab], "
+                       "got ")
+           << logits;
+  if (scores.getShape() != ArrayRef<int64_t>{batch, logits.getDimSize(2)} ||
+      !scores.getElementType().isF32())
+    return emitOpError("scores are the float32 [batch, vocab] copy, got ")
+           << scores;
+  if (tokens.getShape() != ArrayRef<int64_t>{batch, 1} ||
+      !tokens.getElementType().isSignlessInteger(64))
+    return emitOpError("tokens are [batch, 1] int64, got ") << tokens;
+  return success();
+}
+
+int64_t NextTokenOp::getFlops(FlopConvention c, bool) {
+  // A copy and an argmax: no multiply-adds; `full` counts the argmax's
+  // comparisons, one an element.
+  return c == FlopConvention::Full ? numel(getLogits()) : 0;
+}

@@ -28,7 +28,11 @@ class NN_EnumAttr<EnumAttrInfo enumInfo, string mnemonic>
 
 def NN_StepMode : NN_I32Enum<"StepMode", "the step vram-build-step builds", [
     I32EnumAttrCase<"Inference", 0, "inference">,
-    I32EnumAttrCase<"Train", 1, "train">]>;
+    I32EnumAttrCase<"Train", 1, "train">,
+    // GenerationMixin.generate with a KV cache: the prefill forward and the
+    // last decode step's (the model's generation program, built by its
+    // front end).
+    I32EnumAttrCase<"Generate", 2, "generate">]>;
 def NN_StepModeAttr : NN_EnumAttr<NN_StepMode, "mode">;
 
 def NN_StepPhase : NN_I32Enum<"StepPhase",
@@ -173,7 +177,10 @@ def NN_MemoryCategory : NN_I32Enum<"MemoryCategory",
     I32EnumAttrCase<"Gradients", 4, "gradients">,
     I32EnumAttrCase<"OptimizerState", 5, "optimizer_state">,
     // Everything else: outputs not kept, activation gradients, workspaces.
-    I32EnumAttrCase<"Temporaries", 6, "temporaries">]>;
+    I32EnumAttrCase<"Temporaries", 6, "temporaries">,
+    // The keys and values a generation program caches (nn.kv_cache_update,
+    // nn.kv_cache_past).
+    I32EnumAttrCase<"KvCache", 7, "kv_cache">]>;
 
 def NN_SavedKind : NN_I32Enum<"SavedKind",
     "which tensor of its forward op a backward node keeps", [

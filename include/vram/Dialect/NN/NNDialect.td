@@ -62,6 +62,11 @@ def NN_Dialect : Dialect {
     /// `nn.ema` (unit) on a training step with an EMA model (vram-build-step
     /// ema).
     static constexpr ::llvm::StringLiteral kEmaAttrName = "nn.ema";
+    /// `nn.max_new_tokens` (i64 >= 1) on a generation program (a forward
+    /// with nn.next_token, made by its front end for --mode=generate) and
+    /// the step built from it: the tokens GenerationMixin.generate makes.
+    static constexpr ::llvm::StringLiteral kMaxNewTokensAttrName =
+        "nn.max_new_tokens";
     static constexpr ::llvm::StringLiteral kCheckpointAttrName =
         "nn.checkpoint";
     /// How the ranks of a multi-GPU job share the step (#nn.parallel,

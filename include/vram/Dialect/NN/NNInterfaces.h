@@ -124,6 +124,11 @@ template <typename ConcreteType>
 class LossOpTrait : public mlir::OpTrait::TraitBase<ConcreteType, LossOpTrait> {
 };
 
+/// Marks ops whose result is a layer's KV cache (memory category kv_cache).
+template <typename ConcreteType>
+class KvCacheTrait
+    : public mlir::OpTrait::TraitBase<ConcreteType, KvCacheTrait> {};
+
 /// torch.autocast's op policies (aten/src/ATen/autocast_mode.cpp), one trait
 /// per policy; an op with none runs in its inputs' dtype.
 ///

@@ -1321,6 +1321,83 @@ def NN_EmaUpdateOp : NN_Op<"ema_update", [AttrSizedOperandSegments,
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Generation with a KV cache (--mode=generate)
+//===----------------------------------------------------------------------===//
+//
+// A generation program is the model's forward over the prompt (prefill)
+// followed by its forward over one token (the last decode step), the KV
+// cache threaded through both as values: transformers' DynamicCache, whose
+// DynamicLayer.update replaces each layer's keys and values by
+// torch.cat([cache, new], dim=-2). The decode steps between prefill and the
+// last one are not unrolled (memory only grows along them); nn.kv_cache_past
+// stands for them. The first nn.next_token ends the prefill.
+
+def NN_KvCacheTrait : NativeOpTrait<"KvCacheTrait"> {
+  let cppNamespace = "::vram::nn";
+}
+
+def NN_KvCacheUpdateOp : NN_Op<"kv_cache_update", [Pure, NN_KvCacheTrait]> {
+  let summary = "DynamicLayer.update: the cache with new keys or values appended";
+  let description = [{
+    `torch.cat([past, states], dim=-2)`: a new tensor, the layer's cache
+    from now on (the past one is dropped by the cache). Without `past` (the
+    prefill's first update, a cache made by `torch.tensor([])`) the result
+    is a copy of `states`. Both are [batch, kv heads, tokens, head dim].
+
+    ```mlir
+    %c = nn.kv_cache_update %k : (tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
+    %d = nn.kv_cache_update past %p, %k1 : (tensor<1x8x20x64xf32>, tensor<1x8x1x64xf32>) -> tensor<1x8x21x64xf32>
+    ```
+  }];
+  let arguments = (ins Optional<NN_FloatTensor>:$past, NN_FloatTensor:$states);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = [{
+    (`past` $past^ `,`)? $states attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def NN_KvCachePastOp : NN_Op<"kv_cache_past", [Pure, NN_KvCacheTrait]> {
+  let summary = "a layer's cache after the decode steps not unrolled";
+  let description = [{
+    The cache `cache` becomes after the decode steps between it and the
+    next modelled one, each of which appended its token with
+    nn.kv_cache_update semantics: [batch, kv heads, tokens, head dim] with
+    at least as many tokens. A new tensor; `cache` is dropped.
+
+    ```mlir
+    %p = nn.kv_cache_past %c : tensor<1x8x16x64xf32> -> tensor<1x8x20x64xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$cache);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$cache attr-dict `:` type($cache) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def NN_NextTokenOp : NN_Op<"next_token", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<NN_CostOpInterface>]> {
+  let summary = "GenerationMixin._sample's greedy choice of the next tokens";
+  let description = [{
+    `next_token_logits = logits[:, -1].to(copy=True, dtype=torch.float32)`
+    (`scores`, [batch, vocab] float32, alive until the next step's
+    replaces it) and `next_tokens = torch.argmax(scores, dim=-1)` viewed as
+    the next step's input ids [batch, 1] (int64). `logits` is the model's
+    output for the last position, [batch, 1, vocab].
+
+    ```mlir
+    %s, %t = nn.next_token %logits : tensor<2x1x32000xf16> -> (tensor<2x32000xf32>, tensor<2x1xi64>)
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$logits);
+  let results = (outs NN_FloatTensor:$scores, NN_IntTensor:$tokens);
+  let assemblyFormat =
+      "$logits attr-dict `:` type($logits) `->` `(` type(results) `)`";
+  let hasVerifier = 1;
+}
+
 def NN_OptimizerBufferOp : NN_Op<"optimizer_buffer",
     [DeclareOpInterfaceMethods<NN_PersistentStorageOpInterface>]> {
   let summary = "a persistent tensor an optimizer keeps once for all parameters";

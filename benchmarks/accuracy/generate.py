@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Generation with a KV cache (issue 23), measured on the CPU with torch 2.x
+and transformers' GenerationMixin.generate (greedy, DynamicCache).
+
+  benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/generate.py [-v]
+
+The small llama, gpt2 and opt configs of test/Inputs/hf/small
+(torch.manual_seed(0)), llama in float32 and bfloat16, the others in
+float32, saved and loaded with from_pretrained (attention "sdpa"), eval mode, torch.set_num_threads(1); prompts of random token ids
+(batch x prompt_len), generate(max_new_tokens=T, do_sample=False) with no
+end-of-sequence token, so that exactly T tokens are made. Per case:
+- kv_cache_bytes: the returned DynamicCache's keys and values, summed;
+- prefill_peak / decode_peak: the CPU allocator's peak above the live bytes
+  before generate() (weights and the prompt), counted by memhook/memhook.c
+  (preloaded), from the call up to the first logits processor call (the
+  prefill forward and its float32 logits copy) and from the previous
+  processor call to the last one (the last decode step); the first is a
+  warm-up call, the second is measured.
+
+Writes results/generate-torch-<torch>-transformers-<transformers>-cpu.json.
+"""
+import datetime
+import json
+import pathlib
+import platform
+import sys
+import tempfile
+
+import memhook_preload
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+HERE = ROOT / "benchmarks" / "accuracy"
+SMALL = ROOT / "test" / "Inputs" / "hf" / "small"
+
+# (config, dtype, batch, prompt_len, max_new_tokens)
+CASES = ([("llama", d, b, p, t) for d in ("fp32", "bf16")
+          for b, p, t in ((2, 64, 32), (1, 16, 1), (4, 128, 8))] +
+         [(m, "fp32", b, p, t) for m in ("gpt2", "opt")
+          for b, p, t in ((2, 64, 32), (1, 16, 1))])
+
+
+def measure(model, config, name, dtype_name, batch, prompt, new_tokens, verbose):
+    import torch
+    import transformers
+    hook = memhook_preload.counter()
+    peaks = []
+
+    class Probe(transformers.LogitsProcessor):
+        def __call__(self, input_ids, scores):
+            peaks.append(hook.vram_peak() - base)
+            hook.vram_reset_peak()
+            return scores
+
+    ids = torch.randint(0, config.vocab_size, (batch, prompt),
+                        generator=torch.Generator().manual_seed(1))
+    kwargs = dict(max_new_tokens=new_tokens, do_sample=False,
+                  logits_processor=transformers.LogitsProcessorList([Probe()]),
+                  return_dict_in_generate=True)
+    for _ in range(2):
+        peaks.clear()
+        out = None
+        hook.vram_reset_peak()
+        base = hook.vram_live()
+        with torch.no_grad():
+            out = model.generate(ids, **kwargs)
+    cache = out.past_key_values
+    kv = sum(t.untyped_storage().nbytes() for layer in cache.layers
+             for t in (layer.keys, layer.values))
+    row = {"case": "%s_%s_b%d_p%d_t%d" % (name, dtype_name, batch, prompt, new_tokens),
+           "config": "test/Inputs/hf/small/%s.json" % name, "dtype": dtype_name, "batch": batch, "prompt_len": prompt,
+           "max_new_tokens": new_tokens, "generated": out.sequences.shape[1] - prompt,
+           "kv_cache_bytes": kv, "prefill_peak": peaks[0]}
+    if len(peaks) > 1:
+        row["decode_peak"] = peaks[-1]
+    if verbose:
+        print("  per-step peaks", peaks, file=sys.stderr)
+    return row
+
+
+def main():
+    memhook_preload.reexec()
+    import torch
+    import transformers
+    torch.set_num_threads(1)
+    verbose = "-v" in sys.argv
+    rows = []
+    for name, dtype_name in dict.fromkeys((c[0], c[1]) for c in CASES):
+        config = transformers.AutoConfig.from_pretrained(SMALL / (name + ".json"))
+        dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[dtype_name]
+        with tempfile.TemporaryDirectory() as tmp:
+            torch.manual_seed(0)
+            transformers.AutoModelForCausalLM.from_config(config).to(dtype).save_pretrained(tmp)
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                tmp, dtype=dtype, device_map="cpu", use_kernels=False)
+        model.eval()
+        model.generation_config.eos_token_id = None
+        model.generation_config.pad_token_id = 0
+        for m, d, b, p, t in CASES:
+            if (m, d) == (name, dtype_name):
+                rows.append(measure(model, config, m, d, b, p, t, verbose))
+                print(json.dumps(rows[-1]))
+        del model
+    out = {"torch": torch.__version__, "transformers": transformers.__version__,
+           "date": datetime.date.today().isoformat(),
+           "machine": "%s, %s" % (platform.machine(), platform.platform()),
+           "rows": rows}
+    name = "generate-torch-%s-transformers-%s-cpu.json" % (
+        torch.__version__.split("+")[0], transformers.__version__)
+    (HERE / "results" / name).write_text(json.dumps(out, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+//===- GenerationMemory.cpp - prefill and decode of a generation ----------===//
+
+#include "vram/Analysis/GenerationMemory.h"
+
+#include "vram/Dialect/NN/NNOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+using namespace mlir;
+using namespace vram;
+
+std::optional<GenerationFigures>
+vram::getGenerationFigures(const MemoryAnalysis &memory,
+                           const FlopAnalysis &flops,
+                           nn::FlopConvention convention) {
+  auto func = dyn_cast<func::FuncOp>(memory.getRoot());
+  auto tokens = func ? func->getAttrOfType<IntegerAttr>(
+                           nn::NNDialect::kMaxNewTokensAttrName)
+                     : IntegerAttr();
+  if (!tokens)
+    return std::nullopt;
+  GenerationFigures g;
+  g.maxNewTokens = tokens.getInt();
+  if (func.getNumArguments())
+    if (auto ids = dyn_cast<RankedTensorType>(func.getArgumentTypes()[0]);
+        ids && ids.getRank() == 2)
+      g.promptLength = ids.getDimSize(1);
+
+  unsigned numOps = memory.getNumOps();
+  bool decoding = false;
+  for (unsigned i = 0; i <= numOps + 1; ++i) {
+    int64_t live = memory.getLiveBytes(i);
+    Operation *op = memory.getOp(i);
+    if (!decoding) {
+      g.prefillPeakBytes = std::max(g.prefillPeakBytes, live);
+      if (op)
+        g.prefillFlops += flops.getOpFlops(op, convention);
+      decoding = isa_and_nonnull<nn::NextTokenOp>(op);
+      continue;
+    }
+    // After the prefill's token, ops up to the last one belong to the last
+    // decode step; the step's exit (nothing runs) belongs to no phase.
+    if (!op)
+      continue;
+    g.decodePeakBytes = std::max(g.decodePeakBytes.value_or(0), live);
+    g.decodeStepFlops += flops.getOpFlops(op, convention);
+  }
+  if (g.maxNewTokens == 1)
+    g.decodePeakBytes.reset();
+
+  unsigned exit = numOps + 1;
+  for (const Storage &s : memory.getStorages())
+    if (s.category == nn::MemoryCategory::KvCache && s.lastUse == exit)
+      g.kvCacheBytes += s.bytes;
+  return g;
+}

@@ -1,0 +1,62 @@
+// RUN: vram-opt %s -split-input-file -verify-diagnostics
+
+func.func @update_counts_tokens(%p: tensor<1x2x5x8xf32>, %k: tensor<1x2x1x8xf32>) {
+  // expected-error @+1 {{'nn.kv_cache_update' op appends 1 tokens to 5: the result must have 6, not 7}}
+  %c = nn.kv_cache_update past %p, %k : (tensor<1x2x5x8xf32>, tensor<1x2x1x8xf32>) -> tensor<1x2x7x8xf32>
+  return
+}
+
+// -----
+
+func.func @update_keeps_heads(%k: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{'nn.kv_cache_update' op states and result 'tensor<1x2x4x8xf32>' and 'tensor<1x4x4x8xf32>' differ in more than their tokens}}
+  %c = nn.kv_cache_update %k : (tensor<1x2x4x8xf32>) -> tensor<1x4x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @update_rank(%k: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{'nn.kv_cache_update' op caches are [batch, kv heads, tokens, head dim], got states and result of rank 3 and 3}}
+  %c = nn.kv_cache_update %k : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @past_only_grows(%c: tensor<1x2x5x8xf32>) {
+  // expected-error @+1 {{'nn.kv_cache_past' op a cache only grows: 5 tokens cannot become 4}}
+  %p = nn.kv_cache_past %c : tensor<1x2x5x8xf32> -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @past_keeps_dtype(%c: tensor<1x2x5x8xf32>) {
+  // expected-error @+1 {{'nn.kv_cache_past' op cache and result 'tensor<1x2x5x8xf32>' and 'tensor<1x2x6x8xbf16>' differ in more than their tokens}}
+  %p = nn.kv_cache_past %c : tensor<1x2x5x8xf32> -> tensor<1x2x6x8xbf16>
+  return
+}
+
+// -----
+
+func.func @next_token_of_the_last_position(%l: tensor<2x3x16xf32>) {
+  // expected-error @+1 {{'nn.next_token' op takes the last position's logits [batch, 1, vocab], got 'tensor<2x3x16xf32>'}}
+  %s, %t = nn.next_token %l : tensor<2x3x16xf32> -> (tensor<2x16xf32>, tensor<2x1xi64>)
+  return
+}
+
+// -----
+
+func.func @next_token_scores_are_float32(%l: tensor<2x1x16xbf16>) {
+  // expected-error @+1 {{'nn.next_token' op scores are the float32 [batch, vocab] copy, got 'tensor<2x16xbf16>'}}
+  %s, %t = nn.next_token %l : tensor<2x1x16xbf16> -> (tensor<2x16xbf16>, tensor<2x1xi64>)
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'nn.max_new_tokens' must be an i64 >= 1 on a function, got 0 : i64}}
+func.func @no_tokens() attributes {nn.max_new_tokens = 0 : i64} {
+  return
+}
