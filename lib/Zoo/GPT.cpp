@@ -48,6 +48,10 @@ struct GptConfig {
   bool tiedHead; ///< the head reuses the token embedding, no bias
   /// The cache of a generation program's forward (ModelConfig::kvCache).
   KvCache *kvCache = nullptr;
+  /// Tensors live as transformers' Python frames hold them (nn.keep_alive:
+  /// module inputs while the module runs, the model's embeddings until it
+  /// returns), not only until their last use.
+  bool pythonLifetimes = false;
 
   // Module names (state_dict prefixes); those of blocks are relative to
   // `<block>.<i>`. `root` is the module whose forward embeds the tokens.
@@ -111,22 +115,39 @@ Value causalSelfAttention(ModelBuilder &mb, Value x, const GptConfig &c,
                          /*enableGqa=*/false, c.attnDropout);
   y = mb.linear(mb.mergeHeads(y, attnName), (prefix + "." + c.attnProj).str(),
                 c.dim);
-  return mb.dropout(y, (prefix + "." + c.attnDrop).str(), c.dropout);
+  y = mb.dropout(y, (prefix + "." + c.attnDrop).str(), c.dropout);
+  // The attention's query, key and value states are held until it returns.
+  if (c.pythonLifetimes)
+    mb.keepAlive(heads, attnName);
+  return y;
 }
 
 Value gptBlock(ModelBuilder &mb, Value x, const GptConfig &c, int64_t index) {
   std::string name = (c.block + "." + Twine(index)).str();
+  Value input = x;
   Value h = mb.layerNorm(x, name + "." + c.ln1.str(), c.lnEps);
+  Value attnInput = h;
   h = causalSelfAttention(mb, h, c, index, name);
+  Value attnOutput = h;
+  if (c.pythonLifetimes)
+    mb.keepAlive(attnInput, name);
   x = mb.add(x, h, name + ".add");
 
   h = mb.layerNorm(x, name + "." + c.ln2.str(), c.lnEps);
+  Value mlpInput = h;
   h = mb.linear(h, name + "." + c.fc1.str(), c.mlp);
   h = c.decomposedGelu ? mb.geluNew(h, name + "." + c.act.str())
                        : mb.gelu(h, name + "." + c.act.str(), c.gelu);
   h = mb.linear(h, name + "." + c.fc2.str(), c.dim);
   h = mb.dropout(h, name + "." + c.mlpDrop.str(), c.dropout);
-  return mb.add(x, h, name + ".add");
+  if (c.pythonLifetimes)
+    mb.keepAlive(mlpInput, name);
+  Value out = mb.add(x, h, name + ".add");
+  // The block's caller holds its input until it returns, and the block its
+  // `attn_output` (GPT2Block binds it to a name of its own).
+  if (c.pythonLifetimes)
+    mb.keepAlive({input, attnOutput}, name);
+  return out;
 }
 
 Value buildGpt(ModelBuilder &mb, Value ids, const GptConfig &c) {
@@ -140,6 +161,7 @@ Value buildGpt(ModelBuilder &mb, Value ids, const GptConfig &c) {
     return c.root.empty() ? what.str() : (c.root + "." + what).str();
   };
   Value pos = mb.embedding(mb.arange(seq, rootCall("arange")), c.posEmb, wpe);
+  Value embeds = x;
   x = mb.add(x, pos, rootCall("add"));
   x = mb.dropout(x, c.embDrop, c.dropout);
 
@@ -147,6 +169,10 @@ Value buildGpt(ModelBuilder &mb, Value ids, const GptConfig &c) {
     x = gptBlock(mb, x, c, i);
 
   x = mb.layerNorm(x, c.lnF, c.lnEps);
+  // GPT2Model.forward holds `inputs_embeds` and `position_embeds` until it
+  // returns.
+  if (c.pythonLifetimes)
+    mb.keepAlive({embeds, pos}, c.root.empty() ? c.lnF : c.root);
   // generate()'s logits_to_keep=1: the head reads the last position only.
   if (c.kvCache && seq > 1)
     x = mb.slice(x, c.head, 1, seq - 1, seq);
@@ -195,6 +221,7 @@ Value vram::zoo::buildGpt2Decoder(ModelBuilder &mb, Value ids,
   c.attentionBackend = getAttentionBackend(config, model);
   c.decomposedGelu = true;
   c.kvCache = model.kvCache;
+  c.pythonLifetimes = true;
   return buildGpt(mb, ids, c);
 }
 
@@ -279,12 +306,17 @@ Value vram::zoo::buildOptDecoder(ModelBuilder &mb, Value ids,
   int64_t past = model.kvCache ? model.kvCache->position : 0;
   Value positions = mb.positionIds(batch, seq, /*offset=*/2 + past,
                                    "model.decoder.embed_positions");
-  x = mb.add(x, mb.embedding(positions, "model.decoder.embed_positions", wpe),
-             "model.decoder.add");
+  Value embeds = x;
+  Value posEmbeds =
+      mb.embedding(positions, "model.decoder.embed_positions", wpe);
+  x = mb.add(x, posEmbeds, "model.decoder.add");
   vram::nn::AttentionBackend backend = getAttentionBackend(c, model);
   for (int64_t i = 0; i < c.numLayers; ++i) {
     std::string name = ("model.decoder.layers." + Twine(i)).str();
     std::string attn = name + ".self_attn";
+    // The layer's caller holds its input, the layer the attention's input
+    // and the attention its states, until each returns (nn.keep_alive).
+    Value input = x;
     Value h = mb.layerNorm(x, name + ".self_attn_layer_norm", c.normEps);
     Value q = mb.mul(mb.linear(h, attn + ".q_proj", d, /*bias=*/true),
                      mb.number(1.0 / std::sqrt((double)c.headDim), attn), attn);
@@ -302,14 +334,20 @@ Value vram::zoo::buildOptDecoder(ModelBuilder &mb, Value ids,
                      backend, /*enableGqa=*/false, c.attentionDropout);
     y = mb.linear(mb.mergeHeads(y, attn), attn + ".out_proj", d,
                   /*bias=*/true);
+    mb.keepAlive({q, k, v}, attn);
+    mb.keepAlive(h, name);
     x = mb.add(x, mb.dropout(y, name + ".dropout", c.dropout), name + ".add");
     h = mb.layerNorm(x, name + ".final_layer_norm", c.normEps);
     h = mb.relu(mb.linear(h, name + ".fc1", c.intermediateSize, true),
                 name + ".activation_fn", /*inplace=*/false);
     h = mb.linear(h, name + ".fc2", d, /*bias=*/true);
     x = mb.add(x, mb.dropout(h, name + ".dropout", c.dropout), name + ".add");
+    mb.keepAlive(input, name);
   }
   x = mb.layerNorm(x, "model.decoder.final_layer_norm", c.normEps);
+  // OPTDecoder.forward holds `inputs_embeds` and `pos_embeds` until it
+  // returns.
+  mb.keepAlive({embeds, posEmbeds}, "model.decoder");
   if (model.kvCache && seq > 1)
     x = mb.slice(x, "lm_head", 1, seq - 1, seq);
   if (c.tieWordEmbeddings)

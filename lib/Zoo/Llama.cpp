@@ -84,10 +84,16 @@ public:
     } else {
       rope = cachedRotaryTables(seq);
     }
+    // LlamaModel.forward holds `inputs_embeds` and the rotary tables
+    // (`position_embeddings`) until it returns.
+    SmallVector<Value> modelLocals{x, rope.cos, rope.sin, slidingRope.cos,
+                                   slidingRope.sin};
+    llvm::erase(modelLocals, Value());
     for (int64_t i = 0; i < c.numLayers; ++i)
       x = decoderLayer(x, !sliding.empty() && sliding[i] ? slidingRope : rope,
                        i);
     x = rmsNorm(x, "model.norm");
+    mb.keepAlive(modelLocals, "model");
     // generate() asks for the last position's logits only (logits_to_keep:
     // lm_head(hidden_states[:, -1:, :])).
     if (model.kvCache && seq > 1)
@@ -194,8 +200,11 @@ private:
     Value q = project(x, name, "q", c.numHeads);
     Value k = project(x, name, "k", c.numKeyValueHeads);
     Value v = project(x, name, "v", c.numKeyValueHeads);
+    Value unrotatedQ = q, unrotatedK = k;
     q = applyRotary(q, rope, name + ".rotary");
     k = applyRotary(k, rope, name + ".rotary");
+    // apply_rotary_pos_emb's caller holds q and k until it returns.
+    mb.keepAlive({unrotatedQ, unrotatedK}, name + ".rotary");
     // A decode step's query attends to every cached position: no mask, not
     // causal (transformers skips the mask for a single query).
     bool causal = true;
@@ -204,10 +213,15 @@ private:
       causal = !model.kvCache->isDecoding();
     }
     bool grouped = c.numKeyValueHeads != c.numHeads;
+    // The attention's locals (query, key and value states) are held until
+    // it returns, after o_proj.
     if (model.attention == vram::nn::AttentionImplementation::Eager ||
-        c.eagerAttentionOnly)
-      return mb.linear(mb.mergeHeads(eagerAttention(q, k, v, name), name),
-                       name + ".o_proj", c.hiddenSize, c.outputBias);
+        c.eagerAttentionOnly) {
+      Value out = mb.linear(mb.mergeHeads(eagerAttention(q, k, v, name), name),
+                            name + ".o_proj", c.hiddenSize, c.outputBias);
+      mb.keepAlive({q, k, v}, name);
+      return out;
+    }
     vram::nn::AttentionBackend backend = getAttentionBackend(c, model);
     // sdpa's math kernel repeats K and V itself (repeat_interleave).
     bool enableGqa = grouped &&
@@ -219,8 +233,10 @@ private:
     }
     Value y = mb.attention(q, k, v, name, causal, backend, enableGqa,
                            c.attentionDropout);
-    return mb.linear(mb.mergeHeads(y, name), name + ".o_proj", c.hiddenSize,
-                     c.outputBias);
+    Value out = mb.linear(mb.mergeHeads(y, name), name + ".o_proj",
+                          c.hiddenSize, c.outputBias);
+    mb.keepAlive({q, k, v}, name);
+    return out;
   }
 
   /// LlamaMLP: down_proj(act(gate_proj(x)) * up_proj(x)).
@@ -240,17 +256,27 @@ private:
   /// (sandwich norms).
   Value decoderLayer(Value x, const Rotary &rope, int64_t index) {
     std::string name = ("model.layers." + Twine(index)).str();
+    // Each module's caller holds the argument it passed until the module
+    // returns: the layer's input (LlamaModel.forward) and the normalized
+    // inputs of the attention and the MLP (the layer's `hidden_states`).
+    Value input = x;
     Value h = rmsNorm(x, name + ".input_layernorm");
+    Value attnInput = h;
     h = selfAttention(h, rope, index, name + ".self_attn");
+    mb.keepAlive(attnInput, name + ".self_attn");
     if (c.sandwichNorms)
       h = rmsNorm(h, name + ".post_attention_layernorm");
     x = mb.add(x, h, name + ".add");
     h = rmsNorm(x, name + (c.sandwichNorms ? ".pre_feedforward_layernorm"
                                            : ".post_attention_layernorm"));
+    Value mlpInput = h;
     h = mlp(h, name + ".mlp");
+    mb.keepAlive(mlpInput, name + ".mlp");
     if (c.sandwichNorms)
       h = rmsNorm(h, name + ".post_feedforward_layernorm");
-    return mb.add(x, h, name + ".add");
+    Value out = mb.add(x, h, name + ".add");
+    mb.keepAlive(input, name);
+    return out;
   }
 
   ModelBuilder &mb;

@@ -178,12 +178,14 @@ Value ModelBuilder::gelu(Value x, StringRef layer,
 
 Value ModelBuilder::geluNew(Value x, StringRef layer) {
   Location l = loc(layer);
-  // 0.5 * x * (1.0 + tanh(sqrt(2 / pi) * (x + 0.044715 * x ** 3)))
+  // 0.5 * x * (1.0 + tanh(sqrt(2 / pi) * (x + 0.044715 * x ** 3))),
+  // evaluated left to right as Python does: `0.5 * x` is held while the
+  // rest is computed.
+  Value half = mul(x, number(0.5, layer), layer);
   Value cube = PowOp::create(builder, l, x, llvm::APFloat(3.0));
   Value inner = add(x, mul(cube, number(0.044715, layer), layer), layer);
   Value t = TanhOp::create(
       builder, l, mul(inner, number(std::sqrt(2.0 / M_PI), layer), layer));
-  Value half = mul(x, number(0.5, layer), layer);
   return mul(half, add(t, number(1.0, layer), layer), layer);
 }
 
@@ -369,6 +371,10 @@ Value ModelBuilder::mergeHeads(Value x, StringRef layer) {
   // PyTorch copies here (`.contiguous()` / reshape of a transposed tensor);
   // the dialect has no copy op, so this is a view.
   return reshape(t, layer, {s[0], s[2], s[1] * s[3]});
+}
+
+void ModelBuilder::keepAlive(ValueRange values, StringRef layer) {
+  KeepAliveOp::create(builder, loc(layer), values);
 }
 
 //===----------------------------------------------------------------------===//

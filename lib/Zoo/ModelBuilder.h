@@ -230,6 +230,10 @@ public:
   /// [B, H, T, D] -> [B, T, H*D]: `x.transpose(1, 2).reshape(B, T, H*D)`.
   mlir::Value mergeHeads(mlir::Value x, llvm::StringRef layer);
 
+  /// nn.keep_alive: Python frames hold `values` until here (a module's
+  /// locals until its forward returns, its arguments while it runs).
+  void keepAlive(mlir::ValueRange values, llvm::StringRef layer);
+
   //===--- Generation -----------------------------------------------------===//
 
   /// nn.kv_cache_update: `past` (null: the cache's first update) with

@@ -481,6 +481,24 @@ struct SavedLowering : ExternalModel<SavedLowering, SavedOp> {
   }
 };
 
+/// Python references: the executed program keeps the tensors alive until
+/// here, as PyTorch does, by reading one element of each.
+struct KeepAliveLowering : ExternalModel<KeepAliveLowering, KeepAliveOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    for (Value value : operands)
+      if (tensorType(value).getNumElements() > 0) {
+        SmallVector<Value> zeros(
+            tensorType(value).getRank(),
+            arith::ConstantIndexOp::create(b, op->getLoc(), 0));
+        tensor::ExtractOp::create(b, op->getLoc(), value, zeros);
+      }
+    return success();
+  }
+};
+
 struct BackwardNodeLowering : ExternalModel<BackwardNodeLowering, BackwardOp> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
@@ -878,6 +896,7 @@ void vram::registerLowerToTensorInterfaces(DialectRegistry &registry) {
     CrossEntropyOp::attachInterface<CrossEntropyLowering>(*ctx);
     MseLossOp::attachInterface<MseLossLowering>(*ctx);
     SavedOp::attachInterface<SavedLowering>(*ctx);
+    KeepAliveOp::attachInterface<KeepAliveLowering>(*ctx);
     BackwardOp::attachInterface<BackwardNodeLowering>(*ctx);
     AccumulateGradOp::attachInterface<AccumulateGradLowering>(*ctx);
     OptimizerStepOp::attachInterface<OptimizerStepLowering>(*ctx);

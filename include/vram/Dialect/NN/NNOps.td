@@ -1039,6 +1039,25 @@ def NN_AutocastExitOp : NN_Op<"autocast_exit"> {
   let assemblyFormat = "($cached^ `:` type($cached))? attr-dict";
 }
 
+def NN_KeepAliveOp : NN_Op<"keep_alive"> {
+  let summary = "Python references that hold tensors until here";
+  let description = [{
+    A module's forward holds its local variables until it returns, and its
+    caller holds the arguments it passed: a tensor bound to a name stays
+    allocated past its last use by an op, until the frame that names it
+    drops it (transformers' LlamaModel.forward keeps `inputs_embeds` until
+    it returns; a decoder layer's caller keeps the layer's input while the
+    layer runs). The op reads nothing and allocates nothing; the memory
+    analysis sees the operands used here.
+
+    ```mlir
+    nn.keep_alive %embeds, %h : tensor<2x64x256xf32>, tensor<2x64x256xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<NN_AnyTensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
 //===----------------------------------------------------------------------===//
 // Views: the result aliases the operand
 //===----------------------------------------------------------------------===//
