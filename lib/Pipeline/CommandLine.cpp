@@ -665,8 +665,6 @@ llvm::Error VramOptFlags::checkGeneration(ModelKind kind) const {
       !freezePatterns.empty())
     return usage("--checkpoint, --lora, --loss, --optimizer and --freeze "
                  "describe training, not --mode=generate");
-  if (validate != ValidationTarget::None)
-    return usage("--validate does not execute generation yet");
   if (!parallelSpec.empty())
     return usage("--parallel with --mode=generate is not modelled yet");
   return llvm::Error::success();
@@ -807,6 +805,8 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
        allocationMode.getNumOccurrences() || learningRate.getNumOccurrences()))
     return usage("--input-data, --dump, --allocation-mode and --lr need "
                  "--validate");
+  if (mode == nn::StepMode::Generate && validate != ValidationTarget::None)
+    return usage("--validate does not execute generation yet");
 #ifndef VRAM_ENABLE_EXECUTION
   if (validate != ValidationTarget::None)
     return usage("this vram-opt was built without the execution engine "

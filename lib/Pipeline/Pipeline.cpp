@@ -360,7 +360,8 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
     emitRemark(loc) << "batch size " << **best << " fits the budget";
   else if (succeeded(best))
     emitRemark(loc) << "not even batch size 1 fits the budget";
-  if (options.step.mode != nn::StepMode::Train || !current)
+  bool generating = options.step.mode == nn::StepMode::Generate;
+  if ((options.step.mode != nn::StepMode::Train && !generating) || !current)
     return;
   struct Change {
     std::string flag;
@@ -379,89 +380,111 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
                        llvm::function_ref<void(PipelineOptions &)> change) {
     tryChangeAt(*current, flag, change);
   };
-  // The same samples per update in smaller micro-batches.
-  for (int64_t split : {2, 4})
-    if (*current % split == 0 && source.canRebuild()) {
-      int64_t accum = options.step.gradAccum * split;
-      tryChangeAt(*current / split,
-                  "--batch=" + llvm::Twine(*current / split) +
-                      " --grad-accum=" + llvm::Twine(accum) + " (" +
-                      llvm::Twine(*current * options.step.gradAccum) +
-                      " samples per update, as now)",
-                  [&](PipelineOptions &o) { o.step.gradAccum = accum; });
-    }
-  // FSDP with the root as its only unit gathers the whole model at once:
-  // a unit per repeated block gathers one block at a time.
-  if (options.parallel && options.parallel->fsdp > 1 &&
-      options.parallel->shard.empty()) {
-    auto forward =
-        step->getParentOfType<ModuleOp>().lookupSymbol<func::FuncOp>("forward");
-    SmallVector<std::string> blocks =
-        getRepeatedBlockPatterns(forward ? forward : step);
-    if (!blocks.empty())
-      tryChange("--shard=" + llvm::join(blocks, ",") +
-                    " (fully_shard each repeated block)",
-                [&](PipelineOptions &o) {
-                  o.parallel->shard.assign(blocks.begin(), blocks.end());
-                });
-  }
-  // DDP: .grad as a view into its bucket instead of a second copy.
-  if (options.parallel && !options.parallel->bucketView)
-    tryChange("--gradient-as-bucket-view (DDP's .grad views its bucket)",
-              [](PipelineOptions &o) { o.parallel->bucketView = true; });
-  if (options.getImplementation() != nn::OptimizerImpl::Fused)
-    tryChange("--optimizer-impl=fused", [](PipelineOptions &o) {
-      o.implementation = nn::OptimizerImpl::Fused;
-    });
-  // Adam's two fp32 moments (8 bytes a parameter) in 8 bits (2 bytes and
-  // a scale per 256).
-  if (options.step.optimizer == nn::OptimizerKind::Adam ||
-      options.step.optimizer == nn::OptimizerKind::AdamW)
-    tryChange("--optimizer=adamw8bit (bitsandbytes' 8-bit AdamW)",
-              [](PipelineOptions &o) {
-                o.step.optimizer = nn::OptimizerKind::AdamW8bit;
-                o.implementation.reset();
-              });
-  // QLoRA: the frozen base weights of a LoRA model in 4 bits (about half
-  // a byte a weight instead of two or four).
   bool autocast = options.precision == nn::Precision::AmpFp16 ||
                   options.precision == nn::Precision::AmpBf16;
-  if (options.lora && !options.quantize && !autocast && !options.parallel &&
-      options.step.torchVersion == nn::TorchVersion::V2)
-    tryChange("--quantize=nf4 --double-quant (QLoRA: 4-bit base weights)",
-              [](PipelineOptions &o) {
-                QuantizeOptions quantize;
-                quantize.quantType = nn::QuantType::Nf4;
-                quantize.doubleQuant = true;
-                o.quantize = quantize;
-              });
-  // Each gradient freed by its update, inside backward.
-  if (!options.step.optimizerInBackward && options.step.setToNone &&
-      options.step.gradAccum == 1 && !options.parallel)
-    tryChange("--optimizer-in-backward (each gradient freed after its "
-              "update)",
-              [](PipelineOptions &o) { o.step.optimizerInBackward = true; });
-  if (options.precision == nn::Precision::Fp32 &&
-      options.step.device == nn::Device::Cuda)
-    tryChange("--precision=amp-fp16",
-              [](PipelineOptions &o) { o.precision = nn::Precision::AmpFp16; });
-  if (options.freezePatterns.empty() && options.freezeFirst == 0 &&
-      !options.lora)
-    tryChange("--freeze-first=0.5 (freezing the first half of the modules)",
-              [](PipelineOptions &o) { o.freezeFirst = 0.5; });
-  if (options.checkpointModules.empty()) {
-    auto forward =
-        step->getParentOfType<ModuleOp>().lookupSymbol<func::FuncOp>("forward");
-    SmallVector<std::string> blocks =
-        getRepeatedBlockPatterns(forward ? forward : step);
-    if (!blocks.empty())
-      tryChange("--checkpoint=" + llvm::join(blocks, ",") +
-                    " (checkpointing each repeated block)",
-                [&](PipelineOptions &o) {
-                  o.checkpointModules.assign(blocks.begin(), blocks.end());
+  // Serving: the weights in 16 or 4 bits (bitsandbytes' Linear4bit, as
+  // BitsAndBytesConfig(load_in_4bit=True) loads them).
+  if (generating) {
+    if (options.precision == nn::Precision::Fp32)
+      tryChange("--precision=bf16 (the weights in bfloat16)",
+                [](PipelineOptions &o) { o.precision = nn::Precision::Bf16; });
+    if (!options.quantize && !autocast &&
+        options.step.torchVersion == nn::TorchVersion::V2)
+      tryChange("--quantize=nf4 --double-quant (4-bit weights)",
+                [](PipelineOptions &o) {
+                  QuantizeOptions quantize;
+                  quantize.quantType = nn::QuantType::Nf4;
+                  quantize.doubleQuant = true;
+                  o.quantize = quantize;
                 });
-    tryChange("--checkpoint='*' (checkpointing every top-level module)",
-              [](PipelineOptions &o) { o.checkpointModules = {"*"}; });
+  }
+  // Training: its state, its activations, its precision.
+  if (!generating) {
+    // The same samples per update in smaller micro-batches.
+    for (int64_t split : {2, 4})
+      if (*current % split == 0 && source.canRebuild()) {
+        int64_t accum = options.step.gradAccum * split;
+        tryChangeAt(*current / split,
+                    "--batch=" + llvm::Twine(*current / split) +
+                        " --grad-accum=" + llvm::Twine(accum) + " (" +
+                        llvm::Twine(*current * options.step.gradAccum) +
+                        " samples per update, as now)",
+                    [&](PipelineOptions &o) { o.step.gradAccum = accum; });
+      }
+    // FSDP with the root as its only unit gathers the whole model at once:
+    // a unit per repeated block gathers one block at a time.
+    if (options.parallel && options.parallel->fsdp > 1 &&
+        options.parallel->shard.empty()) {
+      auto forward =
+          step->getParentOfType<ModuleOp>().lookupSymbol<func::FuncOp>(
+              "forward");
+      SmallVector<std::string> blocks =
+          getRepeatedBlockPatterns(forward ? forward : step);
+      if (!blocks.empty())
+        tryChange("--shard=" + llvm::join(blocks, ",") +
+                      " (fully_shard each repeated block)",
+                  [&](PipelineOptions &o) {
+                    o.parallel->shard.assign(blocks.begin(), blocks.end());
+                  });
+    }
+    // DDP: .grad as a view into its bucket instead of a second copy.
+    if (options.parallel && !options.parallel->bucketView)
+      tryChange("--gradient-as-bucket-view (DDP's .grad views its bucket)",
+                [](PipelineOptions &o) { o.parallel->bucketView = true; });
+    if (options.getImplementation() != nn::OptimizerImpl::Fused)
+      tryChange("--optimizer-impl=fused", [](PipelineOptions &o) {
+        o.implementation = nn::OptimizerImpl::Fused;
+      });
+    // Adam's two fp32 moments (8 bytes a parameter) in 8 bits (2 bytes and
+    // a scale per 256).
+    if (options.step.optimizer == nn::OptimizerKind::Adam ||
+        options.step.optimizer == nn::OptimizerKind::AdamW)
+      tryChange("--optimizer=adamw8bit (bitsandbytes' 8-bit AdamW)",
+                [](PipelineOptions &o) {
+                  o.step.optimizer = nn::OptimizerKind::AdamW8bit;
+                  o.implementation.reset();
+                });
+    // QLoRA: the frozen base weights of a LoRA model in 4 bits (about half
+    // a byte a weight instead of two or four).
+    if (options.lora && !options.quantize && !autocast && !options.parallel &&
+        options.step.torchVersion == nn::TorchVersion::V2)
+      tryChange("--quantize=nf4 --double-quant (QLoRA: 4-bit base weights)",
+                [](PipelineOptions &o) {
+                  QuantizeOptions quantize;
+                  quantize.quantType = nn::QuantType::Nf4;
+                  quantize.doubleQuant = true;
+                  o.quantize = quantize;
+                });
+    // Each gradient freed by its update, inside backward.
+    if (!options.step.optimizerInBackward && options.step.setToNone &&
+        options.step.gradAccum == 1 && !options.parallel)
+      tryChange("--optimizer-in-backward (each gradient freed after its "
+                "update)",
+                [](PipelineOptions &o) { o.step.optimizerInBackward = true; });
+    if (options.precision == nn::Precision::Fp32 &&
+        options.step.device == nn::Device::Cuda)
+      tryChange("--precision=amp-fp16", [](PipelineOptions &o) {
+        o.precision = nn::Precision::AmpFp16;
+      });
+    if (options.freezePatterns.empty() && options.freezeFirst == 0 &&
+        !options.lora)
+      tryChange("--freeze-first=0.5 (freezing the first half of the modules)",
+                [](PipelineOptions &o) { o.freezeFirst = 0.5; });
+    if (options.checkpointModules.empty()) {
+      auto forward =
+          step->getParentOfType<ModuleOp>().lookupSymbol<func::FuncOp>(
+              "forward");
+      SmallVector<std::string> blocks =
+          getRepeatedBlockPatterns(forward ? forward : step);
+      if (!blocks.empty())
+        tryChange("--checkpoint=" + llvm::join(blocks, ",") +
+                      " (checkpointing each repeated block)",
+                  [&](PipelineOptions &o) {
+                    o.checkpointModules.assign(blocks.begin(), blocks.end());
+                  });
+      tryChange("--checkpoint='*' (checkpointing every top-level module)",
+                [](PipelineOptions &o) { o.checkpointModules = {"*"}; });
+    }
   }
   llvm::stable_sort(changes, [](const Change &a, const Change &b) {
     return a.used < b.used;

@@ -441,6 +441,18 @@ lookupLowering(Location loc, StringRef name, MLIRContext *ctx) {
   return concept;
 }
 
+/// Reads one element of each non-empty tensor in `values`: the executed
+/// program keeps their buffers alive up to here, as the memory analysis's
+/// uses do.
+static void readOneElement(OpBuilder &b, Location loc, ValueRange values) {
+  for (Value value : values)
+    if (tensorType(value).getNumElements() > 0) {
+      SmallVector<Value> zeros(tensorType(value).getRank(),
+                               arith::ConstantIndexOp::create(b, loc, 0));
+      tensor::ExtractOp::create(b, loc, value, zeros);
+    }
+}
+
 struct SavedLowering : ExternalModel<SavedLowering, SavedOp> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
@@ -468,33 +480,21 @@ struct SavedLowering : ExternalModel<SavedLowering, SavedOp> {
       return failure();
     // The kernel computes the tensor with its operands and results alive
     // (the memory analysis's uses): a formula that needs none of them (a
-    // dropout mask) still reads one element of each.
-    for (Value source : operands)
-      if (tensorType(source).getNumElements() > 0) {
-        SmallVector<Value> zeros(
-            tensorType(source).getRank(),
-            arith::ConstantIndexOp::create(b, op->getLoc(), 0));
-        tensor::ExtractOp::create(b, op->getLoc(), source, zeros);
-      }
+    // dropout mask) still reads them.
+    readOneElement(b, op->getLoc(), operands);
     results.push_back(*value);
     return success();
   }
 };
 
 /// Python references: the executed program keeps the tensors alive until
-/// here, as PyTorch does, by reading one element of each.
+/// here, as PyTorch does.
 struct KeepAliveLowering : ExternalModel<KeepAliveLowering, KeepAliveOp> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
                 const LoweringOptions &, SmallVectorImpl<Value> &,
                 SmallVectorImpl<std::pair<unsigned, Value>> &) const {
-    for (Value value : operands)
-      if (tensorType(value).getNumElements() > 0) {
-        SmallVector<Value> zeros(
-            tensorType(value).getRank(),
-            arith::ConstantIndexOp::create(b, op->getLoc(), 0));
-        tensor::ExtractOp::create(b, op->getLoc(), value, zeros);
-      }
+    readOneElement(b, op->getLoc(), operands);
     return success();
   }
 };
