@@ -380,6 +380,19 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
                        llvm::function_ref<void(PipelineOptions &)> change) {
     tryChangeAt(*current, flag, change);
   };
+  // The model's repeated blocks (from @forward when the step kept it).
+  auto repeatedBlocks = [&] {
+    auto forward =
+        step->getParentOfType<ModuleOp>().lookupSymbol<func::FuncOp>("forward");
+    return getRepeatedBlockPatterns(forward ? forward : step);
+  };
+  // bitsandbytes' 4-bit weights: nf4 with double quantization.
+  auto useNf4DoubleQuant = [](PipelineOptions &o) {
+    QuantizeOptions quantize;
+    quantize.quantType = nn::QuantType::Nf4;
+    quantize.doubleQuant = true;
+    o.quantize = quantize;
+  };
   bool autocast = options.precision == nn::Precision::AmpFp16 ||
                   options.precision == nn::Precision::AmpBf16;
   // Serving: the weights in 16 or 4 bits (bitsandbytes' Linear4bit, as
@@ -391,12 +404,7 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
     if (!options.quantize && !autocast &&
         options.step.torchVersion == nn::TorchVersion::V2)
       tryChange("--quantize=nf4 --double-quant (4-bit weights)",
-                [](PipelineOptions &o) {
-                  QuantizeOptions quantize;
-                  quantize.quantType = nn::QuantType::Nf4;
-                  quantize.doubleQuant = true;
-                  o.quantize = quantize;
-                });
+                useNf4DoubleQuant);
   }
   // Training: its state, its activations, its precision.
   if (!generating) {
@@ -415,11 +423,7 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
     // a unit per repeated block gathers one block at a time.
     if (options.parallel && options.parallel->fsdp > 1 &&
         options.parallel->shard.empty()) {
-      auto forward =
-          step->getParentOfType<ModuleOp>().lookupSymbol<func::FuncOp>(
-              "forward");
-      SmallVector<std::string> blocks =
-          getRepeatedBlockPatterns(forward ? forward : step);
+      SmallVector<std::string> blocks = repeatedBlocks();
       if (!blocks.empty())
         tryChange("--shard=" + llvm::join(blocks, ",") +
                       " (fully_shard each repeated block)",
@@ -449,12 +453,7 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
     if (options.lora && !options.quantize && !autocast && !options.parallel &&
         options.step.torchVersion == nn::TorchVersion::V2)
       tryChange("--quantize=nf4 --double-quant (QLoRA: 4-bit base weights)",
-                [](PipelineOptions &o) {
-                  QuantizeOptions quantize;
-                  quantize.quantType = nn::QuantType::Nf4;
-                  quantize.doubleQuant = true;
-                  o.quantize = quantize;
-                });
+                useNf4DoubleQuant);
     // Each gradient freed by its update, inside backward.
     if (!options.step.optimizerInBackward && options.step.setToNone &&
         options.step.gradAccum == 1 && !options.parallel)
@@ -471,11 +470,7 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
       tryChange("--freeze-first=0.5 (freezing the first half of the modules)",
                 [](PipelineOptions &o) { o.freezeFirst = 0.5; });
     if (options.checkpointModules.empty()) {
-      auto forward =
-          step->getParentOfType<ModuleOp>().lookupSymbol<func::FuncOp>(
-              "forward");
-      SmallVector<std::string> blocks =
-          getRepeatedBlockPatterns(forward ? forward : step);
+      SmallVector<std::string> blocks = repeatedBlocks();
       if (!blocks.empty())
         tryChange("--checkpoint=" + llvm::join(blocks, ",") +
                       " (checkpointing each repeated block)",
