@@ -33,31 +33,21 @@ import json
 import os
 import pathlib
 import platform
-import socket
-import subprocess
 import sys
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 import torch.nn.functional as F
 import torchvision
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import measure as truth  # noqa: E402  (the profiler's memory events, as measure.py reads them)
+from gloo_ranks import run_ranks, train_step  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BATCH, SIZE, CLASSES = 2, 224, 102
 # (world size, optimizer, gradient_as_bucket_view)
 CASES = [(2, "sgd", False), (2, "sgd", True), (2, "adam", False), (4, "sgd", False)]
-
-
-def train_step(model, opt, x, y):
-    opt.zero_grad(set_to_none=True)
-    loss = F.cross_entropy(model(x), y)
-    loss.backward()
-    del loss
-    opt.step()
 
 
 def run_rank(rank, world, optimizer, bucket_view, use_ddp, port, queue):
@@ -90,32 +80,11 @@ def run_rank(rank, world, optimizer, bucket_view, use_ddp, port, queue):
     dist.destroy_process_group()
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def run(world, optimizer, bucket_view, use_ddp):
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    port = free_port()
-    procs = [ctx.Process(target=run_rank, args=(r, world, optimizer, bucket_view, use_ddp, port, queue))
-             for r in range(world)]
-    for p in procs:
-        p.start()
-    rows = sorted((queue.get() for _ in procs), key=lambda r: r["rank"])
-    for p in procs:
-        p.join()
-        assert p.exitcode == 0
-    return rows
-
-
 def main():
     rows = []
     for world, optimizer, bucket_view in CASES:
-        ddp = run(world, optimizer, bucket_view, True)
-        plain = run(1, optimizer, False, False)[0]
+        ddp = run_ranks(run_rank, world, world, optimizer, bucket_view, True)
+        plain = run_ranks(run_rank, 1, 1, optimizer, False, False)[0]
         row = {"id": f"resnet18_c102_b{BATCH}_dp{world}_{optimizer}" + ("_bucket_view" if bucket_view else ""),
                "world_size": world, "optimizer": optimizer, "gradient_as_bucket_view": bucket_view,
                "batch_per_rank": BATCH, "size": SIZE,

@@ -44,21 +44,18 @@ test/Transforms/parallel-fsdp.test.
 """
 import ctypes
 import datetime
-import json
 import os
 import pathlib
 import platform
-import socket
-import subprocess
 import sys
-import tempfile
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
 import torchvision
+
+from gloo_ranks import FlatLogits, preload_memhook, run_ranks, steady_step_bytes, write_table
 
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -97,21 +94,9 @@ def build(name):
         x, y = torch.randn(8, 512), torch.randint(0, 512, (8,))
     elif name == "llama":
         # transformers' LlamaForCausalLM at test/Inputs/hf/small/llama.json,
-        # trained with cross-entropy over the flattened logits (vram-opt's
-        # loss for --hf; transformers' own loss shifts the labels).
-        from transformers import AutoConfig, AutoModelForCausalLM
-        config = AutoConfig.from_pretrained(ROOT / "test" / "Inputs" / "hf" / "small" / "llama.json")
-        lm = AutoModelForCausalLM.from_config(config, attn_implementation="sdpa")
-
-        class Logits(nn.Module):
-            def __init__(self, lm):
-                super().__init__()
-                self.lm = lm
-
-            def forward(self, ids):
-                return self.lm(ids).logits.flatten(0, 1)
-
-        model = Logits(lm)
+        # trained with cross-entropy over the flattened logits.
+        model = FlatLogits("llama")
+        config = model.config
         units = [f"lm.model.layers.{i}" for i in range(config.num_hidden_layers)]
         x = torch.randint(0, config.vocab_size, (LLAMA_BATCH, LLAMA_SEQ))
         y = torch.randint(0, config.vocab_size, (LLAMA_BATCH * LLAMA_SEQ,))
@@ -210,48 +195,15 @@ def run_rank(rank, shape, name, optimizer, policy, option, in_place, port, queue
         fully_shard(model, mesh=mesh, mp_policy=mp)
     opt = (torch.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
            else torch.optim.Adam(model.parameters(), lr=1e-3))
-    train_step(model, opt, x, y, hf_loss)
-    train_step(model, opt, x, y, hf_loss)
-    opt.zero_grad(set_to_none=True)
-    dist.barrier()
-    persistent = hook.vram_live() - start - scratch_bytes()
-    hook.vram_reset_peak()
-    base = hook.vram_live()
-    train_step(model, opt, x, y, hf_loss)
-    peak = hook.vram_peak() - base
+    persistent, peak = steady_step_bytes(
+        hook, start, lambda: train_step(model, opt, x, y, hf_loss), opt)
+    persistent -= scratch_bytes()
     queue.put({"rank": rank, "persistent": persistent, "cpu_step_peak_above_baseline": peak})
     dist.destroy_process_group()
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def run(shape, name, optimizer, policy, in_place, option=None):
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    port = free_port()
-    procs = [ctx.Process(target=run_rank, args=(r, shape, name, optimizer, policy, option, in_place, port, queue))
-             for r in range(shape[0] * shape[1])]
-    for p in procs:
-        p.start()
-    rows = sorted((queue.get() for _ in procs), key=lambda r: r["rank"])
-    for p in procs:
-        p.join()
-        assert p.exitcode == 0
-    return rows
-
-
 def main():
-    # Every worker counts the CPU allocator's bytes with memhook.so
-    # (memhook/memhook.c): the profiler misses frees made by gloo's threads.
-    lib = pathlib.Path(tempfile.mkdtemp()) / "memhook.so"
-    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(lib),
-                    str(pathlib.Path(__file__).resolve().parent / "memhook" / "memhook.c"),
-                    "-ldl", "-lpthread"], check=True)
-    os.environ["LD_PRELOAD"] = str(lib)
+    preload_memhook()
     only = sys.argv[1:]
     rows = []
     for name, world, optimizer, *rest in CASES:
@@ -267,8 +219,9 @@ def main():
             case += f"_{option}"
         if only and case not in only:
             continue
-        ranks = run(shape, name, optimizer, policy, True, option)
-        gloo = run(shape, name, optimizer, policy, False, option) if world > 1 else ranks
+        ranks = run_ranks(run_rank, world, shape, name, optimizer, policy, option, True)
+        gloo = (run_ranks(run_rank, world, shape, name, optimizer, policy, option, False)
+                if world > 1 else ranks)
         row = {"id": case, "model": name, "world_size": world, "optimizer": optimizer,
                "mesh": list(shape),
                **({"param_dtype": policy[0], "reduce_dtype": policy[1]} if policy else {}),
@@ -285,17 +238,7 @@ def main():
     out = ROOT / "benchmarks" / "accuracy" / "results" / f"fsdp-torch-{torch.__version__.split('+')[0]}-cpu.json"
     measured_with = (f"torch {torch.__version__} cpu (PyPI wheel), gloo, torchvision "
                      f"{torchvision.__version__}, {platform.platform()}, {datetime.date.today()}")
-    if only and out.exists():
-        # Named cases replace their rows (or are added) in the table, each
-        # new row stating what measured it.
-        table = json.loads(out.read_text())
-        for row in rows:
-            row["measured_with"] = measured_with
-            table["rows"] = [r for r in table["rows"] if r["id"] != row["id"]] + [row]
-    else:
-        table = {"measured_with": measured_with, "rows": rows}
-    out.write_text(json.dumps(table, indent=1) + "\n")
-    print(f"wrote {out}")
+    write_table(out, rows, measured_with, only)
 
 
 if __name__ == "__main__":

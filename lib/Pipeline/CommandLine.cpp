@@ -444,6 +444,15 @@ struct VramOptFlags {
   llvm::Expected<std::optional<ParallelOptions>> parseParallel() const;
   /// --mode=generate and its flags against the input and the other flags.
   llvm::Error checkGeneration(ModelKind kind) const;
+  /// The tp axis of a valid --parallel (1 without one).
+  int64_t getTensorParallelRanks() const {
+    llvm::Expected<std::optional<ParallelOptions>> parallel = parseParallel();
+    if (!parallel) {
+      llvm::consumeError(parallel.takeError());
+      return 1;
+    }
+    return *parallel ? (*parallel)->tp : 1;
+  }
   llvm::Error check(llvm::StringRef inputFilename, bool inputGiven,
                     llvm::ArrayRef<std::string> cxxFlags,
                     OutputFormat resolvedFormat) const;
@@ -543,9 +552,9 @@ VramOptFlags::parseParallel() const {
       return bad("an empty axis");
     if (!seen.insert(axis).second)
       return bad("axis '" + axis + "' given twice");
-    if (llvm::is_contained({"tp", "sp", "pp", "cp"}, axis))
+    if (llvm::is_contained({"sp", "pp", "cp"}, axis))
       return bad("axis '" + axis +
-                 "' is not modelled yet (modelled: dp, fsdp, hsdp)");
+                 "' is not modelled yet (modelled: dp, fsdp, hsdp, tp)");
     if (axis == "hsdp") {
       // hsdp=RxS: R replicas of S-way sharding (FSDP2 on a 2-D mesh).
       auto [replicas, shards] = value.trim().split('x');
@@ -556,15 +565,19 @@ VramOptFlags::parseParallel() const {
                    "'");
       continue;
     }
-    if (axis != "dp" && axis != "fsdp")
+    if (axis != "dp" && axis != "fsdp" && axis != "tp")
       return bad("unknown axis '" + axis + "'");
     int64_t ranks = 0;
     if (value.trim().getAsInteger(10, ranks) || ranks < 1)
       return bad(axis + " must be a positive integer, got '" + value + "'");
-    (axis == "dp" ? options.dp : options.fsdp) = ranks;
+    (axis == "dp"     ? options.dp
+     : axis == "fsdp" ? options.fsdp
+                      : options.tp) = ranks;
   }
   if (options.dp > nn::ParallelAttr::kMaxWorldSize ||
-      options.fsdp > nn::ParallelAttr::kMaxWorldSize / options.dp)
+      options.fsdp > nn::ParallelAttr::kMaxWorldSize / options.dp ||
+      options.tp >
+          nn::ParallelAttr::kMaxWorldSize / (options.dp * options.fsdp))
     return bad(llvm::Twine("more than the ") +
                llvm::Twine(nn::ParallelAttr::kMaxWorldSize) +
                " ranks modelled");
@@ -573,6 +586,11 @@ VramOptFlags::parseParallel() const {
   if (seen.count("dp") && seen.count("fsdp"))
     return bad("dp with fsdp is HSDP: write hsdp=" + llvm::Twine(options.dp) +
                "x" + llvm::Twine(options.fsdp));
+  if (seen.count("tp") && seen.size() > 1)
+    return bad("tp with dp, fsdp or hsdp is not modelled yet");
+  if (seen.count("tp") && ddpFlags)
+    return makeUsageError("--gradient-as-bucket-view and --bucket-cap-mb "
+                          "configure DistributedDataParallel (dp=N), not tp");
   if (seen.count("fsdp") || seen.count("hsdp")) {
     if (ddpFlags)
       return makeUsageError("--gradient-as-bucket-view and --bucket-cap-mb "
@@ -858,6 +876,11 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
     return llvm::Error::success();
   if (llvm::Error error = checkGeneration(kind))
     return error;
+  // An .mlir model says itself whether it is one rank's (nn.tensor_parallel).
+  if (getTensorParallelRanks() > 1 && kind != ModelKind::Zoo &&
+      kind != ModelKind::HuggingFace && kind != ModelKind::Mlir)
+    return usage("--parallel=tp builds one rank's model: it needs a model "
+                 "whose layers vram-opt builds (--zoo=llama-7b or --hf)");
   auto notFor = [](const cl::Option &opt, llvm::StringRef what) -> llvm::Error {
     if (opt.getNumOccurrences())
       return makeUsageError("--" + opt.ArgStr + " does not apply to " + what);
@@ -1141,6 +1164,7 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     if (f.promptLen > 0)
       options.seq = f.promptLen;
     options.maxNewTokens = f.maxNewTokens;
+    options.tensorParallel = f.getTensorParallelRanks();
     if (f.numClasses > 0)
       options.numClasses = f.numClasses;
     options.target = {f.torchVersion, f.device};
@@ -1155,6 +1179,7 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     if (f.promptLen > 0)
       options.seq = f.promptLen;
     options.maxNewTokens = f.maxNewTokens;
+    options.tensorParallel = f.getTensorParallelRanks();
     options.target = {f.torchVersion, f.device};
     options.attention = f.attention;
     return createHuggingFaceSource(context, std::move(file),

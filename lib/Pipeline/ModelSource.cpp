@@ -69,6 +69,7 @@ public:
     zooOptions.target = options.target;
     zooOptions.attention = options.attention;
     zooOptions.maxNewTokens = options.maxNewTokens;
+    zooOptions.tensorParallel = options.tensorParallel;
     llvm::Expected<OwningOpRef<ModuleOp>> module =
         zoo::buildModel(context, options.name, zooOptions);
     if (!module)
@@ -103,6 +104,7 @@ public:
     zooOptions.target = options.target;
     zooOptions.attention = options.attention;
     zooOptions.maxNewTokens = options.maxNewTokens;
+    zooOptions.tensorParallel = options.tensorParallel;
     int64_t defaultSeq = config.maxPositions
                              ? std::min<int64_t>(2048, config.maxPositions)
                              : 2048;

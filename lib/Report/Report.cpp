@@ -337,9 +337,11 @@ static int64_t ringBytes(int64_t bytes, int64_t ranks, int64_t factor) {
 }
 
 int64_t ParallelFigures::getSentBytes() const {
-  // All-reduces run across the dp replicas, all-gathers and reduce-scatters
+  // All-reduces run across the dp replicas (or the tensor-parallel group,
+  // which is not combined with dp yet), all-gathers and reduce-scatters
   // within the fsdp group.
-  int64_t replicas = layout.getDp(), shards = layout.getFsdp();
+  int64_t replicas = layout.getTp() > 1 ? layout.getTp() : layout.getDp();
+  int64_t shards = layout.getFsdp();
   return saturatingAdd(saturatingAdd(ringBytes(allReduceBytes, replicas, 2),
                                      ringBytes(allGatherBytes, shards, 1)),
                        ringBytes(reduceScatterBytes, shards, 1));
@@ -352,7 +354,16 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
   p.fullShards = layout.getFsdp();
   auto bytes = [](Value v) { return getTensorBytes(v.getType()).value_or(0); };
   for (Operation &op : func.getBody().front()) {
-    if (auto bucket = dyn_cast<nn::GradBucketOp>(op)) {
+    // Tensor parallelism: a row-parallel output in forward, a
+    // column-parallel input's gradient in backward.
+    if (isa<nn::AllReduceOp>(op)) {
+      p.allReduceBytes =
+          saturatingAdd(p.allReduceBytes, bytes(op.getResult(0)));
+    } else if (auto node = dyn_cast<nn::BackwardOp>(op)) {
+      if (node.getForwardOp() == nn::AllReduceGradOp::getOperationName())
+        for (Value grad : node.getInputGrads())
+          p.allReduceBytes = saturatingAdd(p.allReduceBytes, bytes(grad));
+    } else if (auto bucket = dyn_cast<nn::GradBucketOp>(op)) {
       p.bucketBytes.push_back(bytes(bucket));
       p.allReduceBytes = saturatingAdd(p.allReduceBytes, bytes(bucket));
     } else if (auto gather = dyn_cast<nn::AllGatherOp>(op)) {
@@ -407,12 +418,14 @@ static void addParallelJson(const Analyses &a, json::Object &report) {
   for (int64_t r = 0; r < ranks; ++r)
     (p.holdsRank0Shards(r) ? ids : smaller).push_back(r);
   report["parallel"] =
-      json::Object{{"strategy", !p.isSharded()       ? "ddp"
+      json::Object{{"strategy", layout.getTp() > 1   ? "tp"
+                                : !p.isSharded()     ? "ddp"
                                 : layout.getDp() > 1 ? "hsdp"
                                                      : "fsdp"},
                    {"world_size", ranks},
                    {"dp", layout.getDp()},
                    {"fsdp", layout.getFsdp()},
+                   {"tp", layout.getTp()},
                    {"shard", std::move(shard)},
                    {"units", std::move(units)},
                    {"shard_dtype", optionalString(p.shardDtype)},
@@ -697,7 +710,13 @@ static void writeText(const Analyses &a, const ReportOptions &options,
   if (a.parallel) {
     const ParallelFigures &p = *a.parallel;
     int64_t ranks = p.layout.getWorldSize();
-    if (p.isSharded()) {
+    if (p.layout.getTp() > 1) {
+      os << llvm::formatv(
+          "parallel: tp={0} (tensor parallelism: column- and row-parallel "
+          "linears, figures per rank); per step a rank all-reduces {1}, "
+          "sending and receiving {2}",
+          ranks, humanBytes(p.allReduceBytes), humanBytes(p.getSentBytes()));
+    } else if (p.isSharded()) {
       int64_t replicas = p.layout.getDp(), shards = p.layout.getFsdp();
       if (replicas > 1)
         os << llvm::formatv("parallel: hsdp={0}x{1} (FSDP2 over {1} ranks, "

@@ -239,7 +239,8 @@ void BuildStepPass::runOnOperation() {
   for (StringRef name :
        {NNDialect::kBatchAttrName, NNDialect::kSequenceLogitsAttrName,
         NNDialect::kAutocastAttrName, NNDialect::kLoraAttrName,
-        NNDialect::kQuantizeAttrName, NNDialect::kMaxNewTokensAttrName})
+        NNDialect::kQuantizeAttrName, NNDialect::kMaxNewTokensAttrName,
+        NNDialect::kTensorParallelAttrName})
     if (Attribute attr = forward->getAttr(name))
       step->setAttr(name, attr);
 

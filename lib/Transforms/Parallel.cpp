@@ -135,12 +135,39 @@ void ParallelPass::runOnOperation() {
                      << NNDialect::kParallelAttrName << "')";
     return signalPassFailure();
   }
-  if (fsdp < 1 || dp > ParallelAttr::kMaxWorldSize ||
-      fsdp > ParallelAttr::kMaxWorldSize / dp) {
-    emitError(step.getLoc()) << "vram-parallel needs fsdp >= 1 and at most "
-                             << ParallelAttr::kMaxWorldSize
-                             << " ranks, got dp=" << static_cast<int64_t>(dp)
-                             << " fsdp=" << static_cast<int64_t>(fsdp);
+  if (fsdp < 1 || tp < 1 || dp > ParallelAttr::kMaxWorldSize ||
+      fsdp > ParallelAttr::kMaxWorldSize / dp ||
+      tp > ParallelAttr::kMaxWorldSize / (dp * fsdp)) {
+    emitError(step.getLoc())
+        << "vram-parallel needs fsdp >= 1, tp >= 1 and at most "
+        << ParallelAttr::kMaxWorldSize
+        << " ranks, got dp=" << static_cast<int64_t>(dp)
+        << " fsdp=" << static_cast<int64_t>(fsdp)
+        << " tp=" << static_cast<int64_t>(tp);
+    return signalPassFailure();
+  }
+  // Tensor parallelism is a property of the model the step was built from:
+  // its front end made the shards and the collectives.
+  int64_t builtFor = 1;
+  if (auto ranks =
+          step->getAttrOfType<IntegerAttr>(NNDialect::kTensorParallelAttrName))
+    builtFor = ranks.getInt();
+  if (tp != builtFor) {
+    InFlightDiagnostic diag = step.emitError();
+    if (builtFor == 1)
+      diag << "vram-parallel tp=" << static_cast<int64_t>(tp)
+           << " needs a step built from one rank's tensor-parallel model "
+              "(its front end sets '"
+           << NNDialect::kTensorParallelAttrName << "')";
+    else
+      diag << "the step's model was built for tp=" << builtFor
+           << " tensor-parallel ranks ('" << NNDialect::kTensorParallelAttrName
+           << "'), not tp=" << static_cast<int64_t>(tp);
+    return signalPassFailure();
+  }
+  if (tp > 1 && (dp > 1 || fsdp > 1 || !shard.empty())) {
+    step.emitError() << "vram-parallel: tensor parallelism with dp or fsdp "
+                        "is not modelled yet";
     return signalPassFailure();
   }
   MLIRContext *ctx = &getContext();
@@ -150,7 +177,9 @@ void ParallelPass::runOnOperation() {
   step->setAttr(NNDialect::kParallelAttrName,
                 ParallelAttr::get(ctx, dp, fsdp,
                                   ArrayAttr::get(ctx, shardPatterns), bucketCap,
-                                  firstBucket, bucketView));
+                                  firstBucket, bucketView, tp));
+  if (tp > 1)
+    return;
   if (fsdp > 1 || !shard.empty()) {
     if (failed(shardStep(step)))
       return signalPassFailure();

@@ -186,8 +186,10 @@ private:
   /// head), rotary on q and k.
   Value project(Value x, const std::string &name, StringRef which,
                 int64_t heads) {
-    Value y = mb.linear(x, name + "." + which.str() + "_proj",
-                        heads * c.headDim, c.qkvBias);
+    std::string proj = name + "." + which.str() + "_proj";
+    heads /= model.tensorParallel; // this rank's heads
+    Value y = mb.linear(columnParallelInput(x, proj), proj, heads * c.headDim,
+                        c.qkvBias);
     ArrayRef<int64_t> s = ModelBuilder::shapeOf(y);
     y = mb.reshape(y, name, {s[0], s[1], heads, c.headDim});
     if (c.qkNorm && which != "v")
@@ -217,8 +219,9 @@ private:
     // it returns, after o_proj.
     if (model.attention == vram::nn::AttentionImplementation::Eager ||
         c.eagerAttentionOnly) {
-      Value out = mb.linear(mb.mergeHeads(eagerAttention(q, k, v, name), name),
-                            name + ".o_proj", c.hiddenSize, c.outputBias);
+      Value merged = mb.mergeHeads(eagerAttention(q, k, v, name), name);
+      Value out =
+          rowParallel(merged, name + ".o_proj", c.hiddenSize, c.outputBias);
       mb.keepAlive({q, k, v}, name);
       return out;
     }
@@ -233,23 +236,50 @@ private:
     }
     Value y = mb.attention(q, k, v, name, causal, backend, enableGqa,
                            c.attentionDropout);
-    Value out = mb.linear(mb.mergeHeads(y, name), name + ".o_proj",
-                          c.hiddenSize, c.outputBias);
+    Value out = rowParallel(mb.mergeHeads(y, name), name + ".o_proj",
+                            c.hiddenSize, c.outputBias);
     mb.keepAlive({q, k, v}, name);
     return out;
   }
 
   /// LlamaMLP: down_proj(act(gate_proj(x)) * up_proj(x)).
   Value mlp(Value x, const std::string &name) {
-    Value gate =
-        mb.linear(x, name + ".gate_proj", c.intermediateSize, c.mlpBias);
+    int64_t inner = c.intermediateSize / model.tensorParallel;
+    Value gate = mb.linear(columnParallelInput(x, name + ".gate_proj"),
+                           name + ".gate_proj", inner, c.mlpBias);
     gate = c.activation == GatedActivation::Silu
                ? mb.silu(gate, name + ".act_fn")
                : mb.gelu(gate, name + ".act_fn",
                          vram::nn::GeluApproximation::Tanh);
-    Value up = mb.linear(x, name + ".up_proj", c.intermediateSize, c.mlpBias);
-    return mb.linear(mb.mul(gate, up, name), name + ".down_proj", c.hiddenSize,
-                     c.mlpBias);
+    Value up = mb.linear(columnParallelInput(x, name + ".up_proj"),
+                         name + ".up_proj", inner, c.mlpBias);
+    return rowParallel(mb.mul(gate, up, name), name + ".down_proj",
+                       c.hiddenSize, c.mlpBias);
+  }
+
+  /// Tensor parallelism (torch's ColwiseParallel and RowwiseParallel on
+  /// q/k/v/gate/up and o/down, as parallelize_module applies them): a
+  /// column-parallel linear holds rows out / N of its weight and reads its
+  /// input as a replicated DTensor, whose gradient is all-reduced; a
+  /// row-parallel one holds columns in / N and all-reduces its partial
+  /// output. Heads and the MLP's inner width split N ways; transformers'
+  /// view(..., -1, head_dim) follows. The embeddings, norms and lm_head
+  /// stay whole on every rank.
+  Value columnParallelInput(Value x, const std::string &name) {
+    if (model.tensorParallel == 1)
+      return x;
+    return mb.allReduceGrad(x, name, model.tensorParallel);
+  }
+  /// A row-parallel linear (o_proj, down_proj). RowwiseParallel's output
+  /// hook all-reduces inside the module's call, whose arguments hold the
+  /// input until then.
+  Value rowParallel(Value x, const std::string &name, int64_t out, bool bias) {
+    Value y = mb.linear(x, name, out, bias);
+    if (model.tensorParallel == 1)
+      return y;
+    y = mb.allReduce(y, name, model.tensorParallel);
+    mb.keepAlive(x, name);
+    return y;
   }
 
   /// Pre-norm residual blocks; Gemma 2 also normalizes each block's output

@@ -377,6 +377,14 @@ void ModelBuilder::keepAlive(ValueRange values, StringRef layer) {
   KeepAliveOp::create(builder, loc(layer), values);
 }
 
+Value ModelBuilder::allReduce(Value x, StringRef layer, int64_t ranks) {
+  return AllReduceOp::create(builder, loc(layer), x, ranks);
+}
+
+Value ModelBuilder::allReduceGrad(Value x, StringRef layer, int64_t ranks) {
+  return AllReduceGradOp::create(builder, loc(layer), x, ranks);
+}
+
 //===----------------------------------------------------------------------===//
 // Generation
 //===----------------------------------------------------------------------===//

@@ -71,6 +71,9 @@ struct ModelConfig {
   /// reads and updates; it then computes logits for the last position only
   /// (generate's logits_to_keep=1).
   KvCache *kvCache = nullptr;
+  /// --parallel=tp=N: the model is one rank's of N tensor-parallel ranks
+  /// (models from a CausalLMConfig of the LLaMA layout).
+  int64_t tensorParallel = 1;
 };
 
 class ModelBuilder {
@@ -233,6 +236,13 @@ public:
   /// nn.keep_alive: Python frames hold `values` until here (a module's
   /// locals until its forward returns, its arguments while it runs).
   void keepAlive(mlir::ValueRange values, llvm::StringRef layer);
+
+  /// Tensor parallelism over `ranks`: a row-parallel linear's partial sums
+  /// all-reduced (nn.all_reduce), a column-parallel linear's input whose
+  /// gradient is all-reduced (nn.all_reduce_grad).
+  mlir::Value allReduce(mlir::Value x, llvm::StringRef layer, int64_t ranks);
+  mlir::Value allReduceGrad(mlir::Value x, llvm::StringRef layer,
+                            int64_t ranks);
 
   //===--- Generation -----------------------------------------------------===//
 

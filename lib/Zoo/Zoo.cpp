@@ -45,6 +45,8 @@ struct ModelEntry {
   /// Language: the layout of a CausalLMConfig, whose attention --attention
   /// chooses; other models run theirs as their reference does.
   std::optional<DecoderLayout> layout;
+  /// Language: the CausalLMConfig the model is an instance of.
+  CausalLMConfig (*causalLM)() = nullptr;
 };
 
 ModelEntry vision(StringRef name, StringRef description, BuildFn build,
@@ -60,11 +62,13 @@ ModelEntry vision(StringRef name, StringRef description, BuildFn build,
 
 ModelEntry language(StringRef name, StringRef description, BuildFn build,
                     int64_t defaultSeq, int64_t maxSeq,
-                    std::optional<DecoderLayout> layout = std::nullopt) {
+                    std::optional<DecoderLayout> layout = std::nullopt,
+                    CausalLMConfig (*causalLM)() = nullptr) {
   ModelEntry e{{name, description}, Kind::Language, build};
   e.defaultSeq = defaultSeq;
   e.maxSeq = maxSeq;
   e.layout = layout;
+  e.causalLM = causalLM;
   return e;
 }
 
@@ -87,13 +91,14 @@ const std::vector<ModelEntry> &registry() {
       vision("vit_b_16", "torchvision ViT-B/16 (image side a multiple of 16)",
              buildVitB16, 16, 16),
       language("gpt2", "GPT-2 small, 124M (HuggingFace GPT2LMHeadModel)",
-               buildGpt2, 1024, kGpt2Positions, DecoderLayout::Gpt2),
+               buildGpt2, 1024, kGpt2Positions, DecoderLayout::Gpt2,
+               getGpt2Config),
       language(
           "llama-7b", "LLaMA-7B (HuggingFace LlamaForCausalLM)",
           [](ModelBuilder &mb, Value ids, const ModelConfig &c) {
             return buildLlamaDecoder(mb, ids, getLlama7bConfig(), c);
           },
-          2048, 0, DecoderLayout::Llama),
+          2048, 0, DecoderLayout::Llama, getLlama7bConfig),
       language("gpt_mini",
                "4-layer GPT decoder of the reference measurements (7.4M)",
                buildGptMini, 128, kGptMiniPositions),
@@ -122,6 +127,32 @@ llvm::Error checkAttention(StringRef name, std::optional<DecoderLayout> layout,
   if (*layout != DecoderLayout::Llama && attention == Impl::Eager)
     return error("eager attention is not modelled for GPT-2 and OPT yet "
                  "(sdpa, sdpa-flash, sdpa-efficient and sdpa-math are)");
+  return llvm::Error::success();
+}
+
+/// Whether `config` can be split over `ranks` tensor-parallel ranks as
+/// torch's ColwiseParallel/RowwiseParallel plan splits a LLaMA decoder
+/// layer (a message saying why not): every rank holds whole query and KV
+/// heads and an equal share of the MLP.
+llvm::Error checkTensorParallel(const CausalLMConfig *config, StringRef name,
+                                int64_t ranks) {
+  if (ranks == 1)
+    return llvm::Error::success();
+  if (ranks < 1)
+    return error("tensor-parallel ranks must be >= 1, got " + Twine(ranks));
+  if (!config || config->layout != DecoderLayout::Llama)
+    return error("tensor parallelism is modelled for LLaMA-layout decoders "
+                 "(llama-7b, --hf llama, mistral, qwen2, qwen3, gemma), not "
+                 "for " +
+                 name);
+  for (auto [value, key] :
+       {std::pair<int64_t, StringRef>{config->numHeads, "num_attention_heads"},
+        {config->numKeyValueHeads, "num_key_value_heads"},
+        {config->intermediateSize, "intermediate_size"}})
+    if (value % ranks)
+      return error("tp=" + Twine(ranks) + " must divide " + key + " (" +
+                   Twine(value) + "): each rank holds an equal share of " +
+                   (key == "intermediate_size" ? "the MLP" : "the heads"));
   return llvm::Error::success();
 }
 
@@ -172,6 +203,13 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
     c.maxNewTokens = options.maxNewTokens;
     if (llvm::Error e = checkGeneration(name, model.layout, model.maxSeq, c))
       return std::move(e);
+    std::optional<CausalLMConfig> causalLM;
+    if (model.causalLM)
+      causalLM = model.causalLM();
+    c.tensorParallel = options.tensorParallel;
+    if (llvm::Error e = checkTensorParallel(causalLM ? &*causalLM : nullptr,
+                                            name, c.tensorParallel))
+      return std::move(e);
     if (model.maxSeq && c.seq > model.maxSeq)
       return error(name + " has " + Twine(model.maxSeq) +
                    " learned positions: sequence length " + Twine(c.seq) +
@@ -183,6 +221,10 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
     return error(name + " is a vision model: it takes no sequence length");
   if (options.maxNewTokens)
     return error(name + " is a vision model: it generates no tokens");
+  if (options.tensorParallel != 1)
+    return error("tensor parallelism is modelled for LLaMA-layout decoders, "
+                 "not for " +
+                 name);
   c.imageSize = options.imageSize.value_or(model.defaultImage);
   c.numClasses = options.numClasses.value_or(model.defaultClasses);
   if (c.imageSize < model.minImage)
@@ -322,6 +364,9 @@ static OwningOpRef<ModuleOp> buildForwardModule(MLIRContext *context,
   if (config.maxNewTokens)
     forward->setAttr(vram::nn::NNDialect::kMaxNewTokensAttrName,
                      b.getI64IntegerAttr(config.maxNewTokens));
+  if (config.tensorParallel > 1)
+    forward->setAttr(vram::nn::NNDialect::kTensorParallelAttrName,
+                     b.getI64IntegerAttr(config.tensorParallel));
   return module;
 }
 
@@ -411,6 +456,10 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
   c.maxNewTokens = options.maxNewTokens;
   if (llvm::Error e =
           checkAttention(config.name, config.layout, options.attention))
+    return std::move(e);
+  c.tensorParallel = options.tensorParallel;
+  if (llvm::Error e =
+          checkTensorParallel(&config, config.name, c.tensorParallel))
     return std::move(e);
   if (c.batch < 1)
     return error("batch size must be >= 1, got " + Twine(c.batch));

@@ -5,7 +5,10 @@
 // A world size past 2^18 ranks (dp x fsdp would overflow at 2^63) is an
 // error, not a wrapped number.
 // RUN: not vram-opt %S/parallel.mlir --vram-build-step --vram-parallel="dp=4000000000 fsdp=4000000000" 2>&1 | FileCheck %s --check-prefix=HUGE
-// HUGE: error: vram-parallel needs fsdp >= 1 and at most 262144 ranks, got dp=4000000000 fsdp=4000000000
+// HUGE: error: vram-parallel needs fsdp >= 1, tp >= 1 and at most 262144 ranks, got dp=4000000000 fsdp=4000000000 tp=1
+// Tensor parallelism with data parallelism is not modelled yet.
+// RUN: not vram-opt %S/../Analysis/tensor-parallel.mlir --vram-build-step --vram-parallel="tp=2 dp=2" 2>&1 | FileCheck %s --check-prefix=TP-DP
+// TP-DP: error: vram-parallel: tensor parallelism with dp or fsdp is not modelled yet
 
 // expected-error @below {{vram-parallel needs a built step @step (run vram-build-step first)}}
 module {
@@ -21,6 +24,17 @@ module {
 module {
   // expected-error @below {{the step is already parallel ('nn.parallel')}}
   func.func @step(%x: tensor<2x8xf32>) attributes {nn.mode = #nn<mode inference>, nn.parallel = #nn.parallel<dp = 2, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>} {
+    return
+  }
+}
+
+// -----
+
+// A step built for tensor parallelism over 2 ranks, run as if for 1 (the
+// RUN line's dp=2 leaves tp=1).
+module {
+  // expected-error @below {{the step's model was built for tp=2 tensor-parallel ranks ('nn.tensor_parallel'), not tp=1}}
+  func.func @step(%x: tensor<2x8xf32>) attributes {nn.mode = #nn<mode inference>, nn.tensor_parallel = 2 : i64} {
     return
   }
 }

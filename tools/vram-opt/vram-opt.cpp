@@ -128,13 +128,15 @@ LogicalResult processMlirBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
       std::exit(2);
     return failure(code != 0);
   };
+  // One clear error: a failing pass's diagnostic names its location, not
+  // the whole step it ran on.
+  context.printOpOnDiagnostic(false);
   if (!verifyDiagnostics) {
     SourceMgrDiagnosticHandler handler(*sourceMgr, &context);
     vram::NamedLocationDiagnostics named(&context, inputFilename);
     return run();
   }
   SourceMgrDiagnosticVerifierHandler handler(*sourceMgr, &context);
-  context.printOpOnDiagnostic(false);
   (void)run();
   return handler.verify();
 }

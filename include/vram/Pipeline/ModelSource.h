@@ -90,6 +90,8 @@ struct ZooSourceOptions {
   nn::AttentionImplementation attention = nn::AttentionImplementation::Sdpa;
   /// --mode=generate: tokens generated after the `seq`-token prompt.
   int64_t maxNewTokens = 0;
+  /// --parallel=tp=N: one rank's model of N tensor-parallel ranks.
+  int64_t tensorParallel = 1;
 };
 /// Fails (a UsageError) for an unknown model name, on its first build.
 std::unique_ptr<ModelSource> createZooSource(mlir::MLIRContext *context,
@@ -104,6 +106,8 @@ struct HuggingFaceSourceOptions {
   nn::AttentionImplementation attention = nn::AttentionImplementation::Sdpa;
   /// --mode=generate: tokens generated after the `seq`-token prompt.
   int64_t maxNewTokens = 0;
+  /// --parallel=tp=N: one rank's model of N tensor-parallel ranks.
+  int64_t tensorParallel = 1;
 };
 /// Reads the config once: a DiagnosedError, located in the file, when it is
 /// malformed or names a model that cannot be built.

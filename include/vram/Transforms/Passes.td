@@ -257,6 +257,9 @@ def Checkpoint : Pass<"vram-checkpoint", "mlir::ModuleOp"> {
   let options = [
     ListOption<"modules", "modules", "std::string",
                "globs or module paths of the modules to checkpoint">,
+    Option<"tp", "tp", "int64_t", /*default=*/"1",
+           "tensor-parallel ranks the step's model was built for "
+           "(nn.tensor_parallel), >= 1">,
     Option<"entry", "entry", "std::string", /*default=*/"\"step\"",
            "name of the built step">,
   ];
@@ -362,6 +365,11 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
     together are HSDP. `mixed-precision` models a MixedPrecisionPolicy over
     a step vram-precision built in param_dtype: fp32 shards and inputs.
 
+    With `tp` > 1 the step must be built from one rank's tensor-parallel
+    model (its forward's `nn.tensor_parallel`, which its front end sets
+    with the shards and collectives): the pass checks the ranks agree and
+    records them; it does not shard a whole model itself.
+
     ```
     vram-opt --zoo=resnet18 --vram-build-step --vram-parallel="dp=8"
     ```
@@ -394,6 +402,9 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
            "reduce-scatter the gradients in param_dtype (reduce_dtype = "
            "param_dtype); else in the shards' dtype, as torch 2.15 does with "
            "reduce_dtype=None">,
+    Option<"tp", "tp", "int64_t", /*default=*/"1",
+           "tensor-parallel ranks the step's model was built for "
+           "(nn.tensor_parallel), >= 1">,
     Option<"entry", "entry", "std::string", /*default=*/"\"step\"",
            "name of the built step">,
   ];

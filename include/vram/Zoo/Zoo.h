@@ -35,6 +35,9 @@ struct ZooOptions {
   /// --mode=generate: the tokens generated after a `seq`-token prompt; the
   /// module then holds the model's generation program (0: its forward).
   int64_t maxNewTokens = 0;
+  /// --parallel=tp=N: build one rank's model of N tensor-parallel ranks
+  /// (LLaMA-layout language models; 1: the whole model).
+  int64_t tensorParallel = 1;
 };
 
 struct ZooModelInfo {

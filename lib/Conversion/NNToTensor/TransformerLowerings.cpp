@@ -1275,8 +1275,24 @@ struct ExpandLowering : ExternalModel<ExpandLowering, ExpandOp> {
   }
 };
 
-/// nn.contiguous: a copy into a new tensor; the gradient passes through.
-struct ContiguousLowering : ExternalModel<ContiguousLowering, ContiguousOp> {
+/// The gradient in a new tensor: the backward of nn.all_reduce_grad (the
+/// all-reduce's output, on one rank) and of nn.contiguous. The gradient
+/// passes through a contiguous (no node); a node exists only to copy a
+/// parameter's gradient that arrives through a transposing view into the
+/// parameter's layout (AccumulateGrad's clone_obey_contract): the gradient,
+/// seen through the node's nn.grad_views, in a new tensor.
+static LogicalResult lowerGradientCopy(OpBuilder &b, Location loc,
+                                       const BackwardLowering &node,
+                                       SmallVectorImpl<Value> &grads) {
+  grads.push_back(copyToNewTensor(b, loc, node.grads[0]));
+  return success();
+}
+
+/// nn.contiguous, and nn.all_reduce on one rank (the reduction into a new
+/// tensor: the other ranks' partial sums are not there, the memory is the
+/// same): a copy into a new tensor; the gradient passes through.
+template <typename OpT>
+struct CopyLowering : ExternalModel<CopyLowering<OpT>, OpT> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
                 const LoweringOptions &, SmallVectorImpl<Value> &results,
@@ -1285,15 +1301,29 @@ struct ContiguousLowering : ExternalModel<ContiguousLowering, ContiguousOp> {
     return success();
   }
 
-  /// The gradient passes through a contiguous (no node); a node exists only
-  /// to copy a parameter's gradient that arrives through a transposing view
-  /// into the parameter's layout (AccumulateGrad's clone_obey_contract):
-  /// the gradient, seen through the node's nn.grad_views, in a new tensor.
   static LogicalResult lowerBackward(OpBuilder &b, Location loc,
                                      const BackwardLowering &node,
                                      SmallVectorImpl<Value> &grads) {
-    grads.push_back(copyToNewTensor(b, loc, node.grads[0]));
+    return lowerGradientCopy(b, loc, node, grads);
+  }
+};
+
+/// nn.all_reduce_grad on one rank: the input itself; its backward reduces
+/// the gradient into a new tensor.
+struct AllReduceGradLowering
+    : ExternalModel<AllReduceGradLowering, AllReduceGradOp> {
+  LogicalResult
+  lowerToTensor(Operation *, OpBuilder &, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    results.push_back(operands[0]);
     return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    return lowerGradientCopy(b, loc, node, grads);
   }
 };
 
@@ -1765,7 +1795,9 @@ void vram::lowering::attachTransformerLowerings(MLIRContext *ctx) {
   PermuteOp::attachInterface<PermuteLowering>(*ctx);
   SliceOp::attachInterface<SliceLowering>(*ctx);
   ExpandOp::attachInterface<ExpandLowering>(*ctx);
-  ContiguousOp::attachInterface<ContiguousLowering>(*ctx);
+  ContiguousOp::attachInterface<CopyLowering<ContiguousOp>>(*ctx);
+  AllReduceOp::attachInterface<CopyLowering<AllReduceOp>>(*ctx);
+  AllReduceGradOp::attachInterface<AllReduceGradLowering>(*ctx);
   MaskedFillOp::attachInterface<MaskedFillLowering>(*ctx);
   ScaledDotProductAttentionOp::attachInterface<AttentionLowering>(*ctx);
   attachIfAbsent<ConstantOp, ConstantLowering>(ctx);

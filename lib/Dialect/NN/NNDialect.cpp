@@ -49,14 +49,16 @@ OptimizerConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult ParallelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t dp, int64_t fsdp, ArrayAttr shard,
-                                   int64_t bucketCap, int64_t firstBucket,
-                                   bool) {
-  if (dp < 1 || fsdp < 1)
-    return emitError() << "parallel dp and fsdp must be >= 1, got dp = " << dp
-                       << ", fsdp = " << fsdp;
-  if (dp > kMaxWorldSize || fsdp > kMaxWorldSize / dp)
-    return emitError() << "parallel dp x fsdp must be at most " << kMaxWorldSize
-                       << " ranks, got dp = " << dp << ", fsdp = " << fsdp;
+                                   int64_t bucketCap, int64_t firstBucket, bool,
+                                   int64_t tp) {
+  if (dp < 1 || fsdp < 1 || tp < 1)
+    return emitError() << "parallel dp, fsdp and tp must be >= 1, got dp = "
+                       << dp << ", fsdp = " << fsdp << ", tp = " << tp;
+  if (dp > kMaxWorldSize || fsdp > kMaxWorldSize / dp ||
+      tp > kMaxWorldSize / (dp * fsdp))
+    return emitError() << "parallel dp x fsdp x tp must be at most "
+                       << kMaxWorldSize << " ranks, got dp = " << dp
+                       << ", fsdp = " << fsdp << ", tp = " << tp;
   if (!shard || !llvm::all_of(shard, [](Attribute a) {
         auto s = dyn_cast<StringAttr>(a);
         return s && !s.getValue().empty();
@@ -177,6 +179,15 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
     return expect(tokens && tokens.getType().isSignlessInteger(64) &&
                       tokens.getInt() >= 1 && isa<FunctionOpInterface>(op),
                   "an i64 >= 1 on a function");
+  }
+  if (name == kTensorParallelAttrName) {
+    auto ranks = dyn_cast<IntegerAttr>(value);
+    return expect(ranks && ranks.getType().isSignlessInteger(64) &&
+                      ranks.getInt() >= 2 &&
+                      ranks.getInt() <= ParallelAttr::kMaxWorldSize &&
+                      isa<FunctionOpInterface>(op),
+                  "an i64 in [2, " + Twine(ParallelAttr::kMaxWorldSize) +
+                      "] on a function");
   }
   if (name == kEmaAttrName)
     return expect(isa<UnitAttr>(value) && isTrainingStep(op),

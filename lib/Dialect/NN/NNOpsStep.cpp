@@ -105,6 +105,35 @@ MemoryCategory GradBucketOp::getMemoryCategory() {
 }
 std::string GradBucketOp::getStorageName() { return getName().str(); }
 
+//===----------------------------------------------------------------------===//
+// Tensor parallelism: nn.all_reduce, nn.all_reduce_grad
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyTensorParallelRanks(Operation *op, int64_t ranks) {
+  if (ranks < 2 || ranks > ParallelAttr::kMaxWorldSize)
+    return op->emitOpError("needs 2 <= ranks <= ")
+           << ParallelAttr::kMaxWorldSize << ", got " << ranks;
+  return success();
+}
+
+LogicalResult AllReduceOp::verify() {
+  return verifyTensorParallelRanks(*this, getRanks());
+}
+// The reduction's additions run in the collective (NCCL), not in a kernel
+// PyTorch counts.
+int64_t AllReduceOp::getFlops(FlopConvention, bool) { return 0; }
+bool AllReduceOp::isGradPassthrough(unsigned) { return true; }
+void AllReduceOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                  SmallVectorImpl<SavedTensor> &) {}
+
+LogicalResult AllReduceGradOp::verify() {
+  return verifyTensorParallelRanks(*this, getRanks());
+}
+std::optional<SmallVector<int64_t>>
+AllReduceGradOp::getResultStrides(ArrayRef<int64_t> in) {
+  return SmallVector<int64_t>(in);
+}
+
 LogicalResult ShardOp::verify() {
   auto full = cast<RankedTensorType>(getParam().getType());
   auto shard = cast<RankedTensorType>(getResult().getType());

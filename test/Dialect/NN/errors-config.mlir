@@ -145,7 +145,7 @@ func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = "dp=8"} {
 // -----
 
 // nn.parallel: no ranks
-// expected-error @+1 {{parallel dp and fsdp must be >= 1, got dp = 0, fsdp = 1}}
+// expected-error @+1 {{parallel dp, fsdp and tp must be >= 1, got dp = 0, fsdp = 1, tp = 1}}
 func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 0, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>} {
   return
 }
@@ -161,7 +161,7 @@ func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.paral
 // -----
 
 // nn.parallel: more ranks than modelled
-// expected-error @+1 {{parallel dp x fsdp must be at most 262144 ranks, got dp = 1024, fsdp = 1024}}
+// expected-error @+1 {{parallel dp x fsdp x tp must be at most 262144 ranks, got dp = 1024, fsdp = 1024, tp = 1}}
 func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 1024, fsdp = 1024, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>} {
   return
 }
@@ -179,5 +179,28 @@ func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.paral
 // nn.sharded: only on a parameter
 // expected-error @+1 {{'nn.sharded' must be a unit attribute on an nn.param, got unit}}
 func.func @step() attributes {nn.mode = #nn<mode train>, nn.sharded} {
+  return
+}
+
+// -----
+
+// nn.parallel: no tensor-parallel ranks
+// expected-error @+1 {{parallel dp, fsdp and tp must be >= 1, got dp = 1, fsdp = 1, tp = 0}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 1, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, tp = 0>} {
+  return
+}
+
+// -----
+
+// nn.parallel: dp x fsdp x tp past the ranks modelled
+// expected-error @+1 {{parallel dp x fsdp x tp must be at most 262144 ranks, got dp = 1024, fsdp = 1, tp = 1024}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 1024, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, tp = 1024>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'nn.tensor_parallel' must be an i64 in [2, 262144] on a function, got 1 : i64}}
+func.func @forward() attributes {nn.tensor_parallel = 1 : i64} {
   return
 }

@@ -354,3 +354,19 @@ func.func @f(%p: tensor<64xbf16>, %g: tensor<64xbf16>) {
   nn.optimizer_step adamw8bit for_loop params(%p) grads(%g) state(%m) : (tensor<64xbf16>, tensor<64xbf16>, tensor<64xui8>) -> ()
   return
 }
+
+// -----
+
+func.func @all_reduce_over_one_rank(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'nn.all_reduce' op needs 2 <= ranks <= 262144, got 1}}
+  %y = nn.all_reduce %x {ranks = 1 : i64} : tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @all_reduce_grad_over_no_rank(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'nn.all_reduce_grad' op needs 2 <= ranks <= 262144, got 0}}
+  %y = nn.all_reduce_grad %x {ranks = 0 : i64} : tensor<2x8xf32>
+  return
+}

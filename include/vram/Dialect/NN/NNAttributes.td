@@ -308,6 +308,12 @@ def NN_ParallelAttr : AttrDef<NN_Dialect, "Parallel"> {
     - both: HSDP, FSDP2 on a (dp, fsdp) mesh: sharded over `fsdp` ranks as
       above, the gradient shards all-reduced in place across the `dp`
       replicas (no memory of their own); no DDP buckets.
+    - `tp` (printed when > 1): tensor parallelism over that many ranks.
+      The model is already one rank's (its front end built the column- and
+      row-parallel linears' shards and `nn.all_reduce`/`nn.all_reduce_grad`,
+      and marked the forward `nn.tensor_parallel`); vram-parallel checks
+      that it was built for `tp` ranks. Not combined with `dp` or `fsdp`
+      yet.
 
     vram-parallel sets it as `nn.parallel` on `@step`, adds the buckets of a
     data-parallel training step as `nn.grad_bucket`, and rewrites a sharded
@@ -316,18 +322,20 @@ def NN_ParallelAttr : AttrDef<NN_Dialect, "Parallel"> {
   }];
   let parameters = (ins "int64_t":$dp, "int64_t":$fsdp,
                         "::mlir::ArrayAttr":$shard, "int64_t":$bucketCap,
-                        "int64_t":$firstBucket, "bool":$bucketView);
+                        "int64_t":$firstBucket, "bool":$bucketView,
+                        DefaultValuedParameter<"int64_t", "1">:$tp);
   let assemblyFormat = "`<` `dp` `=` $dp `,` `fsdp` `=` $fsdp `,` `shard` `=` "
                        "$shard `,` `bucket_cap` `=` $bucketCap `,` "
                        "`first_bucket` `=` $firstBucket `,` `bucket_view` `=` "
-                       "$bucketView `>`";
+                       "$bucketView (`,` `tp` `=` $tp^)? `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The most ranks a layout may have (the largest jobs run ~10^5 GPUs):
-    /// the per-rank figures list rank ids, and dp x fsdp must not overflow.
+    /// the per-rank figures list rank ids, and dp x fsdp x tp must not
+    /// overflow.
     static constexpr int64_t kMaxWorldSize = int64_t(1) << 18;
     /// The ranks of the job.
-    int64_t getWorldSize() const { return getDp() * getFsdp(); }
+    int64_t getWorldSize() const { return getDp() * getFsdp() * getTp(); }
   }];
 }
 

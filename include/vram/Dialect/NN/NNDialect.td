@@ -67,6 +67,12 @@ def NN_Dialect : Dialect {
     /// the step built from it: the tokens GenerationMixin.generate makes.
     static constexpr ::llvm::StringLiteral kMaxNewTokensAttrName =
         "nn.max_new_tokens";
+    /// `nn.tensor_parallel` (i64 >= 2) on a forward its front end built as
+    /// one rank's of that many tensor-parallel ranks (the column- and
+    /// row-parallel linears' shards, nn.all_reduce, nn.all_reduce_grad),
+    /// and the step built from it.
+    static constexpr ::llvm::StringLiteral kTensorParallelAttrName =
+        "nn.tensor_parallel";
     static constexpr ::llvm::StringLiteral kCheckpointAttrName =
         "nn.checkpoint";
     /// How the ranks of a multi-GPU job share the step (#nn.parallel,

@@ -1455,6 +1455,58 @@ def NN_GradBucketOp : NN_Op<"grad_bucket",
 }
 
 //===----------------------------------------------------------------------===//
+// Tensor parallelism (Megatron-LM's column- and row-parallel linears, as
+// torch.distributed.tensor.parallel's ColwiseParallel and RowwiseParallel
+// run them): the two collectives inside a rank's forward. A front end that
+// builds one rank's model (--parallel=tp=N) places them; autograd records
+// both, so the step builder makes their backward.
+//===----------------------------------------------------------------------===//
+
+def NN_AllReduceOp : NN_Op<"all_reduce", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<NN_CostOpInterface>,
+    DeclareOpInterfaceMethods<NN_AutodiffOpInterface, ["isGradPassthrough"]>]> {
+  let summary = "sums a row-parallel linear's partial outputs across ranks";
+  let description = [{
+    RowwiseParallel's output: each of `ranks` ranks holds a partial sum
+    (its shard of the input times its shard of the weight); DTensor
+    redistributes it from Partial to Replicate with a functional
+    all_reduce, which reduces into a new tensor (the partial sums are freed
+    when dropped). Megatron-LM's reduce_from_tensor_model_parallel_region.
+    Backward passes the gradient through (Replicate to Partial moves no
+    data) and keeps nothing.
+
+    ```mlir
+    %y = nn.all_reduce %partial {ranks = 2 : i64} : tensor<2x256x256xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, I64Attr:$ranks);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def NN_AllReduceGradOp : NN_ViewOp<"all_reduce_grad",
+    [SameOperandsAndResultType], /*gradIsView=*/0> {
+  let summary = "a column-parallel linear's replicated input";
+  let description = [{
+    ColwiseParallel's input: the replicated activation, wrapped as a DTensor
+    that shares its storage (no copy). In backward its gradient, a partial
+    sum on each rank, is all-reduced into a new tensor (DTensor's
+    redistribution from Partial to Replicate). Megatron-LM's
+    copy_to_tensor_model_parallel_region. Each parallel linear wraps its
+    input separately (q, k and v projections: three all-reduces).
+
+    ```mlir
+    %x = nn.all_reduce_grad %h {ranks = 2 : i64} : tensor<2x256x256xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, I64Attr:$ranks);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Sharded data parallelism (FSDP2, vram-parallel fsdp=N): the collectives of
 // one rank and the buffers they allocate. The memory analysis sees them as
 // ordinary values; what each allocates is its result.

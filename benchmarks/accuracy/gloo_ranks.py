@@ -1,0 +1,110 @@
+"""What the distributed measurements share (ddp.py, fsdp.py, tp.py).
+
+Each runs every rank of a gloo process group as a process on this machine
+and counts, per rank, the bytes PyTorch's CPU allocator holds with the
+preloaded allocation counter memhook/memhook.c.
+"""
+import json
+import os
+import pathlib
+import socket
+import subprocess
+import tempfile
+
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+
+
+def preload_memhook():
+    """Builds memhook.so and preloads it into the rank processes spawned
+    after this call (the profiler misses frees made by gloo's threads)."""
+    lib = pathlib.Path(tempfile.mkdtemp()) / "memhook.so"
+    subprocess.run(["cc", "-O2", "-shared", "-fPIC", "-o", str(lib),
+                    str(HERE / "memhook" / "memhook.c"), "-ldl", "-lpthread"], check=True)
+    os.environ["LD_PRELOAD"] = str(lib)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_ranks(target, world, *args):
+    """Runs target(rank, *args, port, queue) in `world` spawned processes;
+    each puts one dict with its "rank" on the queue. Returns them by rank."""
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    port = free_port()
+    procs = [ctx.Process(target=target, args=(r, *args, port, queue)) for r in range(world)]
+    for p in procs:
+        p.start()
+    rows = sorted((queue.get() for _ in procs), key=lambda r: r["rank"])
+    for p in procs:
+        p.join()
+        assert p.exitcode == 0
+    return rows
+
+
+def write_table(out, rows, measured_with, only):
+    """Writes the results table: all rows, or with `only` (case ids given on
+    the command line) replaces or adds those rows, each stating what
+    measured it."""
+    if only and out.exists():
+        table = json.loads(out.read_text())
+        for row in rows:
+            row["measured_with"] = measured_with
+            table["rows"] = [r for r in table["rows"] if r["id"] != row["id"]] + [row]
+    else:
+        table = {"measured_with": measured_with, "rows": rows}
+    out.write_text(json.dumps(table, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
+def train_step(model, opt, x, y):
+    """One step as training loops write it."""
+    opt.zero_grad(set_to_none=True)
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    del loss
+    opt.step()
+
+
+def steady_step_bytes(hook, start, step, opt):
+    """Runs `step` twice to warm up, then once more: returns the bytes live
+    after the third zero_grad counted from `start` (persistent), and that
+    step's peak above the live bytes after its zero_grad, as measure.py
+    counts cpu_step_peak_above_baseline. `hook` is memhook.so."""
+    step()
+    step()
+    opt.zero_grad(set_to_none=True)
+    dist.barrier()
+    persistent = hook.vram_live() - start
+    hook.vram_reset_peak()
+    base = hook.vram_live()
+    step()
+    return persistent, hook.vram_peak() - base
+
+
+class FlatLogits(nn.Module):
+    """transformers' causal LM from a config of test/Inputs/hf/small (sdpa),
+    returning its logits flattened to [B * T, V] for cross-entropy, as
+    vram-opt's --hf training step does (transformers' own loss shifts the
+    labels). In eval it makes no DynamicCache (vram-opt's --mode=inference
+    is use_cache=False); in training the cache holds the keys and values
+    sdpa saves anyway."""
+
+    def __init__(self, config_name):
+        super().__init__()
+        from transformers import AutoConfig, AutoModelForCausalLM
+        self.config = AutoConfig.from_pretrained(ROOT / "test" / "Inputs" / "hf" / "small" /
+                                                 f"{config_name}.json")
+        self.lm = AutoModelForCausalLM.from_config(self.config, attn_implementation="sdpa")
+
+    def forward(self, ids):
+        return self.lm(ids, use_cache=self.training).logits.flatten(0, 1)

@@ -1,0 +1,130 @@
+"""Tensor parallelism under torch 2.x on the CPU (issue 24, --parallel=tp=N).
+
+Each rank of a gloo process group on this machine builds transformers'
+LlamaForCausalLM (sdpa) and applies PyTorch's tensor-parallel plan to every
+decoder layer, as torch's tensor-parallel tutorial and torchtitan write it
+(torch.distributed.tensor.parallel.parallelize_module):
+
+    self_attn.q_proj, k_proj, v_proj, mlp.gate_proj, up_proj: ColwiseParallel()
+    self_attn.o_proj, mlp.down_proj:                          RowwiseParallel()
+
+The embedding, the norms and lm_head stay whole on every rank (replicated).
+It then trains as fsdp.py does (cross-entropy over the flattened logits,
+zero_grad(set_to_none=True), two warm-up steps, then one step) and records
+per rank, counting the bytes PyTorch's CPU allocator holds in every thread
+(memhook/memhook.c, preloaded):
+  - persistent: the live bytes after the third zero_grad, counted from
+    before the model was built (parameter shards, optimizer state, inputs);
+  - cpu_step_peak_above_baseline: the peak of one steady-state step above
+    the live bytes after its zero_grad, as measure.py counts it.
+The inference case runs `with torch.no_grad(): model(x)` (eval mode,
+use_cache=False) after two warm-up forwards and records the forward's peak above the live bytes
+before it.
+
+Cases: (config, world size, optimizer or "inference"); world size 1 is the
+model without tensor parallelism, the one-process reference.
+
+    benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/tp.py
+
+writes results/tp-torch-<version>-transformers-<version>-cpu.json, the
+reference of test/Transforms/parallel-tp.test.
+"""
+import ctypes
+import datetime
+import os
+import pathlib
+import platform
+import sys
+
+import torch
+import torch.distributed as dist
+
+from gloo_ranks import FlatLogits, preload_memhook, run_ranks, steady_step_bytes, train_step, write_table
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
+         ("llama-mha", 1, "sgd"), ("llama-mha", 2, "sgd"), ("llama-mha", 4, "sgd"),
+         ("llama-mha", 4, "adam"),
+         ("llama", 1, "inference"), ("llama", 2, "inference"), ("llama-mha", 4, "inference")]
+BATCH, SEQ = 2, 256
+PLAN = {"self_attn.q_proj": "colwise", "self_attn.k_proj": "colwise",
+        "self_attn.v_proj": "colwise", "self_attn.o_proj": "rowwise",
+        "mlp.gate_proj": "colwise", "mlp.up_proj": "colwise", "mlp.down_proj": "rowwise"}
+
+
+def build(name):
+    model = FlatLogits(name)
+    x = torch.randint(0, model.config.vocab_size, (BATCH, SEQ))
+    y = torch.randint(0, model.config.vocab_size, (BATCH * SEQ,))
+    return model, x, y
+
+
+def run_rank(rank, world, name, optimizer, port, queue):
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
+                                                   parallelize_module)
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    torch.set_num_threads(1)
+    hook = ctypes.CDLL(None)  # memhook.so, preloaded
+    hook.vram_live.restype = hook.vram_peak.restype = ctypes.c_longlong
+    start = hook.vram_live()
+    torch.manual_seed(0)
+    model, x, y = build(name)
+    if world > 1:
+        mesh = init_device_mesh("cpu", (world,))
+        styles = {"colwise": ColwiseParallel, "rowwise": RowwiseParallel}
+        for layer in model.lm.model.layers:
+            parallelize_module(layer, mesh, {k: styles[v]() for k, v in PLAN.items()})
+    if optimizer == "inference":
+        model.eval()
+        with torch.no_grad():
+            model(x)
+            model(x)
+        dist.barrier()
+        persistent = hook.vram_live() - start
+        hook.vram_reset_peak()
+        base = hook.vram_live()
+        with torch.no_grad():
+            out = model(x)
+        peak = hook.vram_peak() - base
+        del out
+    else:
+        model.train()
+        opt = (torch.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
+               else torch.optim.Adam(model.parameters(), lr=1e-3))
+        persistent, peak = steady_step_bytes(
+            hook, start, lambda: train_step(model, opt, x, y), opt)
+    queue.put({"rank": rank, "persistent": persistent, "peak": peak})
+    dist.destroy_process_group()
+
+
+def main():
+    preload_memhook()
+    only = sys.argv[1:]
+    rows = []
+    for name, world, optimizer in CASES:
+        case = f"{name}_tp{world}_{optimizer}" if world > 1 else f"{name}_plain_{optimizer}"
+        if only and case not in only:
+            continue
+        ranks = run_ranks(run_rank, world, world, name, optimizer)
+        key = ("cpu_forward_peak_above_baseline" if optimizer == "inference"
+               else "cpu_step_peak_above_baseline")
+        row = {"id": case, "model": name, "config": f"test/Inputs/hf/small/{name}.json",
+               "world_size": world, "optimizer": optimizer, "batch": BATCH, "seq": SEQ,
+               **({"plan": PLAN} if world > 1 else {}),
+               "persistent": [r["persistent"] for r in ranks],
+               key: [r["peak"] for r in ranks]}
+        print(row, flush=True)
+        rows.append(row)
+    import transformers
+    version = torch.__version__.split("+")[0]
+    out = (ROOT / "benchmarks" / "accuracy" / "results" /
+           f"tp-torch-{version}-transformers-{transformers.__version__}-cpu.json")
+    measured_with = (f"torch {torch.__version__} cpu (PyPI wheel), gloo, transformers "
+                     f"{transformers.__version__}, {platform.platform()}, {datetime.date.today()}")
+    write_table(out, rows, measured_with, only)
+
+
+if __name__ == "__main__":
+    main()
