@@ -18,11 +18,13 @@ per rank, counting the bytes PyTorch's CPU allocator holds in every thread
   - cpu_step_peak_above_baseline: the peak of one steady-state step above
     the live bytes after its zero_grad, as measure.py counts it.
 The inference case runs `with torch.no_grad(): model(x)` (eval mode,
-use_cache=False) after two warm-up forwards and records the forward's peak above the live bytes
-before it.
+use_cache=False) after two warm-up forwards and records the forward's peak
+above the live bytes before it. The generate case runs generate() as
+generate.py does (measure_generate) and records its prefill and last decode
+step peaks and the KV cache.
 
-Cases: (config, world size, optimizer or "inference"); world size 1 is the
-model without tensor parallelism, the one-process reference.
+Cases: (config, world size, optimizer, "inference" or "generate"); world
+size 1 is the model without tensor parallelism, the one-process reference.
 
     benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/tp.py
 
@@ -45,8 +47,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
          ("llama-mha", 1, "sgd"), ("llama-mha", 2, "sgd"), ("llama-mha", 4, "sgd"),
          ("llama-mha", 4, "adam"),
-         ("llama", 1, "inference"), ("llama", 2, "inference"), ("llama-mha", 4, "inference")]
+         ("llama", 1, "inference"), ("llama", 2, "inference"), ("llama-mha", 4, "inference"),
+         ("llama", 1, "generate"), ("llama", 2, "generate"), ("llama-mha", 4, "generate")]
 BATCH, SEQ = 2, 256
+# generate(): batch, prompt length, new tokens (generate.py's first case).
+GEN_BATCH, GEN_PROMPT, GEN_NEW = 2, 64, 32
 PLAN = {"self_attn.q_proj": "colwise", "self_attn.k_proj": "colwise",
         "self_attn.v_proj": "colwise", "self_attn.o_proj": "rowwise",
         "mlp.gate_proj": "colwise", "mlp.up_proj": "colwise", "mlp.down_proj": "rowwise"}
@@ -57,6 +62,45 @@ def build(name):
     x = torch.randint(0, model.config.vocab_size, (BATCH, SEQ))
     y = torch.randint(0, model.config.vocab_size, (BATCH * SEQ,))
     return model, x, y
+
+
+def measure_generate(lm, hook, start):
+    """generate(max_new_tokens=GEN_NEW, greedy) from a GEN_BATCH x
+    GEN_PROMPT prompt, as generate.py measures it: the peaks above the live
+    bytes before generate() of the prefill (up to the first logits
+    processor call) and of the last decode step (from the previous
+    processor call), after a warm-up call; and the DynamicCache's keys and
+    values. Every rank generates the same tokens (the logits are
+    replicated)."""
+    import transformers
+    peaks = []
+
+    class Probe(transformers.LogitsProcessor):
+        def __call__(self, input_ids, scores):
+            peaks.append(hook.vram_peak() - base)
+            hook.vram_reset_peak()
+            return scores
+
+    lm.generation_config.eos_token_id = None
+    lm.generation_config.pad_token_id = 0
+    ids = torch.randint(0, lm.config.vocab_size, (GEN_BATCH, GEN_PROMPT),
+                        generator=torch.Generator().manual_seed(1))
+    kwargs = dict(max_new_tokens=GEN_NEW, do_sample=False,
+                  logits_processor=transformers.LogitsProcessorList([Probe()]),
+                  return_dict_in_generate=True)
+    for _ in range(2):
+        peaks.clear()
+        out = None
+        dist.barrier()
+        persistent = hook.vram_live() - start
+        hook.vram_reset_peak()
+        base = hook.vram_live()
+        with torch.no_grad():
+            out = lm.generate(ids, **kwargs)
+    kv = sum(t.untyped_storage().nbytes() for layer in out.past_key_values.layers
+             for t in (layer.keys, layer.values))
+    assert out.sequences.shape[1] - GEN_PROMPT == GEN_NEW
+    return persistent, {"prefill_peak": peaks[0], "decode_peak": peaks[-1], "kv_cache_bytes": kv}
 
 
 def run_rank(rank, world, name, optimizer, port, queue):
@@ -76,7 +120,9 @@ def run_rank(rank, world, name, optimizer, port, queue):
         styles = {"colwise": ColwiseParallel, "rowwise": RowwiseParallel}
         for layer in model.lm.model.layers:
             parallelize_module(layer, mesh, {k: styles[v]() for k, v in PLAN.items()})
-    if optimizer == "inference":
+    if optimizer == "generate":
+        persistent, peak = measure_generate(model.lm.eval(), hook, start)
+    elif optimizer == "inference":
         model.eval()
         with torch.no_grad():
             model(x)
@@ -108,10 +154,12 @@ def main():
         if only and case not in only:
             continue
         ranks = run_ranks(run_rank, world, world, name, optimizer)
-        key = ("cpu_forward_peak_above_baseline" if optimizer == "inference"
-               else "cpu_step_peak_above_baseline")
+        key = {"inference": "cpu_forward_peak_above_baseline",
+               "generate": "generate"}.get(optimizer, "cpu_step_peak_above_baseline")
+        shape = ({"batch": GEN_BATCH, "prompt_len": GEN_PROMPT, "max_new_tokens": GEN_NEW}
+                 if optimizer == "generate" else {"batch": BATCH, "seq": SEQ})
         row = {"id": case, "model": name, "config": f"test/Inputs/hf/small/{name}.json",
-               "world_size": world, "optimizer": optimizer, "batch": BATCH, "seq": SEQ,
+               "world_size": world, "optimizer": optimizer, **shape,
                **({"plan": PLAN} if world > 1 else {}),
                "persistent": [r["persistent"] for r in ranks],
                key: [r["peak"] for r in ranks]}

@@ -683,8 +683,12 @@ llvm::Error VramOptFlags::checkGeneration(ModelKind kind) const {
       !freezePatterns.empty())
     return usage("--checkpoint, --lora, --loss, --optimizer and --freeze "
                  "describe training, not --mode=generate");
-  if (!parallelSpec.empty())
-    return usage("--parallel with --mode=generate is not modelled yet");
+  // Serving splits a model with tensor parallelism; the data-parallel axes
+  // describe training.
+  if (!parallelSpec.empty() && !(getTensorParallelRanks() > 1 &&
+                                 !llvm::StringRef(parallelSpec).contains("dp")))
+    return usage("--parallel with --mode=generate models tensor parallelism "
+                 "(tp=N) only");
   return llvm::Error::success();
 }
 

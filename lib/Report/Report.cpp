@@ -353,12 +353,21 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
   p.layout = layout;
   p.fullShards = layout.getFsdp();
   auto bytes = [](Value v) { return getTensorBytes(v.getType()).value_or(0); };
+  // A generation program holds one decode step's forward, after the first
+  // token's choice; generate() runs it once per new token but the first.
+  int64_t decodeSteps = 0;
+  if (auto tokens = func->getAttrOfType<IntegerAttr>(
+          nn::NNDialect::kMaxNewTokensAttrName))
+    decodeSteps = tokens.getInt() - 1;
+  int64_t runs = 1;
   for (Operation &op : func.getBody().front()) {
+    if (isa<nn::NextTokenOp>(op))
+      runs = decodeSteps;
     // Tensor parallelism: a row-parallel output in forward, a
     // column-parallel input's gradient in backward.
     if (isa<nn::AllReduceOp>(op)) {
-      p.allReduceBytes =
-          saturatingAdd(p.allReduceBytes, bytes(op.getResult(0)));
+      p.allReduceBytes = saturatingAdd(
+          p.allReduceBytes, saturatingMul(bytes(op.getResult(0)), runs));
     } else if (auto node = dyn_cast<nn::BackwardOp>(op)) {
       if (node.getForwardOp() == nn::AllReduceGradOp::getOperationName())
         for (Value grad : node.getInputGrads())
@@ -713,9 +722,10 @@ static void writeText(const Analyses &a, const ReportOptions &options,
     if (p.layout.getTp() > 1) {
       os << llvm::formatv(
           "parallel: tp={0} (tensor parallelism: column- and row-parallel "
-          "linears, figures per rank); per step a rank all-reduces {1}, "
-          "sending and receiving {2}",
-          ranks, humanBytes(p.allReduceBytes), humanBytes(p.getSentBytes()));
+          "linears, figures per rank); per {1} a rank all-reduces {2}, "
+          "sending and receiving {3}",
+          ranks, a.generation ? "generate() call" : "step",
+          humanBytes(p.allReduceBytes), humanBytes(p.getSentBytes()));
     } else if (p.isSharded()) {
       int64_t replicas = p.layout.getDp(), shards = p.layout.getFsdp();
       if (replicas > 1)
