@@ -1168,7 +1168,6 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     if (f.promptLen > 0)
       options.seq = f.promptLen;
     options.maxNewTokens = f.maxNewTokens;
-    options.tensorParallel = f.getTensorParallelRanks();
     if (f.numClasses > 0)
       options.numClasses = f.numClasses;
     options.target = {f.torchVersion, f.device};
@@ -1183,7 +1182,6 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     if (f.promptLen > 0)
       options.seq = f.promptLen;
     options.maxNewTokens = f.maxNewTokens;
-    options.tensorParallel = f.getTensorParallelRanks();
     options.target = {f.torchVersion, f.device};
     options.attention = f.attention;
     return createHuggingFaceSource(context, std::move(file),

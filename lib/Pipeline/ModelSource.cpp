@@ -57,6 +57,9 @@ public:
   MLIRContext *getContext() const override { return context; }
   bool canVarySequence() const override { return true; }
   void setSequenceLength(int64_t seq) override { options.seq = seq; }
+  void setTensorParallel(int64_t ranks) override {
+    options.tensorParallel = ranks;
+  }
 
   llvm::Expected<OwningOpRef<ModuleOp>>
   build(std::optional<int64_t> batch) override {
@@ -95,6 +98,9 @@ public:
   MLIRContext *getContext() const override { return context; }
   bool canVarySequence() const override { return true; }
   void setSequenceLength(int64_t seq) override { options.seq = seq; }
+  void setTensorParallel(int64_t ranks) override {
+    options.tensorParallel = ranks;
+  }
 
   llvm::Expected<OwningOpRef<ModuleOp>>
   build(std::optional<int64_t> batch) override {

@@ -201,11 +201,17 @@ FailureOr<int64_t> vram::measureBudgetMetric(ModuleOp module,
   return memory->get(options.getBudgetMetric());
 }
 
+void vram::syncTensorParallel(ModelSource &source,
+                              const PipelineOptions &options) {
+  source.setTensorParallel(options.parallel ? options.parallel->tp : 1);
+}
+
 FailureOr<int64_t> vram::measureModel(ModelSource &source,
                                       const PipelineOptions &options,
                                       std::optional<int64_t> batch) {
   ScopedDiagnosticHandler quiet(source.getContext(),
                                 [](Diagnostic &) { return success(); });
+  syncTensorParallel(source, options);
   llvm::Expected<OwningOpRef<ModuleOp>> module = source.build(batch);
   if (!module) {
     llvm::consumeError(module.takeError());
@@ -405,6 +411,30 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
         options.step.torchVersion == nn::TorchVersion::V2)
       tryChange("--quantize=nf4 --double-quant (4-bit weights)",
                 useNf4DoubleQuant);
+  }
+  // One GPU's share under tensor parallelism, for a model whose front end
+  // splits its layers (a build that cannot, or whose heads a group does not
+  // divide, does not measure): the smallest group of 2, 4 or 8 GPUs that
+  // fits, else the largest that helps.
+  if (!options.parallel && source.canVarySequence()) {
+    std::optional<Change> split;
+    for (int64_t ranks : {2, 4, 8}) {
+      PipelineOptions changed = options;
+      changed.parallel = ParallelOptions();
+      changed.parallel->tp = ranks;
+      FailureOr<int64_t> needs = measureModel(source, changed, *current);
+      if (failed(needs) || *needs >= used)
+        continue;
+      split = Change{"--parallel=tp=" + std::to_string(ranks) +
+                         " (tensor parallelism over " + std::to_string(ranks) +
+                         " GPUs, each holding its share)",
+                     *needs};
+      if (*needs <= limit)
+        break;
+    }
+    syncTensorParallel(source, options);
+    if (split)
+      changes.push_back(*split);
   }
   // Training: its state, its activations, its precision.
   if (!generating) {

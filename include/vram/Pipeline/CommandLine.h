@@ -23,7 +23,15 @@ llvm::SmallVector<const llvm::cl::OptionCategory *> getVramOptCLCategories();
 
 /// What the flags say the input is: the model file `inputFilename` (when
 /// `inputGiven`) or a zoo model.
-enum class ModelKind { ZooList, Zoo, HuggingFace, Mlir, Onnx, TorchExport, Cxx };
+enum class ModelKind {
+  ZooList,
+  Zoo,
+  HuggingFace,
+  Mlir,
+  Onnx,
+  TorchExport,
+  Cxx
+};
 ModelKind getModelKind(llvm::StringRef inputFilename);
 /// The config.json that --hf names (its directory's config.json for a
 /// directory).

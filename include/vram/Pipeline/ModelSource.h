@@ -66,6 +66,12 @@ public:
   virtual bool canVarySequence() const { return false; }
   /// Builds at `seq` tokens from now on, as --seq would.
   virtual void setSequenceLength(int64_t seq) {}
+  /// Builds one rank's model of `ranks` tensor-parallel ranks from now on
+  /// (1: the whole model). Only front ends that build the layers can split
+  /// them (zoo and Hugging Face decoders); the others keep the whole model,
+  /// which vram-parallel then refuses to run as one rank's. The pipeline
+  /// sets it from its options (vram::syncTensorParallel).
+  virtual void setTensorParallel(int64_t ranks) {}
 
   /// The front end's warnings about the model at its own batch, each with
   /// the rule it was tagged with (vram/Support/Findings.h).

@@ -123,6 +123,10 @@ std::unique_ptr<StepMemory> computeStepMemory(mlir::ModuleOp module,
 mlir::FailureOr<int64_t> measureBudgetMetric(mlir::ModuleOp module,
                                              const PipelineOptions &options);
 
+/// Makes `source` build one rank's model of the tensor-parallel ranks
+/// `options` name (--parallel=tp=N; the whole model without).
+void syncTensorParallel(ModelSource &source, const PipelineOptions &options);
+
 /// `source`'s model at `batch` (its own when none) run through the pipeline
 /// and measured, with diagnostics silenced; failure when that cannot be done.
 mlir::FailureOr<int64_t> measureModel(ModelSource &source,
