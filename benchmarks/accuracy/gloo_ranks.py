@@ -11,6 +11,7 @@ import socket
 import subprocess
 import tempfile
 
+import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn as nn
@@ -108,3 +109,50 @@ class FlatLogits(nn.Module):
 
     def forward(self, ids):
         return self.lm(ids, use_cache=self.training).logits.flatten(0, 1)
+
+
+# Buffers the in-place collectives reduce in, by dtype: made during the
+# warm-up steps, then reused, so that gloo's threads never hold a tensor
+# FSDP2 frees.
+SCRATCH = {}
+
+
+def scratch_bytes():
+    return sum(t.numel() * t.element_size() for t in SCRATCH.values())
+
+
+def use_in_place_collectives():
+    """FSDP2's all-gather and reduce-scatter as all-reduces in a scratch buffer.
+
+    gloo's all_gather_single and reduce_scatter_single allocate copies of
+    their buffers, and gloo's worker threads hold the tensors of a
+    collective until its work object dies, so when FSDP2's buffers are
+    freed depends on thread scheduling (ranks differ). NCCL, on the GPUs
+    vram-opt models, allocates none through PyTorch. Here each collective
+    copies into a scratch buffer made once (excluded from the figures),
+    all-reduces it in place and copies the result out: the same values, and
+    the measured bytes are FSDP2's own."""
+    def scratch(numel, like):
+        buf = SCRATCH.get(like.dtype)
+        if buf is None or buf.numel() < numel:
+            SCRATCH[like.dtype] = buf = torch.empty(numel, dtype=like.dtype)
+        return buf[:numel]
+
+    def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
+        ranks, rank = group.size(), group.rank()
+        chunk = input_tensor.numel()
+        buf = scratch(chunk * ranks, output_tensor)
+        buf.zero_()
+        buf.narrow(0, rank * chunk, chunk).copy_(input_tensor)
+        dist.all_reduce(buf, group=group)
+        output_tensor.copy_(buf)
+
+    def reduce_scatter_single(output, input, group=None, op=dist.ReduceOp.SUM, async_op=False):
+        buf = scratch(input.numel(), input)
+        buf.copy_(input)
+        dist.all_reduce(buf, op=op, group=group)
+        chunk = input.numel() // group.size()
+        output.copy_(buf.narrow(0, group.rank() * chunk, chunk))
+
+    dist.all_gather_single = all_gather_single
+    dist.reduce_scatter_single = reduce_scatter_single

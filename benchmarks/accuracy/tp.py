@@ -24,7 +24,10 @@ generate.py does (measure_generate) and records its prefill and last decode
 step peaks and the KV cache.
 
 Cases: (config, world size, optimizer, "inference" or "generate"); world
-size 1 is the model without tensor parallelism, the one-process reference.
+size 1 is the model without tensor parallelism, the one-process reference;
+a pair (S, T) is FSDP2 over S groups of T tensor-parallel ranks (each
+decoder layer and the root fully_shard-ed over the S groups, FSDP2's
+collectives done in place as fsdp.py does).
 
     benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/tp.py
 
@@ -41,14 +44,17 @@ import sys
 import torch
 import torch.distributed as dist
 
-from gloo_ranks import FlatLogits, preload_memhook, run_ranks, steady_step_bytes, train_step, write_table
+from gloo_ranks import (FlatLogits, preload_memhook, run_ranks, scratch_bytes, steady_step_bytes,
+                        train_step, use_in_place_collectives, write_table)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
          ("llama-mha", 1, "sgd"), ("llama-mha", 2, "sgd"), ("llama-mha", 4, "sgd"),
          ("llama-mha", 4, "adam"),
          ("llama", 1, "inference"), ("llama", 2, "inference"), ("llama-mha", 4, "inference"),
-         ("llama", 1, "generate"), ("llama", 2, "generate"), ("llama-mha", 4, "generate")]
+         ("llama", 1, "generate"), ("llama", 2, "generate"), ("llama-mha", 4, "generate"),
+         # FSDP2 + TP on a (fsdp, tp) mesh.
+         ("llama-mha", (2, 2), "sgd"), ("llama-mha", (2, 2), "adam")]
 BATCH, SEQ = 2, 256
 # generate(): batch, prompt length, new tokens (generate.py's first case).
 GEN_BATCH, GEN_PROMPT, GEN_NEW = 2, 64, 32
@@ -103,12 +109,17 @@ def measure_generate(lm, hook, start):
     return persistent, {"prefill_peak": peaks[0], "decode_peak": peaks[-1], "kv_cache_bytes": kv}
 
 
-def run_rank(rank, world, name, optimizer, port, queue):
+def run_rank(rank, shape, name, optimizer, port, queue):
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
                                                    parallelize_module)
+    from torch.distributed.fsdp import fully_shard
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    shards, tp = shape
+    world = shards * tp
     dist.init_process_group("gloo", rank=rank, world_size=world)
+    if shards > 1:
+        use_in_place_collectives()
     torch.set_num_threads(1)
     hook = ctypes.CDLL(None)  # memhook.so, preloaded
     hook.vram_live.restype = hook.vram_peak.restype = ctypes.c_longlong
@@ -116,10 +127,17 @@ def run_rank(rank, world, name, optimizer, port, queue):
     torch.manual_seed(0)
     model, x, y = build(name)
     if world > 1:
-        mesh = init_device_mesh("cpu", (world,))
+        # FSDP2 + TP (torchtitan's 2-D layout): tensor parallelism inside
+        # each group of `tp` ranks, each layer and the root fully_shard-ed
+        # over the `shards` groups.
+        mesh = init_device_mesh("cpu", (shards, tp), mesh_dim_names=("dp", "tp"))
         styles = {"colwise": ColwiseParallel, "rowwise": RowwiseParallel}
         for layer in model.lm.model.layers:
-            parallelize_module(layer, mesh, {k: styles[v]() for k, v in PLAN.items()})
+            parallelize_module(layer, mesh["tp"], {k: styles[v]() for k, v in PLAN.items()})
+        if shards > 1:
+            for layer in model.lm.model.layers:
+                fully_shard(layer, mesh=mesh["dp"])
+            fully_shard(model, mesh=mesh["dp"])
     if optimizer == "generate":
         persistent, peak = measure_generate(model.lm.eval(), hook, start)
     elif optimizer == "inference":
@@ -141,6 +159,7 @@ def run_rank(rank, world, name, optimizer, port, queue):
                else torch.optim.Adam(model.parameters(), lr=1e-3))
         persistent, peak = steady_step_bytes(
             hook, start, lambda: train_step(model, opt, x, y), opt)
+        persistent -= scratch_bytes()
     queue.put({"rank": rank, "persistent": persistent, "peak": peak})
     dist.destroy_process_group()
 
@@ -150,17 +169,23 @@ def main():
     only = sys.argv[1:]
     rows = []
     for name, world, optimizer in CASES:
-        case = f"{name}_tp{world}_{optimizer}" if world > 1 else f"{name}_plain_{optimizer}"
+        shape = world if isinstance(world, tuple) else (1, world)
+        world = shape[0] * shape[1]
+        case = (f"{name}_fsdp{shape[0]}_tp{shape[1]}_{optimizer}" if shape[0] > 1 else
+                f"{name}_tp{world}_{optimizer}" if world > 1 else f"{name}_plain_{optimizer}")
         if only and case not in only:
             continue
-        ranks = run_ranks(run_rank, world, world, name, optimizer)
+        ranks = run_ranks(run_rank, world, shape, name, optimizer)
         key = {"inference": "cpu_forward_peak_above_baseline",
                "generate": "generate"}.get(optimizer, "cpu_step_peak_above_baseline")
-        shape = ({"batch": GEN_BATCH, "prompt_len": GEN_PROMPT, "max_new_tokens": GEN_NEW}
+        sizes = ({"batch": GEN_BATCH, "prompt_len": GEN_PROMPT, "max_new_tokens": GEN_NEW}
                  if optimizer == "generate" else {"batch": BATCH, "seq": SEQ})
         row = {"id": case, "model": name, "config": f"test/Inputs/hf/small/{name}.json",
-               "world_size": world, "optimizer": optimizer, **shape,
+               "world_size": world, "optimizer": optimizer, **sizes,
                **({"plan": PLAN} if world > 1 else {}),
+               **({"fsdp": shape[0], "tp": shape[1],
+                   "units": "each decoder layer and the root, fully_shard over fsdp"}
+                  if shape[0] > 1 else {}),
                "persistent": [r["persistent"] for r in ranks],
                key: [r["peak"] for r in ranks]}
         print(row, flush=True)

@@ -586,8 +586,8 @@ VramOptFlags::parseParallel() const {
   if (seen.count("dp") && seen.count("fsdp"))
     return bad("dp with fsdp is HSDP: write hsdp=" + llvm::Twine(options.dp) +
                "x" + llvm::Twine(options.fsdp));
-  if (seen.count("tp") && seen.size() > 1)
-    return bad("tp with dp, fsdp or hsdp is not modelled yet");
+  if (seen.count("tp") && (seen.count("dp") || seen.count("hsdp")))
+    return bad("tp with dp or hsdp is not modelled yet (fsdp=N,tp=M is)");
   if (seen.count("tp") && ddpFlags)
     return makeUsageError("--gradient-as-bucket-view and --bucket-cap-mb "
                           "configure DistributedDataParallel (dp=N), not tp");

@@ -426,25 +426,25 @@ static void addParallelJson(const Analyses &a, json::Object &report) {
   json::Array ids;
   for (int64_t r = 0; r < ranks; ++r)
     (p.holdsRank0Shards(r) ? ids : smaller).push_back(r);
-  report["parallel"] =
-      json::Object{{"strategy", layout.getTp() > 1   ? "tp"
-                                : !p.isSharded()     ? "ddp"
-                                : layout.getDp() > 1 ? "hsdp"
-                                                     : "fsdp"},
-                   {"world_size", ranks},
-                   {"dp", layout.getDp()},
-                   {"fsdp", layout.getFsdp()},
-                   {"tp", layout.getTp()},
-                   {"shard", std::move(shard)},
-                   {"units", std::move(units)},
-                   {"shard_dtype", optionalString(p.shardDtype)},
-                   {"param_dtype", optionalString(p.paramDtype)},
-                   {"reduce_dtype", optionalString(p.reduceDtype)},
-                   {"smaller_ranks", std::move(smaller)},
-                   {"gradient_as_bucket_view", layout.getBucketView()},
-                   {"bucket_cap_bytes", layout.getBucketCap()},
-                   {"first_bucket_bytes", layout.getFirstBucket()},
-                   {"bucket_bytes", std::move(buckets)}};
+  report["parallel"] = json::Object{
+      {"strategy", layout.getTp() > 1   ? (p.isSharded() ? "fsdp_tp" : "tp")
+                   : !p.isSharded()     ? "ddp"
+                   : layout.getDp() > 1 ? "hsdp"
+                                        : "fsdp"},
+      {"world_size", ranks},
+      {"dp", layout.getDp()},
+      {"fsdp", layout.getFsdp()},
+      {"tp", layout.getTp()},
+      {"shard", std::move(shard)},
+      {"units", std::move(units)},
+      {"shard_dtype", optionalString(p.shardDtype)},
+      {"param_dtype", optionalString(p.paramDtype)},
+      {"reduce_dtype", optionalString(p.reduceDtype)},
+      {"smaller_ranks", std::move(smaller)},
+      {"gradient_as_bucket_view", layout.getBucketView()},
+      {"bucket_cap_bytes", layout.getBucketCap()},
+      {"first_bucket_bytes", layout.getFirstBucket()},
+      {"bucket_bytes", std::move(buckets)}};
   const MemoryAnalysis &memory = *a.memory;
   json::Object atPeak;
   CategoryBytes breakdown = memory.getBreakdown(memory.getPeakIndex());
@@ -719,7 +719,8 @@ static void writeText(const Analyses &a, const ReportOptions &options,
   if (a.parallel) {
     const ParallelFigures &p = *a.parallel;
     int64_t ranks = p.layout.getWorldSize();
-    if (p.layout.getTp() > 1) {
+    int64_t tp = p.layout.getTp();
+    if (tp > 1 && !p.isSharded()) {
       os << llvm::formatv(
           "parallel: tp={0} (tensor parallelism: column- and row-parallel "
           "linears, figures per rank); per {1} a rank all-reduces {2}, "
@@ -732,6 +733,10 @@ static void writeText(const Analyses &a, const ReportOptions &options,
         os << llvm::formatv("parallel: hsdp={0}x{1} (FSDP2 over {1} ranks, "
                             "{0} replicas",
                             replicas, shards);
+      else if (tp > 1)
+        os << llvm::formatv("parallel: fsdp={0},tp={1} (FSDP2 over {0} "
+                            "groups of {1} tensor-parallel ranks",
+                            shards, tp);
       else
         os << llvm::formatv("parallel: fsdp={0} (FSDP2", shards);
       // The root is a unit (named "") when parameters are left to it.
@@ -761,8 +766,9 @@ static void writeText(const Analyses &a, const ReportOptions &options,
                           humanBytes(p.allGatherBytes),
                           humanBytes(p.reduceScatterBytes));
       if (p.allReduceBytes)
-        os << llvm::formatv(", all-reduces {0} across replicas",
-                            humanBytes(p.allReduceBytes));
+        os << llvm::formatv(", all-reduces {0} across {1}",
+                            humanBytes(p.allReduceBytes),
+                            tp > 1 ? "its tensor-parallel group" : "replicas");
       os << llvm::formatv(", sending and receiving {0}",
                           humanBytes(p.getSentBytes()));
     } else {

@@ -53,11 +53,12 @@ struct ParallelFigures {
   /// all-gather outputs) and reduce-scattered (the reduce-scatter inputs).
   int64_t allReduceBytes = 0, allGatherBytes = 0, reduceScatterBytes = 0;
   /// Shard indices 0 .. fullShards - 1 hold chunks as large as rank 0's
-  /// (every index without sharding); rank r's shard index is r % fsdp.
+  /// (every index without sharding). The mesh is (dp, fsdp) or (fsdp, tp),
+  /// ranks row-major: rank r's shard index is r % fsdp, or (r / tp) % fsdp.
   int64_t fullShards = 1;
   bool isSharded() const { return layout.getFsdp() > 1 || !units.empty(); }
   bool holdsRank0Shards(int64_t rank) const {
-    return rank % layout.getFsdp() < fullShards;
+    return (rank / layout.getTp()) % layout.getFsdp() < fullShards;
   }
   /// What one rank sends (and receives) per step with ring collectives.
   int64_t getSentBytes() const;

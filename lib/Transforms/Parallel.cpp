@@ -165,9 +165,9 @@ void ParallelPass::runOnOperation() {
            << "'), not tp=" << static_cast<int64_t>(tp);
     return signalPassFailure();
   }
-  if (tp > 1 && (dp > 1 || fsdp > 1 || !shard.empty())) {
-    step.emitError() << "vram-parallel: tensor parallelism with dp or fsdp "
-                        "is not modelled yet";
+  if (tp > 1 && dp > 1) {
+    step.emitError() << "vram-parallel: tensor parallelism with dp is not "
+                        "modelled yet (with fsdp it is)";
     return signalPassFailure();
   }
   MLIRContext *ctx = &getContext();
@@ -178,13 +178,15 @@ void ParallelPass::runOnOperation() {
                 ParallelAttr::get(ctx, dp, fsdp,
                                   ArrayAttr::get(ctx, shardPatterns), bucketCap,
                                   firstBucket, bucketView, tp));
-  if (tp > 1)
-    return;
+  // FSDP2 over a (fsdp, tp) mesh shards each rank's tensor-parallel
+  // shards further; the collectives of the two axes are independent.
   if (fsdp > 1 || !shard.empty()) {
     if (failed(shardStep(step)))
       return signalPassFailure();
     return;
   }
+  if (tp > 1)
+    return;
   if (getStepMode(step) == StepMode::Train && failed(addGradBuckets(step)))
     signalPassFailure();
 }

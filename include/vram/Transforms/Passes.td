@@ -368,7 +368,8 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
     With `tp` > 1 the step must be built from one rank's tensor-parallel
     model (its forward's `nn.tensor_parallel`, which its front end sets
     with the shards and collectives): the pass checks the ranks agree and
-    records them; it does not shard a whole model itself.
+    records them; it does not shard a whole model itself. With `fsdp` too,
+    FSDP2 shards those shards over the `fsdp` groups (a (fsdp, tp) mesh).
 
     ```
     vram-opt --zoo=resnet18 --vram-build-step --vram-parallel="dp=8"

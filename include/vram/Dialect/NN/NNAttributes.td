@@ -312,8 +312,9 @@ def NN_ParallelAttr : AttrDef<NN_Dialect, "Parallel"> {
       The model is already one rank's (its front end built the column- and
       row-parallel linears' shards and `nn.all_reduce`/`nn.all_reduce_grad`,
       and marked the forward `nn.tensor_parallel`); vram-parallel checks
-      that it was built for `tp` ranks. Not combined with `dp` or `fsdp`
-      yet.
+      that it was built for `tp` ranks. With `fsdp`, FSDP2 on a (fsdp, tp)
+      mesh shards each rank's tensor-parallel shards over the `fsdp`
+      groups; not combined with `dp` yet.
 
     vram-parallel sets it as `nn.parallel` on `@step`, adds the buckets of a
     data-parallel training step as `nn.grad_bucket`, and rewrites a sharded
