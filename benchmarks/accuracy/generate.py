@@ -39,10 +39,15 @@ CASES = ([("llama", d, b, p, t) for d in ("fp32", "bf16")
           for b, p, t in ((2, 64, 32), (1, 16, 1))])
 
 
-def measure(model, config, name, dtype_name, batch, prompt, new_tokens, verbose):
+def generate_peaks(model, ids, new_tokens, hook, before_call=lambda: None):
+    """generate(max_new_tokens=new_tokens, greedy) from `ids`, twice (the
+    first a warm-up): the peaks above the live bytes before the call up to
+    each logits processor call (the prefill's first, then each decode
+    step's), the generate() output, and the live bytes before the call.
+    `before_call` runs before the baseline is read (a barrier across
+    ranks)."""
     import torch
     import transformers
-    hook = memhook_preload.counter()
     peaks = []
 
     class Probe(transformers.LogitsProcessor):
@@ -51,25 +56,36 @@ def measure(model, config, name, dtype_name, batch, prompt, new_tokens, verbose)
             hook.vram_reset_peak()
             return scores
 
-    ids = torch.randint(0, config.vocab_size, (batch, prompt),
-                        generator=torch.Generator().manual_seed(1))
     kwargs = dict(max_new_tokens=new_tokens, do_sample=False,
                   logits_processor=transformers.LogitsProcessorList([Probe()]),
                   return_dict_in_generate=True)
     for _ in range(2):
         peaks.clear()
         out = None
+        before_call()
         hook.vram_reset_peak()
         base = hook.vram_live()
         with torch.no_grad():
             out = model.generate(ids, **kwargs)
-    cache = out.past_key_values
-    kv = sum(t.untyped_storage().nbytes() for layer in cache.layers
-             for t in (layer.keys, layer.values))
+    return peaks, out, base
+
+
+def kv_cache_bytes(out):
+    """The returned DynamicCache's keys and values."""
+    return sum(t.untyped_storage().nbytes() for layer in out.past_key_values.layers
+               for t in (layer.keys, layer.values))
+
+
+def measure(model, config, name, dtype_name, batch, prompt, new_tokens, verbose):
+    import torch
+    hook = memhook_preload.counter()
+    ids = torch.randint(0, config.vocab_size, (batch, prompt),
+                        generator=torch.Generator().manual_seed(1))
+    peaks, out, _ = generate_peaks(model, ids, new_tokens, hook)
     row = {"case": "%s_%s_b%d_p%d_t%d" % (name, dtype_name, batch, prompt, new_tokens),
            "config": "test/Inputs/hf/small/%s.json" % name, "dtype": dtype_name, "batch": batch, "prompt_len": prompt,
            "max_new_tokens": new_tokens, "generated": out.sequences.shape[1] - prompt,
-           "kv_cache_bytes": kv, "prefill_peak": peaks[0]}
+           "kv_cache_bytes": kv_cache_bytes(out), "prefill_peak": peaks[0]}
     if len(peaks) > 1:
         row["decode_peak"] = peaks[-1]
     if verbose:

@@ -23,29 +23,14 @@ import platform
 
 import torch
 import torch.distributed as dist
-import torch.nn as nn
 import torch.nn.functional as F
 
-from gloo_ranks import FlatLogits
+from fsdp import build
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # (model, world size, optimizer), as in fsdp.py.
 CASES = [("mlp", 2, "sgd"), ("mlp", 4, "sgd"), ("llama", 2, "sgd"), ("llama", 4, "sgd"),
          ("llama", 2, "adam")]
-
-
-def build(name):
-    if name == "mlp":
-        layers = []
-        for _ in range(4):
-            layers += [nn.Linear(512, 512), nn.ReLU()]
-        model = nn.Sequential(*layers)
-        return model, [str(i) for i in range(0, 8, 2)], torch.randn(8, 512), torch.randint(0, 512, (8,))
-    model = FlatLogits("llama")
-    units = [f"lm.model.layers.{i}" for i in range(model.config.num_hidden_layers)]
-    x = torch.randint(0, model.config.vocab_size, (2, 256))
-    y = torch.randint(0, model.config.vocab_size, (2 * 256,))
-    return model, units, x, y
 
 
 def track(name, world, optimizer, fake):

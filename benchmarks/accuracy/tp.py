@@ -72,41 +72,19 @@ def build(name):
 
 def measure_generate(lm, hook, start):
     """generate(max_new_tokens=GEN_NEW, greedy) from a GEN_BATCH x
-    GEN_PROMPT prompt, as generate.py measures it: the peaks above the live
-    bytes before generate() of the prefill (up to the first logits
-    processor call) and of the last decode step (from the previous
-    processor call), after a warm-up call; and the DynamicCache's keys and
-    values. Every rank generates the same tokens (the logits are
-    replicated)."""
-    import transformers
-    peaks = []
-
-    class Probe(transformers.LogitsProcessor):
-        def __call__(self, input_ids, scores):
-            peaks.append(hook.vram_peak() - base)
-            hook.vram_reset_peak()
-            return scores
-
+    GEN_PROMPT prompt, as generate.py measures it: the peaks of the prefill
+    and of the last decode step above the live bytes before generate(),
+    after a warm-up call, and the DynamicCache's keys and values. Every
+    rank generates the same tokens (the logits are replicated)."""
+    from generate import generate_peaks, kv_cache_bytes
     lm.generation_config.eos_token_id = None
     lm.generation_config.pad_token_id = 0
     ids = torch.randint(0, lm.config.vocab_size, (GEN_BATCH, GEN_PROMPT),
                         generator=torch.Generator().manual_seed(1))
-    kwargs = dict(max_new_tokens=GEN_NEW, do_sample=False,
-                  logits_processor=transformers.LogitsProcessorList([Probe()]),
-                  return_dict_in_generate=True)
-    for _ in range(2):
-        peaks.clear()
-        out = None
-        dist.barrier()
-        persistent = hook.vram_live() - start
-        hook.vram_reset_peak()
-        base = hook.vram_live()
-        with torch.no_grad():
-            out = lm.generate(ids, **kwargs)
-    kv = sum(t.untyped_storage().nbytes() for layer in out.past_key_values.layers
-             for t in (layer.keys, layer.values))
+    peaks, out, base = generate_peaks(lm, ids, GEN_NEW, hook, before_call=dist.barrier)
     assert out.sequences.shape[1] - GEN_PROMPT == GEN_NEW
-    return persistent, {"prefill_peak": peaks[0], "decode_peak": peaks[-1], "kv_cache_bytes": kv}
+    return base - start, {"prefill_peak": peaks[0], "decode_peak": peaks[-1],
+                          "kv_cache_bytes": kv_cache_bytes(out)}
 
 
 def run_rank(rank, shape, name, optimizer, port, queue):
