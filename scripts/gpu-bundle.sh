@@ -35,6 +35,16 @@ ldd "$BUILD/bin/vram-opt" | awk '/=> \// {print $3}' | while read -r lib; do
     *) cp -L "$lib" "$stage/lib/" ;;
   esac
 done
+# libicudata is ICU's locale data (31 MB, 7.5 MB compressed), reached only
+# through libxml2, which libLLVM links for Windows manifests: vram-opt never
+# calls it. A stub defining the one symbol libicuuc takes from it keeps the
+# bundle and the tree under the 64 MiB a call carries.
+for icudata in "$stage"/lib/libicudata.so.*; do
+  [ -e "$icudata" ] || continue
+  sym=$(nm -D "$stage"/lib/libicuuc.so.* | awk '$1 == "U" && $2 ~ /^icudt/ {print $2}')
+  echo "const char $sym[32];" |
+    clang-22 -x c -shared -fPIC -Wl,-soname,"$(basename "$icudata")" -o "$icudata" -
+done
 # Nothing but the C and C++ runtimes may come from the machine it runs on.
 LD_LIBRARY_PATH="$stage/lib" ldd "$stage/vram-opt" | awk '/=> \// {print $3}' |
   grep -v -e "^$stage/lib/" -e '/libc\.so' -e '/libm\.so' -e '/libgcc_s\.so' -e '/libstdc++\.so' &&
@@ -49,7 +59,9 @@ cat > .gpu-bundle/vram-opt <<'LAUNCHER'
 here=$(dirname "$(readlink -f "$0")")
 dir=${VRAM_BUNDLE_DIR:-/tmp/vram-bundle-$(cat "$here/COMMIT")}
 if [ ! -x "$dir/vram-opt" ]; then
-  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' \
+  # filter='data' where tarfile has it (3.12 warns without one, on stderr).
+  python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2],
+    **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))' \
     "$here/vram-opt.tar.xz" "$dir.tmp" && mv "$dir.tmp" "$dir" || exit 1
 fi
 LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$dir/vram-opt" "$@"

@@ -86,7 +86,8 @@ label, rc, path, err = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 try:
     v = json.load(open(path))["validation"]
 except Exception:
-    msg = (open(err).read().strip().splitlines() or ["no output"])[-1]
+    lines = open(err).read().strip().splitlines()
+    msg = ([l for l in lines if "error:" in l] or lines or ["no output"])[0]
     print(f"| {label} | not measured: {msg} | | | | | | {rc} |")
     sys.exit(0)
 f = lambda a, b: f"{v[a]:,} / {v[b]:,}" if v.get(b) is not None else f"{v[a]:,} / n/a"
@@ -125,7 +126,7 @@ for run in "mlp sgd 0.1" "mlp adam 0.01" "cnn sgd 0.1" "cnn adam 0.01" "transfor
   {
     echo "- \`$1 $2\`: vram-opt exit $rc, compare-npy exit $crc ($(echo "$cmp" | grep -c '^ok') ok)"
     echo "$cmp" | grep -v '^ok' | sed 's/^/  - /'
-    [ "$rc" -eq 0 ] || tail -2 "$dump.out" | sed 's/^/  - /'
+    [ "$rc" -eq 0 ] || { grep -m1 'error:' "$dump.out" || tail -1 "$dump.out"; } | sed 's/^/  - /'
   } >> "$out"
 done
 

@@ -83,14 +83,20 @@ void vram::buildLowerToGpuPipeline(OpPassManager &pm,
   FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
   memrefOptions.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
-  GpuToLLVMConversionPassOptions launches;
-  launches.hostBarePtrCallConv = true;
-  pm.addPass(createGpuToLLVMConversionPass(launches));
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
+  // The step function's signature takes bare pointers (the runner's calling
+  // convention), converted before gpu-to-llvm, which would otherwise convert
+  // it with its own host convention. A launch then passes each memref as its
+  // whole descriptor (allocated and aligned pointers, offset, sizes,
+  // strides), as convert-gpu-to-nvvm declared the kernels' parameters: with
+  // hostBarePtrCallConv, gpu-to-llvm passed bare pointers to kernels that
+  // read descriptors, and the driver read parameters past the end of the
+  // launch's array (CUDA_ERROR_INVALID_VALUE, or a crash, on an H200).
   ConvertFuncToLLVMPassOptions funcOptions;
   funcOptions.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
