@@ -1,4 +1,4 @@
-"""Bytes autograd saves for backward in transformers' causal LMs (torch 2.x, CPU, fp32).
+"""Bytes autograd saves for backward in transformers' causal LMs (torch 2.x, CPU, fp32 or bf16).
 
 Each small config of test/Inputs/hf/small is built with
 AutoModelForCausalLM.from_config (torch.manual_seed(0), model.train(), fp32)
@@ -10,11 +10,13 @@ config is measured with the attention implementations transformers offers on
 the CPU ("sdpa", its default, and "eager"; only "eager" for the families it
 has no sdpa path for, as gemma2).
 
-    benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/hf_truth.py [-v] [CONFIG...]
+    benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/hf_truth.py [-v] [--bf16] [CONFIG...]
 
 writes results/hf-torch-<torch>-transformers-<version>-cpu.json, the
 reference of test/Import/HuggingFace/saved.test; given config names (e.g.
 gpt2), measures only those and writes nothing. -v lists the saved storages.
+--bf16 converts each model to bfloat16 (model.to(torch.bfloat16)) and writes
+results/hf-bf16-torch-<torch>-transformers-<version>-cpu.json.
 """
 import collections
 import datetime
@@ -61,6 +63,7 @@ def saved_bytes(model, ids, verbose):
 
 def main():
     verbose = "-v" in sys.argv
+    bf16 = "--bf16" in sys.argv
     only = [a for a in sys.argv[1:] if not a.startswith("-")]
     rows = {}
     for path in sorted(SMALL.glob("*.json")):
@@ -73,6 +76,8 @@ def main():
             if impl == "sdpa" and not cls._supports_sdpa:
                 continue  # transformers runs it eagerly only (gemma2)
             model = AutoModelForCausalLM.from_config(config, attn_implementation=impl)
+            if bf16:
+                model = model.to(torch.bfloat16)
             model.train()
             ids = torch.randint(0, config.vocab_size, (BATCH, SEQ),
                                 generator=torch.Generator().manual_seed(1))
@@ -95,11 +100,11 @@ def main():
         "transformers": transformers.__version__,
         "date": datetime.date.today().isoformat(),
         "machine": "%s, %s" % (platform.machine(), platform.platform()),
-        "dtype": "float32",
+        "dtype": "bfloat16" if bf16 else "float32",
         "rows": rows,
     }
-    name = "hf-torch-%s-transformers-%s-cpu.json" % (torch.__version__.split("+")[0],
-                                                     transformers.__version__)
+    name = "hf-%storch-%s-transformers-%s-cpu.json" % ("bf16-" if bf16 else "", torch.__version__.split("+")[0],
+                                                        transformers.__version__)
     (ROOT / "benchmarks" / "accuracy" / "results" / name).write_text(json.dumps(out, indent=2) + "\n")
 
 

@@ -167,7 +167,13 @@ private:
   /// transformers' eager_attention_forward: K and V repeated to the heads,
   /// softmax(q k^T * scaling) v with the probabilities kept (the causal mask
   /// is added to the scores: a transient tensor, not modelled); dropout on
-  /// the probabilities when training with attention_dropout.
+  /// the probabilities when training with attention_dropout. The softmax
+  /// runs in float32 (softmax(..., dtype=torch.float32).to(query.dtype)):
+  /// in a bf16 or fp16 model it keeps float32 probabilities for backward
+  /// besides their copy in the model's dtype that the matmul keeps
+  /// (measured on an H200: Llama-3-8B bf16 LoRA, eager, 2,048 tokens keeps
+  /// 32 layers x 32 heads x 2,048^2 x 4 bytes more than the model without
+  /// them did).
   Value eagerAttention(Value q, Value k, Value v, const std::string &name) {
     k = repeatKeyValue(k, name);
     v = repeatKeyValue(v, name);
@@ -177,7 +183,7 @@ private:
     scores = mb.mul(scores, mb.number(scaling, name), name);
     if (c.attentionSoftcap)
       scores = mb.softcap(scores, *c.attentionSoftcap, name);
-    Value probs = mb.softmax(scores, name, /*dim=*/-1);
+    Value probs = mb.inFloat32(mb.softmax(scores, name, /*dim=*/-1));
     probs = mb.dropout(probs, name, c.attentionDropout);
     return mb.matmul(probs, v, name);
   }

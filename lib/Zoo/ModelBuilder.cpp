@@ -120,14 +120,7 @@ Value ModelBuilder::decomposedRmsNorm(Value x, StringRef layer, double eps,
                                       bool unitOffset) {
   Value w = param(layer, "weight", {shapeOf(x).back()});
   Location l = loc(layer);
-  // transformers runs the norm in float32 whatever the model's dtype: the
-  // ops carry nn.float32, which vram-precision keeps (the upcast of x is an
-  // identity in an fp32 model).
-  auto inFloat32 = [&](Value v) {
-    v.getDefiningOp()->setAttr(NNDialect::kFloat32AttrName,
-                               builder.getUnitAttr());
-    return v;
-  };
+  // transformers runs the norm in float32 whatever the model's dtype.
   // variance = x.to(float32).pow(2).mean(-1, keepdim=True)
   Value squared = inFloat32(PowOp::create(builder, l, x, llvm::APFloat(2.0)));
   SmallVector<int64_t> reduced(shapeOf(x));
@@ -251,6 +244,12 @@ Value ModelBuilder::matmul(Value lhs, Value rhs, StringRef layer) {
 
 Value ModelBuilder::softmax(Value x, StringRef layer, int64_t dim) {
   return SoftmaxOp::create(builder, loc(layer), x, dim, /*dtype=*/TypeAttr());
+}
+
+Value ModelBuilder::inFloat32(Value v) {
+  v.getDefiningOp()->setAttr(NNDialect::kFloat32AttrName,
+                             builder.getUnitAttr());
+  return v;
 }
 
 Value ModelBuilder::maskedFill(Value x, Value mask, double value,

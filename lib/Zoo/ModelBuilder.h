@@ -189,6 +189,11 @@ public:
   mlir::Value matmul(mlir::Value lhs, mlir::Value rhs, llvm::StringRef layer);
   /// F.softmax(x, dim).
   mlir::Value softmax(mlir::Value x, llvm::StringRef layer, int64_t dim);
+  /// Marks the op that defines `v` as computing in float32 whatever the
+  /// model's dtype (nn.float32: vram-precision casts its low-precision
+  /// operands up and its result back down where a low-precision op reads
+  /// it); an identity in an fp32 model. Returns `v`.
+  mlir::Value inFloat32(mlir::Value v);
   /// `x.masked_fill(mask, value)` with an i1 mask that broadcasts to x.
   mlir::Value maskedFill(mlir::Value x, mlir::Value mask, double value,
                          llvm::StringRef layer);
