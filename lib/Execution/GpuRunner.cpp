@@ -52,9 +52,12 @@ struct DeviceTracker {
   }
   void *allocate(uint64_t bytes) {
     int64_t reservedBefore = allocator->getReservedBytes();
+    bool failedBefore = runtime && runtime->hasError();
     void *p = allocator->allocate(static_cast<int64_t>(bytes));
     if (!p) {
-      outOfMemory = true;
+      // After a kernel's fault every allocation fails with that fault's
+      // (sticky) error: that is not the device running out of memory.
+      outOfMemory |= !failedBefore;
       return nullptr;
     }
     // A new segment: what the driver now says the device holds.

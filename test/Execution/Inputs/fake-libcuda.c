@@ -6,7 +6,10 @@
  * not computed, but every allocation, copy, module load and launch of the
  * real path happens. Environment: FAKE_CUDA_DEVICES (default 1),
  * FAKE_CUDA_INIT_ERROR (a CUresult for cuInit), FAKE_CUDA_LAUNCH_ERROR (a
- * CUresult for every cuLaunchKernel). Not part of vram-opt. */
+ * CUresult for every cuLaunchKernel), FAKE_CUDA_KERNEL_FAULT (a CUresult a
+ * kernel's fault leaves: the first stream synchronization after a launch
+ * returns it, and so does every allocation after, as the real driver's
+ * sticky errors do). Not part of vram-opt. */
 #include <cuda.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -31,6 +34,7 @@ CUresult cuGetErrorName(CUresult r, const char **name) {
   case CUDA_ERROR_NO_DEVICE: *name = "CUDA_ERROR_NO_DEVICE"; break;
   case CUDA_ERROR_LAUNCH_FAILED: *name = "CUDA_ERROR_LAUNCH_FAILED"; break;
   case CUDA_ERROR_OUT_OF_MEMORY: *name = "CUDA_ERROR_OUT_OF_MEMORY"; break;
+  case CUDA_ERROR_ILLEGAL_ADDRESS: *name = "CUDA_ERROR_ILLEGAL_ADDRESS"; break;
   default: *name = "CUDA_ERROR_UNKNOWN"; break;
   }
   return CUDA_SUCCESS;
@@ -62,7 +66,12 @@ CUresult cuMemGetInfo(size_t *freeBytes, size_t *total) {
   *freeBytes = totalBytes - allocatedBytes;
   return CUDA_SUCCESS;
 }
+static CUresult fault; /* sticky, after FAKE_CUDA_KERNEL_FAULT */
+static int launched;
+
 CUresult cuMemAlloc(CUdeviceptr *p, size_t bytes) {
+  if (fault)
+    return fault;
   /* Size-prefixed, 512-byte aligned: cuMemGetInfo follows the segments. */
   char *raw = calloc(1, bytes + 512);
   if (!raw)
@@ -116,10 +125,16 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
                         unsigned bz, unsigned smem, CUstream s, void **params, void **extra) {
   (void)f; (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)smem; (void)s;
   (void)params; (void)extra;
+  launched = 1;
   return (CUresult)envInt("FAKE_CUDA_LAUNCH_ERROR", 0);
 }
 CUresult cuStreamCreate(CUstream *s, unsigned int flags) { (void)flags; *s = (CUstream)&token; return CUDA_SUCCESS; }
-CUresult cuStreamSynchronize(CUstream s) { (void)s; return CUDA_SUCCESS; }
+CUresult cuStreamSynchronize(CUstream s) {
+  (void)s;
+  if (launched && !fault)
+    fault = (CUresult)envInt("FAKE_CUDA_KERNEL_FAULT", 0);
+  return fault;
+}
 CUresult cuStreamDestroy(CUstream s) { (void)s; return CUDA_SUCCESS; }
 CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags) { (void)s; (void)e; (void)flags; return CUDA_SUCCESS; }
 CUresult cuEventCreate(CUevent *e, unsigned int flags) { (void)flags; *e = (CUevent)&token; return CUDA_SUCCESS; }
