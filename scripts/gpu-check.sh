@@ -1,7 +1,8 @@
 #!/bin/bash
 # The one script to run on a machine with an NVIDIA GPU (issue 13): builds
 # vram-opt, runs the lit suite (the GPU tests are those with REQUIRES:
-# cuda-device), the --validate=gpu cases and benchmarks/accuracy/pytorch_gpu.py,
+# cuda-device), the --validate=gpu cases, benchmarks/accuracy/pytorch_gpu.py
+# and llm_gpu.py (Hugging Face LLMs: bf16, LoRA, checkpointing, generation),
 # and writes everything measured to
 # benchmarks/accuracy/results/<date>-<device>.md.
 #
@@ -16,7 +17,8 @@
 # limits pytorch_gpu.py to some configuration ids (its --only). Each stage's
 # failure is recorded in the results file and the script goes on; its exit
 # code is 1 if any stage failed. CASE_TIMEOUT (seconds, default 240) bounds
-# each --validate=gpu case.
+# each --validate=gpu case; LLM_DEADLINE (default 300) stops llm_gpu.py
+# starting cases.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-gpu}
@@ -146,6 +148,13 @@ section "PyTorch on this GPU against vram-opt (benchmarks/accuracy/pytorch_gpu.p
 "$PY" benchmarks/accuracy/pytorch_gpu.py --vram-opt "$VRAM" ${PYTORCH_ONLY:+--only $PYTORCH_ONLY} >> "$out" 2> "$out.log" || status=1
 echo >> "$out"
 echo "(per-configuration log: $(basename "$out").log)" >> "$out"
+
+# Published LLM configs (Hugging Face, bf16, LoRA, checkpointing, eager and
+# sdpa attention, generation): test/Analysis/h200-llm.test holds vram-opt
+# to the H200's rows.
+section "Language models (benchmarks/accuracy/llm_gpu.py)"
+"$PY" benchmarks/accuracy/llm_gpu.py -o "${out%.md}-llm.json" --deadline "${LLM_DEADLINE:-300}" 2>> "$out.log" || status=1
+echo "rows: $(basename "${out%.md}")-llm.json (vram-opt's flags in each row's args)" >> "$out"
 
 echo "results: $out"
 exit $status

@@ -25,9 +25,10 @@ end-of-sequence token, twice (the first a warm-up); over the second:
     llm_gpu.py --args ID          # the vram-opt flags of a case
     llm_gpu.py --smoke            # every case on the CPU, tiny (no GPU)
 
-Each case runs in its own process; rows are written as they finish. The
-predictions are vram-opt's for `--args` (scripts/gpu-check.sh runs the
-bundle; docs/Execution.md compares).
+Each case runs in its own process; rows are written as they finish, each
+with the vram-opt flags that predict it (`args`). scripts/gpu-check.sh
+runs it; results/llm-gpu-torch-2.11.0-transformers-5.17.0-h200.json is an
+H200's run, which test/Analysis/h200-llm.test holds vram-opt to.
 """
 import argparse
 import datetime

@@ -27,12 +27,21 @@ void ExactAllocator::free(unsigned id) {
   live.erase(it);
 }
 
+/// The library allocations made during op `opIndex` (ids past the
+/// storages').
+static void allocateLibrary(const MemoryAnalysis &memory, AllocatorModel &model,
+                            llvm::ArrayRef<LibraryAllocation> library,
+                            unsigned opIndex) {
+  for (auto [i, request] : llvm::enumerate(library))
+    if (request.opIndex == opIndex)
+      model.allocate(memory.getStorages().size() + i, request.bytes);
+}
+
 /// Replays the step's events on `model`, those of assumed workspaces only
 /// when `withAssumed`.
-static AllocatorPeaks replay(const MemoryAnalysis &memory,
-                             AllocatorModel &model, unsigned iterations,
-                             llvm::ArrayRef<int64_t> libraryAllocations,
-                             bool withAssumed) {
+static AllocatorPeaks
+replay(const MemoryAnalysis &memory, AllocatorModel &model, unsigned iterations,
+       llvm::ArrayRef<LibraryAllocation> libraryAllocations, bool withAssumed) {
   AllocatorPeaks peaks;
   llvm::ArrayRef<Storage> storages = memory.getStorages();
   auto sample = [&](unsigned opIndex) {
@@ -50,9 +59,7 @@ static AllocatorPeaks replay(const MemoryAnalysis &memory,
   };
   for (const MemoryEvent &e : memory.getAllocEvents(0))
     model.allocate(e.storage, storages[e.storage].bytes);
-  // Ids past the storages' for the library allocations.
-  for (auto [i, bytes] : llvm::enumerate(libraryAllocations))
-    model.allocate(storages.size() + i, bytes);
+  allocateLibrary(memory, model, libraryAllocations, 0);
   sample(0);
   unsigned exit = memory.getNumOps() + 1;
   for (unsigned it = 0; it < std::max(iterations, 1u); ++it) {
@@ -64,6 +71,8 @@ static AllocatorPeaks replay(const MemoryAnalysis &memory,
       for (const MemoryEvent &e : memory.getAllocEvents(i))
         if (!skipped(e))
           model.allocate(e.storage, storages[e.storage].bytes);
+      if (it == 0)
+        allocateLibrary(memory, model, libraryAllocations, i);
       sample(i);
       for (const MemoryEvent &e : memory.getFreeEvents(i))
         if (!skipped(e))
@@ -73,9 +82,10 @@ static AllocatorPeaks replay(const MemoryAnalysis &memory,
   return peaks;
 }
 
-AllocatorPeaks vram::runAllocator(const MemoryAnalysis &memory,
-                                  AllocatorModel &model, unsigned iterations,
-                                  llvm::ArrayRef<int64_t> libraryAllocations) {
+AllocatorPeaks
+vram::runAllocator(const MemoryAnalysis &memory, AllocatorModel &model,
+                   unsigned iterations,
+                   llvm::ArrayRef<LibraryAllocation> libraryAllocations) {
   return replay(memory, model, iterations, libraryAllocations,
                 /*withAssumed=*/true);
 }
@@ -85,10 +95,9 @@ static bool hasAssumedWorkspaces(const MemoryAnalysis &memory) {
                       [](const Storage &s) { return s.assumed; });
 }
 
-AllocatorPeaks
-vram::runAllocatorBounded(const MemoryAnalysis &memory, AllocatorModel &model,
-                          unsigned iterations,
-                          llvm::ArrayRef<int64_t> libraryAllocations) {
+AllocatorPeaks vram::runAllocatorBounded(
+    const MemoryAnalysis &memory, AllocatorModel &model, unsigned iterations,
+    llvm::ArrayRef<LibraryAllocation> libraryAllocations) {
   AllocatorPeaks peaks =
       runAllocator(memory, model, iterations, libraryAllocations);
   if (!hasAssumedWorkspaces(memory))
@@ -271,7 +280,8 @@ void CudaCachingAllocator::free(unsigned id) {
 
 static std::vector<StageMemory>
 replayStages(const MemoryAnalysis &memory, CudaCachingAllocator &model,
-             llvm::ArrayRef<int64_t> libraryAllocations, bool withAssumed) {
+             llvm::ArrayRef<LibraryAllocation> libraryAllocations,
+             bool withAssumed) {
   llvm::ArrayRef<Storage> storages = memory.getStorages();
   auto skipped = [&](const MemoryEvent &e) {
     return !withAssumed && storages[e.storage].assumed;
@@ -282,8 +292,7 @@ replayStages(const MemoryAnalysis &memory, CudaCachingAllocator &model,
   for (const MemoryEvent &e : memory.getAllocEvents(0))
     if (!isState(e))
       model.allocate(e.storage, storages[e.storage].bytes);
-  for (auto [i, bytes] : llvm::enumerate(libraryAllocations))
-    model.allocate(storages.size() + i, bytes);
+  allocateLibrary(memory, model, libraryAllocations, 0);
   std::vector<StageMemory> stages;
   auto stageOf = [&, seenLoss = false](mlir::Operation *op) mutable {
     nn::StepPhase phase = getStepPhase(op);
@@ -316,6 +325,7 @@ replayStages(const MemoryAnalysis &memory, CudaCachingAllocator &model,
     for (const MemoryEvent &e : memory.getAllocEvents(i))
       if (!skipped(e))
         model.allocate(e.storage, storages[e.storage].bytes);
+    allocateLibrary(memory, model, libraryAllocations, i);
     for (const MemoryEvent &e : memory.getFreeEvents(i))
       if (!skipped(e))
         model.free(e.storage);
@@ -326,17 +336,16 @@ replayStages(const MemoryAnalysis &memory, CudaCachingAllocator &model,
   return stages;
 }
 
-std::vector<StageMemory>
-vram::runStagesWithEmptyCache(const MemoryAnalysis &memory,
-                              CudaCachingAllocator &model,
-                              llvm::ArrayRef<int64_t> libraryAllocations) {
+std::vector<StageMemory> vram::runStagesWithEmptyCache(
+    const MemoryAnalysis &memory, CudaCachingAllocator &model,
+    llvm::ArrayRef<LibraryAllocation> libraryAllocations) {
   std::vector<StageMemory> stages =
       replayStages(memory, model, libraryAllocations, /*withAssumed=*/true);
   if (!hasAssumedWorkspaces(memory))
     return stages;
   CudaCachingAllocator without;
-  std::vector<StageMemory> other = replayStages(
-      memory, without, libraryAllocations, /*withAssumed=*/false);
+  std::vector<StageMemory> other =
+      replayStages(memory, without, libraryAllocations, /*withAssumed=*/false);
   // The same ops in the same order: the same stages.
   assert(other.size() == stages.size() && "stages differ without workspaces");
   for (auto [s, o] : llvm::zip(stages, other)) {

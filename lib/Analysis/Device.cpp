@@ -33,7 +33,7 @@ const GpuSpec *vram::lookupGpu(StringRef name) {
 }
 
 int64_t vram::getDefaultContextBytes(bool lazyLoading) {
-  return lazyLoading ? 400 * kMiB : 1024 * kMiB;
+  return lazyLoading ? 762 * kMiB : 1024 * kMiB;
 }
 
 int64_t vram::getCublasWorkspaceBytes(unsigned computeCapability) {
@@ -52,15 +52,34 @@ DeviceModel vram::makeDeviceModel(const GpuSpec *gpu, bool lazyLoading) {
   return device;
 }
 
-SmallVector<int64_t> vram::getLibraryAllocations(Operation *step,
-                                                 const DeviceModel &device) {
-  bool cublas = false;
+SmallVector<LibraryWorkspace>
+vram::getLibraryWorkspaces(Operation *step, const DeviceModel &device) {
+  // PyTorch keeps a cuBLAS workspace per (handle, stream) for the process's
+  // life and a handle per thread: the forward's, and in training the
+  // autograd engine's device thread, which runs backward.
+  Operation *forward = nullptr, *backward = nullptr, *lt = nullptr;
   step->walk([&](Operation *op) {
-    cublas = op->hasTrait<nn::CublasOpTrait>();
-    return cublas ? WalkResult::interrupt() : WalkResult::advance();
+    if (auto node = dyn_cast<nn::BackwardOp>(op)) {
+      std::optional<RegisteredOperationName> name =
+          RegisteredOperationName::lookup(node.getForwardOp(),
+                                          op->getContext());
+      if (!backward && name && name->hasTrait<nn::CublasOpTrait>())
+        backward = op;
+    } else if (op->hasTrait<nn::CublasOpTrait>()) {
+      if (!forward)
+        forward = op;
+      if (auto linear = dyn_cast<nn::LinearOp>(op);
+          !lt && linear && linear.getBias())
+        lt = op;
+    }
   });
-  if (!cublas)
-    return {};
-  return {getCublasWorkspaceBytes(device.computeCapability),
-          kCublasLtWorkspaceBytes};
+  SmallVector<LibraryWorkspace> library;
+  int64_t cublas = getCublasWorkspaceBytes(device.computeCapability);
+  if (forward)
+    library.push_back({cublas, forward});
+  if (backward)
+    library.push_back({cublas, backward});
+  if (lt)
+    library.push_back({kCublasLtWorkspaceBytes, lt});
+  return library;
 }

@@ -59,8 +59,20 @@ StepMemory::StepMemory(Operation *step, nn::AllocatorKind allocator,
   model.allocator = allocator;
   std::unique_ptr<AllocatorModel> allocatorModel = model.makeAllocator();
   allocatorName = allocatorModel->getName().str();
-  if (this->device)
-    library = vram::getLibraryAllocations(step, *this->device);
+  if (this->device) {
+    // Each workspace is taken during its first user's op (an op of the step
+    // or inside one: a checkpointed region's recomputation).
+    llvm::DenseMap<Operation *, unsigned> opIndex;
+    for (unsigned i = 1; i <= analysis->getNumOps(); ++i)
+      opIndex[analysis->getOp(i)] = i;
+    for (const LibraryWorkspace &w :
+         vram::getLibraryWorkspaces(step, *this->device)) {
+      unsigned index = 0;
+      for (Operation *op = w.firstUser; op && !index; op = op->getParentOp())
+        index = opIndex.lookup(op);
+      library.push_back({w.bytes, index});
+    }
+  }
   // Two iterations: a training loop's steady state.
   peaks = runAllocatorBounded(*analysis, *allocatorModel, /*iterations=*/2,
                               library);
@@ -78,8 +90,8 @@ StepMemory::StepMemory(Operation *step, nn::AllocatorKind allocator,
 
 int64_t StepMemory::getLibraryBytes() const {
   int64_t bytes = 0;
-  for (int64_t b : library)
-    bytes += b;
+  for (const LibraryAllocation &b : library)
+    bytes += b.bytes;
   return bytes;
 }
 

@@ -55,6 +55,8 @@ void vram::buildGpuLaunchesPipeline(OpPassManager &pm, int64_t blockSize) {
 
 void vram::buildLowerToGpuPipeline(OpPassManager &pm,
                                    const GpuLoweringOptions &options) {
+  // Kernels cannot address the host's stack.
+  pm.addPass(createDeviceScratch());
   buildGpuLaunchesPipeline(pm, options.blockSize);
   pm.addPass(createLowerAffinePass());
   pm.addPass(createGpuKernelOutliningPass());

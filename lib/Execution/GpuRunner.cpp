@@ -44,6 +44,11 @@ struct DeviceTracker {
   std::vector<int64_t> opPeak;
   std::vector<bool> opSeen;
   bool badFree = false, outOfMemory = false;
+  /// The next request is stack scratch (vram-device-scratch): from the
+  /// driver, not the caching allocator, which PyTorch's kernels never ask
+  /// for it.
+  bool nextIsScratch = false;
+  llvm::SmallPtrSet<void *, 16> scratch;
   std::optional<int64_t> usedPeak;
 
   void note() {
@@ -51,8 +56,18 @@ struct DeviceTracker {
       opPeak[op] = std::max(opPeak[op], allocator->getAllocatedBytes());
   }
   void *allocate(uint64_t bytes) {
-    int64_t reservedBefore = allocator->getReservedBytes();
     bool failedBefore = runtime && runtime->hasError();
+    if (std::exchange(nextIsScratch, false)) {
+      void *p = runtime ? runtime->allocateSegment(
+                              std::max<int64_t>(static_cast<int64_t>(bytes), 1))
+                        : nullptr;
+      if (p)
+        scratch.insert(p);
+      else
+        outOfMemory |= !failedBefore;
+      return p;
+    }
+    int64_t reservedBefore = allocator->getReservedBytes();
     void *p = allocator->allocate(static_cast<int64_t>(bytes));
     if (!p) {
       // After a kernel's fault every allocation fails with that fault's
@@ -68,6 +83,10 @@ struct DeviceTracker {
     return p;
   }
   void release(void *p) {
+    if (scratch.erase(p)) {
+      runtime->releaseSegment(p, 0);
+      return;
+    }
     if (p && !allocator->release(p))
       badFree = true;
   }
@@ -91,6 +110,9 @@ extern "C" void *vramGpuJitAlignedAlloc(uint64_t, uint64_t bytes) {
 extern "C" void vramGpuJitFree(void *p) { activeDeviceTracker->release(p); }
 extern "C" void vramGpuJitOp(int64_t index) {
   activeDeviceTracker->enter(index);
+}
+extern "C" void vramGpuJitScratch() {
+  activeDeviceTracker->nextIsScratch = true;
 }
 } // namespace
 
@@ -136,6 +158,9 @@ vram::validateOnGpu(ModuleOp module, const GpuValidationOptions &options,
                              "libdevice (the kernels' math functions): no "
                           << libdevice << " (set CUDA_HOME to a CUDA toolkit)";
   PassManager pm(ctx);
+  // --mlir-print-ir-after-all and friends show this lowering too.
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
   pm.addNestedPass<func::FuncOp>(createFreeAfterLastUse());
   buildLowerToGpuPipeline(pm, options.lowering);
   if (failed(pm.run(*lowered)))
@@ -184,6 +209,7 @@ vram::validateOnGpu(ModuleOp module, const GpuValidationOptions &options,
             (void *)&vramGpuJitAlignedAlloc);
         add("_mlir_memref_to_llvm_free", (void *)&vramGpuJitFree);
         add(kOpMarkerName, (void *)&vramGpuJitOp);
+        add(kDeviceScratchMarkerName, (void *)&vramGpuJitScratch);
         CudaRuntime::forEachEntryPoint(add);
       });
   if (failed(engine))

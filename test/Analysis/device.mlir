@@ -1,25 +1,33 @@
-// The device model (docs/Device.md): the caching allocator also holds the
-// cuBLAS and cuBLASLt workspaces when the step calls cuBLAS, and nvidia-smi
-// shows reserved + the CUDA context.
+// The device model (docs/Device.md): the caching allocator also holds a
+// cuBLAS workspace per thread that calls cuBLAS (the forward's and, in
+// training, the autograd thread's that runs backward), cuBLASLt's when a
+// linear has a bias (none here), and nvidia-smi shows reserved + what the
+// driver and libraries hold outside the allocator (the context).
 //
-// H100 (sm_90): cuBLAS's workspace is 32 MiB, a large-pool request of >= 10
-// MiB, so its own segment of 32 MiB; cuBLASLt's 1 MiB is a small-pool request:
-// a 2 MiB segment whose other 1 MiB holds every tensor of this tiny step (each
-// rounded to 512 B). reserved = 32 MiB + 2 MiB = 35651584; device = reserved +
-// the 400 MiB lazy-loading context (419430400) = 455081984.
+// H100 (sm_90), training: two 32 MiB cuBLAS workspaces, each a large-pool
+// request of >= 10 MiB, so a segment of its own; a 2 MiB small-pool segment
+// holds every tensor of this tiny step (each rounded to 512 B). reserved =
+// 2 x 32 MiB + 2 MiB = 69206016; device = reserved + the 762 MiB lazy-loading
+// context (799014912, measured on an H200) = 868220928.
 // RUN: vram-opt %s --gpu=h100 --mode=train --optimizer=sgd --format=json > %t.h100.json
-// RUN: %check-json %t.h100.json memory.reserved_peak_bytes 35651584 memory.device_peak_bytes 455081984 memory.device.library_workspace_bytes 34603008 memory.device.context_bytes 419430400 memory.device.capacity_bytes 85520809984
+// RUN: %check-json %t.h100.json memory.reserved_peak_bytes 69206016 memory.device_peak_bytes 868220928 memory.device.library_workspace_bytes 67108864 memory.device.context_bytes 799014912 memory.device.capacity_bytes 85520809984
+// Inference runs no backward: one workspace, 32 MiB + 2 MiB = 35651584
+// reserved, + 799014912 = 834666496 on the device.
+// RUN: vram-opt %s --gpu=h100 --mode=inference --format=json > %t.h100-infer.json
+// RUN: %check-json %t.h100-infer.json memory.reserved_peak_bytes 35651584 memory.device_peak_bytes 834666496 memory.device.library_workspace_bytes 33554432
 // A100 (sm_80): 4096 KiB x 2 + 16 KiB x 8 = 8519680 bytes of cuBLAS
-// workspace, a 1-10 MiB request: a 20 MiB segment; plus the 2 MiB small
-// segment. Without lazy module loading the context is 1 GiB.
+// workspace, a 1-10 MiB request: a 20 MiB segment, whose remaining 11.875
+// MiB takes the autograd thread's second workspace; plus the 2 MiB small
+// segment: 22 MiB = 23068672. Without lazy module loading the context is
+// 1 GiB.
 // RUN: vram-opt %s --gpu=a100 --mode=train --optimizer=sgd --cuda-lazy-loading=false --format=json > %t.a100.json
-// RUN: %check-json %t.a100.json memory.reserved_peak_bytes 23068672 memory.device.library_workspace_bytes 9568256 memory.device_peak_bytes-memory.reserved_peak_bytes 1073741824
+// RUN: %check-json %t.a100.json memory.reserved_peak_bytes 23068672 memory.device.library_workspace_bytes 17039360 memory.device_peak_bytes-memory.reserved_peak_bytes 1073741824
 // --context-bytes overrides the context.
 // RUN: vram-opt %s --gpu=a100 --mode=train --optimizer=sgd --context-bytes=300MiB --format=json > %t.ctx.json
 // RUN: %check-json %t.ctx.json memory.device_peak_bytes-memory.reserved_peak_bytes 314572800
 // The text report says which number each tool shows.
 // RUN: vram-opt %s --gpu=h100 --mode=train --optimizer=sgd --format=text 2>&1 | FileCheck %s --check-prefix=TEXT
-// TEXT: allocated peak {{.*}} (torch.cuda.max_memory_allocated), reserved peak 34.00 MiB (max_memory_reserved), device 434.00 MiB (nvidia-smi: reserved + 400.00 MiB CUDA context on h100)
+// TEXT: allocated peak {{.*}} (torch.cuda.max_memory_allocated), reserved peak 66.00 MiB (max_memory_reserved), device 828.00 MiB (nvidia-smi: reserved + 762.00 MiB CUDA context on h100)
 // Without the allocator model there is no device figure.
 // RUN: vram-opt %s --mode=train --optimizer=sgd --format=json > %t.exact.json
 // RUN: FileCheck %s --check-prefix=EXACT < %t.exact.json

@@ -125,17 +125,25 @@ struct AllocatorPeaks {
   unsigned reservedIndex = 0;
 };
 
+/// A request a library makes through the allocator and holds for the
+/// process's life (Device.h): made during op `opIndex` of the first
+/// iteration, after that op's own allocations (0: at step entry).
+struct LibraryAllocation {
+  int64_t bytes = 0;
+  unsigned opIndex = 0;
+};
+
 /// Feeds the step's events to `model`: the entry allocations once, then the
 /// per-op events `iterations` times (a training loop's steady state), and
 /// returns the peaks seen during the last iteration. Every non-persistent
 /// storage is freed by step exit, so an iteration reuses the storage ids.
 /// `libraryAllocations` are requests libraries make through the allocator
-/// and hold for the process's life (Device.h), made at step entry after the
-/// persistent storages: in the steady state they exist from the first
-/// iteration on.
-AllocatorPeaks runAllocator(const MemoryAnalysis &memory, AllocatorModel &model,
-                            unsigned iterations = 1,
-                            llvm::ArrayRef<int64_t> libraryAllocations = {});
+/// and hold for the process's life, each during its op of the first
+/// iteration: in the steady state they exist from then on.
+AllocatorPeaks
+runAllocator(const MemoryAnalysis &memory, AllocatorModel &model,
+             unsigned iterations = 1,
+             llvm::ArrayRef<LibraryAllocation> libraryAllocations = {});
 
 /// The figures of a step with assumed workspaces (Storage::assumed: cuDNN's
 /// under nn.cudnn_workspace) as a bound: runAllocator with them on `model`
@@ -149,7 +157,7 @@ AllocatorPeaks runAllocator(const MemoryAnalysis &memory, AllocatorModel &model,
 AllocatorPeaks
 runAllocatorBounded(const MemoryAnalysis &memory, AllocatorModel &model,
                     unsigned iterations = 1,
-                    llvm::ArrayRef<int64_t> libraryAllocations = {});
+                    llvm::ArrayRef<LibraryAllocation> libraryAllocations = {});
 
 /// What torch.cuda.memory_reserved() reads at the end of one stage of a
 /// training step (forward, loss, backward, optimizer).
@@ -164,10 +172,9 @@ struct StageMemory {
 /// is created by the first optimizer step, not held from entry. With assumed
 /// workspaces, each reading is the larger of the replay with them (on
 /// `model`) and without them, as runAllocatorBounded.
-std::vector<StageMemory>
-runStagesWithEmptyCache(const MemoryAnalysis &memory,
-                        CudaCachingAllocator &model,
-                        llvm::ArrayRef<int64_t> libraryAllocations = {});
+std::vector<StageMemory> runStagesWithEmptyCache(
+    const MemoryAnalysis &memory, CudaCachingAllocator &model,
+    llvm::ArrayRef<LibraryAllocation> libraryAllocations = {});
 
 } // namespace vram
 

@@ -87,7 +87,9 @@ public:
   llvm::StringRef getAllocatorName() const { return allocatorName; }
   const std::optional<DeviceModel> &getDevice() const { return device; }
   /// The library workspaces held through the allocator (with a device).
-  llvm::ArrayRef<int64_t> getLibraryAllocations() const { return library; }
+  llvm::ArrayRef<LibraryAllocation> getLibraryAllocations() const {
+    return library;
+  }
   int64_t getLibraryBytes() const;
   /// With the caching allocator: the reading at the end of each stage of the
   /// first iteration from an empty cache (runStagesWithEmptyCache).
@@ -97,7 +99,7 @@ private:
   std::unique_ptr<MemoryAnalysis> analysis;
   nn::AllocatorKind allocator;
   std::optional<DeviceModel> device;
-  llvm::SmallVector<int64_t> library;
+  llvm::SmallVector<LibraryAllocation> library;
   AllocatorPeaks peaks;
   std::string allocatorName;
   MemoryMetrics metrics;

@@ -15,6 +15,12 @@
 
 namespace vram {
 
+/// The function vram-device-scratch calls before each scratch allocation:
+/// the runner's allocation function takes the next request from the
+/// driver, outside the caching allocator.
+inline constexpr llvm::StringLiteral kDeviceScratchMarkerName =
+    "__vram_device_scratch";
+
 #define GEN_PASS_DECL
 #include "vram/Execution/Passes.h.inc"
 

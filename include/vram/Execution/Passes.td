@@ -104,6 +104,33 @@ def GpuLaunchToLoops : Pass<"vram-gpu-launch-to-loops", "mlir::func::FuncOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def DeviceScratch : Pass<"vram-device-scratch", "mlir::ModuleOp"> {
+  let summary = "Moves the step's stack scratch to device memory outside the caching allocator";
+  let description = [{
+    The tensor lowering keeps what a kernel holds on its stack or in
+    registers (a softmax's row maxima and sums, a norm's per-row
+    statistics) in `memref.alloca` buffers at the top of the step: host
+    stack memory, which a GPU kernel cannot address (an H200 faulted with
+    CUDA_ERROR_ILLEGAL_ADDRESS). This pass turns each top-level
+    `memref.alloca` of a function's body into a `memref.alloc` announced by
+    a call to `@__vram_device_scratch` (the GPU runner then takes it
+    straight from the driver, outside the caching allocator: PyTorch never
+    allocates it), freed before each return, as a stack frame ends.
+    Allocas inside loops (a kernel's own scratch) are left alone.
+
+    ```
+    vram-opt bufferized.mlir --vram-device-scratch
+    ```
+
+    Before: `%s = memref.alloca() : memref<4xf32>`.
+    After: `call @__vram_device_scratch() : () -> ()`,
+    `%s = memref.alloc() : memref<4xf32>`, and `memref.dealloc %s` before
+    `return`.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 def MergeKernelModules : Pass<"vram-merge-kernel-modules", "mlir::ModuleOp"> {
   let summary = "Moves the outlined kernels into one gpu.module, one function per distinct kernel";
   let description = [{
