@@ -175,7 +175,8 @@ int64_t ScaledDotProductAttentionOp::getBackwardFlops(FlopConvention c,
 }
 
 void ScaledDotProductAttentionOp::getSavedTensors(
-    const TorchTarget &, ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+    const TorchTarget &target, ArrayRef<bool>,
+    SmallVectorImpl<SavedTensor> &saved) {
   auto q = tensorOf(getQuery()), k = tensorOf(getKey());
   int64_t r = q.getRank();
   // torch 2.x turns a bool mask into one of the query's dtype (0 and -inf)
@@ -196,13 +197,26 @@ void ScaledDotProductAttentionOp::getSavedTensors(
   if (getBackend() == AttentionBackend::Math) {
     // _scaled_dot_product_attention_math scales q and k^T by sqrt(scale)
     // before the product (two new tensors), and keeps them, the attention
-    // probabilities (L x S) and v.
-    saved.push_back(SavedTensor::extra(q, "scaled_query"));
-    saved.push_back(SavedTensor::extra(k, "scaled_key"));
-    saved.push_back(SavedTensor::operand(2));
+    // probabilities (L x S) and v. On the CPU it computes a bf16 or fp16
+    // attention in float32: q, k and v are upcast first, and the float32
+    // copy of v is the one kept (measured with transformers' GPT-2 in bf16,
+    // torch 2.15: benchmarks/accuracy/results/
+    // hf-bf16-torch-2.15.0-transformers-5.25.0-cpu.json).
+    Type computed = q.getElementType();
+    bool upcast =
+        target.device == Device::Cpu && (computed.isBF16() || computed.isF16());
+    if (upcast)
+      computed = Float32Type::get(getContext());
+    saved.push_back(SavedTensor::extra(q.clone(computed), "scaled_query"));
+    saved.push_back(SavedTensor::extra(k.clone(computed), "scaled_key"));
+    if (upcast)
+      saved.push_back(SavedTensor::extra(tensorOf(getValue()).clone(computed),
+                                         "float_value"));
+    else
+      saved.push_back(SavedTensor::operand(2));
     SmallVector<int64_t> probs(q.getShape());
     probs.back() = k.getDimSize(r - 2);
-    auto probsType = RankedTensorType::get(probs, q.getElementType());
+    auto probsType = RankedTensorType::get(probs, computed);
     saved.push_back(SavedTensor::extra(probsType, "attention_probs"));
     // at::dropout on the CPU: probs * (bernoulli noise / (1 - p)) keeps the
     // noise, and the product keeps the dropped probabilities.

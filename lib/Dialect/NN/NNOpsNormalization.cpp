@@ -158,11 +158,21 @@ int64_t LayerNormOp::getFlops(FlopConvention c, bool) {
   return normFlops(c, getInput(), static_cast<bool>(getWeight()));
 }
 
-void LayerNormOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+void LayerNormOp::getSavedTensors(const TorchTarget &target, ArrayRef<bool>,
                                   SmallVectorImpl<SavedTensor> &saved) {
   for (unsigned i = 0, e = getNumOperands(); i < e; ++i)
     saved.push_back(SavedTensor::operand(i));
   auto stats = statsType(tensorOf(getInput()), getNormalizedRank());
+  // CUDA keeps the statistics in float32 (the accumulation type); the CPU
+  // kernel in the input's dtype unless a bf16/fp16 input meets float32
+  // parameters (layer_norm.cpp's param_scalar_type; measured with
+  // transformers' GPT-2 and OPT in bf16, torch 2.15: benchmarks/accuracy/
+  // results/hf-bf16-torch-2.15.0-transformers-5.25.0-cpu.json).
+  Type input = tensorOf(getInput()).getElementType();
+  bool mixed = getWeight() && tensorOf(getWeight()).getElementType().isF32() &&
+               !input.isF32();
+  if (target.device == Device::Cpu && !mixed)
+    stats = stats.clone(input);
   saved.push_back(SavedTensor::extra(stats, "mean"));
   saved.push_back(SavedTensor::extra(stats, "rstd"));
 }
