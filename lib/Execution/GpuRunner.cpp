@@ -48,6 +48,9 @@ struct DeviceTracker {
   /// driver, not the caching allocator, which PyTorch's kernels never ask
   /// for it.
   bool nextIsScratch = false;
+  /// The next request is the device copy of the constant at this host
+  /// address (vram-device-scratch), outside the caching allocator too.
+  const void *nextConstant = nullptr;
   llvm::SmallPtrSet<void *, 16> scratch;
   std::optional<int64_t> usedPeak;
 
@@ -57,14 +60,18 @@ struct DeviceTracker {
   }
   void *allocate(uint64_t bytes) {
     bool failedBefore = runtime && runtime->hasError();
-    if (std::exchange(nextIsScratch, false)) {
+    const void *constant = std::exchange(nextConstant, nullptr);
+    if (std::exchange(nextIsScratch, false) || constant) {
       void *p = runtime ? runtime->allocateSegment(
                               std::max<int64_t>(static_cast<int64_t>(bytes), 1))
                         : nullptr;
-      if (p)
-        scratch.insert(p);
-      else
+      if (!p) {
         outOfMemory |= !failedBefore;
+        return nullptr;
+      }
+      scratch.insert(p);
+      if (constant && !runtime->copyToDevice(p, constant, bytes))
+        return nullptr;
       return p;
     }
     int64_t reservedBefore = allocator->getReservedBytes();
@@ -113,6 +120,10 @@ extern "C" void vramGpuJitOp(int64_t index) {
 }
 extern "C" void vramGpuJitScratch() {
   activeDeviceTracker->nextIsScratch = true;
+}
+extern "C" void vramGpuJitConstant(int64_t hostAddress) {
+  activeDeviceTracker->nextConstant =
+      reinterpret_cast<const void *>(static_cast<intptr_t>(hostAddress));
 }
 } // namespace
 
@@ -210,6 +221,7 @@ vram::validateOnGpu(ModuleOp module, const GpuValidationOptions &options,
         add("_mlir_memref_to_llvm_free", (void *)&vramGpuJitFree);
         add(kOpMarkerName, (void *)&vramGpuJitOp);
         add(kDeviceScratchMarkerName, (void *)&vramGpuJitScratch);
+        add(kDeviceConstantMarkerName, (void *)&vramGpuJitConstant);
         CudaRuntime::forEachEntryPoint(add);
       });
   if (failed(engine))

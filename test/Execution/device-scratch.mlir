@@ -1,8 +1,8 @@
 // REQUIRES: execution
 // vram-device-scratch: the step's stack scratch (a softmax's row maxima, a
-// norm's statistics: memref.alloca at the top of the function) would be
-// host stack memory, which a GPU kernel cannot address (on an H200 such
-// kernels faulted with CUDA_ERROR_ILLEGAL_ADDRESS). Each becomes a
+// norm's statistics: memref.alloca at the top of the function) and its
+// constants (memref.global) would be host memory, which a GPU kernel cannot
+// address (on an H200 such kernels faulted with CUDA_ERROR_ILLEGAL_ADDRESS). Each becomes a
 // memref.alloc announced by @__vram_device_scratch (the GPU runner takes it
 // from the driver, outside the caching allocator), freed before each
 // return; an alloca inside a loop (a kernel's own) stays.
@@ -53,4 +53,26 @@ func.func @plain(%x: memref<4xf32>) -> memref<4xf32> {
 }
 // CHECK-NOT: __vram_device_scratch
 // CHECK-LABEL: func.func @plain
+// CHECK-NEXT: return
+
+// -----
+
+// A constant (memref.global: position ids, a causal mask) is host memory
+// too: each use gets a device copy that the runner fills from the global's
+// host address, announced by @__vram_device_constant, freed before return.
+memref.global "private" constant @positions : memref<4xi64> = dense<[0, 1, 2, 3]>
+func.func @ids(%out: memref<4xi64>) {
+  %p = memref.get_global @positions : memref<4xi64>
+  memref.copy %p, %out : memref<4xi64> to memref<4xi64>
+  return
+}
+// CHECK: func.func private @__vram_device_constant(i64)
+// CHECK-LABEL: func.func @ids
+// CHECK: %[[HOST:.*]] = memref.get_global @positions : memref<4xi64>
+// CHECK-NEXT: %[[ADDR:.*]] = memref.extract_aligned_pointer_as_index %[[HOST]]
+// CHECK-NEXT: %[[ADDR64:.*]] = arith.index_cast %[[ADDR]] : index to i64
+// CHECK-NEXT: call @__vram_device_constant(%[[ADDR64]]) : (i64) -> ()
+// CHECK-NEXT: %[[COPY:.*]] = memref.alloc() : memref<4xi64>
+// CHECK-NEXT: memref.copy %[[COPY]], %{{.*}}
+// CHECK-NEXT: memref.dealloc %[[COPY]] : memref<4xi64>
 // CHECK-NEXT: return

@@ -20,6 +20,10 @@ namespace vram {
 /// driver, outside the caching allocator.
 inline constexpr llvm::StringLiteral kDeviceScratchMarkerName =
     "__vram_device_scratch";
+/// The function vram-device-scratch calls, with a constant's host address,
+/// before the allocation that receives its device copy.
+inline constexpr llvm::StringLiteral kDeviceConstantMarkerName =
+    "__vram_device_constant";
 
 #define GEN_PASS_DECL
 #include "vram/Execution/Passes.h.inc"

@@ -105,7 +105,7 @@ def GpuLaunchToLoops : Pass<"vram-gpu-launch-to-loops", "mlir::func::FuncOp"> {
 }
 
 def DeviceScratch : Pass<"vram-device-scratch", "mlir::ModuleOp"> {
-  let summary = "Moves the step's stack scratch to device memory outside the caching allocator";
+  let summary = "Moves the step's stack scratch and constants to device memory outside the caching allocator";
   let description = [{
     The tensor lowering keeps what a kernel holds on its stack or in
     registers (a softmax's row maxima and sums, a norm's per-row
@@ -116,7 +116,11 @@ def DeviceScratch : Pass<"vram-device-scratch", "mlir::ModuleOp"> {
     a call to `@__vram_device_scratch` (the GPU runner then takes it
     straight from the driver, outside the caching allocator: PyTorch never
     allocates it), freed before each return, as a stack frame ends.
-    Allocas inside loops (a kernel's own scratch) are left alone.
+    Allocas inside loops (a kernel's own scratch) are left alone. Each
+    top-level `memref.get_global` (a constant: position ids, a causal mask,
+    equally host memory) gets a device copy: a `memref.alloc` announced by
+    `@__vram_device_constant(address)`, which the runner fills from the
+    global's host address, freed before each return as well.
 
     ```
     vram-opt bufferized.mlir --vram-device-scratch
@@ -128,7 +132,8 @@ def DeviceScratch : Pass<"vram-device-scratch", "mlir::ModuleOp"> {
     `return`.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect",
-                           "::mlir::func::FuncDialect"];
+                           "::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def MergeKernelModules : Pass<"vram-merge-kernel-modules", "mlir::ModuleOp"> {
