@@ -18,7 +18,7 @@
 # failure is recorded in the results file and the script goes on; its exit
 # code is 1 if any stage failed. CASE_TIMEOUT (seconds, default 240) bounds
 # each --validate=gpu case; LLM_DEADLINE (default 300) stops llm_gpu.py
-# starting cases.
+# starting cases, LLM_ONLY limits it to some case ids.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-gpu}
@@ -98,7 +98,10 @@ print(f"| {label} | {f('predicted_allocated_bytes', 'measured_allocated_bytes')}
       f"{f('predicted_device_bytes', 'measured_device_bytes')} | {v['step_time_ms']:.3f} | "
       f"{v['achieved_flops_per_second'] / 1e9:.2f} | {v['loss']} | {rc} |")
 PYEOF
-  [ "$rc" -eq 0 ] || status=1
+  if [ "$rc" -ne 0 ]; then
+    status=1
+    { echo "== $label (exit $rc)"; head -40 "$json.err"; } >> "$out.log"
+  fi
 }
 validate "mlp, SGD" test/Execution/Inputs/mlp.mlir --mode=train --optimizer=sgd
 validate "mlp, Adam" test/Execution/Inputs/mlp.mlir --mode=train --optimizer=adam
@@ -145,7 +148,7 @@ done
 
 section "PyTorch on this GPU against vram-opt (benchmarks/accuracy/pytorch_gpu.py)"
 # shellcheck disable=SC2086
-"$PY" benchmarks/accuracy/pytorch_gpu.py --vram-opt "$VRAM" ${PYTORCH_ONLY:+--only $PYTORCH_ONLY} >> "$out" 2> "$out.log" || status=1
+"$PY" benchmarks/accuracy/pytorch_gpu.py --vram-opt "$VRAM" ${PYTORCH_ONLY:+--only $PYTORCH_ONLY} >> "$out" 2>> "$out.log" || status=1
 echo >> "$out"
 echo "(per-configuration log: $(basename "$out").log)" >> "$out"
 
@@ -153,7 +156,7 @@ echo "(per-configuration log: $(basename "$out").log)" >> "$out"
 # sdpa attention, generation): test/Analysis/h200-llm.test holds vram-opt
 # to the H200's rows.
 section "Language models (benchmarks/accuracy/llm_gpu.py)"
-"$PY" benchmarks/accuracy/llm_gpu.py -o "${out%.md}-llm.json" --deadline "${LLM_DEADLINE:-300}" 2>> "$out.log" || status=1
+"$PY" benchmarks/accuracy/llm_gpu.py -o "${out%.md}-llm.json" --deadline "${LLM_DEADLINE:-300}" ${LLM_ONLY:+--only $LLM_ONLY} 2>> "$out.log" || status=1
 echo "rows: $(basename "${out%.md}")-llm.json (vram-opt's flags in each row's args)" >> "$out"
 
 echo "results: $out"
