@@ -10,7 +10,8 @@ calling test), or @OTHER.json: the same field of another report (two front
 ends of one model must agree). A leading `>` or `<` (`'>@full.json'`) asks
 for a strictly greater or smaller value instead of an equal one, `>=` or
 `<=` for one at least or at most the reference; a factor
-before the reference scales it (`'<0.6667*@full.json'`: less than two thirds). --rel TOL, placed after a pair, allows a relative error of TOL
+before the reference scales it (`'<0.6667*@full.json'`: less than two thirds),
+a number and `+` before it adds to it (`'816+@plain.json'`: 816 more). --rel TOL, placed after a pair, allows a relative error of TOL
 for that pair (default 0: equal). Prints one line per check and exits 1 on
 any mismatch."""
 import json
@@ -42,14 +43,17 @@ def main(argv):
             relation, expected = expected[:2], expected[2:]
         elif expected[:1] in "<>":
             relation, expected = expected[0], expected[1:]
-        factor = 1.0
+        factor, offset = 1.0, 0.0
+        if "+@" in expected:
+            offset, expected = expected.split("+", 1)
+            offset = float(offset)
         if "*" in expected:
             factor, expected = expected.split("*", 1)
             factor = float(factor)
         if expected.startswith("@"):
             with open(expected[1:]) as f:
                 expected = lookup(json.load(f), field)
-        expected = factor * float(expected)
+        expected = factor * float(expected) + offset
         args = args[2:]
         tol = 0.0
         if args and args[0] == "--rel":

@@ -18,27 +18,8 @@ import pytorch_gpu  # noqa: E402
 
 def record(cfg, path):
     import torch
-    import torch.nn.functional as F
-    model, x, y, params = pytorch_gpu.build_torch(cfg)
-    opt = (torch.optim.Adam(params, lr=1e-3) if cfg["optimizer"] == "adam"
-           else torch.optim.SGD(params, lr=0.01))
-    amp = cfg["precision"] == "amp-fp16"
-    scaler = torch.cuda.amp.GradScaler(enabled=amp)
-    lm = cfg["model"] in ("gpt2", "llama-7b", "gpt_mini")
-
-    def step():
-        with torch.autocast("cuda", dtype=torch.float16, enabled=amp):
-            out = model(x)
-            logits = out.logits if hasattr(out, "logits") else out
-            loss = (F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1)) if lm
-                    else F.cross_entropy(logits, y))
-        scaler.scale(loss).backward()
-        scaler.step(opt)
-        scaler.update()
-        opt.zero_grad(set_to_none=True)
-        return loss.item()
-
-    step(); step()
+    step = pytorch_gpu.make_step(cfg)
+    step.warm_up()
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     torch.cuda.memory._record_memory_history(max_entries=200000, stacks="python")

@@ -17,6 +17,9 @@ reference of test/Import/HuggingFace/saved.test; given config names (e.g.
 gpt2), measures only those and writes nothing. -v lists the saved storages.
 --bf16 converts each model to bfloat16 (model.to(torch.bfloat16)) and writes
 results/hf-bf16-torch-<torch>-transformers-<version>-cpu.json.
+--use-cache runs the forward with use_cache=True (the configs' default, a
+DynamicCache whose copies of the keys and values attention saves) and writes
+results/hf-use-cache-torch-<torch>-transformers-<version>-cpu.json.
 """
 import collections
 import datetime
@@ -40,7 +43,7 @@ def storage_of(t):
     return s.data_ptr(), s.nbytes()
 
 
-def saved_bytes(model, ids, verbose):
+def saved_bytes(model, ids, verbose, use_cache=False):
     excl = {storage_of(t)[0] for t in list(model.parameters()) + list(model.buffers()) + [ids]}
     seen = {}
     shapes = collections.Counter()
@@ -53,7 +56,7 @@ def saved_bytes(model, ids, verbose):
         return t
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        out = model(input_ids=ids, use_cache=False).logits
+        out = model(input_ids=ids, use_cache=use_cache).logits
     del out
     if verbose:
         for (shape, dtype, nb), n in sorted(shapes.items(), key=lambda kv: -kv[0][2] * kv[1]):
@@ -64,6 +67,7 @@ def saved_bytes(model, ids, verbose):
 def main():
     verbose = "-v" in sys.argv
     bf16 = "--bf16" in sys.argv
+    use_cache = "--use-cache" in sys.argv
     only = [a for a in sys.argv[1:] if not a.startswith("-")]
     rows = {}
     for path in sorted(SMALL.glob("*.json")):
@@ -90,7 +94,7 @@ def main():
                 "batch": BATCH,
                 "seq": SEQ,
                 "parameters": model.num_parameters(),
-                "saved_activation_bytes": saved_bytes(model, ids, verbose),
+                "saved_activation_bytes": saved_bytes(model, ids, verbose, use_cache),
             }
             print("%-28s %d" % (name, rows[name]["saved_activation_bytes"]))
     if only:
@@ -101,10 +105,11 @@ def main():
         "date": datetime.date.today().isoformat(),
         "machine": "%s, %s" % (platform.machine(), platform.platform()),
         "dtype": "bfloat16" if bf16 else "float32",
+        "use_cache": use_cache,
         "rows": rows,
     }
-    name = "hf-%storch-%s-transformers-%s-cpu.json" % ("bf16-" if bf16 else "", torch.__version__.split("+")[0],
-                                                        transformers.__version__)
+    name = "hf-%s%storch-%s-transformers-%s-cpu.json" % ("bf16-" if bf16 else "", "use-cache-" if use_cache else "",
+                                                          torch.__version__.split("+")[0], transformers.__version__)
     (ROOT / "benchmarks" / "accuracy" / "results" / name).write_text(json.dumps(out, indent=2) + "\n")
 
 

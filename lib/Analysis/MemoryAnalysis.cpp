@@ -219,9 +219,11 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
     if (s.persistent &&
         llvm::AddOverflow(persistentBytes, s.bytes, persistentBytes))
       return func.emitError("persistent memory does not fit in 64 bits");
+    // A training forward's DynamicCache copies are what attention saves.
     bool modelOwned = s.category == MemoryCategory::Activations ||
                       s.category == MemoryCategory::Temporaries ||
-                      s.category == MemoryCategory::Gradients;
+                      s.category == MemoryCategory::Gradients ||
+                      s.category == MemoryCategory::KvCache;
     if (s.savedByModel && modelOwned &&
         llvm::AddOverflow(savedForBackwardBytes, s.bytes,
                           savedForBackwardBytes))

@@ -233,6 +233,24 @@ struct VramOptFlags {
       cl::cat(scenarioCat)};
   cl::opt<bool> setToNone{"set-to-none", cl::desc("zero_grad(set_to_none=...)"),
                           cl::init(true), cl::cat(stepCat)};
+  cl::opt<bool> useCache{
+      "use-cache",
+      cl::desc("Training a transformers decoder (--hf): its forward runs with "
+               "use_cache, as the configs default to, so a DynamicCache "
+               "copies each layer's keys and values, which attention then "
+               "saves. false: model(..., use_cache=False), or a config whose "
+               "use_cache is false. --checkpoint turns it off, as "
+               "gradient_checkpointing_enable() does"),
+      cl::init(true), cl::cat(stepCat)};
+  cl::opt<bool> keepOutput{
+      "keep-output",
+      cl::desc("The training loop holds the model's output until the step "
+               "ends (out = model(x); loss = criterion(out, y); "
+               "loss.backward(); optimizer.step()): a language model's "
+               "logits stay through backward. By default nothing references "
+               "the output once the loss is computed (loss = "
+               "criterion(model(x), y), or transformers' Trainer)"),
+      cl::init(false), cl::cat(stepCat)};
   cl::opt<int64_t> gradAccum{
       "grad-accum",
       cl::desc("Accumulate gradients over N micro-batches of --batch before "
@@ -710,6 +728,15 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
                  llvm::Twine(gradAccum.getValue()));
   if (gradAccum > 1 && mode != nn::StepMode::Train)
     return usage("--grad-accum applies to training (--mode=train)");
+  if (keepOutput && mode != nn::StepMode::Train)
+    return usage("--keep-output applies to training (--mode=train): "
+                 "inference returns its output anyway");
+  if (useCache.getNumOccurrences() && useCache &&
+      (mode != nn::StepMode::Train || !checkpointModules.empty()))
+    return usage("--use-cache=true applies to a training step without "
+                 "--checkpoint (inference is modelled with use_cache=False, "
+                 "--mode=generate with its DynamicCache; transformers turns "
+                 "the cache off under gradient checkpointing)");
   if (optimizerInBackward &&
       (mode != nn::StepMode::Train || gradAccum > 1 || !setToNone))
     return usage("--optimizer-in-backward applies to training (--mode=train) "
@@ -986,6 +1013,7 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
           : lossKind.getValue();
   options.step.flattenLogits = flattenLogits;
   options.step.setToNone = setToNone;
+  options.step.keepOutput = keepOutput;
   options.step.gradAccum = gradAccum;
   options.step.optimizerInBackward = optimizerInBackward;
   options.step.ema = ema;
@@ -1185,6 +1213,8 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     options.maxNewTokens = f.maxNewTokens;
     options.target = {f.torchVersion, f.device};
     options.attention = f.attention;
+    options.useCache = f.useCache && f.mode == nn::StepMode::Train &&
+                       f.checkpointModules.empty();
     return createHuggingFaceSource(context, std::move(file),
                                    std::move(options));
   }

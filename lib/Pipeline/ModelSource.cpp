@@ -111,6 +111,7 @@ public:
     zooOptions.attention = options.attention;
     zooOptions.maxNewTokens = options.maxNewTokens;
     zooOptions.tensorParallel = options.tensorParallel;
+    zooOptions.useCache = options.useCache;
     int64_t defaultSeq = config.maxPositions
                              ? std::min<int64_t>(2048, config.maxPositions)
                              : 2048;

@@ -790,7 +790,8 @@ void BuildStepPass::buildEmaUpdate(TrainStep &s) {
   s.step->setAttr(NNDialect::kEmaAttrName, b.getUnitAttr());
 }
 
-/// The step returns the loss; the model output dies after the loss.
+/// The step returns the loss; the model output dies after the loss, unless
+/// the loop holds it (keep-output: nn.keep_alive at the step's end).
 /// `optimizer.zero_grad(set_to_none=False)` keeps the .grad buffers from one
 /// step to the next (zeroed in place) instead of freeing them. With
 /// gradient accumulation over N micro-batches the step modelled is the last
@@ -800,6 +801,12 @@ void BuildStepPass::buildEmaUpdate(TrainStep &s) {
 /// many micro-batches one update covers (the report counts their FLOPs).
 void BuildStepPass::finishStep(TrainStep &s) {
   Value lossValue = s.lossOp->getResult(0);
+  if (keepOutput) {
+    s.b.setInsertionPoint(s.ret);
+    KeepAliveOp::create(
+        s.b, NameLoc::get(s.b.getStringAttr("output"), s.ret.getLoc()),
+        s.ret.getOperands());
+  }
   s.ret->setOperands(lossValue);
   s.step.setType(FunctionType::get(&getContext(), s.body.getArgumentTypes(),
                                    {lossValue.getType()}));

@@ -174,7 +174,7 @@ Value buildGpt(ModelBuilder &mb, Value ids, const GptConfig &c) {
   if (c.pythonLifetimes)
     mb.keepAlive({embeds, pos}, c.root.empty() ? c.lnF : c.root);
   // generate()'s logits_to_keep=1: the head reads the last position only.
-  if (c.kvCache && seq > 1)
+  if (c.kvCache && c.kvCache->generation && seq > 1)
     x = mb.slice(x, c.head, 1, seq - 1, seq);
   if (c.tiedHead)
     return mb.linear(x, c.head, wte, /*bias=*/Value());
@@ -348,7 +348,7 @@ Value vram::zoo::buildOptDecoder(ModelBuilder &mb, Value ids,
   // OPTDecoder.forward holds `inputs_embeds` and `pos_embeds` until it
   // returns.
   mb.keepAlive({embeds, posEmbeds}, "model.decoder");
-  if (model.kvCache && seq > 1)
+  if (model.kvCache && model.kvCache->generation && seq > 1)
     x = mb.slice(x, "lm_head", 1, seq - 1, seq);
   if (c.tieWordEmbeddings)
     return mb.linear(x, "lm_head", wte, /*bias=*/Value());

@@ -96,7 +96,7 @@ public:
     mb.keepAlive(modelLocals, "model");
     // generate() asks for the last position's logits only (logits_to_keep:
     // lm_head(hidden_states[:, -1:, :])).
-    if (model.kvCache && seq > 1)
+    if (model.kvCache && model.kvCache->generation && seq > 1)
       x = mb.slice(x, "model", 1, seq - 1, seq);
     Value logits = c.tieWordEmbeddings
                        ? mb.linear(x, "lm_head", embed, /*bias=*/Value())

@@ -37,6 +37,10 @@ class ModelBuilder;
 /// passes, as transformers' DynamicCache holds it: per layer, the keys and
 /// values cached so far (null before the prefill's update).
 struct KvCache {
+  /// False for the DynamicCache a training forward builds (use_cache): the
+  /// same copies of keys and values, but the logits of every position are
+  /// kept and nothing is generated.
+  bool generation = true;
   /// The position of the first token the forward being built reads: 0 in
   /// the prefill, the number of cached tokens in a decode step.
   int64_t position = 0;
@@ -71,6 +75,10 @@ struct ModelConfig {
   /// reads and updates; it then computes logits for the last position only
   /// (generate's logits_to_keep=1).
   KvCache *kvCache = nullptr;
+  /// A training forward of transformers' decoders with use_cache on (their
+  /// configs' default): each layer's keys and values are copied into a
+  /// DynamicCache, whose copies attention reads (and saves for backward).
+  bool useCache = false;
   /// --parallel=tp=N: the model is one rank's of N tensor-parallel ranks
   /// (models from a CausalLMConfig of the LLaMA layout).
   int64_t tensorParallel = 1;

@@ -346,10 +346,21 @@ static OwningOpRef<ModuleOp> buildForwardModule(MLIRContext *context,
   b.setInsertionPointToStart(entry);
   ModelBuilder mb(b);
   SmallVector<Value> outputs;
-  if (config.maxNewTokens)
+  if (config.maxNewTokens) {
     outputs = buildGenerationProgram(mb, forward.getArgument(0), config, build);
-  else
+  } else if (config.useCache) {
+    // The model's output holds the cache, which the training step drops
+    // with it (HF's Trainer keeps only the loss): the copies then live as
+    // attention's saved tensors.
+    KvCache cache;
+    cache.generation = false;
+    cache.totalTokens = config.seq;
+    ModelConfig step = config;
+    step.kvCache = &cache;
+    outputs.push_back(build(mb, forward.getArgument(0), step));
+  } else {
     outputs.push_back(build(mb, forward.getArgument(0), config));
+  }
   func::ReturnOp::create(b, outputs.front().getLoc(), outputs);
   forward.setFunctionType(
       b.getFunctionType(inputType, ValueRange(outputs).getTypes()));
@@ -454,6 +465,7 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
       options.batch,    0, options.seq.value_or(defaultSeq), 0, options.target,
       options.attention};
   c.maxNewTokens = options.maxNewTokens;
+  c.useCache = options.useCache && config.useCache;
   if (llvm::Error e =
           checkAttention(config.name, config.layout, options.attention))
     return std::move(e);

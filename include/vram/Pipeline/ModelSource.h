@@ -114,6 +114,8 @@ struct HuggingFaceSourceOptions {
   int64_t maxNewTokens = 0;
   /// --parallel=tp=N: one rank's model of N tensor-parallel ranks.
   int64_t tensorParallel = 1;
+  /// A training forward with use_cache (unless the config says false).
+  bool useCache = false;
 };
 /// Reads the config once: a DiagnosedError, located in the file, when it is
 /// malformed or names a model that cannot be built.

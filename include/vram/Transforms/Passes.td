@@ -44,6 +44,11 @@ def BuildStep : Pass<"vram-build-step", "mlir::ModuleOp"> {
     Option<"setToNone", "set-to-none", "bool", /*default=*/"true",
            "zero_grad(set_to_none): when false, gradients stay allocated "
            "across iterations">,
+    Option<"keepOutput", "keep-output", "bool", /*default=*/"false",
+           "the training loop holds the model's output until the step "
+           "ends (`out = model(x); loss = criterion(out, y); "
+           "loss.backward(); optimizer.step()`): by default nothing "
+           "references it once the loss is computed">,
     Option<"gradAccum", "grad-accum", "int64_t", /*default=*/"1",
            "micro-batches whose gradients accumulate before each optimizer "
            "update: the step is the last one's forward and backward, with "

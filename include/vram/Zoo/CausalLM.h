@@ -105,6 +105,10 @@ struct CausalLMConfig {
   /// kernel; on the CPU they do not, and sdpa runs its math kernel.
   double attentionDropout = 0.0;
 
+  /// `use_cache`: a training forward builds a DynamicCache (the default;
+  /// configs saved after `model.config.use_cache = False` say false).
+  bool useCache = true;
+
   // GPT-2 layout variants: the embeddings' and residuals' dropout.
   double dropout = 0.0;
 };

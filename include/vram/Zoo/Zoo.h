@@ -38,6 +38,10 @@ struct ZooOptions {
   /// --parallel=tp=N: build one rank's model of N tensor-parallel ranks
   /// (LLaMA-layout language models; 1: the whole model).
   int64_t tensorParallel = 1;
+  /// A training forward with transformers' use_cache on: the decoders built
+  /// after transformers' (gpt2, llama-7b, --hf configs whose use_cache is
+  /// not false) copy each layer's keys and values into a DynamicCache.
+  bool useCache = false;
 };
 
 struct ZooModelInfo {

@@ -12,6 +12,7 @@
 
 #include "LoweringUtils.h"
 #include "vram/Dialect/NN/NNOps.h"
+#include "vram/Dialect/NN/TorchSemantics.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -894,13 +895,14 @@ struct RollLowering : ExternalModel<RollLowering, RollOp> {
 };
 
 //===----------------------------------------------------------------------===//
-// nn.constant: a tensor the forward pass allocates and fills.
+// nn.constant: a tensor the forward pass allocates and fills; a wrapped
+// Python number, where it takes no tensor memory, a constant read in place.
 //===----------------------------------------------------------------------===//
 
 struct ConstantLowering : ExternalModel<ConstantLowering, ConstantOp> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange,
-                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                const LoweringOptions &options, SmallVectorImpl<Value> &results,
                 SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     Location loc = op->getLoc();
     auto c = cast<ConstantOp>(op);
@@ -910,6 +912,12 @@ struct ConstantLowering : ExternalModel<ConstantLowering, ConstantOp> {
       return emitError(loc) << "nn.constant: the lowering needs a dense "
                                "value, got "
                             << c.getValue();
+    // `x + 1.0`: torch 2.x keeps the number as a wrapped scalar, no tensor
+    // memory (getWrappedNumberBytes), so the step allocates nothing for it.
+    if (c.getWrappedNumber() && getWrappedNumberBytes(options.target) == 0) {
+      results.push_back(arith::ConstantOp::create(b, loc, dense));
+      return success();
+    }
     Value out = newTensor(b, loc, type);
     if (dense.isSplat()) {
       Value v = arith::ConstantOp::create(

@@ -1033,6 +1033,12 @@ struct DropoutLowering : ExternalModel<DropoutLowering, DropoutOp> {
               dropoutKeep(nb, nloc, indices(nb, nloc, shape.size()), shape, p);
           if (et.isInteger(1))
             return keep;
+          // The CPU's dropout keeps its noise, the mask scaled by 1/(1-p)
+          // (`input * bernoulli_(1 - p).div_(1 - p)`).
+          if (isa<FloatType>(et))
+            return arith::SelectOp::create(
+                nb, nloc, keep, cst(nb, nloc, et, p == 1 ? 0.0 : 1 / (1 - p)),
+                cst(nb, nloc, et, 0.0));
           return arith::ExtUIOp::create(nb, nloc, et, keep);
         });
   }
@@ -1050,6 +1056,9 @@ struct DropoutLowering : ExternalModel<DropoutLowering, DropoutOp> {
     grads.push_back(elementwise(
         b, loc, ins, newTensor(b, loc, tensorType(g)),
         [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
+          // A float mask is the CPU's noise, already scaled by 1/(1-p).
+          if (hasMask && isa<FloatType>(a[1].getType()))
+            return mul(nb, nloc, a[0], a[1]);
           Value v = mul(nb, nloc, a[0], cst(nb, nloc, a[0].getType(), scale));
           if (!hasMask)
             return v;
@@ -1298,6 +1307,31 @@ struct CopyLowering : ExternalModel<CopyLowering<OpT>, OpT> {
                 const LoweringOptions &, SmallVectorImpl<Value> &results,
                 SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     results.push_back(copyToNewTensor(b, op->getLoc(), operands[0]));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    return lowerGradientCopy(b, loc, node, grads);
+  }
+};
+
+/// nn.kv_cache_update of a training forward (no `past`: the cache's first
+/// update): a copy of the states into a new tensor, the gradient passing
+/// through. Appending to a past cache is generation's, which is not
+/// executed.
+struct KvCacheUpdateLowering
+    : ExternalModel<KvCacheUpdateLowering, KvCacheUpdateOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    auto update = cast<KvCacheUpdateOp>(op);
+    if (update.getPast())
+      return unsupported(op->getLoc(), "nn.kv_cache_update",
+                         "appending to a past cache (generation)");
+    results.push_back(copyToNewTensor(b, op->getLoc(), operands.back()));
     return success();
   }
 
@@ -1796,6 +1830,7 @@ void vram::lowering::attachTransformerLowerings(MLIRContext *ctx) {
   SliceOp::attachInterface<SliceLowering>(*ctx);
   ExpandOp::attachInterface<ExpandLowering>(*ctx);
   ContiguousOp::attachInterface<CopyLowering<ContiguousOp>>(*ctx);
+  KvCacheUpdateOp::attachInterface<KvCacheUpdateLowering>(*ctx);
   AllReduceOp::attachInterface<CopyLowering<AllReduceOp>>(*ctx);
   AllReduceGradOp::attachInterface<AllReduceGradLowering>(*ctx);
   MaskedFillOp::attachInterface<MaskedFillLowering>(*ctx);

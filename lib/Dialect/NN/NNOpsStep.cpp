@@ -562,6 +562,14 @@ LogicalResult KvCacheUpdateOp::verify() {
   return success();
 }
 
+bool KvCacheUpdateOp::isGradPassthrough(unsigned index) {
+  return getOperand(index) == getStates();
+}
+void KvCacheUpdateOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                      SmallVectorImpl<SavedTensor> &) {
+  // CatBackward keeps only the sizes it slices the gradient by.
+}
+
 LogicalResult KvCachePastOp::verify() {
   auto cache = cast<RankedTensorType>(getCache().getType());
   auto result = cast<RankedTensorType>(getResult().getType());

@@ -283,6 +283,7 @@ LogicalResult readLlamaLayout(ConfigReader &r, CausalLMConfig &c,
   READ(eps, r.getNumber("rms_norm_eps", d.normEps));
   READ(attentionDropout, r.getNumber("attention_dropout", 0.0));
   READ(tie, r.getBool("tie_word_embeddings", d.tieWordEmbeddings));
+  READ(useCache, r.getBool("use_cache", true));
   READ(act, r.getString(d.activationKey, d.activation.str()));
   if (act == "silu" || act == "swish") {
     c.activation = GatedActivation::Silu;
@@ -303,6 +304,7 @@ LogicalResult readLlamaLayout(ConfigReader &r, CausalLMConfig &c,
   c.headDim = headDim;
   c.normEps = eps;
   c.tieWordEmbeddings = tie;
+  c.useCache = useCache;
   c.attentionDropout = attentionDropout;
   return success();
 }
@@ -476,6 +478,7 @@ LogicalResult readGpt2(ConfigReader &r, CausalLMConfig &c) {
   READ(embdDropout, r.getNumber("embd_pdrop", 0.1));
   READ(attnDropout, r.getNumber("attn_pdrop", 0.1));
   READ(tie, r.getBool("tie_word_embeddings", true));
+  READ(useCache, r.getBool("use_cache", true));
   READ(act, r.getString("activation_function", std::string("gelu_new")));
   if (act != "gelu_new") {
     r.error("activation_function") << "unsupported \"activation_function\": \""
@@ -504,6 +507,7 @@ LogicalResult readGpt2(ConfigReader &r, CausalLMConfig &c) {
   c.dropout = residDropout;
   c.attentionDropout = attnDropout;
   c.tieWordEmbeddings = tie;
+  c.useCache = useCache;
   return success();
 }
 
@@ -526,6 +530,7 @@ LogicalResult readOpt(ConfigReader &r, CausalLMConfig &c) {
   READ(dropout, r.getNumber("dropout", 0.1));
   READ(attnDropout, r.getNumber("attention_dropout", 0.0));
   READ(tie, r.getBool("tie_word_embeddings", true));
+  READ(useCache, r.getBool("use_cache", true));
   READ(activationDropout, r.getNumber("activation_dropout", 0.0));
   READ(layerDrop, r.getNumber("layerdrop", 0.0));
   if (activationDropout != 0 || layerDrop != 0) {
@@ -573,6 +578,7 @@ LogicalResult readOpt(ConfigReader &r, CausalLMConfig &c) {
   c.dropout = dropout;
   c.attentionDropout = attnDropout;
   c.tieWordEmbeddings = tie;
+  c.useCache = useCache;
   return success();
 }
 

@@ -1356,13 +1356,20 @@ def NN_KvCacheTrait : NativeOpTrait<"KvCacheTrait"> {
   let cppNamespace = "::vram::nn";
 }
 
-def NN_KvCacheUpdateOp : NN_Op<"kv_cache_update", [Pure, NN_KvCacheTrait]> {
+def NN_KvCacheUpdateOp : NN_Op<"kv_cache_update", [Pure, NN_KvCacheTrait,
+    DeclareOpInterfaceMethods<NN_AutodiffOpInterface, ["isGradPassthrough"]>]> {
   let summary = "DynamicLayer.update: the cache with new keys or values appended";
   let description = [{
     `torch.cat([past, states], dim=-2)`: a new tensor, the layer's cache
     from now on (the past one is dropped by the cache). Without `past` (the
     prefill's first update, a cache made by `torch.tensor([])`) the result
     is a copy of `states`. Both are [batch, kv heads, tokens, head dim].
+
+    A training forward makes the same copies: transformers' decoders build
+    a DynamicCache whenever `use_cache` is on (the configs' default; only
+    gradient checkpointing turns it off), and attention reads, and saves,
+    the cache's copies. CatBackward hands the gradient of the copy through
+    and saves nothing.
 
     ```mlir
     %c = nn.kv_cache_update %k : (tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
