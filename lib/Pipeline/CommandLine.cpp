@@ -1014,6 +1014,7 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
   options.step.flattenLogits = flattenLogits;
   options.step.setToNone = setToNone;
   options.step.keepOutput = keepOutput;
+  options.useCache = useCache;
   options.step.gradAccum = gradAccum;
   options.step.optimizerInBackward = optimizerInBackward;
   options.step.ema = ema;
@@ -1213,8 +1214,6 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     options.maxNewTokens = f.maxNewTokens;
     options.target = {f.torchVersion, f.device};
     options.attention = f.attention;
-    options.useCache = f.useCache && f.mode == nn::StepMode::Train &&
-                       f.checkpointModules.empty();
     return createHuggingFaceSource(context, std::move(file),
                                    std::move(options));
   }

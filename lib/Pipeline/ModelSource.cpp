@@ -101,6 +101,7 @@ public:
   void setTensorParallel(int64_t ranks) override {
     options.tensorParallel = ranks;
   }
+  void setTrainingCache(bool useCache) override { options.useCache = useCache; }
 
   llvm::Expected<OwningOpRef<ModuleOp>>
   build(std::optional<int64_t> batch) override {

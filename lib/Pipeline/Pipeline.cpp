@@ -201,9 +201,12 @@ FailureOr<int64_t> vram::measureBudgetMetric(ModuleOp module,
   return memory->get(options.getBudgetMetric());
 }
 
-void vram::syncTensorParallel(ModelSource &source,
-                              const PipelineOptions &options) {
+void vram::syncModelSource(ModelSource &source,
+                           const PipelineOptions &options) {
   source.setTensorParallel(options.parallel ? options.parallel->tp : 1);
+  source.setTrainingCache(options.useCache &&
+                          options.step.mode == nn::StepMode::Train &&
+                          options.checkpointModules.empty());
 }
 
 FailureOr<int64_t> vram::measureModel(ModelSource &source,
@@ -211,7 +214,7 @@ FailureOr<int64_t> vram::measureModel(ModelSource &source,
                                       std::optional<int64_t> batch) {
   ScopedDiagnosticHandler quiet(source.getContext(),
                                 [](Diagnostic &) { return success(); });
-  syncTensorParallel(source, options);
+  syncModelSource(source, options);
   llvm::Expected<OwningOpRef<ModuleOp>> module = source.build(batch);
   if (!module) {
     llvm::consumeError(module.takeError());
@@ -432,7 +435,7 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
       if (*needs <= limit)
         break;
     }
-    syncTensorParallel(source, options);
+    syncModelSource(source, options);
     if (split)
       changes.push_back(*split);
   }
@@ -499,6 +502,12 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
         !options.lora)
       tryChange("--freeze-first=0.5 (freezing the first half of the modules)",
                 [](PipelineOptions &o) { o.freezeFirst = 0.5; });
+    // transformers' DynamicCache in training: copies of the keys and
+    // values that saving views would avoid (GPT-2's fused c_attn).
+    if (options.useCache && options.checkpointModules.empty())
+      tryChange("--use-cache=false (model(..., use_cache=False): no "
+                "DynamicCache copies of the keys and values)",
+                [](PipelineOptions &o) { o.useCache = false; });
     if (options.checkpointModules.empty()) {
       SmallVector<std::string> blocks = repeatedBlocks();
       if (!blocks.empty())

@@ -22,7 +22,7 @@ using namespace vram;
 
 llvm::Error vram::runModel(ModelSource &source, const RunOptions &options,
                            llvm::raw_ostream &os) {
-  syncTensorParallel(source, options.pipeline);
+  syncModelSource(source, options.pipeline);
   llvm::Expected<OwningOpRef<ModuleOp>> module = source.build(std::nullopt);
   if (!module)
     return module.takeError();

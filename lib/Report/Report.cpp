@@ -278,6 +278,8 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   a.optimizerInBackward =
       a.func->hasAttr(nn::NNDialect::kOptimizerInBackwardAttrName);
   a.ema = a.func->hasAttr(nn::NNDialect::kEmaAttrName);
+  a.keepOutput = a.func->hasAttr(nn::NNDialect::kKeepOutputAttrName);
+  a.useCache = !a.func.getOps<nn::KvCacheUpdateOp>().empty();
   if (auto layout = a.func->getAttrOfType<nn::ParallelAttr>(
           nn::NNDialect::kParallelAttrName))
     a.parallel = readParallelFigures(a.func, layout);
@@ -540,6 +542,8 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"grad_accum", a.gradAccum},
            {"optimizer_in_backward", a.optimizerInBackward},
            {"ema", a.ema},
+           {"keep_output", a.keepOutput},
+           {"use_cache", a.useCache},
            {"generate", generateJson(a)},
            {"cudnn_workspace",
             stringifyEnum(getTorchTarget(a.func).cudnnWorkspace)}}},

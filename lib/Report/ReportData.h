@@ -90,6 +90,12 @@ struct Analyses {
   bool optimizerInBackward = false;
   /// Whether an EMA of the model is kept (nn.ema).
   bool ema = false;
+  /// Whether the loop holds the model's output to the step's end
+  /// (nn.keep_output).
+  bool keepOutput = false;
+  /// Whether the forward copies keys and values into transformers'
+  /// DynamicCache (nn.kv_cache_update ops: use_cache, or generation).
+  bool useCache = false;
   /// The prefill and decode figures of a generation program
   /// (--mode=generate); none for other steps.
   std::optional<GenerationFigures> generation;

@@ -802,6 +802,7 @@ void BuildStepPass::buildEmaUpdate(TrainStep &s) {
 void BuildStepPass::finishStep(TrainStep &s) {
   Value lossValue = s.lossOp->getResult(0);
   if (keepOutput) {
+    s.step->setAttr(NNDialect::kKeepOutputAttrName, s.b.getUnitAttr());
     s.b.setInsertionPoint(s.ret);
     KeepAliveOp::create(
         s.b, NameLoc::get(s.b.getStringAttr("output"), s.ret.getLoc()),

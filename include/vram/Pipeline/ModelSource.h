@@ -70,8 +70,12 @@ public:
   /// (1: the whole model). Only front ends that build the layers can split
   /// them (zoo and Hugging Face decoders); the others keep the whole model,
   /// which vram-parallel then refuses to run as one rank's. The pipeline
-  /// sets it from its options (vram::syncTensorParallel).
+  /// sets it from its options (vram::syncModelSource).
   virtual void setTensorParallel(int64_t ranks) {}
+  /// Whether a training forward runs with transformers' use_cache (the
+  /// Hugging Face decoders; the others have no cache). Set by
+  /// vram::syncModelSource.
+  virtual void setTrainingCache(bool useCache) {}
 
   /// The front end's warnings about the model at its own batch, each with
   /// the rule it was tagged with (vram/Support/Findings.h).
@@ -114,7 +118,8 @@ struct HuggingFaceSourceOptions {
   int64_t maxNewTokens = 0;
   /// --parallel=tp=N: one rank's model of N tensor-parallel ranks.
   int64_t tensorParallel = 1;
-  /// A training forward with use_cache (unless the config says false).
+  /// A training forward with use_cache (unless the config says false);
+  /// vram::syncModelSource sets it from the pipeline's options.
   bool useCache = false;
 };
 /// Reads the config once: a DiagnosedError, located in the file, when it is

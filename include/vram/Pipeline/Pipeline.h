@@ -81,6 +81,11 @@ struct PipelineOptions {
   std::optional<QuantizeOptions> quantize;
   nn::Precision precision = nn::Precision::Fp32;
   std::vector<std::string> checkpointModules;
+  /// transformers' use_cache in a training forward (--use-cache): the
+  /// decoders the front ends build copy each layer's keys and values into
+  /// a DynamicCache, unless checkpointing is on (transformers then turns
+  /// the cache off).
+  bool useCache = true;
   /// The multi-GPU layout (vram-parallel on the built step); none for one
   /// GPU.
   std::optional<ParallelOptions> parallel;
@@ -123,9 +128,10 @@ std::unique_ptr<StepMemory> computeStepMemory(mlir::ModuleOp module,
 mlir::FailureOr<int64_t> measureBudgetMetric(mlir::ModuleOp module,
                                              const PipelineOptions &options);
 
-/// Makes `source` build one rank's model of the tensor-parallel ranks
-/// `options` name (--parallel=tp=N; the whole model without).
-void syncTensorParallel(ModelSource &source, const PipelineOptions &options);
+/// Makes `source` build the model `options` describe: one rank's of the
+/// tensor-parallel ranks they name (--parallel=tp=N; the whole model
+/// without), and a training forward with or without transformers' cache.
+void syncModelSource(ModelSource &source, const PipelineOptions &options);
 
 /// `source`'s model at `batch` (its own when none) run through the pipeline
 /// and measured, with diagnostics silenced; failure when that cannot be done.

@@ -189,7 +189,7 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
                   "an i64 in [2, " + Twine(ParallelAttr::kMaxWorldSize) +
                       "] on a function");
   }
-  if (name == kEmaAttrName)
+  if (name == kEmaAttrName || name == kKeepOutputAttrName)
     return expect(isa<UnitAttr>(value) && isTrainingStep(op),
                   "a unit attribute on a training step");
   if (name == kGradAccumAttrName) {

@@ -62,6 +62,11 @@ def NN_Dialect : Dialect {
     /// `nn.ema` (unit) on a training step with an EMA model (vram-build-step
     /// ema).
     static constexpr ::llvm::StringLiteral kEmaAttrName = "nn.ema";
+    /// `nn.keep_output` (unit) on a training step whose loop holds the
+    /// model's output until the step ends (vram-build-step keep-output;
+    /// the nn.keep_alive before its return does the holding).
+    static constexpr ::llvm::StringLiteral kKeepOutputAttrName =
+        "nn.keep_output";
     /// `nn.max_new_tokens` (i64 >= 1) on a generation program (a forward
     /// with nn.next_token, made by its front end for --mode=generate) and
     /// the step built from it: the tokens GenerationMixin.generate makes.
