@@ -1297,41 +1297,23 @@ static LogicalResult lowerGradientCopy(OpBuilder &b, Location loc,
   return success();
 }
 
-/// nn.contiguous, and nn.all_reduce on one rank (the reduction into a new
+/// nn.contiguous, nn.all_reduce on one rank (the reduction into a new
 /// tensor: the other ranks' partial sums are not there, the memory is the
-/// same): a copy into a new tensor; the gradient passes through.
+/// same) and a training forward's nn.kv_cache_update (the DynamicCache's
+/// first update, without `past`): a copy of the one operand into a new
+/// tensor; the gradient passes through. Appending to a past cache is
+/// generation's, which is not executed.
 template <typename OpT>
 struct CopyLowering : ExternalModel<CopyLowering<OpT>, OpT> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
                 const LoweringOptions &, SmallVectorImpl<Value> &results,
                 SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    if (operands.size() != 1)
+      return unsupported(op->getLoc(), op->getName().getStringRef(),
+                         "a copy of more than one operand (a past cache: "
+                         "generation)");
     results.push_back(copyToNewTensor(b, op->getLoc(), operands[0]));
-    return success();
-  }
-
-  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
-                                     const BackwardLowering &node,
-                                     SmallVectorImpl<Value> &grads) {
-    return lowerGradientCopy(b, loc, node, grads);
-  }
-};
-
-/// nn.kv_cache_update of a training forward (no `past`: the cache's first
-/// update): a copy of the states into a new tensor, the gradient passing
-/// through. Appending to a past cache is generation's, which is not
-/// executed.
-struct KvCacheUpdateLowering
-    : ExternalModel<KvCacheUpdateLowering, KvCacheUpdateOp> {
-  LogicalResult
-  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
-                const LoweringOptions &, SmallVectorImpl<Value> &results,
-                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
-    auto update = cast<KvCacheUpdateOp>(op);
-    if (update.getPast())
-      return unsupported(op->getLoc(), "nn.kv_cache_update",
-                         "appending to a past cache (generation)");
-    results.push_back(copyToNewTensor(b, op->getLoc(), operands.back()));
     return success();
   }
 
@@ -1830,7 +1812,7 @@ void vram::lowering::attachTransformerLowerings(MLIRContext *ctx) {
   SliceOp::attachInterface<SliceLowering>(*ctx);
   ExpandOp::attachInterface<ExpandLowering>(*ctx);
   ContiguousOp::attachInterface<CopyLowering<ContiguousOp>>(*ctx);
-  KvCacheUpdateOp::attachInterface<KvCacheUpdateLowering>(*ctx);
+  KvCacheUpdateOp::attachInterface<CopyLowering<KvCacheUpdateOp>>(*ctx);
   AllReduceOp::attachInterface<CopyLowering<AllReduceOp>>(*ctx);
   AllReduceGradOp::attachInterface<AllReduceGradLowering>(*ctx);
   MaskedFillOp::attachInterface<MaskedFillLowering>(*ctx);

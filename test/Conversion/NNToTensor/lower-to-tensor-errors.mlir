@@ -24,3 +24,4 @@ func.func @forward(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %y = nn.mul %h, %c : (tensor<2x4xf32>, tensor<f64>) -> tensor<2x4xf32>
   return %y : tensor<2x4xf32>
 }
+

@@ -204,3 +204,11 @@ func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.paral
 func.func @forward() attributes {nn.tensor_parallel = 1 : i64} {
   return
 }
+
+// -----
+
+// nn.keep_output: the loop holding the output is a training step's
+// expected-error @+1 {{'nn.keep_output' must be a unit attribute on a training step, got unit}}
+func.func @step() attributes {nn.mode = #nn<mode inference>, nn.keep_output} {
+  return
+}
