@@ -38,9 +38,11 @@ struct ZooOptions {
   /// --parallel=tp=N: build one rank's model of N tensor-parallel ranks
   /// (LLaMA-layout language models; 1: the whole model).
   int64_t tensorParallel = 1;
-  /// A training forward with transformers' use_cache on: the decoders built
-  /// after transformers' (gpt2, llama-7b, --hf configs whose use_cache is
-  /// not false) copy each layer's keys and values into a DynamicCache.
+  /// A training forward with transformers' use_cache on: decoders built
+  /// from a Hugging Face config (buildCausalLM; not when the config says
+  /// use_cache false) copy each layer's keys and values into a DynamicCache.
+  /// The zoo's gpt2 and llama-7b follow older transformers releases, whose
+  /// training forward made no copies: they ignore it.
   bool useCache = false;
 };
 
