@@ -54,7 +54,11 @@ CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
          ("llama", 1, "inference"), ("llama", 2, "inference"), ("llama-mha", 4, "inference"),
          ("llama", 1, "generate"), ("llama", 2, "generate"), ("llama-mha", 4, "generate"),
          # FSDP2 + TP on a (fsdp, tp) mesh.
-         ("llama-mha", (2, 2), "sgd"), ("llama-mha", (2, 2), "adam")]
+         ("llama-mha", (2, 2), "sgd"), ("llama-mha", (2, 2), "adam"),
+         # Mixtures of experts in one process (transformers' grouped_mm
+         # experts): test/Import/HuggingFace/moe.test.
+         ("mixtral", 1, "sgd"), ("mixtral", 1, "adam"), ("mixtral", 1, "inference"),
+         ("qwen3_moe", 1, "adam")]
 BATCH, SEQ = 2, 256
 # generate(): batch, prompt length, new tokens (generate.py's first case).
 GEN_BATCH, GEN_PROMPT, GEN_NEW = 2, 64, 32

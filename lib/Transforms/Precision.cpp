@@ -162,6 +162,14 @@ private:
 };
 } // namespace
 
+/// Whether the model's code leaves `op`'s float32 results in float32 until
+/// a low-precision op reads them (nn.float32, nn.promote): there the code
+/// casts them down (`.to(input_dtype)`).
+static bool keepsFloat32(Operation *op) {
+  return op->hasAttr(NNDialect::kFloat32AttrName) ||
+         op->hasAttr(NNDialect::kPromoteAttrName);
+}
+
 /// Updates the function type after its arguments or results changed dtype.
 static void updateFunctionType(func::FuncOp func) {
   Block &body = func.getBody().front();
@@ -175,7 +183,9 @@ LogicalResult PrecisionPass::runLowPrecision(func::FuncOp forward,
   // inputs in the same dtype. Every op then runs in it, except the ops the
   // model's code runs in float32 (nn.float32): their low-precision operands
   // are cast up (`.to(torch.float32)`, once per value) and their results
-  // cast back down where another op reads them (`.to(input_dtype)`).
+  // cast back down where another op reads them (`.to(input_dtype)`). An op
+  // on mixed dtypes (nn.promote) casts neither way: its result has the
+  // wider dtype.
   Block &body = forward.getBody().front();
   for (BlockArgument arg : body.getArguments())
     if (isFloat(arg.getType()))
@@ -206,11 +216,12 @@ LogicalResult PrecisionPass::runLowPrecision(func::FuncOp forward,
     if (isa<CastOp>(op))
       continue;
     bool inFloat32 = op.hasAttr(NNDialect::kFloat32AttrName);
-    for (unsigned i = 0, e = op.getNumOperands(); i < e; ++i) {
+    for (unsigned i = 0, e = op.getNumOperands();
+         i < e && !op.hasAttr(NNDialect::kPromoteAttrName); ++i) {
       Operation *def = op.getOperand(i).getDefiningOp();
       if (inFloat32 && isLowPrecision(op.getOperand(i).getType()))
         castTo(&op, i, f32);
-      else if (!inFloat32 && def && def->hasAttr(NNDialect::kFloat32AttrName))
+      else if (!inFloat32 && def && keepsFloat32(def))
         castTo(&op, i, low);
     }
     if (failed(retypeResults(&op)))
@@ -220,7 +231,7 @@ LogicalResult PrecisionPass::runLowPrecision(func::FuncOp forward,
   Operation *terminator = body.getTerminator();
   for (unsigned i = 0, e = terminator->getNumOperands(); i < e; ++i)
     if (Operation *def = terminator->getOperand(i).getDefiningOp();
-        def && def->hasAttr(NNDialect::kFloat32AttrName))
+        def && keepsFloat32(def))
       castTo(terminator, i, low);
   updateFunctionType(forward);
   return success();

@@ -1,7 +1,8 @@
 //===- Llama.cpp - LLaMA-layout decoders (LlamaForCausalLM and kin) -------===//
 //
-// The decoder layer that transformers' llama, mistral, qwen2, qwen3, gemma
-// and gemma2 share, as their modeling code runs it:
+// The decoder layer that transformers' llama, mistral, qwen2, qwen3, gemma,
+// gemma2 and the mixture-of-experts mixtral and qwen3_moe share, as their
+// modeling code runs it:
 //
 //   h = embed_tokens(ids)                    (gemma: * sqrt(hidden_size))
 //   for each layer: h = h + o_proj(attn(rope(q_proj(n1(h))), rope(k), v))
@@ -263,6 +264,86 @@ private:
                        c.hiddenSize, c.mlpBias);
   }
 
+  /// The sparse mixture-of-experts block (MixtralSparseMoeBlock,
+  /// Qwen3MoeSparseMoeBlock) as transformers >= 5 runs it where torch has
+  /// grouped_mm (its default experts implementation, "grouped_mm"):
+  ///
+  ///   x = h.view(-1, H)                                  [T, H]
+  ///   logits = gate(x); probs = softmax(logits.float())  [T, E], kept
+  ///   w, idx = topk(probs, k)                            idx kept
+  ///   w /= w.sum(-1, keepdim=True)   (norm_topk_prob)    a clone of w kept
+  ///   the S = T * k (token, expert) pairs sorted by expert, each pair's
+  ///   token row and weight gathered (nn.moe_dispatch, nn.embedding),
+  ///   gate_up = grouped_mm(rows, gate_up_proj)           [S, 2 I]
+  ///   y = grouped_mm(silu(gate) * up, down_proj)         [S, H]
+  ///   (y * w[pairs])[inverse].view(T, k, H).sum(1)       [T, H]
+  ///
+  /// Every size is S, T or E: the same for any routing. What each module's
+  /// code holds in locals until it returns is kept alive as long: the
+  /// router its probabilities, the block the router's logits (`_`), the
+  /// experts the sorted ids, histc's input and counts, the gathered rows
+  /// and weights and the down projection (training saves most of them
+  /// anyway; inference measured 1 MiB higher without).
+  Value sparseMoe(Value x, const std::string &name) {
+    ArrayRef<int64_t> shape = ModelBuilder::shapeOf(x);
+    int64_t tokens = shape[0] * shape[1], hidden = c.hiddenSize;
+    int64_t experts = c.numExperts, k = c.numExpertsPerToken;
+    int64_t inner = c.expertIntermediateSize, pairs = tokens * k;
+    std::string gateName = name + ".gate", expertsName = name + ".experts";
+    Value flat = mb.reshape(x, name, {tokens, hidden});
+    Value router = mb.param(gateName, "weight", {experts, hidden});
+    Value logits = mb.linear(flat, gateName, router, /*bias=*/Value());
+    // The routing runs in float32 in a low-precision model (`.float()`
+    // before the softmax, or softmax(..., dtype=torch.float)); Qwen3-MoE
+    // casts the weights back to the model's dtype, Mixtral keeps them.
+    Value probs = mb.inFloat32(mb.softmax(logits, gateName, /*dim=*/-1));
+    auto [weights, chosen] = mb.topk(probs, gateName, k);
+    mb.inFloat32(weights);
+    if (c.normalizeTopKProbabilities)
+      weights = mb.inFloat32(mb.div(
+          weights,
+          mb.inFloat32(mb.sum(weights, gateName, {-1}, /*keepdim=*/true)),
+          gateName, /*inplace=*/true));
+    mb.keepAlive(probs, gateName);
+    auto float32Weights = [&](Value v) {
+      return c.routerWeightsInFloat32 ? mb.inFloat32(v) : v;
+    };
+
+    ModelBuilder::MoeDispatch dispatch =
+        mb.moeDispatch(chosen, experts, expertsName);
+    // x[index] of rows is F.embedding's gather (the same saved indices and
+    // backward); the pairs' weights [S] gather as [S, 1], the unsqueezed
+    // view transformers multiplies by.
+    Value rows = mb.embedding(dispatch.tokenIndex, expertsName, flat);
+    Value pairWeights = float32Weights(mb.embedding(
+        dispatch.perm, expertsName,
+        float32Weights(mb.reshape(weights, expertsName, {pairs, 1}))));
+    Value gateUp = mb.groupedMm(
+        rows,
+        mb.param(expertsName, "gate_up_proj", {experts, 2 * inner, hidden}),
+        dispatch.offsets, expertsName);
+    Value gate = mb.slice(gateUp, expertsName, 1, 0, inner);
+    Value up = mb.slice(gateUp, expertsName, 1, inner, 2 * inner);
+    Value y = mb.mul(mb.silu(gate, expertsName + ".act_fn"), up, expertsName);
+    Value down = mb.groupedMm(
+        y, mb.param(expertsName, "down_proj", {experts, hidden, inner}),
+        dispatch.offsets, expertsName);
+    // Mixtral: bf16 rows times float32 weights are float32 until the
+    // experts return `final_hidden_states.to(hidden_states.dtype)`.
+    y = mb.mul(down, pairWeights, expertsName);
+    if (c.routerWeightsInFloat32)
+      mb.promoting(y);
+    y = float32Weights(mb.embedding(dispatch.inverse, expertsName, y));
+    y = float32Weights(
+        mb.sum(float32Weights(mb.reshape(y, expertsName, {tokens, k, hidden})),
+               expertsName, {1}, /*keepdim=*/false));
+    mb.keepAlive({dispatch.sorted, dispatch.histogram, dispatch.counts, rows,
+                  pairWeights, down},
+                 expertsName);
+    mb.keepAlive(logits, name);
+    return mb.reshape(y, name, shape);
+  }
+
   /// Tensor parallelism (torch's ColwiseParallel and RowwiseParallel on
   /// q/k/v/gate/up and o/down, as parallelize_module applies them): a
   /// column-parallel linear holds rows out / N of its weight and reads its
@@ -306,7 +387,9 @@ private:
     h = rmsNorm(x, name + (c.sandwichNorms ? ".pre_feedforward_layernorm"
                                            : ".post_attention_layernorm"));
     Value mlpInput = h;
-    h = mlp(h, name + ".mlp");
+    bool sparse =
+        c.numExperts && (c.denseLayers.empty() || !c.denseLayers[index]);
+    h = sparse ? sparseMoe(h, name + ".mlp") : mlp(h, name + ".mlp");
     mb.keepAlive(mlpInput, name + ".mlp");
     if (c.sandwichNorms)
       h = rmsNorm(h, name + ".post_feedforward_layernorm");

@@ -201,8 +201,8 @@ Value ModelBuilder::mul(Value lhs, Value rhs, StringRef layer) {
   return MulOp::create(builder, loc(layer), lhs, rhs, /*inplace=*/false);
 }
 
-Value ModelBuilder::div(Value lhs, Value rhs, StringRef layer) {
-  return DivOp::create(builder, loc(layer), lhs, rhs, /*inplace=*/false);
+Value ModelBuilder::div(Value lhs, Value rhs, StringRef layer, bool inplace) {
+  return DivOp::create(builder, loc(layer), lhs, rhs, inplace);
 }
 
 Value ModelBuilder::tanh(Value x, StringRef layer) {
@@ -246,8 +246,38 @@ Value ModelBuilder::softmax(Value x, StringRef layer, int64_t dim) {
   return SoftmaxOp::create(builder, loc(layer), x, dim, /*dtype=*/TypeAttr());
 }
 
+Value ModelBuilder::sum(Value x, StringRef layer, ArrayRef<int64_t> dims,
+                        bool keepdim) {
+  return SumOp::create(builder, loc(layer), x, dims, keepdim);
+}
+
+std::pair<Value, Value> ModelBuilder::topk(Value x, StringRef layer, int64_t k,
+                                           int64_t dim) {
+  auto op = TopkOp::create(builder, loc(layer), x, k, dim);
+  return {op.getValues(), op.getIndices()};
+}
+
+ModelBuilder::MoeDispatch
+ModelBuilder::moeDispatch(Value indices, int64_t experts, StringRef layer) {
+  auto op = MoeDispatchOp::create(builder, loc(layer), indices, experts);
+  return {op.getSorted(),    op.getPerm(),   op.getTokenIndex(),
+          op.getHistogram(), op.getCounts(), op.getOffsets(),
+          op.getInverse()};
+}
+
+Value ModelBuilder::groupedMm(Value x, Value weight, Value offsets,
+                              StringRef layer) {
+  return GroupedMmOp::create(builder, loc(layer), x, weight, offsets);
+}
+
 Value ModelBuilder::inFloat32(Value v) {
   v.getDefiningOp()->setAttr(NNDialect::kFloat32AttrName,
+                             builder.getUnitAttr());
+  return v;
+}
+
+Value ModelBuilder::promoting(Value v) {
+  v.getDefiningOp()->setAttr(NNDialect::kPromoteAttrName,
                              builder.getUnitAttr());
   return v;
 }

@@ -163,7 +163,8 @@ public:
   mlir::Value add(mlir::Value lhs, mlir::Value rhs, llvm::StringRef layer,
                   bool inplace = false);
   mlir::Value mul(mlir::Value lhs, mlir::Value rhs, llvm::StringRef layer);
-  mlir::Value div(mlir::Value lhs, mlir::Value rhs, llvm::StringRef layer);
+  mlir::Value div(mlir::Value lhs, mlir::Value rhs, llvm::StringRef layer,
+                  bool inplace = false);
   mlir::Value tanh(mlir::Value x, llvm::StringRef layer);
   /// Gemma 2's soft capping, as its modeling code writes it:
   /// `tanh(x / cap) * cap` (three tensors; tanh keeps its result).
@@ -197,11 +198,32 @@ public:
   mlir::Value matmul(mlir::Value lhs, mlir::Value rhs, llvm::StringRef layer);
   /// F.softmax(x, dim).
   mlir::Value softmax(mlir::Value x, llvm::StringRef layer, int64_t dim);
+  /// torch.sum(x, dims, keepdim).
+  mlir::Value sum(mlir::Value x, llvm::StringRef layer,
+                  llvm::ArrayRef<int64_t> dims, bool keepdim);
+  /// torch.topk(x, k, dim): the values and their int64 indices.
+  std::pair<mlir::Value, mlir::Value> topk(mlir::Value x, llvm::StringRef layer,
+                                           int64_t k, int64_t dim = -1);
+  /// The (token, expert) pairs of the router's [T, k] indices grouped by
+  /// expert (nn.moe_dispatch).
+  struct MoeDispatch {
+    mlir::Value sorted, perm, tokenIndex, histogram, counts, offsets, inverse;
+  };
+  MoeDispatch moeDispatch(mlir::Value indices, int64_t experts,
+                          llvm::StringRef layer);
+  /// F.grouped_mm(x, weight.transpose(-2, -1), offs=offsets) for experts'
+  /// weights [E, out, in].
+  mlir::Value groupedMm(mlir::Value x, mlir::Value weight, mlir::Value offsets,
+                        llvm::StringRef layer);
   /// Marks the op that defines `v` as computing in float32 whatever the
   /// model's dtype (nn.float32: vram-precision casts its low-precision
   /// operands up and its result back down where a low-precision op reads
   /// it); an identity in an fp32 model. Returns `v`.
   mlir::Value inFloat32(mlir::Value v);
+  /// Marks the op that defines `v` as computing on its operands' dtypes as
+  /// they are, a bf16 and a float32 one giving float32 (nn.promote);
+  /// an identity in an fp32 model. Returns `v`.
+  mlir::Value promoting(mlir::Value v);
   /// `x.masked_fill(mask, value)` with an i1 mask that broadcasts to x.
   mlir::Value maskedFill(mlir::Value x, mlir::Value mask, double value,
                          llvm::StringRef layer);

@@ -443,6 +443,23 @@ llvm::Error vram::zoo::verifyCausalLMConfig(const CausalLMConfig &c) {
                                          : "max_position_embeddings"))
       return e;
   }
+  if (c.numExperts) {
+    if (llvm::Error e = positive(c.numExperts, "num_experts"))
+      return e;
+    if (c.layout != DecoderLayout::Llama)
+      return error("num_experts: only LLaMA-layout decoders have experts");
+    if (llvm::Error e = positive(c.numExpertsPerToken, "num_experts_per_tok"))
+      return e;
+    if (llvm::Error e =
+            positive(c.expertIntermediateSize, "moe_intermediate_size"))
+      return e;
+    if (c.numExpertsPerToken > c.numExperts)
+      return error("num_experts_per_tok (" + Twine(c.numExpertsPerToken) +
+                   ") must be at most the number of experts (" +
+                   Twine(c.numExperts) + ")");
+    if (!c.denseLayers.empty() && (int64_t)c.denseLayers.size() != c.numLayers)
+      return error("mlp_only_layers: one entry per layer expected");
+  }
   for (auto [p, key] : {std::pair<double, StringRef>{c.dropout, "dropout"},
                         {c.attentionDropout, "attention_dropout"}})
     if (!(p >= 0 && p < 1))

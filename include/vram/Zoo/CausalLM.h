@@ -105,6 +105,24 @@ struct CausalLMConfig {
   /// kernel; on the CPU they do not, and sdpa runs its math kernel.
   double attentionDropout = 0.0;
 
+  /// A sparse mixture of experts in place of the MLP (mixtral, qwen3_moe):
+  /// `numExperts` SwiGLU experts of width `expertIntermediateSize`, each
+  /// token routed to `numExpertsPerToken` of them by a softmax router, the
+  /// chosen probabilities renormalized to sum to 1 when
+  /// `normalizeTopKProbabilities`. 0 experts: a dense MLP everywhere.
+  /// Layers listed in `denseLayers` (qwen3_moe's mlp_only_layers, and the
+  /// layers decoder_sparse_step skips) keep the dense MLP of
+  /// `intermediateSize`.
+  int64_t numExperts = 0;
+  int64_t numExpertsPerToken = 0;
+  int64_t expertIntermediateSize = 0;
+  bool normalizeTopKProbabilities = true;
+  /// The router's weights stay float32 in a low-precision model (Mixtral:
+  /// the experts' weighted rows are then float32 until the block casts its
+  /// output back); Qwen3-MoE casts them to the model's dtype.
+  bool routerWeightsInFloat32 = false;
+  std::vector<bool> denseLayers;
+
   /// `use_cache`: a training forward builds a DynamicCache (the default;
   /// configs saved after `model.config.use_cache = False` say false).
   bool useCache = true;

@@ -84,6 +84,17 @@ LogicalResult checkOverwriteNotSaved(Operation *op, Value operand) {
 // the result, as the op's getSavedTensors says).
 //===----------------------------------------------------------------------===//
 
+/// The clone of `self` autograd keeps for an in-place op that overwrites
+/// it (`self_clone`), the only saved tensor an elementwise op makes.
+static FailureOr<Value> lowerSelfClone(StringRef opName, OpBuilder &b,
+                                       Location loc,
+                                       const SavedTensorLowering &saved) {
+  if (saved.kind != "self_clone" || saved.operands.empty())
+    return emitError(loc) << opName << ": no lowering of the saved tensor '"
+                          << saved.kind << "'";
+  return copyToNewTensor(b, loc, saved.operands[0]);
+}
+
 template <typename OpTy, typename Formula>
 struct UnaryLowering : ExternalModel<UnaryLowering<OpTy, Formula>, OpTy> {
   LogicalResult
@@ -111,11 +122,7 @@ struct UnaryLowering : ExternalModel<UnaryLowering<OpTy, Formula>, OpTy> {
   /// op overwrites it.
   static FailureOr<Value> lowerSavedTensor(OpBuilder &b, Location loc,
                                            const SavedTensorLowering &saved) {
-    if (saved.kind != "self_clone" || saved.operands.empty())
-      return emitError(loc)
-             << OpTy::getOperationName()
-             << ": no lowering of the saved tensor '" << saved.kind << "'";
-    return copyToNewTensor(b, loc, saved.operands[0]);
+    return lowerSelfClone(OpTy::getOperationName(), b, loc, saved);
   }
 
   static LogicalResult lowerBackward(OpBuilder &b, Location loc,
@@ -524,23 +531,34 @@ struct BinaryLowering : ExternalModel<BinaryLowering<OpTy, Formula>, OpTy> {
     return success();
   }
 
+  /// The in-place form's `self_clone`: the lhs before `lhs op= rhs`.
+  static FailureOr<Value> lowerSavedTensor(OpBuilder &b, Location loc,
+                                           const SavedTensorLowering &saved) {
+    return lowerSelfClone(OpTy::getOperationName(), b, loc, saved);
+  }
+
   static LogicalResult lowerBackward(OpBuilder &b, Location loc,
                                      const BackwardLowering &node,
                                      SmallVectorImpl<Value> &grads) {
     Value g = node.grads[0];
     ArrayRef<int64_t> iterShape = tensorType(g).getShape();
+    // lhs and rhs as saved: the lhs of the in-place form is its clone.
+    SmallVector<Value, 2> operands(2);
+    for (unsigned k = 0; k < 2 && k < node.savedOperands.size(); ++k)
+      operands[k] = node.savedOperands[k];
+    if (!operands[0] && !node.savedExtras.empty())
+      operands[0] = node.savedExtras[0];
     for (int64_t i : node.gradOperands) {
       auto type = cast<RankedTensorType>(node.forwardType.getInput(i));
       SmallVector<Value> ins = {g};
-      for (Value s : node.savedOperands)
-        if (s)
-          ins.push_back(s);
       // The saved operands, in operand order, follow the gradient.
       SmallVector<int> slot(2, -1);
       int next = 1;
       for (unsigned k = 0; k < 2; ++k)
-        if (k < node.savedOperands.size() && node.savedOperands[k])
+        if (operands[k]) {
+          ins.push_back(operands[k]);
           slot[k] = next++;
+        }
       grads.push_back(
           reduceToShape(b, loc, ins, iterShape, type,
                         [&](OpBuilder &nb, Location nloc, ValueRange a) {
@@ -623,13 +641,17 @@ MeanShape meanShape(RankedTensorType input, ArrayRef<int64_t> dims,
   return s;
 }
 
-struct MeanLowering : ExternalModel<MeanLowering, MeanOp> {
+/// nn.mean and nn.sum: the sum over the dims, divided by their count for a
+/// mean.
+template <typename OpTy, bool IsMean>
+struct ReductionLowering
+    : ExternalModel<ReductionLowering<OpTy, IsMean>, OpTy> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
                 const LoweringOptions &, SmallVectorImpl<Value> &results,
                 SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     Location loc = op->getLoc();
-    auto mean = cast<MeanOp>(op);
+    auto mean = cast<OpTy>(op);
     MLIRContext *ctx = b.getContext();
     RankedTensorType in = tensorType(operands[0]);
     MeanShape s = meanShape(in, mean.getDims(), mean.getKeepdim(), ctx);
@@ -648,6 +670,10 @@ struct MeanLowering : ExternalModel<MeanLowering, MeanOp> {
               linalg::YieldOp::create(nb, nloc, add(nb, nloc, a[1], a[0]));
             })
             .getResult(0);
+    if (!IsMean) {
+      results.push_back(sum);
+      return success();
+    }
     double count = s.count;
     results.push_back(elementwise(
         b, loc, {}, sum,
@@ -666,8 +692,9 @@ struct MeanLowering : ExternalModel<MeanLowering, MeanOp> {
     auto dims = node.forwardAttrs.getAs<DenseI64ArrayAttr>("dims");
     MeanShape s = meanShape(in, dims.asArrayRef(),
                             node.forwardAttrs.contains("keepdim"), ctx);
-    double count = s.count;
-    // mean_backward: grad.expand(sizes) / numel, one new tensor.
+    double count = IsMean ? s.count : 1.0;
+    // mean_backward: grad.expand(sizes) / numel, one new tensor; sum's the
+    // expanded gradient (materialized here).
     grads.push_back(
         linalg::GenericOp::create(
             b, loc, in, node.grads[0], newTensor(b, loc, in),
@@ -1008,7 +1035,8 @@ void vram::lowering::attachElementwiseLowerings(MLIRContext *ctx) {
   SubOp::attachInterface<BinaryLowering<SubOp, SubFormula>>(*ctx);
   MulOp::attachInterface<BinaryLowering<MulOp, MulFormula>>(*ctx);
   DivOp::attachInterface<BinaryLowering<DivOp, DivFormula>>(*ctx);
-  MeanOp::attachInterface<MeanLowering>(*ctx);
+  MeanOp::attachInterface<ReductionLowering<MeanOp, true>>(*ctx);
+  SumOp::attachInterface<ReductionLowering<SumOp, false>>(*ctx);
   ConcatOp::attachInterface<ConcatLowering>(*ctx);
   PadOp::attachInterface<PadLowering>(*ctx);
   RollOp::attachInterface<RollLowering>(*ctx);

@@ -268,9 +268,9 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
     });
     return failure(walk.wasInterrupted());
   }
-  if (name == kFloat32AttrName)
-    return expect(isa<UnitAttr>(value) && op->getNumResults() == 1,
-                  "a unit attribute on an op with one result");
+  if (name == kFloat32AttrName || name == kPromoteAttrName)
+    return expect(isa<UnitAttr>(value) && op->getNumResults() >= 1,
+                  "a unit attribute on an op with results");
   if (name == kShardedAttrName)
     return expect(isa<UnitAttr>(value) && isa<ParamOp>(op),
                   "a unit attribute on an nn.param");

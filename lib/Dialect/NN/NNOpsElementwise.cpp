@@ -350,20 +350,30 @@ void AddOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
 void SubOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                             SmallVectorImpl<SavedTensor> &) {}
 
+/// The lhs `self` for a formula that needs it: `a *= b` and `a /= b`
+/// overwrite it, so autograd keeps a clone made before the op (measured
+/// with torch 2.15: the router's `top_k /= top_k.sum(-1, keepdim=True)`
+/// keeps a [T, k] CloneBackward0 tensor).
+template <typename OpTy> static SavedTensor savedLhs(OpTy op) {
+  if (op.getInplace())
+    return SavedTensor::extraBeforeOp(op.getLhs().getType(), "self_clone");
+  return SavedTensor::operand(0);
+}
+
 void MulOp::getSavedTensors(const TorchTarget &, ArrayRef<bool> needs,
                             SmallVectorImpl<SavedTensor> &saved) {
   // d(a*b)/da = b, d(a*b)/db = a.
   if (needs[0])
     saved.push_back(SavedTensor::operand(1));
   if (needs[1])
-    saved.push_back(SavedTensor::operand(0));
+    saved.push_back(savedLhs(*this));
 }
 
 void DivOp::getSavedTensors(const TorchTarget &, ArrayRef<bool> needs,
                             SmallVectorImpl<SavedTensor> &saved) {
   // d(a/b)/da = 1/b; d(a/b)/db = -a/b^2.
   if (needs[1])
-    saved.push_back(SavedTensor::operand(0));
+    saved.push_back(savedLhs(*this));
   if (needs[0] || needs[1])
     saved.push_back(SavedTensor::operand(1));
 }

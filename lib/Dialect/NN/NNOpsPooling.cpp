@@ -176,16 +176,16 @@ void AdaptiveAvgPool2dOp::getSavedTensors(const TorchTarget &target,
   saved.push_back(SavedTensor::operand(0));
 }
 
-LogicalResult MeanOp::inferReturnTypes(MLIRContext *,
-                                       std::optional<Location> loc,
-                                       Adaptor adaptor,
-                                       SmallVectorImpl<Type> &results) {
-  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+/// The type of a reduction of `input` over `dims` (mean, sum).
+static LogicalResult inferReduction(std::optional<Location> loc,
+                                    RankedTensorType input,
+                                    ArrayRef<int64_t> dims, bool keepdim,
+                                    SmallVectorImpl<Type> &results) {
   int64_t rank = input.getRank();
   SmallVector<bool> reduced(rank, false);
-  if (adaptor.getDims().empty())
+  if (dims.empty())
     return emitOptionalError(loc, "dims must not be empty");
-  for (int64_t d : adaptor.getDims()) {
+  for (int64_t d : dims) {
     int64_t n = normalizeDim(d, rank);
     if (n < 0)
       return emitOptionalError(loc, "dim ", d, " is out of range for rank ",
@@ -198,11 +198,20 @@ LogicalResult MeanOp::inferReturnTypes(MLIRContext *,
   for (int64_t i = 0; i < rank; ++i) {
     if (!reduced[i])
       shape.push_back(input.getDimSize(i));
-    else if (adaptor.getKeepdim())
+    else if (keepdim)
       shape.push_back(1);
   }
   results.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();
+}
+
+LogicalResult MeanOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &results) {
+  return inferReduction(loc,
+                        cast<RankedTensorType>(adaptor.getInput().getType()),
+                        adaptor.getDims(), adaptor.getKeepdim(), results);
 }
 
 int64_t MeanOp::getFlops(FlopConvention c, bool) {
@@ -221,4 +230,23 @@ void MeanOp::getSavedTensors(const TorchTarget &target, ArrayRef<bool>,
   // nothing; 1.13 keeps the input.
   if (meanSavesInput(target))
     saved.push_back(SavedTensor::operand(0));
+}
+
+LogicalResult SumOp::inferReturnTypes(MLIRContext *,
+                                      std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &results) {
+  return inferReduction(loc,
+                        cast<RankedTensorType>(adaptor.getInput().getType()),
+                        adaptor.getDims(), adaptor.getKeepdim(), results);
+}
+
+int64_t SumOp::getFlops(FlopConvention c, bool) {
+  // One add per input element; flop_counter counts no reductions.
+  return c == Conv::Full ? numel(getInput()) : 0;
+}
+
+void SumOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                            SmallVectorImpl<SavedTensor> &) {
+  // sum_backward: grad.expand(sizes), from sizes alone.
 }

@@ -71,6 +71,8 @@ public:
   /// A list of strings, if the key is there.
   FailureOr<std::optional<std::vector<std::string>>>
   getStringList(llvm::StringRef key);
+  /// A list of integers (none if the key is absent or null).
+  FailureOr<std::vector<int64_t>> getIntList(llvm::StringRef key);
 
 private:
   llvm::StringRef text, path;
@@ -234,6 +236,24 @@ ConfigReader::getStringList(llvm::StringRef key) {
     return failure();
   }
   return Result(std::move(strings));
+}
+
+FailureOr<std::vector<int64_t>> ConfigReader::getIntList(llvm::StringRef key) {
+  if (!has(key))
+    return std::vector<int64_t>();
+  const llvm::json::Array *list = root->get(key)->getAsArray();
+  std::vector<int64_t> values;
+  for (const llvm::json::Value &entry : list ? *list : llvm::json::Array()) {
+    std::optional<int64_t> value = getJsonInteger(entry);
+    if (!value || *value < 0 || *value > INT32_MAX)
+      break;
+    values.push_back(*value);
+  }
+  if (!list || values.size() != list->size()) {
+    error(key) << "\"" << key << "\" must be a list of non-negative integers";
+    return failure();
+  }
+  return values;
 }
 
 //===----------------------------------------------------------------------===//
@@ -463,6 +483,85 @@ LogicalResult readGemma3Text(ConfigReader &r, CausalLMConfig &c) {
   return success();
 }
 
+/// The router keys the mixture-of-experts families share: the experts and
+/// how many a token meets; the auxiliary load-balancing loss
+/// (output_router_logits) and Mixtral's router jitter are not modelled.
+LogicalResult readExperts(ConfigReader &r, CausalLMConfig &c,
+                          llvm::StringRef expertsKey, int64_t defaultExperts,
+                          int64_t defaultPerToken) {
+  READ(experts, r.getInt(expertsKey, defaultExperts));
+  READ(perToken, r.getInt("num_experts_per_tok", defaultPerToken));
+  if (experts < 1) {
+    r.error(expertsKey) << expertsKey << " must be >= 1";
+    return failure();
+  }
+  if (perToken < 1 || perToken > experts) {
+    r.error("num_experts_per_tok")
+        << "num_experts_per_tok (" << perToken << ") must be in [1, "
+        << expertsKey << " = " << experts << "]";
+    return failure();
+  }
+  READ(routerLogits, r.getBool("output_router_logits", false));
+  if (routerLogits) {
+    r.error("output_router_logits")
+        << "output_router_logits (the auxiliary load-balancing loss, which "
+           "keeps every layer's router logits) is not modelled";
+    return failure();
+  }
+  READ(jitter, r.getNumber("router_jitter_noise", 0.0));
+  if (jitter != 0) {
+    r.error("router_jitter_noise")
+        << "router_jitter_noise (multiplicative noise on the experts' input "
+           "in training) is not modelled";
+    return failure();
+  }
+  c.numExperts = experts;
+  c.numExpertsPerToken = perToken;
+  return success();
+}
+
+/// MixtralConfig: Mistral's layout with every MLP a mixture of
+/// num_local_experts SwiGLU experts of intermediate_size, two per token,
+/// their probabilities renormalized; sliding_window (null: none).
+LogicalResult readMixtral(ConfigReader &r, CausalLMConfig &c) {
+  if (failed(readMistral(r, c)) ||
+      failed(readExperts(r, c, "num_local_experts", 8, 2)))
+    return failure();
+  c.expertIntermediateSize = c.intermediateSize;
+  c.normalizeTopKProbabilities = true;
+  c.routerWeightsInFloat32 = true;
+  return success();
+}
+
+/// Qwen3MoeConfig: Qwen3's attention (q/k norms; head_dim, if the file
+/// has none, hidden_size / heads) with experts of moe_intermediate_size
+/// on every decoder_sparse_step-th layer not in mlp_only_layers (the others
+/// a dense MLP of intermediate_size); norm_topk_prob renormalizes.
+LogicalResult readQwen3Moe(ConfigReader &r, CausalLMConfig &c) {
+  if (failed(readLlamaLayout(r, c, LlamaDefaults())))
+    return failure();
+  READ(attentionBias, r.getBool("attention_bias", false));
+  c.qkvBias = c.outputBias = attentionBias;
+  c.qkNorm = true;
+  if (failed(readQwenSlidingWindow(r, c)) ||
+      failed(readExperts(r, c, "num_experts", 128, 8)))
+    return failure();
+  READ(inner, r.getInt("moe_intermediate_size", 768));
+  READ(normalize, r.getBool("norm_topk_prob", false));
+  READ(step, r.getInt("decoder_sparse_step", 1));
+  READ(dense, r.getIntList("mlp_only_layers"));
+  if (step < 1) {
+    r.error("decoder_sparse_step") << "decoder_sparse_step must be >= 1";
+    return failure();
+  }
+  c.expertIntermediateSize = inner;
+  c.normalizeTopKProbabilities = normalize;
+  c.denseLayers.assign(c.numLayers, false);
+  for (int64_t i = 0; i < c.numLayers; ++i)
+    c.denseLayers[i] = llvm::is_contained(dense, i) || (i + 1) % step != 0;
+  return success();
+}
+
 /// GPT2Config: n_embd, n_layer, n_head, n_positions, n_inner (null: 4 *
 /// n_embd), dropout (resid_pdrop = embd_pdrop), GELU (tanh).
 LogicalResult readGpt2(ConfigReader &r, CausalLMConfig &c) {
@@ -597,6 +696,8 @@ const Family kFamilies[] = {
     {"gemma", readGemma},
     {"gemma2", readGemma2},
     {"gemma3_text", readGemma3Text},
+    {"mixtral", readMixtral},
+    {"qwen3_moe", readQwen3Moe},
     {"gpt2", readGpt2},
     {"opt", readOpt},
 };

@@ -27,7 +27,15 @@ func.func @f(%a: tensor<4xf32>, %g: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @f(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
-  // expected-error @+1 {{'nn.float32' must be a unit attribute on an op with one result}}
+  // expected-error @+1 {{'nn.float32' must be a unit attribute on an op with results}}
   %y = nn.relu %x {nn.float32 = 1 : i64} : tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'nn.promote' must be a unit attribute on an op with results}}
+  %y = nn.relu %x {nn.promote = 1 : i64} : tensor<2x8xf32>
   return %y : tensor<2x8xf32>
 }

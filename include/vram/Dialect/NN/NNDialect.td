@@ -95,6 +95,12 @@ def NN_Dialect : Dialect {
     /// `.to(input_dtype)`): vram-precision keeps these ops in f32, casting
     /// their low-precision operands up and their results back down.
     static constexpr ::llvm::StringLiteral kFloat32AttrName = "nn.float32";
+    /// On a forward op the model's code runs on operands of mixed dtypes
+    /// without casting them (PyTorch's type promotion: Mixtral's bf16
+    /// expert rows times their float32 routing weights are float32):
+    /// vram-precision casts none of its operands; a float32 result is cast
+    /// down where a low-precision op reads it, as an nn.float32 op's.
+    static constexpr ::llvm::StringLiteral kPromoteAttrName = "nn.promote";
     /// The model runs under torch.autocast with this dtype (f16 or bf16).
     static constexpr ::llvm::StringLiteral kAutocastAttrName = "nn.autocast";
     /// The cuDNN convolution workspace a CUDA step assumes ("im2col").

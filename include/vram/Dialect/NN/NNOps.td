@@ -820,6 +820,108 @@ def NN_MeanOp : NN_LayerOp<"mean", [InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
+def NN_SumOp : NN_SimpleLayerOp<"sum", [InferTypeOpAdaptor]> {
+  let summary = "sum over `dims` (torch.sum(x, dims, keepdim))";
+  let description = [{
+    Reduces the listed dimensions as `nn.mean` does, without the division.
+    Its backward expands the gradient to the input's sizes: autograd keeps
+    nothing.
+
+    ```mlir
+    %s = nn.sum %x {dims = array<i64: -1>, keepdim} : (tensor<128x2xf32>) -> tensor<128x1xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, DenseI64ArrayAttr:$dims,
+                       UnitAttr:$keepdim);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Mixture of experts: routing and the experts' grouped products (a row
+// gather x[indices] is nn.embedding: the same kernel, saved indices and
+// backward)
+//===----------------------------------------------------------------------===//
+
+def NN_TopkOp : NN_SimpleLayerOp<"topk", [InferTypeOpAdaptor]> {
+  let summary = "the `k` largest values along `dim` and their int64 indices (torch.topk)";
+  let description = [{
+    Autograd keeps the indices (a result): the backward scatters the
+    gradient into an input-sized tensor of zeros.
+
+    ```mlir
+    %v, %i = nn.topk %p {k = 2 : i64, dim = -1 : i64}
+        : (tensor<128x8xf32>) -> (tensor<128x2xf32>, tensor<128x2xi64>)
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, I64Attr:$k,
+                       DefaultValuedAttr<I64Attr, "-1">:$dim);
+  let results = (outs NN_FloatTensor:$values, NN_IntTensor:$indices);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def NN_MoeDispatchOp : NN_Op<"moe_dispatch", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<NN_CostOpInterface>]> {
+  let summary = "the grouping of token-expert pairs by expert (transformers' grouped_mm experts)";
+  let description = [{
+    transformers' `grouped_mm_experts_forward` (the experts implementation
+    of transformers >= 5 where torch has grouped_mm) orders the S = T x k
+    (token, expert) pairs of the router's [T, k] expert indices by expert,
+    all without gradients:
+
+    - `sorted` (S, int64) and `perm` (S, int64): torch.sort of the flat
+      indices;
+    - `token_index` = perm // k (S, int64): the token of each pair, whose
+      hidden state the experts read;
+    - `histogram` (S) and `counts` (E): histc's input (the sorted ids as
+      float32 on the CPU, int32 on CUDA: 4 bytes each either way) and its
+      token counts per expert (float32), typed i32 here for their size;
+    - `offsets` (E, int32): the counts' cumsum, the group boundaries of
+      grouped_mm;
+    - `inverse` (S, int64): the inverse permutation that restores the pairs'
+      order.
+
+    Every size is S or E whatever the routing, so the memory is that of any
+    routing.
+
+    ```mlir
+    %sorted, %perm, %token, %histogram, %counts, %offsets, %inverse =
+        nn.moe_dispatch %indices {num_experts = 8 : i64}
+        : tensor<128x2xi64> -> (tensor<256xi64>, tensor<256xi64>, tensor<256xi64>,
+                                tensor<256xi32>, tensor<8xi32>, tensor<8xi32>, tensor<256xi64>)
+    ```
+  }];
+  let arguments = (ins NN_IntTensor:$indices, I64Attr:$num_experts);
+  let results = (outs NN_IntTensor:$sorted, NN_IntTensor:$perm,
+                      NN_IntTensor:$token_index, NN_IntTensor:$histogram,
+                      NN_IntTensor:$counts, NN_IntTensor:$offsets,
+                      NN_IntTensor:$inverse);
+  let assemblyFormat =
+      "$indices attr-dict `:` type($indices) `->` `(` type(results) `)`";
+}
+
+def NN_GroupedMmOp : NN_LayerOp<"grouped_mm", [InferTypeOpAdaptor]> {
+  let summary = "each row times its group's weight, y[s] = x[s] W[g(s)]^T (F.grouped_mm)";
+  let description = [{
+    `input` [S, in] holds the rows of E groups back to back; `offsets`
+    (E, int32) ends each group; `weight` is [E, out, in] as the experts
+    store it (transformers passes its transpose to grouped_mm). Autograd
+    keeps the input, the weight and the offsets. The work is that of one
+    [S, in] x [in, out] product whatever the groups' sizes.
+
+    ```mlir
+    %y = nn.grouped_mm %x, %w, %offsets
+        : (tensor<256x64xf32>, tensor<8x192x64xf32>, tensor<8xi32>) -> tensor<256x192xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$weight,
+                       NN_IntTensor:$offsets);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $offsets attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Embedding and attention
 //===----------------------------------------------------------------------===//

@@ -132,15 +132,21 @@ def avg_pool_case(name, kernel, stride, padding, ceil, include_pad):
                                include_pad), out)
 
 
-def mean_case(name, shape, dims, keepdim):
+def reduction_case(name, op, shape, dims, keepdim):
+    """nn.mean or nn.sum over `dims`."""
     x = randn(*shape)
-    out = tuple(x.mean(dims, keepdim=keepdim).shape)
+    fn = {"mean": torch.mean, "sum": torch.sum}[op]
+    out = tuple(fn(x, dims, keepdim=keepdim).shape)
     attrs = "dims = array<i64: %s>%s" % (", ".join(str(d) for d in dims),
                                          ", keepdim" if keepdim else "")
-    return Case(name, "nn.mean {%s}" % attrs, {"x": x},
-                ["%%y = nn.mean %%x {%s} : (%s) -> %s"
-                 % (attrs, ttype(shape), ttype(out))],
-                lambda p: p["x"].mean(dims, keepdim=keepdim), out)
+    return Case(name, "nn.%s {%s}" % (op, attrs), {"x": x},
+                ["%%y = nn.%s %%x {%s} : (%s) -> %s"
+                 % (op, attrs, ttype(shape), ttype(out))],
+                lambda p: fn(p["x"], dims, keepdim=keepdim), out)
+
+
+def mean_case(name, shape, dims, keepdim):
+    return reduction_case(name, "mean", shape, dims, keepdim)
 
 
 def inplace_act(name, op, fn):
@@ -555,6 +561,46 @@ def make_cases_7():
     ]
 
 
+def inplace_binary_grad(name, op, fn, b_shape, own_sum=False):
+    """h = a * 1.5; h op= b in place, b needing a gradient: autograd keeps a
+    clone of h made before the op overwrites it. With `own_sum`, b is
+    h.sum(-1, keepdim=True) (the MoE router's renormalization)."""
+    s, t = ttype((2, 5)), ttype(b_shape)
+    params = {"a": randn(2, 5)}
+    body = ["%c = nn.constant dense<1.500000e+00> : tensor<f32>",
+            "%%h = nn.mul %%a, %%c : (%s, tensor<f32>) -> %s" % (s, s)]
+    if own_sum:
+        body.append("%%b = nn.sum %%h {dims = array<i64: -1>, keepdim} : "
+                    "(%s) -> %s" % (s, t))
+    else:
+        params["b"] = positive(*b_shape)
+    body.append("%%y = nn.%s %%h, %%b {inplace} : (%s, %s) -> %s"
+                % (op, s, t, s))
+
+    def torch_fn(p):
+        h = p["a"] * 1.5
+        b = h.sum(-1, keepdim=True) if own_sum else p["b"]
+        return fn(h, b)
+    return Case(name, "h = a * 1.5; nn.%s {inplace} of h by %s" % (
+        op, "h.sum(-1, keepdim=True)" if own_sum else "a parameter"),
+        params, body, torch_fn, (2, 5))
+
+
+def make_cases_8():
+    """sum, and in-place mul/div whose other operand needs a gradient (own
+    seed, as above)."""
+    return [
+        reduction_case("sum-keepdim", "sum", (4, 3), [-1], True),
+        reduction_case("sum-middle", "sum", (2, 3, 4), [1], False),
+        inplace_binary_grad("div-inplace-grad", "div",
+                            lambda h, b: h.div_(b), (2, 1)),
+        inplace_binary_grad("mul-inplace-grad", "mul",
+                            lambda h, b: h.mul_(b), (2, 5)),
+        inplace_binary_grad("div-inplace-own-sum", "div",
+                            lambda h, b: h.div_(b), (2, 1), own_sum=True),
+    ]
+
+
 def save(directory, name, array):
     os.makedirs(directory, exist_ok=True)
     np.save(os.path.join(directory, name + ".npy"), array)
@@ -648,6 +694,9 @@ def main():
         write_case(case)
     torch.manual_seed(6)
     for case in make_cases_7():
+        write_case(case)
+    torch.manual_seed(7)
+    for case in make_cases_8():
         write_case(case)
 
 
