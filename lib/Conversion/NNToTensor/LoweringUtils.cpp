@@ -353,3 +353,28 @@ Value vram::lowering::mul(OpBuilder &b, Location loc, Value x, Value y) {
 Value vram::lowering::div(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::DivFOp::create(b, loc, x, y);
 }
+
+Value vram::lowering::generic(OpBuilder &b, Location loc, ValueRange ins,
+                              Value init, ArrayRef<AffineMap> maps,
+                              ElementFn body) {
+  unsigned n = maps.back().getNumDims();
+  SmallVector<utils::IteratorType> iterators(n, utils::IteratorType::reduction);
+  for (AffineExpr e : maps.back().getResults())
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      iterators[d.getPosition()] = utils::IteratorType::parallel;
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ins, init, maps, iterators,
+             [&](OpBuilder &nb, Location nloc, ValueRange args) {
+               linalg::YieldOp::create(nb, nloc, body(nb, nloc, args));
+             })
+      .getResult(0);
+}
+
+Value vram::lowering::clampIndex(OpBuilder &b, Location loc, Value id,
+                                 int64_t size) {
+  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
+  Value zero = indexConstant(b, loc, 0);
+  Value last = indexConstant(b, loc, size - 1);
+  return arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, i, zero),
+                                last);
+}

@@ -69,6 +69,18 @@ mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::ValueRange inputs, mlir::Value init,
                         ElementFn body, bool readInit = false);
 
+/// A linalg.generic over `maps` (inputs', then init's) writing into `init`:
+/// the dimensions init's map does not name are reductions; `body` gets one
+/// element per input, then init's, and returns the value to yield.
+mlir::Value generic(mlir::OpBuilder &b, mlir::Location loc,
+                    mlir::ValueRange ins, mlir::Value init,
+                    llvm::ArrayRef<mlir::AffineMap> maps, ElementFn body);
+
+/// An integer id as an index into a dimension of `size`, clamped to
+/// [0, size - 1] (an out-of-range id reads the nearest row).
+mlir::Value clampIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value id,
+                       int64_t size);
+
 /// Adds `input` into `init` (whose shape `input` broadcasts to), summing
 /// over the broadcast dimensions.
 mlir::Value sumInto(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
@@ -113,6 +125,9 @@ void attachElementwiseLowerings(mlir::MLIRContext *ctx);
 /// Attaches the models of TransformerLowerings.cpp (matmul, layer norm,
 /// attention, softmax, GELU, embedding, dropout, views, masked_fill).
 void attachTransformerLowerings(mlir::MLIRContext *ctx);
+/// Attaches the models of RoutingLowerings.cpp (topk, the experts' dispatch
+/// and grouped_mm).
+void attachRoutingLowerings(mlir::MLIRContext *ctx);
 
 //===----------------------------------------------------------------------===//
 // Strided views

@@ -903,5 +903,6 @@ void vram::registerLowerToTensorInterfaces(DialectRegistry &registry) {
     attachVisionLowerings(ctx);
     attachElementwiseLowerings(ctx);
     attachTransformerLowerings(ctx);
+    attachRoutingLowerings(ctx);
   });
 }

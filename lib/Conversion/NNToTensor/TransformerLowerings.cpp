@@ -61,24 +61,6 @@ SmallVector<unsigned> range(unsigned begin, unsigned end) {
   return out;
 }
 
-/// A linalg.generic whose reduction dimensions are those that the output
-/// map (the last) does not name.
-Value generic(OpBuilder &b, Location loc, ValueRange ins, Value init,
-              ArrayRef<AffineMap> maps,
-              function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-  unsigned n = maps.back().getNumDims();
-  SmallVector<IterType> iterators(n, IterType::reduction);
-  for (AffineExpr e : maps.back().getResults())
-    if (auto d = dyn_cast<AffineDimExpr>(e))
-      iterators[d.getPosition()] = IterType::parallel;
-  return linalg::GenericOp::create(
-             b, loc, init.getType(), ins, init, maps, iterators,
-             [&](OpBuilder &nb, Location nloc, ValueRange args) {
-               linalg::YieldOp::create(nb, nloc, body(nb, nloc, args));
-             })
-      .getResult(0);
-}
-
 Value cst(OpBuilder &b, Location loc, Type type, double v) {
   return floatConstant(b, loc, type, v);
 }
@@ -1081,14 +1063,6 @@ struct DropoutLowering : ExternalModel<DropoutLowering, DropoutOp> {
 // written as a sum over the positions in position order (index_add_'s).
 // Indices outside [0, V) read (and receive) row 0 or V - 1, clamped.
 //===----------------------------------------------------------------------===//
-
-Value clampIndex(OpBuilder &b, Location loc, Value id, int64_t size) {
-  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
-  Value zero = indexConstant(b, loc, 0);
-  Value last = indexConstant(b, loc, size - 1);
-  return arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, i, zero),
-                                last);
-}
 
 struct EmbeddingLowering : ExternalModel<EmbeddingLowering, EmbeddingOp> {
   LogicalResult

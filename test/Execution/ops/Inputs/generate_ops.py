@@ -601,6 +601,87 @@ def make_cases_8():
     ]
 
 
+def topk_router_case():
+    """MixtralTopKRouter's routing: softmax, top 2 of 6, renormalized in
+    place."""
+    x, s = ttype((4, 6)), ttype((4, 2))
+    def fn(p):
+        v, _ = torch.topk(F.softmax(p["x"], -1), 2)
+        v /= v.sum(-1, keepdim=True)
+        return v
+    return Case(
+        "topk-router", "softmax, nn.topk k=2, nn.sum and an in-place nn.div "
+        "(a mixture-of-experts router)", {"x": randn(4, 6, scale=2)},
+        ["%%p = nn.softmax %%x {dim = -1 : i64} : %s" % x,
+         "%%v, %%i = nn.topk %%p {k = 2 : i64} : (%s) -> (%s, %s)"
+         % (x, s, ttype((4, 2), "i64")),
+         "%%t = nn.sum %%v {dims = array<i64: -1>, keepdim} : (%s) -> %s"
+         % (s, ttype((4, 1))),
+         "%%y = nn.div %%v, %%t {inplace} : (%s, %s) -> %s"
+         % (s, ttype((4, 1)), s)],
+        fn, (4, 2))
+
+
+def experts_case():
+    """transformers' grouped_mm experts: 5 tokens, 2 of 3 experts each
+    (hidden 4, width 3), routing given, weights trained."""
+    T, k, E, H, I = 5, 2, 3, 4, 3
+    S = T * k
+    idx = torch.stack([torch.randperm(E)[:k] for _ in range(T)])
+    t = lambda *shape: ttype(shape)
+    it = lambda *shape: ttype(shape, "i64")
+    def fn(p):
+        out = []
+        for tok in range(T):
+            acc = 0
+            for j in range(k):
+                e = p["input0"][tok, j]
+                gu = p["w1"][e] @ p["x"][tok]
+                d = p["w2"][e] @ (F.silu(gu[:I]) * gu[I:])
+                acc = acc + d * p["rw"][tok, j]
+            out.append(acc)
+        return torch.stack(out)
+    return Case(
+        "grouped_mm-experts", "nn.moe_dispatch, nn.embedding gathers, two "
+        "nn.grouped_mm (a mixture-of-experts block's experts)",
+        {"x": randn(T, H), "rw": positive(T, k), "w1": randn(E, 2 * I, H),
+         "w2": randn(E, H, I)},
+        ["%%sorted, %%perm, %%token, %%histogram, %%counts, %%offsets, "
+         "%%inverse = nn.moe_dispatch %%input0 {num_experts = %d : i64} : %s -> "
+         "(%s, %s, %s, %s, %s, %s, %s)"
+         % (E, it(T, k), it(S), it(S), it(S), ttype((S,), "i32"),
+            ttype((E,), "i32"), ttype((E,), "i32"), it(S)),
+         "%%rows = nn.embedding %%x, %%token : (%s, %s) -> %s"
+         % (t(T, H), it(S), t(S, H)),
+         "%%rw2 = nn.reshape %%rw : %s -> %s" % (t(T, k), t(S, 1)),
+         "%%pw = nn.embedding %%rw2, %%perm : (%s, %s) -> %s"
+         % (t(S, 1), it(S), t(S, 1)),
+         "%%gu = nn.grouped_mm %%rows, %%w1, %%offsets : (%s, %s, %s) -> %s"
+         % (t(S, H), t(E, 2 * I, H), ttype((E,), "i32"), t(S, 2 * I)),
+         "%%gate = nn.slice %%gu {dim = 1 : i64, start = 0 : i64, end = %d : "
+         "i64} : (%s) -> %s" % (I, t(S, 2 * I), t(S, I)),
+         "%%up = nn.slice %%gu {dim = 1 : i64, start = %d : i64, end = %d : "
+         "i64} : (%s) -> %s" % (I, 2 * I, t(S, 2 * I), t(S, I)),
+         "%%a = nn.silu %%gate : %s" % t(S, I),
+         "%%m = nn.mul %%a, %%up : (%s, %s) -> %s" % (t(S, I), t(S, I),
+                                                     t(S, I)),
+         "%%d = nn.grouped_mm %%m, %%w2, %%offsets : (%s, %s, %s) -> %s"
+         % (t(S, I), t(E, H, I), ttype((E,), "i32"), t(S, H)),
+         "%%wd = nn.mul %%d, %%pw : (%s, %s) -> %s" % (t(S, H), t(S, 1),
+                                                      t(S, H)),
+         "%%back = nn.embedding %%wd, %%inverse : (%s, %s) -> %s"
+         % (t(S, H), it(S), t(S, H)),
+         "%%y3 = nn.reshape %%back : %s -> %s" % (t(S, H), t(T, k, H)),
+         "%%y = nn.sum %%y3 {dims = array<i64: 1>} : (%s) -> %s"
+         % (t(T, k, H), t(T, H))],
+        fn, (T, H), inputs={"input0": idx})
+
+
+def make_cases_9():
+    """The mixture-of-experts ops (own seed, as above)."""
+    return [topk_router_case(), experts_case()]
+
+
 def save(directory, name, array):
     os.makedirs(directory, exist_ok=True)
     np.save(os.path.join(directory, name + ".npy"), array)
@@ -660,8 +741,10 @@ def write_case(case):
     lines.append("// CMP: ok " + files[0])
     lines += ["// CMP-NEXT: ok " + f for f in files[1:]]
     lines.append("")
-    inputs_sig = ", ".join("%%%s: %s" % (n, ttype(v.shape))
-                           for n, v in case.inputs.items())
+    inputs_sig = ", ".join(
+        "%%%s: %s" % (n, ttype(v.shape, "i64" if v.dtype == torch.int64
+                                     else "f32"))
+        for n, v in case.inputs.items())
     lines.append("func.func @forward(%s) -> %s {" % (inputs_sig,
                                                    ttype(case.out)))
     for n, v in case.params.items():
@@ -697,6 +780,9 @@ def main():
         write_case(case)
     torch.manual_seed(7)
     for case in make_cases_8():
+        write_case(case)
+    torch.manual_seed(8)
+    for case in make_cases_9():
         write_case(case)
 
 
