@@ -142,13 +142,22 @@ void LoraPass::runOnOperation() {
     return signalPassFailure();
 
   SmallVector<Target> chosen;
-  std::vector<std::string> layers;
+  std::vector<std::string> layers, parameterTargets;
   forward.walk([&](Operation *op) {
     Value weight;
     bool kindSelected = false;
     if (auto conv = dyn_cast<Conv2dOp>(op)) {
       weight = conv.getWeight();
       kindSelected = allConvs;
+    } else if (isa<GroupedMmOp>(op) ||
+               op->hasAttr(NNDialect::kFunctionalAttrName)) {
+      // A mixture of experts' router (an F.linear in a module of the
+      // model's own, nn.functional) and its experts' 3-D weights: peft
+      // adapts them as parameters (ParamWrapper), which is not modelled.
+      std::string layer = layerOf(op, op->getOperand(1));
+      if (!layer.empty())
+        parameterTargets.push_back(layer);
+      return;
     } else if (isa<LinearOp, Linear4bitOp>(op)) {
       weight = op->getOperand(1);
       // peft's all-linear leaves out the output layer: the linear whose
@@ -170,6 +179,31 @@ void LoraPass::runOnOperation() {
     if (kindSelected || named)
       chosen.push_back({op, layer});
   });
+  // peft's all-linear also selects a mixture of experts' router and
+  // experts (as parameters), and so does a name that reaches them.
+  llvm::sort(parameterTargets);
+  parameterTargets.erase(llvm::unique(parameterTargets),
+                         parameterTargets.end());
+  auto parameterWrapped = [&](StringRef target, StringRef layer) {
+    emitError(forward.getLoc())
+        << "LoRA target '" << target << "' selects " << layer
+        << ", a mixture of experts' router or experts, which peft adapts as "
+           "parameters (ParamWrapper): not modelled; name the layers to "
+           "adapt (e.g. targets=q_proj|k_proj|v_proj|o_proj)";
+    return signalPassFailure();
+  };
+  if (allButOutput && !parameterTargets.empty())
+    return parameterWrapped("all-linear", parameterTargets.front());
+  for (StringRef pattern : patterns.getUnmatched()) {
+    ModulePatterns single;
+    if (failed(single.compile({pattern.str()}, module.getLoc(),
+                              /*suffixes=*/true)))
+      continue;
+    for (StringRef layer : parameterTargets)
+      if (single.matches(layer))
+        return parameterWrapped(pattern, layer);
+  }
+
   // A target name that selects nothing is a typo, not a no-op.
   bool unmatched = false;
   for (StringRef pattern : patterns.getUnmatched()) {

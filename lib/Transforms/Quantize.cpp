@@ -98,7 +98,11 @@ void QuantizePass::runOnOperation() {
   // Each weight with the linear layers reading it: one layer, read once,
   // or once per forward pass of a generation program (the same module).
   llvm::MapVector<Operation *, SmallVector<LinearOp>> readers;
+  // replace_with_bnb_linear replaces torch.nn.Linear modules: an F.linear
+  // in a module of the model's own (nn.functional) keeps its weight.
   forward.walk([&](LinearOp linear) {
+    if (linear->hasAttr(NNDialect::kFunctionalAttrName))
+      return;
     if (auto weight = linear.getWeight().getDefiningOp<ParamOp>())
       readers[weight].push_back(linear);
   });

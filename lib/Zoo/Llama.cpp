@@ -292,7 +292,10 @@ private:
     std::string gateName = name + ".gate", expertsName = name + ".experts";
     Value flat = mb.reshape(x, name, {tokens, hidden});
     Value router = mb.param(gateName, "weight", {experts, hidden});
-    Value logits = mb.linear(flat, gateName, router, /*bias=*/Value());
+    // TopKRouter is a module of transformers' own calling F.linear:
+    // bitsandbytes and peft leave it.
+    Value logits =
+        mb.functional(mb.linear(flat, gateName, router, /*bias=*/Value()));
     // The routing runs in float32 in a low-precision model (`.float()`
     // before the softmax, or softmax(..., dtype=torch.float)); Qwen3-MoE
     // casts the weights back to the model's dtype, Mixtral keeps them.

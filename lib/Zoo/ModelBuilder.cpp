@@ -276,6 +276,12 @@ Value ModelBuilder::inFloat32(Value v) {
   return v;
 }
 
+Value ModelBuilder::functional(Value v) {
+  v.getDefiningOp()->setAttr(NNDialect::kFunctionalAttrName,
+                             builder.getUnitAttr());
+  return v;
+}
+
 Value ModelBuilder::promoting(Value v) {
   v.getDefiningOp()->setAttr(NNDialect::kPromoteAttrName,
                              builder.getUnitAttr());

@@ -220,6 +220,9 @@ public:
   /// operands up and its result back down where a low-precision op reads
   /// it); an identity in an fp32 model. Returns `v`.
   mlir::Value inFloat32(mlir::Value v);
+  /// Marks the nn.linear that defines `v` as an F.linear in a module of the
+  /// model's own (nn.functional), which --quantize and --lora leave.
+  mlir::Value functional(mlir::Value v);
   /// Marks the op that defines `v` as computing on its operands' dtypes as
   /// they are, a bf16 and a float32 one giving float32 (nn.promote);
   /// an identity in an fp32 model. Returns `v`.

@@ -271,6 +271,9 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
   if (name == kFloat32AttrName || name == kPromoteAttrName)
     return expect(isa<UnitAttr>(value) && op->getNumResults() >= 1,
                   "a unit attribute on an op with results");
+  if (name == kFunctionalAttrName)
+    return expect(isa<UnitAttr>(value) && isa<LinearOp>(op),
+                  "a unit attribute on an nn.linear");
   if (name == kShardedAttrName)
     return expect(isa<UnitAttr>(value) && isa<ParamOp>(op),
                   "a unit attribute on an nn.param");

@@ -39,3 +39,11 @@ func.func @f(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %y = nn.relu %x {nn.promote = 1 : i64} : tensor<2x8xf32>
   return %y : tensor<2x8xf32>
 }
+
+// -----
+
+func.func @f(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'nn.functional' must be a unit attribute on an nn.linear}}
+  %y = nn.relu %x {nn.functional} : tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}

@@ -101,6 +101,12 @@ def NN_Dialect : Dialect {
     /// vram-precision casts none of its operands; a float32 result is cast
     /// down where a low-precision op reads it, as an nn.float32 op's.
     static constexpr ::llvm::StringLiteral kPromoteAttrName = "nn.promote";
+    /// On an nn.linear: F.linear inside a module of the model's own
+    /// (Mixtral's and Qwen3-MoE's router), not a torch.nn.Linear:
+    /// bitsandbytes' and peft's module replacement (--quantize, --lora)
+    /// leave it as it is.
+    static constexpr ::llvm::StringLiteral kFunctionalAttrName =
+        "nn.functional";
     /// The model runs under torch.autocast with this dtype (f16 or bf16).
     static constexpr ::llvm::StringLiteral kAutocastAttrName = "nn.autocast";
     /// The cuDNN convolution workspace a CUDA step assumes ("im2col").
