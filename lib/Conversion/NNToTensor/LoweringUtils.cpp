@@ -378,3 +378,10 @@ Value vram::lowering::clampIndex(OpBuilder &b, Location loc, Value id,
   return arith::MinSIOp::create(b, loc, arith::MaxSIOp::create(b, loc, i, zero),
                                 last);
 }
+
+SmallVector<unsigned> vram::lowering::range(unsigned begin, unsigned end) {
+  SmallVector<unsigned> out;
+  for (unsigned d = begin; d < end; ++d)
+    out.push_back(d);
+  return out;
+}

@@ -76,6 +76,9 @@ mlir::Value generic(mlir::OpBuilder &b, mlir::Location loc,
                     mlir::ValueRange ins, mlir::Value init,
                     llvm::ArrayRef<mlir::AffineMap> maps, ElementFn body);
 
+/// The iteration dimensions [begin, end).
+llvm::SmallVector<unsigned> range(unsigned begin, unsigned end);
+
 /// An integer id as an index into a dimension of `size`, clamped to
 /// [0, size - 1] (an out-of-range id reads the nearest row).
 mlir::Value clampIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value id,

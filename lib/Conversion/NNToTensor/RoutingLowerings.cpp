@@ -33,13 +33,6 @@ namespace {
 template <typename Model, typename OpTy>
 using ExternalModel = LowerToTensorOpInterface::ExternalModel<Model, OpTy>;
 
-SmallVector<unsigned> range(unsigned begin, unsigned end) {
-  SmallVector<unsigned> out;
-  for (unsigned d = begin; d < end; ++d)
-    out.push_back(d);
-  return out;
-}
-
 /// `init` filled with the integer `value`.
 Value fillInt(OpBuilder &b, Location loc, Value init, int64_t value) {
   Type et = tensorType(init).getElementType();
@@ -97,16 +90,18 @@ struct TopkLowering : ExternalModel<TopkLowering, TopkOp> {
     AffineMap inMap = AffineMap::getMultiDimIdentityMap(rank, ctx);
     SmallVector<Value> maxima, indices;
     for (int64_t j = 0; j < k; ++j) {
-      // Whether e was chosen by an earlier pass (the block arguments after
-      // the leading `skip` ones are the earlier indices).
-      auto chosen = [&](OpBuilder &nb, Location nloc, ValueRange a,
-                        unsigned skip) {
+      // Whether no earlier pass took e (the block arguments after the
+      // leading `skip` ones are the earlier indices).
+      auto untaken = [&](OpBuilder &nb, Location nloc, ValueRange a,
+                         unsigned skip) {
         Value e = indexAs(nb, nloc, rank - 1, i64);
-        Value any = arith::ConstantOp::create(nb, nloc, nb.getBoolAttr(false));
+        Value free = arith::ConstantOp::create(nb, nloc, nb.getBoolAttr(true));
         for (int64_t i = 0; i < j; ++i)
-          any = arith::OrIOp::create(nb, nloc, any,
-                                     eqInt(nb, nloc, a[skip + i], e));
-        return any;
+          free = arith::AndIOp::create(
+              nb, nloc, free,
+              arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::ne,
+                                    a[skip + i], e));
+        return free;
       };
       SmallVector<Value> ins{x};
       SmallVector<AffineMap> maps{inMap};
@@ -123,11 +118,8 @@ struct TopkLowering : ExternalModel<TopkLowering, TopkOp> {
             Value acc = a.back();
             Value larger = arith::CmpFOp::create(
                 nb, nloc, arith::CmpFPredicate::OGT, a[0], acc);
-            Value take = arith::AndIOp::create(
-                nb, nloc, larger,
-                arith::XOrIOp::create(
-                    nb, nloc, chosen(nb, nloc, a, 1),
-                    arith::ConstantOp::create(nb, nloc, nb.getBoolAttr(true))));
+            Value take = arith::AndIOp::create(nb, nloc, larger,
+                                               untaken(nb, nloc, a, 1));
             return arith::SelectOp::create(nb, nloc, take, a[0], acc);
           });
       // The first index holding it that no earlier pass took.
@@ -142,11 +134,7 @@ struct TopkLowering : ExternalModel<TopkLowering, TopkOp> {
             Value e = indexAs(nb, nloc, rank - 1, i64);
             Value hit = arith::CmpFOp::create(
                 nb, nloc, arith::CmpFPredicate::OEQ, a[0], a[1]);
-            hit = arith::AndIOp::create(
-                nb, nloc, hit,
-                arith::XOrIOp::create(
-                    nb, nloc, chosen(nb, nloc, a, 2),
-                    arith::ConstantOp::create(nb, nloc, nb.getBoolAttr(true))));
+            hit = arith::AndIOp::create(nb, nloc, hit, untaken(nb, nloc, a, 2));
             hit = arith::AndIOp::create(
                 nb, nloc, hit,
                 arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt, e,

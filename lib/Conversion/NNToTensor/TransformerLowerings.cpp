@@ -54,13 +54,6 @@ SmallVector<unsigned> allBut(unsigned n, ArrayRef<unsigned> drop) {
   return out;
 }
 
-SmallVector<unsigned> range(unsigned begin, unsigned end) {
-  SmallVector<unsigned> out;
-  for (unsigned d = begin; d < end; ++d)
-    out.push_back(d);
-  return out;
-}
-
 Value cst(OpBuilder &b, Location loc, Type type, double v) {
   return floatConstant(b, loc, type, v);
 }
