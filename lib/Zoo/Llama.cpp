@@ -71,6 +71,11 @@ public:
     if (c.gemmaScaling)
       x = mb.mul(x, mb.buffer("model.embed_tokens", "embed_scale", {}),
                  "model.embed_tokens");
+    Value unusedMask;
+    if (c.buildsUnusedSlidingWindowMask) {
+      int64_t past = model.kvCache ? model.kvCache->position : 0;
+      unusedMask = mb.boolTensor({seq, past + seq}, "model");
+    }
     // One set of rotary tables, or one per layer type (Gemma 3's full and
     // sliding layers, in transformers' order: sorted by name).
     Rotary rope, slidingRope;
@@ -87,8 +92,8 @@ public:
     }
     // LlamaModel.forward holds `inputs_embeds` and the rotary tables
     // (`position_embeddings`) until it returns.
-    SmallVector<Value> modelLocals{x, rope.cos, rope.sin, slidingRope.cos,
-                                   slidingRope.sin};
+    SmallVector<Value> modelLocals{
+        x, rope.cos, rope.sin, slidingRope.cos, slidingRope.sin, unusedMask};
     llvm::erase(modelLocals, Value());
     for (int64_t i = 0; i < c.numLayers; ++i)
       x = decoderLayer(x, !sliding.empty() && sliding[i] ? slidingRope : rope,
@@ -249,9 +254,11 @@ private:
     return out;
   }
 
-  /// LlamaMLP: down_proj(act(gate_proj(x)) * up_proj(x)).
-  Value mlp(Value x, const std::string &name) {
-    int64_t inner = c.intermediateSize / model.tensorParallel;
+  /// LlamaMLP: down_proj(act(gate_proj(x)) * up_proj(x)), of width
+  /// `width` (the config's intermediate_size by default).
+  Value mlp(Value x, const std::string &name,
+            std::optional<int64_t> width = std::nullopt) {
+    int64_t inner = width.value_or(c.intermediateSize) / model.tensorParallel;
     Value gate = mb.linear(columnParallelInput(x, name + ".gate_proj"),
                            name + ".gate_proj", inner, c.mlpBias);
     gate = c.activation == GatedActivation::Silu
@@ -280,10 +287,14 @@ private:
   ///
   /// Every size is S, T or E: the same for any routing. What each module's
   /// code holds in locals until it returns is kept alive as long: the
-  /// router its probabilities, the block the router's logits (`_`), the
-  /// experts the sorted ids, histc's input and counts, the gathered rows
-  /// and weights and the down projection (training saves most of them
-  /// anyway; inference measured 1 MiB higher without).
+  /// router its probabilities, the block the router's three results, the
+  /// experts the sorted ids and their permutation, histc's input and
+  /// counts, the offsets, the gathered rows and weights and the down
+  /// projection (training saves most of them anyway; inference measured
+  /// 1 MiB higher without).
+  ///
+  /// Qwen2MoeSparseMoeBlock first runs its shared expert (an MLP) on x, and
+  /// adds its output times sigmoid(shared_expert_gate(x)) to the experts'.
   Value sparseMoe(Value x, const std::string &name) {
     ArrayRef<int64_t> shape = ModelBuilder::shapeOf(x);
     int64_t tokens = shape[0] * shape[1], hidden = c.hiddenSize;
@@ -291,6 +302,10 @@ private:
     int64_t inner = c.expertIntermediateSize, pairs = tokens * k;
     std::string gateName = name + ".gate", expertsName = name + ".experts";
     Value flat = mb.reshape(x, name, {tokens, hidden});
+    Value shared;
+    if (c.sharedExpertIntermediateSize)
+      shared =
+          mlp(flat, name + ".shared_expert", c.sharedExpertIntermediateSize);
     Value router = mb.param(gateName, "weight", {experts, hidden});
     // TopKRouter is a module of transformers' own calling F.linear:
     // bitsandbytes and peft leave it.
@@ -340,10 +355,17 @@ private:
     y = float32Weights(
         mb.sum(float32Weights(mb.reshape(y, expertsName, {tokens, k, hidden})),
                expertsName, {1}, /*keepdim=*/false));
-    mb.keepAlive({dispatch.sorted, dispatch.histogram, dispatch.counts, rows,
-                  pairWeights, down},
+    mb.keepAlive({dispatch.sorted, dispatch.perm, dispatch.histogram,
+                  dispatch.counts, dispatch.offsets, rows, pairWeights, down},
                  expertsName);
-    mb.keepAlive(logits, name);
+    // The block holds what the router returned until the experts return.
+    mb.keepAlive({logits, weights, chosen}, name);
+    if (shared) {
+      std::string sharedGate = name + ".shared_expert_gate";
+      Value scale =
+          mb.sigmoid(mb.linear(flat, sharedGate, 1, /*bias=*/false), name);
+      y = mb.add(y, mb.mul(scale, shared, name), name);
+    }
     return mb.reshape(y, name, shape);
   }
 

@@ -209,6 +209,10 @@ Value ModelBuilder::tanh(Value x, StringRef layer) {
   return TanhOp::create(builder, loc(layer), x);
 }
 
+Value ModelBuilder::sigmoid(Value x, StringRef layer) {
+  return SigmoidOp::create(builder, loc(layer), x);
+}
+
 Value ModelBuilder::softcap(Value x, double cap, StringRef layer) {
   Value y = tanh(div(x, number(cap, layer), layer), layer);
   return mul(y, number(cap, layer), layer);
@@ -342,6 +346,12 @@ Value ModelBuilder::matmulAttention(Value q, Value k, Value v, StringRef layer,
         scores, upperTriangleMask(qs[rank - 2], shapeOf(k)[rank - 2], layer),
         -std::numeric_limits<double>::infinity(), layer);
   return matmul(softmax(scores, layer, /*dim=*/-1), v, layer);
+}
+
+Value ModelBuilder::boolTensor(ArrayRef<int64_t> shape, StringRef layer) {
+  auto type = RankedTensorType::get(shape, builder.getI1Type());
+  return ConstantOp::create(builder, loc(layer),
+                            DenseElementsAttr::get(type, false));
 }
 
 Value ModelBuilder::upperTriangleMask(int64_t rows, int64_t cols,

@@ -166,6 +166,7 @@ public:
   mlir::Value div(mlir::Value lhs, mlir::Value rhs, llvm::StringRef layer,
                   bool inplace = false);
   mlir::Value tanh(mlir::Value x, llvm::StringRef layer);
+  mlir::Value sigmoid(mlir::Value x, llvm::StringRef layer);
   /// Gemma 2's soft capping, as its modeling code writes it:
   /// `tanh(x / cap) * cap` (three tensors; tanh keeps its result).
   mlir::Value softcap(mlir::Value x, double cap, llvm::StringRef layer);
@@ -246,6 +247,9 @@ public:
   mlir::Value number(double value, llvm::StringRef layer);
   /// A [rows, cols] bool tensor, true where `col > row + diagonal` (the
   /// complement of `torch.tril(ones, diagonal)`): a causal attention mask.
+  /// A bool tensor whose values nothing reads (a mask that is built and
+  /// held but unused): a splat.
+  mlir::Value boolTensor(llvm::ArrayRef<int64_t> shape, llvm::StringRef layer);
   mlir::Value upperTriangleMask(int64_t rows, int64_t cols,
                                 llvm::StringRef layer, int64_t diagonal = 0);
 

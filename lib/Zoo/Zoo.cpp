@@ -459,6 +459,9 @@ llvm::Error vram::zoo::verifyCausalLMConfig(const CausalLMConfig &c) {
                    Twine(c.numExperts) + ")");
     if (!c.denseLayers.empty() && (int64_t)c.denseLayers.size() != c.numLayers)
       return error("mlp_only_layers: one entry per layer expected");
+    if (c.sharedExpertIntermediateSize < 0)
+      return error("shared_expert_intermediate_size must be >= 1, got " +
+                   Twine(c.sharedExpertIntermediateSize));
   }
   for (auto [p, key] : {std::pair<double, StringRef>{c.dropout, "dropout"},
                         {c.attentionDropout, "attention_dropout"}})

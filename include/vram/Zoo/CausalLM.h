@@ -122,6 +122,15 @@ struct CausalLMConfig {
   /// output back); Qwen3-MoE casts them to the model's dtype.
   bool routerWeightsInFloat32 = false;
   std::vector<bool> denseLayers;
+  /// qwen2_moe's shared expert: a SwiGLU MLP of this width that every token
+  /// passes through beside the routed experts, its output scaled by
+  /// sigmoid(shared_expert_gate(x)) (a linear hidden -> 1). 0: none.
+  int64_t sharedExpertIntermediateSize = 0;
+  /// qwen2_moe without use_sliding_window: transformers sets sliding_window
+  /// to 0 and still builds the sliding-window mask in every forward, a
+  /// [T, past + T] bool tensor (expanded to the batch) that no layer reads,
+  /// held until the model returns.
+  bool buildsUnusedSlidingWindowMask = false;
 
   /// `use_cache`: a training forward builds a DynamicCache (the default;
   /// configs saved after `model.config.use_cache = False` say false).

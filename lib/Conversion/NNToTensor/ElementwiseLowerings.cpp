@@ -548,8 +548,16 @@ struct BinaryLowering : ExternalModel<BinaryLowering<OpTy, Formula>, OpTy> {
       operands[k] = node.savedOperands[k];
     if (!operands[0] && !node.savedExtras.empty())
       operands[0] = node.savedExtras[0];
+    // Formulas that compute a broadcast operand's gradient at the output's
+    // shape leave the reduction to the engine (sum_to after the node):
+    // every gradient first, then the reductions.
+    SmallVector<std::pair<size_t, RankedTensorType>> reduceAfter;
     for (int64_t i : node.gradOperands) {
       auto type = cast<RankedTensorType>(node.forwardType.getInput(i));
+      if (Formula::kFullSizeGradients && type.getShape() != iterShape) {
+        reduceAfter.push_back({grads.size(), type});
+        type = RankedTensorType::get(iterShape, type.getElementType());
+      }
       SmallVector<Value> ins = {g};
       // The saved operands, in operand order, follow the gradient.
       SmallVector<int> slot(2, -1);
@@ -567,12 +575,16 @@ struct BinaryLowering : ExternalModel<BinaryLowering<OpTy, Formula>, OpTy> {
                           return Formula::backward(nb, nloc, i, a[0], lhs, rhs);
                         }));
     }
+    for (auto [index, type] : reduceAfter)
+      grads[index] = sumInto(b, loc, grads[index],
+                             fill(b, loc, newTensor(b, loc, type), 0.0));
     return success();
   }
 };
 
 // sub: d/da = grad, d/db = -grad.
 struct SubFormula {
+  static constexpr bool kFullSizeGradients = false;
   static Value forward(OpBuilder &b, Location l, Value x, Value y) {
     return sub(b, l, x, y);
   }
@@ -584,6 +596,9 @@ struct SubFormula {
 
 // mul: d/da = grad * b, d/db = grad * a.
 struct MulFormula {
+  /// MulBackward0 (mul_tensor_backward) computes grad * other at the
+  /// output's shape; the engine reduces it (MulOp's backward workspace).
+  static constexpr bool kFullSizeGradients = true;
   static Value forward(OpBuilder &b, Location l, Value x, Value y) {
     return mul(b, l, x, y);
   }
@@ -596,6 +611,7 @@ struct MulFormula {
 // div: d/da = grad / b; d/db = -grad * ((a / b) / b)
 // (div_tensor_other_backward).
 struct DivFormula {
+  static constexpr bool kFullSizeGradients = false;
   static Value forward(OpBuilder &b, Location l, Value x, Value y) {
     return div(b, l, x, y);
   }

@@ -345,6 +345,34 @@ bool SubOp::isGradPassthrough(unsigned i) {
 bool MulOp::isGradPassthrough(unsigned) { return false; }
 bool DivOp::isGradPassthrough(unsigned) { return false; }
 
+// AddBackward0 hands `grad` itself to a broadcast operand; the engine then
+// reduces it (sum_to) into the operand's gradient: nothing transient.
+int64_t AddOp::getBackwardWorkspaceBytes(const TorchTarget &, ArrayRef<bool>) {
+  return 0;
+}
+int64_t SubOp::getBackwardWorkspaceBytes(const TorchTarget &, ArrayRef<bool>) {
+  return 0;
+}
+// MulBackward0 computes a broadcast operand's gradient at the output's
+// shape (grad * other) and the engine reduces it to the operand's shape
+// afterwards (sum_to): each such operand has an output-sized tensor alive
+// while the node runs (measured with torch 2.15: Qwen2-MoE's
+// sigmoid(shared_expert_gate(x)) [T, 1] * shared_expert(x) [T, H] puts a
+// [T, H] tensor at the step's peak, benchmarks/accuracy/tp.py).
+int64_t MulOp::getBackwardWorkspaceBytes(const TorchTarget &,
+                                         ArrayRef<bool> needs) {
+  int64_t bytes = 0;
+  for (unsigned i = 0; i < 2; ++i)
+    if (needs[i] && !sameShapeAsOutput(getOperand(i), getOutput()))
+      bytes = satAdd(bytes, tensorBytes(getOutput()));
+  return bytes;
+}
+// DivBackward0's reductions are not measured yet (the router's [T, k] / [T,
+// 1] renormalization is too small to reach a peak).
+int64_t DivOp::getBackwardWorkspaceBytes(const TorchTarget &, ArrayRef<bool>) {
+  return 0;
+}
+
 void AddOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                             SmallVectorImpl<SavedTensor> &) {}
 void SubOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,

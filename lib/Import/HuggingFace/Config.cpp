@@ -533,20 +533,15 @@ LogicalResult readMixtral(ConfigReader &r, CausalLMConfig &c) {
   return success();
 }
 
-/// Qwen3MoeConfig: Qwen3's attention (q/k norms; head_dim, if the file
-/// has none, hidden_size / heads) with experts of moe_intermediate_size
-/// on every decoder_sparse_step-th layer not in mlp_only_layers (the others
-/// a dense MLP of intermediate_size); norm_topk_prob renormalizes.
-LogicalResult readQwen3Moe(ConfigReader &r, CausalLMConfig &c) {
-  if (failed(readLlamaLayout(r, c, LlamaDefaults())))
+/// The Qwen MoE configs' experts: num_experts of moe_intermediate_size on
+/// every decoder_sparse_step-th layer not in mlp_only_layers (the others a
+/// dense MLP of intermediate_size); norm_topk_prob renormalizes.
+LogicalResult readQwenExperts(ConfigReader &r, CausalLMConfig &c,
+                              int64_t defaultExperts, int64_t defaultPerToken,
+                              int64_t defaultInner) {
+  if (failed(readExperts(r, c, "num_experts", defaultExperts, defaultPerToken)))
     return failure();
-  READ(attentionBias, r.getBool("attention_bias", false));
-  c.qkvBias = c.outputBias = attentionBias;
-  c.qkNorm = true;
-  if (failed(readQwenSlidingWindow(r, c)) ||
-      failed(readExperts(r, c, "num_experts", 128, 8)))
-    return failure();
-  READ(inner, r.getInt("moe_intermediate_size", 768));
+  READ(inner, r.getInt("moe_intermediate_size", defaultInner));
   READ(normalize, r.getBool("norm_topk_prob", false));
   READ(step, r.getInt("decoder_sparse_step", 1));
   READ(dense, r.getIntList("mlp_only_layers"));
@@ -559,6 +554,42 @@ LogicalResult readQwen3Moe(ConfigReader &r, CausalLMConfig &c) {
   c.denseLayers.assign(c.numLayers, false);
   for (int64_t i = 0; i < c.numLayers; ++i)
     c.denseLayers[i] = llvm::is_contained(dense, i) || (i + 1) % step != 0;
+  return success();
+}
+
+/// Qwen3MoeConfig: Qwen3's attention (q/k norms; head_dim, if the file
+/// has none, hidden_size / heads) with 128 experts of 768, 8 a token.
+LogicalResult readQwen3Moe(ConfigReader &r, CausalLMConfig &c) {
+  if (failed(readLlamaLayout(r, c, LlamaDefaults())))
+    return failure();
+  READ(attentionBias, r.getBool("attention_bias", false));
+  c.qkvBias = c.outputBias = attentionBias;
+  c.qkNorm = true;
+  if (failed(readQwenSlidingWindow(r, c)))
+    return failure();
+  return readQwenExperts(r, c, 128, 8, 768);
+}
+
+/// Qwen2MoeConfig (Qwen1.5-MoE, Qwen2-57B-A14B): Qwen2's attention (q/k/v
+/// biases as `qkv_bias` says, o_proj without), 60 experts of 1408, 4 a
+/// token, and a shared expert of shared_expert_intermediate_size gated by
+/// sigmoid(shared_expert_gate(x)).
+LogicalResult readQwen2Moe(ConfigReader &r, CausalLMConfig &c) {
+  if (failed(readLlamaLayout(r, c, LlamaDefaults())))
+    return failure();
+  READ(qkvBias, r.getBool("qkv_bias", true));
+  c.qkvBias = qkvBias;
+  if (failed(readQwenSlidingWindow(r, c)) ||
+      failed(readQwenExperts(r, c, 60, 4, 1408)))
+    return failure();
+  READ(shared, r.getInt("shared_expert_intermediate_size", 5632));
+  if (shared < 1) {
+    r.error("shared_expert_intermediate_size")
+        << "shared_expert_intermediate_size must be >= 1";
+    return failure();
+  }
+  c.sharedExpertIntermediateSize = shared;
+  c.buildsUnusedSlidingWindowMask = !c.slidingWindow;
   return success();
 }
 
@@ -697,6 +728,7 @@ const Family kFamilies[] = {
     {"gemma2", readGemma2},
     {"gemma3_text", readGemma3Text},
     {"mixtral", readMixtral},
+    {"qwen2_moe", readQwen2Moe},
     {"qwen3_moe", readQwen3Moe},
     {"gpt2", readGpt2},
     {"opt", readOpt},

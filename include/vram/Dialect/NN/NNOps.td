@@ -685,7 +685,8 @@ def NN_DropoutOp : NN_Op<"dropout", [SameOperandsAndResultType, NN_InplaceEffect
 class NN_BinaryOp<string mnemonic, list<Trait> traits = []>
     : NN_Op<mnemonic, !listconcat(traits, [InferTypeOpAdaptor, NN_InplaceEffects,
         DeclareOpInterfaceMethods<NN_CostOpInterface>,
-        DeclareOpInterfaceMethods<NN_AutodiffOpInterface, ["isGradPassthrough"]>,
+        DeclareOpInterfaceMethods<NN_AutodiffOpInterface,
+            ["isGradPassthrough", "getBackwardWorkspaceBytes"]>,
         DeclareOpInterfaceMethods<NN_AliasingOpInterface>])> {
   let arguments = (ins NN_FloatTensor:$lhs, NN_FloatTensor:$rhs,
                        UnitAttr:$inplace);
