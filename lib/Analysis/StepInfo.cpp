@@ -8,6 +8,7 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
@@ -73,6 +74,24 @@ FailureOr<ParameterSummary> vram::summarizeParameters(Operation *func) {
   });
   if (walk.wasInterrupted())
     return failure();
+  // Each routed expert stack once (a checkpointed forward runs it twice):
+  // k of its E experts are active for a token.
+  summary.active = summary.count;
+  llvm::SmallPtrSet<Operation *, 8> expertStacks;
+  func->walk([&](nn::GroupedMmOp mm) {
+    auto dispatch = mm.getOffsets().getDefiningOp<nn::MoeDispatchOp>();
+    Operation *param = getParameterOf(mm.getWeight());
+    if (!dispatch || !param || !expertStacks.insert(param).second)
+      return;
+    int64_t experts = dispatch.getNumExperts();
+    ArrayRef<int64_t> indices =
+        cast<RankedTensorType>(dispatch.getIndices().getType()).getShape();
+    int64_t perToken = indices.empty() ? 1 : indices.back();
+    std::optional<int64_t> elements = checkedProduct(
+        cast<RankedTensorType>(param->getResult(0).getType()).getShape());
+    if (elements && experts > perToken)
+      summary.active -= *elements / experts * (experts - perToken);
+  });
   return summary;
 }
 

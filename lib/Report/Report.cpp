@@ -523,6 +523,7 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
       {"model", json::Object{{"name", options.modelName}}},
       {"parameters", json::Object{{"count", a.parameters.count},
                                   {"trainable", a.parameters.trainable},
+                                  {"active", a.parameters.active},
                                   {"bytes", a.parameters.bytes}}},
       {"buffers", json::Object{{"count", a.parameters.bufferCount},
                                {"bytes", a.parameters.bufferBytes}}},
@@ -790,10 +791,14 @@ static void writeText(const Analyses &a, const ReportOptions &options,
     }
     os << "\n";
   }
-  os << llvm::formatv(
-      "parameters: {0} (trainable {1}), {2}; buffers: {3}\n",
-      withCommas(a.parameters.count), withCommas(a.parameters.trainable),
-      humanBytes(a.parameters.bytes), humanBytes(a.parameters.bufferBytes));
+  std::string active;
+  if (a.parameters.active != a.parameters.count)
+    active = ", active per token " + withCommas(a.parameters.active);
+  os << llvm::formatv("parameters: {0} (trainable {1}{2}), {3}; buffers: {4}\n",
+                      withCommas(a.parameters.count),
+                      withCommas(a.parameters.trainable), active,
+                      humanBytes(a.parameters.bytes),
+                      humanBytes(a.parameters.bufferBytes));
   nn::FlopConvention c = options.flops;
   os << llvm::formatv(
       "FLOPs ({0}): forward {1}, backward {2}, optimizer {3}, "

@@ -43,6 +43,7 @@
 
 #include "llvm/ADT/Twine.h"
 
+#include <array>
 #include <cmath>
 #include <tuple>
 
@@ -119,10 +120,10 @@ private:
   /// Only their sizes and dtypes matter here: each is one new tensor from
   /// the buffer.
   Rotary rotaryTables(int64_t seq, StringRef prefix) {
+    int64_t half = rotaryDim() / 2;
     Value invFreq = mb.buffer("model.rotary_emb", (prefix + "inv_freq").str(),
-                              {1, 1, c.headDim / 2});
-    Value freqs =
-        mb.expand(invFreq, "model.rotary_emb", {1, seq, c.headDim / 2});
+                              {1, 1, half});
+    Value freqs = mb.expand(invFreq, "model.rotary_emb", {1, seq, half});
     return {mb.concat({freqs, freqs}, "model.rotary_emb", 2),
             mb.concat({freqs, freqs}, "model.rotary_emb", 2)};
   }
@@ -148,14 +149,26 @@ private:
     return mb.decomposedRmsNorm(x, name, c.normEps, /*unitOffset=*/true);
   }
 
-  /// apply_rotary_pos_emb for one of q, k [B, H, T, D].
+  /// The rotated width of a head.
+  int64_t rotaryDim() const { return c.rotaryDim ? c.rotaryDim : c.headDim; }
+
+  /// apply_rotary_pos_emb for one of q, k [B, H, T, D]: x * cos +
+  /// rotate_half(x) * sin. Phi-3's rotates x[..., :rotary_dim] and
+  /// concatenates x[..., rotary_dim:] back (torch.cat: a new tensor even
+  /// when that part is empty).
   Value applyRotary(Value x, const Rotary &rope, const std::string &name) {
-    int64_t half = c.headDim / 2;
-    Value x1 = mb.slice(x, name, 3, 0, half);
-    Value x2 = mb.slice(x, name, 3, half, c.headDim);
+    int64_t dim = rotaryDim(), half = dim / 2;
+    Value rot = dim == c.headDim ? x : mb.slice(x, name, 3, 0, dim);
+    Value x1 = mb.slice(rot, name, 3, 0, half);
+    Value x2 = mb.slice(rot, name, 3, half, dim);
     Value rotated = mb.concat({x2, x1}, name, 3);
-    return mb.add(mb.mul(x, rope.cos, name), mb.mul(rotated, rope.sin, name),
-                  name);
+    Value embed = mb.add(mb.mul(rot, rope.cos, name),
+                         mb.mul(rotated, rope.sin, name), name);
+    if (!c.rotaryConcatenates)
+      return embed;
+    if (dim == c.headDim)
+      return mb.contiguous(embed, name);
+    return mb.concat({embed, mb.slice(x, name, 3, dim, c.headDim)}, name, 3);
   }
 
   /// repeat_kv: [B, KV, T, D] -> expand [B, KV, n, T, D] -> [B, KV*n, T, D].
@@ -209,11 +222,35 @@ private:
     return mb.transpose(y, name, 1, 2);
   }
 
+  /// Phi-3's qkv_proj: one linear whose output's consecutive slices are q,
+  /// k and v (views), each split into heads.
+  std::array<Value, 3> fusedProjection(Value x, const std::string &name) {
+    std::string proj = name + ".qkv_proj";
+    int64_t widths[3] = {c.numHeads * c.headDim, c.numKeyValueHeads * c.headDim,
+                         c.numKeyValueHeads * c.headDim};
+    Value qkv =
+        mb.linear(x, proj, widths[0] + widths[1] + widths[2], c.qkvBias);
+    ArrayRef<int64_t> s = ModelBuilder::shapeOf(qkv);
+    std::array<Value, 3> heads;
+    for (int64_t i = 0, start = 0; i < 3; start += widths[i++]) {
+      Value y = mb.slice(qkv, name, 2, start, start + widths[i]);
+      y = mb.reshape(y, name, {s[0], s[1], widths[i] / c.headDim, c.headDim});
+      heads[i] = mb.transpose(y, name, 1, 2);
+    }
+    return heads;
+  }
+
   Value selfAttention(Value x, const Rotary &rope, int64_t index,
                       const std::string &name) {
-    Value q = project(x, name, "q", c.numHeads);
-    Value k = project(x, name, "k", c.numKeyValueHeads);
-    Value v = project(x, name, "v", c.numKeyValueHeads);
+    Value q, k, v;
+    if (c.fusedProjections) {
+      auto [fq, fk, fv] = fusedProjection(x, name);
+      q = fq, k = fk, v = fv;
+    } else {
+      q = project(x, name, "q", c.numHeads);
+      k = project(x, name, "k", c.numKeyValueHeads);
+      v = project(x, name, "v", c.numKeyValueHeads);
+    }
     Value unrotatedQ = q, unrotatedK = k;
     q = applyRotary(q, rope, name + ".rotary");
     k = applyRotary(k, rope, name + ".rotary");
@@ -254,17 +291,29 @@ private:
     return out;
   }
 
+  Value activation(Value x, const std::string &name) {
+    return c.activation == GatedActivation::Silu
+               ? mb.silu(x, name + ".act_fn")
+               : mb.gelu(x, name + ".act_fn",
+                         vram::nn::GeluApproximation::Tanh);
+  }
+
   /// LlamaMLP: down_proj(act(gate_proj(x)) * up_proj(x)), of width
   /// `width` (the config's intermediate_size by default).
   Value mlp(Value x, const std::string &name,
             std::optional<int64_t> width = std::nullopt) {
     int64_t inner = width.value_or(c.intermediateSize) / model.tensorParallel;
+    if (c.fusedProjections) {
+      // Phi3MLP: gate, up = gate_up_proj(x).chunk(2); up * act(gate).
+      Value gateUp = mb.linear(x, name + ".gate_up_proj", 2 * inner, c.mlpBias);
+      Value gate = activation(mb.slice(gateUp, name, 2, 0, inner), name);
+      Value up = mb.slice(gateUp, name, 2, inner, 2 * inner);
+      return mb.linear(mb.mul(up, gate, name), name + ".down_proj",
+                       c.hiddenSize, c.mlpBias);
+    }
     Value gate = mb.linear(columnParallelInput(x, name + ".gate_proj"),
                            name + ".gate_proj", inner, c.mlpBias);
-    gate = c.activation == GatedActivation::Silu
-               ? mb.silu(gate, name + ".act_fn")
-               : mb.gelu(gate, name + ".act_fn",
-                         vram::nn::GeluApproximation::Tanh);
+    gate = activation(gate, name);
     Value up = mb.linear(columnParallelInput(x, name + ".up_proj"),
                          name + ".up_proj", inner, c.mlpBias);
     return rowParallel(mb.mul(gate, up, name), name + ".down_proj",
@@ -408,6 +457,7 @@ private:
     mb.keepAlive(attnInput, name + ".self_attn");
     if (c.sandwichNorms)
       h = rmsNorm(h, name + ".post_attention_layernorm");
+    h = mb.dropout(h, name + ".resid_attn_dropout", c.residualDropout);
     x = mb.add(x, h, name + ".add");
     h = rmsNorm(x, name + (c.sandwichNorms ? ".pre_feedforward_layernorm"
                                            : ".post_attention_layernorm"));
@@ -418,6 +468,7 @@ private:
     mb.keepAlive(mlpInput, name + ".mlp");
     if (c.sandwichNorms)
       h = rmsNorm(h, name + ".post_feedforward_layernorm");
+    h = mb.dropout(h, name + ".resid_mlp_dropout", c.residualDropout);
     Value out = mb.add(x, h, name + ".add");
     mb.keepAlive(input, name);
     return out;

@@ -213,6 +213,10 @@ Value ModelBuilder::sigmoid(Value x, StringRef layer) {
   return SigmoidOp::create(builder, loc(layer), x);
 }
 
+Value ModelBuilder::contiguous(Value x, StringRef layer) {
+  return ContiguousOp::create(builder, loc(layer), x);
+}
+
 Value ModelBuilder::softcap(Value x, double cap, StringRef layer) {
   Value y = tanh(div(x, number(cap, layer), layer), layer);
   return mul(y, number(cap, layer), layer);

@@ -167,6 +167,9 @@ public:
                   bool inplace = false);
   mlir::Value tanh(mlir::Value x, llvm::StringRef layer);
   mlir::Value sigmoid(mlir::Value x, llvm::StringRef layer);
+  /// A copy (Tensor.contiguous of a strided view, or torch.cat of one
+  /// tensor): a new tensor whose gradient is the output's.
+  mlir::Value contiguous(mlir::Value x, llvm::StringRef layer);
   /// Gemma 2's soft capping, as its modeling code writes it:
   /// `tanh(x / cap) * cap` (three tensors; tanh keeps its result).
   mlir::Value softcap(mlir::Value x, double cap, llvm::StringRef layer);

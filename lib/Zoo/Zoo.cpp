@@ -145,6 +145,16 @@ llvm::Error checkTensorParallel(const CausalLMConfig *config, StringRef name,
                  "(llama-7b, --hf llama, mistral, qwen2, qwen3, gemma), not "
                  "for " +
                  name);
+  // transformers shards a mixture of experts by expert parallelism and
+  // Phi-3's fused projections need a plan that splits q, k and v apart.
+  if (config->numExperts)
+    return error("tensor parallelism of a mixture of experts is not "
+                 "modelled (" +
+                 name + ")");
+  if (config->fusedProjections)
+    return error("tensor parallelism of fused qkv_proj and gate_up_proj "
+                 "projections is not modelled (" +
+                 name + ")");
   for (auto [value, key] :
        {std::pair<int64_t, StringRef>{config->numHeads, "num_attention_heads"},
         {config->numKeyValueHeads, "num_key_value_heads"},
@@ -431,6 +441,15 @@ llvm::Error vram::zoo::verifyCausalLMConfig(const CausalLMConfig &c) {
   if (c.layout == DecoderLayout::Llama && c.headDim % 2)
     return error("head_dim must be even for rotary embeddings, got " +
                  Twine(c.headDim));
+  if (c.rotaryDim &&
+      (c.rotaryDim < 2 || c.rotaryDim % 2 || c.rotaryDim > c.headDim))
+    return error("partial_rotary_factor: the rotated width of a head (" +
+                 Twine(c.rotaryDim) + ") must be even and in [2, head_dim = " +
+                 Twine(c.headDim) + "]");
+  for (auto [p, key] :
+       {std::pair<double, StringRef>{c.residualDropout, "resid_pdrop"}})
+    if (!(p >= 0 && p < 1))
+      return error(key + " must be in [0, 1), got " + Twine(std::to_string(p)));
   if (c.layout == DecoderLayout::Gpt2 || c.layout == DecoderLayout::Opt) {
     if (c.hiddenSize % c.numHeads)
       return error("num_attention_heads (" + Twine(c.numHeads) +

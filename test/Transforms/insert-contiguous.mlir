@@ -67,3 +67,35 @@ func.func @bmm_reads_views(%q: tensor<4x8x16xf32>) -> tensor<4x8x8xf32> {
   %s = nn.matmul %q, %k : (tensor<4x8x16xf32>, tensor<4x16x8xf32>) -> tensor<4x8x8xf32>
   return %s : tensor<4x8x8xf32>
 }
+
+// -----
+
+// sdpa's flash kernel lays its output out as the query (empty_like; torch
+// 2.15 on the CPU: a contiguous q gives a contiguous output). A query made
+// by elementwise ops from a transposed [B, T, H, D] projection is laid out
+// as that projection (TensorIterator keeps operand 0's order): the output
+// is [B, T, H, D] in memory and merging the heads is a view. A query that
+// torch.cat made contiguous (Phi-3's rotary) gives a contiguous output,
+// and the merge copies.
+// CHECK-LABEL: func.func @flash_output_follows_query
+// CHECK: %[[Y1:.*]] = nn.scaled_dot_product_attention
+// CHECK-NEXT: %[[T1:.*]] = nn.transpose %[[Y1]]
+// CHECK-NEXT: nn.reshape %[[T1]] : tensor<2x4x8x16xf32> -> tensor<2x4x128xf32>
+// CHECK-NEXT: nn.concat
+// CHECK-NEXT: %[[Y2:.*]] = nn.scaled_dot_product_attention
+// CHECK-NEXT: %[[T2:.*]] = nn.transpose %[[Y2]]
+// CHECK-NEXT: %[[C2:.*]] = nn.contiguous %[[T2]]
+// CHECK-NEXT: nn.reshape %[[C2]] : tensor<2x4x8x16xf32> -> tensor<2x4x128xf32>
+func.func @flash_output_follows_query(%x: tensor<2x4x128xf32>, %cos: tensor<1x4x16xf32>) -> (tensor<2x4x128xf32>, tensor<2x4x128xf32>) {
+  %v = nn.reshape %x : tensor<2x4x128xf32> -> tensor<2x4x8x16xf32>
+  %t = nn.transpose %v {dim0 = 1, dim1 = 2} : (tensor<2x4x8x16xf32>) -> tensor<2x8x4x16xf32>
+  %q = nn.mul %t, %cos : (tensor<2x8x4x16xf32>, tensor<1x4x16xf32>) -> tensor<2x8x4x16xf32>
+  %y = nn.scaled_dot_product_attention %q, %t, %t {backend = #nn<backend flash>} : (tensor<2x8x4x16xf32>, tensor<2x8x4x16xf32>, tensor<2x8x4x16xf32>) -> tensor<2x8x4x16xf32>
+  %m = nn.transpose %y {dim0 = 1, dim1 = 2} : (tensor<2x8x4x16xf32>) -> tensor<2x4x8x16xf32>
+  %r = nn.reshape %m : tensor<2x4x8x16xf32> -> tensor<2x4x128xf32>
+  %qc = nn.concat %q {dim = 3 : i64} : (tensor<2x8x4x16xf32>) -> tensor<2x8x4x16xf32>
+  %y2 = nn.scaled_dot_product_attention %qc, %t, %t {backend = #nn<backend flash>} : (tensor<2x8x4x16xf32>, tensor<2x8x4x16xf32>, tensor<2x8x4x16xf32>) -> tensor<2x8x4x16xf32>
+  %m2 = nn.transpose %y2 {dim0 = 1, dim1 = 2} : (tensor<2x8x4x16xf32>) -> tensor<2x4x8x16xf32>
+  %r2 = nn.reshape %m2 : tensor<2x4x8x16xf32> -> tensor<2x4x128xf32>
+  return %r, %r2 : tensor<2x4x128xf32>, tensor<2x4x128xf32>
+}

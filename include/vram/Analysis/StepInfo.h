@@ -35,6 +35,12 @@ std::optional<int64_t> getTensorBytes(mlir::Type type);
 /// nn.buffer ops.
 struct ParameterSummary {
   int64_t count = 0, trainable = 0, bytes = 0;
+  /// The parameters each token's forward uses: all but, in a mixture of
+  /// experts, the E - k of E routed experts it is not sent to (an
+  /// nn.grouped_mm's weight whose groups an nn.moe_dispatch of top-k indices
+  /// made), as model cards count "active" parameters (Mixtral-8x7B: 12.9B
+  /// of 46.7B). Equal to `count` for a dense model.
+  int64_t active = 0;
   int64_t bufferCount = 0, bufferBytes = 0;
 };
 /// Fails with an error at the tensor whose count overflows 64 bits.

@@ -70,6 +70,20 @@ struct CausalLMConfig {
   bool mlpBias = false;
   /// An RMSNorm over each head's q and k before rotary (qwen3).
   bool qkNorm = false;
+  /// Phi-3: one qkv_proj for q, k and v and one gate_up_proj for the MLP's
+  /// gate and up, their outputs split by views; the MLP computes
+  /// up * act(gate).
+  bool fusedProjections = false;
+  /// Phi-3's apply_rotary_pos_emb: rotates the first `rotaryDim` of each
+  /// head and concatenates the rest back, a copy even when nothing is left
+  /// (torch.cat of the rotated part alone).
+  bool rotaryConcatenates = false;
+  /// The rotated width of a head (partial_rotary_factor x head_dim); 0: all
+  /// of it.
+  int64_t rotaryDim = 0;
+  /// Phi-3's resid_pdrop: dropout on the attention's and the MLP's outputs
+  /// before each residual add.
+  double residualDropout = 0.0;
   /// Gemma: embeddings times sqrt(hidden_size), and RMSNorm scaling by
   /// (1 + weight).
   bool gemmaScaling = false;

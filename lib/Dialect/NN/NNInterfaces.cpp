@@ -4,6 +4,7 @@
 #include "vram/Support/CheckedMath.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace vram::nn;
@@ -20,6 +21,28 @@ SmallVector<int64_t> vram::nn::getContiguousStrides(ArrayRef<int64_t> shape) {
   for (int64_t k = (int64_t)shape.size() - 2; k >= 0; --k)
     strides[k] = mulSat(strides[k + 1], std::max<int64_t>(shape[k + 1], 1));
   return strides;
+}
+
+SmallVector<int64_t> vram::nn::getDenseStridesLike(ArrayRef<int64_t> shape,
+                                                   ArrayRef<int64_t> strides) {
+  // A size-1 dimension's stride says nothing about the order: only the
+  // others are ordered, and a size-1 one gets the stride of all of them.
+  SmallVector<int64_t> order;
+  for (auto [d, size] : llvm::enumerate(shape))
+    if (size != 1)
+      order.push_back(d);
+  llvm::stable_sort(
+      order, [&](int64_t a, int64_t b) { return strides[a] > strides[b]; });
+  SmallVector<int64_t> dense(shape.size(), 1);
+  int64_t next = 1;
+  for (int64_t d : llvm::reverse(order)) {
+    dense[d] = next;
+    next = mulSat(next, std::max<int64_t>(shape[d], 1));
+  }
+  for (auto [d, size] : llvm::enumerate(shape))
+    if (size == 1)
+      dense[d] = next;
+  return dense;
 }
 
 std::optional<SmallVector<int64_t>>

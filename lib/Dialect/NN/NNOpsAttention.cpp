@@ -122,12 +122,20 @@ LogicalResult ScaledDotProductAttentionOp::verify() {
 }
 
 std::optional<SmallVector<int64_t>>
-ScaledDotProductAttentionOp::getResultStrides(ArrayRef<int64_t>) {
-  // flash and efficient (CPU and CUDA) allocate [B, L, H, Ev] and return its
-  // transpose(1, 2); math returns a contiguous bmm result.
+ScaledDotProductAttentionOp::getResultStrides(ArrayRef<int64_t> query) {
+  // efficient allocates [B, L, H, Ev] and returns its transpose(1, 2); flash
+  // lays its output out as the query (empty_like: a transposed q from a
+  // [B, L, H, E] projection gives a [B, L, H, Ev] output, a contiguous q a
+  // contiguous one; measured on the CPU with torch 2.15, and so CUDA's
+  // flash_api allocates it); math returns a contiguous bmm result.
   auto out = tensorOf(getOutput());
   if (getBackend() == AttentionBackend::Math || out.getRank() != 4)
     return std::nullopt;
+  if (getBackend() == AttentionBackend::Flash) {
+    if (query.size() != 4 || query.back() != 1)
+      return std::nullopt; // the kernel makes such a query contiguous
+    return getDenseStridesLike(out.getShape(), query);
+  }
   int64_t h = out.getDimSize(1), l = out.getDimSize(2), ev = out.getDimSize(3);
   return SmallVector<int64_t>{l * h * ev, ev, h * ev, 1};
 }

@@ -313,7 +313,25 @@ template <typename BinaryOp> static LogicalResult verifyBinary(BinaryOp op) {
   return success();
 }
 
+/// TensorIterator lays a new result out as its operands are laid out: as
+/// operand 0 when it has the result's shape (rotary's `q * cos` of a
+/// transposed q is transposed too). A broadcast operand 0 leaves the order
+/// to the others, which is not modelled: contiguous. `a op= b` writes a.
+static std::optional<SmallVector<int64_t>>
+binaryResultStrides(Operation *op, ArrayRef<int64_t> lhsStrides) {
+  auto out = tensorOf(op->getResult(0));
+  if (tensorOf(op->getOperand(0)).getShape() != out.getShape())
+    return std::nullopt;
+  if (op->hasAttr("inplace"))
+    return SmallVector<int64_t>(lhsStrides);
+  return getDenseStridesLike(out.getShape(), lhsStrides);
+}
+
 #define NN_BINARY_OP(OP)                                                       \
+  std::optional<SmallVector<int64_t>> OP::getResultStrides(                    \
+      ArrayRef<int64_t> lhsStrides) {                                          \
+    return binaryResultStrides(*this, lhsStrides);                             \
+  }                                                                            \
   LogicalResult OP::inferReturnTypes(                                          \
       MLIRContext *, std::optional<Location> loc, Adaptor adaptor,             \
       SmallVectorImpl<Type> &results) {                                        \

@@ -340,15 +340,20 @@ LogicalResult readLlama(ConfigReader &r, CausalLMConfig &c) {
   return success();
 }
 
-/// MistralConfig: no biases; sliding_window (null: none).
-LogicalResult readMistral(ConfigReader &r, CausalLMConfig &c) {
-  if (failed(readLlamaLayout(r, c, LlamaDefaults())))
-    return failure();
+/// sliding_window (null: none), as Mistral's and Phi-3's configs have it.
+LogicalResult readSlidingWindow(ConfigReader &r, CausalLMConfig &c) {
   if (r.has("sliding_window")) {
     READ(window, r.getInt("sliding_window"));
     c.slidingWindow = window;
   }
   return success();
+}
+
+/// MistralConfig: no biases; sliding_window.
+LogicalResult readMistral(ConfigReader &r, CausalLMConfig &c) {
+  if (failed(readLlamaLayout(r, c, LlamaDefaults())))
+    return failure();
+  return readSlidingWindow(r, c);
 }
 
 /// Qwen's sliding_window applies only with use_sliding_window.
@@ -530,6 +535,29 @@ LogicalResult readMixtral(ConfigReader &r, CausalLMConfig &c) {
   c.expertIntermediateSize = c.intermediateSize;
   c.normalizeTopKProbabilities = true;
   c.routerWeightsInFloat32 = true;
+  return success();
+}
+
+/// Phi3Config (Phi-3, Phi-3.5-mini, Phi-4-mini): fused qkv_proj and
+/// gate_up_proj, rms_norm_eps 1e-5, resid_pdrop before each residual add,
+/// partial_rotary_factor, sliding_window (null: none). rope_scaling
+/// ("longrope") changes the tables' values only.
+LogicalResult readPhi3(ConfigReader &r, CausalLMConfig &c) {
+  LlamaDefaults d;
+  d.normEps = 1e-5;
+  if (failed(readLlamaLayout(r, c, d)) || failed(readSlidingWindow(r, c)))
+    return failure();
+  READ(residDropout, r.getNumber("resid_pdrop", 0.0));
+  READ(factor, r.getNumber("partial_rotary_factor", 1.0));
+  if (!(factor > 0 && factor <= 1)) {
+    r.error("partial_rotary_factor")
+        << "partial_rotary_factor must be in (0, 1]";
+    return failure();
+  }
+  c.fusedProjections = true;
+  c.rotaryConcatenates = true;
+  c.rotaryDim = static_cast<int64_t>(c.headDim * factor);
+  c.residualDropout = residDropout;
   return success();
 }
 
@@ -730,6 +758,7 @@ const Family kFamilies[] = {
     {"mixtral", readMixtral},
     {"qwen2_moe", readQwen2Moe},
     {"qwen3_moe", readQwen3Moe},
+    {"phi3", readPhi3},
     {"gpt2", readGpt2},
     {"opt", readOpt},
 };

@@ -58,6 +58,13 @@ struct OperandView {
 /// Row-major strides of `shape`, in elements.
 llvm::SmallVector<int64_t> getContiguousStrides(llvm::ArrayRef<int64_t> shape);
 
+/// Dense strides of `shape` that order the dimensions as `strides` does
+/// (at::infer_dense_strides, as empty_like and TensorIterator lay a result
+/// out like an input): the dimensions sorted by stride, outermost first, ties
+/// and size-1 dimensions in their order.
+llvm::SmallVector<int64_t> getDenseStridesLike(llvm::ArrayRef<int64_t> shape,
+                                               llvm::ArrayRef<int64_t> strides);
+
 /// The strides of a view of a tensor of `shape` and `strides` as `newShape`
 /// (at::detail::computeStride), or nullopt when the strides cannot express
 /// it and PyTorch's reshape copies.

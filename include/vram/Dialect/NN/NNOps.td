@@ -687,7 +687,8 @@ class NN_BinaryOp<string mnemonic, list<Trait> traits = []>
         DeclareOpInterfaceMethods<NN_CostOpInterface>,
         DeclareOpInterfaceMethods<NN_AutodiffOpInterface,
             ["isGradPassthrough", "getBackwardWorkspaceBytes"]>,
-        DeclareOpInterfaceMethods<NN_AliasingOpInterface>])> {
+        DeclareOpInterfaceMethods<NN_AliasingOpInterface>,
+        DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getResultStrides"]>])> {
   let arguments = (ins NN_FloatTensor:$lhs, NN_FloatTensor:$rhs,
                        UnitAttr:$inplace);
   let results = (outs NN_FloatTensor:$output);
