@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Validates JSON reports against docs/report.schema.json (JSON Schema 2020-12).
+"""Validates JSON reports against docs/report.schema.json (JSON Schema 2020-12),
+or against another schema given with --schema (its own $schema draft, e.g.
+the official SARIF 2.1.0 schema, draft-04).
 
-    check-schema.py REPORT.json [REPORT.json ...]
+    check-schema.py [--schema SCHEMA.json] REPORT.json [REPORT.json ...]
 
 Prints `valid NAME` per report, or the first violation with its path and
 exits 1. Needs the jsonschema module (test/lit.cfg.py makes the tests that
@@ -17,9 +19,13 @@ SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs",
 
 
 def main(paths):
-    schema = json.load(open(SCHEMA))
-    jsonschema.Draft202012Validator.check_schema(schema)
-    validator = jsonschema.Draft202012Validator(schema)
+    schema_path = SCHEMA
+    if paths[:1] == ["--schema"]:
+        schema_path, paths = paths[1], paths[2:]
+    schema = json.load(open(schema_path))
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls.check_schema(schema)
+    validator = cls(schema)
     status = 0
     for path in paths:
         errors = sorted(validator.iter_errors(json.load(open(path))),
