@@ -60,7 +60,10 @@ CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
          ("mixtral", 1, "sgd"), ("mixtral", 1, "adam"), ("mixtral", 1, "inference"),
          ("qwen3_moe", 1, "adam"), ("qwen2_moe", 1, "adam"), ("qwen2_moe", 1, "inference"),
          # Phi-3's fused projections and its rotary's concatenation.
-         ("phi3", 1, "adam"), ("phi3-partial", 1, "adam"), ("phi3", 1, "inference")]
+         ("phi3", 1, "adam"), ("phi3-partial", 1, "adam"), ("phi3", 1, "inference"),
+         # GPT-NeoX: parallel and sequential residuals.
+         ("gpt_neox", 1, "adam"), ("gpt_neox-sequential", 1, "adam"),
+         ("gpt_neox", 1, "inference")]
 BATCH, SEQ = 2, 256
 # generate(): batch, prompt length, new tokens (generate.py's first case).
 GEN_BATCH, GEN_PROMPT, GEN_NEW = 2, 64, 32

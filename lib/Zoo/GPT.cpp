@@ -354,3 +354,81 @@ Value vram::zoo::buildOptDecoder(ModelBuilder &mb, Value ids,
     return mb.linear(x, "lm_head", wte, /*bias=*/Value());
   return mb.linear(x, "lm_head", c.vocabSize, /*bias=*/false);
 }
+
+/// GPTNeoXForCausalLM as transformers 5.25 runs it:
+///
+///   x = emb_dropout(embed_in(ids))
+///   for each layer:
+///     qkv = query_key_value(input_layernorm(x)).view(B, T, H, 3 D)
+///           .transpose(1, 2); q, k, v = qkv.chunk(3, -1)      (views)
+///     q, k = rotary on the first rotary_ndims of each head, cat with the
+///            rest (a contiguous copy)
+///     a = post_attention_dropout(dense(sdpa(q, k, v) merged))
+///     parallel:   x = mlp(post_attention_layernorm(x)) + a + x
+///     sequential: x = x + a; x = mlp(post_attention_layernorm(x)) + x
+///   logits = embed_out(final_layer_norm(x))
+///
+/// The MLP is dense_4h_to_h(gelu(dense_h_to_4h(.))), with post_mlp_dropout.
+Value vram::zoo::buildGptNeoxDecoder(ModelBuilder &mb, Value ids,
+                                     const CausalLMConfig &c,
+                                     const ModelConfig &model) {
+  ArrayRef<int64_t> shape = ModelBuilder::shapeOf(ids);
+  int64_t batch = shape[0], seq = shape[1];
+  int64_t d = c.hiddenSize, heads = c.numHeads, headDim = c.headDim;
+  Value wte = mb.param("gpt_neox.embed_in", "weight", {c.vocabSize, d});
+  Value embeds = mb.embedding(ids, "gpt_neox.embed_in", wte);
+  Value x = mb.dropout(embeds, "gpt_neox.emb_dropout", c.dropout);
+  auto [cos, sin] = mb.rotaryTables(seq, c.rotaryDim ? c.rotaryDim : headDim,
+                                    "gpt_neox.rotary_emb");
+  vram::nn::AttentionBackend backend = getAttentionBackend(c, model);
+  for (int64_t i = 0; i < c.numLayers; ++i) {
+    std::string name = ("gpt_neox.layers." + Twine(i)).str();
+    std::string attn = name + ".attention";
+    // The layer's caller holds its input, the layer the norms' outputs it
+    // passes, the attention its qkv and its states, until each returns.
+    Value input = x;
+    Value h = mb.layerNorm(x, name + ".input_layernorm", c.normEps);
+    Value qkv = mb.linear(h, attn + ".query_key_value", 3 * d, c.qkvBias);
+    qkv = mb.transpose(mb.reshape(qkv, attn, {batch, seq, heads, 3 * headDim}),
+                       attn, 1, 2);
+    Value q = mb.slice(qkv, attn, 3, 0, headDim);
+    Value k = mb.slice(qkv, attn, 3, headDim, 2 * headDim);
+    Value v = mb.slice(qkv, attn, 3, 2 * headDim, 3 * headDim);
+    int64_t rotaryDim = c.rotaryDim ? c.rotaryDim : headDim;
+    q = mb.applyRotary(q, cos, sin, rotaryDim, /*concatenate=*/true, attn);
+    k = mb.applyRotary(k, cos, sin, rotaryDim, /*concatenate=*/true, attn);
+    bool causal = true;
+    if (model.kvCache) {
+      std::tie(k, v) = model.kvCache->update(mb, i, k, v, attn);
+      causal = !model.kvCache->isDecoding();
+    }
+    Value y = mb.attention(q, k, v, attn, causal, backend, /*enableGqa=*/false,
+                           c.attentionDropout);
+    y = mb.linear(mb.mergeHeads(y, attn), attn + ".dense", d, c.outputBias);
+    mb.keepAlive({qkv, q, k, v}, attn);
+    mb.keepAlive(h, name);
+    Value a = mb.dropout(y, name + ".post_attention_dropout", c.dropout);
+    if (!c.parallelResidual)
+      x = mb.add(a, x, name + ".add");
+    h = mb.layerNorm(x, name + ".post_attention_layernorm", c.normEps);
+    Value m = mb.linear(h, name + ".mlp.dense_h_to_4h", c.intermediateSize,
+                        /*bias=*/true);
+    m = mb.gelu(m, name + ".mlp.act");
+    m = mb.linear(m, name + ".mlp.dense_4h_to_h", d, /*bias=*/true);
+    mb.keepAlive(h, name);
+    m = mb.dropout(m, name + ".post_mlp_dropout", c.dropout);
+    x = c.parallelResidual
+            ? mb.add(mb.add(m, a, name + ".add"), x, name + ".add")
+            : mb.add(m, x, name + ".add");
+    mb.keepAlive(input, name);
+  }
+  x = mb.layerNorm(x, "gpt_neox.final_layer_norm", c.normEps);
+  // GPTNeoXModel.forward holds `inputs_embeds` and the rotary tables until
+  // it returns.
+  mb.keepAlive({embeds, cos, sin}, "gpt_neox");
+  if (model.kvCache && model.kvCache->generation && seq > 1)
+    x = mb.slice(x, "embed_out", 1, seq - 1, seq);
+  if (c.tieWordEmbeddings)
+    return mb.linear(x, "embed_out", wte, /*bias=*/Value());
+  return mb.linear(x, "embed_out", c.vocabSize, /*bias=*/false);
+}

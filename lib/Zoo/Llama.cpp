@@ -114,18 +114,11 @@ public:
   }
 
 private:
-  /// LlamaRotaryEmbedding.forward (no_grad) from its `<prefix>inv_freq`
-  /// buffer: freqs = positions x inv_freq [1, T, D/2], emb = cat(freqs,
-  /// freqs), cos and sin of emb [1, T, D] each, in the hidden states' dtype.
-  /// Only their sizes and dtypes matter here: each is one new tensor from
-  /// the buffer.
+  /// LlamaRotaryEmbedding.forward (no_grad): [1, T, rotary dim] tables.
   Rotary rotaryTables(int64_t seq, StringRef prefix) {
-    int64_t half = rotaryDim() / 2;
-    Value invFreq = mb.buffer("model.rotary_emb", (prefix + "inv_freq").str(),
-                              {1, 1, half});
-    Value freqs = mb.expand(invFreq, "model.rotary_emb", {1, seq, half});
-    return {mb.concat({freqs, freqs}, "model.rotary_emb", 2),
-            mb.concat({freqs, freqs}, "model.rotary_emb", 2)};
+    auto [cos, sin] =
+        mb.rotaryTables(seq, rotaryDim(), "model.rotary_emb", prefix);
+    return {cos, sin};
   }
 
   /// The `model.rotary_emb.{cos,sin}_cached` buffers [T, D] of the
@@ -152,23 +145,9 @@ private:
   /// The rotated width of a head.
   int64_t rotaryDim() const { return c.rotaryDim ? c.rotaryDim : c.headDim; }
 
-  /// apply_rotary_pos_emb for one of q, k [B, H, T, D]: x * cos +
-  /// rotate_half(x) * sin. Phi-3's rotates x[..., :rotary_dim] and
-  /// concatenates x[..., rotary_dim:] back (torch.cat: a new tensor even
-  /// when that part is empty).
   Value applyRotary(Value x, const Rotary &rope, const std::string &name) {
-    int64_t dim = rotaryDim(), half = dim / 2;
-    Value rot = dim == c.headDim ? x : mb.slice(x, name, 3, 0, dim);
-    Value x1 = mb.slice(rot, name, 3, 0, half);
-    Value x2 = mb.slice(rot, name, 3, half, dim);
-    Value rotated = mb.concat({x2, x1}, name, 3);
-    Value embed = mb.add(mb.mul(rot, rope.cos, name),
-                         mb.mul(rotated, rope.sin, name), name);
-    if (!c.rotaryConcatenates)
-      return embed;
-    if (dim == c.headDim)
-      return mb.contiguous(embed, name);
-    return mb.concat({embed, mb.slice(x, name, 3, dim, c.headDim)}, name, 3);
+    return mb.applyRotary(x, rope.cos, rope.sin, rotaryDim(),
+                          c.rotaryConcatenates, name);
   }
 
   /// repeat_kv: [B, KV, T, D] -> expand [B, KV, n, T, D] -> [B, KV*n, T, D].

@@ -408,6 +408,32 @@ Value ModelBuilder::expand(Value x, StringRef layer, ArrayRef<int64_t> shape) {
 // Multi-head attention helpers
 //===----------------------------------------------------------------------===//
 
+std::pair<Value, Value> ModelBuilder::rotaryTables(int64_t seq,
+                                                   int64_t rotaryDim,
+                                                   StringRef layer,
+                                                   StringRef prefix) {
+  int64_t half = rotaryDim / 2;
+  Value invFreq = buffer(layer, (prefix + "inv_freq").str(), {1, 1, half});
+  Value freqs = expand(invFreq, layer, {1, seq, half});
+  return {concat({freqs, freqs}, layer, 2), concat({freqs, freqs}, layer, 2)};
+}
+
+Value ModelBuilder::applyRotary(Value x, Value cos, Value sin,
+                                int64_t rotaryDim, bool concatenate,
+                                StringRef layer) {
+  int64_t headDim = shapeOf(x).back(), half = rotaryDim / 2;
+  Value rot = rotaryDim == headDim ? x : slice(x, layer, 3, 0, rotaryDim);
+  Value x1 = slice(rot, layer, 3, 0, half);
+  Value x2 = slice(rot, layer, 3, half, rotaryDim);
+  Value rotated = concat({x2, x1}, layer, 3);
+  Value embed = add(mul(rot, cos, layer), mul(rotated, sin, layer), layer);
+  if (!concatenate)
+    return embed;
+  if (rotaryDim == headDim)
+    return contiguous(embed, layer);
+  return concat({embed, slice(x, layer, 3, rotaryDim, headDim)}, layer, 3);
+}
+
 Value ModelBuilder::splitHeads(Value x, StringRef layer, int64_t heads) {
   ArrayRef<int64_t> s = shapeOf(x);
   Value split = reshape(x, layer, {s[0], s[1], heads, s[2] / heads});

@@ -274,6 +274,22 @@ public:
   //===--- Multi-head attention helpers -----------------------------------===//
 
   /// [B, T, H*D] -> [B, H, T, D]: `x.view(B, T, H, D).transpose(1, 2)`.
+  /// The rotary cos/sin tables transformers' *RotaryEmbedding.forward
+  /// computes in every forward from its `<prefix>inv_freq` buffer (under
+  /// `layer`): freqs = positions x inv_freq [1, T, D/2], emb = cat(freqs,
+  /// freqs), cos and sin of emb [1, T, D] each. Only their sizes matter:
+  /// each is one new tensor from the buffer.
+  std::pair<mlir::Value, mlir::Value> rotaryTables(int64_t seq,
+                                                   int64_t rotaryDim,
+                                                   llvm::StringRef layer,
+                                                   llvm::StringRef prefix = "");
+  /// apply_rotary_pos_emb on q or k [B, H, T, D]: x * cos + rotate_half(x) *
+  /// sin over the first `rotaryDim` of each head; with `concatenate` (Phi-3,
+  /// GPT-NeoX) the rest is concatenated back (torch.cat: a new tensor even
+  /// when nothing is left).
+  mlir::Value applyRotary(mlir::Value x, mlir::Value cos, mlir::Value sin,
+                          int64_t rotaryDim, bool concatenate,
+                          llvm::StringRef layer);
   mlir::Value splitHeads(mlir::Value x, llvm::StringRef layer, int64_t heads);
   /// [B, H, T, D] -> [B, T, H*D]: `x.transpose(1, 2).reshape(B, T, H*D)`.
   mlir::Value mergeHeads(mlir::Value x, llvm::StringRef layer);

@@ -59,6 +59,11 @@ mlir::Value buildOptDecoder(ModelBuilder &mb, mlir::Value ids,
                             const CausalLMConfig &config,
                             const ModelConfig &model);
 
+/// A DecoderLayout::GptNeox config.
+mlir::Value buildGptNeoxDecoder(ModelBuilder &mb, mlir::Value ids,
+                                const CausalLMConfig &config,
+                                const ModelConfig &model);
+
 /// The sdpa kernel a config's attention runs: the one --attention names, or
 /// for `sdpa` flash, or math when it drops out on the CPU (no fused CPU
 /// kernel supports dropout).

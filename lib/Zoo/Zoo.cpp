@@ -125,7 +125,8 @@ llvm::Error checkAttention(StringRef name, std::optional<DecoderLayout> layout,
     return error(name + " runs its reference's attention: --attention does "
                         "not apply");
   if (*layout != DecoderLayout::Llama && attention == Impl::Eager)
-    return error("eager attention is not modelled for GPT-2 and OPT yet "
+    return error("eager attention is not modelled for GPT-2, OPT and "
+                 "GPT-NeoX yet "
                  "(sdpa, sdpa-flash, sdpa-efficient and sdpa-math are)");
   return llvm::Error::success();
 }
@@ -543,6 +544,8 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
           return buildGpt2Decoder(mb, ids, config, model);
         case DecoderLayout::Opt:
           return buildOptDecoder(mb, ids, config, model);
+        case DecoderLayout::GptNeox:
+          return buildGptNeoxDecoder(mb, ids, config, model);
         }
         llvm_unreachable("unknown decoder layout");
       });

@@ -31,6 +31,11 @@ enum class DecoderLayout {
   /// projections (q scaled before attention), learned positions offset by
   /// 2 and indexed per sample, a ReLU MLP.
   Opt,
+  /// GPTNeoXForCausalLM (Pythia): LayerNorms, one query_key_value projection
+  /// whose [.., H, 3 D] view holds each head's q, k and v, partial rotary
+  /// (rotary_pct), a GELU MLP, the attention and the MLP in parallel on the
+  /// same input (use_parallel_residual).
+  GptNeox,
 };
 
 /// The MLP activation of the LLaMA layout (config `hidden_act`).
@@ -84,6 +89,9 @@ struct CausalLMConfig {
   /// Phi-3's resid_pdrop: dropout on the attention's and the MLP's outputs
   /// before each residual add.
   double residualDropout = 0.0;
+  /// GPT-NeoX's use_parallel_residual: x + attn(ln1(x)) + mlp(ln2(x))
+  /// instead of two residual steps.
+  bool parallelResidual = false;
   /// Gemma: embeddings times sqrt(hidden_size), and RMSNorm scaling by
   /// (1 + weight).
   bool gemmaScaling = false;

@@ -561,6 +561,61 @@ LogicalResult readPhi3(ConfigReader &r, CausalLMConfig &c) {
   return success();
 }
 
+/// GPTNeoXConfig (Pythia, GPT-NeoX): hidden_size / heads per head,
+/// rotary_pct (or partial_rotary_factor) of each head rotated,
+/// use_parallel_residual, attention_bias, hidden_dropout after the
+/// embeddings, the attention and the MLP; GELU (exact) MLP.
+LogicalResult readGptNeox(ConfigReader &r, CausalLMConfig &c) {
+  c.layout = DecoderLayout::GptNeox;
+  READ(vocab, r.getInt("vocab_size", 50432));
+  READ(hidden, r.getInt("hidden_size", 6144));
+  READ(layers, r.getInt("num_hidden_layers", 44));
+  READ(heads, r.getInt("num_attention_heads", 64));
+  READ(inner, r.getInt("intermediate_size", 24576));
+  READ(eps, r.getNumber("layer_norm_eps", 1e-5));
+  READ(hiddenDropout, r.getNumber("hidden_dropout", 0.0));
+  READ(attentionDropout, r.getNumber("attention_dropout", 0.0));
+  READ(tie, r.getBool("tie_word_embeddings", false));
+  READ(parallel, r.getBool("use_parallel_residual", true));
+  READ(bias, r.getBool("attention_bias", true));
+  READ(useCache, r.getBool("use_cache", true));
+  llvm::StringRef factorKey =
+      r.has("partial_rotary_factor") ? "partial_rotary_factor" : "rotary_pct";
+  READ(factor, r.getNumber(factorKey, 0.25));
+  READ(act, r.getString("hidden_act", std::string("gelu")));
+  if (act != "gelu") {
+    r.error("hidden_act") << "unsupported \"hidden_act\": \"" << act
+                          << "\" (supported: gelu)";
+    return failure();
+  }
+  if (heads < 1 || hidden % heads) {
+    r.error("num_attention_heads")
+        << "num_attention_heads (" << heads << ") must divide hidden_size ("
+        << hidden << ")";
+    return failure();
+  }
+  if (!(factor > 0 && factor <= 1)) {
+    r.error(factorKey) << factorKey << " must be in (0, 1]";
+    return failure();
+  }
+  c.vocabSize = vocab;
+  c.hiddenSize = hidden;
+  c.numLayers = layers;
+  c.numHeads = c.numKeyValueHeads = heads;
+  c.headDim = hidden / heads;
+  c.intermediateSize = inner;
+  c.normEps = eps;
+  c.dropout = hiddenDropout;
+  c.attentionDropout = attentionDropout;
+  c.tieWordEmbeddings = tie;
+  c.parallelResidual = parallel;
+  c.qkvBias = c.outputBias = bias;
+  c.useCache = useCache;
+  c.rotaryDim = static_cast<int64_t>(c.headDim * factor);
+  c.rotaryConcatenates = true;
+  return success();
+}
+
 /// The Qwen MoE configs' experts: num_experts of moe_intermediate_size on
 /// every decoder_sparse_step-th layer not in mlp_only_layers (the others a
 /// dense MLP of intermediate_size); norm_topk_prob renormalizes.
@@ -760,6 +815,7 @@ const Family kFamilies[] = {
     {"qwen3_moe", readQwen3Moe},
     {"phi3", readPhi3},
     {"gpt2", readGpt2},
+    {"gpt_neox", readGptNeox},
     {"opt", readOpt},
 };
 
