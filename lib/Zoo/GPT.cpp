@@ -402,8 +402,12 @@ Value vram::zoo::buildGptNeoxDecoder(ModelBuilder &mb, Value ids,
       std::tie(k, v) = model.kvCache->update(mb, i, k, v, attn);
       causal = !model.kvCache->isDecoding();
     }
-    Value y = mb.attention(q, k, v, attn, causal, backend, /*enableGqa=*/false,
-                           c.attentionDropout);
+    Value y =
+        model.attention == vram::nn::AttentionImplementation::Eager
+            ? mb.eagerAttention(q, k, v, attn, 1.0 / std::sqrt((double)headDim),
+                                /*softcap=*/std::nullopt, c.attentionDropout)
+            : mb.attention(q, k, v, attn, causal, backend,
+                           /*enableGqa=*/false, c.attentionDropout);
     y = mb.linear(mb.mergeHeads(y, attn), attn + ".dense", d, c.outputBias);
     mb.keepAlive({qkv, q, k, v}, attn);
     mb.keepAlive(h, name);

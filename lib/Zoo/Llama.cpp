@@ -162,28 +162,13 @@ private:
     return mb.reshape(expanded, name, {s[0], s[1] * groups, s[2], s[3]});
   }
 
-  /// transformers' eager_attention_forward: K and V repeated to the heads,
-  /// softmax(q k^T * scaling) v with the probabilities kept (the causal mask
-  /// is added to the scores: a transient tensor, not modelled); dropout on
-  /// the probabilities when training with attention_dropout. The softmax
-  /// runs in float32 (softmax(..., dtype=torch.float32).to(query.dtype)):
-  /// in a bf16 or fp16 model it keeps float32 probabilities for backward
-  /// besides their copy in the model's dtype that the matmul keeps
-  /// (measured on an H200: Llama-3-8B bf16 LoRA, eager, 2,048 tokens keeps
-  /// 32 layers x 32 heads x 2,048^2 x 4 bytes more than the model without
-  /// them did).
+  /// transformers' eager_attention_forward with K and V repeated to the
+  /// heads first (repeat_kv).
   Value eagerAttention(Value q, Value k, Value v, const std::string &name) {
-    k = repeatKeyValue(k, name);
-    v = repeatKeyValue(v, name);
-    Value scores = mb.matmul(q, mb.transpose(k, name, 2, 3), name);
-    double scaling =
-        c.attentionScaling.value_or(1.0 / std::sqrt((double)c.headDim));
-    scores = mb.mul(scores, mb.number(scaling, name), name);
-    if (c.attentionSoftcap)
-      scores = mb.softcap(scores, *c.attentionSoftcap, name);
-    Value probs = mb.inFloat32(mb.softmax(scores, name, /*dim=*/-1));
-    probs = mb.dropout(probs, name, c.attentionDropout);
-    return mb.matmul(probs, v, name);
+    return mb.eagerAttention(
+        q, repeatKeyValue(k, name), repeatKeyValue(v, name), name,
+        c.attentionScaling.value_or(1.0 / std::sqrt((double)c.headDim)),
+        c.attentionSoftcap, c.attentionDropout);
   }
 
   /// q_proj/k_proj/v_proj, split into heads (qwen3: q_norm/k_norm per

@@ -338,6 +338,19 @@ Value ModelBuilder::number(double value, StringRef layer) {
                             /*wrapped_number=*/true);
 }
 
+Value ModelBuilder::eagerAttention(Value q, Value k, Value v, StringRef layer,
+                                   double scaling,
+                                   std::optional<double> softcap,
+                                   double dropoutP) {
+  Value scores = matmul(q, transpose(k, layer, 2, 3), layer);
+  scores = mul(scores, number(scaling, layer), layer);
+  if (softcap)
+    scores = this->softcap(scores, *softcap, layer);
+  Value probs = inFloat32(softmax(scores, layer, /*dim=*/-1));
+  probs = dropout(probs, layer, dropoutP);
+  return matmul(probs, v, layer);
+}
+
 Value ModelBuilder::matmulAttention(Value q, Value k, Value v, StringRef layer,
                                     bool causal) {
   ArrayRef<int64_t> qs = shapeOf(q); // [B, H, L, D]
