@@ -538,10 +538,10 @@ LogicalResult readMixtral(ConfigReader &r, CausalLMConfig &c) {
   return success();
 }
 
-/// Phi3Config (Phi-3, Phi-3.5-mini, Phi-4-mini): fused qkv_proj and
-/// gate_up_proj, rms_norm_eps 1e-5, resid_pdrop before each residual add,
-/// partial_rotary_factor, sliding_window (null: none). rope_scaling
-/// ("longrope") changes the tables' values only.
+/// Phi3Config (Phi-3, Phi-3.5-mini; Phi-4-mini's partial rotary): fused
+/// qkv_proj and gate_up_proj, rms_norm_eps 1e-5, resid_pdrop before each
+/// residual add, partial_rotary_factor, sliding_window (null: none).
+/// rope_scaling ("longrope") changes the tables' values only.
 LogicalResult readPhi3(ConfigReader &r, CausalLMConfig &c) {
   LlamaDefaults d;
   d.normEps = 1e-5;
