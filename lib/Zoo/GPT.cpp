@@ -329,9 +329,16 @@ Value vram::zoo::buildOptDecoder(ModelBuilder &mb, Value ids,
       std::tie(k, v) = model.kvCache->update(mb, i, k, v, attn);
       causal = !model.kvCache->isDecoding();
     }
+    // The eager path is OPT's eager_attention_forward, called with
+    // scaling=1.0 (q was scaled): the product still makes a new tensor.
     Value y =
-        mb.attention(mb.splitHeads(q, attn, c.numHeads), k, v, attn, causal,
-                     backend, /*enableGqa=*/false, c.attentionDropout);
+        model.attention == vram::nn::AttentionImplementation::Eager
+            ? mb.eagerAttention(mb.splitHeads(q, attn, c.numHeads), k, v, attn,
+                                /*scaling=*/1.0, /*softcap=*/std::nullopt,
+                                c.attentionDropout)
+            : mb.attention(mb.splitHeads(q, attn, c.numHeads), k, v, attn,
+                           causal, backend, /*enableGqa=*/false,
+                           c.attentionDropout);
     y = mb.linear(mb.mergeHeads(y, attn), attn + ".out_proj", d,
                   /*bias=*/true);
     mb.keepAlive({q, k, v}, attn);
