@@ -21,8 +21,8 @@
 
 #include "onnx/onnx_pb.h"
 
-#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <cassert>
@@ -56,7 +56,7 @@ struct BroadcastIndexer {
     for (int64_t k = (int64_t)in.size() - 1; k >= 0; --k) {
       int64_t o = k + (int64_t)(out.size() - in.size());
       strides[o] = in[k] == 1 ? 0 : s;
-      s *= in[k];
+      s = vram::saturatingMul(s, in[k]);
     }
   }
   int64_t map(int64_t flat) const {
@@ -446,11 +446,15 @@ static bool foldGather(FoldNode &node, ConstTensor &out) {
   if (tooBig(shape, node.budget, node.err))
     return false;
   out = ConstTensor::make(d->dtype, shape);
+  // An empty result reads nothing; the loops below would still count up to
+  // the other (possibly huge) dimensions of an empty input.
+  if (out.numElements() == 0)
+    return true;
   int64_t outer = 1, inner = 1, dim = d->shape[axis];
   for (int64_t k = 0; k < axis; ++k)
-    outer *= d->shape[k];
+    outer = vram::saturatingMul(outer, d->shape[k]);
   for (int64_t k = axis + 1; k < rank; ++k)
-    inner *= d->shape[k];
+    inner = vram::saturatingMul(inner, d->shape[k]);
   int64_t ni = idx->numElements(), o = 0;
   for (int64_t a = 0; a < outer; ++a)
     for (int64_t j = 0; j < ni; ++j) {
@@ -503,9 +507,11 @@ static bool foldConcat(FoldNode &node, ConstTensor &out) {
   if (tooBig(shape, node.budget, node.err))
     return false;
   out = ConstTensor::make(dt, shape);
+  if (out.numElements() == 0)
+    return true;
   int64_t outer = 1;
   for (int64_t k = 0; k < axis; ++k)
-    outer *= shape[k];
+    outer = vram::saturatingMul(outer, shape[k]);
   int64_t o = 0;
   for (int64_t a = 0; a < outer; ++a)
     for (const ConstTensor *t : in) {
@@ -601,11 +607,20 @@ static bool foldFlatten(FoldNode &node, ConstTensor &out) {
     return false;
   int64_t rank = d->shape.size();
   int64_t axis = normAxis(node.attrs.getInt("axis").value_or(1), rank);
-  int64_t a = 1, b = 1;
-  for (int64_t k = 0; k < rank; ++k)
-    (k < axis ? a : b) *= d->shape[k];
+  if (axis < 0 || axis > rank) {
+    node.err = "axis out of range";
+    return false;
+  }
+  std::optional<int64_t> a =
+      vram::checkedProduct(llvm::ArrayRef<int64_t>(d->shape).take_front(axis));
+  std::optional<int64_t> b =
+      vram::checkedProduct(llvm::ArrayRef<int64_t>(d->shape).drop_front(axis));
+  if (!a || !b) {
+    node.err = "the flattened shape overflows 64 bits";
+    return false;
+  }
   out = *d;
-  out.shape = {a, b};
+  out.shape = {*a, *b};
   return true;
 }
 
@@ -691,7 +706,7 @@ static bool foldTranspose(FoldNode &node, ConstTensor &out) {
   }
   SmallVector<int64_t, 4> shape, srcStride(rank, 1);
   for (int64_t k = rank - 2; k >= 0; --k)
-    srcStride[k] = srcStride[k + 1] * d->shape[k + 1];
+    srcStride[k] = vram::saturatingMul(srcStride[k + 1], d->shape[k + 1]);
   // A permutation names every axis once: a repeated axis would read past
   // the input below.
   llvm::SmallBitVector seen(rank);
@@ -735,9 +750,9 @@ static bool foldScatterND(FoldNode &node, ConstTensor &out) {
   }
   int64_t slice = 1;
   for (int64_t j = k; j < r; ++j)
-    slice *= d->shape[j];
+    slice = vram::saturatingMul(slice, d->shape[j]);
   int64_t n = k ? ix->numElements() / k : 0;
-  if (u->numElements() != n * slice) {
+  if (u->numElements() != vram::saturatingMul(n, slice)) {
     node.err = "updates do not match indices";
     return false;
   }
