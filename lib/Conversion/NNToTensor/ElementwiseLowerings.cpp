@@ -28,9 +28,6 @@ using namespace vram::lowering;
 
 namespace {
 
-template <typename Model, typename OpTy>
-using ExternalModel = LowerToTensorOpInterface::ExternalModel<Model, OpTy>;
-
 Value cst(OpBuilder &b, Location loc, Value like, double v) {
   return floatConstant(b, loc, like.getType(), v);
 }

@@ -10,12 +10,18 @@
 #ifndef VRAM_CONVERSION_NNTOTENSOR_LOWERINGUTILS_H
 #define VRAM_CONVERSION_NNTOTENSOR_LOWERINGUTILS_H
 
+#include "vram/Dialect/NN/NNInterfaces.h"
+
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace vram::lowering {
+
+/// The external model every lowering registers (LowerToTensorOpInterface).
+template <typename Model, typename OpTy>
+using ExternalModel = nn::LowerToTensorOpInterface::ExternalModel<Model, OpTy>;
 
 inline mlir::RankedTensorType tensorType(mlir::Value v) {
   return mlir::cast<mlir::RankedTensorType>(v.getType());

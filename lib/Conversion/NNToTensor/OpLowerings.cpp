@@ -29,9 +29,6 @@ using namespace vram::lowering;
 
 namespace {
 
-template <typename Model, typename OpTy>
-using ExternalModel = LowerToTensorOpInterface::ExternalModel<Model, OpTy>;
-
 /// A [rows, cols] tensor, or a located error naming the op.
 LogicalResult expectMatrix(Location loc, StringRef opName, Value v,
                            StringRef what) {

@@ -30,9 +30,6 @@ using namespace vram::lowering;
 
 namespace {
 
-template <typename Model, typename OpTy>
-using ExternalModel = LowerToTensorOpInterface::ExternalModel<Model, OpTy>;
-
 /// `init` filled with the integer `value`.
 Value fillInt(OpBuilder &b, Location loc, Value init, int64_t value) {
   Type et = tensorType(init).getElementType();

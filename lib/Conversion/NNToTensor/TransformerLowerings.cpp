@@ -36,9 +36,6 @@ using namespace vram::lowering;
 
 namespace {
 
-template <typename Model, typename OpTy>
-using ExternalModel = LowerToTensorOpInterface::ExternalModel<Model, OpTy>;
-
 using IterType = utils::IteratorType;
 
 int64_t normalize(int64_t dim, int64_t rank) {

@@ -26,8 +26,6 @@ using namespace vram::lowering;
 
 namespace {
 
-template <typename Model, typename OpTy>
-using ExternalModel = LowerToTensorOpInterface::ExternalModel<Model, OpTy>;
 using utils::IteratorType;
 
 AffineMap dims(MLIRContext *ctx, unsigned numDims, ArrayRef<unsigned> which) {
