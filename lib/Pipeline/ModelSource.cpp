@@ -4,6 +4,7 @@
 #include "vram/Analysis/StepInfo.h"
 #include "vram/Import/HuggingFace.h"
 #include "vram/Import/TorchExport.h"
+#include "vram/Pipeline/CxxFrontend.h"
 #include "vram/Pipeline/Pipeline.h"
 #include "vram/Support/Findings.h"
 #include "vram/Zoo/CausalLM.h"
@@ -11,33 +12,18 @@
 #ifdef VRAM_ENABLE_ONNX
 #include "vram/Import/ONNX.h"
 #endif
-#ifdef VRAM_ENABLE_CXX
-#include "vram/Import/Cxx.h"
-#endif
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+
+#include <dlfcn.h>
 
 using namespace mlir;
 using namespace vram;
 
 namespace {
-/// While alive, records the warnings emitted in `context` as findings and
-/// lets them go on to be printed.
-class RecordFindings {
-public:
-  RecordFindings(MLIRContext *context, std::vector<ImportFinding> &findings)
-      : handler(context, [&findings](Diagnostic &d) {
-          if (d.getSeverity() == DiagnosticSeverity::Warning)
-            findings.push_back({getFindingRule(d).value_or("").str(), d.str(),
-                                d.getLocation()});
-          return failure();
-        }) {}
-
-private:
-  ScopedDiagnosticHandler handler;
-};
 
 /// The batch of `module`'s forward model.
 std::optional<int64_t> getForwardBatch(ModuleOp module) {
@@ -286,40 +272,6 @@ private:
 };
 #endif
 
-#ifdef VRAM_ENABLE_CXX
-class CxxSource : public ModelSource {
-public:
-  CxxSource(MLIRContext *context,
-            std::unique_ptr<cxx_import::CxxTranslationUnit> unit,
-            cxx_import::CxxModuleOptions options, std::string inputPath)
-      : context(context), unit(std::move(unit)), options(std::move(options)),
-        inputPath(std::move(inputPath)) {}
-
-  StringRef getName() const override { return options.moduleName; }
-  StringRef getInputPath() const override { return inputPath; }
-  MLIRContext *getContext() const override { return context; }
-
-  llvm::Expected<OwningOpRef<ModuleOp>>
-  build(std::optional<int64_t> batch) override {
-    cxx_import::CxxModuleOptions moduleOptions = options;
-    if (batch)
-      moduleOptions.batch = batch;
-    std::optional<RecordFindings> record;
-    if (!batch)
-      record.emplace(context, findings);
-    OwningOpRef<ModuleOp> module = unit->importModule(context, moduleOptions);
-    if (!module)
-      return makeDiagnosedError();
-    return module;
-  }
-
-private:
-  MLIRContext *context;
-  std::unique_ptr<cxx_import::CxxTranslationUnit> unit;
-  cxx_import::CxxModuleOptions options;
-  std::string inputPath;
-};
-#endif
 } // namespace
 
 std::unique_ptr<ModelSource> vram::createZooSource(MLIRContext *context,
@@ -370,31 +322,33 @@ vram::createOnnxSource(MLIRContext *context,
 llvm::Expected<std::unique_ptr<ModelSource>>
 vram::createCxxSource(MLIRContext *context, CxxModelOptions options) {
 #ifdef VRAM_ENABLE_CXX
-  cxx_import::CxxModuleOptions moduleOptions;
-  for (const std::string &text : options.inputs) {
-    std::optional<cxx_import::CxxInputSpec> spec =
-        cxx_import::parseInputSpec(text);
-    if (!spec)
-      return makeUsageError(
-          "--input expects a shape such as 8x3x224x224, got '" + text +
-          "' (an element type may follow: 8x128:i64; f32, f16, bf16, f64, "
-          "i64, i32, i1)");
-    moduleOptions.inputs.push_back(*spec);
+  // The module sits at a fixed place relative to the executable, in the
+  // build tree as after `cmake --install`. It stays loaded: the sources it
+  // makes hold its code.
+  static CreateCxxSourceFn create = nullptr;
+  static std::string loadError;
+  if (!create && loadError.empty()) {
+    std::string executable = llvm::sys::fs::getMainExecutable(
+        nullptr, reinterpret_cast<void *>(&vram::createCxxSource));
+    llvm::SmallString<256> path(llvm::sys::path::parent_path(executable));
+    llvm::sys::path::append(path, VRAM_CXX_FRONTEND_RELATIVE_PATH);
+    llvm::sys::path::remove_dots(path, /*remove_dot_dot=*/true);
+    // RTLD_NOW: a symbol the executable does not provide is an error here,
+    // not a crash at its first call.
+    if (void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      if (auto entry = reinterpret_cast<CreateCxxSourceFn (*)()>(
+              dlsym(handle, kCxxFrontendEntry)))
+        create = entry();
+      else
+        loadError = path.str().str() + " has no " + kCxxFrontendEntry;
+    } else {
+      loadError = dlerror();
+    }
   }
-  cxx_import::CxxSourceOptions sourceOptions;
-  sourceOptions.sourceFile = options.sourceFile;
-  sourceOptions.compileFlags = options.compileFlags;
-  sourceOptions.compileCommands = options.compileCommands;
-  std::unique_ptr<cxx_import::CxxTranslationUnit> unit =
-      cxx_import::CxxTranslationUnit::parse(context, sourceOptions);
-  if (!unit)
-    return makeDiagnosedError();
-  moduleOptions.moduleName = options.moduleName;
-  moduleOptions.constructorArgs = options.constructorArgs;
-  moduleOptions.batch = options.batch;
-  moduleOptions.training = options.training;
-  return std::make_unique<CxxSource>(
-      context, std::move(unit), std::move(moduleOptions), options.sourceFile);
+  if (!create)
+    return makeUsageError("the C++ front end could not be loaded: " +
+                          loadError);
+  return create(context, std::move(options));
 #else
   return makeUsageError("this vram-opt was built without the C++ front end");
 #endif

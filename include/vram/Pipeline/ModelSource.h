@@ -14,6 +14,7 @@
 
 #include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Report/Report.h"
+#include "vram/Support/Findings.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -89,6 +90,23 @@ public:
 
 protected:
   std::vector<ImportFinding> findings;
+};
+
+/// While alive, records the warnings emitted in `context` as findings and
+/// lets them go on to be printed (a source's build() at its own batch).
+class RecordFindings {
+public:
+  RecordFindings(mlir::MLIRContext *context,
+                 std::vector<ImportFinding> &findings)
+      : handler(context, [&findings](mlir::Diagnostic &d) {
+          if (d.getSeverity() == mlir::DiagnosticSeverity::Warning)
+            findings.push_back({getFindingRule(d).value_or("").str(), d.str(),
+                                d.getLocation()});
+          return mlir::failure();
+        }) {}
+
+private:
+  mlir::ScopedDiagnosticHandler handler;
 };
 
 /// A built-in model (vram/Zoo/Zoo.h) with the given shape options (unset:
@@ -179,7 +197,10 @@ struct CxxModelOptions {
   bool training = true;
 };
 /// A UsageError for a malformed input shape or a vram-opt built without the
-/// C++ front end.
+/// C++ front end. The front end (Clang and the LibTorch importer) is a module
+/// loaded on first use, so that runs without a C++ input do not load
+/// libclang-cpp (vram/Pipeline/CxxFrontend.h); an error when it cannot be
+/// loaded.
 llvm::Expected<std::unique_ptr<ModelSource>>
 createCxxSource(mlir::MLIRContext *context, CxxModelOptions options);
 
