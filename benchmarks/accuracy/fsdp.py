@@ -77,6 +77,10 @@ CASES = [("mlp", 2, "sgd"), ("mlp", 2, "adam"), ("mlp", 4, "sgd"),
          # transformers' own loss: the model called with labels
          # (ForCausalLMLoss), one process (vram-opt's --loss=causal_lm).
          ("llama", 1, "adam", ("bf16", None), "hf_loss"), ("llama", 1, "adam", None, "hf_loss"),
+         # BertForMaskedLM's own loss (CrossEntropyLoss on the logits as
+         # they are), one process: test/Import/HuggingFace/bert.test.
+         ("bert", 1, "adam", ("bf16", None), "hf_loss"), ("bert", 1, "adam", None, "hf_loss"),
+         ("bert", 2, "adam"),
          # fully_shard(unit, reshard_after_forward=False).
          ("mlp", 2, "sgd", None, "keep"), ("resnet18", 2, "sgd", None, "keep"),
          ("llama", 2, "sgd", None, "keep")]
@@ -93,12 +97,14 @@ def build(name):
         model = nn.Sequential(*layers)
         units = [str(i) for i in range(0, 8, 2)]
         x, y = torch.randn(8, 512), torch.randint(0, 512, (8,))
-    elif name == "llama":
-        # transformers' LlamaForCausalLM at test/Inputs/hf/small/llama.json,
-        # trained with cross-entropy over the flattened logits.
-        model = FlatLogits("llama")
+    elif name in ("llama", "bert"):
+        # transformers' LlamaForCausalLM at test/Inputs/hf/small/llama.json
+        # (BertForMaskedLM at bert.json), trained with cross-entropy over
+        # the flattened logits.
+        model = FlatLogits(name)
         config = model.config
-        units = [f"lm.model.layers.{i}" for i in range(config.num_hidden_layers)]
+        prefix = "lm.model.layers" if name == "llama" else "lm.bert.encoder.layer"
+        units = [f"{prefix}.{i}" for i in range(config.num_hidden_layers)]
         x = torch.randint(0, config.vocab_size, (LLAMA_BATCH, LLAMA_SEQ))
         y = torch.randint(0, config.vocab_size, (LLAMA_BATCH * LLAMA_SEQ,))
     else:

@@ -102,13 +102,17 @@ class FlatLogits(nn.Module):
 
     def __init__(self, config_name):
         super().__init__()
-        from transformers import AutoConfig, AutoModelForCausalLM
+        from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM
         self.config = AutoConfig.from_pretrained(ROOT / "test" / "Inputs" / "hf" / "small" /
                                                  f"{config_name}.json")
-        self.lm = AutoModelForCausalLM.from_config(self.config, attn_implementation="sdpa")
+        # A masked LM (BertForMaskedLM) is an encoder: no cache.
+        self.masked = any(a.endswith("ForMaskedLM") for a in (self.config.architectures or []))
+        auto = AutoModelForMaskedLM if self.masked else AutoModelForCausalLM
+        self.lm = auto.from_config(self.config, attn_implementation="sdpa")
 
     def forward(self, ids):
-        return self.lm(ids, use_cache=self.training).logits.flatten(0, 1)
+        kwargs = {} if self.masked else {"use_cache": self.training}
+        return self.lm(ids, **kwargs).logits.flatten(0, 1)
 
 
 # Buffers the in-place collectives reduce in, by dtype: made during the

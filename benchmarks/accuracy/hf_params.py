@@ -1,7 +1,8 @@
 """Parameter counts of the Hugging Face config fixtures, as transformers builds them.
 
 Each test/Inputs/hf/*/config.json is instantiated with
-AutoModelForCausalLM.from_config on the meta device (no weights, no memory)
+AutoModelForCausalLM.from_config (AutoModelForMaskedLM for a masked-LM
+architecture) on the meta device (no weights, no memory)
 and its parameters counted as model.num_parameters() does (tied weights
 once). The table is the reference of test/Import/HuggingFace/params.test.
 With peft installed it also counts peft's LoRA adapters (get_peft_model,
@@ -16,7 +17,7 @@ import platform
 
 import torch
 import transformers
-from transformers import AutoConfig, AutoModelForCausalLM
+from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "test" / "Inputs" / "hf"
@@ -28,9 +29,13 @@ LORA = [("Meta-Llama-3-8B", dict(r=16, lora_alpha=32, lora_dropout=0.05,
 
 
 def build(config_dir):
+    """The config's model: its causal LM, or for a masked-LM architecture
+    (BertForMaskedLM) that class."""
     config = AutoConfig.from_pretrained(config_dir)
+    masked = any(a.endswith("ForMaskedLM") for a in (config.architectures or []))
+    auto = AutoModelForMaskedLM if masked else AutoModelForCausalLM
     with torch.device("meta"):
-        return AutoModelForCausalLM.from_config(config)
+        return auto.from_config(config)
 
 
 def count(config_dir):

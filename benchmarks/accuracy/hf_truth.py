@@ -14,7 +14,9 @@ has no sdpa path for, as gemma2).
 
 writes results/hf-torch-<torch>-transformers-<version>-cpu.json, the
 reference of test/Import/HuggingFace/saved.test; given config names (e.g.
-gpt2), measures only those and writes nothing. -v lists the saved storages.
+gpt2), measures only those and writes nothing, or with --update replaces
+or adds their rows in the table. A config whose architectures name a
+masked LM (BertForMaskedLM) is built with its masked-LM class. -v lists the saved storages.
 --bf16 converts each model to bfloat16 (model.to(torch.bfloat16)) and writes
 results/hf-bf16-torch-<torch>-transformers-<version>-cpu.json.
 --use-cache runs the forward with use_cache=True (the configs' default, a
@@ -30,7 +32,7 @@ import sys
 
 import torch
 import transformers
-from transformers import AutoConfig, AutoModelForCausalLM
+from transformers import AutoConfig
 
 torch.set_num_threads(1)
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -41,6 +43,17 @@ BATCH, SEQ = 2, 64
 def storage_of(t):
     s = t.untyped_storage()
     return s.data_ptr(), s.nbytes()
+
+
+def is_causal_lm(config):
+    return not any(a.endswith("ForMaskedLM") for a in (config.architectures or []))
+
+
+def model_class(config):
+    """The config's head: a causal LM, or a masked LM (BertForMaskedLM)."""
+    auto = transformers.models.auto.modeling_auto
+    mapping = auto.MODEL_FOR_CAUSAL_LM_MAPPING if is_causal_lm(config) else auto.MODEL_FOR_MASKED_LM_MAPPING
+    return mapping[type(config)]
 
 
 def saved_bytes(model, ids, verbose, use_cache=False):
@@ -55,8 +68,10 @@ def saved_bytes(model, ids, verbose, use_cache=False):
             shapes[(tuple(t.shape), str(t.dtype), nb)] += 1
         return t
 
+    # An encoder (BertForMaskedLM) has no cache to ask for.
+    kwargs = {"use_cache": use_cache} if is_causal_lm(model.config) else {}
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        out = model(input_ids=ids, use_cache=use_cache).logits
+        out = model(input_ids=ids, **kwargs).logits
     del out
     if verbose:
         for (shape, dtype, nb), n in sorted(shapes.items(), key=lambda kv: -kv[0][2] * kv[1]):
@@ -76,10 +91,10 @@ def main():
         for impl in ("sdpa", "eager"):
             torch.manual_seed(0)
             config = AutoConfig.from_pretrained(path)
-            cls = transformers.models.auto.modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING[type(config)]
+            cls = model_class(config)
             if impl == "sdpa" and not cls._supports_sdpa:
                 continue  # transformers runs it eagerly only (gemma2)
-            model = AutoModelForCausalLM.from_config(config, attn_implementation=impl)
+            model = cls._from_config(config, attn_implementation=impl)
             if bf16:
                 model = model.to(torch.bfloat16)
             model.train()
@@ -97,7 +112,15 @@ def main():
                 "saved_activation_bytes": saved_bytes(model, ids, verbose, use_cache),
             }
             print("%-28s %d" % (name, rows[name]["saved_activation_bytes"]))
+    name = "hf-%s%storch-%s-transformers-%s-cpu.json" % ("bf16-" if bf16 else "", "use-cache-" if use_cache else "",
+                                                          torch.__version__.split("+")[0], transformers.__version__)
+    path = ROOT / "benchmarks" / "accuracy" / "results" / name
     if only:
+        if "--update" in sys.argv and path.exists():
+            table = json.loads(path.read_text())
+            table["rows"].update(rows)
+            path.write_text(json.dumps(table, indent=2) + "\n")
+            print("updated", path)
         return
     out = {
         "torch": torch.__version__,
@@ -108,9 +131,7 @@ def main():
         "use_cache": use_cache,
         "rows": rows,
     }
-    name = "hf-%s%storch-%s-transformers-%s-cpu.json" % ("bf16-" if bf16 else "", "use-cache-" if use_cache else "",
-                                                          torch.__version__.split("+")[0], transformers.__version__)
-    (ROOT / "benchmarks" / "accuracy" / "results" / name).write_text(json.dumps(out, indent=2) + "\n")
+    path.write_text(json.dumps(out, indent=2) + "\n")
 
 
 if __name__ == "__main__":

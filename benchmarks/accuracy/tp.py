@@ -63,7 +63,10 @@ CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
          ("phi3", 1, "adam"), ("phi3-partial", 1, "adam"), ("phi3", 1, "inference"),
          # GPT-NeoX: parallel and sequential residuals.
          ("gpt_neox", 1, "adam"), ("gpt_neox-sequential", 1, "adam"),
-         ("gpt_neox", 1, "inference")]
+         ("gpt_neox", 1, "inference"),
+         # BERT's encoder with its masked-LM head (BertForMaskedLM).
+         ("bert", 1, "sgd"), ("bert", 1, "adam"), ("bert", 1, "inference"),
+         ("roberta", 1, "adam"), ("roberta", 1, "inference")]
 BATCH, SEQ = 2, 256
 # generate(): batch, prompt length, new tokens (generate.py's first case).
 GEN_BATCH, GEN_PROMPT, GEN_NEW = 2, 64, 32

@@ -327,6 +327,13 @@ Value ModelBuilder::positionIds(int64_t batch, int64_t seq, int64_t offset,
       DenseElementsAttr::get(type, llvm::ArrayRef(values)));
 }
 
+Value ModelBuilder::intConstant(ArrayRef<int64_t> shape, int64_t value,
+                                StringRef layer) {
+  auto type = RankedTensorType::get(shape, builder.getI64Type());
+  return ConstantOp::create(builder, loc(layer),
+                            DenseElementsAttr::get(type, value));
+}
+
 Value ModelBuilder::scalar(double value, StringRef layer) {
   auto attr = DenseElementsAttr::get(floatTensor({}), (float)value);
   return ConstantOp::create(builder, loc(layer), attr);
@@ -341,12 +348,14 @@ Value ModelBuilder::number(double value, StringRef layer) {
 Value ModelBuilder::eagerAttention(Value q, Value k, Value v, StringRef layer,
                                    double scaling,
                                    std::optional<double> softcap,
-                                   double dropoutP) {
+                                   double dropoutP, bool softmaxInFloat32) {
   Value scores = matmul(q, transpose(k, layer, 2, 3), layer);
   scores = mul(scores, number(scaling, layer), layer);
   if (softcap)
     scores = this->softcap(scores, *softcap, layer);
-  Value probs = inFloat32(softmax(scores, layer, /*dim=*/-1));
+  Value probs = softmax(scores, layer, /*dim=*/-1);
+  if (softmaxInFloat32)
+    probs = inFloat32(probs);
   probs = dropout(probs, layer, dropoutP);
   return matmul(probs, v, layer);
 }

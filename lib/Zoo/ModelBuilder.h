@@ -205,9 +205,12 @@ public:
   /// in the model's dtype that the matmul keeps (measured on an H200:
   /// Llama-3-8B bf16 LoRA, eager, 2,048 tokens keeps 32 layers x 32 heads x
   /// 2,048^2 x 4 bytes more than the model without them did).
+  /// `softmaxInFloat32` false: the softmax in the scores' dtype (BERT's
+  /// eager_attention_forward).
   mlir::Value eagerAttention(mlir::Value q, mlir::Value k, mlir::Value v,
                              llvm::StringRef layer, double scaling,
-                             std::optional<double> softcap, double dropout);
+                             std::optional<double> softcap, double dropout,
+                             bool softmaxInFloat32 = true);
   mlir::Value matmulAttention(mlir::Value q, mlir::Value k, mlir::Value v,
                               llvm::StringRef layer, bool causal);
   mlir::Value concat(mlir::ValueRange inputs, llvm::StringRef layer,
@@ -256,6 +259,10 @@ public:
   /// Position ids `offset + t` for each of `batch` rows of `seq` tokens: an
   /// int64 [batch, seq] nn.constant.
   mlir::Value positionIds(int64_t batch, int64_t seq, int64_t offset,
+                          llvm::StringRef layer);
+  /// An int64 tensor of `shape` filled with `value` (nn.constant), as
+  /// computed in forward.
+  mlir::Value intConstant(llvm::ArrayRef<int64_t> shape, int64_t value,
                           llvm::StringRef layer);
   /// A 0-d fp32 tensor `torch.tensor(value)` (nn.constant).
   mlir::Value scalar(double value, llvm::StringRef layer);

@@ -64,6 +64,11 @@ mlir::Value buildGptNeoxDecoder(ModelBuilder &mb, mlir::Value ids,
                                 const CausalLMConfig &config,
                                 const ModelConfig &model);
 
+// Bert.cpp: a DecoderLayout::Bert config (BertForMaskedLM).
+mlir::Value buildBertEncoder(ModelBuilder &mb, mlir::Value ids,
+                             const CausalLMConfig &config,
+                             const ModelConfig &model);
+
 /// The sdpa kernel a config's attention runs: the one --attention names, or
 /// for `sdpa` flash, or math when it drops out on the CPU (no fused CPU
 /// kernel supports dropout).

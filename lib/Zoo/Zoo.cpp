@@ -177,6 +177,9 @@ llvm::Error checkGeneration(StringRef name, std::optional<DecoderLayout> layout,
   if (config.maxNewTokens < 1)
     return error("max new tokens must be >= 1, got " +
                  Twine(config.maxNewTokens));
+  if (layout == DecoderLayout::Bert)
+    return error(name + " is an encoder (BertForMaskedLM): it does not "
+                        "generate");
   if (!layout)
     return error("generation with a KV cache is modelled for transformers' "
                  "decoders (the zoo's llama-7b and gpt2, --hf configs), not "
@@ -450,18 +453,22 @@ llvm::Error vram::zoo::verifyCausalLMConfig(const CausalLMConfig &c) {
        {std::pair<double, StringRef>{c.residualDropout, "resid_pdrop"}})
     if (!(p >= 0 && p < 1))
       return error(key + " must be in [0, 1), got " + Twine(std::to_string(p)));
-  if (c.layout == DecoderLayout::Gpt2 || c.layout == DecoderLayout::Opt) {
+  if (c.layout == DecoderLayout::Gpt2 || c.layout == DecoderLayout::Opt ||
+      c.layout == DecoderLayout::Bert) {
     if (c.hiddenSize % c.numHeads)
       return error("num_attention_heads (" + Twine(c.numHeads) +
                    ") must divide hidden_size (" + Twine(c.hiddenSize) + ")");
     if (c.numKeyValueHeads != c.numHeads)
-      return error("GPT-2 and OPT have no grouped KV heads");
+      return error("GPT-2, OPT and BERT have no grouped KV heads");
     if (llvm::Error e =
             positive(c.maxPositions, c.layout == DecoderLayout::Gpt2
                                          ? "n_positions"
                                          : "max_position_embeddings"))
       return e;
   }
+  if (c.layout == DecoderLayout::Bert)
+    if (llvm::Error e = positive(c.typeVocabSize, "type_vocab_size"))
+      return e;
   if (c.numExperts) {
     if (llvm::Error e = positive(c.numExperts, "num_experts"))
       return e;
@@ -533,7 +540,7 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
                  Twine(*config.slidingWindow) +
                  " tokens, whose cache (DynamicSlidingWindowLayer) is not "
                  "modelled: prompt + new tokens - 1 must be at most that");
-  return buildForwardModule(
+  llvm::Expected<OwningOpRef<ModuleOp>> module = buildForwardModule(
       context, config.name, loc, c, /*language=*/true,
       [&](ModelBuilder &mb, Value ids, const ModelConfig &model) {
         switch (config.layout) {
@@ -545,7 +552,14 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
           return buildOptDecoder(mb, ids, config, model);
         case DecoderLayout::GptNeox:
           return buildGptNeoxDecoder(mb, ids, config, model);
+        case DecoderLayout::Bert:
+          return buildBertEncoder(mb, ids, config, model);
         }
         llvm_unreachable("unknown decoder layout");
       });
+  if (module && config.layout == DecoderLayout::Bert)
+    if (auto forward = (**module).lookupSymbol<func::FuncOp>("forward"))
+      forward->setAttr(vram::nn::NNDialect::kMaskedLmAttrName,
+                       UnitAttr::get(context));
+  return module;
 }

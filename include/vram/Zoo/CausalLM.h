@@ -1,11 +1,12 @@
 //===- CausalLM.h - decoder-only language models from a config --*- C++ -*-===//
 //
-// The zoo's language models are instances of two layouts that Hugging Face's
-// modeling code shares across families: the LLaMA decoder (llama, mistral,
-// qwen2, qwen3, gemma) and GPT-2's. A CausalLMConfig spells out one model of
-// either layout; the zoo's fixed models (llama-7b, gpt2, ...) are such
-// configs, and the Hugging Face front end (vram/Import/HuggingFace.h) makes
-// one from a config.json.
+// The zoo's language models are instances of a few layouts that Hugging
+// Face's modeling code shares across families: the LLaMA decoder (llama,
+// mistral, qwen2, qwen3, gemma, ...), GPT-2's, OPT's, GPT-NeoX's, and BERT's
+// encoder with its masked-LM head (the same token ids in, logits out). A
+// CausalLMConfig spells out one model of either layout; the zoo's fixed models
+// (llama-7b, gpt2, ...) are such configs, and the Hugging Face front end
+// (vram/Import/HuggingFace.h) makes one from a config.json.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +37,12 @@ enum class DecoderLayout {
   /// (rotary_pct), a GELU MLP, the attention and the MLP in parallel on the
   /// same input (use_parallel_residual).
   GptNeox,
+  /// BertForMaskedLM (and RobertaForMaskedLM, CausalLMConfig::roberta): an
+  /// encoder (bidirectional attention, no cache) of
+  /// post-LN layers with biased q/k/v, exact GELU and dropout, learned
+  /// positions and token types; the masked-LM head (dense, GELU, LayerNorm,
+  /// the decoder tied to the word embeddings) gives logits for every token.
+  Bert,
 };
 
 /// The MLP activation of the LLaMA layout (config `hidden_act`).
@@ -63,6 +70,16 @@ struct CausalLMConfig {
   int64_t intermediateSize = 0;
   /// Learned positions (GPT-2): the longest sequence; 0 for rotary models.
   int64_t maxPositions = 0;
+  /// BERT's token types (type_vocab_size): the rows of its token-type
+  /// embedding.
+  int64_t typeVocabSize = 0;
+  /// RoBERTa (RobertaForMaskedLM) in the BERT layout: its modules under
+  /// `roberta.` and `lm_head`, positions numbered from pad_token_id + 1 by
+  /// a cumsum over the token ids (a [B, T] int64 tensor, as are the token
+  /// types gathered with them), `maxPositions` of the table's rows usable.
+  bool roberta = false;
+  /// RoBERTa's pad_token_id + 1: the first position's row.
+  int64_t positionOffset = 0;
   double normEps = 1e-6;
   bool tieWordEmbeddings = false;
 

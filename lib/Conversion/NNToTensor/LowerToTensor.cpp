@@ -74,7 +74,8 @@ LogicalResult LowerToTensorPass::lower(ModuleOp module, func::FuncOp step) {
   options.beta2 = beta2;
   options.eps = eps;
   options.target = getTorchTarget(step);
-  options.training = getStepMode(step) != StepMode::Inference;
+  // Inference and generation run the model in eval().
+  options.training = getStepMode(step) == StepMode::Train;
 
   func::FuncOp marker;
   if (markers) {

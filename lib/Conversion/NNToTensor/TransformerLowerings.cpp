@@ -1592,7 +1592,7 @@ struct AttentionLowering
     : ExternalModel<AttentionLowering, ScaledDotProductAttentionOp> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
-                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                const LoweringOptions &options, SmallVectorImpl<Value> &results,
                 SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     auto sdpa = cast<ScaledDotProductAttentionOp>(op);
     Location loc = op->getLoc();
@@ -1600,7 +1600,9 @@ struct AttentionLowering
     if (sdpa.getEnableGqa())
       return unsupported(loc, "nn.scaled_dot_product_attention",
                          "grouped KV heads (enable_gqa)");
-    if (!sdpa.getDropoutP().isZero())
+    // In eval (an inference step) sdpa is called with dropout_p = 0: the
+    // op's dropout_p is the module's, which only training applies.
+    if (!sdpa.getDropoutP().isZero() && options.training)
       return unsupported(loc, "nn.scaled_dot_product_attention",
                          "attention dropout (dropout_p)");
     Attention a =

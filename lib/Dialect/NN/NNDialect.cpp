@@ -209,7 +209,7 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
       return failure();
     return verifyBatchMatchesArguments(op, batch.getInt());
   }
-  if (name == kSequenceLogitsAttrName)
+  if (name == kSequenceLogitsAttrName || name == kMaskedLmAttrName)
     return expect(isa<UnitAttr>(value), "a unit attribute");
   if (name == kTorchVersionAttrName) {
     auto str = dyn_cast<StringAttr>(value);

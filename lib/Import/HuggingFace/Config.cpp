@@ -616,6 +616,88 @@ LogicalResult readGptNeox(ConfigReader &r, CausalLMConfig &c) {
   return success();
 }
 
+/// BertConfig with the masked-LM head (BertForMaskedLM): post-LN encoder
+/// layers with biased q/k/v, exact GELU, hidden_dropout_prob after the
+/// embeddings, the attention output and the MLP, learned absolute
+/// positions and token types, the head's decoder tied to the word
+/// embeddings. is_decoder (a causal BertLMHeadModel) and relative
+/// positions are not modelled.
+LogicalResult readBert(ConfigReader &r, CausalLMConfig &c) {
+  c.layout = DecoderLayout::Bert;
+  // RobertaConfig's defaults are BertConfig's; its checkpoints set
+  // max_position_embeddings 514, type_vocab_size 1, layer_norm_eps 1e-5
+  // and pad_token_id 1.
+  READ(vocab, r.getInt("vocab_size", 30522));
+  READ(hidden, r.getInt("hidden_size", 768));
+  READ(layers, r.getInt("num_hidden_layers", 12));
+  READ(heads, r.getInt("num_attention_heads", 12));
+  READ(inner, r.getInt("intermediate_size", 3072));
+  READ(positions, r.getInt("max_position_embeddings", 512));
+  READ(types, r.getInt("type_vocab_size", 2));
+  READ(eps, r.getNumber("layer_norm_eps", 1e-12));
+  READ(hiddenDropout, r.getNumber("hidden_dropout_prob", 0.1));
+  READ(attentionDropout, r.getNumber("attention_probs_dropout_prob", 0.1));
+  READ(tie, r.getBool("tie_word_embeddings", true));
+  READ(decoder, r.getBool("is_decoder", false));
+  READ(positionType,
+       r.getString("position_embedding_type", std::string("absolute")));
+  READ(act, r.getString("hidden_act", std::string("gelu")));
+  if (act != "gelu") {
+    r.error("hidden_act") << "unsupported \"hidden_act\": \"" << act
+                          << "\" (supported: gelu)";
+    return failure();
+  }
+  if (decoder) {
+    r.error("is_decoder") << "BERT as a causal decoder (is_decoder true) is "
+                             "not modelled; the masked-LM encoder is";
+    return failure();
+  }
+  if (positionType != "absolute") {
+    r.error("position_embedding_type")
+        << "unsupported \"position_embedding_type\": \"" << positionType
+        << "\" (supported: absolute)";
+    return failure();
+  }
+  if (heads < 1 || hidden % heads) {
+    r.error("num_attention_heads")
+        << "num_attention_heads (" << heads << ") must divide hidden_size ("
+        << hidden << ")";
+    return failure();
+  }
+  c.vocabSize = vocab;
+  c.hiddenSize = hidden;
+  c.numLayers = layers;
+  c.numHeads = c.numKeyValueHeads = heads;
+  c.headDim = hidden / heads;
+  c.intermediateSize = inner;
+  c.maxPositions = positions;
+  c.typeVocabSize = types;
+  c.normEps = eps;
+  c.dropout = hiddenDropout;
+  c.attentionDropout = attentionDropout;
+  c.tieWordEmbeddings = tie;
+  c.useCache = false;
+  return success();
+}
+
+/// RobertaConfig with RobertaForMaskedLM: BERT's reader, positions offset by
+/// pad_token_id + 1.
+LogicalResult readRoberta(ConfigReader &r, CausalLMConfig &c) {
+  if (failed(readBert(r, c)))
+    return failure();
+  READ(pad, r.getInt("pad_token_id", 1));
+  if (pad < 0 || pad + 1 >= c.maxPositions) {
+    r.error("pad_token_id")
+        << "pad_token_id (" << pad << ") leaves no positions of the "
+        << c.maxPositions << " max_position_embeddings";
+    return failure();
+  }
+  c.roberta = true;
+  c.positionOffset = pad + 1;
+  c.maxPositions -= c.positionOffset;
+  return success();
+}
+
 /// The Qwen MoE configs' experts: num_experts of moe_intermediate_size on
 /// every decoder_sparse_step-th layer not in mlp_only_layers (the others a
 /// dense MLP of intermediate_size); norm_topk_prob renormalizes.
@@ -817,6 +899,8 @@ const Family kFamilies[] = {
     {"gpt2", readGpt2},
     {"gpt_neox", readGptNeox},
     {"opt", readOpt},
+    {"bert", readBert},
+    {"roberta", readRoberta},
 };
 
 } // namespace
@@ -856,13 +940,23 @@ vram::hf::parseCausalLMConfig(llvm::MemoryBufferRef buffer,
       reader.getFirstString("architectures");
   if (failed(architecture))
     return failure();
+  // BERT and RoBERTa are encoders: their language-modelling head is the
+  // masked one.
+  std::string maskedLm = *modelType == "bert"      ? "BertForMaskedLM"
+                         : *modelType == "roberta" ? "RobertaForMaskedLM"
+                                                   : "";
+  bool encoder = !maskedLm.empty();
   if (*architecture &&
-      !llvm::StringRef(**architecture).ends_with("ForCausalLM") &&
-      !llvm::StringRef(**architecture).ends_with("LMHeadModel")) {
+      (encoder
+           ? **architecture != maskedLm
+           : !llvm::StringRef(**architecture).ends_with("ForCausalLM") &&
+                 !llvm::StringRef(**architecture).ends_with("LMHeadModel"))) {
     reader.error("architectures")
-        << "unsupported architecture \"" << **architecture
-        << "\": only the causal language-modelling head (*ForCausalLM, "
-           "*LMHeadModel) is modelled";
+        << "unsupported architecture \"" << **architecture << "\": only "
+        << (encoder ? "the masked language-modelling head (" + maskedLm + ")"
+                    : std::string("the causal language-modelling head "
+                                  "(*ForCausalLM, *LMHeadModel)"))
+        << " is modelled";
     return failure();
   }
 

@@ -46,6 +46,11 @@ def NN_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kBatchAttrName = "nn.batch";
     static constexpr ::llvm::StringLiteral kSequenceLogitsAttrName =
         "nn.sequence_logits";
+    /// The per-token logits are a masked LM's (BertForMaskedLM): the
+    /// model's own loss (causal_lm: the model called with labels) is then
+    /// its CrossEntropyLoss on the logits as they are, not
+    /// ForCausalLMLoss's float32 copy.
+    static constexpr ::llvm::StringLiteral kMaskedLmAttrName = "nn.masked_lm";
     /// The PyTorch release and device a built step models ("1.13", "cpu").
     static constexpr ::llvm::StringLiteral kTorchVersionAttrName =
         "nn.torch_version";
