@@ -45,6 +45,9 @@ struct GptConfig {
   vram::nn::AttentionBackend attentionBackend =
       vram::nn::AttentionBackend::Flash;
   bool explicitAttention = false; ///< matmul / masked_fill / softmax / matmul
+  /// transformers' GPT-2 eager_attention_forward (--attention=eager): the
+  /// scaled scores plus the mask, softmax in their dtype, dropout, matmul.
+  bool eagerAttention = false;
   bool tiedHead; ///< the head reuses the token embedding, no bias
   /// The cache of a generation program's forward (ModelConfig::kvCache).
   KvCache *kvCache = nullptr;
@@ -107,12 +110,18 @@ Value causalSelfAttention(ModelBuilder &mb, Value x, const GptConfig &c,
         c.kvCache->update(mb, index, heads[1], heads[2], attnName);
     causal = !c.kvCache->isDecoding();
   }
-  Value y =
-      c.explicitAttention
-          ? mb.matmulAttention(heads[0], heads[1], heads[2], attnName, causal)
-          : mb.attention(heads[0], heads[1], heads[2], attnName, causal,
-                         c.attentionBackend,
-                         /*enableGqa=*/false, c.attnDropout);
+  Value y;
+  if (c.explicitAttention)
+    y = mb.matmulAttention(heads[0], heads[1], heads[2], attnName, causal);
+  else if (c.eagerAttention)
+    y = mb.eagerAttention(heads[0], heads[1], heads[2], attnName,
+                          1.0 / std::sqrt((double)(c.dim / c.heads)),
+                          /*softcap=*/std::nullopt, c.attnDropout,
+                          /*softmaxInFloat32=*/false);
+  else
+    y = mb.attention(heads[0], heads[1], heads[2], attnName, causal,
+                     c.attentionBackend,
+                     /*enableGqa=*/false, c.attnDropout);
   y = mb.linear(mb.mergeHeads(y, attnName), (prefix + "." + c.attnProj).str(),
                 c.dim);
   y = mb.dropout(y, (prefix + "." + c.attnDrop).str(), c.dropout);
@@ -203,7 +212,7 @@ CausalLMConfig vram::zoo::getGpt2Config() {
 }
 
 /// GPT2LMHeadModel from a config: GPT-2's names, GELU (tanh), sdpa (flash,
-/// or math for attention dropout on the CPU).
+/// or math for attention dropout on the CPU) or its eager attention.
 Value vram::zoo::buildGpt2Decoder(ModelBuilder &mb, Value ids,
                                   const CausalLMConfig &config,
                                   const ModelConfig &model) {
@@ -219,6 +228,8 @@ Value vram::zoo::buildGpt2Decoder(ModelBuilder &mb, Value ids,
   c.lnEps = config.normEps;
   c.attnDropout = config.attentionDropout;
   c.attentionBackend = getAttentionBackend(config, model);
+  c.eagerAttention =
+      model.attention == vram::nn::AttentionImplementation::Eager;
   c.decomposedGelu = true;
   c.kvCache = model.kvCache;
   c.pythonLifetimes = true;

@@ -124,9 +124,6 @@ llvm::Error checkAttention(StringRef name, std::optional<DecoderLayout> layout,
   if (!layout)
     return error(name + " runs its reference's attention: --attention does "
                         "not apply");
-  if (*layout == DecoderLayout::Gpt2 && attention == Impl::Eager)
-    return error("eager attention is not modelled for GPT-2 yet "
-                 "(sdpa, sdpa-flash, sdpa-efficient and sdpa-math are)");
   return llvm::Error::success();
 }
 
