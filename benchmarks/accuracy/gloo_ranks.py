@@ -96,23 +96,32 @@ class FlatLogits(nn.Module):
     """transformers' causal LM from a config of test/Inputs/hf/small (sdpa),
     returning its logits flattened to [B * T, V] for cross-entropy, as
     vram-opt's --hf training step does (transformers' own loss shifts the
-    labels). In eval it makes no DynamicCache (vram-opt's --mode=inference
+    labels). A masked LM's config (BertForMaskedLM) builds that model, a
+    sequence classifier's (BertForSequenceClassification) returns its
+    [B, labels] logits as they are. In eval it makes no DynamicCache (vram-opt's --mode=inference
     is use_cache=False); in training the cache holds the keys and values
     sdpa saves anyway."""
 
     def __init__(self, config_name):
         super().__init__()
-        from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM
+        from transformers import (AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM,
+                                  AutoModelForSequenceClassification)
         self.config = AutoConfig.from_pretrained(ROOT / "test" / "Inputs" / "hf" / "small" /
                                                  f"{config_name}.json")
-        # A masked LM (BertForMaskedLM) is an encoder: no cache.
-        self.masked = any(a.endswith("ForMaskedLM") for a in (self.config.architectures or []))
-        auto = AutoModelForMaskedLM if self.masked else AutoModelForCausalLM
+        # A masked LM (BertForMaskedLM) or a sequence classifier
+        # (BertForSequenceClassification) is an encoder: no cache; the
+        # classifier's logits are one row per sequence.
+        architectures = self.config.architectures or []
+        self.classifier = any(a.endswith("ForSequenceClassification") for a in architectures)
+        self.encoder = self.classifier or any(a.endswith("ForMaskedLM") for a in architectures)
+        auto = (AutoModelForSequenceClassification if self.classifier else
+                AutoModelForMaskedLM if self.encoder else AutoModelForCausalLM)
         self.lm = auto.from_config(self.config, attn_implementation="sdpa")
 
     def forward(self, ids):
-        kwargs = {} if self.masked else {"use_cache": self.training}
-        return self.lm(ids, **kwargs).logits.flatten(0, 1)
+        kwargs = {} if self.encoder else {"use_cache": self.training}
+        logits = self.lm(ids, **kwargs).logits
+        return logits if self.classifier else logits.flatten(0, 1)
 
 
 # Buffers the in-place collectives reduce in, by dtype: made during the

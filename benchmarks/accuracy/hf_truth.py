@@ -16,7 +16,8 @@ writes results/hf-torch-<torch>-transformers-<version>-cpu.json, the
 reference of test/Import/HuggingFace/saved.test; given config names (e.g.
 gpt2), measures only those and writes nothing, or with --update replaces
 or adds their rows in the table. A config whose architectures name a
-masked LM (BertForMaskedLM) is built with its masked-LM class. -v lists the saved storages.
+masked LM (BertForMaskedLM) or a sequence classifier
+(BertForSequenceClassification) is built with that class. -v lists the saved storages.
 --bf16 converts each model to bfloat16 (model.to(torch.bfloat16)) and writes
 results/hf-bf16-torch-<torch>-transformers-<version>-cpu.json.
 --use-cache runs the forward with use_cache=True (the configs' default, a
@@ -45,14 +46,26 @@ def storage_of(t):
     return s.data_ptr(), s.nbytes()
 
 
+def head(config):
+    """The head the config's architectures name: "ForMaskedLM",
+    "ForSequenceClassification" (the encoders), or a causal LM."""
+    for suffix in ("ForMaskedLM", "ForSequenceClassification"):
+        if any(a.endswith(suffix) for a in (config.architectures or [])):
+            return suffix
+    return "ForCausalLM"
+
+
 def is_causal_lm(config):
-    return not any(a.endswith("ForMaskedLM") for a in (config.architectures or []))
+    return head(config) == "ForCausalLM"
 
 
 def model_class(config):
-    """The config's head: a causal LM, or a masked LM (BertForMaskedLM)."""
+    """The config's model: a causal LM, a masked LM (BertForMaskedLM) or a
+    sequence classifier (BertForSequenceClassification)."""
     auto = transformers.models.auto.modeling_auto
-    mapping = auto.MODEL_FOR_CAUSAL_LM_MAPPING if is_causal_lm(config) else auto.MODEL_FOR_MASKED_LM_MAPPING
+    mapping = {"ForCausalLM": auto.MODEL_FOR_CAUSAL_LM_MAPPING,
+               "ForMaskedLM": auto.MODEL_FOR_MASKED_LM_MAPPING,
+               "ForSequenceClassification": auto.MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING}[head(config)]
     return mapping[type(config)]
 
 

@@ -66,7 +66,10 @@ CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
          ("gpt_neox", 1, "inference"),
          # BERT's encoder with its masked-LM head (BertForMaskedLM).
          ("bert", 1, "sgd"), ("bert", 1, "adam"), ("bert", 1, "inference"),
-         ("roberta", 1, "adam"), ("roberta", 1, "inference")]
+         ("roberta", 1, "adam"), ("roberta", 1, "inference"),
+         # Their sequence classifiers (3 labels).
+         ("bert-cls", 1, "adam"), ("bert-cls", 1, "inference"), ("roberta-cls", 1, "adam"),
+         ("distilbert", 1, "adam"), ("distilbert-cls", 1, "adam")]
 BATCH, SEQ = 2, 256
 # generate(): batch, prompt length, new tokens (generate.py's first case).
 GEN_BATCH, GEN_PROMPT, GEN_NEW = 2, 64, 32
@@ -78,7 +81,9 @@ PLAN = {"self_attn.q_proj": "colwise", "self_attn.k_proj": "colwise",
 def build(name):
     model = FlatLogits(name)
     x = torch.randint(0, model.config.vocab_size, (BATCH, SEQ))
-    y = torch.randint(0, model.config.vocab_size, (BATCH * SEQ,))
+    # A sequence classifier's targets: one label per sequence.
+    y = (torch.randint(0, model.config.num_labels, (BATCH,)) if model.classifier else
+         torch.randint(0, model.config.vocab_size, (BATCH * SEQ,)))
     return model, x, y
 
 

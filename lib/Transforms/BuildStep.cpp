@@ -238,9 +238,10 @@ void BuildStepPass::runOnOperation() {
   // The model's own facts travel with the step.
   for (StringRef name :
        {NNDialect::kBatchAttrName, NNDialect::kSequenceLogitsAttrName,
-        NNDialect::kMaskedLmAttrName, NNDialect::kAutocastAttrName,
-        NNDialect::kLoraAttrName, NNDialect::kQuantizeAttrName,
-        NNDialect::kMaxNewTokensAttrName, NNDialect::kTensorParallelAttrName})
+        NNDialect::kMaskedLmAttrName, NNDialect::kSequenceClassifierAttrName,
+        NNDialect::kAutocastAttrName, NNDialect::kLoraAttrName,
+        NNDialect::kQuantizeAttrName, NNDialect::kMaxNewTokensAttrName,
+        NNDialect::kTensorParallelAttrName})
     if (Attribute attr = forward->getAttr(name))
       step->setAttr(name, attr);
 
@@ -429,7 +430,10 @@ LogicalResult BuildStepPass::buildLoss(TrainStep &s) {
   Value lossInput = output;
   Type targetType;
   Operation *lossOp;
-  bool flatten = flattenLogits || loss == LossKind::CausalLm ||
+  // The model's own loss (causal_lm) flattens a language model's [B, T, V]
+  // logits; a sequence classifier's [B, labels] are taken as they are.
+  bool classifier = s.step->hasAttr(NNDialect::kSequenceClassifierAttrName);
+  bool flatten = flattenLogits || (loss == LossKind::CausalLm && !classifier) ||
                  s.step->hasAttr(NNDialect::kSequenceLogitsAttrName);
   // transformers' ForCausalLMLoss computes on `logits.float()`, a copy when
   // the model runs in a lower precision; the model's frame keeps the logits

@@ -1,8 +1,6 @@
-//===- Bert.cpp - BERT's encoder with its masked-LM head ------------------===//
+//===- Bert.cpp - BERT-style encoders with their heads --------------------===//
 //
-// BertForMaskedLM (and RobertaForMaskedLM, the same ops under other names
-// with positions counted from the token ids) as transformers 5.25 runs it
-// (modeling_bert.py, modeling_roberta.py):
+// BertForMaskedLM as transformers 5.25 runs it (modeling_bert.py):
 //
 //   tt = gather(token_type_ids buffer, position_ids[:, :T]).expand(B, T)
 //   x = drop(ln(word(ids) + token_type(tt) + position(position_ids[:, :T])))
@@ -16,6 +14,12 @@
 // are a new [1, T] int64 tensor (the gather), which the token-type
 // embedding keeps for backward; the positions are a view of a buffer.
 //
+// RoBERTa (modeling_roberta.py) runs the same ops under other names, with
+// positions counted from the token ids; DistilBERT (modeling_distilbert.py)
+// has no token types and no dropout on the attention's output. The
+// sequence classifiers replace the masked-LM head by one on the first
+// token's hidden state.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Models.h"
@@ -27,62 +31,190 @@
 using namespace mlir;
 using namespace vram::zoo;
 
-Value vram::zoo::buildBertEncoder(ModelBuilder &mb, Value ids,
-                                  const CausalLMConfig &c,
-                                  const ModelConfig &model) {
+namespace {
+/// Module names of one flavor, relative to the model (`base`) or to a layer.
+struct EncoderNames {
+  std::string base, layers;
+  std::string query, key, value, attention, attentionOutput,
+      attentionOutputDropout, attentionNorm;
+  std::string fc1, activation, fc2, mlpDropout, mlpNorm;
+};
+
+EncoderNames namesOf(EncoderFlavor flavor) {
+  if (flavor == EncoderFlavor::DistilBert)
+    return {"distilbert",
+            "distilbert.transformer.layer",
+            "attention.q_lin",
+            "attention.k_lin",
+            "attention.v_lin",
+            "attention",
+            "attention.out_lin",
+            /*attentionOutputDropout=*/"",
+            "sa_layer_norm",
+            "ffn.lin1",
+            "ffn.activation",
+            "ffn.lin2",
+            "ffn.dropout",
+            "output_layer_norm"};
+  std::string base = flavor == EncoderFlavor::Roberta ? "roberta" : "bert";
+  return {base,
+          base + ".encoder.layer",
+          "attention.self.query",
+          "attention.self.key",
+          "attention.self.value",
+          "attention.self",
+          "attention.output.dense",
+          "attention.output.dropout",
+          "attention.output.LayerNorm",
+          "intermediate.dense",
+          "intermediate.intermediate_act_fn",
+          "output.dense",
+          "output.dropout",
+          "output.LayerNorm"};
+}
+
+/// The embeddings' output: word + token type + position, LayerNorm, dropout.
+Value buildEmbeddings(ModelBuilder &mb, Value ids, const CausalLMConfig &c,
+                      const EncoderNames &names) {
   ArrayRef<int64_t> shape = ModelBuilder::shapeOf(ids);
   int64_t batch = shape[0], seq = shape[1];
   int64_t d = c.hiddenSize;
   Type i64 = mb.getBuilder().getI64Type();
-
-  // RoBERTa's modules are BERT's under another name.
-  std::string base = c.roberta ? "roberta" : "bert";
-  std::string embeddings = base + ".embeddings";
+  std::string embeddings = names.base + ".embeddings";
   Value wordWeight =
       mb.param(embeddings + ".word_embeddings", "weight", {c.vocabSize, d});
   int64_t positionRows = c.maxPositions + c.positionOffset;
   Value positionBuffer =
       mb.buffer(embeddings, "position_ids", {1, positionRows}, i64);
-  // The token-type buffer is only read by the gather, whose all-zero
-  // result is a constant here: its bytes are what matters.
-  mb.buffer(embeddings, "token_type_ids", {1, positionRows}, i64);
-  Value positions, tokenTypes;
-  if (c.roberta) {
+  Value x = mb.embedding(ids, embeddings + ".word_embeddings", wordWeight);
+
+  Value positions;
+  if (c.encoder == EncoderFlavor::Roberta) {
     // create_position_ids_from_input_ids: (cumsum(ids != pad) * mask).long()
     // + pad, a new [B, T] int64 tensor (its int32 temporaries are freed at
-    // once); the token types gathered along it are [B, T] too.
+    // once).
     positions = mb.positionIds(batch, seq, c.positionOffset, embeddings);
-    tokenTypes = mb.intConstant({batch, seq}, 0, embeddings);
   } else {
     positions = mb.slice(positionBuffer, embeddings, 1, 0, seq);
-    tokenTypes = mb.expand(mb.intConstant({1, seq}, 0, embeddings), embeddings,
-                           {batch, seq});
   }
-
-  Value x = mb.embedding(ids, embeddings + ".word_embeddings", wordWeight);
-  x = mb.add(x,
-             mb.embedding(tokenTypes, embeddings + ".token_type_embeddings",
-                          c.typeVocabSize, d),
-             embeddings);
+  if (c.typeVocabSize) {
+    // The token-type buffer is only read by the gather, whose all-zero
+    // result is a constant here: its bytes are what matters. Gathered along
+    // RoBERTa's [B, T] positions it is [B, T] too.
+    mb.buffer(embeddings, "token_type_ids", {1, positionRows}, i64);
+    Value tokenTypes = c.encoder == EncoderFlavor::Roberta
+                           ? mb.intConstant({batch, seq}, 0, embeddings)
+                           : mb.expand(mb.intConstant({1, seq}, 0, embeddings),
+                                       embeddings, {batch, seq});
+    x = mb.add(x,
+               mb.embedding(tokenTypes, embeddings + ".token_type_embeddings",
+                            c.typeVocabSize, d),
+               embeddings);
+  }
   x = mb.add(x,
              mb.embedding(positions, embeddings + ".position_embeddings",
                           positionRows, d),
              embeddings);
   x = mb.layerNorm(x, embeddings + ".LayerNorm", c.normEps);
-  x = mb.dropout(x, embeddings + ".dropout", c.dropout);
-  // BertModel.forward holds the embeddings' output until the encoder
+  return mb.dropout(x, embeddings + ".dropout", c.dropout);
+}
+
+/// The sequence classifier's logits [B, labels] from the last hidden state.
+Value buildClassifier(ModelBuilder &mb, Value x, const CausalLMConfig &c,
+                      const EncoderNames &names) {
+  int64_t d = c.hiddenSize;
+  // The first token's hidden state, x[:, 0]: a view.
+  ArrayRef<int64_t> hidden = ModelBuilder::shapeOf(x);
+  Value first = mb.reshape(mb.slice(x, names.base, 1, 0, 1), names.base,
+                           {hidden[0], hidden[2]});
+  switch (c.encoder) {
+  case EncoderFlavor::Roberta: {
+    // RobertaClassificationHead.
+    Value h = mb.dropout(first, "classifier.dropout", c.classifierDropout);
+    h = mb.tanh(mb.linear(h, "classifier.dense", d), "classifier");
+    h = mb.dropout(h, "classifier.dropout", c.classifierDropout);
+    return mb.linear(h, "classifier.out_proj", c.numLabels);
+  }
+  case EncoderFlavor::DistilBert: {
+    // DistilBertForSequenceClassification: pre_classifier, ReLU, dropout.
+    Value h = mb.relu(mb.linear(first, "pre_classifier", d), "pre_classifier",
+                      /*inplace=*/false);
+    h = mb.dropout(h, "dropout", c.classifierDropout);
+    return mb.linear(h, "classifier", c.numLabels);
+  }
+  case EncoderFlavor::Bert:
+    break;
+  }
+  // BertPooler, then BertForSequenceClassification's dropout and classifier.
+  Value pooled = mb.tanh(mb.linear(first, names.base + ".pooler.dense", d),
+                         names.base + ".pooler");
+  pooled = mb.dropout(pooled, "dropout", c.classifierDropout);
+  return mb.linear(pooled, "classifier", c.numLabels);
+}
+
+/// The masked-LM head's logits [B, T, V]: dense, GELU, LayerNorm and a
+/// decoder tied to the word embeddings, with its own bias.
+Value buildMaskedLmHead(ModelBuilder &mb, Value x, const CausalLMConfig &c,
+                        const EncoderNames &names) {
+  int64_t d = c.hiddenSize;
+  // BertOnlyMLMHead (cls.predictions.transform.dense, LayerNorm, decoder),
+  // RobertaLMHead (lm_head.dense, layer_norm, decoder), DistilBERT's
+  // vocab_transform, vocab_layer_norm, vocab_projector: the same ops.
+  std::string dense, act, norm, decoder, biasOwner;
+  switch (c.encoder) {
+  case EncoderFlavor::Bert:
+    dense = "cls.predictions.transform.dense";
+    act = "cls.predictions.transform.transform_act_fn";
+    norm = "cls.predictions.transform.LayerNorm";
+    decoder = "cls.predictions.decoder";
+    biasOwner = "cls.predictions";
+    break;
+  case EncoderFlavor::Roberta:
+    dense = "lm_head.dense";
+    act = "lm_head.gelu";
+    norm = "lm_head.layer_norm";
+    decoder = "lm_head.decoder";
+    biasOwner = "lm_head";
+    break;
+  case EncoderFlavor::DistilBert:
+    dense = "vocab_transform";
+    act = "activation";
+    norm = "vocab_layer_norm";
+    decoder = biasOwner = "vocab_projector";
+    break;
+  }
+  x = mb.gelu(mb.linear(x, dense, d), act);
+  x = mb.layerNorm(x, norm, c.normEps);
+  // BERT's and RoBERTa's decoder bias is the head's `bias` (tied).
+  Value bias = mb.param(biasOwner, "bias", {c.vocabSize});
+  Value weight = c.tieWordEmbeddings
+                     ? mb.param(names.base + ".embeddings.word_embeddings",
+                                "weight", {c.vocabSize, d})
+                     : mb.param(decoder, "weight", {c.vocabSize, d});
+  return mb.linear(x, decoder, weight, bias);
+}
+} // namespace
+
+Value vram::zoo::buildBertEncoder(ModelBuilder &mb, Value ids,
+                                  const CausalLMConfig &c,
+                                  const ModelConfig &model) {
+  EncoderNames names = namesOf(c.encoder);
+  int64_t d = c.hiddenSize;
+  Value x = buildEmbeddings(mb, ids, c, names);
+  // The model's forward holds the embeddings' output until the encoder
   // returns, and each layer's caller its input until the layer returns
   // (nn.keep_alive): in inference both are live at the MLP's peak.
   Value embedded = x;
 
   vram::nn::AttentionBackend backend = getAttentionBackend(c, model);
   for (int64_t i = 0; i < c.numLayers; ++i) {
-    std::string name = (base + ".encoder.layer." + Twine(i)).str();
-    std::string self = name + ".attention.self";
+    std::string name = (names.layers + "." + Twine(i)).str();
+    auto at = [&](StringRef module) { return name + "." + module.str(); };
+    std::string self = at(names.attention);
     Value input = x;
-    Value q = mb.splitHeads(mb.linear(x, self + ".query", d), self, c.numHeads);
-    Value k = mb.splitHeads(mb.linear(x, self + ".key", d), self, c.numHeads);
-    Value v = mb.splitHeads(mb.linear(x, self + ".value", d), self, c.numHeads);
+    Value q = mb.splitHeads(mb.linear(x, at(names.query), d), self, c.numHeads);
+    Value k = mb.splitHeads(mb.linear(x, at(names.key), d), self, c.numHeads);
+    Value v = mb.splitHeads(mb.linear(x, at(names.value), d), self, c.numHeads);
     Value y = model.attention == vram::nn::AttentionImplementation::Eager
                   ? mb.eagerAttention(
                         q, k, v, self, 1.0 / std::sqrt((double)c.headDim),
@@ -91,34 +223,22 @@ Value vram::zoo::buildBertEncoder(ModelBuilder &mb, Value ids,
                   : mb.attention(q, k, v, self, /*causal=*/false, backend,
                                  /*enableGqa=*/false, c.attentionDropout);
     mb.keepAlive({q, k, v}, self);
-    std::string output = name + ".attention.output";
-    y = mb.linear(mb.mergeHeads(y, self), output + ".dense", d);
-    y = mb.dropout(y, output + ".dropout", c.dropout);
-    x = mb.layerNorm(mb.add(y, x, output), output + ".LayerNorm", c.normEps);
+    y = mb.linear(mb.mergeHeads(y, self), at(names.attentionOutput), d);
+    // DistilBERT adds the attention's output to the residual undropped.
+    if (!names.attentionOutputDropout.empty())
+      y = mb.dropout(y, at(names.attentionOutputDropout), c.dropout);
+    x = mb.layerNorm(mb.add(y, x, self), at(names.attentionNorm), c.normEps);
 
-    Value h =
-        mb.gelu(mb.linear(x, name + ".intermediate.dense", c.intermediateSize),
-                name + ".intermediate.intermediate_act_fn");
-    h = mb.linear(h, name + ".output.dense", d);
-    h = mb.dropout(h, name + ".output.dropout", c.dropout);
-    x = mb.layerNorm(mb.add(h, x, name + ".output"), name + ".output.LayerNorm",
-                     c.normEps);
+    Value h = mb.gelu(mb.linear(x, at(names.fc1), c.intermediateSize),
+                      at(names.activation));
+    h = mb.linear(h, at(names.fc2), d);
+    h = mb.dropout(h, at(names.mlpDropout), c.dropout);
+    x = mb.layerNorm(mb.add(h, x, name), at(names.mlpNorm), c.normEps);
     mb.keepAlive(input, name);
   }
-  mb.keepAlive(embedded, base);
+  mb.keepAlive(embedded, names.base);
 
-  // BertOnlyMLMHead (cls.predictions.transform.dense, LayerNorm, decoder)
-  // or RobertaLMHead (lm_head.dense, layer_norm, decoder): the same ops.
-  std::string head = c.roberta ? "lm_head" : "cls.predictions";
-  std::string transform = c.roberta ? head : head + ".transform";
-  x = mb.linear(x, transform + ".dense", d);
-  x = mb.gelu(x, transform + (c.roberta ? ".gelu" : ".transform_act_fn"));
-  x = mb.layerNorm(x, transform + (c.roberta ? ".layer_norm" : ".LayerNorm"),
-                   c.normEps);
-  // The decoder's bias is the head's `bias` (tied).
-  Value bias = mb.param(head, "bias", {c.vocabSize});
-  Value weight = c.tieWordEmbeddings
-                     ? wordWeight
-                     : mb.param(head + ".decoder", "weight", {c.vocabSize, d});
-  return mb.linear(x, head + ".decoder", weight, bias);
+  if (c.numLabels)
+    return buildClassifier(mb, x, c, names);
+  return buildMaskedLmHead(mb, x, c, names);
 }

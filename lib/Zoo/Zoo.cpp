@@ -175,8 +175,8 @@ llvm::Error checkGeneration(StringRef name, std::optional<DecoderLayout> layout,
     return error("max new tokens must be >= 1, got " +
                  Twine(config.maxNewTokens));
   if (layout == DecoderLayout::Bert)
-    return error(name + " is an encoder (BertForMaskedLM): it does not "
-                        "generate");
+    return error(name + " is an encoder (a masked LM or a sequence "
+                        "classifier): it does not generate");
   if (!layout)
     return error("generation with a KV cache is modelled for transformers' "
                  "decoders (the zoo's llama-7b and gpt2, --hf configs), not "
@@ -463,7 +463,7 @@ llvm::Error vram::zoo::verifyCausalLMConfig(const CausalLMConfig &c) {
                                          : "max_position_embeddings"))
       return e;
   }
-  if (c.layout == DecoderLayout::Bert)
+  if (c.layout == DecoderLayout::Bert && c.encoder != EncoderFlavor::DistilBert)
     if (llvm::Error e = positive(c.typeVocabSize, "type_vocab_size"))
       return e;
   if (c.numExperts) {
@@ -554,9 +554,17 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
         }
         llvm_unreachable("unknown decoder layout");
       });
+  // A masked LM's logits are per token, its loss its own; a classifier's
+  // logits are per sequence.
   if (module && config.layout == DecoderLayout::Bert)
-    if (auto forward = (**module).lookupSymbol<func::FuncOp>("forward"))
-      forward->setAttr(vram::nn::NNDialect::kMaskedLmAttrName,
-                       UnitAttr::get(context));
+    if (auto forward = (**module).lookupSymbol<func::FuncOp>("forward")) {
+      if (config.numLabels) {
+        forward->removeAttr(vram::nn::NNDialect::kSequenceLogitsAttrName);
+        forward->setAttr(vram::nn::NNDialect::kSequenceClassifierAttrName,
+                         UnitAttr::get(context));
+      } else
+        forward->setAttr(vram::nn::NNDialect::kMaskedLmAttrName,
+                         UnitAttr::get(context));
+    }
   return module;
 }

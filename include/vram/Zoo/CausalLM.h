@@ -37,12 +37,29 @@ enum class DecoderLayout {
   /// (rotary_pct), a GELU MLP, the attention and the MLP in parallel on the
   /// same input (use_parallel_residual).
   GptNeox,
-  /// BertForMaskedLM (and RobertaForMaskedLM, CausalLMConfig::roberta): an
+  /// BertForMaskedLM (and RoBERTa's, DistilBERT's: EncoderFlavor): an
   /// encoder (bidirectional attention, no cache) of
   /// post-LN layers with biased q/k/v, exact GELU and dropout, learned
   /// positions and token types; the masked-LM head (dense, GELU, LayerNorm,
   /// the decoder tied to the word embeddings) gives logits for every token.
   Bert,
+};
+
+/// The encoders of the BERT layout: the same ops under other module names,
+/// and where they differ:
+enum class EncoderFlavor {
+  /// BertForMaskedLM / BertForSequenceClassification.
+  Bert,
+  /// RoBERTa: modules under `roberta.` and `lm_head`, positions numbered
+  /// from pad_token_id + 1 by a cumsum over the token ids (a [B, T] int64
+  /// tensor, as are the token types gathered with them), `maxPositions` of
+  /// the table's rows usable; its own classification head.
+  Roberta,
+  /// DistilBERT: modules under `distilbert.transformer`, no token types, no
+  /// dropout on the attention's output, the head's vocab_transform /
+  /// vocab_layer_norm / vocab_projector; pre_classifier and ReLU before
+  /// its classifier.
+  DistilBert,
 };
 
 /// The MLP activation of the LLaMA layout (config `hidden_act`).
@@ -73,13 +90,20 @@ struct CausalLMConfig {
   /// BERT's token types (type_vocab_size): the rows of its token-type
   /// embedding.
   int64_t typeVocabSize = 0;
-  /// RoBERTa (RobertaForMaskedLM) in the BERT layout: its modules under
-  /// `roberta.` and `lm_head`, positions numbered from pad_token_id + 1 by
-  /// a cumsum over the token ids (a [B, T] int64 tensor, as are the token
-  /// types gathered with them), `maxPositions` of the table's rows usable.
-  bool roberta = false;
+  /// Which encoder of the BERT layout.
+  EncoderFlavor encoder = EncoderFlavor::Bert;
   /// RoBERTa's pad_token_id + 1: the first position's row.
   int64_t positionOffset = 0;
+  /// An encoder with a sequence-classification head instead of the
+  /// masked-LM one (BertForSequenceClassification: the pooler's dense and
+  /// tanh on the first token, dropout, a classifier; RoBERTa's
+  /// RobertaClassificationHead: dropout, dense, tanh, dropout, out_proj;
+  /// DistilBERT's pre_classifier, ReLU, dropout, classifier):
+  /// its labels (id2label), logits [B, numLabels]. 0: the masked LM.
+  int64_t numLabels = 0;
+  /// The classification head's dropout (classifier_dropout, else
+  /// hidden_dropout_prob).
+  double classifierDropout = 0.0;
   double normEps = 1e-6;
   bool tieWordEmbeddings = false;
 

@@ -209,7 +209,8 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
       return failure();
     return verifyBatchMatchesArguments(op, batch.getInt());
   }
-  if (name == kSequenceLogitsAttrName || name == kMaskedLmAttrName)
+  if (name == kSequenceLogitsAttrName || name == kMaskedLmAttrName ||
+      name == kSequenceClassifierAttrName)
     return expect(isa<UnitAttr>(value), "a unit attribute");
   if (name == kTorchVersionAttrName) {
     auto str = dyn_cast<StringAttr>(value);

@@ -28,6 +28,7 @@ using namespace mlir;
 using namespace vram;
 using zoo::CausalLMConfig;
 using zoo::DecoderLayout;
+using zoo::EncoderFlavor;
 using zoo::GatedActivation;
 
 namespace {
@@ -73,6 +74,9 @@ public:
   getStringList(llvm::StringRef key);
   /// A list of integers (none if the key is absent or null).
   FailureOr<std::vector<int64_t>> getIntList(llvm::StringRef key);
+  /// The number of entries of an object (id2label); 0 if the key is absent
+  /// or null.
+  FailureOr<int64_t> getObjectSize(llvm::StringRef key);
 
 private:
   llvm::StringRef text, path;
@@ -254,6 +258,17 @@ FailureOr<std::vector<int64_t>> ConfigReader::getIntList(llvm::StringRef key) {
     return failure();
   }
   return values;
+}
+
+FailureOr<int64_t> ConfigReader::getObjectSize(llvm::StringRef key) {
+  if (!has(key))
+    return 0;
+  const llvm::json::Object *object = root->get(key)->getAsObject();
+  if (!object) {
+    error(key) << "\"" << key << "\" must be an object";
+    return failure();
+  }
+  return static_cast<int64_t>(object->size());
 }
 
 //===----------------------------------------------------------------------===//
@@ -680,6 +695,109 @@ LogicalResult readBert(ConfigReader &r, CausalLMConfig &c) {
   return success();
 }
 
+/// A sequence classifier's head (BertForSequenceClassification,
+/// RobertaForSequenceClassification): its labels, from id2label (as
+/// PretrainedConfig derives num_labels) or num_labels, 2 by default; its
+/// dropout. One label is a regression (MSELoss) and a problem_type other
+/// than single-label classification another loss: neither is modelled.
+LogicalResult readClassifier(ConfigReader &r, CausalLMConfig &c) {
+  FailureOr<int64_t> labels = r.getObjectSize("id2label");
+  if (failed(labels))
+    return failure();
+  if (!*labels) {
+    labels = r.getInt("num_labels", 2);
+    if (failed(labels))
+      return failure();
+  }
+  // Published classifiers have at most thousands of labels; the bound
+  // keeps the classifier's size far from overflowing.
+  constexpr int64_t kMaxLabels = 1 << 20;
+  if (*labels > kMaxLabels) {
+    r.error(r.has("id2label") ? "id2label" : "num_labels")
+        << "a classifier of at most " << kMaxLabels
+        << " labels is modelled, got " << *labels;
+    return failure();
+  }
+  if (*labels < 2) {
+    r.error(r.has("id2label") ? "id2label" : "num_labels")
+        << "a classifier of " << *labels
+        << " labels (a regression) is not modelled: single-label "
+           "classification needs at least 2";
+    return failure();
+  }
+  READ(problem,
+       r.getString("problem_type", std::string("single_label_classification")));
+  if (problem != "single_label_classification") {
+    r.error("problem_type") << "unsupported \"problem_type\": \"" << problem
+                            << "\" (supported: single_label_classification)";
+    return failure();
+  }
+  // BERT's and RoBERTa's classifier_dropout, else hidden_dropout_prob;
+  // DistilBERT's seq_classif_dropout (its reader set it).
+  double dropout =
+      c.encoder == EncoderFlavor::DistilBert ? c.classifierDropout : c.dropout;
+  if (c.encoder != EncoderFlavor::DistilBert && r.has("classifier_dropout")) {
+    READ(p, r.getNumber("classifier_dropout", 0.0));
+    dropout = p;
+  }
+  c.numLabels = *labels;
+  c.classifierDropout = dropout;
+  return success();
+}
+
+/// DistilBertConfig (DistilBertForMaskedLM,
+/// DistilBertForSequenceClassification): dim, n_layers, n_heads, hidden_dim,
+/// dropout, attention_dropout, activation, learned positions
+/// (sinusoidal_pos_embds false), LayerNorms of eps 1e-12, the head tied to the
+/// word embeddings (tie_weights_), the classifier's seq_classif_dropout.
+LogicalResult readDistilBert(ConfigReader &r, CausalLMConfig &c) {
+  c.layout = DecoderLayout::Bert;
+  c.encoder = EncoderFlavor::DistilBert;
+  READ(vocab, r.getInt("vocab_size", 30522));
+  READ(dim, r.getInt("dim", 768));
+  READ(layers, r.getInt("n_layers", 6));
+  READ(heads, r.getInt("n_heads", 12));
+  READ(inner, r.getInt("hidden_dim", 3072));
+  READ(positions, r.getInt("max_position_embeddings", 512));
+  READ(dropout, r.getNumber("dropout", 0.1));
+  READ(attentionDropout, r.getNumber("attention_dropout", 0.1));
+  READ(classifierDropout, r.getNumber("seq_classif_dropout", 0.2));
+  READ(tie, r.getBool("tie_weights_", true));
+  READ(sinusoidal, r.getBool("sinusoidal_pos_embds", false));
+  READ(act, r.getString("activation", std::string("gelu")));
+  if (act != "gelu") {
+    r.error("activation") << "unsupported \"activation\": \"" << act
+                          << "\" (supported: gelu)";
+    return failure();
+  }
+  if (sinusoidal) {
+    r.error("sinusoidal_pos_embds")
+        << "DistilBERT's sinusoidal position embeddings are not modelled "
+           "(false in the published configs)";
+    return failure();
+  }
+  if (heads < 1 || dim % heads) {
+    r.error("n_heads") << "n_heads (" << heads << ") must divide dim (" << dim
+                       << ")";
+    return failure();
+  }
+  c.vocabSize = vocab;
+  c.hiddenSize = dim;
+  c.numLayers = layers;
+  c.numHeads = c.numKeyValueHeads = heads;
+  c.headDim = dim / heads;
+  c.intermediateSize = inner;
+  c.maxPositions = positions;
+  c.typeVocabSize = 0;
+  c.normEps = 1e-12;
+  c.dropout = dropout;
+  c.attentionDropout = attentionDropout;
+  c.classifierDropout = classifierDropout;
+  c.tieWordEmbeddings = tie;
+  c.useCache = false;
+  return success();
+}
+
 /// RobertaConfig with RobertaForMaskedLM: BERT's reader, positions offset by
 /// pad_token_id + 1.
 LogicalResult readRoberta(ConfigReader &r, CausalLMConfig &c) {
@@ -692,7 +810,7 @@ LogicalResult readRoberta(ConfigReader &r, CausalLMConfig &c) {
         << c.maxPositions << " max_position_embeddings";
     return failure();
   }
-  c.roberta = true;
+  c.encoder = EncoderFlavor::Roberta;
   c.positionOffset = pad + 1;
   c.maxPositions -= c.positionOffset;
   return success();
@@ -901,6 +1019,7 @@ const Family kFamilies[] = {
     {"opt", readOpt},
     {"bert", readBert},
     {"roberta", readRoberta},
+    {"distilbert", readDistilBert},
 };
 
 } // namespace
@@ -941,22 +1060,26 @@ vram::hf::parseCausalLMConfig(llvm::MemoryBufferRef buffer,
   if (failed(architecture))
     return failure();
   // BERT and RoBERTa are encoders: their language-modelling head is the
-  // masked one.
-  std::string maskedLm = *modelType == "bert"      ? "BertForMaskedLM"
-                         : *modelType == "roberta" ? "RobertaForMaskedLM"
-                                                   : "";
-  bool encoder = !maskedLm.empty();
+  // masked one; their sequence-classification head is modelled too.
+  std::string encoderName = *modelType == "bert"         ? "Bert"
+                            : *modelType == "roberta"    ? "Roberta"
+                            : *modelType == "distilbert" ? "DistilBert"
+                                                         : "";
+  bool encoder = !encoderName.empty();
+  std::string maskedLm = encoderName + "ForMaskedLM";
+  std::string classifier = encoderName + "ForSequenceClassification";
   if (*architecture &&
       (encoder
-           ? **architecture != maskedLm
+           ? **architecture != maskedLm && **architecture != classifier
            : !llvm::StringRef(**architecture).ends_with("ForCausalLM") &&
                  !llvm::StringRef(**architecture).ends_with("LMHeadModel"))) {
     reader.error("architectures")
         << "unsupported architecture \"" << **architecture << "\": only "
-        << (encoder ? "the masked language-modelling head (" + maskedLm + ")"
+        << (encoder ? "the masked language-modelling head (" + maskedLm +
+                          ") and the sequence classifier (" + classifier + ")"
                     : std::string("the causal language-modelling head "
                                   "(*ForCausalLM, *LMHeadModel)"))
-        << " is modelled";
+        << (encoder ? " are modelled" : " is modelled");
     return failure();
   }
 
@@ -965,6 +1088,9 @@ vram::hf::parseCausalLMConfig(llvm::MemoryBufferRef buffer,
   // transformers computes the rotary tables in forward since 4.38.
   config.rotaryInForward = true;
   if (failed(family->read(reader, config)))
+    return failure();
+  if (encoder && *architecture && **architecture == classifier &&
+      failed(readClassifier(reader, config)))
     return failure();
   if (llvm::Error error = zoo::verifyCausalLMConfig(config)) {
     // The message starts with the key at fault.

@@ -51,6 +51,11 @@ def NN_Dialect : Dialect {
     /// its CrossEntropyLoss on the logits as they are, not
     /// ForCausalLMLoss's float32 copy.
     static constexpr ::llvm::StringLiteral kMaskedLmAttrName = "nn.masked_lm";
+    /// The model is a sequence classifier (BertForSequenceClassification):
+    /// its logits are [B, labels], and its own loss (causal_lm) the
+    /// cross-entropy over them as they are.
+    static constexpr ::llvm::StringLiteral kSequenceClassifierAttrName =
+        "nn.sequence_classifier";
     /// The PyTorch release and device a built step models ("1.13", "cpu").
     static constexpr ::llvm::StringLiteral kTorchVersionAttrName =
         "nn.torch_version";
