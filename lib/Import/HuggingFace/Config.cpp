@@ -553,6 +553,28 @@ LogicalResult readMixtral(ConfigReader &r, CausalLMConfig &c) {
   return success();
 }
 
+/// The sizes of a layout whose K and V have as many heads as q (GPT-2, OPT,
+/// GPT-NeoX, the BERT encoders): `heads` must divide `hidden` (an error at
+/// `headsKey`, naming `hiddenKey`); sets the sizes on `c`.
+LogicalResult setMultiHeadSizes(ConfigReader &r, CausalLMConfig &c,
+                                llvm::StringRef headsKey,
+                                llvm::StringRef hiddenKey, int64_t vocab,
+                                int64_t hidden, int64_t layers, int64_t heads,
+                                int64_t inner) {
+  if (heads < 1 || hidden % heads) {
+    r.error(headsKey) << headsKey << " (" << heads << ") must divide "
+                      << hiddenKey << " (" << hidden << ")";
+    return failure();
+  }
+  c.vocabSize = vocab;
+  c.hiddenSize = hidden;
+  c.numLayers = layers;
+  c.numHeads = c.numKeyValueHeads = heads;
+  c.headDim = hidden / heads;
+  c.intermediateSize = inner;
+  return success();
+}
+
 /// Phi3Config (Phi-3, Phi-3.5-mini; Phi-4-mini's partial rotary): fused
 /// qkv_proj and gate_up_proj, rms_norm_eps 1e-5, resid_pdrop before each
 /// residual add, partial_rotary_factor, sliding_window (null: none).
@@ -603,22 +625,13 @@ LogicalResult readGptNeox(ConfigReader &r, CausalLMConfig &c) {
                           << "\" (supported: gelu)";
     return failure();
   }
-  if (heads < 1 || hidden % heads) {
-    r.error("num_attention_heads")
-        << "num_attention_heads (" << heads << ") must divide hidden_size ("
-        << hidden << ")";
+  if (failed(setMultiHeadSizes(r, c, "num_attention_heads", "hidden_size",
+                               vocab, hidden, layers, heads, inner)))
     return failure();
-  }
   if (!(factor > 0 && factor <= 1)) {
     r.error(factorKey) << factorKey << " must be in (0, 1]";
     return failure();
   }
-  c.vocabSize = vocab;
-  c.hiddenSize = hidden;
-  c.numLayers = layers;
-  c.numHeads = c.numKeyValueHeads = heads;
-  c.headDim = hidden / heads;
-  c.intermediateSize = inner;
   c.normEps = eps;
   c.dropout = hiddenDropout;
   c.attentionDropout = attentionDropout;
@@ -673,18 +686,9 @@ LogicalResult readBert(ConfigReader &r, CausalLMConfig &c) {
         << "\" (supported: absolute)";
     return failure();
   }
-  if (heads < 1 || hidden % heads) {
-    r.error("num_attention_heads")
-        << "num_attention_heads (" << heads << ") must divide hidden_size ("
-        << hidden << ")";
+  if (failed(setMultiHeadSizes(r, c, "num_attention_heads", "hidden_size",
+                               vocab, hidden, layers, heads, inner)))
     return failure();
-  }
-  c.vocabSize = vocab;
-  c.hiddenSize = hidden;
-  c.numLayers = layers;
-  c.numHeads = c.numKeyValueHeads = heads;
-  c.headDim = hidden / heads;
-  c.intermediateSize = inner;
   c.maxPositions = positions;
   c.typeVocabSize = types;
   c.normEps = eps;
@@ -776,17 +780,9 @@ LogicalResult readDistilBert(ConfigReader &r, CausalLMConfig &c) {
            "(false in the published configs)";
     return failure();
   }
-  if (heads < 1 || dim % heads) {
-    r.error("n_heads") << "n_heads (" << heads << ") must divide dim (" << dim
-                       << ")";
+  if (failed(setMultiHeadSizes(r, c, "n_heads", "dim", vocab, dim, layers,
+                               heads, inner)))
     return failure();
-  }
-  c.vocabSize = vocab;
-  c.hiddenSize = dim;
-  c.numLayers = layers;
-  c.numHeads = c.numKeyValueHeads = heads;
-  c.headDim = dim / heads;
-  c.intermediateSize = inner;
   c.maxPositions = positions;
   c.typeVocabSize = 0;
   c.normEps = 1e-12;
@@ -904,18 +900,10 @@ LogicalResult readGpt2(ConfigReader &r, CausalLMConfig &c) {
                           << "): one dropout rate is modelled";
     return failure();
   }
-  if (heads < 1 || dim % heads) {
-    r.error("n_head") << "n_head (" << heads << ") must divide n_embd (" << dim
-                      << ")";
+  if (failed(setMultiHeadSizes(r, c, "n_head", "n_embd", vocab, dim, layers,
+                               heads, inner)))
     return failure();
-  }
-  c.vocabSize = vocab;
   c.maxPositions = positions;
-  c.hiddenSize = dim;
-  c.numLayers = layers;
-  c.numHeads = c.numKeyValueHeads = heads;
-  c.headDim = dim / heads;
-  c.intermediateSize = inner;
   c.normEps = eps;
   c.dropout = residDropout;
   c.attentionDropout = attnDropout;
@@ -974,19 +962,10 @@ LogicalResult readOpt(ConfigReader &r, CausalLMConfig &c) {
         << "OPT without biases or affine norms is not modelled";
     return failure();
   }
-  if (heads < 1 || dim % heads) {
-    r.error("num_attention_heads")
-        << "num_attention_heads (" << heads << ") must divide hidden_size ("
-        << dim << ")";
+  if (failed(setMultiHeadSizes(r, c, "num_attention_heads", "hidden_size",
+                               vocab, dim, layers, heads, ffn)))
     return failure();
-  }
-  c.vocabSize = vocab;
   c.maxPositions = positions;
-  c.hiddenSize = dim;
-  c.numLayers = layers;
-  c.numHeads = c.numKeyValueHeads = heads;
-  c.headDim = dim / heads;
-  c.intermediateSize = ffn;
   c.normEps = 1e-5;
   c.dropout = dropout;
   c.attentionDropout = attnDropout;
