@@ -38,6 +38,10 @@ struct EncoderNames {
   std::string query, key, value, attention, attentionOutput,
       attentionOutputDropout, attentionNorm;
   std::string fc1, activation, fc2, mlpDropout, mlpNorm;
+  /// The masked-LM head: BertOnlyMLMHead (cls.predictions), RobertaLMHead
+  /// (lm_head), DistilBERT's vocab_* modules; the decoder's bias belongs to
+  /// `headBias` (BERT's and RoBERTa's tie it to the head's `bias`).
+  std::string headDense, headActivation, headNorm, headDecoder, headBias;
 };
 
 EncoderNames namesOf(EncoderFlavor flavor) {
@@ -55,22 +59,43 @@ EncoderNames namesOf(EncoderFlavor flavor) {
             "ffn.activation",
             "ffn.lin2",
             "ffn.dropout",
-            "output_layer_norm"};
-  std::string base = flavor == EncoderFlavor::Roberta ? "roberta" : "bert";
-  return {base,
-          base + ".encoder.layer",
-          "attention.self.query",
-          "attention.self.key",
-          "attention.self.value",
-          "attention.self",
-          "attention.output.dense",
-          "attention.output.dropout",
-          "attention.output.LayerNorm",
-          "intermediate.dense",
-          "intermediate.intermediate_act_fn",
-          "output.dense",
-          "output.dropout",
-          "output.LayerNorm"};
+            "output_layer_norm",
+            "vocab_transform",
+            "activation",
+            "vocab_layer_norm",
+            "vocab_projector",
+            "vocab_projector"};
+  EncoderNames bert{"bert",
+                    "bert.encoder.layer",
+                    "attention.self.query",
+                    "attention.self.key",
+                    "attention.self.value",
+                    "attention.self",
+                    "attention.output.dense",
+                    "attention.output.dropout",
+                    "attention.output.LayerNorm",
+                    "intermediate.dense",
+                    "intermediate.intermediate_act_fn",
+                    "output.dense",
+                    "output.dropout",
+                    "output.LayerNorm",
+                    "cls.predictions.transform.dense",
+                    "cls.predictions.transform.transform_act_fn",
+                    "cls.predictions.transform.LayerNorm",
+                    "cls.predictions.decoder",
+                    "cls.predictions"};
+  if (flavor == EncoderFlavor::Bert)
+    return bert;
+  // RoBERTa: BERT's layers under another root, RobertaLMHead.
+  EncoderNames roberta = bert;
+  roberta.base = "roberta";
+  roberta.layers = "roberta.encoder.layer";
+  roberta.headDense = "lm_head.dense";
+  roberta.headActivation = "lm_head.gelu";
+  roberta.headNorm = "lm_head.layer_norm";
+  roberta.headDecoder = "lm_head.decoder";
+  roberta.headBias = "lm_head";
+  return roberta;
 }
 
 /// The embeddings' output: word + token type + position, LayerNorm, dropout.
@@ -157,41 +182,14 @@ Value buildClassifier(ModelBuilder &mb, Value x, const CausalLMConfig &c,
 Value buildMaskedLmHead(ModelBuilder &mb, Value x, const CausalLMConfig &c,
                         const EncoderNames &names) {
   int64_t d = c.hiddenSize;
-  // BertOnlyMLMHead (cls.predictions.transform.dense, LayerNorm, decoder),
-  // RobertaLMHead (lm_head.dense, layer_norm, decoder), DistilBERT's
-  // vocab_transform, vocab_layer_norm, vocab_projector: the same ops.
-  std::string dense, act, norm, decoder, biasOwner;
-  switch (c.encoder) {
-  case EncoderFlavor::Bert:
-    dense = "cls.predictions.transform.dense";
-    act = "cls.predictions.transform.transform_act_fn";
-    norm = "cls.predictions.transform.LayerNorm";
-    decoder = "cls.predictions.decoder";
-    biasOwner = "cls.predictions";
-    break;
-  case EncoderFlavor::Roberta:
-    dense = "lm_head.dense";
-    act = "lm_head.gelu";
-    norm = "lm_head.layer_norm";
-    decoder = "lm_head.decoder";
-    biasOwner = "lm_head";
-    break;
-  case EncoderFlavor::DistilBert:
-    dense = "vocab_transform";
-    act = "activation";
-    norm = "vocab_layer_norm";
-    decoder = biasOwner = "vocab_projector";
-    break;
-  }
-  x = mb.gelu(mb.linear(x, dense, d), act);
-  x = mb.layerNorm(x, norm, c.normEps);
-  // BERT's and RoBERTa's decoder bias is the head's `bias` (tied).
-  Value bias = mb.param(biasOwner, "bias", {c.vocabSize});
+  x = mb.gelu(mb.linear(x, names.headDense, d), names.headActivation);
+  x = mb.layerNorm(x, names.headNorm, c.normEps);
+  Value bias = mb.param(names.headBias, "bias", {c.vocabSize});
   Value weight = c.tieWordEmbeddings
                      ? mb.param(names.base + ".embeddings.word_embeddings",
                                 "weight", {c.vocabSize, d})
-                     : mb.param(decoder, "weight", {c.vocabSize, d});
-  return mb.linear(x, decoder, weight, bias);
+                     : mb.param(names.headDecoder, "weight", {c.vocabSize, d});
+  return mb.linear(x, names.headDecoder, weight, bias);
 }
 } // namespace
 
