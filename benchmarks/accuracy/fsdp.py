@@ -55,8 +55,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 import torchvision
 
-from gloo_ranks import (FlatLogits, preload_memhook, run_ranks, scratch_bytes, steady_step_bytes,
-                        use_in_place_collectives, write_table)
+from gloo_ranks import (FlatLogits, preload_memhook, rank_figures, run_ranks, scratch_bytes,
+                        steady_step_bytes, use_in_place_collectives, write_table)
 
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -188,11 +188,7 @@ def main():
                **({"loss": "transformers (labels given to the model)"} if option == "hf_loss" else {}),
                **({"reshard_after_forward": False} if option == "keep" else {}),
                "units": build(name)[1],
-               "persistent": [r["persistent"] for r in ranks],
-               "cpu_step_peak_above_baseline": [r["cpu_step_peak_above_baseline"] for r in ranks],
-               "gloo_collectives": {
-                   "persistent": [r["persistent"] for r in gloo],
-                   "cpu_step_peak_above_baseline": [r["cpu_step_peak_above_baseline"] for r in gloo]}}
+               **rank_figures(ranks, gloo)}
         print(row, flush=True)
         rows.append(row)
     out = ROOT / "benchmarks" / "accuracy" / "results" / f"fsdp-torch-{torch.__version__.split('+')[0]}-cpu.json"

@@ -52,6 +52,15 @@ def run_ranks(target, world, *args):
     return rows
 
 
+def rank_figures(ranks, gloo):
+    """A case's figures per rank (the rows run_ranks returns): with
+    in-place collectives, and with gloo's own (`gloo_collectives`)."""
+    def figures(rows):
+        return {"persistent": [r["persistent"] for r in rows],
+                "cpu_step_peak_above_baseline": [r["cpu_step_peak_above_baseline"] for r in rows]}
+    return {**figures(ranks), "gloo_collectives": figures(gloo)}
+
+
 def write_table(out, rows, measured_with, only):
     """Writes the results table: all rows, or with `only` (case ids given on
     the command line) replaces or adds those rows, each stating what

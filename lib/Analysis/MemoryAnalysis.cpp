@@ -80,9 +80,11 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
         constant && constant.getWrappedNumber())
       s.bytes = nn::getWrappedNumberBytes(target);
     // A sharded parameter is held as its shards (nn.shard) and gathered
-    // copies (nn.unshard), never whole.
+    // copies (nn.unshard), never whole; a ZeRO parameter is a view into the
+    // flat buffer (nn.zero_flat_params).
     if (isa_and_nonnull<nn::ParamOp>(owner) &&
-        owner->hasAttr(nn::NNDialect::kShardedAttrName))
+        (owner->hasAttr(nn::NNDialect::kShardedAttrName) ||
+         owner->hasAttr(nn::NNDialect::kFlatParamAttrName)))
       s.bytes = 0;
     s.def = s.lastUse = index;
     s.persistent = persistent;
@@ -92,9 +94,12 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
       s.category = p.getMemoryCategory();
     else if (owner && owner->hasTrait<nn::KvCacheTrait>())
       s.category = MemoryCategory::KvCache;
-    // FSDP's gathered copies of parameters are parameters while they live.
+    // FSDP's gathered copies of parameters are parameters while they live,
+    // ZeRO's gradient buffers gradients.
     else if (isa_and_nonnull<nn::UnshardOp>(owner))
       s.category = MemoryCategory::Parameters;
+    else if (isa_and_nonnull<nn::ZeroBufferOp>(owner))
+      s.category = MemoryCategory::Gradients;
     storages.push_back(s);
     return success();
   };

@@ -218,6 +218,18 @@ struct VramOptFlags {
       "bucket-cap-mb",
       cl::desc("DDP's bucket_cap_mb (default 25, with a 1 MiB first bucket)"),
       cl::value_desc("MIB"), cl::init(25), cl::cat(scenarioCat)};
+  cl::opt<std::string> strategy{
+      "strategy",
+      cl::desc("DeepSpeed's ZeRO over the dp ranks instead of DDP: zero1 "
+               "(optimizer state partitioned) or zero2 (gradients too); "
+               "zero3 is not modelled yet"),
+      cl::value_desc("zero2"), cl::cat(scenarioCat)};
+  cl::opt<int64_t> reduceBucketSize{
+      "reduce-bucket-size",
+      cl::desc("ZeRO's reduce_bucket_size: elements of its gradient buffer "
+               "(DeepSpeed's default 500000000)"),
+      cl::value_desc("ELEMENTS"),
+      cl::init(nn::ParallelAttr::kDefaultReduceBucket), cl::cat(scenarioCat)};
   cl::opt<nn::AttentionImplementation> attention{
       "attention",
       cl::desc("How a language model's attention runs (zoo gpt2/llama-7b, "
@@ -545,7 +557,13 @@ VramOptFlags::parseParallel() const {
   bool fsdpFlags = paramDtype.getNumOccurrences() ||
                    reduceDtype.getNumOccurrences() ||
                    reshardAfterForward.getNumOccurrences();
+  bool zeroFlags =
+      strategy.getNumOccurrences() || reduceBucketSize.getNumOccurrences();
   if (!parallelSpec.getNumOccurrences()) {
+    if (zeroFlags)
+      return makeUsageError("--strategy and --reduce-bucket-size configure "
+                            "ZeRO over data-parallel ranks: add "
+                            "--parallel=dp=N");
     if (fsdpFlags)
       return makeUsageError("--param-dtype, --reduce-dtype and "
                             "--reshard-after-forward configure FSDP2: add "
@@ -666,6 +684,41 @@ VramOptFlags::parseParallel() const {
     options.firstBucket = options.bucketCap;
   }
   options.bucketView = gradientAsBucketView;
+  if (zeroFlags) {
+    llvm::StringRef stage = strategy;
+    if (!strategy.getNumOccurrences())
+      return makeUsageError("--reduce-bucket-size configures ZeRO: add "
+                            "--strategy=zero1 or zero2");
+    if (stage == "zero3")
+      return makeUsageError("--strategy=zero3 (ZeRO-3, partitioned "
+                            "parameters) is not modelled yet: zero1 and "
+                            "zero2 are");
+    if (stage != "zero1" && stage != "zero2")
+      return makeUsageError("--strategy must be zero1 or zero2, got '" + stage +
+                            "'");
+    if (seen.count("fsdp") || seen.count("hsdp") || seen.count("tp"))
+      return makeUsageError("--strategy=" + stage +
+                            " partitions over dp ranks alone: use "
+                            "--parallel=dp=N");
+    if (ddpFlags)
+      return makeUsageError("--gradient-as-bucket-view and --bucket-cap-mb "
+                            "configure DistributedDataParallel, not ZeRO");
+    if (gradAccum > 1 || !setToNone)
+      return makeUsageError("--strategy=" + stage +
+                            " with --grad-accum or --set-to-none=false is not "
+                            "modelled yet");
+    if (precision != nn::Precision::Fp32 && precision != nn::Precision::Bf16)
+      return makeUsageError("--strategy=" + stage + " with --precision=" +
+                            nn::stringifyPrecision(precision) +
+                            " is not modelled yet (fp32 and bf16, DeepSpeed's "
+                            "\"bf16\": {\"enabled\": true}, are)");
+    if (reduceBucketSize < 1)
+      return makeUsageError("--reduce-bucket-size must be a positive number "
+                            "of elements, got " +
+                            llvm::Twine(reduceBucketSize.getValue()));
+    options.zero = stage == "zero1" ? 1 : 2;
+    options.reduceBucket = reduceBucketSize;
+  }
   return std::optional<ParallelOptions>(options);
 }
 

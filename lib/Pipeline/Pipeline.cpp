@@ -464,8 +464,20 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
                     o.parallel->shard.assign(blocks.begin(), blocks.end());
                   });
     }
+    // DDP's replicas: DeepSpeed's ZeRO partitions the optimizer state (1)
+    // and the gradients (2) over them instead.
+    if (options.parallel && options.parallel->dp > 1 &&
+        options.parallel->fsdp == 1 && options.parallel->tp == 1)
+      for (int64_t stage = options.parallel->zero + 1; stage <= 2; ++stage)
+        tryChange("--strategy=zero" + llvm::Twine(stage) +
+                      (stage == 1 ? " (DeepSpeed ZeRO-1: optimizer state "
+                                    "partitioned)"
+                                  : " (DeepSpeed ZeRO-2: optimizer state and "
+                                    "gradients partitioned)"),
+                  [&](PipelineOptions &o) { o.parallel->zero = stage; });
     // DDP: .grad as a view into its bucket instead of a second copy.
-    if (options.parallel && !options.parallel->bucketView)
+    if (options.parallel && options.parallel->zero == 0 &&
+        !options.parallel->bucketView)
       tryChange("--gradient-as-bucket-view (DDP's .grad views its bucket)",
                 [](PipelineOptions &o) { o.parallel->bucketView = true; });
     if (options.getImplementation() != nn::OptimizerImpl::Fused)

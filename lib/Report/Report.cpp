@@ -62,6 +62,8 @@ std::string vram::report::describeStorage(const Storage &s) {
       return llvm::formatv("input #{0}", arg.getArgNumber()).str();
   if (auto persistent = dyn_cast<nn::PersistentStorageOpInterface>(s.op))
     return persistent.getStorageName();
+  if (auto buffer = dyn_cast<nn::ZeroBufferOp>(s.op); buffer && !s.workspace)
+    return ("zero." + buffer.getName()).str();
   std::string layer = getLayerName(s.op->getLoc());
   std::string what = s.op->getName().getStringRef().str();
   if (s.workspace)
@@ -343,7 +345,8 @@ int64_t ParallelFigures::getSentBytes() const {
   // which is not combined with dp yet), all-gathers and reduce-scatters
   // within the fsdp group.
   int64_t replicas = layout.getTp() > 1 ? layout.getTp() : layout.getDp();
-  int64_t shards = layout.getFsdp();
+  // ZeRO all-gathers the flat parameters across the dp ranks.
+  int64_t shards = layout.getZero() > 0 ? layout.getDp() : layout.getFsdp();
   return saturatingAdd(saturatingAdd(ringBytes(allReduceBytes, replicas, 2),
                                      ringBytes(allGatherBytes, shards, 1)),
                        ringBytes(reduceScatterBytes, shards, 1));
@@ -374,6 +377,19 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
       if (node.getForwardOp() == nn::AllReduceGradOp::getOperationName())
         for (Value grad : node.getInputGrads())
           p.allReduceBytes = saturatingAdd(p.allReduceBytes, bytes(grad));
+    } else if (auto reduce = dyn_cast<nn::ZeroReduceOp>(op)) {
+      // ZeRO all-reduces each bucket's gradients and all-gathers the flat
+      // parameters after the step.
+      int64_t elementBytes =
+          llvm::divideCeil(getElementTypeOrSelf(reduce.getBucket().getType())
+                               .getIntOrFloatBitWidth(),
+                           8);
+      p.allReduceBytes = saturatingAdd(
+          p.allReduceBytes,
+          saturatingMul(static_cast<int64_t>(reduce.getElements()),
+                        elementBytes));
+    } else if (auto flat = dyn_cast<nn::ZeroFlatParamsOp>(op)) {
+      p.allGatherBytes = saturatingAdd(p.allGatherBytes, bytes(flat));
     } else if (auto bucket = dyn_cast<nn::GradBucketOp>(op)) {
       p.bucketBytes.push_back(bytes(bucket));
       p.allReduceBytes = saturatingAdd(p.allReduceBytes, bytes(bucket));
@@ -427,12 +443,19 @@ static void addParallelJson(const Analyses &a, json::Object &report) {
     shard.push_back(cast<StringAttr>(pattern).getValue());
   json::Array ids;
   for (int64_t r = 0; r < ranks; ++r)
-    (p.holdsRank0Shards(r) ? ids : smaller).push_back(r);
+    (p.isFiguresRank(r) ? ids : smaller).push_back(r);
+  int64_t zero = layout.getZero();
   report["parallel"] = json::Object{
       {"strategy", layout.getTp() > 1   ? (p.isSharded() ? "fsdp_tp" : "tp")
+                   : zero > 0           ? (zero == 1 ? "zero1" : "zero2")
                    : !p.isSharded()     ? "ddp"
                    : layout.getDp() > 1 ? "hsdp"
                                         : "fsdp"},
+      {"zero_stage", zero},
+      {"reduce_bucket_size",
+       zero > 0 ? json::Value(layout.getReduceBucket()) : json::Value(nullptr)},
+      {"zero_rank",
+       zero > 0 ? json::Value(layout.getZeroRank()) : json::Value(nullptr)},
       {"world_size", ranks},
       {"dp", layout.getDp()},
       {"fsdp", layout.getFsdp()},
@@ -776,6 +799,16 @@ static void writeText(const Analyses &a, const ReportOptions &options,
                             tp > 1 ? "its tensor-parallel group" : "replicas");
       os << llvm::formatv(", sending and receiving {0}",
                           humanBytes(p.getSentBytes()));
+    } else if (int64_t zero = p.layout.getZero()) {
+      os << llvm::formatv(
+          "parallel: dp={0} (DeepSpeed ZeRO-{1}: optimizer state{2} "
+          "partitioned, gradient buffer of {3} elements), figures of rank "
+          "{4}, whose gradient partition is largest; per step a rank "
+          "all-reduces {5} and all-gathers {6}, sending and receiving {7}",
+          ranks, zero, zero == 2 ? " and gradients" : "",
+          p.layout.getReduceBucket(), p.layout.getZeroRank(),
+          humanBytes(p.allReduceBytes), humanBytes(p.allGatherBytes),
+          humanBytes(p.getSentBytes()));
     } else {
       os << llvm::formatv(
           "parallel: dp={0} (DistributedDataParallel{1}), "

@@ -60,6 +60,13 @@ struct ParallelFigures {
   bool holdsRank0Shards(int64_t rank) const {
     return (rank / layout.getTp()) % layout.getFsdp() < fullShards;
   }
+  /// Whether the step's figures are rank `rank`'s: under ZeRO those of the
+  /// rank vram-parallel chose (zero_rank), else every rank holding rank
+  /// 0's shards.
+  bool isFiguresRank(int64_t rank) const {
+    return layout.getZero() > 0 ? rank == layout.getZeroRank()
+                                : holdsRank0Shards(rank);
+  }
   /// What one rank sends (and receives) per step with ring collectives.
   int64_t getSentBytes() const;
 };

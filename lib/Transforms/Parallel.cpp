@@ -49,6 +49,7 @@
 #include "vram/Dialect/NN/NNOps.h"
 #include "vram/Transforms/ModulePatterns.h"
 #include "vram/Transforms/Passes.h"
+#include "vram/Transforms/Zero.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -165,6 +166,16 @@ void ParallelPass::runOnOperation() {
            << "'), not tp=" << static_cast<int64_t>(tp);
     return signalPassFailure();
   }
+  if (zero < 0 || zero > 2 || (zero > 0 && (fsdp > 1 || tp > 1)) ||
+      reduceBucket < 1) {
+    emitError(step.getLoc())
+        << "vram-parallel zero is a ZeRO stage 1 or 2 over dp alone with a "
+           "reduce-bucket-size >= 1, got zero="
+        << static_cast<int64_t>(zero) << " fsdp=" << static_cast<int64_t>(fsdp)
+        << " tp=" << static_cast<int64_t>(tp)
+        << " reduce-bucket-size=" << static_cast<int64_t>(reduceBucket);
+    return signalPassFailure();
+  }
   if (tp > 1 && dp > 1) {
     step.emitError() << "vram-parallel: tensor parallelism with dp is not "
                         "modelled yet (with fsdp it is)";
@@ -174,10 +185,18 @@ void ParallelPass::runOnOperation() {
   SmallVector<Attribute> shardPatterns;
   for (const std::string &pattern : shard)
     shardPatterns.push_back(StringAttr::get(ctx, pattern));
+  // ZeRO replaces DDP on the dp ranks; in inference they are replicas.
+  int64_t zeroRank = 0;
+  if (zero > 0 && getStepMode(step) == StepMode::Train &&
+      failed(partitionForZero(step, {zero, dp, reduceBucket}, zeroRank)))
+    return signalPassFailure();
   step->setAttr(NNDialect::kParallelAttrName,
                 ParallelAttr::get(ctx, dp, fsdp,
                                   ArrayAttr::get(ctx, shardPatterns), bucketCap,
-                                  firstBucket, bucketView, tp));
+                                  firstBucket, bucketView, tp, zero,
+                                  reduceBucket, zeroRank));
+  if (zero > 0)
+    return;
   // FSDP2 over a (fsdp, tp) mesh shards each rank's tensor-parallel
   // shards further; the collectives of the two axes are independent.
   if (fsdp > 1 || !shard.empty()) {

@@ -370,6 +370,15 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
     together are HSDP. `mixed-precision` models a MixedPrecisionPolicy over
     a step vram-precision built in param_dtype: fp32 shards and inputs.
 
+    With `zero` = 1 or 2 the dp ranks run DeepSpeed's ZeRO stage 1 or 2
+    instead of DDP: the trainable parameters become views of one flat
+    buffer (`nn.zero_flat_params`), each rank keeps an fp32 copy of its
+    partition (`nn.zero_partition`) that the optimizer updates, and the
+    gradients pass through a buffer of `reduce-bucket-size` elements into
+    the partition's (`nn.zero_buffer`, `nn.zero_reduce`,
+    `nn.zero_grad_norm`; lib/Transforms/Zero.cpp says when). The step is
+    the rank's whose gradient partition is largest (`zero_rank`).
+
     With `tp` > 1 the step must be built from one rank's tensor-parallel
     model (its forward's `nn.tensor_parallel`, which its front end sets
     with the shards and collectives): the pass checks the ranks agree and
@@ -411,6 +420,12 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
     Option<"tp", "tp", "int64_t", /*default=*/"1",
            "tensor-parallel ranks the step's model was built for "
            "(nn.tensor_parallel), >= 1">,
+    Option<"zero", "zero", "int64_t", /*default=*/"0",
+           "DeepSpeed ZeRO stage (1 or 2) over the dp ranks instead of DDP; "
+           "0: none">,
+    Option<"reduceBucket", "reduce-bucket-size", "int64_t",
+           /*default=*/"500000000",
+           "ZeRO's reduce_bucket_size: elements of its gradient buffer">,
     Option<"entry", "entry", "std::string", /*default=*/"\"step\"",
            "name of the built step">,
   ];

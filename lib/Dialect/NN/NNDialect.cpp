@@ -19,6 +19,13 @@ using namespace vram::nn;
 #include "vram/Dialect/NN/NNOpsDialect.cpp.inc"
 
 #include "vram/Dialect/NN/NNEnums.cpp.inc"
+
+static ParseResult parseParallelTail(AsmParser &parser, int64_t &tp,
+                                     int64_t &zero, int64_t &reduceBucket,
+                                     int64_t &zeroRank);
+static void printParallelTail(AsmPrinter &printer, int64_t tp, int64_t zero,
+                              int64_t reduceBucket, int64_t zeroRank);
+
 #define GET_ATTRDEF_CLASSES
 #include "vram/Dialect/NN/NNAttributes.cpp.inc"
 
@@ -47,10 +54,56 @@ OptimizerConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+/// The optional tail of #nn.parallel: `, tp = 2`, `, zero = 2`,
+/// `, reduce_bucket = N`, `, zero_rank = R`, each printed when not its
+/// default, parsed in any order.
+static ParseResult parseParallelTail(AsmParser &parser, int64_t &tp,
+                                     int64_t &zero, int64_t &reduceBucket,
+                                     int64_t &zeroRank) {
+  tp = 1;
+  zero = 0;
+  reduceBucket = ParallelAttr::kDefaultReduceBucket;
+  zeroRank = 0;
+  while (succeeded(parser.parseOptionalComma())) {
+    StringRef key;
+    int64_t value = 0;
+    SMLoc at = parser.getCurrentLocation();
+    if (parser.parseKeyword(&key) || parser.parseEqual() ||
+        parser.parseInteger(value))
+      return failure();
+    if (key == "tp")
+      tp = value;
+    else if (key == "zero")
+      zero = value;
+    else if (key == "reduce_bucket")
+      reduceBucket = value;
+    else if (key == "zero_rank")
+      zeroRank = value;
+    else
+      return parser.emitError(at)
+             << "expected tp, zero, reduce_bucket or zero_rank, got '" << key
+             << "'";
+  }
+  return success();
+}
+
+static void printParallelTail(AsmPrinter &printer, int64_t tp, int64_t zero,
+                              int64_t reduceBucket, int64_t zeroRank) {
+  if (tp != 1)
+    printer << ", tp = " << tp;
+  if (zero != 0)
+    printer << ", zero = " << zero;
+  if (reduceBucket != ParallelAttr::kDefaultReduceBucket)
+    printer << ", reduce_bucket = " << reduceBucket;
+  if (zeroRank != 0)
+    printer << ", zero_rank = " << zeroRank;
+}
+
 LogicalResult ParallelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t dp, int64_t fsdp, ArrayAttr shard,
                                    int64_t bucketCap, int64_t firstBucket, bool,
-                                   int64_t tp) {
+                                   int64_t tp, int64_t zero,
+                                   int64_t reduceBucket, int64_t zeroRank) {
   if (dp < 1 || fsdp < 1 || tp < 1)
     return emitError() << "parallel dp, fsdp and tp must be >= 1, got dp = "
                        << dp << ", fsdp = " << fsdp << ", tp = " << tp;
@@ -67,6 +120,19 @@ LogicalResult ParallelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "module patterns";
   if (bucketCap < 1 || firstBucket < 1)
     return emitError() << "parallel bucket sizes must be >= 1 byte";
+  if (zero < 0 || zero > 2)
+    return emitError() << "parallel zero must be a ZeRO stage 1 or 2 (0: "
+                          "none), got "
+                       << zero;
+  if (zero > 0 && (fsdp != 1 || tp != 1))
+    return emitError() << "parallel zero partitions over dp alone, got fsdp = "
+                       << fsdp << ", tp = " << tp;
+  if (reduceBucket < 1)
+    return emitError() << "parallel reduce_bucket must be >= 1 element, got "
+                       << reduceBucket;
+  if (zeroRank < 0 || zeroRank >= dp)
+    return emitError() << "parallel zero_rank must be a dp rank, got "
+                       << zeroRank;
   return success();
 }
 
@@ -231,13 +297,15 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
   if (name == kPhaseAttrName) {
     // Only a forward op can be recomputed; ops with a phase of their own
     // (backward nodes, the update) keep it. A view or a cast can also be
-    // made in backward (vram-parallel's gradient shards).
+    // made in backward or before the update (vram-parallel's gradient
+    // shards, ZeRO's flattened gradient slices).
     auto phase = dyn_cast<StepPhaseAttr>(value);
     bool ok = phase && (phase.getValue() == StepPhase::Recompute ||
-                        (phase.getValue() == StepPhase::Backward &&
+                        ((phase.getValue() == StepPhase::Backward ||
+                          phase.getValue() == StepPhase::Optimizer) &&
                          isa<AliasingOpInterface, CastOp>(op) && isPure(op)));
-    if (failed(expect(ok, "#nn<phase recompute>, or #nn<phase backward> on "
-                          "a view or a cast")))
+    if (failed(expect(ok, "#nn<phase recompute>, or #nn<phase backward> or "
+                          "#nn<phase optimizer> on a view or a cast")))
       return failure();
     return expect(!isa<StepPhaseOpInterface>(op),
                   "absent on an op with a phase of its own");
@@ -275,7 +343,7 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
   if (name == kFunctionalAttrName)
     return expect(isa<UnitAttr>(value) && isa<LinearOp>(op),
                   "a unit attribute on an nn.linear");
-  if (name == kShardedAttrName)
+  if (name == kShardedAttrName || name == kFlatParamAttrName)
     return expect(isa<UnitAttr>(value) && isa<ParamOp>(op),
                   "a unit attribute on an nn.param");
   if (name == kParallelAttrName)

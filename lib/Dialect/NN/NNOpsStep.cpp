@@ -182,6 +182,92 @@ std::string ShardOp::getStorageName() {
 }
 
 //===----------------------------------------------------------------------===//
+// DeepSpeed ZeRO-1/2: nn.zero_flat_params, nn.zero_partition,
+// nn.zero_buffer, nn.zero_reduce, nn.zero_grad_norm
+//===----------------------------------------------------------------------===//
+
+LogicalResult ZeroFlatParamsOp::verify() {
+  RankedTensorType type = getResult().getType();
+  if (type.getRank() != 1)
+    return emitOpError("is a flat (rank-1) tensor, got ") << type;
+  int64_t elements = 0;
+  for (Value param : getParams()) {
+    if (cast<RankedTensorType>(param.getType()).getElementType() !=
+        type.getElementType())
+      return emitOpError("flattens parameters of its own element type, got ")
+             << param.getType();
+    elements = satAdd(elements, numel(param));
+  }
+  if (getParams().empty() || type.getNumElements() < elements)
+    return emitOpError("holds at least one parameter and all their "
+                       "elements, got ")
+           << elements << " elements in " << type;
+  return success();
+}
+
+MemoryCategory ZeroFlatParamsOp::getMemoryCategory() {
+  return MemoryCategory::Parameters;
+}
+std::string ZeroFlatParamsOp::getStorageName() { return "zero.flat_params"; }
+
+LogicalResult ZeroPartitionOp::verify() {
+  RankedTensorType type = getResult().getType();
+  auto ranks = static_cast<int64_t>(getRanks());
+  if (ranks < 1 || type.getRank() != 1 ||
+      satMul(type.getNumElements(), ranks) != numel(getFlat()) ||
+      !type.getElementType().isF32())
+    return emitOpError("is a 1/ranks slice of the flat parameters in f32, "
+                       "got ")
+           << type << " of " << getFlat().getType() << " over " << getRanks()
+           << " ranks";
+  return success();
+}
+
+MemoryCategory ZeroPartitionOp::getMemoryCategory() {
+  return MemoryCategory::OptimizerState;
+}
+std::string ZeroPartitionOp::getStorageName() { return "zero.fp32_partition"; }
+
+LogicalResult ZeroBufferOp::verify() {
+  StringRef name = getName();
+  bool hasSource =
+      name == "flat_grad_partition" || name == "single_grad_partition";
+  if (name != "ipg_buffer" && name != "grads_in_partition" && !hasSource)
+    return emitOpError("is ipg_buffer, grads_in_partition, "
+                       "flat_grad_partition or single_grad_partition, got '")
+           << name << "'";
+  if (static_cast<bool>(getSource()) != hasSource)
+    return emitOpError(hasSource ? "copies a source" : "has no source");
+  if (getResult().getType().getRank() != 1)
+    return emitOpError("is a flat (rank-1) tensor, got ")
+           << getResult().getType();
+  return success();
+}
+
+LogicalResult ZeroReduceOp::verify() {
+  auto elements = static_cast<int64_t>(getElements());
+  if (elements < 1 || elements > numel(getBucket()))
+    return emitOpError("reduces between 1 and all elements of its bucket, "
+                       "got ")
+           << getElements();
+  return success();
+}
+
+int64_t ZeroReduceOp::getWorkspaceBytes(const TorchTarget &) {
+  // torch's _flatten_dense_tensors of a single slice is a view of it.
+  if (!getFlatten())
+    return 0;
+  return satMul(
+      static_cast<int64_t>(getElements()),
+      llvm::divideCeil(
+          getBucket().getType().getElementType().getIntOrFloatBitWidth(), 8));
+}
+
+int64_t ZeroGradNormOp::getWorkspaceBytes(const TorchTarget &) {
+  return satMul(static_cast<int64_t>(getLargest()), 8);
+}
+
+//===----------------------------------------------------------------------===//
 // Optimizers: the state each keeps per parameter and the temporaries of one
 // update. torch.optim's live in the parameter's dtype; bitsandbytes' in
 // float32, or 8 bits with a float32 scale per block.

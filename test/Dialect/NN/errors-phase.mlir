@@ -11,7 +11,7 @@ func.func @f(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
 // -----
 
 func.func @f(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
-  // expected-error @+1 {{'nn.phase' must be #nn<phase recompute>, or #nn<phase backward> on a view or a cast, got #nn<phase backward>}}
+  // expected-error @+1 {{'nn.phase' must be #nn<phase recompute>, or #nn<phase backward> or #nn<phase optimizer> on a view or a cast, got #nn<phase backward>}}
   %y = nn.relu %x {nn.phase = #nn<phase backward>} : tensor<2x8xf32>
   return %y : tensor<2x8xf32>
 }

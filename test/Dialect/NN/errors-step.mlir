@@ -327,6 +327,86 @@ func.func @f() {
 
 // -----
 
+// zero_flat_params: every element of its parameters
+func.func @f() {
+  %w = nn.param "w" : tensor<4x4xf32>
+  // expected-error @+1 {{'nn.zero_flat_params' op holds at least one parameter and all their elements, got 16 elements in 'tensor<12xf32>'}}
+  %0 = nn.zero_flat_params %w : (tensor<4x4xf32>) -> tensor<12xf32>
+  return
+}
+
+// -----
+
+// zero_flat_params: one element type
+func.func @f() {
+  %w = nn.param "w" : tensor<4x4xbf16>
+  // expected-error @+1 {{'nn.zero_flat_params' op flattens parameters of its own element type, got 'tensor<4x4xbf16>'}}
+  %0 = nn.zero_flat_params %w : (tensor<4x4xbf16>) -> tensor<16xf32>
+  return
+}
+
+// -----
+
+// zero_partition: 1/ranks of the flat buffer, in f32
+func.func @f() {
+  %w = nn.param "w" : tensor<4x4xf32>
+  %0 = nn.zero_flat_params %w : (tensor<4x4xf32>) -> tensor<16xf32>
+  // expected-error @+1 {{'nn.zero_partition' op is a 1/ranks slice of the flat parameters in f32, got 'tensor<4xf32>' of 'tensor<16xf32>' over 2 ranks}}
+  %1 = nn.zero_partition %0 {ranks = 2 : i64} : tensor<16xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// zero_buffer: the three buffers ZeRO allocates
+func.func @f() {
+  // expected-error @+1 {{'nn.zero_buffer' op is ipg_buffer, grads_in_partition, flat_grad_partition or single_grad_partition, got 'bucket'}}
+  %0 = nn.zero_buffer "bucket" {phase = #nn<phase backward>} : tensor<16xf32>
+  return
+}
+
+// -----
+
+// zero_buffer: only single_grad_partition copies a source
+func.func @f(%g: tensor<16xf32>) {
+  // expected-error @+1 {{'nn.zero_buffer' op has no source}}
+  %0 = nn.zero_buffer "ipg_buffer" %g : tensor<16xf32> {phase = #nn<phase backward>} : tensor<16xf32>
+  return
+}
+
+// -----
+
+// zero_reduce: within its bucket
+func.func @f(%b: tensor<16xf32>) {
+  // expected-error @+1 {{'nn.zero_reduce' op reduces between 1 and all elements of its bucket, got 17}}
+  nn.zero_reduce %b {elements = 17 : i64, flatten = true, phase = #nn<phase backward>} : tensor<16xf32>
+  return
+}
+
+// -----
+
+// parallel: ZeRO is stage 1 or 2 over dp alone
+// expected-error @+1 {{parallel zero must be a ZeRO stage 1 or 2 (0: none), got 3}}
+func.func @f() attributes {nn.parallel = #nn.parallel<dp = 2, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, zero = 3>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{parallel zero partitions over dp alone, got fsdp = 2, tp = 1}}
+func.func @f() attributes {nn.parallel = #nn.parallel<dp = 1, fsdp = 2, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, zero = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{parallel zero_rank must be a dp rank, got 2}}
+func.func @f() attributes {nn.parallel = #nn.parallel<dp = 2, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, zero = 2, zero_rank = 2>} {
+  return
+}
+
+// -----
+
 // optimizer_step: bitsandbytes runs a kernel per parameter (no foreach)
 func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) {
   // expected-error @+1 {{'nn.optimizer_step' op lion has no foreach implementation}}

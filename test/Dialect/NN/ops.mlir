@@ -443,6 +443,18 @@ func.func @step(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %gy: tensor<1x
   // CHECK-NEXT: %[[V7:[0-9]+]] = nn.optimizer_state exp_avg_sq of %[[ARG6]] : tensor<4xf32>
   %bucket = nn.grad_bucket "ddp.bucket0" params ["fc.weight", "fc.bias"] : tensor<52326xf32>
   // CHECK-NEXT: %{{.*}} = nn.grad_bucket "ddp.bucket0" params ["fc.weight", "fc.bias"] : tensor<52326xf32>
+  %zflat = nn.zero_flat_params %p : (tensor<4xf32>) -> tensor<8xf32>
+  // CHECK-NEXT: %[[ZF:[0-9]+]] = nn.zero_flat_params %[[ARG6]] : (tensor<4xf32>) -> tensor<8xf32>
+  %zpart = nn.zero_partition %zflat {ranks = 2 : i64} : tensor<8xf32> -> tensor<4xf32>
+  // CHECK-NEXT: nn.zero_partition %[[ZF]] {ranks = 2 : i64} : tensor<8xf32> -> tensor<4xf32>
+  %zipg = nn.zero_buffer "ipg_buffer" {phase = #nn<phase backward>} : tensor<8xf32>
+  // CHECK-NEXT: %[[ZB:[0-9]+]] = nn.zero_buffer "ipg_buffer" {phase = #nn<phase backward>} : tensor<8xf32>
+  nn.zero_reduce %zipg {elements = 4 : i64, flatten = true, phase = #nn<phase backward>} : tensor<8xf32>
+  // CHECK-NEXT: nn.zero_reduce %[[ZB]] {elements = 4 : i64, flatten = true, phase = #nn<phase backward>} : tensor<8xf32>
+  nn.zero_grad_norm %zipg {largest = 4 : i64, phase = #nn<phase optimizer>} : tensor<8xf32>
+  // CHECK-NEXT: nn.zero_grad_norm %[[ZB]] {largest = 4 : i64, phase = #nn<phase optimizer>} : tensor<8xf32>
+  %zgrad = nn.zero_buffer "single_grad_partition" %zipg : tensor<8xf32> {phase = #nn<phase optimizer>} : tensor<4xf32>
+  // CHECK-NEXT: nn.zero_buffer "single_grad_partition" %[[ZB]] : tensor<8xf32> {phase = #nn<phase optimizer>} : tensor<4xf32>
   %mq = nn.optimizer_state exp_avg of %q : tensor<2x3xf16> -> tensor<2x3xf16>
   // CHECK-NEXT: %[[V8:[0-9]+]] = nn.optimizer_state exp_avg of %[[ARG8]] : tensor<2x3xf16>
   %vq = nn.optimizer_state exp_avg_sq of %q : tensor<2x3xf16> -> tensor<2x3xf16>

@@ -308,6 +308,14 @@ def NN_ParallelAttr : AttrDef<NN_Dialect, "Parallel"> {
     - both: HSDP, FSDP2 on a (dp, fsdp) mesh: sharded over `fsdp` ranks as
       above, the gradient shards all-reduced in place across the `dp`
       replicas (no memory of their own); no DDP buckets.
+    - `zero` (printed when > 0): DeepSpeed's ZeRO stage 1 or 2 over the
+      `dp` ranks instead of DDP (DeepSpeedZeroOptimizer): the trainable
+      parameters live in one flat buffer, each rank keeps an fp32 copy of
+      its 1/dp partition and the optimizer state of it; stage 1 reduces the
+      gradients after backward, stage 2 as backward finishes them, both
+      through a gradient buffer of `reduce_bucket` elements (printed when
+      not 5e8, reduce_bucket_size); the figures are those of the rank whose
+      gradient partition is largest (`zero_rank`).
     - `tp` (printed when > 1): tensor parallelism over that many ranks.
       The model is already one rank's (its front end built the column- and
       row-parallel linears' shards and `nn.all_reduce`/`nn.all_reduce_grad`,
@@ -324,11 +332,15 @@ def NN_ParallelAttr : AttrDef<NN_Dialect, "Parallel"> {
   let parameters = (ins "int64_t":$dp, "int64_t":$fsdp,
                         "::mlir::ArrayAttr":$shard, "int64_t":$bucketCap,
                         "int64_t":$firstBucket, "bool":$bucketView,
-                        DefaultValuedParameter<"int64_t", "1">:$tp);
+                        DefaultValuedParameter<"int64_t", "1">:$tp,
+                        DefaultValuedParameter<"int64_t", "0">:$zero,
+                        DefaultValuedParameter<"int64_t", "500000000">:$reduceBucket,
+                        DefaultValuedParameter<"int64_t", "0">:$zeroRank);
   let assemblyFormat = "`<` `dp` `=` $dp `,` `fsdp` `=` $fsdp `,` `shard` `=` "
                        "$shard `,` `bucket_cap` `=` $bucketCap `,` "
                        "`first_bucket` `=` $firstBucket `,` `bucket_view` `=` "
-                       "$bucketView (`,` `tp` `=` $tp^)? `>`";
+                       "$bucketView `` custom<ParallelTail>($tp, $zero, "
+                       "$reduceBucket, $zeroRank) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The most ranks a layout may have (the largest jobs run ~10^5 GPUs):
@@ -337,6 +349,8 @@ def NN_ParallelAttr : AttrDef<NN_Dialect, "Parallel"> {
     static constexpr int64_t kMaxWorldSize = int64_t(1) << 18;
     /// The ranks of the job.
     int64_t getWorldSize() const { return getDp() * getFsdp() * getTp(); }
+    /// DeepSpeed's default reduce_bucket_size (elements).
+    static constexpr int64_t kDefaultReduceBucket = 500000000;
   }];
 }
 

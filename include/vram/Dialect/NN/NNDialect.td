@@ -97,6 +97,10 @@ def NN_Dialect : Dialect {
     /// shards (nn.shard) and the unsharded copies the step gathers; the
     /// nn.param itself holds no memory.
     static constexpr ::llvm::StringLiteral kShardedAttrName = "nn.sharded";
+    /// On an nn.param of a ZeRO step: the parameter is a view into the flat
+    /// buffer (nn.zero_flat_params) and holds no memory of its own.
+    static constexpr ::llvm::StringLiteral kFlatParamAttrName =
+        "nn.flat_param";
     /// The phase of a step op that is not its kind's (an op recomputed by
     /// activation checkpointing: `nn.phase = #nn<phase recompute>`).
     static constexpr ::llvm::StringLiteral kPhaseAttrName = "nn.phase";

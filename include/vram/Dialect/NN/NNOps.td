@@ -1734,6 +1734,121 @@ def NN_ReleaseOp : NN_CollectiveOp<"release"> {
   let extraClassDeclaration = collectivePhase;
 }
 
+//===----------------------------------------------------------------------===//
+// DeepSpeed ZeRO-1/2 (vram-parallel zero=1|2 over the dp ranks; DeepSpeed's
+// runtime/zero/stage_1_and_2.py): the flat parameters, this rank's fp32
+// partition, and the buffers its gradients pass through on the way to it.
+//===----------------------------------------------------------------------===//
+
+def NN_ZeroFlatParamsOp : NN_Op<"zero_flat_params",
+    [DeclareOpInterfaceMethods<NN_PersistentStorageOpInterface>]> {
+  let summary = "the flat buffer ZeRO keeps the trainable parameters in";
+  let description = [{
+    DeepSpeedZeroOptimizer flattens the parameters of its group, in their
+    order, into one buffer padded to a multiple of 2 x ranks elements, and
+    makes each parameter a view into it (the parameters, marked
+    `nn.flat_param`, hold no storage of their own). Persistent, parameters.
+
+    ```mlir
+    %flat = nn.zero_flat_params %w, %b : (tensor<512x512xf32>, tensor<512xf32>) -> tensor<262656xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<NN_FloatTensor>:$params);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat =
+      "$params attr-dict `:` functional-type($params, results)";
+  let hasVerifier = 1;
+}
+
+def NN_ZeroPartitionOp : NN_Op<"zero_partition",
+    [DeclareOpInterfaceMethods<NN_PersistentStorageOpInterface>]> {
+  let summary = "this rank's fp32 copy of its partition of the flat buffer";
+  let description = [{
+    The 1/`ranks` slice of the flat parameters this rank updates, cloned in
+    float32 (single_partition_of_fp32_groups): the only parameter the
+    optimizer sees, so its state is this partition's. A copy even when the
+    parameters are float32. Persistent; ZeRO counts it as optimizer state
+    (the master weights).
+
+    ```mlir
+    %p = nn.zero_partition %flat {ranks = 2 : i64} : tensor<262656xf32> -> tensor<131328xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$flat, I64Attr:$ranks);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$flat attr-dict `:` type($flat) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def NN_ZeroBufferOp : NN_CollectiveOp<"zero_buffer"> {
+  let summary = "a gradient buffer of ZeRO's";
+  let description = [{
+    One of the flat gradient buffers DeepSpeedZeroOptimizer allocates in a
+    step, gradients while they live: `ipg_buffer`, reduce_bucket_size
+    elements, made at the first gradient hook, which the gradients are
+    copied into (and dropped) before each all-reduce, freed after backward;
+    `grads_in_partition`, the gradients of the parameters that overlap this
+    rank's partition, made at the first reduction that holds one, kept
+    until the optimizer step flattens them; `flat_grad_partition`, that
+    flat copy of `source` in the parameters' dtype (16-bit parameters);
+    `single_grad_partition`, the fp32 partition's gradient: the flat copy,
+    or `source` cast to fp32.
+
+    ```mlir
+    %ipg = nn.zero_buffer "ipg_buffer" {phase = #nn<phase backward>} : tensor<500000000xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, Optional<NN_FloatTensor>:$source,
+                       NN_StepPhaseAttr:$phase);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$name ($source^ `:` type($source))? attr-dict `:` "
+                       "type($result)";
+  let extraClassDeclaration = collectivePhase;
+  let hasVerifier = 1;
+}
+
+def NN_ZeroReduceOp : NN_CollectiveOp<"zero_reduce", [
+    DeclareOpInterfaceMethods<NN_WorkspaceOpInterface>]> {
+  let summary = "all-reduces the gradients in ZeRO's bucket";
+  let description = [{
+    reduce_ipg_grads: the first `elements` of the gradient buffer, averaged
+    and all-reduced. The bucket is cut into one slice per run of
+    consecutive gradients that belong to the same rank's partition; with
+    more than one (`flatten`), the slices are first flattened into a new
+    tensor of `elements` (the op's workspace), otherwise all-reduced in
+    place. Gradients of this rank's partition are then copied into
+    `grads_in_partition`.
+
+    ```mlir
+    nn.zero_reduce %ipg {elements = 262656 : i64, flatten = true, phase = #nn<phase backward>} : tensor<500000000xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$bucket, I64Attr:$elements,
+                       BoolAttr:$flatten, NN_StepPhaseAttr:$phase);
+  let assemblyFormat = "$bucket attr-dict `:` type($bucket)";
+  let extraClassDeclaration = collectivePhase;
+  let hasVerifier = 1;
+}
+
+def NN_ZeroGradNormOp : NN_CollectiveOp<"zero_grad_norm", [
+    DeclareOpInterfaceMethods<NN_WorkspaceOpInterface>]> {
+  let summary = "the global gradient norm ZeRO computes before each step";
+  let description = [{
+    get_grad_norm_direct over this rank's gradient slices: each slice is
+    converted to float64 (get_norm_dtype, on devices with fp64) and its
+    norm taken, one at a time, so the workspace is the `largest` slice's
+    elements in float64.
+
+    ```mlir
+    nn.zero_grad_norm %gip {largest = 262144 : i64, phase = #nn<phase optimizer>} : tensor<525312xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$grads, I64Attr:$largest,
+                       NN_StepPhaseAttr:$phase);
+  let assemblyFormat = "$grads attr-dict `:` type($grads)";
+  let extraClassDeclaration = collectivePhase;
+}
+
 def NN_OptimizerStepOp : NN_Op<"optimizer_step", [AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<NN_StepPhaseOpInterface>,
     DeclareOpInterfaceMethods<NN_CostOpInterface>,

@@ -1,0 +1,213 @@
+"""DeepSpeed ZeRO-1/2 on the CPU (issue 24, --strategy=zero1|zero2).
+
+Each rank of a gloo process group on this machine (DeepSpeed's CPU
+accelerator, DS_ACCELERATOR=cpu, falls back to gloo without oneCCL) builds
+the model of fsdp.py's cases (`mlp`, `llama`), wraps it with
+deepspeed.initialize (a client torch optimizer, zero_optimization.stage
+STAGE, fp32 or bf16 ("bf16": {"enabled": true}: the model and its float
+inputs in bf16), the other zero_optimization keys at their defaults unless
+the case sets them) and trains as DeepSpeed's loops do:
+
+    loss = F.cross_entropy(engine(x), y)
+    engine.backward(loss)
+    engine.step()
+
+after two warm-up steps. Per rank it records, with the preloaded allocation
+counter (memhook/memhook.c):
+  - persistent: the live bytes after the second step, counted from before
+    the model was built (the flat parameters, the fp32 partition, optimizer
+    state, inputs);
+  - cpu_step_peak_above_baseline: the peak of the third step above the
+    bytes live before it.
+
+gloo's all_gather_into_tensor allocates copies of its output, and gloo
+holds an all-reduced tensor until the next collective; NCCL writes
+DeepSpeed's flat parameter buffer in place and holds nothing. Here the
+all-gather at the end of the step is done in place (the other ranks'
+chunks zeroed, then an in-place all-reduce: the same values, no
+allocation) and each all-reduce is followed by one of a 1-element tensor
+(use_nccl_like_collectives), so the bytes are DeepSpeed's own;
+`gloo_collectives` repeats the case with gloo's.
+Needs deepspeed in .venv-truth (0.19.8 from its sdist, pip install
+--no-deps, plus hjson ninja py-cpuinfo pydantic msgpack einops).
+
+    benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/zero.py [CASE_ID...]
+    benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/zero.py --trace CASE_ID RANK
+
+writes results/zero-torch-<version>-deepspeed-<version>-cpu.json, the
+reference of test/Transforms/parallel-zero.test; --trace prints that
+rank's allocations of 64 KiB or more in the third step, with the live
+bytes after each, between the marks 1 (forward done), 2 (backward done)
+and 3 (step done).
+"""
+import ctypes
+import datetime
+import json
+import os
+import platform
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+
+from fsdp import build
+from gloo_ranks import ROOT, preload_memhook, rank_figures, run_ranks, write_table
+
+# (model, world size, stage, optimizer, zero_optimization keys)
+CASES = [("mlp", 2, 1, "sgd", {}), ("mlp", 2, 1, "adam", {}),
+         ("mlp", 2, 2, "sgd", {}), ("mlp", 2, 2, "adam", {}), ("mlp", 4, 2, "adam", {}),
+         # Small buckets: several reductions per step.
+         ("mlp", 2, 1, "sgd", {"reduce_bucket_size": 300000}),
+         ("mlp", 2, 2, "sgd", {"reduce_bucket_size": 300000}),
+         ("mlp", 4, 2, "adam", {"reduce_bucket_size": 100000}),
+         ("llama", 2, 2, "adam", {}), ("llama", 2, 1, "adam", {"reduce_bucket_size": 1000000}),
+         ("llama", 4, 2, "adam", {"reduce_bucket_size": 1000000}),
+         # Partitions inside one parameter (dp=8: 131,328 elements each).
+         ("mlp", 8, 2, "adam", {}),
+         # bf16 (DeepSpeed's "bf16": {"enabled": true}: the model and its
+         # inputs in bf16, gradients accumulated in bf16, fp32 master
+         # partition).
+         ("mlp", 2, 2, "adam", {"bf16": True}), ("mlp", 2, 1, "adam", {"bf16": True}),
+         ("mlp", 2, 2, "sgd", {"bf16": True, "reduce_bucket_size": 300000}),
+         ("llama", 2, 2, "adam", {"bf16": True, "reduce_bucket_size": 1000000})]
+
+
+def case_id(name, world, stage, optimizer, extra):
+    return f"{name}_zero{stage}_dp{world}_{optimizer}" + "".join(
+        "_bf16" if k == "bf16" else f"_{k}{v}" for k, v in sorted(extra.items()))
+
+
+def use_nccl_like_collectives():
+    """DeepSpeed's collectives as NCCL runs them. all_gather_into_tensor in
+    place: the input is this rank's chunk of the output; the other chunks
+    are zeroed and the output all-reduced in place. gloo's work object of
+    an all-reduce holds its tensor until the next collective (a bucket
+    view reduced in place keeps the whole gradient buffer alive into the
+    step), so each all-reduce is followed by one on a 1-element tensor made
+    once."""
+    import deepspeed.comm.comm as dcomm
+    backend = dcomm.cdb
+    flush = torch.zeros(1)
+    all_reduce = backend.all_reduce
+
+    def all_reduce_released(tensor, *args, **kwargs):
+        work = all_reduce(tensor, *args, **kwargs)
+        dist.all_reduce(flush)
+        return work
+
+    backend.all_reduce = all_reduce_released
+
+    def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+        ranks, rank = dist.get_world_size(group), dist.get_rank(group)
+        chunk = input_tensor.numel()
+        for r in range(ranks):
+            if r != rank:
+                output_tensor.narrow(0, r * chunk, chunk).zero_()
+        if output_tensor.narrow(0, rank * chunk, chunk).data_ptr() != input_tensor.data_ptr():
+            output_tensor.narrow(0, rank * chunk, chunk).copy_(input_tensor)
+        dist.all_reduce(output_tensor, group=group)
+        dist.all_reduce(flush)
+
+    backend.all_gather_into_tensor = all_gather_into_tensor
+
+
+def run_rank(rank, world, name, stage, optimizer, extra, in_place, trace, port, queue):
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank),
+                      MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), DS_ACCELERATOR="cpu")
+    torch.set_num_threads(1)
+    hook = ctypes.CDLL(None)  # memhook.so, preloaded
+    for f in (hook.vram_live, hook.vram_peak, hook.vram_trace_live, hook.vram_trace_delta):
+        f.restype = ctypes.c_longlong
+    import deepspeed
+    deepspeed.init_distributed(dist_backend="gloo")
+    if in_place:
+        use_nccl_like_collectives()
+    start = hook.vram_live()
+    torch.manual_seed(0)
+    model, _, x, y = build(name)
+    opt = (torch.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
+           else torch.optim.Adam(model.parameters(), lr=1e-3))
+    extra = dict(extra)
+    bf16 = extra.pop("bf16", False)
+    if bf16 and x.is_floating_point():
+        x = x.to(torch.bfloat16)
+    config = {"train_micro_batch_size_per_gpu": x.shape[0], "gradient_accumulation_steps": 1,
+              "zero_optimization": {"stage": stage, **extra}, "zero_allow_untested_optimizer": True,
+              "steps_per_print": 10**9, "bf16": {"enabled": bf16}}
+    engine, _, _, _ = deepspeed.initialize(model=model, optimizer=opt, config=config)
+
+    def step():
+        loss = F.cross_entropy(engine(x), y)
+        hook.vram_mark(1)
+        engine.backward(loss)
+        hook.vram_mark(2)
+        del loss
+        engine.step()
+        hook.vram_mark(3)
+
+    step()
+    step()
+    dist.barrier()
+    persistent = hook.vram_live() - start
+    hook.vram_reset_peak()
+    base = hook.vram_live()
+    hook.vram_trace(int(trace))
+    step()
+    hook.vram_trace(0)
+    row = {"rank": rank, "persistent": persistent,
+           "cpu_step_peak_above_baseline": hook.vram_peak() - base}
+    if trace:
+        row["trace"] = [(hook.vram_trace_live(i) - base, hook.vram_trace_delta(i),
+                         hook.vram_trace_mark(i)) for i in range(hook.vram_traced())]
+    queue.put(row)
+
+
+def print_trace(trace):
+    small = 0
+    for live, delta, mark in trace:
+        if delta == 0 and mark:
+            print(f"    MARK {mark} live {live:,} (smaller allocations {small:+,})")
+            small = 0
+        elif abs(delta) >= 65536:
+            print(f"    {delta:+,} live {live:,} (smaller {small:+,})")
+            small = 0
+        else:
+            small += delta
+
+
+def main():
+    import deepspeed
+    preload_memhook()
+    args = sys.argv[1:]
+    if args[:1] == ["--trace"]:
+        case, rank = args[1], int(args[2])
+        name, world, stage, optimizer, extra = next(c for c in CASES if case_id(*c) == case)
+        rows = run_ranks(run_rank, world, world, name, stage, optimizer, extra, True, True)
+        print({k: v for k, v in rows[rank].items() if k != "trace"})
+        print_trace(rows[rank]["trace"])
+        return
+    rows = []
+    for name, world, stage, optimizer, extra in CASES:
+        case = case_id(name, world, stage, optimizer, extra)
+        if args and case not in args:
+            continue
+        ranks = run_ranks(run_rank, world, world, name, stage, optimizer, extra, True, False)
+        gloo = run_ranks(run_rank, world, world, name, stage, optimizer, extra, False, False)
+        keys = {k: v for k, v in extra.items() if k != "bf16"}
+        row = {"id": case, "model": name, "world_size": world, "stage": stage,
+               "optimizer": optimizer, "precision": "bf16" if extra.get("bf16") else "fp32",
+               "zero_optimization": {"stage": stage, **keys},
+               **rank_figures(ranks, gloo)}
+        print(row, flush=True)
+        rows.append(row)
+    version = torch.__version__.split("+")[0]
+    out = (ROOT / "benchmarks" / "accuracy" / "results" /
+           f"zero-torch-{version}-deepspeed-{deepspeed.__version__}-cpu.json")
+    measured_with = (f"torch {torch.__version__} cpu (PyPI wheel), deepspeed {deepspeed.__version__} "
+                     f"(DS_ACCELERATOR=cpu, gloo), {platform.platform()}, {datetime.date.today()}")
+    write_table(out, rows, measured_with, args)
+
+
+if __name__ == "__main__":
+    main()
