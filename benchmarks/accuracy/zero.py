@@ -70,7 +70,14 @@ CASES = [("mlp", 2, 1, "sgd", {}), ("mlp", 2, 1, "adam", {}),
          # partition).
          ("mlp", 2, 2, "adam", {"bf16": True}), ("mlp", 2, 1, "adam", {"bf16": True}),
          ("mlp", 2, 2, "sgd", {"bf16": True, "reduce_bucket_size": 300000}),
-         ("llama", 2, 2, "adam", {"bf16": True, "reduce_bucket_size": 1000000})]
+         ("llama", 2, 2, "adam", {"bf16": True, "reduce_bucket_size": 1000000}),
+         # overlap_comm: two gradient buffers, stage 1 reducing in the hooks
+         # too; Hugging Face's ZeRO-2 template sets it, with
+         # reduce_bucket_size "auto" = hidden_size^2 (65,536 here).
+         ("mlp", 2, 2, "sgd", {"overlap_comm": True, "reduce_bucket_size": 300000}),
+         ("mlp", 2, 1, "sgd", {"overlap_comm": True, "reduce_bucket_size": 300000}),
+         ("llama", 2, 2, "adam", {"overlap_comm": True, "reduce_bucket_size": 65536}),
+         ("llama", 2, 1, "adam", {"overlap_comm": True, "reduce_bucket_size": 1000000})]
 
 
 def case_id(name, world, stage, optimizer, extra):

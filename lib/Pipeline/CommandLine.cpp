@@ -230,6 +230,11 @@ struct VramOptFlags {
                "(DeepSpeed's default 500000000)"),
       cl::value_desc("ELEMENTS"),
       cl::init(nn::ParallelAttr::kDefaultReduceBucket), cl::cat(scenarioCat)};
+  cl::opt<bool> overlapComm{
+      "overlap-comm",
+      cl::desc("ZeRO's overlap_comm: two gradient buffers, stage 1 reducing "
+               "as backward runs"),
+      cl::init(false), cl::cat(scenarioCat)};
   cl::opt<nn::AttentionImplementation> attention{
       "attention",
       cl::desc("How a language model's attention runs (zoo gpt2/llama-7b, "
@@ -557,13 +562,14 @@ VramOptFlags::parseParallel() const {
   bool fsdpFlags = paramDtype.getNumOccurrences() ||
                    reduceDtype.getNumOccurrences() ||
                    reshardAfterForward.getNumOccurrences();
-  bool zeroFlags =
-      strategy.getNumOccurrences() || reduceBucketSize.getNumOccurrences();
+  bool zeroFlags = strategy.getNumOccurrences() ||
+                   reduceBucketSize.getNumOccurrences() ||
+                   overlapComm.getNumOccurrences();
   if (!parallelSpec.getNumOccurrences()) {
     if (zeroFlags)
-      return makeUsageError("--strategy and --reduce-bucket-size configure "
-                            "ZeRO over data-parallel ranks: add "
-                            "--parallel=dp=N");
+      return makeUsageError("--strategy, --reduce-bucket-size and "
+                            "--overlap-comm configure ZeRO over data-parallel "
+                            "ranks: add --parallel=dp=N");
     if (fsdpFlags)
       return makeUsageError("--param-dtype, --reduce-dtype and "
                             "--reshard-after-forward configure FSDP2: add "
@@ -687,8 +693,8 @@ VramOptFlags::parseParallel() const {
   if (zeroFlags) {
     llvm::StringRef stage = strategy;
     if (!strategy.getNumOccurrences())
-      return makeUsageError("--reduce-bucket-size configures ZeRO: add "
-                            "--strategy=zero1 or zero2");
+      return makeUsageError("--reduce-bucket-size and --overlap-comm "
+                            "configure ZeRO: add --strategy=zero1 or zero2");
     if (stage == "zero3")
       return makeUsageError("--strategy=zero3 (ZeRO-3, partitioned "
                             "parameters) is not modelled yet: zero1 and "
@@ -718,6 +724,7 @@ VramOptFlags::parseParallel() const {
                             llvm::Twine(reduceBucketSize.getValue()));
     options.zero = stage == "zero1" ? 1 : 2;
     options.reduceBucket = reduceBucketSize;
+    options.overlapComm = overlapComm;
   }
   return std::optional<ParallelOptions>(options);
 }

@@ -456,6 +456,7 @@ static void addParallelJson(const Analyses &a, json::Object &report) {
        zero > 0 ? json::Value(layout.getReduceBucket()) : json::Value(nullptr)},
       {"zero_rank",
        zero > 0 ? json::Value(layout.getZeroRank()) : json::Value(nullptr)},
+      {"overlap_comm", layout.getOverlapComm()},
       {"world_size", ranks},
       {"dp", layout.getDp()},
       {"fsdp", layout.getFsdp()},
@@ -802,10 +803,12 @@ static void writeText(const Analyses &a, const ReportOptions &options,
     } else if (int64_t zero = p.layout.getZero()) {
       os << llvm::formatv(
           "parallel: dp={0} (DeepSpeed ZeRO-{1}: optimizer state{2} "
-          "partitioned, gradient buffer of {3} elements), figures of rank "
-          "{4}, whose gradient partition is largest; per step a rank "
-          "all-reduces {5} and all-gathers {6}, sending and receiving {7}",
+          "partitioned, {3} of {4} elements), figures of rank "
+          "{5}, whose gradient partition is largest; per step a rank "
+          "all-reduces {6} and all-gathers {7}, sending and receiving {8}",
           ranks, zero, zero == 2 ? " and gradients" : "",
+          p.layout.getOverlapComm() ? "two gradient buffers (overlap_comm)"
+                                    : "a gradient buffer",
           p.layout.getReduceBucket(), p.layout.getZeroRank(),
           humanBytes(p.allReduceBytes), humanBytes(p.allGatherBytes),
           humanBytes(p.getSentBytes()));

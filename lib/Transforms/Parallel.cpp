@@ -167,13 +167,14 @@ void ParallelPass::runOnOperation() {
     return signalPassFailure();
   }
   if (zero < 0 || zero > 2 || (zero > 0 && (fsdp > 1 || tp > 1)) ||
-      reduceBucket < 1) {
+      reduceBucket < 1 || (overlapComm && zero == 0)) {
     emitError(step.getLoc())
         << "vram-parallel zero is a ZeRO stage 1 or 2 over dp alone with a "
-           "reduce-bucket-size >= 1, got zero="
+           "reduce-bucket-size >= 1 (and overlap-comm), got zero="
         << static_cast<int64_t>(zero) << " fsdp=" << static_cast<int64_t>(fsdp)
         << " tp=" << static_cast<int64_t>(tp)
-        << " reduce-bucket-size=" << static_cast<int64_t>(reduceBucket);
+        << " reduce-bucket-size=" << static_cast<int64_t>(reduceBucket)
+        << " overlap-comm=" << (overlapComm ? "true" : "false");
     return signalPassFailure();
   }
   if (tp > 1 && dp > 1) {
@@ -188,13 +189,14 @@ void ParallelPass::runOnOperation() {
   // ZeRO replaces DDP on the dp ranks; in inference they are replicas.
   int64_t zeroRank = 0;
   if (zero > 0 && getStepMode(step) == StepMode::Train &&
-      failed(partitionForZero(step, {zero, dp, reduceBucket}, zeroRank)))
+      failed(partitionForZero(step, {zero, dp, reduceBucket, overlapComm},
+                              zeroRank)))
     return signalPassFailure();
   step->setAttr(NNDialect::kParallelAttrName,
                 ParallelAttr::get(ctx, dp, fsdp,
                                   ArrayAttr::get(ctx, shardPatterns), bucketCap,
                                   firstBucket, bucketView, tp, zero,
-                                  reduceBucket, zeroRank));
+                                  reduceBucket, zeroRank, overlapComm));
   if (zero > 0)
     return;
   // FSDP2 over a (fsdp, tp) mesh shards each rank's tensor-parallel

@@ -11,9 +11,11 @@
 // the optimizer, so the optimizer's state is the partition's.
 //
 // Backward: the first gradient hook allocates the gradient buffer
-// (reduce_bucket_size elements, `ipg_buffer`). Stage 2 copies each gradient
-// into it as backward finishes it and drops the gradient; stage 1 keeps the
-// gradients until backward ends and then copies them, in parameter order.
+// (reduce_bucket_size elements, `ipg_buffer`; with overlap_comm two, taking
+// the buckets in turn). Stage 2 copies each gradient into it as backward
+// finishes it and drops the gradient; stage 1 keeps the gradients until
+// backward ends and then copies them, in parameter order (with
+// overlap_comm it copies them as stage 2 does).
 // Before a gradient that would overflow the buffer, and after backward, the
 // buffer is reduced (reduce_ipg_grads; a gradient larger than the buffer is
 // not copied but reduced on its own at the next reduction): cut into one
@@ -160,8 +162,10 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
                        return a->readyAt < b->readyAt;
                      return a->offset > b->offset;
                    });
+  // Stage 1 without overlap_comm copies after backward.
+  bool afterBackward = layout.stage == 1 && !layout.overlapComm;
   std::vector<const FlatParam *> copyOrder = readyOrder;
-  if (layout.stage == 1)
+  if (afterBackward)
     for (auto [i, p] : llvm::enumerate(flat))
       copyOrder[i] = &p;
   std::vector<std::vector<const FlatParam *>> buckets(1);
@@ -227,8 +231,11 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
   // (and dropped), the buckets reduced.
   auto phase = [&](StepPhase p) { return StepPhaseAttr::get(ctx, p); };
   auto backward = phase(StepPhase::Backward);
-  Value ipg, gradsInPartition;
-  auto reduce = [&](ArrayRef<const FlatParam *> bucket) {
+  // overlap_comm's two buffers take the buckets in turn.
+  SmallVector<Value, 2> ipg;
+  Value gradsInPartition;
+  auto reduce = [&](size_t b) {
+    ArrayRef<const FlatParam *> bucket = buckets[b];
     // One slice per run of consecutive gradients bound for the same rank.
     int64_t slices = 0, lastOwner = -1, elements = 0;
     for (const FlatParam *p : bucket) {
@@ -240,7 +247,8 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
         }
     }
     bool large = bucket.front()->elements > layout.reduceBucket;
-    ZeroReduceOp::create(builder, loc, large ? bucket.front()->grad : ipg,
+    ZeroReduceOp::create(builder, loc,
+                         large ? bucket.front()->grad : ipg[b % ipg.size()],
                          builder.getI64IntegerAttr(elements),
                          builder.getBoolAttr(slices > 1), backward);
     if (!gradsInPartition && llvm::any_of(bucket, [&](const FlatParam *p) {
@@ -262,7 +270,7 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
   auto copy = [&](const FlatParam &p) {
     auto it = opens.find(&p);
     if (it != opens.end() && it->second > 0)
-      reduce(buckets[it->second - 1]);
+      reduce(it->second - 1);
     // A gradient larger than the buffer stays until its own reduction.
     if (p.elements <= layout.reduceBucket)
       ReleaseOp::create(builder, loc, ValueRange{p.grad}, backward);
@@ -287,27 +295,27 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
     if (p->ready != previousReady)
       builder.setInsertionPointAfter(p->ready);
     previousReady = p->ready;
-    if (!ipg)
-      ipg = ZeroBufferOp::create(
-                builder, loc,
-                RankedTensorType::get({layout.reduceBucket}, element),
-                builder.getStringAttr("ipg_buffer"), Value(), backward)
-                .getResult();
-    if (layout.stage == 1)
+    for (int i = ipg.empty() ? (layout.overlapComm ? 2 : 1) : 0; i > 0; --i)
+      ipg.push_back(ZeroBufferOp::create(
+                        builder, loc,
+                        RankedTensorType::get({layout.reduceBucket}, element),
+                        builder.getStringAttr("ipg_buffer"), Value(), backward)
+                        .getResult());
+    if (afterBackward)
       break;
     copy(*p);
   }
   // After backward (overlapping_partition_gradients_reduce_epilogue): stage
-  // 1 copies every gradient now; the last bucket is reduced, the buffer
-  // freed.
+  // 1 without overlap_comm copies every gradient now; the last bucket is
+  // reduced, the buffers freed.
   Operation *inserted = &*std::prev(builder.getInsertionPoint());
   builder.setInsertionPointAfter(
       inserted->isBeforeInBlock(lastBackward) ? lastBackward : inserted);
-  if (layout.stage == 1)
+  if (afterBackward)
     for (const FlatParam &p : flat)
       copy(p);
-  reduce(buckets.back());
-  ReleaseOp::create(builder, loc, ValueRange{ipg}, backward);
+  reduce(buckets.size() - 1);
+  ReleaseOp::create(builder, loc, ipg, backward);
 
   // 6. The step on this rank's partition.
   builder.setInsertionPoint(first);

@@ -376,8 +376,9 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
     partition (`nn.zero_partition`) that the optimizer updates, and the
     gradients pass through a buffer of `reduce-bucket-size` elements into
     the partition's (`nn.zero_buffer`, `nn.zero_reduce`,
-    `nn.zero_grad_norm`; lib/Transforms/Zero.cpp says when). The step is
-    the rank's whose gradient partition is largest (`zero_rank`).
+    `nn.zero_grad_norm`; lib/Transforms/Zero.cpp says when); with
+    `overlap-comm` there are two buffers. The step is the rank's whose
+    gradient partition is largest (`zero_rank`).
 
     With `tp` > 1 the step must be built from one rank's tensor-parallel
     model (its forward's `nn.tensor_parallel`, which its front end sets
@@ -426,6 +427,9 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
     Option<"reduceBucket", "reduce-bucket-size", "int64_t",
            /*default=*/"500000000",
            "ZeRO's reduce_bucket_size: elements of its gradient buffer">,
+    Option<"overlapComm", "overlap-comm", "bool", /*default=*/"false",
+           "ZeRO's overlap_comm: two gradient buffers, reduced as backward "
+           "runs at stage 1 too">,
     Option<"entry", "entry", "std::string", /*default=*/"\"step\"",
            "name of the built step">,
   ];

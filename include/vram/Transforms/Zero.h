@@ -22,6 +22,9 @@ struct ZeroLayout {
   int64_t ranks = 1;
   /// reduce_bucket_size: elements of the gradient buffer.
   int64_t reduceBucket = 500000000;
+  /// overlap_comm: two buffers, used in turn; stage 1 reduces in the
+  /// gradient hooks as stage 2 does.
+  bool overlapComm = false;
 };
 
 /// Rewrites the built training step `step` into the step of the rank whose

@@ -22,9 +22,10 @@ using namespace vram::nn;
 
 static ParseResult parseParallelTail(AsmParser &parser, int64_t &tp,
                                      int64_t &zero, int64_t &reduceBucket,
-                                     int64_t &zeroRank);
+                                     int64_t &zeroRank, bool &overlapComm);
 static void printParallelTail(AsmPrinter &printer, int64_t tp, int64_t zero,
-                              int64_t reduceBucket, int64_t zeroRank);
+                              int64_t reduceBucket, int64_t zeroRank,
+                              bool overlapComm);
 
 #define GET_ATTRDEF_CLASSES
 #include "vram/Dialect/NN/NNAttributes.cpp.inc"
@@ -55,21 +56,27 @@ OptimizerConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 /// The optional tail of #nn.parallel: `, tp = 2`, `, zero = 2`,
-/// `, reduce_bucket = N`, `, zero_rank = R`, each printed when not its
-/// default, parsed in any order.
+/// `, reduce_bucket = N`, `, zero_rank = R`, `, overlap_comm`, each printed
+/// when not its default, parsed in any order.
 static ParseResult parseParallelTail(AsmParser &parser, int64_t &tp,
                                      int64_t &zero, int64_t &reduceBucket,
-                                     int64_t &zeroRank) {
+                                     int64_t &zeroRank, bool &overlapComm) {
   tp = 1;
   zero = 0;
   reduceBucket = ParallelAttr::kDefaultReduceBucket;
   zeroRank = 0;
+  overlapComm = false;
   while (succeeded(parser.parseOptionalComma())) {
     StringRef key;
     int64_t value = 0;
     SMLoc at = parser.getCurrentLocation();
-    if (parser.parseKeyword(&key) || parser.parseEqual() ||
-        parser.parseInteger(value))
+    if (parser.parseKeyword(&key))
+      return failure();
+    if (key == "overlap_comm") {
+      overlapComm = true;
+      continue;
+    }
+    if (parser.parseEqual() || parser.parseInteger(value))
       return failure();
     if (key == "tp")
       tp = value;
@@ -80,15 +87,16 @@ static ParseResult parseParallelTail(AsmParser &parser, int64_t &tp,
     else if (key == "zero_rank")
       zeroRank = value;
     else
-      return parser.emitError(at)
-             << "expected tp, zero, reduce_bucket or zero_rank, got '" << key
-             << "'";
+      return parser.emitError(at) << "expected tp, zero, reduce_bucket, "
+                                     "zero_rank or overlap_comm, got '"
+                                  << key << "'";
   }
   return success();
 }
 
 static void printParallelTail(AsmPrinter &printer, int64_t tp, int64_t zero,
-                              int64_t reduceBucket, int64_t zeroRank) {
+                              int64_t reduceBucket, int64_t zeroRank,
+                              bool overlapComm) {
   if (tp != 1)
     printer << ", tp = " << tp;
   if (zero != 0)
@@ -97,13 +105,16 @@ static void printParallelTail(AsmPrinter &printer, int64_t tp, int64_t zero,
     printer << ", reduce_bucket = " << reduceBucket;
   if (zeroRank != 0)
     printer << ", zero_rank = " << zeroRank;
+  if (overlapComm)
+    printer << ", overlap_comm";
 }
 
 LogicalResult ParallelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    int64_t dp, int64_t fsdp, ArrayAttr shard,
                                    int64_t bucketCap, int64_t firstBucket, bool,
                                    int64_t tp, int64_t zero,
-                                   int64_t reduceBucket, int64_t zeroRank) {
+                                   int64_t reduceBucket, int64_t zeroRank,
+                                   bool overlapComm) {
   if (dp < 1 || fsdp < 1 || tp < 1)
     return emitError() << "parallel dp, fsdp and tp must be >= 1, got dp = "
                        << dp << ", fsdp = " << fsdp << ", tp = " << tp;
@@ -133,6 +144,8 @@ LogicalResult ParallelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (zeroRank < 0 || zeroRank >= dp)
     return emitError() << "parallel zero_rank must be a dp rank, got "
                        << zeroRank;
+  if (overlapComm && zero == 0)
+    return emitError() << "parallel overlap_comm is ZeRO's: it needs zero";
   return success();
 }
 

@@ -407,6 +407,20 @@ func.func @f() attributes {nn.parallel = #nn.parallel<dp = 2, fsdp = 1, shard = 
 
 // -----
 
+// expected-error @+1 {{parallel overlap_comm is ZeRO's: it needs zero}}
+func.func @f() attributes {nn.parallel = #nn.parallel<dp = 2, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, overlap_comm>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected tp, zero, reduce_bucket, zero_rank or overlap_comm, got 'stage'}}
+func.func @f() attributes {nn.parallel = #nn.parallel<dp = 2, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, stage = 2>} {
+  return
+}
+
+// -----
+
 // optimizer_step: bitsandbytes runs a kernel per parameter (no foreach)
 func.func @f(%p: tensor<4xf32>, %g: tensor<4xf32>, %m: tensor<4xf32>) {
   // expected-error @+1 {{'nn.optimizer_step' op lion has no foreach implementation}}

@@ -314,8 +314,9 @@ def NN_ParallelAttr : AttrDef<NN_Dialect, "Parallel"> {
       its 1/dp partition and the optimizer state of it; stage 1 reduces the
       gradients after backward, stage 2 as backward finishes them, both
       through a gradient buffer of `reduce_bucket` elements (printed when
-      not 5e8, reduce_bucket_size); the figures are those of the rank whose
-      gradient partition is largest (`zero_rank`).
+      not 5e8, reduce_bucket_size), two with `overlap_comm` (printed when
+      set; stage 1 then reduces in the hooks too); the figures are those of
+      the rank whose gradient partition is largest (`zero_rank`).
     - `tp` (printed when > 1): tensor parallelism over that many ranks.
       The model is already one rank's (its front end built the column- and
       row-parallel linears' shards and `nn.all_reduce`/`nn.all_reduce_grad`,
@@ -335,12 +336,13 @@ def NN_ParallelAttr : AttrDef<NN_Dialect, "Parallel"> {
                         DefaultValuedParameter<"int64_t", "1">:$tp,
                         DefaultValuedParameter<"int64_t", "0">:$zero,
                         DefaultValuedParameter<"int64_t", "500000000">:$reduceBucket,
-                        DefaultValuedParameter<"int64_t", "0">:$zeroRank);
+                        DefaultValuedParameter<"int64_t", "0">:$zeroRank,
+                        DefaultValuedParameter<"bool", "false">:$overlapComm);
   let assemblyFormat = "`<` `dp` `=` $dp `,` `fsdp` `=` $fsdp `,` `shard` `=` "
                        "$shard `,` `bucket_cap` `=` $bucketCap `,` "
                        "`first_bucket` `=` $firstBucket `,` `bucket_view` `=` "
                        "$bucketView `` custom<ParallelTail>($tp, $zero, "
-                       "$reduceBucket, $zeroRank) `>`";
+                       "$reduceBucket, $zeroRank, $overlapComm) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The most ranks a layout may have (the largest jobs run ~10^5 GPUs):
