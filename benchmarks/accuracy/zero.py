@@ -5,8 +5,8 @@ accelerator, DS_ACCELERATOR=cpu, falls back to gloo without oneCCL) builds
 the model of fsdp.py's cases (`mlp`, `llama`), wraps it with
 deepspeed.initialize (a client torch optimizer, zero_optimization.stage
 STAGE, fp32 or bf16 ("bf16": {"enabled": true}: the model and its float
-inputs in bf16), the other zero_optimization keys at their defaults unless
-the case sets them) and trains as DeepSpeed's loops do:
+inputs in bf16), optionally with peft's LoRA adapters, the other
+zero_optimization keys at their defaults unless the case sets them) and trains as DeepSpeed's loops do:
 
     loss = F.cross_entropy(engine(x), y)
     engine.backward(loss)
@@ -77,12 +77,16 @@ CASES = [("mlp", 2, 1, "sgd", {}), ("mlp", 2, 1, "adam", {}),
          ("mlp", 2, 2, "sgd", {"overlap_comm": True, "reduce_bucket_size": 300000}),
          ("mlp", 2, 1, "sgd", {"overlap_comm": True, "reduce_bucket_size": 300000}),
          ("llama", 2, 2, "adam", {"overlap_comm": True, "reduce_bucket_size": 65536}),
-         ("llama", 2, 1, "adam", {"overlap_comm": True, "reduce_bucket_size": 1000000})]
+         ("llama", 2, 1, "adam", {"overlap_comm": True, "reduce_bucket_size": 1000000}),
+         # LoRA (peft, r=8, alpha=16, no dropout, on q_proj and v_proj):
+         # only the adapters are flattened and partitioned.
+         ("llama", 2, 2, "adam", {"lora": True, "reduce_bucket_size": 1000000}),
+         ("llama", 2, 1, "adam", {"lora": True})]
 
 
 def case_id(name, world, stage, optimizer, extra):
     return f"{name}_zero{stage}_dp{world}_{optimizer}" + "".join(
-        "_bf16" if k == "bf16" else f"_{k}{v}" for k, v in sorted(extra.items()))
+        f"_{k}" if v is True else f"_{k}{v}" for k, v in sorted(extra.items()))
 
 
 def use_nccl_like_collectives():
@@ -133,9 +137,13 @@ def run_rank(rank, world, name, stage, optimizer, extra, in_place, trace, port, 
     start = hook.vram_live()
     torch.manual_seed(0)
     model, _, x, y = build(name)
+    extra = dict(extra)
+    if extra.pop("lora", False):
+        from peft import LoraConfig, get_peft_model
+        model.lm = get_peft_model(model.lm, LoraConfig(
+            r=8, lora_alpha=16, lora_dropout=0.0, target_modules=["q_proj", "v_proj"]))
     opt = (torch.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
            else torch.optim.Adam(model.parameters(), lr=1e-3))
-    extra = dict(extra)
     bf16 = extra.pop("bf16", False)
     if bf16 and x.is_floating_point():
         x = x.to(torch.bfloat16)
@@ -201,9 +209,11 @@ def main():
             continue
         ranks = run_ranks(run_rank, world, world, name, stage, optimizer, extra, True, False)
         gloo = run_ranks(run_rank, world, world, name, stage, optimizer, extra, False, False)
-        keys = {k: v for k, v in extra.items() if k != "bf16"}
+        keys = {k: v for k, v in extra.items() if k not in ("bf16", "lora")}
         row = {"id": case, "model": name, "world_size": world, "stage": stage,
                "optimizer": optimizer, "precision": "bf16" if extra.get("bf16") else "fp32",
+               **({"lora": "peft r=8, alpha=16, dropout 0, q_proj and v_proj"}
+                  if extra.get("lora") else {}),
                "zero_optimization": {"stage": stage, **keys},
                **rank_figures(ranks, gloo)}
         print(row, flush=True)
