@@ -145,6 +145,10 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
     return std::min<int64_t>(
         ranks, llvm::divideCeil(p.offset + p.elements, partition));
   };
+  // Whether some of `p`'s elements are in the modelled rank's partition.
+  auto inRankPartition = [&](const FlatParam &p) {
+    return firstRank(p) <= rank && rank < endRank(p);
+  };
 
   // 2. The order the gradients enter the buffer: stage 2 as the hooks run
   // (as backward finishes them; of one op's, PyTorch runs the later
@@ -252,7 +256,7 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
                          builder.getI64IntegerAttr(elements),
                          builder.getBoolAttr(slices > 1), backward);
     if (!gradsInPartition && llvm::any_of(bucket, [&](const FlatParam *p) {
-          return firstRank(*p) <= rank && rank < endRank(*p);
+          return inRankPartition(*p);
         }))
       gradsInPartition =
           ZeroBufferOp::create(
@@ -331,7 +335,7 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
   // tensor unless the parameters are fp32).
   SmallVector<const FlatParam *> overlapping;
   for (const FlatParam &p : flat)
-    if (firstRank(p) <= rank && rank < endRank(p))
+    if (inRankPartition(p))
       overlapping.push_back(&p);
   bool padding = rank == ranks - 1 && padded > total;
   Value flatGrad;
@@ -358,11 +362,10 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
                      builder.getStringAttr("single_grad_partition"), flatGrad,
                      optimizerPhase)
                      .getResult();
-  ReleaseOp::create(builder, loc,
-                    masterGrad == flatGrad
-                        ? ValueRange{gradsInPartition}
-                        : ValueRange{gradsInPartition, flatGrad},
-                    optimizerPhase);
+  SmallVector<Value, 2> dropped = {gradsInPartition};
+  if (masterGrad != flatGrad)
+    dropped.push_back(flatGrad);
+  ReleaseOp::create(builder, loc, dropped, optimizerPhase);
   SmallVector<OptimizerStateSlot> slots;
   getOptimizerStateSlots(first.getOptimizer(), master.getType(), slots);
   SmallVector<Value> states;

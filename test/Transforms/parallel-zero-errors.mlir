@@ -1,0 +1,31 @@
+// vram-parallel zero=N's errors: each one line, at the op or step at fault.
+// RUN: vram-opt %s -split-input-file -verify-diagnostics --vram-build-step="mode=train optimizer=sgd" --vram-parallel="dp=2 zero=2"
+// RUN: not vram-opt %S/parallel.mlir --vram-build-step="mode=train optimizer=sgd" --vram-parallel="dp=2 zero=3" 2>&1 | FileCheck %s --check-prefix=STAGE
+// STAGE: error: vram-parallel zero is a ZeRO stage 1 or 2 over dp alone with a reduce-bucket-size >= 1 (and overlap-comm), got zero=3 fsdp=1 tp=1 reduce-bucket-size=500000000 overlap-comm=false
+// RUN: not vram-opt %S/parallel.mlir --vram-build-step="mode=train optimizer=sgd" --vram-parallel="dp=1 fsdp=2 zero=2" 2>&1 | FileCheck %s --check-prefix=FSDP
+// FSDP: error: vram-parallel zero is a ZeRO stage 1 or 2 over dp alone {{.*}} got zero=2 fsdp=2 tp=1
+// RUN: not vram-opt %S/parallel.mlir --vram-build-step="mode=train optimizer=sgd" --vram-parallel="dp=2 overlap-comm=true" 2>&1 | FileCheck %s --check-prefix=OVERLAP
+// OVERLAP: error: vram-parallel zero is a ZeRO stage 1 or 2 {{.*}} got zero=0 {{.*}} overlap-comm=true
+// RUN: not vram-opt %S/parallel.mlir --vram-build-step="mode=train optimizer=sgd" --vram-parallel="dp=2 zero=2 reduce-bucket-size=0" 2>&1 | FileCheck %s --check-prefix=BUCKET
+// BUCKET: error: vram-parallel zero is a ZeRO stage 1 or 2 {{.*}} reduce-bucket-size=0
+
+// fp16 parameters need DeepSpeed's loss scaling, not modelled.
+func.func @forward(%x: tensor<2x8xf16>) -> tensor<2x8xf16> {
+  // expected-error @below {{ZeRO with 'f16' parameters (DeepSpeed's fp16 loss scaling) is not modelled yet}}
+  %w = nn.param "w" : tensor<8x8xf16>
+  %y = nn.linear %x, %w : (tensor<2x8xf16>, tensor<8x8xf16>) -> tensor<2x8xf16>
+  return %y : tensor<2x8xf16>
+}
+
+// -----
+
+// One flat buffer holds one dtype.
+func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %w = nn.param "w" : tensor<8x8xf32>
+  %y = nn.linear %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  // expected-error @below {{ZeRO flattens parameters of one dtype, got 'bf16' and 'f32'}}
+  %s = nn.param "s" : tensor<8xbf16>
+  %c = nn.cast %s : tensor<8xbf16> to tensor<8xf32>
+  %z = nn.mul %y, %c : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return %z : tensor<2x8xf32>
+}
