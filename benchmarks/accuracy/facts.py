@@ -286,17 +286,60 @@ def conv_backward_probe():
     return res
 
 
+def pow_backward_probe():
+    """The allocations inside one PowBackward0 (x.pow(e) for a float exponent e), labelled
+    I for an input-sized block; the peak above the node's start is what the node holds
+    beyond the gradient it returns. Its own process, like the conv probe: facts.py
+    --pow-probe."""
+    from torch.profiler import profile, ProfilerActivity
+    exponents = [2.0, 3.0, 0.5, 1.0, 0.0]
+    xs = [torch.rand(2, 8, 64, requires_grad=True) + 0.5 for _ in exponents]
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        for e, x in zip(exponents, xs):
+            y = x.pow(e)
+            y.backward(torch.ones_like(y))
+    tree = prof.profiler.kineto_results.experimental_event_tree()
+    bw = [e for e in tree if e.name.startswith("autograd::engine::evaluate_function: PowBackward0")]
+    def mems(e, acc):
+        if str(e.tag).endswith("Allocation"):
+            acc.append(e.extra_fields.alloc_size)
+        for c in e.children:
+            mems(c, acc)
+        return acc
+    res = []
+    for e, x, b in zip(exponents, xs, bw):
+        I = x.numel() * 4
+        seq = mems(b, [])
+        live = peak = 0
+        for v in seq:
+            live += v; peak = max(peak, live)
+        res.append({"exponent": e, "input": list(x.shape), "I_bytes": I,
+                    "backward_alloc_sequence": " ".join(("+" if v > 0 else "-") + ("I" if abs(v) == I else str(abs(v)))
+                                                        for v in seq),
+                    "backward_peak_above_node_start_bytes": peak,
+                    "note": "node start = incoming grad live; the peak includes the returned gradient (I)"})
+    return res
+
+
 if __name__ == "__main__":
     if "--conv-probe" in sys.argv:
         print(json.dumps(conv_backward_probe()))
         sys.exit(0)
+    if "--pow-probe" in sys.argv:
+        print(json.dumps(pow_backward_probe()))
+        sys.exit(0)
     ap = argparse.ArgumentParser()
     ap.add_argument("-o", "--output", default=None)
     ap.add_argument("--conv-probe", action="store_true")
+    ap.add_argument("--pow-probe", action="store_true")
     a = ap.parse_args()
     res = {"measured_with": MEASURED_WITH, "device": "cpu", "dtype": "float32", "cases": cases()}
     p = subprocess.run([sys.executable, __file__, "--conv-probe"], capture_output=True, text=True)
     res["conv_backward_cpu"] = json.loads([l for l in p.stdout.splitlines() if l.startswith("[")][-1])
+    p = subprocess.run([sys.executable, __file__, "--pow-probe"], capture_output=True, text=True)
+    res["pow_backward_cpu"] = json.loads([l for l in p.stdout.splitlines() if l.startswith("[")][-1])
+    for c in res["pow_backward_cpu"]:
+        print("pow", c["exponent"], c["backward_alloc_sequence"], "peak", c["backward_peak_above_node_start_bytes"])
     for c in res["conv_backward_cpu"]:
         print("conv", c["input"], c["weight"], "s", c["stride"], c["forward_kernel"], c["backward_alloc_sequence"],
               "peak", c["backward_peak_above_node_start_bytes"])

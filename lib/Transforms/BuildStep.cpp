@@ -633,9 +633,11 @@ void BuildStepPass::buildBackward(TrainStep &s) {
         rec.saved, b.getArrayAttr(rec.roles), outGrads,
         b.getDenseI64ArrayAttr(gradOperands),
         b.getDenseBoolArrayAttr(paramGrads), b.getDenseI64ArrayAttr(flops));
-    if (int64_t bytes =
-            autodiff.getBackwardWorkspaceBytes(s.target, rec.operandNeedsGrad))
-      node.setWorkspaceBytes(bytes);
+    SmallVector<int64_t> workspace;
+    autodiff.getBackwardWorkspace(s.target, rec.operandNeedsGrad, workspace);
+    llvm::erase(workspace, 0);
+    if (!workspace.empty())
+      node.setWorkspace(workspace);
     SmallVector<Attribute> gradViews;
     bool anyPermutes = false;
     for (Value result : op->getResults())

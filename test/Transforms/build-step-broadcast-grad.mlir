@@ -6,7 +6,7 @@
 // workspace. Measured with torch 2.15 on Qwen2-MoE's shared-expert gate
 // (test/Import/HuggingFace/moe.test).
 // CHECK-LABEL: func.func @step
-// CHECK: nn.backward "nn.mul" {{.*}}workspace_bytes = 120
+// CHECK: nn.backward "nn.mul" {{.*}}workspace = array<i64: 120>
 func.func @forward() -> tensor<2x3x5xf32> {
   %a = nn.param "a" : tensor<2x3x5xf32>
   %b = nn.param "b" : tensor<1x5xf32>
@@ -18,9 +18,9 @@ func.func @forward() -> tensor<2x3x5xf32> {
 // -----
 
 // Both broadcast (a [2, 1] x [1, 5] outer product): two [2, 5] gradients
-// before the reductions, 2 x 40 bytes.
+// before the reductions, two allocations of 40 bytes.
 // CHECK-LABEL: func.func @step
-// CHECK: nn.backward "nn.mul" {{.*}}workspace_bytes = 80
+// CHECK: nn.backward "nn.mul" {{.*}}workspace = array<i64: 40, 40>
 func.func @forward() -> tensor<2x5xf32> {
   %a = nn.param "a" : tensor<2x1xf32>
   %b = nn.param "b" : tensor<1x5xf32>
@@ -35,9 +35,9 @@ func.func @forward() -> tensor<2x5xf32> {
 // workspace. An add hands the gradient itself to the engine's reduction.
 // CHECK-LABEL: func.func @step
 // CHECK: nn.backward "nn.add"
-// CHECK-NOT: workspace_bytes
+// CHECK-NOT: workspace
 // CHECK: nn.backward "nn.mul"
-// CHECK-NOT: workspace_bytes
+// CHECK-NOT: workspace
 // CHECK: return
 func.func @forward() -> tensor<2x3x5xf32> {
   %a = nn.param "a" : tensor<2x3x5xf32>

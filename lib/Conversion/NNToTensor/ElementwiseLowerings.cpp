@@ -92,6 +92,12 @@ static FailureOr<Value> lowerSelfClone(StringRef opName, OpBuilder &b,
   return copyToNewTensor(b, loc, saved.operands[0]);
 }
 
+/// A formula whose PyTorch backward allocates tensors before its gradient
+/// lowers them as tensors (`Formula::backwardTensors`) instead of one
+/// elementwise body.
+template <typename Formula>
+using HasBackwardTensors = decltype(&Formula::backwardTensors);
+
 template <typename OpTy, typename Formula>
 struct UnaryLowering : ExternalModel<UnaryLowering<OpTy, Formula>, OpTy> {
   LogicalResult
@@ -137,12 +143,17 @@ struct UnaryLowering : ExternalModel<UnaryLowering<OpTy, Formula>, OpTy> {
     if (saved)
       ins.push_back(saved);
     DictionaryAttr attrs = node.forwardAttrs;
-    grads.push_back(
-        elementwise(b, loc, ins, newTensor(b, loc, type),
-                    [&](OpBuilder &nb, Location nloc, ValueRange a) {
-                      return Formula::backward(nb, nloc, attrs, a[0],
-                                               a.size() > 1 ? a[1] : Value());
-                    }));
+    if constexpr (llvm::is_detected<HasBackwardTensors, Formula>::value) {
+      grads.push_back(
+          Formula::backwardTensors(b, loc, attrs, node.grads[0], saved, type));
+    } else {
+      grads.push_back(
+          elementwise(b, loc, ins, newTensor(b, loc, type),
+                      [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                        return Formula::backward(nb, nloc, attrs, a[0],
+                                                 a.size() > 1 ? a[1] : Value());
+                      }));
+    }
     return success();
   }
 };
@@ -378,12 +389,30 @@ struct PowFormula {
       return cst(b, l, x, 1.0);
     return power(b, l, x, e);
   }
-  static Value backward(OpBuilder &b, Location l, DictionaryAttr attrs, Value g,
-                        Value x) {
+  /// pow_backward: zeros_like(self) for e = 0, else `grad * (e *
+  /// self.pow(e - 1))`, whose two temporaries are tensors alive until the
+  /// gradient is written (PowOp's backward workspace): the last generic
+  /// reads `powered` only to keep it alive as C++ keeps it.
+  static Value backwardTensors(OpBuilder &b, Location l, DictionaryAttr attrs,
+                               Value g, Value x, RankedTensorType type) {
     double e = exponent(attrs);
     if (e == 0.0)
-      return cst(b, l, g, 0.0);
-    return mul(b, l, g, mul(b, l, cst(b, l, x, e), power(b, l, x, e - 1.0)));
+      return fill(b, l, newTensor(b, l, type), 0.0);
+    Value powered = elementwise(b, l, x, newTensor(b, l, type),
+                                [&](OpBuilder &nb, Location nl, ValueRange a) {
+                                  return e == 1.0
+                                             ? cst(nb, nl, a[0], 1.0)
+                                             : power(nb, nl, a[0], e - 1.0);
+                                });
+    Value scaled = elementwise(b, l, powered, newTensor(b, l, type),
+                               [&](OpBuilder &nb, Location nl, ValueRange a) {
+                                 return mul(nb, nl, cst(nb, nl, a[0], e), a[0]);
+                               });
+    return elementwise(b, l, ValueRange{g, scaled, powered},
+                       newTensor(b, l, type),
+                       [&](OpBuilder &nb, Location nl, ValueRange a) {
+                         return mul(nb, nl, a[0], a[1]);
+                       });
   }
 };
 

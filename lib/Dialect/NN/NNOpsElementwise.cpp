@@ -171,6 +171,17 @@ void PowOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
   saved.push_back(SavedTensor::operand(0));
 }
 
+// pow_backward returns `grad * (e * self.pow(e - 1))`: self.pow(e - 1) and
+// its product with e are C++ temporaries, both alive when the gradient is
+// allocated (measured with torch 2.15: the final RMSNorm's backward of a
+// LLaMA under ZeRO-2 in bf16, benchmarks/accuracy/zero.py). An exponent of
+// 0 returns zeros_like(self) with no temporaries.
+void PowOp::getBackwardWorkspace(const TorchTarget &, ArrayRef<bool> needs,
+                                 SmallVectorImpl<int64_t> &sizes) {
+  if (needs[0] && !getExponent().isZero())
+    sizes.append(2, tensorBytes(getInput()));
+}
+
 void NegOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                             SmallVectorImpl<SavedTensor> &) {}
 
@@ -365,31 +376,26 @@ bool DivOp::isGradPassthrough(unsigned) { return false; }
 
 // AddBackward0 hands `grad` itself to a broadcast operand; the engine then
 // reduces it (sum_to) into the operand's gradient: nothing transient.
-int64_t AddOp::getBackwardWorkspaceBytes(const TorchTarget &, ArrayRef<bool>) {
-  return 0;
-}
-int64_t SubOp::getBackwardWorkspaceBytes(const TorchTarget &, ArrayRef<bool>) {
-  return 0;
-}
+void AddOp::getBackwardWorkspace(const TorchTarget &, ArrayRef<bool>,
+                                 SmallVectorImpl<int64_t> &) {}
+void SubOp::getBackwardWorkspace(const TorchTarget &, ArrayRef<bool>,
+                                 SmallVectorImpl<int64_t> &) {}
 // MulBackward0 computes a broadcast operand's gradient at the output's
 // shape (grad * other) and the engine reduces it to the operand's shape
 // afterwards (sum_to): each such operand has an output-sized tensor alive
 // while the node runs (measured with torch 2.15: Qwen2-MoE's
 // sigmoid(shared_expert_gate(x)) [T, 1] * shared_expert(x) [T, H] puts a
 // [T, H] tensor at the step's peak, benchmarks/accuracy/tp.py).
-int64_t MulOp::getBackwardWorkspaceBytes(const TorchTarget &,
-                                         ArrayRef<bool> needs) {
-  int64_t bytes = 0;
+void MulOp::getBackwardWorkspace(const TorchTarget &, ArrayRef<bool> needs,
+                                 SmallVectorImpl<int64_t> &sizes) {
   for (unsigned i = 0; i < 2; ++i)
     if (needs[i] && !sameShapeAsOutput(getOperand(i), getOutput()))
-      bytes = satAdd(bytes, tensorBytes(getOutput()));
-  return bytes;
+      sizes.push_back(tensorBytes(getOutput()));
 }
 // DivBackward0's reductions are not measured yet (the router's [T, k] / [T,
 // 1] renormalization is too small to reach a peak).
-int64_t DivOp::getBackwardWorkspaceBytes(const TorchTarget &, ArrayRef<bool>) {
-  return 0;
-}
+void DivOp::getBackwardWorkspace(const TorchTarget &, ArrayRef<bool>,
+                                 SmallVectorImpl<int64_t> &) {}
 
 void AddOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                             SmallVectorImpl<SavedTensor> &) {}

@@ -148,10 +148,11 @@ static ConvBackwardSizes convSizes(Conv2dOp op) {
   return sizes;
 }
 
-int64_t Conv2dOp::getBackwardWorkspaceBytes(const TorchTarget &target,
-                                            ArrayRef<bool> needs) {
-  return getConvBackwardWorkspaceBytes(target, convSizes(*this), needs[0],
-                                       needs[1]);
+void Conv2dOp::getBackwardWorkspace(const TorchTarget &target,
+                                    ArrayRef<bool> needs,
+                                    SmallVectorImpl<int64_t> &sizes) {
+  sizes.push_back(getConvBackwardWorkspaceBytes(target, convSizes(*this),
+                                                needs[0], needs[1]));
 }
 
 int64_t Conv2dOp::getWorkspaceBytes(const TorchTarget &target) {
@@ -428,10 +429,11 @@ int64_t Linear4bitOp::getWorkspaceBytes(const TorchTarget &target) {
   return sumAllocations(sizes);
 }
 
-int64_t Linear4bitOp::getBackwardWorkspaceBytes(const TorchTarget &,
-                                                ArrayRef<bool> needs) {
+void Linear4bitOp::getBackwardWorkspace(const TorchTarget &,
+                                        ArrayRef<bool> needs,
+                                        SmallVectorImpl<int64_t> &sizes) {
   if (!needs[0])
-    return 0;
+    return;
   // MatMul4Bit.backward: matmul(grad_output, F.dequantize_4bit(B, state)
   // .to(grad_output.dtype)): the weight in the gradient's dtype is alive
   // with grad_A. Before it, dequantize_4bit's float32 absmax (double
@@ -440,7 +442,7 @@ int64_t Linear4bitOp::getBackwardWorkspaceBytes(const TorchTarget &,
   // the CPU: benchmarks/accuracy/qlora.py); they are not counted.
   QuantizedWeightOp weight = getQuantizedWeight();
   Type gradType = tensorOf(getOutput()).getElementType();
-  return satMul(weight.getNumElements(), elementBytes(gradType));
+  sizes.push_back(satMul(weight.getNumElements(), elementBytes(gradType)));
 }
 
 void Linear4bitOp::getOperandViews(SmallVectorImpl<OperandView> &views) {

@@ -50,13 +50,13 @@ static RankedTensorType getLogProbsType(CrossEntropyOp op) {
                                tensorOf(op.getLoss()).getElementType());
 }
 
-int64_t CrossEntropyOp::getBackwardWorkspaceBytes(const TorchTarget &,
-                                                  ArrayRef<bool>) {
+void CrossEntropyOp::getBackwardWorkspace(const TorchTarget &, ArrayRef<bool>,
+                                          SmallVectorImpl<int64_t> &sizes) {
   // cross_entropy = log_softmax + nll_loss: nll_loss_backward returns a dense
   // gradient of the log-probabilities, live while log_softmax's backward
   // allocates the logits' gradient (measured, 1.13 CPU: three logits-sized
   // tensors at the step peak of a language model).
-  return tensorBytes(getLogProbsType(*this));
+  sizes.push_back(tensorBytes(getLogProbsType(*this)));
 }
 
 void CrossEntropyOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,

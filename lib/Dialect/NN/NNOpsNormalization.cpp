@@ -82,11 +82,12 @@ int64_t BatchNormOp::getFlops(FlopConvention c, bool training) {
   return satMul(numel(getInput()), perElement);
 }
 
-int64_t BatchNormOp::getBackwardWorkspaceBytes(const TorchTarget &target,
-                                               ArrayRef<bool> needs) {
-  return needs[0] ? getBatchNormBackwardWorkspaceBytes(target,
-                                                       tensorBytes(getInput()))
-                  : 0;
+void BatchNormOp::getBackwardWorkspace(const TorchTarget &target,
+                                       ArrayRef<bool> needs,
+                                       SmallVectorImpl<int64_t> &sizes) {
+  if (needs[0])
+    sizes.push_back(
+        getBatchNormBackwardWorkspaceBytes(target, tensorBytes(getInput())));
 }
 
 void BatchNormOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,

@@ -35,6 +35,8 @@ LogicalResult BackwardOp::verify() {
            << " results";
   if (getFlopCounts().size() != 3)
     return emitOpError("flop_counts needs 3 entries (macs, flops, full)");
+  if (llvm::any_of(getWorkspace(), [](int64_t bytes) { return bytes <= 0; }))
+    return emitOpError("workspace sizes must be positive");
   if (getSavedRoles().size() != getSaved().size())
     return emitOpError("saved_roles has ")
            << getSavedRoles().size() << " entries for " << getSaved().size()
@@ -62,7 +64,12 @@ LogicalResult BackwardOp::verify() {
 }
 
 int64_t BackwardOp::getWorkspaceBytes(const TorchTarget &) {
-  return getWorkspaceBytesAttr().getInt();
+  return sumAllocations(getWorkspace());
+}
+
+void BackwardOp::getWorkspaceAllocations(const TorchTarget &,
+                                         SmallVectorImpl<int64_t> &sizes) {
+  llvm::append_range(sizes, getWorkspace());
 }
 
 int64_t BackwardOp::getFlops(FlopConvention c, bool) {

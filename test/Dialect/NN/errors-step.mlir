@@ -94,6 +94,15 @@ func.func @f(%x: tensor<1x3x8x8xf32>, %gy: tensor<1x4x6x6xf32>) {
 
 // -----
 
+// backward: a workspace allocation of 0 bytes (the builder leaves those out)
+func.func @f(%x: tensor<1x3x8x8xf32>, %gy: tensor<1x4x6x6xf32>) {
+  // expected-error @+1 {{'nn.backward' op workspace sizes must be positive}}
+  %0 = nn.backward "nn.conv2d" saved(%x) grads(%gy) {forward_attrs = {}, forward_type = (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>, saved_roles = [#nn.saved<operand 0>], grad_operands = array<i64: 0>, param_grads = array<i1: false>, flop_counts = array<i64: 1, 2, 2>, workspace = array<i64: 64, 0>} : (tensor<1x3x8x8xf32>, tensor<1x4x6x6xf32>) -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
 // backward: missing flop_counts
 func.func @f(%gy: tensor<1x4x6x6xf32>) {
   // expected-error @+1 {{'nn.backward' op requires attribute 'flop_counts'}}

@@ -89,15 +89,18 @@ def NN_AutodiffOpInterface : OpInterface<"AutodiffOpInterface"> {
         return false;
       }]>,
     InterfaceMethod<[{
-        Bytes the backward node allocates and frees while it runs, beyond
-        the gradients it returns: nll_loss_backward's dense gradient inside
-        cross_entropy's backward, a CPU convolution's oneDNN buffers. The
-        step builder records it on `nn.backward` (`workspace_bytes`).
+        The tensors the backward node allocates and frees while it runs,
+        beyond the gradients it returns, one size per allocation (a caching
+        allocator rounds each): nll_loss_backward's dense gradient inside
+        cross_entropy's backward, a CPU convolution's oneDNN buffers,
+        pow_backward's two temporaries. The step builder records them on
+        `nn.backward` (`workspace`).
       }],
-      "int64_t", "getBackwardWorkspaceBytes",
+      "void", "getBackwardWorkspace",
       (ins "const ::vram::nn::TorchTarget &":$target,
-           "::llvm::ArrayRef<bool>":$operandNeedsGrad), [{}], [{
-        return 0;
+           "::llvm::ArrayRef<bool>":$operandNeedsGrad,
+           "::llvm::SmallVectorImpl<int64_t> &":$sizes), [{}], [{
+        return; // most backward nodes allocate only their gradients
       }]>,
   ];
 }

@@ -175,7 +175,7 @@ def NN_QuantizedWeightOp : NN_Op<"quantized_weight", [Pure,
 
 def NN_Conv2dOp : NN_LayerOp<"conv2d", [InferTypeOpAdaptor, NN_AutocastLowerPrecision,
     DeclareOpInterfaceMethods<NN_WorkspaceOpInterface>],
-    ["getBackwardWorkspaceBytes"]> {
+    ["getBackwardWorkspace"]> {
   let summary = "2-D convolution (torch.nn.Conv2d)";
   let description = [{
     `input` is NCHW, `weight` is [Cout, Cin/groups, kh, kw], `bias` [Cout].
@@ -247,7 +247,7 @@ def NN_Linear4bitOp : NN_LayerOp<"linear_4bit", [InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<NN_WorkspaceOpInterface,
                               ["getWorkspaceAllocations"]>,
     DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getOperandViews"]>],
-    ["isDifferentiableOperand", "getBackwardWorkspaceBytes"]> {
+    ["isDifferentiableOperand", "getBackwardWorkspace"]> {
   let summary = "y = x W^T + b over a 4-bit weight (bitsandbytes Linear4bit)";
   let description = [{
     bitsandbytes' `matmul_4bit` (MatMul4Bit) in the compute dtype, the
@@ -319,7 +319,7 @@ def NN_BmmOp : NN_LayerOp<"bmm", [InferTypeOpAdaptor, NN_AutocastLowerPrecision,
 
 def NN_BatchNormOp : NN_SimpleLayerOp<"batch_norm",
     [InferTypeOpAdaptor, AttrSizedOperandSegments], /*pure=*/1,
-    ["getBackwardWorkspaceBytes"]> {
+    ["getBackwardWorkspace"]> {
   let summary = "batch normalization over the channel dimension 1";
   let description = [{
     In a training step it normalizes with batch statistics and keeps, for
@@ -408,9 +408,10 @@ def NN_GroupNormOp : NN_SimpleLayerOp<"group_norm",
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-class NN_UnaryOp<string mnemonic, list<Trait> traits = [], bit pure = 1>
+class NN_UnaryOp<string mnemonic, list<Trait> traits = [], bit pure = 1,
+                 list<string> autodiff = []>
     : NN_SimpleLayerOp<mnemonic, !listconcat(traits, [SameOperandsAndResultType]),
-                       pure> {
+                       pure, autodiff> {
   let results = (outs NN_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
@@ -580,10 +581,14 @@ def NN_TanhOp : NN_UnaryOp<"tanh"> {
   let arguments = (ins NN_FloatTensor:$input);
 }
 
-def NN_PowOp : NN_UnaryOp<"pow", [NN_AutocastFloat32]> {
+def NN_PowOp : NN_UnaryOp<"pow", [NN_AutocastFloat32], /*pure=*/1,
+                          ["getBackwardWorkspace"]> {
   let summary = "input ** exponent for a scalar exponent";
   let description = [{
-    Keeps its input for backward (grad * e * x ** (e - 1)).
+    Keeps its input for backward (grad * e * x ** (e - 1)). PyTorch's
+    pow_backward evaluates `grad * (e * self.pow(e - 1))`: both input-sized
+    temporaries are alive when the gradient is allocated (the backward
+    workspace).
 
     ```mlir
     %y = nn.pow %x {exponent = 2.0 : f64} : tensor<2x128x256xf32>
@@ -686,7 +691,7 @@ class NN_BinaryOp<string mnemonic, list<Trait> traits = []>
     : NN_Op<mnemonic, !listconcat(traits, [InferTypeOpAdaptor, NN_InplaceEffects,
         DeclareOpInterfaceMethods<NN_CostOpInterface>,
         DeclareOpInterfaceMethods<NN_AutodiffOpInterface,
-            ["isGradPassthrough", "getBackwardWorkspaceBytes"]>,
+            ["isGradPassthrough", "getBackwardWorkspace"]>,
         DeclareOpInterfaceMethods<NN_AliasingOpInterface>,
         DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getResultStrides"]>])> {
   let arguments = (ins NN_FloatTensor:$lhs, NN_FloatTensor:$rhs,
@@ -1250,7 +1255,7 @@ def NN_ExpandOp : NN_ViewOp<"expand", [], /*gradIsView=*/0> {
 
 def NN_CrossEntropyOp : NN_LayerOp<"cross_entropy",
     [InferTypeOpAdaptor, NN_LossOpTrait, NN_AutocastFloat32Output],
-    ["getBackwardWorkspaceBytes"]> {
+    ["getBackwardWorkspace"]> {
   let summary = "mean cross-entropy of logits [N, C, ...] and class indices";
   let description = [{
     Runs as log_softmax (which keeps its [N, C] output) followed by nll_loss.
@@ -1320,7 +1325,8 @@ def NN_SavedOp : NN_Op<"saved", [Pure]> {
 
 def NN_BackwardOp : NN_Op<"backward", [AttrSizedOperandSegments, NN_BackwardPhase,
     DeclareOpInterfaceMethods<NN_CostOpInterface>,
-    DeclareOpInterfaceMethods<NN_WorkspaceOpInterface>]> {
+    DeclareOpInterfaceMethods<NN_WorkspaceOpInterface,
+                              ["getWorkspaceAllocations"]>]> {
   let summary = "the backward node of one forward op";
   let description = [{
     Consumes the tensors the forward op saved and the gradients of its
@@ -1332,8 +1338,8 @@ def NN_BackwardOp : NN_Op<"backward", [AttrSizedOperandSegments, NN_BackwardPhas
     gradient computation. `param_grads` marks which results are parameter
     gradients (`.grad`). `flop_counts` holds the backward FLOPs under the
     conventions macs, flops and full, computed from the forward op;
-    `workspace_bytes` the temporary memory the node holds while it runs,
-    beyond the gradients it returns (AutodiffOpInterface).
+    `workspace` the temporary tensors the node holds while it runs, beyond
+    the gradients it returns, one size in bytes each (AutodiffOpInterface).
 
     ```mlir
     %gx, %gw = nn.backward "nn.conv2d" saved(%x, %w) grads(%gy)
@@ -1351,7 +1357,7 @@ def NN_BackwardOp : NN_Op<"backward", [AttrSizedOperandSegments, NN_BackwardPhas
       TypedArrayAttrBase<NN_SavedRoleAttr, "saved tensor roles">:$saved_roles,
       Variadic<NN_AnyTensor>:$grads, DenseI64ArrayAttr:$grad_operands,
       DenseBoolArrayAttr:$param_grads, DenseI64ArrayAttr:$flop_counts,
-      DefaultValuedAttr<I64Attr, "0">:$workspace_bytes);
+      DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$workspace);
   let results = (outs Variadic<NN_FloatTensor>:$input_grads);
   let assemblyFormat = [{
     $forward_op `saved` `(` $saved `)` `grads` `(` $grads `)` attr-dict `:`
