@@ -2,7 +2,7 @@
 
 Each test/Inputs/hf/*/config.json is instantiated with
 AutoModelForCausalLM.from_config (AutoModelForMaskedLM for a masked-LM
-architecture) on the meta device (no weights, no memory)
+architecture, AutoModelForImageClassification for an image classifier) on the meta device (no weights, no memory)
 and its parameters counted as model.num_parameters() does (tied weights
 once). The table is the reference of test/Import/HuggingFace/params.test.
 With peft installed it also counts peft's LoRA adapters (get_peft_model,
@@ -17,7 +17,8 @@ import platform
 
 import torch
 import transformers
-from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM
+from transformers import (AutoConfig, AutoModelForCausalLM, AutoModelForImageClassification,
+                          AutoModelForMaskedLM)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "test" / "Inputs" / "hf"
@@ -30,10 +31,13 @@ LORA = [("Meta-Llama-3-8B", dict(r=16, lora_alpha=32, lora_dropout=0.05,
 
 def build(config_dir):
     """The config's model: its causal LM, or for a masked-LM architecture
-    (BertForMaskedLM) that class."""
+    (BertForMaskedLM) or an image classifier (ViTForImageClassification)
+    that class."""
     config = AutoConfig.from_pretrained(config_dir)
-    masked = any(a.endswith("ForMaskedLM") for a in (config.architectures or []))
-    auto = AutoModelForMaskedLM if masked else AutoModelForCausalLM
+    archs = config.architectures or []
+    auto = (AutoModelForMaskedLM if any(a.endswith("ForMaskedLM") for a in archs)
+            else AutoModelForImageClassification if any(a.endswith("ForImageClassification") for a in archs)
+            else AutoModelForCausalLM)
     with torch.device("meta"):
         return auto.from_config(config)
 

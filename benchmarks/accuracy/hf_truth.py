@@ -16,8 +16,11 @@ writes results/hf-torch-<torch>-transformers-<version>-cpu.json, the
 reference of test/Import/HuggingFace/saved.test; given config names (e.g.
 gpt2), measures only those and writes nothing, or with --update replaces
 or adds their rows in the table. A config whose architectures name a
-masked LM (BertForMaskedLM) or a sequence classifier
-(BertForSequenceClassification) is built with that class. -v lists the saved storages.
+masked LM (BertForMaskedLM), a sequence classifier
+(BertForSequenceClassification) or an image classifier
+(ViTForImageClassification) is built with that class; an image classifier
+runs on [batch, channels, image_size, image_size] pixel values (rows
+named _i<image_size> instead of _t<seq>). -v lists the saved storages.
 --bf16 converts each model to bfloat16 (model.to(torch.bfloat16)) and writes
 results/hf-bf16-torch-<torch>-transformers-<version>-cpu.json.
 --use-cache runs the forward with use_cache=True (the configs' default, a
@@ -49,7 +52,7 @@ def storage_of(t):
 def head(config):
     """The head the config's architectures name: "ForMaskedLM",
     "ForSequenceClassification" (the encoders), or a causal LM."""
-    for suffix in ("ForMaskedLM", "ForSequenceClassification"):
+    for suffix in ("ForMaskedLM", "ForSequenceClassification", "ForImageClassification"):
         if any(a.endswith(suffix) for a in (config.architectures or [])):
             return suffix
     return "ForCausalLM"
@@ -65,7 +68,8 @@ def model_class(config):
     auto = transformers.models.auto.modeling_auto
     mapping = {"ForCausalLM": auto.MODEL_FOR_CAUSAL_LM_MAPPING,
                "ForMaskedLM": auto.MODEL_FOR_MASKED_LM_MAPPING,
-               "ForSequenceClassification": auto.MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING}[head(config)]
+               "ForSequenceClassification": auto.MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING,
+               "ForImageClassification": auto.MODEL_FOR_IMAGE_CLASSIFICATION_MAPPING}[head(config)]
     return mapping[type(config)]
 
 
@@ -83,8 +87,10 @@ def saved_bytes(model, ids, verbose, use_cache=False):
 
     # An encoder (BertForMaskedLM) has no cache to ask for.
     kwargs = {"use_cache": use_cache} if is_causal_lm(model.config) else {}
+    inputs = "pixel_values" if head(model.config) == "ForImageClassification" else "input_ids"
+    kwargs[inputs] = ids
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        out = model(input_ids=ids, **kwargs).logits
+        out = model(**kwargs).logits
     del out
     if verbose:
         for (shape, dtype, nb), n in sorted(shapes.items(), key=lambda kv: -kv[0][2] * kv[1]):
@@ -111,16 +117,25 @@ def main():
             if bf16:
                 model = model.to(torch.bfloat16)
             model.train()
-            ids = torch.randint(0, config.vocab_size, (BATCH, SEQ),
-                                generator=torch.Generator().manual_seed(1))
-            name = "%s_%s_b%d_t%d" % (path.stem, impl, BATCH, SEQ)
+            vision = head(config) == "ForImageClassification"
+            if vision:
+                size = config.image_size
+                ids = torch.randn(BATCH, config.num_channels, size, size,
+                                  generator=torch.Generator().manual_seed(1))
+                if bf16:
+                    ids = ids.to(torch.bfloat16)
+            else:
+                ids = torch.randint(0, config.vocab_size, (BATCH, SEQ),
+                                    generator=torch.Generator().manual_seed(1))
+            name = "%s_%s_b%d_%s%d" % (path.stem, impl, BATCH, "i" if vision else "t",
+                                       config.image_size if vision else SEQ)
             if verbose:
                 print(name)
             rows[name] = {
                 "config": str(path.relative_to(ROOT)),
                 "attn_implementation": impl,
                 "batch": BATCH,
-                "seq": SEQ,
+                **({"image_size": config.image_size} if vision else {"seq": SEQ}),
                 "parameters": model.num_parameters(),
                 "saved_activation_bytes": saved_bytes(model, ids, verbose, use_cache),
             }

@@ -968,6 +968,12 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
     return llvm::Error::success();
   if (llvm::Error error = checkGeneration(kind))
     return error;
+  // Only the Hugging Face decoders run transformers' cache in training (the
+  // zoo's follow transformers from before it).
+  if (useCache.getNumOccurrences() && useCache &&
+      kind != ModelKind::HuggingFace)
+    return usage("--use-cache=true applies to a Hugging Face decoder (--hf): "
+                 "no other model runs transformers' cache in training");
   // An .mlir model says itself whether it is one rank's (nn.tensor_parallel).
   if (getTensorParallelRanks() > 1 && kind != ModelKind::Zoo &&
       kind != ModelKind::HuggingFace && kind != ModelKind::Mlir)
@@ -1028,7 +1034,8 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
   case ModelKind::HuggingFace:
     if (llvm::Error error = noneFor(
             {option(imageSize), option(numClasses), option(dimBindings)},
-            "a Hugging Face language model (use --batch and --seq)"))
+            "a Hugging Face model (use --batch and --seq; a ViT's image "
+            "size and labels are its config's)"))
       return error;
     return notFor(onnxBuffers, "a Hugging Face config");
   case ModelKind::Onnx:
@@ -1274,8 +1281,13 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     options.maxNewTokens = f.maxNewTokens;
     options.target = {f.torchVersion, f.device};
     options.attention = f.attention;
-    return createHuggingFaceSource(context, std::move(file),
-                                   std::move(options));
+    llvm::Expected<std::unique_ptr<ModelSource>> source =
+        createHuggingFaceSource(context, std::move(file), std::move(options));
+    if (source && f.useCache.getNumOccurrences() && f.useCache &&
+        !(*source)->hasTrainingCache())
+      return makeUsageError("--use-cache=true: " + (*source)->getName() +
+                            " is an encoder, with no cache to use");
+    return source;
   }
   case ModelKind::Onnx: {
     OnnxSourceOptions options;

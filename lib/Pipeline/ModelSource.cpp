@@ -82,12 +82,18 @@ public:
   StringRef getName() const override { return config.name; }
   StringRef getInputPath() const override { return inputPath; }
   MLIRContext *getContext() const override { return context; }
-  bool canVarySequence() const override { return true; }
+  bool canVarySequence() const override {
+    return config.layout != zoo::DecoderLayout::Vit;
+  }
   void setSequenceLength(int64_t seq) override { options.seq = seq; }
   void setTensorParallel(int64_t ranks) override {
     options.tensorParallel = ranks;
   }
   void setTrainingCache(bool useCache) override { options.useCache = useCache; }
+  bool hasTrainingCache() const override {
+    return config.layout != zoo::DecoderLayout::Bert &&
+           config.layout != zoo::DecoderLayout::Vit;
+  }
 
   llvm::Expected<OwningOpRef<ModuleOp>>
   build(std::optional<int64_t> batch) override {

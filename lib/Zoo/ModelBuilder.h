@@ -83,6 +83,8 @@ struct ModelConfig {
   /// --parallel=tp=N: the model is one rank's of N tensor-parallel ranks
   /// (models from a CausalLMConfig of the LLaMA layout).
   int64_t tensorParallel = 1;
+  /// Vision models: the image's channels.
+  int64_t channels = 3;
 };
 
 class ModelBuilder {

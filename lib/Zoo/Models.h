@@ -40,6 +40,9 @@ mlir::Value buildMobileNetV2(ModelBuilder &mb, mlir::Value x,
 
 // ViT.cpp
 mlir::Value buildVitB16(ModelBuilder &mb, mlir::Value x, const ModelConfig &c);
+/// transformers' ViTForImageClassification: logits [B, labels] from images.
+mlir::Value buildHfVit(ModelBuilder &mb, mlir::Value pixels,
+                       const CausalLMConfig &config, const ModelConfig &model);
 
 // GPT.cpp; the learned position tables bound the sequence length.
 constexpr int64_t kGpt2Positions = 1024, kTinyGptPositions = 32,

@@ -13,6 +13,11 @@
 // path and keeps the L x L weights; 2.x calls scaled_dot_product_attention
 // (memory-efficient for fp32 on CUDA, math on the CPU).
 //
+// buildHfVit builds transformers' ViTForImageClassification from a config
+// (modeling_vit.py, 5.25): the same encoder with separate q/k/v/o
+// projections, `attn_implementation`'s attention, LayerNorm eps from the
+// config, no pooler, and the classifier on the class token.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Models.h"
@@ -20,6 +25,8 @@
 #include "vram/Dialect/NN/TorchSemantics.h"
 
 #include "llvm/ADT/Twine.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace vram::zoo;
@@ -92,4 +99,70 @@ Value vram::zoo::buildVitB16(ModelBuilder &mb, Value x, const ModelConfig &c) {
   // x[:, 0]
   x = mb.reshape(mb.slice(x, "select", 1, 0, 1), "select", {n, kHidden});
   return mb.linear(x, "heads.head", c.numClasses);
+}
+
+Value vram::zoo::buildHfVit(ModelBuilder &mb, Value pixels,
+                            const CausalLMConfig &c, const ModelConfig &model) {
+  int64_t n = ModelBuilder::shapeOf(pixels)[0], d = c.hiddenSize;
+  int64_t side = c.imageSize / c.patchSize, patches = side * side;
+  using vram::nn::AttentionImplementation;
+
+  // ViTEmbeddings: projection(pixels).flatten(2).transpose(1, 2), the class
+  // token concatenated in front, the positions added, dropout.
+  std::string embeddings = "vit.embeddings";
+  Value x = mb.conv(pixels, embeddings + ".patch_embeddings.projection", d,
+                    c.patchSize, c.patchSize, 0, 1, /*bias=*/true);
+  x = mb.transpose(mb.flatten(x, embeddings + ".patch_embeddings", 2),
+                   embeddings + ".patch_embeddings", 1, 2);
+  Value token = mb.param(embeddings, "cls_token", {1, 1, d});
+  token = mb.expand(token, embeddings, {n, 1, d});
+  x = mb.concat({token, x}, embeddings, 1);
+  Value positions =
+      mb.param(embeddings, "position_embeddings", {1, patches + 1, d});
+  x = mb.add(x, positions, embeddings);
+  x = mb.dropout(x, embeddings + ".dropout", c.dropout);
+  // ViTModel holds the embeddings' output until the encoder returns.
+  Value embedded = x;
+
+  vram::nn::AttentionBackend backend = getAttentionBackend(c, model);
+  for (int64_t i = 0; i < c.numLayers; ++i) {
+    std::string name = ("vit.encoder.layer." + Twine(i)).str();
+    auto at = [&](StringRef module) { return name + "." + module.str(); };
+    std::string attention = at("attention");
+    Value input = x;
+    Value h = mb.layerNorm(x, at("layernorm_before"), c.normEps);
+    auto project = [&](StringRef proj) {
+      return mb.splitHeads(
+          mb.linear(h, attention + "." + proj.str(), d, c.qkvBias), attention,
+          c.numHeads);
+    };
+    Value q = project("q_proj"), k = project("k_proj"), v = project("v_proj");
+    Value y = model.attention == AttentionImplementation::Eager
+                  ? mb.eagerAttention(
+                        q, k, v, attention, 1.0 / std::sqrt((double)c.headDim),
+                        /*softcap=*/std::nullopt, c.attentionDropout)
+                  : mb.attention(q, k, v, attention, /*causal=*/false, backend,
+                                 /*enableGqa=*/false, c.attentionDropout);
+    y = mb.linear(mb.mergeHeads(y, attention), attention + ".o_proj", d);
+    // ViTAttention's locals and its argument live until it returns.
+    mb.keepAlive({h, q, k, v}, attention);
+    y = mb.dropout(y, at("dropout"), c.dropout);
+    x = mb.add(y, input, name);
+
+    h = mb.layerNorm(x, at("layernorm_after"), c.normEps);
+    Value m = mb.gelu(mb.linear(h, at("mlp.fc1"), c.intermediateSize),
+                      at("mlp.activation_fn"));
+    m = mb.linear(m, at("mlp.fc2"), d);
+    mb.keepAlive(h, at("mlp"));
+    m = mb.dropout(m, at("dropout"), c.dropout);
+    x = mb.add(m, x, name);
+    // ViTEncoder holds each layer's input until the layer returns.
+    mb.keepAlive(input, name);
+  }
+  mb.keepAlive(embedded, "vit.encoder");
+  x = mb.layerNorm(x, "vit.layernorm", c.normEps);
+
+  // sequence_output[:, 0, :]: a view.
+  Value first = mb.reshape(mb.slice(x, "vit", 1, 0, 1), "vit", {n, d});
+  return mb.linear(first, "classifier", c.numLabels);
 }

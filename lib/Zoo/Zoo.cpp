@@ -174,8 +174,8 @@ llvm::Error checkGeneration(StringRef name, std::optional<DecoderLayout> layout,
   if (config.maxNewTokens < 1)
     return error("max new tokens must be >= 1, got " +
                  Twine(config.maxNewTokens));
-  if (layout == DecoderLayout::Bert)
-    return error(name + " is an encoder (a masked LM or a sequence "
+  if (layout == DecoderLayout::Bert || layout == DecoderLayout::Vit)
+    return error(name + " is an encoder (a masked LM or a "
                         "classifier): it does not generate");
   if (!layout)
     return error("generation with a KV cache is modelled for transformers' "
@@ -342,11 +342,12 @@ static OwningOpRef<ModuleOp> buildForwardModule(MLIRContext *context,
                      b.getStringAttr(name));
 
   Type inputType =
-      language ? Type(RankedTensorType::get({config.batch, config.seq},
-                                            b.getI64Type()))
-               : Type(RankedTensorType::get(
-                     {config.batch, 3, config.imageSize, config.imageSize},
-                     b.getF32Type()));
+      language
+          ? Type(RankedTensorType::get({config.batch, config.seq},
+                                       b.getI64Type()))
+          : Type(RankedTensorType::get({config.batch, config.channels,
+                                        config.imageSize, config.imageSize},
+                                       b.getF32Type()));
   b.setInsertionPointToEnd(module->getBody());
   auto forward =
       func::FuncOp::create(b, loc, "forward", b.getFunctionType(inputType, {}));
@@ -418,8 +419,13 @@ llvm::Error vram::zoo::verifyCausalLMConfig(const CausalLMConfig &c) {
       return error(key + " must be >= 1, got " + Twine(value));
     return llvm::Error::success();
   };
+  // A ViT reads images: no vocabulary, the image's sizes instead.
+  bool vision = c.layout == DecoderLayout::Vit;
   for (auto [value, key] :
-       {std::pair<int64_t, StringRef>{c.vocabSize, "vocab_size"},
+       {std::pair<int64_t, StringRef>{vision ? c.imageSize : c.vocabSize,
+                                      vision ? "image_size" : "vocab_size"},
+        {vision ? c.patchSize : 1, "patch_size"},
+        {vision ? c.numChannels : 1, "num_channels"},
         {c.hiddenSize, "hidden_size"},
         {c.numLayers, "num_hidden_layers"},
         {c.numHeads, "num_attention_heads"},
@@ -450,17 +456,30 @@ llvm::Error vram::zoo::verifyCausalLMConfig(const CausalLMConfig &c) {
        {std::pair<double, StringRef>{c.residualDropout, "resid_pdrop"}})
     if (!(p >= 0 && p < 1))
       return error(key + " must be in [0, 1), got " + Twine(std::to_string(p)));
+  if (vision) {
+    if (c.patchSize > c.imageSize)
+      return error("patch_size (" + Twine(c.patchSize) +
+                   ") must be at most image_size (" + Twine(c.imageSize) + ")");
+    // Published ViTs read at most a few thousand pixels a side; the bound
+    // keeps the patch count and the position table far from overflowing.
+    constexpr int64_t kMaxImageSize = 1 << 16;
+    if (c.imageSize > kMaxImageSize || c.numChannels > kMaxImageSize)
+      return error(
+          Twine(c.imageSize > kMaxImageSize ? "image_size" : "num_channels") +
+          " must be at most " + Twine(kMaxImageSize));
+  }
   if (c.layout == DecoderLayout::Gpt2 || c.layout == DecoderLayout::Opt ||
-      c.layout == DecoderLayout::Bert) {
+      c.layout == DecoderLayout::Bert || vision) {
     if (c.hiddenSize % c.numHeads)
       return error("num_attention_heads (" + Twine(c.numHeads) +
                    ") must divide hidden_size (" + Twine(c.hiddenSize) + ")");
     if (c.numKeyValueHeads != c.numHeads)
-      return error("GPT-2, OPT and BERT have no grouped KV heads");
+      return error("GPT-2, OPT, BERT and ViT have no grouped KV heads");
     if (llvm::Error e =
-            positive(c.maxPositions, c.layout == DecoderLayout::Gpt2
-                                         ? "n_positions"
-                                         : "max_position_embeddings"))
+            vision ? llvm::Error::success()
+                   : positive(c.maxPositions, c.layout == DecoderLayout::Gpt2
+                                                  ? "n_positions"
+                                                  : "max_position_embeddings"))
       return e;
   }
   if (c.layout == DecoderLayout::Bert && c.encoder != EncoderFlavor::DistilBert)
@@ -493,12 +512,66 @@ llvm::Error vram::zoo::verifyCausalLMConfig(const CausalLMConfig &c) {
   return llvm::Error::success();
 }
 
+/// The module's location: the config file, else `zoo:<name>`.
+static Location configLocation(MLIRContext *context, StringRef name,
+                               StringRef sourcePath) {
+  if (sourcePath.empty())
+    return NameLoc::get(StringAttr::get(context, "zoo:" + name));
+  return FileLineColLoc::get(context, sourcePath, 1, 1);
+}
+
+/// A ViT config's classifier over [batch, channels, side, side] images.
+static llvm::Expected<OwningOpRef<ModuleOp>>
+buildVisionTransformer(MLIRContext *context, const CausalLMConfig &config,
+                       const ZooOptions &options, StringRef sourcePath) {
+  // The position embeddings are sized for the config's image; another size
+  // needs interpolate_pos_encoding, which is not modelled.
+  if (options.imageSize && *options.imageSize != config.imageSize)
+    return error(config.name + "'s position embeddings are sized for " +
+                 Twine(config.imageSize) + "x" + Twine(config.imageSize) +
+                 " images (image_size): --image-size " +
+                 Twine(*options.imageSize) +
+                 " needs interpolate_pos_encoding, which is not modelled");
+  if (options.numClasses && *options.numClasses != config.numLabels)
+    return error(config.name + "'s classifier has " + Twine(config.numLabels) +
+                 " labels (id2label, num_labels): --num-classes does not "
+                 "change them");
+  if (options.seq)
+    return error(config.name + " is a vision model: it takes no sequence "
+                               "length");
+  ModelConfig c{options.batch,    config.imageSize, 0,
+                config.numLabels, options.target,   options.attention};
+  c.channels = config.numChannels;
+  c.maxNewTokens = options.maxNewTokens;
+  if (llvm::Error e =
+          checkGeneration(config.name, config.layout, /*maxPositions=*/0, c))
+    return std::move(e);
+  if (llvm::Error e =
+          checkTensorParallel(&config, config.name, options.tensorParallel))
+    return std::move(e);
+  if (c.batch < 1)
+    return error("batch size must be >= 1, got " + Twine(c.batch));
+  llvm::Expected<OwningOpRef<ModuleOp>> module = buildForwardModule(
+      context, config.name, configLocation(context, config.name, sourcePath), c,
+      /*language=*/false,
+      [&](ModelBuilder &mb, Value pixels, const ModelConfig &model) {
+        return buildHfVit(mb, pixels, config, model);
+      });
+  if (module)
+    if (auto forward = (**module).lookupSymbol<func::FuncOp>("forward"))
+      forward->setAttr(vram::nn::NNDialect::kSequenceClassifierAttrName,
+                       UnitAttr::get(context));
+  return module;
+}
+
 llvm::Expected<OwningOpRef<ModuleOp>>
 vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
                          const ZooOptions &options, int64_t defaultSeq,
                          StringRef sourcePath) {
   if (llvm::Error e = verifyCausalLMConfig(config))
     return std::move(e);
+  if (config.layout == DecoderLayout::Vit)
+    return buildVisionTransformer(context, config, options, sourcePath);
   if (options.imageSize)
     return error(config.name + " is a language model: it takes no image size");
   if (options.numClasses)
@@ -524,10 +597,7 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
     return error(config.name + " has " + Twine(config.maxPositions) +
                  " learned positions: sequence length " + Twine(c.seq) +
                  " is too long");
-  Location loc = sourcePath.empty()
-                     ? Location(NameLoc::get(
-                           StringAttr::get(context, "zoo:" + config.name)))
-                     : Location(FileLineColLoc::get(context, sourcePath, 1, 1));
+  Location loc = configLocation(context, config.name, sourcePath);
   if (llvm::Error e =
           checkGeneration(config.name, config.layout, config.maxPositions, c))
     return std::move(e);

@@ -77,6 +77,9 @@ public:
   /// Hugging Face decoders; the others have no cache). Set by
   /// vram::syncModelSource.
   virtual void setTrainingCache(bool useCache) {}
+  /// Whether the model has transformers' training cache to turn on (a
+  /// Hugging Face decoder; an encoder has none).
+  virtual bool hasTrainingCache() const { return false; }
 
   /// The front end's warnings about the model at its own batch, each with
   /// the rule it was tagged with (vram/Support/Findings.h).

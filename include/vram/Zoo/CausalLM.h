@@ -43,6 +43,12 @@ enum class DecoderLayout {
   /// positions and token types; the masked-LM head (dense, GELU, LayerNorm,
   /// the decoder tied to the word embeddings) gives logits for every token.
   Bert,
+  /// ViTForImageClassification: patches of a [B, C, S, S] image embedded
+  /// by a strided convolution, a class token in front, learned positions,
+  /// pre-LN encoder layers (q/k/v/o projections, exact GELU MLP), a final
+  /// LayerNorm and a classifier on the class token's hidden state. Its
+  /// input is an image, not token ids (imageSize, patchSize, numChannels).
+  Vit,
 };
 
 /// The encoders of the BERT layout: the same ops under other module names,
@@ -104,6 +110,9 @@ struct CausalLMConfig {
   /// The classification head's dropout (classifier_dropout, else
   /// hidden_dropout_prob).
   double classifierDropout = 0.0;
+  /// ViT: the image's side (image_size; the position embeddings are sized
+  /// for it), the patches' side and the image's channels.
+  int64_t imageSize = 0, patchSize = 0, numChannels = 0;
   double normEps = 1e-6;
   bool tieWordEmbeddings = false;
 
@@ -214,7 +223,9 @@ llvm::Error verifyCausalLMConfig(const CausalLMConfig &config);
 
 /// Builds `config` as a module holding `func.func @forward` over [batch,
 /// seq] token ids, as zoo::buildModel does (only batch, seq and target of
-/// `options` apply; seq defaults to `defaultSeq`). The module is located at
+/// `options` apply; seq defaults to `defaultSeq`), or over [batch,
+/// channels, side, side] images for a ViT (options' imageSize, when given,
+/// must be the config's). The module is located at
 /// `sourcePath` (the config file) if given, else at `zoo:<name>`.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 buildCausalLM(mlir::MLIRContext *context, const CausalLMConfig &config,

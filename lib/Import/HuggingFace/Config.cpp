@@ -699,6 +699,45 @@ LogicalResult readBert(ConfigReader &r, CausalLMConfig &c) {
   return success();
 }
 
+/// ViTConfig with the image classifier (ViTForImageClassification): pre-LN
+/// encoder layers with q/k/v projections biased as qkv_bias says, exact
+/// GELU, hidden_dropout_prob after the embeddings, the attention and the
+/// MLP; the position embeddings sized for image_size x image_size images
+/// in patch_size patches of num_channels channels. A non-square image
+/// (image_size or patch_size as a list) is not modelled.
+LogicalResult readVit(ConfigReader &r, CausalLMConfig &c) {
+  c.layout = DecoderLayout::Vit;
+  READ(hidden, r.getInt("hidden_size", 768));
+  READ(layers, r.getInt("num_hidden_layers", 12));
+  READ(heads, r.getInt("num_attention_heads", 12));
+  READ(inner, r.getInt("intermediate_size", 3072));
+  READ(eps, r.getNumber("layer_norm_eps", 1e-12));
+  READ(hiddenDropout, r.getNumber("hidden_dropout_prob", 0.0));
+  READ(attentionDropout, r.getNumber("attention_probs_dropout_prob", 0.0));
+  READ(image, r.getInt("image_size", 224));
+  READ(patch, r.getInt("patch_size", 16));
+  READ(channels, r.getInt("num_channels", 3));
+  READ(qkvBias, r.getBool("qkv_bias", true));
+  READ(act, r.getString("hidden_act", std::string("gelu")));
+  if (act != "gelu") {
+    r.error("hidden_act") << "unsupported \"hidden_act\": \"" << act
+                          << "\" (supported: gelu)";
+    return failure();
+  }
+  if (failed(setMultiHeadSizes(r, c, "num_attention_heads", "hidden_size",
+                               /*vocab=*/0, hidden, layers, heads, inner)))
+    return failure();
+  c.imageSize = image;
+  c.patchSize = patch;
+  c.numChannels = channels;
+  c.qkvBias = qkvBias;
+  c.normEps = eps;
+  c.dropout = hiddenDropout;
+  c.attentionDropout = attentionDropout;
+  c.useCache = false;
+  return success();
+}
+
 /// A sequence classifier's head (BertForSequenceClassification,
 /// RobertaForSequenceClassification): its labels, from id2label (as
 /// PretrainedConfig derives num_labels) or num_labels, 2 by default; its
@@ -999,6 +1038,7 @@ const Family kFamilies[] = {
     {"bert", readBert},
     {"roberta", readRoberta},
     {"distilbert", readDistilBert},
+    {"vit", readVit},
 };
 
 } // namespace
@@ -1038,6 +1078,17 @@ vram::hf::parseCausalLMConfig(llvm::MemoryBufferRef buffer,
       reader.getFirstString("architectures");
   if (failed(architecture))
     return failure();
+  // A ViT is an image classifier (ViTForImageClassification, also when
+  // the config names no architecture).
+  bool vision = *modelType == "vit";
+  if (vision && *architecture &&
+      **architecture != "ViTForImageClassification") {
+    reader.error("architectures")
+        << "unsupported architecture \"" << **architecture
+        << "\": only the image classifier (ViTForImageClassification) is "
+           "modelled";
+    return failure();
+  }
   // BERT and RoBERTa are encoders: their language-modelling head is the
   // masked one; their sequence-classification head is modelled too.
   std::string encoderName = *modelType == "bert"         ? "Bert"
@@ -1047,7 +1098,7 @@ vram::hf::parseCausalLMConfig(llvm::MemoryBufferRef buffer,
   bool encoder = !encoderName.empty();
   std::string maskedLm = encoderName + "ForMaskedLM";
   std::string classifier = encoderName + "ForSequenceClassification";
-  if (*architecture &&
+  if (*architecture && !vision &&
       (encoder
            ? **architecture != maskedLm && **architecture != classifier
            : !llvm::StringRef(**architecture).ends_with("ForCausalLM") &&
@@ -1068,7 +1119,7 @@ vram::hf::parseCausalLMConfig(llvm::MemoryBufferRef buffer,
   config.rotaryInForward = true;
   if (failed(family->read(reader, config)))
     return failure();
-  if (encoder && *architecture && **architecture == classifier &&
+  if (((encoder && *architecture && **architecture == classifier) || vision) &&
       failed(readClassifier(reader, config)))
     return failure();
   if (llvm::Error error = zoo::verifyCausalLMConfig(config)) {
