@@ -106,14 +106,16 @@ class FlatLogits(nn.Module):
     returning its logits flattened to [B * T, V] for cross-entropy, as
     vram-opt's --hf training step does (transformers' own loss shifts the
     labels). A masked LM's config (BertForMaskedLM) builds that model, a
-    sequence classifier's (BertForSequenceClassification) returns its
-    [B, labels] logits as they are. In eval it makes no DynamicCache (vram-opt's --mode=inference
+    sequence classifier's (BertForSequenceClassification) or an image
+    classifier's (ViTForImageClassification, called on pixel values)
+    returns its [B, labels] logits as they are. In eval it makes no DynamicCache (vram-opt's --mode=inference
     is use_cache=False); in training the cache holds the keys and values
     sdpa saves anyway."""
 
     def __init__(self, config_name):
         super().__init__()
-        from transformers import (AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM,
+        from transformers import (AutoConfig, AutoModelForCausalLM,
+                                  AutoModelForImageClassification, AutoModelForMaskedLM,
                                   AutoModelForSequenceClassification)
         self.config = AutoConfig.from_pretrained(ROOT / "test" / "Inputs" / "hf" / "small" /
                                                  f"{config_name}.json")
@@ -121,9 +123,12 @@ class FlatLogits(nn.Module):
         # (BertForSequenceClassification) is an encoder: no cache; the
         # classifier's logits are one row per sequence.
         architectures = self.config.architectures or []
-        self.classifier = any(a.endswith("ForSequenceClassification") for a in architectures)
+        self.vision = any(a.endswith("ForImageClassification") for a in architectures)
+        self.classifier = self.vision or any(a.endswith("ForSequenceClassification")
+                                             for a in architectures)
         self.encoder = self.classifier or any(a.endswith("ForMaskedLM") for a in architectures)
-        auto = (AutoModelForSequenceClassification if self.classifier else
+        auto = (AutoModelForImageClassification if self.vision else
+                AutoModelForSequenceClassification if self.classifier else
                 AutoModelForMaskedLM if self.encoder else AutoModelForCausalLM)
         self.lm = auto.from_config(self.config, attn_implementation="sdpa")
 

@@ -69,7 +69,9 @@ CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
          ("roberta", 1, "adam"), ("roberta", 1, "inference"),
          # Their sequence classifiers (3 labels).
          ("bert-cls", 1, "adam"), ("bert-cls", 1, "inference"), ("roberta-cls", 1, "adam"),
-         ("distilbert", 1, "adam"), ("distilbert-cls", 1, "adam")]
+         ("distilbert", 1, "adam"), ("distilbert-cls", 1, "adam"),
+         # ViTForImageClassification on [BATCH, 3, 64, 64] images (3 labels).
+         ("vit", 1, "adam"), ("vit", 1, "inference")]
 BATCH, SEQ = 2, 256
 # generate(): batch, prompt length, new tokens (generate.py's first case).
 GEN_BATCH, GEN_PROMPT, GEN_NEW = 2, 64, 32
@@ -80,11 +82,20 @@ PLAN = {"self_attn.q_proj": "colwise", "self_attn.k_proj": "colwise",
 
 def build(name):
     model = FlatLogits(name)
-    x = torch.randint(0, model.config.vocab_size, (BATCH, SEQ))
+    c = model.config
+    x = (torch.randn(BATCH, c.num_channels, c.image_size, c.image_size) if model.vision else
+         torch.randint(0, c.vocab_size, (BATCH, SEQ)))
     # A sequence classifier's targets: one label per sequence.
     y = (torch.randint(0, model.config.num_labels, (BATCH,)) if model.classifier else
          torch.randint(0, model.config.vocab_size, (BATCH * SEQ,)))
     return model, x, y
+
+
+def image_size(name):
+    """An image classifier's image side (its config's image_size), else None."""
+    import json
+    config = json.loads((ROOT / "test" / "Inputs" / "hf" / "small" / f"{name}.json").read_text())
+    return config.get("image_size")
 
 
 def measure_generate(lm, hook, start):
@@ -174,7 +185,9 @@ def main():
         key = {"inference": "cpu_forward_peak_above_baseline",
                "generate": "generate"}.get(optimizer, "cpu_step_peak_above_baseline")
         sizes = ({"batch": GEN_BATCH, "prompt_len": GEN_PROMPT, "max_new_tokens": GEN_NEW}
-                 if optimizer == "generate" else {"batch": BATCH, "seq": SEQ})
+                 if optimizer == "generate" else
+                 {"batch": BATCH, "image_size": image_size(name)} if image_size(name) else
+                 {"batch": BATCH, "seq": SEQ})
         row = {"id": case, "model": name, "config": f"test/Inputs/hf/small/{name}.json",
                "world_size": world, "optimizer": optimizer, **sizes,
                **({"plan": PLAN} if world > 1 else {}),

@@ -766,6 +766,13 @@ void BuildStepPass::buildOptimizerStep(TrainStep &s) {
   } else if (!s.params.empty()) {
     makeStep(s.params, s.grads, states);
   }
+  // zero_grad(set_to_none=True) drops .grad after the whole update: a
+  // for-loop optimizer's per-parameter steps leave every gradient alive.
+  if (!optimizerInBackward && !s.grads.empty()) {
+    auto release = ReleaseOp::create(
+        b, optLoc, s.grads, StepPhaseAttr::get(ctx, StepPhase::Optimizer));
+    release->setAttr(NNDialect::kZeroGradAttrName, b.getUnitAttr());
+  }
 }
 
 /// `ema_model = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(d))`

@@ -711,7 +711,8 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
                       phaseAttr(StepPhase::Backward));
   }
 
-  // 7. The optimizer updates this rank's shards with their gradients.
+  // 7. The optimizer updates this rank's shards with their gradients,
+  // which zero_grad then drops.
   for (auto update :
        llvm::make_early_inc_range(body.getOps<OptimizerStepOp>())) {
     for (OpOperand &operand : update.getParamsMutable())
@@ -720,6 +721,11 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
       if (Value shard = shardedGrad.lookup(operand.get()))
         operand.set(shard);
   }
+  for (auto release : body.getOps<ReleaseOp>())
+    if (release->hasAttr(NNDialect::kZeroGradAttrName))
+      for (OpOperand &operand : release.getBuffersMutable())
+        if (Value shard = shardedGrad.lookup(operand.get()))
+          operand.set(shard);
   for (auto state :
        llvm::make_early_inc_range(body.getOps<OptimizerStateOp>())) {
     Value shard = shardOf.lookup(state.getParam());

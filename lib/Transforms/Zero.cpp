@@ -383,6 +383,10 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
       ValueRange{masterGrad}, states, first.getWeightDecayAttr());
   for (OptimizerStepOp update : updates)
     update.erase();
+  // DeepSpeed drops each .grad itself (the releases above).
+  for (auto release : llvm::make_early_inc_range(body.getOps<ReleaseOp>()))
+    if (release->hasAttr(NNDialect::kZeroGradAttrName))
+      release.erase();
   for (auto state : llvm::make_early_inc_range(body.getOps<OptimizerStateOp>()))
     if (state.getParam() != master.getResult() && state->use_empty())
       state.erase();

@@ -175,8 +175,11 @@ llvm::Error checkGeneration(StringRef name, std::optional<DecoderLayout> layout,
     return error("max new tokens must be >= 1, got " +
                  Twine(config.maxNewTokens));
   if (layout == DecoderLayout::Bert || layout == DecoderLayout::Vit)
-    return error(name + " is an encoder (a masked LM or a "
-                        "classifier): it does not generate");
+    return error(name + " is an encoder (" +
+                 (layout == DecoderLayout::Vit
+                      ? "an image classifier"
+                      : "a masked LM or a sequence classifier") +
+                 "): it does not generate");
   if (!layout)
     return error("generation with a KV cache is modelled for transformers' "
                  "decoders (the zoo's llama-7b and gpt2, --hf configs), not "

@@ -31,6 +31,8 @@
 // The node knows its forward op: attributes, type and what each saved tensor is.
 // ADAM-NEXT: %[[GW:.*]] = nn.backward "nn.conv2d" saved(%arg0, %[[W]]) grads(%[[GBN]]#0) {{{.*}}forward_attrs = {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, strides = array<i64: 1, 1>}, forward_type = (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32>, grad_operands = array<i64: 1>, param_grads = array<i1: true>, saved_roles = [#nn.saved<operand 0>, #nn.saved<operand 1>]}
 // ADAM-NEXT: nn.optimizer_step adam foreach params(%[[W]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) grads(%[[GW]], %[[GBN]]#1, %[[GBN]]#2, %[[GL]]#1, %[[GL]]#2)
+// zero_grad(set_to_none=True) drops the gradients after the update.
+// ADAM-NEXT: nn.release %[[GW]], %[[GBN]]#1, %[[GBN]]#2, %[[GL]]#1, %[[GL]]#2 {nn.zero_grad, phase = #nn<phase optimizer>}
 // ADAM-NEXT: return %[[L]] : tensor<f32>
 
 // INFER-LABEL: func.func @step(%arg0: tensor<2x3x8x8xf32>) -> tensor<2x10xf32> attributes {nn.device = "cuda", nn.mode = #nn<mode inference>, nn.torch_version = "2"}

@@ -484,9 +484,11 @@ struct SavedLowering : ExternalModel<SavedLowering, SavedOp> {
   }
 };
 
-/// Python references: the executed program keeps the tensors alive until
-/// here, as PyTorch does.
-struct KeepAliveLowering : ExternalModel<KeepAliveLowering, KeepAliveOp> {
+/// Python references (nn.keep_alive) and the point where they are dropped
+/// (nn.release: zero_grad's end of the gradients): the executed program
+/// keeps the tensors alive until here, as PyTorch does.
+template <typename OpTy>
+struct KeepAliveLowering : ExternalModel<KeepAliveLowering<OpTy>, OpTy> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
                 const LoweringOptions &, SmallVectorImpl<Value> &,
@@ -893,7 +895,8 @@ void vram::registerLowerToTensorInterfaces(DialectRegistry &registry) {
     CrossEntropyOp::attachInterface<CrossEntropyLowering>(*ctx);
     MseLossOp::attachInterface<MseLossLowering>(*ctx);
     SavedOp::attachInterface<SavedLowering>(*ctx);
-    KeepAliveOp::attachInterface<KeepAliveLowering>(*ctx);
+    KeepAliveOp::attachInterface<KeepAliveLowering<KeepAliveOp>>(*ctx);
+    ReleaseOp::attachInterface<KeepAliveLowering<ReleaseOp>>(*ctx);
     BackwardOp::attachInterface<BackwardNodeLowering>(*ctx);
     AccumulateGradOp::attachInterface<AccumulateGradLowering>(*ctx);
     OptimizerStepOp::attachInterface<OptimizerStepLowering>(*ctx);

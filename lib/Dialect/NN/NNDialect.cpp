@@ -359,6 +359,9 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
   if (name == kShardedAttrName || name == kFlatParamAttrName)
     return expect(isa<UnitAttr>(value) && isa<ParamOp>(op),
                   "a unit attribute on an nn.param");
+  if (name == kZeroGradAttrName)
+    return expect(isa<UnitAttr>(value) && isa<ReleaseOp>(op),
+                  "a unit attribute on an nn.release");
   if (name == kParallelAttrName)
     return expect(
         isa<ParallelAttr>(value) && isa<FunctionOpInterface>(op),

@@ -97,6 +97,13 @@ def NN_Dialect : Dialect {
     /// shards (nn.shard) and the unsharded copies the step gathers; the
     /// nn.param itself holds no memory.
     static constexpr ::llvm::StringLiteral kShardedAttrName = "nn.sharded";
+    /// On the nn.release that ends a training step's gradients:
+    /// optimizer.zero_grad(set_to_none=True) of the next iteration (or
+    /// after step(), as transformers' Trainer calls it) drops .grad, so the
+    /// gradients live through the whole update, not only until their own
+    /// parameter's (a for-loop optimizer). A pass that changes which
+    /// tensors are the gradients updates or removes it.
+    static constexpr ::llvm::StringLiteral kZeroGradAttrName = "nn.zero_grad";
     /// On an nn.param of a ZeRO step: the parameter is a view into the flat
     /// buffer (nn.zero_flat_params) and holds no memory of its own.
     static constexpr ::llvm::StringLiteral kFlatParamAttrName =
