@@ -228,6 +228,16 @@ def cases():
     return out
 
 
+def allocations(event, acc=None):
+    """The allocation sizes (negative: frees) under a profiler event, in order."""
+    acc = [] if acc is None else acc
+    if str(event.tag).endswith("Allocation"):
+        acc.append(event.extra_fields.alloc_size)
+    for child in event.children:
+        allocations(child, acc)
+    return acc
+
+
 def conv_backward_probe():
     """Which CPU convolution kernel runs, and the allocation sequence inside one
     ConvolutionBackward0, for a few shapes. Sizes are labelled I (input bytes), gO (output /
@@ -258,12 +268,6 @@ def conv_backward_probe():
         for c in e.children:
             names(c, acc)
         return acc
-    def mems(e, acc):
-        if str(e.tag).endswith("Allocation"):
-            acc.append(e.extra_fields.alloc_size)
-        for c in e.children:
-            mems(c, acc)
-        return acc
     for (shape, cv, x, f, b) in zip(shapes, convs, xs, fw, bw):
         n, c, h, co, k, st = shape
         I = x.numel() * 4
@@ -274,7 +278,7 @@ def conv_backward_probe():
             a = abs(v); L = [nm for nm, val in (("W", W), ("gO", O), ("I", I)) if a == val]
             return ("+" if v > 0 else "-") + ("/".join(L) if L else str(a))
         kern = sorted(nm for nm in names(f, set()) if nm in ("aten::mkldnn_convolution", "aten::thnn_conv2d", "aten::_slow_conv2d_forward"))
-        seq = sorted(mems(b, []), key=lambda v: 0) and mems(b, [])
+        seq = allocations(b)
         live = peak = 0
         for v in seq:
             live += v; peak = max(peak, live)
@@ -300,16 +304,10 @@ def pow_backward_probe():
             y.backward(torch.ones_like(y))
     tree = prof.profiler.kineto_results.experimental_event_tree()
     bw = [e for e in tree if e.name.startswith("autograd::engine::evaluate_function: PowBackward0")]
-    def mems(e, acc):
-        if str(e.tag).endswith("Allocation"):
-            acc.append(e.extra_fields.alloc_size)
-        for c in e.children:
-            mems(c, acc)
-        return acc
     res = []
     for e, x, b in zip(exponents, xs, bw):
         I = x.numel() * 4
-        seq = mems(b, [])
+        seq = allocations(b)
         live = peak = 0
         for v in seq:
             live += v; peak = max(peak, live)

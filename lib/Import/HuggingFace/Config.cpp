@@ -553,9 +553,20 @@ LogicalResult readMixtral(ConfigReader &r, CausalLMConfig &c) {
   return success();
 }
 
+/// The activation `key` names, of which exact GELU ("gelu") is the only
+/// one the non-gated layouts model.
+LogicalResult requireGelu(ConfigReader &r, llvm::StringRef key,
+                          llvm::StringRef act) {
+  if (act == "gelu")
+    return success();
+  r.error(key) << "unsupported \"" << key << "\": \"" << act
+               << "\" (supported: gelu)";
+  return failure();
+}
+
 /// The sizes of a layout whose K and V have as many heads as q (GPT-2, OPT,
-/// GPT-NeoX, the BERT encoders): `heads` must divide `hidden` (an error at
-/// `headsKey`, naming `hiddenKey`); sets the sizes on `c`.
+/// GPT-NeoX, the BERT encoders, ViT): `heads` must divide `hidden` (an
+/// error at `headsKey`, naming `hiddenKey`); sets the sizes on `c`.
 LogicalResult setMultiHeadSizes(ConfigReader &r, CausalLMConfig &c,
                                 llvm::StringRef headsKey,
                                 llvm::StringRef hiddenKey, int64_t vocab,
@@ -620,11 +631,8 @@ LogicalResult readGptNeox(ConfigReader &r, CausalLMConfig &c) {
       r.has("partial_rotary_factor") ? "partial_rotary_factor" : "rotary_pct";
   READ(factor, r.getNumber(factorKey, 0.25));
   READ(act, r.getString("hidden_act", std::string("gelu")));
-  if (act != "gelu") {
-    r.error("hidden_act") << "unsupported \"hidden_act\": \"" << act
-                          << "\" (supported: gelu)";
+  if (failed(requireGelu(r, "hidden_act", act)))
     return failure();
-  }
   if (failed(setMultiHeadSizes(r, c, "num_attention_heads", "hidden_size",
                                vocab, hidden, layers, heads, inner)))
     return failure();
@@ -670,11 +678,8 @@ LogicalResult readBert(ConfigReader &r, CausalLMConfig &c) {
   READ(positionType,
        r.getString("position_embedding_type", std::string("absolute")));
   READ(act, r.getString("hidden_act", std::string("gelu")));
-  if (act != "gelu") {
-    r.error("hidden_act") << "unsupported \"hidden_act\": \"" << act
-                          << "\" (supported: gelu)";
+  if (failed(requireGelu(r, "hidden_act", act)))
     return failure();
-  }
   if (decoder) {
     r.error("is_decoder") << "BERT as a causal decoder (is_decoder true) is "
                              "not modelled; the masked-LM encoder is";
@@ -719,11 +724,8 @@ LogicalResult readVit(ConfigReader &r, CausalLMConfig &c) {
   READ(channels, r.getInt("num_channels", 3));
   READ(qkvBias, r.getBool("qkv_bias", true));
   READ(act, r.getString("hidden_act", std::string("gelu")));
-  if (act != "gelu") {
-    r.error("hidden_act") << "unsupported \"hidden_act\": \"" << act
-                          << "\" (supported: gelu)";
+  if (failed(requireGelu(r, "hidden_act", act)))
     return failure();
-  }
   if (failed(setMultiHeadSizes(r, c, "num_attention_heads", "hidden_size",
                                /*vocab=*/0, hidden, layers, heads, inner)))
     return failure();
@@ -808,11 +810,8 @@ LogicalResult readDistilBert(ConfigReader &r, CausalLMConfig &c) {
   READ(tie, r.getBool("tie_weights_", true));
   READ(sinusoidal, r.getBool("sinusoidal_pos_embds", false));
   READ(act, r.getString("activation", std::string("gelu")));
-  if (act != "gelu") {
-    r.error("activation") << "unsupported \"activation\": \"" << act
-                          << "\" (supported: gelu)";
+  if (failed(requireGelu(r, "activation", act)))
     return failure();
-  }
   if (sinusoidal) {
     r.error("sinusoidal_pos_embds")
         << "DistilBERT's sinusoidal position embeddings are not modelled "
