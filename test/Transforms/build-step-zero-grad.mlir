@@ -17,9 +17,10 @@
 // The peak is w's update, b's gradient still alive: parameters 64 x 64 + 64
 // floats (16,640 bytes), Adam's exp_avg and exp_avg_sq (33,280), x and the
 // target (2 x 1,024), both gradients (16,640), the update's two w-sized
-// temporaries (exp_avg_sq.sqrt() and the step's quotient, 2 x 16,384) and
-// the loss (4): 101,380 bytes.
-// PEAK: peak 101380 at [12] nn.optimizer_step
+// temporaries (exp_avg_sq.sqrt() and the step's quotient, 2 x 16,384), b's
+// denom, still bound to its name in the same step() call (256), and the
+// loss (4): 101,636 bytes.
+// PEAK: peak 101636 at [12] nn.optimizer_step
 // PEAK: gradients=16640
 
 // With the optimizer in backward, each gradient dies after its update.

@@ -838,6 +838,14 @@ struct OptimizerStepLowering
                                    floatConstant(nb, nloc, x.getType(), eps))
           .getResult();
     };
+    // The previous for-loop update's denom, still bound in PyTorch while
+    // this one computes its own: a tensor of its size, alive until this
+    // denom is (OptimizerStepOp::getHeldDenomParam).
+    Value held;
+    if (Value param = step.getHeldDenomParam())
+      held =
+          fill(b, loc,
+               newTensor(b, loc, cast<RankedTensorType>(param.getType())), 0.0);
     for (unsigned i = 0; i < n && lists > 0; ++i) {
       RankedTensorType type = tensorType(params[i]);
       if (lists == 1) {
@@ -860,6 +868,8 @@ struct OptimizerStepLowering
                                return plusEps(nb, nloc, a[0]);
                              });
     }
+    if (held)
+      readOneElement(b, loc, held);
     for (unsigned i = 0; i < n; ++i) {
       // param.addcdiv_(exp_avg, denom, value=-step_size)
       SmallVector<Value> ins = {m[i]};

@@ -1887,6 +1887,12 @@ def NN_OptimizerStepOp : NN_Op<"optimizer_step", [AttrSizedOperandSegments,
     `state` `(` $state `)` attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The for-loop Adam/AdamW update before this one in the same
+    /// optimizer.step() call, whose `denom` is still bound to its Python
+    /// name while this update computes its own: its parameter, else null.
+    ::mlir::Value getHeldDenomParam();
+  }];
 }
 
 //===----------------------------------------------------------------------===//
