@@ -184,6 +184,23 @@ func.func @step() attributes {nn.mode = #nn<mode train>, nn.sharded} {
 
 // -----
 
+// nn.zero_grad: only on the nn.release that ends the gradients
+func.func @step(%g: tensor<4xf32>) attributes {nn.mode = #nn<mode train>} {
+  // expected-error @+1 {{'nn.zero_grad' must be a unit attribute on an nn.release, got unit}}
+  "nn.keep_alive"(%g) {nn.zero_grad} : (tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @step(%g: tensor<4xf32>) attributes {nn.mode = #nn<mode train>} {
+  // expected-error @+1 {{'nn.zero_grad' must be a unit attribute on an nn.release, got 1 : i64}}
+  nn.release %g {nn.zero_grad = 1, phase = #nn<phase optimizer>} : tensor<4xf32>
+  return
+}
+
+// -----
+
 // nn.parallel: no tensor-parallel ranks
 // expected-error @+1 {{parallel dp, fsdp and tp must be >= 1, got dp = 1, fsdp = 1, tp = 0}}
 func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 1, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, tp = 0>} {
