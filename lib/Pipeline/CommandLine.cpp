@@ -1185,11 +1185,10 @@ llvm::Expected<RunOptions> vram::getRunOptionsFromCommandLine(
   RunOptions options;
   options.formatGiven = f.format.getNumOccurrences();
   options.format = f.format;
-  // A model with no pass pipeline gets the text report; IR is printed with
-  // --format=mlir, when passes run, in diagnostics tests, and a lint, trace
-  // or validation run prints just its own output.
-  if (!options.formatGiven && !printsIR && !f.hasBudget() &&
-      !f.traceFile.getNumOccurrences() && f.validate == ValidationTarget::None)
+  // A model with no pass pipeline gets the text report, with the verdict of
+  // a budget or a validation in it; IR is printed with --format=mlir, when
+  // passes run, and in diagnostics tests.
+  if (!options.formatGiven && !printsIR)
     options.format = OutputFormat::Text;
   if (llvm::Error error =
           f.check(inputFilename, inputGiven, cxxFlags, options.format))

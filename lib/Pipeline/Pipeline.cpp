@@ -354,7 +354,7 @@ SmallVector<std::string> vram::getRepeatedBlockPatterns(func::FuncOp func) {
 /// remark names the change that saves the most.
 static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
                          int64_t used, const PipelineOptions &options,
-                         ModelSource &source) {
+                         ModelSource &source, BudgetFinding &finding) {
   int64_t limit = *options.budget;
   Location loc =
       memory.getPeakOp() ? memory.getPeakOp()->getLoc() : step.getLoc();
@@ -365,6 +365,8 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
   };
   FailureOr<std::optional<int64_t>> best = findLargestBatch(
       measure, limit, current ? std::max<int64_t>(*current, 1) : 1 << 20);
+  if (succeeded(best))
+    finding.fittingBatch = best->value_or(0);
   if (succeeded(best) && *best)
     emitRemark(loc) << "batch size " << **best << " fits the budget";
   else if (succeeded(best))
@@ -535,6 +537,13 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
   llvm::stable_sort(changes, [](const Change &a, const Change &b) {
     return a.used < b.used;
   });
+  // Each change is spelled "FLAGS (why)" or "FLAGS".
+  for (const Change &change : changes) {
+    auto [flags, reason] = StringRef(change.flag).split(" (");
+    finding.changes.push_back({flags.str(),
+                               reason.drop_back(reason.ends_with(")")).str(),
+                               change.used});
+  }
   bool anyFits = false;
   for (const Change &change : changes)
     if (change.used <= limit) {
@@ -551,7 +560,7 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
 
 LogicalResult vram::lintBudget(ModuleOp module, const PipelineOptions &options,
                                ModelSource *source,
-                               std::optional<int64_t> *usedOut) {
+                               std::optional<BudgetFinding> *findingOut) {
   assert(options.budget && "the lint needs a budget");
   FailureOr<func::FuncOp> step = getMeasuredFunction(module);
   if (failed(step))
@@ -561,15 +570,19 @@ LogicalResult vram::lintBudget(ModuleOp module, const PipelineOptions &options,
     return failure();
   BudgetMetric metric = options.getBudgetMetric();
   int64_t used = memory->get(metric);
-  if (usedOut)
-    *usedOut = used;
   int64_t limit = *options.budget;
-  if (failed(checkBudget(*step, memory->getAnalysis(), used, limit,
-                         stringifyBudgetMetric(metric)))) {
-    if (source && source->canRebuild())
-      suggestFixes(*step, memory->getAnalysis(), used, options, *source);
+  BudgetFinding finding;
+  finding.budget = limit;
+  finding.used = used;
+  finding.metric = stringifyBudgetMetric(metric).str();
+  LogicalResult fits = checkBudget(*step, memory->getAnalysis(), used, limit,
+                                   stringifyBudgetMetric(metric));
+  if (failed(fits) && source && source->canRebuild())
+    suggestFixes(*step, memory->getAnalysis(), used, options, *source, finding);
+  if (findingOut)
+    *findingOut = std::move(finding);
+  if (failed(fits))
     return failure();
-  }
   llvm::errs() << llvm::formatv("within budget: {0} of {1} ({2}), margin {3}\n",
                                 formatByteSize(used), formatByteSize(limit),
                                 stringifyBudgetMetric(metric),

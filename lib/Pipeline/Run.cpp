@@ -247,9 +247,9 @@ llvm::Error vram::processModule(ModuleOp module, ModelSource &source,
     }
   if (llvm::Error error = runPipeline(module, pipeline))
     return error;
-  std::optional<int64_t> used;
+  std::optional<BudgetFinding> budget;
   bool overBudget =
-      pipeline.budget && failed(lintBudget(module, pipeline, &source, &used));
+      pipeline.budget && failed(lintBudget(module, pipeline, &source, &budget));
   ReportOptions report = options.report;
   report.modelName = source.getName().str();
   if (auto name =
@@ -258,10 +258,7 @@ llvm::Error vram::processModule(ModuleOp module, ModelSource &source,
   report.inputPath = source.getInputPath().str();
   report.importFindings.assign(source.getFindings().begin(),
                                source.getFindings().end());
-  if (used)
-    report.budget =
-        BudgetFinding{*pipeline.budget, *used,
-                      stringifyBudgetMetric(pipeline.getBudgetMetric()).str()};
+  report.budget = std::move(budget);
   bool validationFailed = false;
   if (options.validation.target != ValidationTarget::None) {
     ValidationFinding finding;

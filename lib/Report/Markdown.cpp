@@ -107,6 +107,17 @@ LogicalResult vram::report::writeMarkdown(const Analyses &a,
   if (Operation *op = memory.getPeakOp())
     os << "| peak at | `" << getLayerName(op->getLoc()) << "` ("
        << op->getName() << ", " << stringifyEnum(getStepPhase(op)) << ") |\n";
+  if (const auto &b = options.budget) {
+    os << "\n"
+       << (b->fits() ? "Within budget" : "**Over budget**") << ": "
+       << humanBytes(b->used) << " of " << humanBytes(b->budget) << " ("
+       << b->metric << "), "
+       << (b->fits() ? "margin " + humanBytes(b->budget - b->used)
+                     : humanBytes(b->used - b->budget) + " over")
+       << ".\n";
+    for (const std::string &line : describeBudgetChanges(*b))
+      os << "- " << line << "\n";
+  }
 
   os << "\n#### At the peak\n\n";
   if (before)

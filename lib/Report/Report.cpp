@@ -446,11 +446,7 @@ static void addParallelJson(const Analyses &a, json::Object &report) {
     (p.isFiguresRank(r) ? ids : smaller).push_back(r);
   int64_t zero = layout.getZero();
   report["parallel"] = json::Object{
-      {"strategy", layout.getTp() > 1   ? (p.isSharded() ? "fsdp_tp" : "tp")
-                   : zero > 0           ? (zero == 1 ? "zero1" : "zero2")
-                   : !p.isSharded()     ? "ddp"
-                   : layout.getDp() > 1 ? "hsdp"
-                                        : "fsdp"},
+      {"strategy", p.getStrategyName()},
       {"zero_stage", zero},
       {"reduce_bucket_size",
        zero > 0 ? json::Value(layout.getReduceBucket()) : json::Value(nullptr)},
@@ -614,6 +610,23 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"top_tensors", std::move(top)}}},
   };
   addParallelJson(a, report);
+  if (const auto &b = options.budget) {
+    json::Array changes;
+    for (const BudgetChange &c : b->changes)
+      changes.push_back(json::Object{{"flags", c.flags},
+                                     {"reason", c.reason},
+                                     {"needs_bytes", c.needs},
+                                     {"fits", c.needs <= b->budget}});
+    report["budget"] = json::Object{
+        {"budget_bytes", b->budget},
+        {"used_bytes", b->used},
+        {"metric", b->metric},
+        {"fits", b->fits()},
+        {"margin_bytes", b->budget - b->used},
+        {"fitting_batch", b->fittingBatch ? json::Value(*b->fittingBatch)
+                                          : json::Value(nullptr)},
+        {"changes", std::move(changes)}};
+  }
   if (const auto &v = options.validation) {
     json::Object phases;
     for (const ValidationPhase &p : v->phases)
@@ -727,6 +740,41 @@ std::string vram::report::withCommas(int64_t n) {
     out += digits[i];
   }
   return n < 0 ? "-" + out : out;
+}
+
+StringRef ParallelFigures::getStrategyName() const {
+  int64_t zero = layout.getZero();
+  return layout.getTp() > 1   ? (isSharded() ? "fsdp_tp" : "tp")
+         : zero > 0           ? (zero == 1 ? "zero1" : "zero2")
+         : !isSharded()       ? "ddp"
+         : layout.getDp() > 1 ? "hsdp"
+                              : "fsdp";
+}
+
+std::string vram::report::describeBudget(const BudgetFinding &b) {
+  if (b.fits())
+    return llvm::formatv("within budget: {0} of {1} ({2}), margin {3}",
+                         humanBytes(b.used), humanBytes(b.budget), b.metric,
+                         humanBytes(b.budget - b.used));
+  return llvm::formatv("over budget: {0} of {1} ({2}), {3} over",
+                       humanBytes(b.used), humanBytes(b.budget), b.metric,
+                       humanBytes(b.used - b.budget));
+}
+
+std::vector<std::string>
+vram::report::describeBudgetChanges(const BudgetFinding &b) {
+  std::vector<std::string> lines;
+  if (b.fittingBatch)
+    lines.push_back(
+        *b.fittingBatch
+            ? llvm::formatv("batch size {0} fits", *b.fittingBatch).str()
+            : "not even batch size 1 fits");
+  for (const BudgetChange &c : b.changes)
+    lines.push_back(llvm::formatv(
+        "{0}{1} needs {2}: {3}", c.flags,
+        c.reason.empty() ? "" : " (" + c.reason + ")", humanBytes(c.needs),
+        c.needs <= b.budget ? "fits" : "saves, does not fit"));
+  return lines;
 }
 
 static void writeText(const Analyses &a, const ReportOptions &options,
@@ -868,6 +916,11 @@ static void writeText(const Analyses &a, const ReportOptions &options,
                           humanBytes(a.deviceModel->contextBytes),
                           a.deviceModel->gpu);
     os << "\n";
+  }
+  if (const auto &b = options.budget) {
+    os << describeBudget(*b) << "\n";
+    for (const std::string &line : describeBudgetChanges(*b))
+      os << "  " << line << "\n";
   }
   os << "  at peak: ";
   CategoryBytes breakdown = memory.getBreakdown(memory.getPeakIndex());

@@ -69,6 +69,9 @@ struct ParallelFigures {
   }
   /// What one rank sends (and receives) per step with ring collectives.
   int64_t getSentBytes() const;
+  /// The report's name of the layout: ddp, zero1, zero2, fsdp, hsdp, tp or
+  /// fsdp_tp.
+  llvm::StringRef getStrategyName() const;
 };
 
 /// What the report shows, read from the analyses; nothing is recomputed.
@@ -141,6 +144,13 @@ std::string locationString(mlir::Location loc);
 std::string describeStorage(const Storage &s);
 std::string humanBytes(int64_t bytes);
 std::string withCommas(int64_t n);
+
+/// "within budget: 1.01 GiB of 40.00 GiB (device), margin 38.99 GiB" or
+/// "over budget: 9.31 GiB of 8.00 GiB (exact), 1.31 GiB over".
+std::string describeBudget(const BudgetFinding &budget);
+/// What was measured to fit or save, one line each: "batch size 4 fits",
+/// "--optimizer=adam-fused ... needs 7.90 GiB: fits".
+std::vector<std::string> describeBudgetChanges(const BudgetFinding &budget);
 
 void writeHtml(const Analyses &a, const ReportOptions &options,
                llvm::raw_ostream &os);

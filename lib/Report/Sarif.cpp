@@ -213,12 +213,16 @@ void vram::report::writeSarif(const Analyses &a, const ReportOptions &options,
         {"level", "error"},
         {"message",
          json::Object{
-             {"text",
-              llvm::formatv("peak {0} memory ({1}) {2} exceeds the budget "
-                            "of {3} by {4}",
-                            what, b.metric, humanBytes(b.used),
-                            humanBytes(b.budget), humanBytes(b.used - b.budget))
-                  .str()}}},
+             {"text", llvm::formatv(
+                          "peak {0} memory ({1}) {2} exceeds the budget "
+                          "of {3} by {4}{5}",
+                          what, b.metric, humanBytes(b.used),
+                          humanBytes(b.budget), humanBytes(b.used - b.budget),
+                          b.changes.empty() && !b.fittingBatch
+                              ? std::string()
+                              : ". Measured: " +
+                                    llvm::join(describeBudgetChanges(b), "; "))
+                          .str()}}},
         {"locations",
          sarifLocations(anchor->getLoc(), options.inputPath, root)},
         {"partialFingerprints", fingerprint(kRules[1].id, model, where)},

@@ -12,6 +12,7 @@
 #define VRAM_PIPELINE_PIPELINE_H
 
 #include "vram/Analysis/StepMemory.h"
+#include "vram/Report/Report.h"
 #include "vram/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -170,13 +171,13 @@ getRepeatedBlockPatterns(mlir::func::FuncOp func);
 /// suggested. Within it, one line on stderr
 /// with the margin. Fails when over budget or when the step cannot be
 /// measured.
-/// `used`, when given, receives the step's memory under the budget metric
-/// (unset when it could not be measured), so that callers need not measure
-/// again.
+/// `finding`, when given, receives the outcome for the report: the step's
+/// memory under the budget metric and what was measured to fit (unset when
+/// the step could not be measured).
 mlir::LogicalResult lintBudget(mlir::ModuleOp module,
                                const PipelineOptions &options,
                                ModelSource *source,
-                               std::optional<int64_t> *used = nullptr);
+                               std::optional<BudgetFinding> *finding = nullptr);
 
 } // namespace vram
 

@@ -22,11 +22,27 @@ namespace vram {
 
 enum class ReportFormat { Text, Json, Markdown, Sarif, Html };
 
-/// A budget check's outcome, for the writers that show it (SARIF).
+/// A change to the step that was measured against the budget (over it):
+/// the flags that make it ("--optimizer=adamw8bit"), why it saves memory
+/// (may be empty) and the memory the step needs with it.
+struct BudgetChange {
+  std::string flags;
+  std::string reason;
+  int64_t needs = 0;
+};
+
+/// A budget check's outcome (--budget, --gpu): every report format shows it.
 struct BudgetFinding {
   int64_t budget = 0;
   int64_t used = 0;
   std::string metric;
+  /// Over budget, when the step could be rebuilt at other batch sizes: the
+  /// largest batch that fits (0: not even batch 1), else unset.
+  std::optional<int64_t> fittingBatch;
+  /// Over budget: the single changes that save memory at the current
+  /// batch, least memory first (those that fit have needs <= budget).
+  std::vector<BudgetChange> changes;
+  bool fits() const { return used <= budget; }
 };
 
 /// Validation by execution (--validate): measured against predicted memory.
