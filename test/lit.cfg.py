@@ -83,6 +83,9 @@ except (OSError, subprocess.TimeoutExpired) as e:
 # libtorch-dev's headers (and its libraries to cross-check by running them).
 if config.vram_enable_cxx:
     config.available_features.add("cxx")
+# The compiler vram-opt was built with (a C++ user of the installed library
+# compiles with it too).
+config.substitutions.append(("%build_cxx", config.vram_cxx_compiler))
 if config.vram_enable_cxx and config.vram_libtorch:
     config.available_features.add("libtorch")
     torch_include = config.vram_libtorch_include
