@@ -352,6 +352,13 @@ struct VramOptFlags {
       cl::desc("Markdown: compare with a baseline JSON report (deltas per "
                "category, regression line)"),
       cl::value_desc("BASELINE.json"), cl::cat(outputCat)};
+  cl::opt<std::string> sarifLocation{
+      "sarif-location",
+      cl::desc("SARIF: the file (and line) that results without a source "
+               "line of their own point at, instead of the model (a zoo "
+               "model has no file, an ONNX node no line): the CMake file or "
+               "workflow that runs the check"),
+      cl::value_desc("FILE[:LINE]"), cl::cat(outputCat)};
   cl::opt<bool> failOnRegression{
       "fail-on-regression",
       cl::desc("Markdown with --compare: a peak grown past "
@@ -905,6 +912,19 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
   if (compareWith.getNumOccurrences() &&
       resolvedFormat != OutputFormat::Markdown)
     return usage("--compare needs --format=markdown");
+  if (sarifLocation.getNumOccurrences()) {
+    if (resolvedFormat != OutputFormat::Sarif)
+      return usage("--sarif-location needs --format=sarif");
+    auto [file, line] = llvm::StringRef(sarifLocation).rsplit(':');
+    unsigned number;
+    if (line.empty() || line.getAsInteger(10, number))
+      file = sarifLocation;
+    else if (number == 0)
+      return usage("--sarif-location: a line is 1 or more, got '" +
+                   sarifLocation + "'");
+    if (file.empty())
+      return usage("--sarif-location expects FILE[:LINE]");
+  }
   if ((failOnRegression || regressionThreshold.getNumOccurrences()) &&
       !compareWith.getNumOccurrences())
     return usage(std::string(failOnRegression ? "--fail-on-regression"
@@ -1210,6 +1230,13 @@ llvm::Expected<RunOptions> vram::getRunOptionsFromCommandLine(
   report.topTensors = f.topTensors;
   report.depth = f.layerDepth;
   report.comparePath = f.compareWith;
+  if (f.sarifLocation.getNumOccurrences()) {
+    auto [file, line] = llvm::StringRef(f.sarifLocation).rsplit(':');
+    unsigned number = 1;
+    if (line.empty() || line.getAsInteger(10, number))
+      file = f.sarifLocation;
+    report.sarifLocation = SourceLine{file.str(), number ? number : 1};
+  }
   report.regressionThreshold = f.regressionThreshold / 100;
   report.failOnRegression = f.failOnRegression;
   options.traceFile = f.traceFile;

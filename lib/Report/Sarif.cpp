@@ -2,7 +2,8 @@
 //
 // One run of the tool "vram-opt" with a rule per check and a result per
 // finding, located at the op's file/line/column, or at the ONNX node or zoo
-// layer as a logical location inside the analyzed file (line 1). Numbers go
+// layer as a logical location inside the analyzed file (line 1) or the file
+// and line --sarif-location names (a zoo model has no file). Numbers go
 // in `properties`. What GitHub code scanning needs to show results on a pull
 // request: `$schema`, rules with descriptions and help, paths relative to
 // `%SRCROOT%` (the working directory), a region on every location, and
@@ -116,11 +117,11 @@ static std::pair<std::string, bool> relativeUri(StringRef path,
   return {"file://" + llvm::sys::path::convert_to_slash(absolute), false};
 }
 
-/// SARIF locations of `loc`: the file position when it has one; else the
-/// analyzed file at line 1 (an ONNX node or zoo layer has no line: a
-/// documented stand-in, docs/Report.md) with the layer or node name as a
-/// logical location.
-static json::Array sarifLocations(Location loc, StringRef inputPath,
+/// SARIF locations of `loc`: the file position when it has one; else
+/// --sarif-location's file and line, or the analyzed file at line 1 (an
+/// ONNX node or zoo layer has no line: a documented stand-in,
+/// docs/Report.md), with the layer or node name as a logical location.
+static json::Array sarifLocations(Location loc, const ReportOptions &options,
                                   StringRef root) {
   json::Object location;
   FileLineColLoc file;
@@ -133,19 +134,24 @@ static json::Array sarifLocations(Location loc, StringRef inputPath,
     return WalkResult::advance();
   });
   json::Object physical;
-  std::string path =
-      file ? file.getFilename().getValue().str() : inputPath.str();
+  bool ownLine = file && file.getLine() > 0;
+  std::string path = ownLine                 ? file.getFilename().str()
+                     : options.sarifLocation ? options.sarifLocation->file
+                     : file                  ? file.getFilename().str()
+                                             : options.inputPath;
   if (!path.empty()) {
     auto [uri, underRoot] = relativeUri(path, root);
     json::Object artifact{{"uri", uri}};
     if (underRoot)
       artifact["uriBaseId"] = "%SRCROOT%";
     physical["artifactLocation"] = std::move(artifact);
-    if (file && file.getLine() > 0)
+    if (ownLine)
       physical["region"] = json::Object{{"startLine", file.getLine()},
                                         {"startColumn", file.getColumn()}};
     else
-      physical["region"] = json::Object{{"startLine", 1}};
+      physical["region"] = json::Object{
+          {"startLine",
+           options.sarifLocation ? options.sarifLocation->line : 1}};
   }
   if (!physical.empty())
     location["physicalLocation"] = std::move(physical);
@@ -202,7 +208,7 @@ void vram::report::writeSarif(const Analyses &a, const ReportOptions &options,
                                            humanBytes(memory.getPeakBytes()),
                                            where.empty() ? "" : " at " + where)
                                  .str()}}},
-      {"locations", sarifLocations(anchor->getLoc(), options.inputPath, root)},
+      {"locations", sarifLocations(anchor->getLoc(), options, root)},
       {"partialFingerprints", fingerprint(kRules[0].id, model, where)},
       {"properties", std::move(peakProperties)}});
   if (options.budget && options.budget->used > options.budget->budget) {
@@ -223,8 +229,7 @@ void vram::report::writeSarif(const Analyses &a, const ReportOptions &options,
                               : ". Measured: " +
                                     llvm::join(describeBudgetChanges(b), "; "))
                           .str()}}},
-        {"locations",
-         sarifLocations(anchor->getLoc(), options.inputPath, root)},
+        {"locations", sarifLocations(anchor->getLoc(), options, root)},
         {"partialFingerprints", fingerprint(kRules[1].id, model, where)},
         {"properties", json::Object{{"metric", b.metric},
                                     {"used_bytes", b.used},
@@ -237,8 +242,7 @@ void vram::report::writeSarif(const Analyses &a, const ReportOptions &options,
         {"ruleIndex", index},
         {"level", "warning"},
         {"message", json::Object{{"text", finding.message}}},
-        {"locations",
-         sarifLocations(finding.location, options.inputPath, root)},
+        {"locations", sarifLocations(finding.location, options, root)},
         {"partialFingerprints",
          fingerprint(kRules[index].id, model,
                      getLayerName(finding.location) + "|" + finding.message)}});

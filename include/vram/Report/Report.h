@@ -89,6 +89,12 @@ struct ImportFinding {
   mlir::LocationAttr location;
 };
 
+/// A file and a line (1-based).
+struct SourceLine {
+  std::string file;
+  unsigned line = 1;
+};
+
 struct ReportOptions {
   std::string modelName;
   nn::FlopConvention flops = nn::FlopConvention::Flops;
@@ -117,6 +123,9 @@ struct ReportOptions {
   std::vector<ImportFinding> importFindings;
   /// The file analyzed (SARIF artifact of locations without a file).
   std::string inputPath;
+  /// SARIF: where results without a source line of their own point, instead
+  /// of `inputPath` at line 1 (--sarif-location).
+  std::optional<SourceLine> sarifLocation;
   unsigned topTensors = 10;
   /// Set when the step was executed (--validate).
   std::optional<ValidationFinding> validation;
