@@ -510,13 +510,24 @@ llvm::Expected<LoraOptions> VramOptFlags::parseLora() const {
   LoraOptions options;
   auto bad = [&](const llvm::Twine &why) {
     return makeUsageError("--lora=" + spec + ": " + why +
-                          " (expected r=R,alpha=A,dropout=P,targets=T|T..., "
+                          " (expected r=R,alpha=A,dropout=P,targets=T|T... "
+                          "or targets=T,T..., "
                           "e.g. r=4,alpha=32,dropout=0.1,targets=conv2d)");
   };
   llvm::SmallVector<llvm::StringRef> items;
   spec.split(items, ',');
   llvm::StringSet<> seen;
+  bool inTargets = false;
   for (llvm::StringRef item : items) {
+    // peft's target_modules as a list: targets=q_proj,v_proj (the items
+    // after targets= that are not KEY=VALUE are more targets).
+    if (inTargets && !item.contains('=')) {
+      if (item.trim().empty())
+        return bad("an empty target in '" + spec + "'");
+      options.targets.push_back(item.trim().str());
+      continue;
+    }
+    inTargets = false;
     auto [key, value] = item.split('=');
     key = key.trim();
     value = value.trim();
@@ -542,6 +553,7 @@ llvm::Expected<LoraOptions> VramOptFlags::parseLora() const {
                    value + "'");
       options.autocastAdapterDtype = value == "true";
     } else if (key == "targets") {
+      inTargets = true;
       llvm::SmallVector<llvm::StringRef> targets;
       value.split(targets, '|');
       for (llvm::StringRef t : targets) {

@@ -29,6 +29,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace vram {
 #define GEN_PASS_DEF_CHECKPOINT
@@ -112,8 +113,10 @@ void CheckpointPass::runOnOperation() {
            "(non-empty patterns)";
     return signalPassFailure();
   }
+  // A module name matches as peft's target_modules do: `layers` selects
+  // `model.layers`.
   ModulePatterns patterns;
-  if (failed(patterns.compile(modules, module.getLoc())))
+  if (failed(patterns.compile(modules, module.getLoc(), /*suffixes=*/true)))
     return signalPassFailure();
 
   // 1. Segments: maximal runs of forward ops of one checkpointed module.
@@ -137,6 +140,27 @@ void CheckpointPass::runOnOperation() {
     segments.back().ops.insert(&op);
     segmentOf[&op] = segments.size() - 1;
     inRun = true;
+  }
+  // A pattern that selects nothing is a typo (or the wrong model): an
+  // error naming the nearest modules, not a step without it.
+  SmallVector<StringRef> unmatched = patterns.getUnmatched();
+  if (!unmatched.empty()) {
+    std::vector<std::string> layers;
+    for (Operation &op : body.without_terminator())
+      if (getStepPhase(&op) == StepPhase::Forward)
+        layers.push_back(getLayerName(op.getLoc()));
+    for (StringRef pattern : unmatched) {
+      InFlightDiagnostic diag =
+          emitError(step.getLoc())
+          << "checkpoint pattern '" << pattern
+          << "' matches no module of the forward (patterns are globs over "
+             "module paths, such as 'model.layers.*', or module names, "
+             "matching the modules whose path is or ends with them)";
+      SmallVector<std::string> nearest = getNearestNames(pattern, layers);
+      if (!nearest.empty())
+        diag << "; nearest module names: " << llvm::join(nearest, ", ");
+    }
+    return signalPassFailure();
   }
   if (segments.empty()) {
     emitError(step.getLoc())

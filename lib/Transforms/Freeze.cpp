@@ -20,8 +20,12 @@ struct FreezePass : public vram::impl::FreezeBase<FreezePass> {
 
   void runOnOperation() override {
     vram::ModulePatterns freeze, keepTrainable;
-    if (failed(freeze.compile(patterns, getOperation().getLoc())) ||
-        failed(keepTrainable.compile(keep, getOperation().getLoc())))
+    // A module name matches as peft's target_modules do: `embed_tokens`
+    // freezes `model.embed_tokens`.
+    if (failed(freeze.compile(patterns, getOperation().getLoc(),
+                              /*suffixes=*/true)) ||
+        failed(keepTrainable.compile(keep, getOperation().getLoc(),
+                                     /*suffixes=*/true)))
       return signalPassFailure();
     if (!(firstFraction >= 0 && firstFraction <= 1)) {
       emitError(getOperation().getLoc())
@@ -57,8 +61,9 @@ struct FreezePass : public vram::impl::FreezeBase<FreezePass> {
             emitError(getOperation().getLoc())
             << "freeze " << option << " pattern '" << pattern
             << "' matches no parameter (patterns are globs over parameter "
-               "names, such as 'layer1.*', or module paths, such as "
-               "'layer1')";
+               "names, such as 'layer1.*', or module names, such as "
+               "'layer1' or 'q_proj', each matching the modules whose path "
+               "is or ends with it)";
         SmallVector<std::string> nearest =
             vram::getNearestNames(pattern, modules);
         if (!nearest.empty())
