@@ -7,8 +7,8 @@
 // largest tensors on hover) and every column's op on hover; a zoom on the
 // region around the peak whose axis starts near the smallest live bytes
 // there, so the flat band of the persistent state does not hide it; the
-// module tree (per-module parameters, FLOPs and saved bytes, collapsible at
-// any depth); and the per-layer table.
+// module tree (per-module parameters and their bytes, forward FLOPs and
+// saved bytes, collapsible at any depth); and the per-layer table.
 //
 // At LLM scale a step has tens of thousands of ops: the charts draw at most
 // one column per pixel, each the op with the most live bytes in its range
@@ -387,7 +387,7 @@ static void writeBanner(const Analyses &a, const ReportOptions &options,
 namespace {
 /// A module of the tree: its figures summed over the layers under it.
 struct ModuleNode {
-  int64_t params = 0, flops = 0, savedBytes = 0;
+  int64_t params = 0, paramBytes = 0, flops = 0, savedBytes = 0;
   std::string op, outputShape; ///< a leaf's (a layer row's)
   std::map<std::string, unsigned> childIndex;
   std::vector<std::pair<std::string, std::unique_ptr<ModuleNode>>> children;
@@ -404,11 +404,11 @@ void writeModule(StringRef path, StringRef name, const ModuleNode &node,
                  unsigned depth, llvm::raw_ostream &os) {
   std::string figures =
       llvm::formatv("<span class=\"figures\"><span class=\"params\">{0}"
-                    "</span> params · <span class=\"flops\">{1}</span> "
-                    "forward FLOPs · <span class=\"saved\">{2}</span> saved"
-                    "</span>",
-                    withCommas(node.params), withCommas(node.flops),
-                    humanBytes(node.savedBytes))
+                    "</span> params (<span class=\"param-bytes\">{1}</span>)"
+                    " · <span class=\"flops\">{2}</span> forward FLOPs · "
+                    "<span class=\"saved\">{3}</span> saved</span>",
+                    withCommas(node.params), humanBytes(node.paramBytes),
+                    withCommas(node.flops), humanBytes(node.savedBytes))
           .str();
   std::string leaf;
   if (!node.op.empty())
@@ -442,6 +442,7 @@ static void writeModuleTree(const Analyses &a, StringRef modelName,
     StringRef name = row.name.empty() ? StringRef("-") : StringRef(row.name);
     name.split(parts, '.');
     int64_t params = row.call == 1 ? row.params : 0;
+    int64_t paramBytes = row.call == 1 ? row.paramBytes : 0;
     root.params += params;
     root.flops += row.flops;
     root.savedBytes += row.savedBytes;
@@ -449,6 +450,7 @@ static void writeModuleTree(const Analyses &a, StringRef modelName,
     for (StringRef part : parts) {
       node = &node->child(part);
       node->params += params;
+      node->paramBytes += paramBytes;
       node->flops += row.flops;
       node->savedBytes += row.savedBytes;
     }
@@ -460,6 +462,7 @@ static void writeModuleTree(const Analyses &a, StringRef modelName,
   // A tied weight (an LM head sharing the embedding's) is in two modules'
   // rows; the model counts it once.
   root.params = a.parameters.count;
+  root.paramBytes = a.parameters.bytes;
   os << "<h2>Modules</h2>\n<div id=\"modules\">\n";
   writeModule("", modelName, root, 0, os);
   os << "</div>\n";

@@ -165,13 +165,18 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
     row.flops += a.flops->getOpFlops(&op, convention);
     for (Value operand : op.getOperands()) {
       if (auto param = dyn_cast_or_null<nn::ParamOp>(getParameterOf(operand)))
-        if (paramsSeen.insert({index, param.getResult()}).second)
+        if (paramsSeen.insert({index, param.getResult()}).second) {
           row.params +=
               cast<RankedTensorType>(param.getType()).getNumElements();
-      // A 4-bit weight counts its logical elements.
+          row.paramBytes += getTensorBytes(param.getType()).value_or(0);
+        }
+      // A 4-bit weight counts its logical elements and its packed bytes.
       if (auto quantized = operand.getDefiningOp<nn::QuantizedWeightOp>())
-        if (paramsSeen.insert({index, quantized.getPacked()}).second)
+        if (paramsSeen.insert({index, quantized.getPacked()}).second) {
           row.params += quantized.getNumElements();
+          row.paramBytes +=
+              getTensorBytes(quantized.getPacked().getType()).value_or(0);
+        }
     }
   }
   if (!table.empty())
@@ -219,6 +224,7 @@ static std::vector<LayerRow> aggregateLayers(const std::vector<LayerRow> &rows,
       continue;
     }
     module.params += row.params;
+    module.paramBytes += row.paramBytes;
     module.flops += row.flops;
     module.savedBytes += row.savedBytes;
     module.outputShape = row.outputShape;

@@ -32,6 +32,7 @@ struct LayerRow {
   std::string op;
   std::string outputShape;
   int64_t params = 0;
+  int64_t paramBytes = 0; ///< the parameters' storage (4-bit: packed)
   int64_t flops = 0;
   int64_t savedBytes = 0;
   int64_t principalWork = -1; ///< full-convention FLOPs of `op`
