@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Generation with a KV cache (issue 23), measured on the CPU with torch 2.x
-and transformers' GenerationMixin.generate (greedy, DynamicCache).
+and transformers' GenerationMixin.generate (greedy; DynamicCache, and
+StaticCache with cache_implementation="static").
 
   benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/generate.py [-v]
 
@@ -9,7 +10,9 @@ The small llama, gpt2 and opt configs of test/Inputs/hf/small
 float32, saved and loaded with from_pretrained (attention "sdpa"), eval mode, torch.set_num_threads(1); prompts of random token ids
 (batch x prompt_len), generate(max_new_tokens=T, do_sample=False) with no
 end-of-sequence token, so that exactly T tokens are made. Per case:
-- kv_cache_bytes: the returned DynamicCache's keys and values, summed;
+- kv_cache_bytes: the returned cache's keys and values, summed (a
+  StaticCache holds max_cache_len = prompt + T - 1 positions from its first
+  update on);
 - prefill_peak / decode_peak: the CPU allocator's peak above the live bytes
   before generate() (weights and the prompt), counted by memhook/memhook.c
   (preloaded), from the call up to the first logits processor call (the
@@ -32,14 +35,17 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 HERE = ROOT / "benchmarks" / "accuracy"
 SMALL = ROOT / "test" / "Inputs" / "hf" / "small"
 
-# (config, dtype, batch, prompt_len, max_new_tokens)
-CASES = ([("llama", d, b, p, t) for d in ("fp32", "bf16")
+# (config, dtype, batch, prompt_len, max_new_tokens, cache_implementation)
+CASES = ([("llama", d, b, p, t, c) for c in ("dynamic", "static")
+          for d in ("fp32", "bf16")
           for b, p, t in ((2, 64, 32), (1, 16, 1), (4, 128, 8))] +
-         [(m, "fp32", b, p, t) for m in ("gpt2", "opt")
+         [(m, "fp32", b, p, t, c) for c in ("dynamic", "static")
+          for m in ("gpt2", "opt")
           for b, p, t in ((2, 64, 32), (1, 16, 1))])
 
 
-def generate_peaks(model, ids, new_tokens, hook, before_call=lambda: None):
+def generate_peaks(model, ids, new_tokens, hook, before_call=lambda: None,
+                   cache="dynamic"):
     """generate(max_new_tokens=new_tokens, greedy) from `ids`, twice (the
     first a warm-up): the peaks above the live bytes before the call up to
     each logits processor call (the prefill's first, then each decode
@@ -59,9 +65,15 @@ def generate_peaks(model, ids, new_tokens, hook, before_call=lambda: None):
     kwargs = dict(max_new_tokens=new_tokens, do_sample=False,
                   logits_processor=transformers.LogitsProcessorList([Probe()]),
                   return_dict_in_generate=True)
+    if cache != "dynamic":
+        kwargs["cache_implementation"] = cache
     for _ in range(2):
         peaks.clear()
         out = None
+        # A StaticCache is made in each call, as long as the longest one of
+        # an earlier call (_prepare_static_cache): each case sizes its own.
+        if hasattr(model, "_previous_max_cache_length"):
+            del model._previous_max_cache_length
         before_call()
         hook.vram_reset_peak()
         base = hook.vram_live()
@@ -71,20 +83,24 @@ def generate_peaks(model, ids, new_tokens, hook, before_call=lambda: None):
 
 
 def kv_cache_bytes(out):
-    """The returned DynamicCache's keys and values."""
+    """The returned cache's keys and values (a StaticCache's: all
+    max_cache_len positions)."""
     return sum(t.untyped_storage().nbytes() for layer in out.past_key_values.layers
                for t in (layer.keys, layer.values))
 
 
-def measure(model, config, name, dtype_name, batch, prompt, new_tokens, verbose):
+def measure(model, config, name, dtype_name, batch, prompt, new_tokens, cache,
+            verbose):
     import torch
     hook = memhook_preload.counter()
     ids = torch.randint(0, config.vocab_size, (batch, prompt),
                         generator=torch.Generator().manual_seed(1))
-    peaks, out, _ = generate_peaks(model, ids, new_tokens, hook)
-    row = {"case": "%s_%s_b%d_p%d_t%d" % (name, dtype_name, batch, prompt, new_tokens),
+    peaks, out, _ = generate_peaks(model, ids, new_tokens, hook, cache=cache)
+    row = {"case": "%s_%s_b%d_p%d_t%d%s" % (name, dtype_name, batch, prompt, new_tokens,
+                                            "" if cache == "dynamic" else "_" + cache),
            "config": "test/Inputs/hf/small/%s.json" % name, "dtype": dtype_name, "batch": batch, "prompt_len": prompt,
-           "max_new_tokens": new_tokens, "generated": out.sequences.shape[1] - prompt,
+           "max_new_tokens": new_tokens, "cache_implementation": cache,
+           "generated": out.sequences.shape[1] - prompt,
            "kv_cache_bytes": kv_cache_bytes(out), "prefill_peak": peaks[0]}
     if len(peaks) > 1:
         row["decode_peak"] = peaks[-1]
@@ -111,9 +127,9 @@ def main():
         model.eval()
         model.generation_config.eos_token_id = None
         model.generation_config.pad_token_id = 0
-        for m, d, b, p, t in CASES:
+        for m, d, b, p, t, c in CASES:
             if (m, d) == (name, dtype_name):
-                rows.append(measure(model, config, m, d, b, p, t, verbose))
+                rows.append(measure(model, config, m, d, b, p, t, c, verbose))
                 print(json.dumps(rows[-1]))
         del model
     out = {"torch": torch.__version__, "transformers": transformers.__version__,

@@ -26,6 +26,10 @@ vram::getGenerationFigures(const MemoryAnalysis &memory,
         ids && ids.getRank() == 2)
       g.promptLength = ids.getDimSize(1);
 
+  func.walk([&](nn::KvCacheUpdateOp update) {
+    g.staticCache |= update.getStaticCache();
+  });
+
   unsigned numOps = memory.getNumOps();
   bool decoding = false;
   for (unsigned i = 0; i <= numOps + 1; ++i) {

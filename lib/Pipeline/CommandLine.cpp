@@ -22,6 +22,7 @@ using nn::EnumValues;
 namespace {
 enum class InputKind { Auto, Mlir, Onnx, TorchExport, Cxx };
 enum class GpuBinary { Ptx, Cubin };
+enum class CacheImplementation { Dynamic, Static };
 enum class AllocationFlag { PyTorch, Compiler };
 
 bool isCxxSource(llvm::StringRef path) {
@@ -73,6 +74,18 @@ struct VramOptFlags {
       cl::desc("--mode=generate: tokens generated per sequence "
                "(generate(max_new_tokens=T), greedy, with a DynamicCache)"),
       cl::init(0), cl::cat(modelCat)};
+  cl::opt<CacheImplementation> cacheImplementation{
+      "cache-implementation",
+      cl::desc("--mode=generate: the KV cache, as generate()'s "
+               "cache_implementation"),
+      cl::values(clEnumValN(CacheImplementation::Dynamic, "dynamic",
+                            "DynamicCache (the default): grows by a copy per "
+                            "token"),
+                 clEnumValN(CacheImplementation::Static, "static",
+                            "StaticCache: every layer's prompt + new tokens "
+                            "- 1 positions allocated by the prefill, written "
+                            "in place")),
+      cl::init(CacheImplementation::Dynamic), cl::cat(modelCat)};
   cl::opt<int64_t> numClasses{"num-classes", cl::desc("Classifier classes"),
                               cl::init(-1), cl::cat(modelCat)};
   cl::list<std::string> dimBindings{
@@ -756,6 +769,9 @@ llvm::Error VramOptFlags::checkGeneration(ModelKind kind) const {
     if (promptLen.getNumOccurrences() || maxNewTokens.getNumOccurrences())
       return usage("--prompt-len and --max-new-tokens describe generation: "
                    "add --mode=generate");
+    if (cacheImplementation.getNumOccurrences())
+      return usage("--cache-implementation describes generation's cache: "
+                   "add --mode=generate");
     return llvm::Error::success();
   }
   // A .mlir generation program carries its own tokens (nn.max_new_tokens).
@@ -763,6 +779,9 @@ llvm::Error VramOptFlags::checkGeneration(ModelKind kind) const {
     if (promptLen.getNumOccurrences() || maxNewTokens.getNumOccurrences())
       return usage("--prompt-len and --max-new-tokens build a generation "
                    "program (--zoo or --hf); a .mlir one has its own");
+    if (cacheImplementation.getNumOccurrences())
+      return usage("--cache-implementation builds a generation program "
+                   "(--zoo or --hf); a .mlir one has its own cache");
   } else if (kind != ModelKind::Zoo && kind != ModelKind::HuggingFace) {
     return usage("--mode=generate runs the generation loop of a model whose "
                  "layers vram-opt builds (--zoo or --hf): an imported graph "
@@ -1303,6 +1322,7 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     if (f.promptLen > 0)
       options.seq = f.promptLen;
     options.maxNewTokens = f.maxNewTokens;
+    options.staticCache = f.cacheImplementation == CacheImplementation::Static;
     if (f.numClasses > 0)
       options.numClasses = f.numClasses;
     options.target = {f.torchVersion, f.device};
@@ -1317,6 +1337,7 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     if (f.promptLen > 0)
       options.seq = f.promptLen;
     options.maxNewTokens = f.maxNewTokens;
+    options.staticCache = f.cacheImplementation == CacheImplementation::Static;
     options.target = {f.torchVersion, f.device};
     options.attention = f.attention;
     llvm::Expected<std::unique_ptr<ModelSource>> source =

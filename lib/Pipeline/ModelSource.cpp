@@ -58,6 +58,7 @@ public:
     zooOptions.target = options.target;
     zooOptions.attention = options.attention;
     zooOptions.maxNewTokens = options.maxNewTokens;
+    zooOptions.staticCache = options.staticCache;
     zooOptions.tensorParallel = options.tensorParallel;
     llvm::Expected<OwningOpRef<ModuleOp>> module =
         zoo::buildModel(context, options.name, zooOptions);
@@ -103,6 +104,7 @@ public:
     zooOptions.target = options.target;
     zooOptions.attention = options.attention;
     zooOptions.maxNewTokens = options.maxNewTokens;
+    zooOptions.staticCache = options.staticCache;
     zooOptions.tensorParallel = options.tensorParallel;
     zooOptions.useCache = options.useCache;
     int64_t defaultSeq = config.maxPositions

@@ -523,9 +523,10 @@ static json::Value quantizeJson(Attribute attr) {
 static json::Value generateJson(const Analyses &a) {
   if (!a.generation)
     return nullptr;
-  return json::Object{{"prompt_len", a.generation->promptLength},
-                      {"max_new_tokens", a.generation->maxNewTokens},
-                      {"kv_cache", "dynamic"}};
+  return json::Object{
+      {"prompt_len", a.generation->promptLength},
+      {"max_new_tokens", a.generation->maxNewTokens},
+      {"kv_cache", a.generation->staticCache ? "static" : "dynamic"}};
 }
 
 static void writeJson(const Analyses &a, const ReportOptions &options,
@@ -953,8 +954,9 @@ static void writeText(const Analyses &a, const ReportOptions &options,
                           100.0 * breakdown[c] / peak);
   if (const auto &g = a.generation) {
     os << llvm::formatv("generation: {0} sequences x ({1} prompt + {2} new "
-                        "tokens), greedy, DynamicCache\n",
-                        a.batch.value_or(1), g->promptLength, g->maxNewTokens);
+                        "tokens), greedy, {3}\n",
+                        a.batch.value_or(1), g->promptLength, g->maxNewTokens,
+                        g->staticCache ? "StaticCache" : "DynamicCache");
     os << llvm::formatv("  KV cache: {0} ({1})\n", withCommas(g->kvCacheBytes),
                         humanBytes(g->kvCacheBytes));
     os << llvm::formatv("  prefill peak: {0} ({1})\n",

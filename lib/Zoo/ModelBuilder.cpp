@@ -494,6 +494,22 @@ Value ModelBuilder::kvCacheUpdate(Value past, Value states, StringRef layer) {
   return KvCacheUpdateOp::create(builder, loc(layer), type, past, states);
 }
 
+Value ModelBuilder::staticCacheUpdate(Value past, Value states,
+                                      int64_t capacity, StringRef layer) {
+  SmallVector<int64_t> shape(shapeOf(states));
+  shape[2] = capacity;
+  auto type = past ? cast<RankedTensorType>(past.getType())
+                   : cast<RankedTensorType>(states.getType()).clone(shape);
+  return KvCacheUpdateOp::create(builder, loc(layer), type, past, states,
+                                 /*static_cache=*/true);
+}
+
+Value ModelBuilder::int64Scalar(StringRef layer) {
+  auto type = RankedTensorType::get({}, builder.getI64Type());
+  return ConstantOp::create(builder, loc(layer),
+                            DenseElementsAttr::get(type, int64_t(0)));
+}
+
 Value ModelBuilder::kvCachePast(Value cache, int64_t tokens, StringRef layer) {
   SmallVector<int64_t> shape(shapeOf(cache));
   shape[2] = tokens;
@@ -512,7 +528,14 @@ std::pair<Value, Value> KvCache::update(ModelBuilder &mb, size_t index, Value k,
     keys.resize(index + 1);
     values.resize(index + 1);
   }
-  keys[index] = mb.kvCacheUpdate(keys[index], k, layer);
-  values[index] = mb.kvCacheUpdate(values[index], v, layer);
+  if (isStatic) {
+    if (!keys[index])
+      counters.push_back(mb.int64Scalar(layer));
+    keys[index] = mb.staticCacheUpdate(keys[index], k, totalTokens, layer);
+    values[index] = mb.staticCacheUpdate(values[index], v, totalTokens, layer);
+  } else {
+    keys[index] = mb.kvCacheUpdate(keys[index], k, layer);
+    values[index] = mb.kvCacheUpdate(values[index], v, layer);
+  }
   return {keys[index], values[index]};
 }

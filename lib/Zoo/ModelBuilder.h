@@ -42,6 +42,10 @@ struct KvCache {
   /// same copies of keys and values, but the logits of every position are
   /// kept and nothing is generated.
   bool generation = true;
+  /// transformers' StaticCache (cache_implementation="static"): each layer's
+  /// keys and values are buffers of `totalTokens` positions, allocated by
+  /// the layer's first update and written in place.
+  bool isStatic = false;
   /// The position of the first token the forward being built reads: 0 in
   /// the prefill, the number of cached tokens in a decode step.
   int64_t position = 0;
@@ -49,6 +53,9 @@ struct KvCache {
   /// never being read back).
   int64_t totalTokens = 0;
   std::vector<mlir::Value> keys, values;
+  /// A static cache's per-layer cumulative_length (0-d int64), made with the
+  /// cache and alive as long as it is.
+  std::vector<mlir::Value> counters;
 
   bool isDecoding() const { return position > 0; }
   /// DynamicLayer.update of layer `index` with its new keys and values
@@ -72,6 +79,9 @@ struct ModelConfig {
   /// Tokens to generate (--mode=generate; `seq` is the prompt): 0 builds
   /// the model's forward, else its generation program.
   int64_t maxNewTokens = 0;
+  /// Generation with transformers' StaticCache (cache_implementation=
+  /// "static") instead of its DynamicCache.
+  bool staticCache = false;
   /// While a generation program is built: the cache the decoder's forward
   /// reads and updates; it then computes logits for the last position only
   /// (generate's logits_to_keep=1).
@@ -334,6 +344,13 @@ public:
   /// `states` appended.
   mlir::Value kvCacheUpdate(mlir::Value past, mlir::Value states,
                             llvm::StringRef layer);
+  /// nn.kv_cache_update {static_cache}: `states` written in place into the
+  /// buffer `past`, or (null `past`) into a new buffer of `capacity`
+  /// positions.
+  mlir::Value staticCacheUpdate(mlir::Value past, mlir::Value states,
+                                int64_t capacity, llvm::StringRef layer);
+  /// A 0-d int64 tensor (a counter such as StaticLayer.cumulative_length).
+  mlir::Value int64Scalar(llvm::StringRef layer);
   /// nn.kv_cache_past: `cache` after the decode steps up to `tokens`.
   mlir::Value kvCachePast(mlir::Value cache, int64_t tokens,
                           llvm::StringRef layer);

@@ -214,6 +214,7 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
     if (c.seq < 1)
       return error("sequence length must be >= 1, got " + Twine(c.seq));
     c.maxNewTokens = options.maxNewTokens;
+    c.staticCache = options.staticCache;
     if (llvm::Error e = checkGeneration(name, model.layout, model.maxSeq, c))
       return std::move(e);
     std::optional<CausalLMConfig> causalLM;
@@ -293,8 +294,9 @@ vram::zoo::buildModel(MLIRContext *context, StringRef name,
                             model->kind == Kind::Language, model->build);
 }
 
-/// GenerationMixin.generate's greedy search with a DynamicCache, as one
-/// program: the prefill forward over the prompt `ids`, the first token's
+/// GenerationMixin.generate's greedy search with a DynamicCache (or a
+/// StaticCache, whose buffers span every position from the prefill on), as
+/// one program: the prefill forward over the prompt `ids`, the first token's
 /// choice, the decode steps but the last as nn.kv_cache_past (the cache
 /// grown to prompt + new tokens - 2), and the last decode step's forward
 /// over one token. Returns what outlives the program: the last tokens, the
@@ -306,13 +308,15 @@ static SmallVector<Value> buildGenerationProgram(ModelBuilder &mb, Value ids,
   KvCache cache;
   int64_t prompt = ModelBuilder::shapeOf(ids)[1];
   cache.totalTokens = prompt + config.maxNewTokens - 1;
+  cache.isStatic = config.staticCache;
   ModelConfig step = config;
   step.kvCache = &cache;
   auto [scores, tokens] = mb.nextToken(build(mb, ids, step), "generate");
   SmallVector<Value> results{tokens, scores};
   if (config.maxNewTokens > 1) {
     cache.position = cache.totalTokens - 1;
-    if (cache.position > prompt)
+    // A static cache's buffers already span every position.
+    if (cache.position > prompt && !cache.isStatic)
       for (size_t i = 0; i < cache.keys.size(); ++i) {
         cache.keys[i] =
             mb.kvCachePast(cache.keys[i], cache.position, "generate");
@@ -325,6 +329,7 @@ static SmallVector<Value> buildGenerationProgram(ModelBuilder &mb, Value ids,
   }
   for (auto [k, v] : llvm::zip(cache.keys, cache.values))
     results.append({k, v});
+  results.append(cache.counters.begin(), cache.counters.end());
   return results;
 }
 
@@ -546,6 +551,7 @@ buildVisionTransformer(MLIRContext *context, const CausalLMConfig &config,
                 config.numLabels, options.target,   options.attention};
   c.channels = config.numChannels;
   c.maxNewTokens = options.maxNewTokens;
+  c.staticCache = options.staticCache;
   if (llvm::Error e =
           checkGeneration(config.name, config.layout, /*maxPositions=*/0, c))
     return std::move(e);
@@ -584,6 +590,7 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
       options.batch,    0, options.seq.value_or(defaultSeq), 0, options.target,
       options.attention};
   c.maxNewTokens = options.maxNewTokens;
+  c.staticCache = options.staticCache;
   c.useCache = options.useCache && config.useCache;
   if (llvm::Error e =
           checkAttention(config.name, config.layout, options.attention))

@@ -21,6 +21,9 @@ namespace vram {
 
 struct GenerationFigures {
   int64_t promptLength = 0, maxNewTokens = 0;
+  /// Whether the cache is transformers' StaticCache (the program's
+  /// nn.kv_cache_update ops write buffers in place), else a DynamicCache.
+  bool staticCache = false;
   /// The cache when generation ends: prompt + new tokens - 1 positions of
   /// every layer's keys and values.
   int64_t kvCacheBytes = 0;

@@ -121,6 +121,8 @@ struct ZooSourceOptions {
   nn::AttentionImplementation attention = nn::AttentionImplementation::Sdpa;
   /// --mode=generate: tokens generated after the `seq`-token prompt.
   int64_t maxNewTokens = 0;
+  /// --cache-implementation=static: transformers' StaticCache.
+  bool staticCache = false;
   /// --parallel=tp=N: one rank's model of N tensor-parallel ranks.
   int64_t tensorParallel = 1;
 };
@@ -137,6 +139,8 @@ struct HuggingFaceSourceOptions {
   nn::AttentionImplementation attention = nn::AttentionImplementation::Sdpa;
   /// --mode=generate: tokens generated after the `seq`-token prompt.
   int64_t maxNewTokens = 0;
+  /// --cache-implementation=static: transformers' StaticCache.
+  bool staticCache = false;
   /// --parallel=tp=N: one rank's model of N tensor-parallel ranks.
   int64_t tensorParallel = 1;
   /// A training forward with use_cache (unless the config says false);

@@ -35,6 +35,9 @@ struct ZooOptions {
   /// --mode=generate: the tokens generated after a `seq`-token prompt; the
   /// module then holds the model's generation program (0: its forward).
   int64_t maxNewTokens = 0;
+  /// --cache-implementation=static: generation with transformers'
+  /// StaticCache instead of its DynamicCache.
+  bool staticCache = false;
   /// --parallel=tp=N: build one rank's model of N tensor-parallel ranks
   /// (LLaMA-layout language models; 1: the whole model).
   int64_t tensorParallel = 1;

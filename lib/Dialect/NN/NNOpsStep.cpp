@@ -673,12 +673,28 @@ LogicalResult KvCacheUpdateOp::verify() {
       return failure();
     past = pastType.getDimSize(2);
   }
+  // A static cache's buffer keeps its max_cache_len positions.
+  if (getStaticCache()) {
+    if (getPast() && getPast().getType() != result)
+      return emitOpError("writes a static cache in place: the result must "
+                         "be the past buffer's type, ")
+             << getPast().getType() << ", not " << result;
+    if (states.getDimSize(2) > result.getDimSize(2))
+      return emitOpError("writes ")
+             << states.getDimSize(2) << " tokens into a static cache of "
+             << result.getDimSize(2) << " positions";
+    return success();
+  }
   if (result.getDimSize(2) != past + states.getDimSize(2))
     return emitOpError("appends ")
            << states.getDimSize(2) << " tokens to " << past
            << ": the result must have " << past + states.getDimSize(2)
            << ", not " << result.getDimSize(2);
   return success();
+}
+
+Value KvCacheUpdateOp::getAliasedOperand(unsigned) {
+  return getStaticCache() ? getPast() : Value();
 }
 
 bool KvCacheUpdateOp::isGradPassthrough(unsigned index) {

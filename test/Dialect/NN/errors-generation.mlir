@@ -60,3 +60,20 @@ func.func @next_token_scores_are_float32(%l: tensor<2x1x16xbf16>) {
 func.func @no_tokens() attributes {nn.max_new_tokens = 0 : i64} {
   return
 }
+
+// -----
+
+// A static cache's update writes into its buffer: the result is the buffer.
+func.func @static_update_in_place(%p: tensor<1x2x6x8xf32>, %k: tensor<1x2x1x8xf32>) {
+  // expected-error @+1 {{'nn.kv_cache_update' op writes a static cache in place: the result must be the past buffer's type, 'tensor<1x2x6x8xf32>', not 'tensor<1x2x7x8xf32>'}}
+  %c = nn.kv_cache_update past %p, %k {static_cache} : (tensor<1x2x6x8xf32>, tensor<1x2x1x8xf32>) -> tensor<1x2x7x8xf32>
+  return
+}
+
+// -----
+
+func.func @static_buffer_too_small(%k: tensor<1x2x8x8xf32>) {
+  // expected-error @+1 {{'nn.kv_cache_update' op writes 8 tokens into a static cache of 6 positions}}
+  %c = nn.kv_cache_update %k {static_cache} : (tensor<1x2x8x8xf32>) -> tensor<1x2x6x8xf32>
+  return
+}

@@ -1467,13 +1467,22 @@ def NN_KvCacheTrait : NativeOpTrait<"KvCacheTrait"> {
 }
 
 def NN_KvCacheUpdateOp : NN_Op<"kv_cache_update", [Pure, NN_KvCacheTrait,
+    DeclareOpInterfaceMethods<NN_AliasingOpInterface>,
     DeclareOpInterfaceMethods<NN_AutodiffOpInterface, ["isGradPassthrough"]>]> {
-  let summary = "DynamicLayer.update: the cache with new keys or values appended";
+  let summary = "DynamicLayer.update / StaticLayer.update: a layer's cache "
+                "with new keys or values";
   let description = [{
     `torch.cat([past, states], dim=-2)`: a new tensor, the layer's cache
     from now on (the past one is dropped by the cache). Without `past` (the
     prefill's first update, a cache made by `torch.tensor([])`) the result
     is a copy of `states`. Both are [batch, kv heads, tokens, head dim].
+
+    With `static_cache` (transformers' StaticCache, generate(...,
+    cache_implementation="static")), the cache is a buffer of max_cache_len
+    positions written in place: without `past` the result is that buffer,
+    allocated (torch.zeros) by the layer's first update with `states` in its
+    first positions; with `past` (the buffer) the result is `past` itself
+    with `states` copied in (index_copy_), no allocation.
 
     A training forward makes the same copies: transformers' decoders build
     a DynamicCache whenever `use_cache` is on (the configs' default; only
@@ -1484,9 +1493,12 @@ def NN_KvCacheUpdateOp : NN_Op<"kv_cache_update", [Pure, NN_KvCacheTrait,
     ```mlir
     %c = nn.kv_cache_update %k : (tensor<1x8x16x64xf32>) -> tensor<1x8x16x64xf32>
     %d = nn.kv_cache_update past %p, %k1 : (tensor<1x8x20x64xf32>, tensor<1x8x1x64xf32>) -> tensor<1x8x21x64xf32>
+    %s = nn.kv_cache_update %k {static_cache} : (tensor<1x8x16x64xf32>) -> tensor<1x8x40x64xf32>
+    %t = nn.kv_cache_update past %s, %k1 {static_cache} : (tensor<1x8x40x64xf32>, tensor<1x8x1x64xf32>) -> tensor<1x8x40x64xf32>
     ```
   }];
-  let arguments = (ins Optional<NN_FloatTensor>:$past, NN_FloatTensor:$states);
+  let arguments = (ins Optional<NN_FloatTensor>:$past, NN_FloatTensor:$states,
+                       UnitAttr:$static_cache);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{
     (`past` $past^ `,`)? $states attr-dict `:`
