@@ -21,6 +21,7 @@
 #include "ReportData.h"
 
 #include "vram/Analysis/StepInfo.h"
+#include "vram/Dialect/NN/NNOps.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -67,9 +68,19 @@ static const MemoryCategory kStackOrder[kNumMemoryCategories] = {
     MemoryCategory::Inputs,         MemoryCategory::KvCache,
     MemoryCategory::Activations,    MemoryCategory::Temporaries};
 
-/// Band colors per StepPhase (forward, backward, optimizer, recompute).
-static const char *kPhaseColors[] = {"#dceaf7", "#fbe3cc", "#dff0d8",
-                                     "#eadcf2"};
+/// The bands: the step's phases, and a generation program's two parts.
+struct PhaseStyle {
+  const char *name, *color;
+};
+static const PhaseStyle kPhaseStyles[] = {
+    {"forward", "#dceaf7"},   {"backward", "#fbe3cc"}, {"optimizer", "#dff0d8"},
+    {"recompute", "#eadcf2"}, {"prefill", "#dceaf7"},  {"decode", "#fdf1c7"}};
+/// The style of `phase` (the enum's order), or of a generation's part.
+static const PhaseStyle &getPhaseStyle(StepPhase phase) {
+  return kPhaseStyles[static_cast<unsigned>(phase)];
+}
+static const PhaseStyle &kPrefillStyle = kPhaseStyles[4];
+static const PhaseStyle &kDecodeStyle = kPhaseStyles[5];
 
 namespace {
 /// A chart's geometry: op indices [first, last] drawn over `width` pixels.
@@ -187,21 +198,28 @@ std::vector<unsigned> pickColumns(const LiveSeries &series, unsigned first,
 
 /// A contiguous run of ops in one phase.
 struct PhaseRun {
-  StepPhase phase;
+  const PhaseStyle *style;
   unsigned first, last;
 };
 
-std::vector<PhaseRun> computePhaseRuns(const MemoryAnalysis &memory) {
+/// The phases' runs; a generation program's forward splits at its first
+/// token's choice (nn.next_token): the prefill, then the last decode step.
+std::vector<PhaseRun> computePhaseRuns(const MemoryAnalysis &memory,
+                                       bool generation) {
   std::vector<PhaseRun> runs;
+  bool decoding = false;
   for (unsigned i = 1; i <= memory.getNumOps(); ++i) {
     Operation *op = memory.getOp(i);
     if (op->hasTrait<OpTrait::IsTerminator>())
       continue;
-    StepPhase phase = getStepPhase(op);
-    if (!runs.empty() && runs.back().phase == phase)
+    const PhaseStyle *style = &getPhaseStyle(getStepPhase(op));
+    if (generation)
+      style = decoding ? &kDecodeStyle : &kPrefillStyle;
+    decoding |= isa<nn::NextTokenOp>(op);
+    if (!runs.empty() && runs.back().style == style)
       runs.back().last = i;
     else
-      runs.push_back({phase, i, i});
+      runs.push_back({style, i, i});
   }
   return runs;
 }
@@ -230,9 +248,8 @@ void writeChart(const MemoryAnalysis &memory, const LiveSeries &series,
       continue;
     double x0 = frame.x(std::max<double>(run.first - 0.5, frame.first));
     double x1 = frame.x(std::min<double>(run.last + 0.5, frame.last));
-    StringRef phase = stringifyEnum(run.phase);
-    const char *color = kPhaseColors[static_cast<unsigned>(run.phase) %
-                                     std::size(kPhaseColors)];
+    StringRef phase = run.style->name;
+    const char *color = run.style->color;
     os << llvm::formatv(
         "<g class=\"phase\" data-phase=\"{0}\"><title>{0}: ops {1}-{2}"
         "</title><rect x=\"{3:f1}\" y=\"{4:f1}\" width=\"{5:f2}\" "
@@ -473,7 +490,8 @@ void vram::report::writeHtml(const Analyses &a, const ReportOptions &options,
   const MemoryAnalysis &memory = *a.memory;
   unsigned numOps = memory.getNumOps();
   LiveSeries series = computeLiveSeries(memory);
-  std::vector<PhaseRun> runs = computePhaseRuns(memory);
+  std::vector<PhaseRun> runs =
+      computePhaseRuns(memory, a.generation.has_value());
   unsigned peakIndex = memory.getPeakIndex();
   double peak = std::max<int64_t>(memory.getPeakBytes(), 1);
 
@@ -587,11 +605,15 @@ void vram::report::writeHtml(const Analyses &a, const ReportOptions &options,
        << kCategoryColors[static_cast<unsigned>(category)] << "\"></span>"
        << stringifyEnum(category);
   os << "</p>\n<p class=\"legend\">phases:";
-  for (unsigned p = 0; p < std::size(kPhaseColors); ++p)
-    os << "<span data-phase=\"" << stringifyEnum(static_cast<StepPhase>(p))
-       << "\" style=\"background:" << kPhaseColors[p]
-       << ";border:1px solid #888\"></span>"
-       << stringifyEnum(static_cast<StepPhase>(p));
+  // The phases the step has, in the order they first run.
+  std::vector<const PhaseStyle *> present;
+  for (const PhaseRun &run : runs)
+    if (!llvm::is_contained(present, run.style))
+      present.push_back(run.style);
+  for (const PhaseStyle *style : present)
+    os << "<span data-phase=\"" << style->name
+       << "\" style=\"background:" << style->color
+       << ";border:1px solid #888\"></span>" << style->name;
   os << "</p>\n";
   os << "<h2>Around the peak</h2>\n";
   writeSvg("zoom",
