@@ -1,4 +1,4 @@
-"""DeepSpeed ZeRO-1/2 on the CPU (issue 24, --strategy=zero1|zero2).
+"""DeepSpeed ZeRO-1/2/3 on the CPU (issue 24, --strategy=zero1|zero2|zero3).
 
 Each rank of a gloo process group on this machine (DeepSpeed's CPU
 accelerator, DS_ACCELERATOR=cpu, falls back to gloo without oneCCL) builds
@@ -26,7 +26,10 @@ DeepSpeed's flat parameter buffer in place and holds nothing. Here the
 all-gather at the end of the step is done in place (the other ranks'
 chunks zeroed, then an in-place all-reduce: the same values, no
 allocation) and each all-reduce is followed by one of a 1-element tensor
-(use_nccl_like_collectives), so the bytes are DeepSpeed's own;
+(use_nccl_like_collectives); stage 3's gathers (async_op=True, a completed
+work object returned) are done the same way, and its reduce-scatter (the
+output a chunk of the input) as an in-place all-reduce of the input, so
+the bytes are DeepSpeed's own;
 `gloo_collectives` repeats the case with gloo's.
 Needs deepspeed in .venv-truth (0.19.8 from its sdist, pip install
 --no-deps, plus hjson ninja py-cpuinfo pydantic msgpack einops).
@@ -81,7 +84,30 @@ CASES = [("mlp", 2, 1, "sgd", {}), ("mlp", 2, 1, "adam", {}),
          # LoRA (peft, r=8, alpha=16, no dropout, on q_proj and v_proj):
          # only the adapters are flattened and partitioned.
          ("llama", 2, 2, "adam", {"lora": True, "reduce_bucket_size": 1000000}),
-         ("llama", 2, 1, "adam", {"lora": True})]
+         ("llama", 2, 1, "adam", {"lora": True}),
+         # ZeRO-3 (notes/zero3-deepspeed-0.19.8.md): every parameter
+         # partitioned, gathered around each module by DeepSpeed's hooks.
+         ("mlp", 2, 3, "adam", {}), ("mlp", 2, 3, "adam", {"bf16": True}),
+         # 512 % 3 != 0: padded partitions.
+         ("mlp", 3, 3, "adam", {}),
+         # No prefetch, no reuse: gathered and released module by module.
+         ("mlp", 2, 3, "adam", {"stage3_prefetch_bucket_size": 0, "stage3_max_reuse_distance": 0}),
+         # No persistent (ungathered-at-step-end) small parameters.
+         ("mlp", 2, 3, "adam", {"stage3_param_persistence_threshold": 0}),
+         # Small buckets: reductions during backward.
+         ("mlp", 2, 3, "adam", {"reduce_bucket_size": 300000}),
+         ("llama", 2, 3, "adam", {}),
+         ("mlp", 4, 3, "adam", {}),
+         # Each rule of the release alone.
+         ("mlp", 2, 3, "adam", {"stage3_prefetch_bucket_size": 0}),
+         ("mlp", 2, 3, "adam", {"stage3_max_reuse_distance": 0}),
+         # Every parameter persistent: gathered from one step's end to the
+         # next step's start.
+         ("mlp", 2, 3, "adam", {"stage3_param_persistence_threshold": 1000000}),
+         # Every weight larger than the bucket.
+         ("mlp", 2, 3, "adam", {"reduce_bucket_size": 100000}),
+         ("llama", 2, 3, "adam", {"reduce_bucket_size": 1000000}),
+         ("llama", 2, 3, "adam", {"bf16": True})]
 
 
 def case_id(name, world, stage, optimizer, extra):
@@ -119,8 +145,41 @@ def use_nccl_like_collectives():
             output_tensor.narrow(0, rank * chunk, chunk).copy_(input_tensor)
         dist.all_reduce(output_tensor, group=group)
         dist.all_reduce(flush)
+        # Stage 3 gathers with async_op=True and waits on the handle.
+        return Done() if async_op else None
 
     backend.all_gather_into_tensor = all_gather_into_tensor
+
+    def reduce_scatter_tensor(output_tensor, input_tensor, op=dist.ReduceOp.SUM, group=None,
+                              async_op=False):
+        """Stage 3's reduce-scatter (reduce_scatter_coalesced: the output
+        is this rank's chunk of the input) as an in-place all-reduce of the
+        input: the same values in the output, no allocation (gloo's
+        reduce_scatter_tensor copies its buffers)."""
+        ranks, rank = dist.get_world_size(group), dist.get_rank(group)
+        dist.all_reduce(input_tensor, op=backend._reduce_op(op), group=group)
+        dist.all_reduce(flush)
+        chunk = output_tensor.numel()
+        assert input_tensor.numel() == chunk * ranks
+        mine = input_tensor.narrow(0, rank * chunk, chunk)
+        if mine.data_ptr() != output_tensor.data_ptr():
+            output_tensor.copy_(mine)
+        return Done() if async_op else None
+
+    backend.reduce_scatter_tensor = reduce_scatter_tensor
+
+
+class Done:
+    """The work object of a collective emulated synchronously: complete."""
+
+    def wait(self, *args, **kwargs):
+        return True
+
+    def is_completed(self):
+        return True
+
+    def synchronize(self):
+        pass
 
 
 def run_rank(rank, world, name, stage, optimizer, extra, in_place, trace, port, queue):
