@@ -19,6 +19,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <vector>
 
@@ -185,7 +186,12 @@ llvm::Error checkGeneration(StringRef name, std::optional<DecoderLayout> layout,
                  "decoders (the zoo's llama-7b and gpt2, --hf configs), not "
                  "for " +
                  name);
-  int64_t tokens = config.seq + config.maxNewTokens - 1;
+  // The positions the cache reaches; a count past 64 bits is no model.
+  int64_t tokens;
+  if (llvm::AddOverflow(config.seq, config.maxNewTokens - 1, tokens))
+    return error("a prompt of " + Twine(config.seq) + " and " +
+                 Twine(config.maxNewTokens) +
+                 " new tokens overflow 64 bits of positions");
   if (maxPositions && tokens > maxPositions)
     return error(name + " has " + Twine(maxPositions) +
                  " learned positions: a prompt of " + Twine(config.seq) +
