@@ -401,6 +401,10 @@ static void writeBanner(const Analyses &a, const ReportOptions &options,
   os << "</header>\n";
 }
 
+/// A page stays readable (and loads) at any depth of model: a module's
+/// children and the layer table list at most this many rows.
+static constexpr size_t kMaxRowsPerList = 1000;
+
 namespace {
 /// A module of the tree: its figures summed over the layers under it.
 struct ModuleNode {
@@ -441,9 +445,15 @@ void writeModule(StringRef path, StringRef name, const ModuleNode &node,
      << (depth == 0 ? " open" : "") << "><summary><span class=\"name\">"
      << escapeHtml(name) << "</span>" << leaf << " " << figures
      << "</summary>\n";
-  for (const auto &[childName, child] : node.children)
+  size_t shown = std::min(node.children.size(), kMaxRowsPerList);
+  for (const auto &[childName, child] :
+       ArrayRef(node.children).take_front(shown))
     writeModule(path.empty() ? childName : (path + "." + childName).str(),
                 childName, *child, depth + 1, os);
+  if (shown < node.children.size())
+    os << "<div class=\"module more\">... "
+       << withCommas(node.children.size() - shown)
+       << " more modules (the JSON report lists every layer)</div>\n";
   os << "</details>\n";
 }
 } // namespace
@@ -627,7 +637,8 @@ void vram::report::writeHtml(const Analyses &a, const ReportOptions &options,
      << " rows)</summary>\n<table id=\"layers\"><tr><th>layer</th><th>op"
         "</th><th>output shape</th><th>params</th><th>forward FLOPs</th>"
         "<th>saved</th></tr>\n";
-  for (const LayerRow &row : a.layers)
+  for (const LayerRow &row : ArrayRef(a.layers).take_front(
+           std::min(a.layers.size(), kMaxRowsPerList)))
     os << "<tr><td>"
        << escapeHtml((row.name.empty() ? "-" : row.name) +
                      (row.call > 1 ? " #" + std::to_string(row.call) : ""))
@@ -635,5 +646,10 @@ void vram::report::writeHtml(const Analyses &a, const ReportOptions &options,
        << escapeHtml(row.outputShape) << "</td><td>" << withCommas(row.params)
        << "</td><td>" << withCommas(row.flops) << "</td><td>"
        << humanBytes(row.savedBytes) << "</td></tr>\n";
-  os << "</table>\n</details>\n</body></html>\n";
+  os << "</table>\n";
+  if (a.layers.size() > kMaxRowsPerList)
+    os << "<p class=\"more\">... "
+       << withCommas(a.layers.size() - kMaxRowsPerList)
+       << " more rows (the JSON report lists every layer)</p>\n";
+  os << "</details>\n</body></html>\n";
 }
