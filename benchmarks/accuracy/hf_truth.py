@@ -16,8 +16,8 @@ writes results/hf-torch-<torch>-transformers-<version>-cpu.json, the
 reference of test/Import/HuggingFace/saved.test; given config names (e.g.
 gpt2), measures only those and writes nothing, or with --update replaces
 or adds their rows in the table. A config whose architectures name a
-masked LM (BertForMaskedLM), a sequence classifier
-(BertForSequenceClassification) or an image classifier
+masked LM (BertForMaskedLM), a sequence or token classifier
+(BertForSequenceClassification, BertForTokenClassification) or an image classifier
 (ViTForImageClassification) is built with that class; an image classifier
 runs on [batch, channels, image_size, image_size] pixel values (rows
 named _i<image_size> instead of _t<seq>). -v lists the saved storages.
@@ -52,7 +52,8 @@ def storage_of(t):
 def head(config):
     """The head the config's architectures name: "ForMaskedLM",
     "ForSequenceClassification" (the encoders), or a causal LM."""
-    for suffix in ("ForMaskedLM", "ForSequenceClassification", "ForImageClassification"):
+    for suffix in ("ForMaskedLM", "ForSequenceClassification", "ForTokenClassification",
+                   "ForImageClassification"):
         if any(a.endswith(suffix) for a in (config.architectures or [])):
             return suffix
     return "ForCausalLM"
@@ -69,6 +70,7 @@ def model_class(config):
     mapping = {"ForCausalLM": auto.MODEL_FOR_CAUSAL_LM_MAPPING,
                "ForMaskedLM": auto.MODEL_FOR_MASKED_LM_MAPPING,
                "ForSequenceClassification": auto.MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING,
+               "ForTokenClassification": auto.MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING,
                "ForImageClassification": auto.MODEL_FOR_IMAGE_CLASSIFICATION_MAPPING}[head(config)]
     return mapping[type(config)]
 

@@ -236,6 +236,11 @@ Value vram::zoo::buildBertEncoder(ModelBuilder &mb, Value ids,
   }
   mb.keepAlive(embedded, names.base);
 
+  // BertForTokenClassification (and RoBERTa's, DistilBERT's): dropout and
+  // a classifier on every token.
+  if (c.tokenClassifier)
+    return mb.linear(mb.dropout(x, "dropout", c.classifierDropout),
+                     "classifier", c.numLabels);
   if (c.numLabels)
     return buildClassifier(mb, x, c, names);
   return buildMaskedLmHead(mb, x, c, names);

@@ -640,11 +640,14 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
         }
         llvm_unreachable("unknown decoder layout");
       });
-  // A masked LM's logits are per token, its loss its own; a classifier's
-  // logits are per sequence.
+  // A masked LM's and a token classifier's logits are per token, their loss
+  // their own; a sequence classifier's logits are per sequence.
   if (module && config.layout == DecoderLayout::Bert)
     if (auto forward = (**module).lookupSymbol<func::FuncOp>("forward")) {
-      if (config.numLabels) {
+      if (config.tokenClassifier) {
+        forward->setAttr(vram::nn::NNDialect::kTokenClassifierAttrName,
+                         UnitAttr::get(context));
+      } else if (config.numLabels) {
         forward->removeAttr(vram::nn::NNDialect::kSequenceLogitsAttrName);
         forward->setAttr(vram::nn::NNDialect::kSequenceClassifierAttrName,
                          UnitAttr::get(context));

@@ -107,6 +107,10 @@ struct CausalLMConfig {
   /// DistilBERT's pre_classifier, ReLU, dropout, classifier):
   /// its labels (id2label), logits [B, numLabels]. 0: the masked LM.
   int64_t numLabels = 0;
+  /// With numLabels, a token classifier instead (BertForTokenClassification
+  /// and RoBERTa's, DistilBERT's: dropout and a classifier on every token):
+  /// logits [B, T, numLabels].
+  bool tokenClassifier = false;
   /// The classification head's dropout (classifier_dropout, else
   /// hidden_dropout_prob).
   double classifierDropout = 0.0;

@@ -778,9 +778,11 @@ LogicalResult readClassifier(ConfigReader &r, CausalLMConfig &c) {
     return failure();
   }
   // BERT's and RoBERTa's classifier_dropout, else hidden_dropout_prob;
-  // DistilBERT's seq_classif_dropout (its reader set it).
-  double dropout =
-      c.encoder == EncoderFlavor::DistilBert ? c.classifierDropout : c.dropout;
+  // DistilBERT's seq_classif_dropout (its reader set it), and its token
+  // classifier's dropout.
+  double dropout = c.encoder == EncoderFlavor::DistilBert && !c.tokenClassifier
+                       ? c.classifierDropout
+                       : c.dropout;
   if (c.encoder != EncoderFlavor::DistilBert && r.has("classifier_dropout")) {
     READ(p, r.getNumber("classifier_dropout", 0.0));
     dropout = p;
@@ -1097,15 +1099,18 @@ vram::hf::parseCausalLMConfig(llvm::MemoryBufferRef buffer,
   bool encoder = !encoderName.empty();
   std::string maskedLm = encoderName + "ForMaskedLM";
   std::string classifier = encoderName + "ForSequenceClassification";
+  std::string tokenClassifier = encoderName + "ForTokenClassification";
   if (*architecture && !vision &&
       (encoder
-           ? **architecture != maskedLm && **architecture != classifier
+           ? **architecture != maskedLm && **architecture != classifier &&
+                 **architecture != tokenClassifier
            : !llvm::StringRef(**architecture).ends_with("ForCausalLM") &&
                  !llvm::StringRef(**architecture).ends_with("LMHeadModel"))) {
     reader.error("architectures")
         << "unsupported architecture \"" << **architecture << "\": only "
         << (encoder ? "the masked language-modelling head (" + maskedLm +
-                          ") and the sequence classifier (" + classifier + ")"
+                          "), the sequence classifier (" + classifier +
+                          ") and the token classifier (" + tokenClassifier + ")"
                     : std::string("the causal language-modelling head "
                                   "(*ForCausalLM, *LMHeadModel)"))
         << (encoder ? " are modelled" : " is modelled");
@@ -1118,7 +1123,10 @@ vram::hf::parseCausalLMConfig(llvm::MemoryBufferRef buffer,
   config.rotaryInForward = true;
   if (failed(family->read(reader, config)))
     return failure();
-  if (((encoder && *architecture && **architecture == classifier) || vision) &&
+  config.tokenClassifier =
+      encoder && *architecture && **architecture == tokenClassifier;
+  if (((encoder && *architecture && **architecture == classifier) || vision ||
+       config.tokenClassifier) &&
       failed(readClassifier(reader, config)))
     return failure();
   if (llvm::Error error = zoo::verifyCausalLMConfig(config)) {

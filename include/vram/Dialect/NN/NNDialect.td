@@ -51,6 +51,11 @@ def NN_Dialect : Dialect {
     /// its CrossEntropyLoss on the logits as they are, not
     /// ForCausalLMLoss's float32 copy.
     static constexpr ::llvm::StringLiteral kMaskedLmAttrName = "nn.masked_lm";
+    /// The per-token logits are a token classifier's
+    /// (BertForTokenClassification: [B, T, labels]): the model's own loss is
+    /// its CrossEntropyLoss on them as they are, as a masked LM's.
+    static constexpr ::llvm::StringLiteral kTokenClassifierAttrName =
+        "nn.token_classifier";
     /// The model is a sequence classifier (BertForSequenceClassification):
     /// its logits are [B, labels], and its own loss (causal_lm) the
     /// cross-entropy over them as they are.
