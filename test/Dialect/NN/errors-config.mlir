@@ -229,3 +229,11 @@ func.func @forward() attributes {nn.tensor_parallel = 1 : i64} {
 func.func @step() attributes {nn.mode = #nn<mode inference>, nn.keep_output} {
   return
 }
+
+// -----
+
+// nn.token_classifier (a token classifier's loss rule) is a unit attribute.
+// expected-error @+1 {{'nn.token_classifier' must be a unit attribute, got 1 : i64}}
+func.func @forward() attributes {nn.token_classifier = 1 : i64} {
+  return
+}
