@@ -107,7 +107,22 @@ CASES = [("mlp", 2, 1, "sgd", {}), ("mlp", 2, 1, "adam", {}),
          # Every weight larger than the bucket.
          ("mlp", 2, 3, "adam", {"reduce_bucket_size": 100000}),
          ("llama", 2, 3, "adam", {"reduce_bucket_size": 1000000}),
-         ("llama", 2, 3, "adam", {"bf16": True})]
+         ("llama", 2, 3, "adam", {"bf16": True}),
+         # Bucketed prefetch (a fetch prefetches about two weights), a cap
+         # on what is gathered, and the optimizer stepping sub-groups.
+         ("mlp", 2, 3, "adam", {"stage3_prefetch_bucket_size": 300000}),
+         ("mlp", 2, 3, "adam", {"stage3_max_live_parameters": 600000}),
+         ("mlp", 2, 3, "adam", {"sub_group_size": 300000}),
+         # A transformer gathered in windows: per-module prefetch within a
+         # cap, releases by reuse distance.
+         ("llama", 2, 3, "adam", {"stage3_prefetch_bucket_size": 200000,
+                                  "stage3_max_live_parameters": 1000000,
+                                  "reduce_bucket_size": 1000000}),
+         ("llama", 2, 3, "adam", {"stage3_prefetch_bucket_size": 0,
+                                  "stage3_max_reuse_distance": 0,
+                                  "reduce_bucket_size": 1000000}),
+         # LoRA: the frozen base partitioned and gathered too.
+         ("llama", 2, 3, "adam", {"lora": True, "reduce_bucket_size": 1000000})]
 
 
 def case_id(name, world, stage, optimizer, extra):

@@ -184,6 +184,17 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
             getStepPhase(storages[it->second].op) == StepPhase::Forward)
           keptForBackward(operand, /*byModel=*/true);
     }
+    // A persistent parameter's storage the step frees (ZeRO-3 frees its
+    // persistent parameters before the optimizer step and gathers them
+    // again after it).
+    if (auto release = dyn_cast<nn::ReleaseOp>(bodyOp))
+      for (Value buffer : release.getBuffers())
+        if (auto it = storageOf.find(buffer); it != storageOf.end()) {
+          Storage &s = storages[it->second];
+          if (s.persistent && isa_and_nonnull<nn::ParamOp>(s.op) &&
+              !s.releasedAt)
+            s.releasedAt = index;
+        }
     if (auto update = dyn_cast<nn::OptimizerStepOp>(bodyOp))
       for (Value grad : update.getGrads())
         gradients.push_back(
@@ -243,10 +254,16 @@ void MemoryAnalysis::buildEvents() {
   // Count, then place: allocs of an op before its frees; within a group in
   // storage order, which is definition order.
   std::vector<unsigned> allocCount(numIndices), freeCount(numIndices);
+  unsigned exit = numIndices - 1;
   for (const Storage &s : storages) {
     ++allocCount[s.def];
     if (!s.persistent)
       ++freeCount[s.lastUse];
+    // Freed in the step, allocated again at its exit.
+    if (s.persistent && s.releasedAt) {
+      ++freeCount[s.releasedAt];
+      ++allocCount[exit];
+    }
   }
   eventRanges.assign(numIndices, {0, 0, 0});
   unsigned next = 0;
@@ -266,6 +283,11 @@ void MemoryAnalysis::buildEvents() {
     if (!s.persistent)
       events[freePos[s.lastUse]++] = {MemoryEvent::Kind::Free, (unsigned)i,
                                       s.lastUse};
+    if (s.persistent && s.releasedAt) {
+      events[freePos[s.releasedAt]++] = {MemoryEvent::Kind::Free, (unsigned)i,
+                                         s.releasedAt};
+      events[allocPos[exit]++] = {MemoryEvent::Kind::Alloc, (unsigned)i, exit};
+    }
   }
 
   // The exact allocator over the stream. Sums of storages that each fit in
@@ -302,7 +324,9 @@ ArrayRef<MemoryEvent> MemoryAnalysis::getFreeEvents(unsigned i) const {
 std::vector<unsigned> MemoryAnalysis::getLiveStorages(unsigned index) const {
   std::vector<unsigned> live;
   for (auto [i, s] : llvm::enumerate(storages))
-    if (s.persistent || (s.def <= index && s.lastUse >= index))
+    if (s.persistent
+            ? !s.releasedAt || index < s.releasedAt || index == getNumOps() + 1
+            : s.def <= index && s.lastUse >= index)
       live.push_back(i);
   return live;
 }

@@ -234,8 +234,8 @@ struct VramOptFlags {
   cl::opt<std::string> strategy{
       "strategy",
       cl::desc("DeepSpeed's ZeRO over the dp ranks instead of DDP: zero1 "
-               "(optimizer state partitioned) or zero2 (gradients too); "
-               "zero3 is not modelled yet"),
+               "(optimizer state partitioned), zero2 (gradients too) or "
+               "zero3 (parameters too)"),
       cl::value_desc("zero2"), cl::cat(scenarioCat)};
   cl::opt<int64_t> reduceBucketSize{
       "reduce-bucket-size",
@@ -248,6 +248,32 @@ struct VramOptFlags {
       cl::desc("ZeRO's overlap_comm: two gradient buffers, stage 1 reducing "
                "as backward runs"),
       cl::init(false), cl::cat(scenarioCat)};
+  // ZeRO-3's zero_optimization keys, named as in DeepSpeed's config.
+  cl::opt<int64_t> stage3PrefetchBucketSize{
+      "stage3-prefetch-bucket-size",
+      cl::desc("ZeRO-3's stage3_prefetch_bucket_size: elements each "
+               "module's fetch may prefetch (default 50000000; 0: none)"),
+      cl::value_desc("ELEMENTS"), cl::init(50000000), cl::cat(scenarioCat)};
+  cl::opt<int64_t> stage3MaxLiveParameters{
+      "stage3-max-live-parameters",
+      cl::desc("ZeRO-3's stage3_max_live_parameters: elements gathered "
+               "beyond which nothing is prefetched (default 1000000000)"),
+      cl::value_desc("ELEMENTS"), cl::init(1000000000), cl::cat(scenarioCat)};
+  cl::opt<int64_t> stage3MaxReuseDistance{
+      "stage3-max-reuse-distance",
+      cl::desc("ZeRO-3's stage3_max_reuse_distance: a parameter used again "
+               "within this many elements is kept (default 1000000000)"),
+      cl::value_desc("ELEMENTS"), cl::init(1000000000), cl::cat(scenarioCat)};
+  cl::opt<int64_t> stage3ParamPersistenceThreshold{
+      "stage3-param-persistence-threshold",
+      cl::desc("ZeRO-3's stage3_param_persistence_threshold: parameters of "
+               "at most this many elements stay gathered (default 100000)"),
+      cl::value_desc("ELEMENTS"), cl::init(100000), cl::cat(scenarioCat)};
+  cl::opt<int64_t> subGroupSize{
+      "sub-group-size",
+      cl::desc("ZeRO-3's sub_group_size: elements of a rank's partition the "
+               "optimizer steps at a time (default 1000000000)"),
+      cl::value_desc("ELEMENTS"), cl::init(1000000000), cl::cat(scenarioCat)};
   cl::opt<nn::AttentionImplementation> attention{
       "attention",
       cl::desc("How a language model's attention runs (zoo gpt2/llama-7b, "
@@ -594,9 +620,14 @@ VramOptFlags::parseParallel() const {
   bool fsdpFlags = paramDtype.getNumOccurrences() ||
                    reduceDtype.getNumOccurrences() ||
                    reshardAfterForward.getNumOccurrences();
+  bool zero3Flags = stage3PrefetchBucketSize.getNumOccurrences() ||
+                    stage3MaxLiveParameters.getNumOccurrences() ||
+                    stage3MaxReuseDistance.getNumOccurrences() ||
+                    stage3ParamPersistenceThreshold.getNumOccurrences() ||
+                    subGroupSize.getNumOccurrences();
   bool zeroFlags = strategy.getNumOccurrences() ||
                    reduceBucketSize.getNumOccurrences() ||
-                   overlapComm.getNumOccurrences();
+                   overlapComm.getNumOccurrences() || zero3Flags;
   if (!parallelSpec.getNumOccurrences()) {
     if (zeroFlags)
       return makeUsageError("--strategy, --reduce-bucket-size and "
@@ -725,15 +756,19 @@ VramOptFlags::parseParallel() const {
   if (zeroFlags) {
     llvm::StringRef stage = strategy;
     if (!strategy.getNumOccurrences())
-      return makeUsageError("--reduce-bucket-size and --overlap-comm "
-                            "configure ZeRO: add --strategy=zero1 or zero2");
-    if (stage == "zero3")
-      return makeUsageError("--strategy=zero3 (ZeRO-3, partitioned "
-                            "parameters) is not modelled yet: zero1 and "
-                            "zero2 are");
-    if (stage != "zero1" && stage != "zero2")
-      return makeUsageError("--strategy must be zero1 or zero2, got '" + stage +
-                            "'");
+      return makeUsageError("--reduce-bucket-size, --overlap-comm, "
+                            "--stage3-* and --sub-group-size configure ZeRO: "
+                            "add --strategy=zero1, zero2 or zero3");
+    if (stage != "zero1" && stage != "zero2" && stage != "zero3")
+      return makeUsageError("--strategy must be zero1, zero2 or zero3, got '" +
+                            stage + "'");
+    if (zero3Flags && stage != "zero3")
+      return makeUsageError("--stage3-* and --sub-group-size configure "
+                            "ZeRO-3: use --strategy=zero3");
+    if (overlapComm && stage == "zero3")
+      return makeUsageError("--overlap-comm with --strategy=zero3 is not "
+                            "modelled (at stage 3 it picks a CUDA stream, "
+                            "no second buffer)");
     if (seen.count("fsdp") || seen.count("hsdp") || seen.count("tp"))
       return makeUsageError("--strategy=" + stage +
                             " partitions over dp ranks alone: use "
@@ -754,9 +789,29 @@ VramOptFlags::parseParallel() const {
       return makeUsageError("--reduce-bucket-size must be a positive number "
                             "of elements, got " +
                             llvm::Twine(reduceBucketSize.getValue()));
-    options.zero = stage == "zero1" ? 1 : 2;
+    for (auto [flag, value] :
+         {std::pair<llvm::StringRef, int64_t>{"stage3-prefetch-bucket-size",
+                                              stage3PrefetchBucketSize},
+          {"stage3-max-live-parameters", stage3MaxLiveParameters},
+          {"stage3-max-reuse-distance", stage3MaxReuseDistance},
+          {"stage3-param-persistence-threshold",
+           stage3ParamPersistenceThreshold}})
+      if (value < 0)
+        return makeUsageError("--" + flag +
+                              " must be a number of elements >= 0, got " +
+                              llvm::Twine(value));
+    if (subGroupSize < 1)
+      return makeUsageError("--sub-group-size must be a positive number of "
+                            "elements, got " +
+                            llvm::Twine(subGroupSize.getValue()));
+    options.zero = stage == "zero1" ? 1 : stage == "zero2" ? 2 : 3;
     options.reduceBucket = reduceBucketSize;
     options.overlapComm = overlapComm;
+    options.prefetchBucket = stage3PrefetchBucketSize;
+    options.maxLiveParameters = stage3MaxLiveParameters;
+    options.maxReuseDistance = stage3MaxReuseDistance;
+    options.persistenceThreshold = stage3ParamPersistenceThreshold;
+    options.subGroupSize = subGroupSize;
   }
   return std::optional<ParallelOptions>(options);
 }

@@ -466,17 +466,22 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
                     o.parallel->shard.assign(blocks.begin(), blocks.end());
                   });
     }
-    // DDP's replicas: DeepSpeed's ZeRO partitions the optimizer state (1)
-    // and the gradients (2) over them instead.
+    // DDP's replicas: DeepSpeed's ZeRO partitions the optimizer state (1),
+    // the gradients (2) and the parameters (3) over them instead.
     if (options.parallel && options.parallel->dp > 1 &&
         options.parallel->fsdp == 1 && options.parallel->tp == 1)
-      for (int64_t stage = options.parallel->zero + 1; stage <= 2; ++stage)
+      for (int64_t stage = options.parallel->zero + 1; stage <= 3; ++stage)
         tryChange("--strategy=zero" + llvm::Twine(stage) +
-                      (stage == 1 ? " (DeepSpeed ZeRO-1: optimizer state "
-                                    "partitioned)"
-                                  : " (DeepSpeed ZeRO-2: optimizer state and "
-                                    "gradients partitioned)"),
-                  [&](PipelineOptions &o) { o.parallel->zero = stage; });
+                      (stage == 1   ? " (DeepSpeed ZeRO-1: optimizer state "
+                                      "partitioned)"
+                       : stage == 2 ? " (DeepSpeed ZeRO-2: optimizer state "
+                                      "and gradients partitioned)"
+                                    : " (DeepSpeed ZeRO-3: parameters "
+                                      "partitioned too)"),
+                  [&](PipelineOptions &o) {
+                    o.parallel->zero = stage;
+                    o.parallel->overlapComm &= stage < 3;
+                  });
     // DDP: .grad as a view into its bucket instead of a second copy.
     if (options.parallel && options.parallel->zero == 0 &&
         !options.parallel->bucketView)

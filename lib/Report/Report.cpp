@@ -395,16 +395,28 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
           saturatingMul(static_cast<int64_t>(reduce.getElements()),
                         elementBytes));
     } else if (auto flat = dyn_cast<nn::ZeroFlatParamsOp>(op)) {
-      p.allGatherBytes = saturatingAdd(p.allGatherBytes, bytes(flat));
+      // ZeRO-3's partitions are gathered module by module (nn.all_gather).
+      if (!flat.getRanks())
+        p.allGatherBytes = saturatingAdd(p.allGatherBytes, bytes(flat));
+    } else if (auto bucket = dyn_cast<nn::GradBucketOp>(op);
+               bucket && layout.getZero() == 3) {
+      // ZeRO-3 reduce-scatters every gradient once, padded to dp
+      // partitions: dp times this rank's gradient partitions.
+      if (bucket.getName() == "zero.grad_partitions")
+        p.reduceScatterBytes = saturatingAdd(
+            p.reduceScatterBytes, saturatingMul(bytes(bucket), layout.getDp()));
     } else if (auto bucket = dyn_cast<nn::GradBucketOp>(op)) {
       p.bucketBytes.push_back(bytes(bucket));
       p.allReduceBytes = saturatingAdd(p.allReduceBytes, bytes(bucket));
     } else if (auto gather = dyn_cast<nn::AllGatherOp>(op)) {
       p.allGatherBytes = saturatingAdd(p.allGatherBytes, bytes(gather));
-      p.paramDtype =
-          getPrecisionName(gather.getResult().getType().getElementType());
-      if (gather.getPhase() == StepPhase::Forward)
-        p.units.push_back(gather.getUnit().str());
+      // FSDP's units and param_dtype; ZeRO-3 gathers per module.
+      if (layout.getZero() == 0) {
+        p.paramDtype =
+            getPrecisionName(gather.getResult().getType().getElementType());
+        if (gather.getPhase() == StepPhase::Forward)
+          p.units.push_back(gather.getUnit().str());
+      }
     } else if (auto input = dyn_cast<nn::ReduceScatterInputOp>(op)) {
       p.reduceScatterBytes = saturatingAdd(p.reduceScatterBytes, bytes(input));
     } else if (auto scatter = dyn_cast<nn::ReduceScatterOp>(op)) {
@@ -752,7 +764,9 @@ std::string vram::report::withCommas(int64_t n) {
 StringRef ParallelFigures::getStrategyName() const {
   int64_t zero = layout.getZero();
   return layout.getTp() > 1   ? (isSharded() ? "fsdp_tp" : "tp")
-         : zero > 0           ? (zero == 1 ? "zero1" : "zero2")
+         : zero > 0           ? (zero == 1   ? "zero1"
+                                 : zero == 2 ? "zero2"
+                                             : "zero3")
          : !isSharded()       ? "ddp"
          : layout.getDp() > 1 ? "hsdp"
                               : "fsdp";
@@ -855,6 +869,14 @@ static void writeText(const Analyses &a, const ReportOptions &options,
                             tp > 1 ? "its tensor-parallel group" : "replicas");
       os << llvm::formatv(", sending and receiving {0}",
                           humanBytes(p.getSentBytes()));
+    } else if (p.layout.getZero() == 3) {
+      os << llvm::formatv(
+          "parallel: dp={0} (DeepSpeed ZeRO-3: parameters, gradients and "
+          "optimizer state partitioned, the parameters gathered module by "
+          "module), every rank alike; per step a rank all-gathers {1} and "
+          "reduce-scatters {2}, sending and receiving {3}",
+          ranks, humanBytes(p.allGatherBytes), humanBytes(p.reduceScatterBytes),
+          humanBytes(p.getSentBytes()));
     } else if (int64_t zero = p.layout.getZero()) {
       os << llvm::formatv(
           "parallel: dp={0} (DeepSpeed ZeRO-{1}: optimizer state{2} "

@@ -65,13 +65,16 @@ struct ParallelFigures {
   /// rank vram-parallel chose (zero_rank), else every rank holding rank
   /// 0's shards.
   bool isFiguresRank(int64_t rank) const {
+    // ZeRO-3's ranks hold alike partitions of every parameter.
+    if (layout.getZero() == 3)
+      return true;
     return layout.getZero() > 0 ? rank == layout.getZeroRank()
                                 : holdsRank0Shards(rank);
   }
   /// What one rank sends (and receives) per step with ring collectives.
   int64_t getSentBytes() const;
-  /// The report's name of the layout: ddp, zero1, zero2, fsdp, hsdp, tp or
-  /// fsdp_tp.
+  /// The report's name of the layout: ddp, zero1, zero2, zero3, fsdp, hsdp,
+  /// tp or fsdp_tp.
   llvm::StringRef getStrategyName() const;
 };
 

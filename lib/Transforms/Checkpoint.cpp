@@ -193,7 +193,11 @@ void CheckpointPass::runOnOperation() {
     SmallVector<std::pair<Operation *, Operation *>> clones; // original, clone
     for (Operation *op : segment.ops) {
       Operation *clone = b.clone(*op, mapping);
-      clone->setAttr(NNDialect::kPhaseAttrName, recompute);
+      // A release (what the model's code holds) has a phase of its own.
+      if (auto release = dyn_cast<ReleaseOp>(clone))
+        release.setPhase(StepPhase::Recompute);
+      else
+        clone->setAttr(NNDialect::kPhaseAttrName, recompute);
       clones.push_back({op, clone});
     }
     for (BackwardOp node : segmentNodes)

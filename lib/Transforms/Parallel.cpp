@@ -166,11 +166,12 @@ void ParallelPass::runOnOperation() {
            << "'), not tp=" << static_cast<int64_t>(tp);
     return signalPassFailure();
   }
-  if (zero < 0 || zero > 2 || (zero > 0 && (fsdp > 1 || tp > 1)) ||
-      reduceBucket < 1 || (overlapComm && zero == 0)) {
+  if (zero < 0 || zero > 3 || (zero > 0 && (fsdp > 1 || tp > 1)) ||
+      reduceBucket < 1 || (overlapComm && (zero == 0 || zero == 3))) {
     emitError(step.getLoc())
-        << "vram-parallel zero is a ZeRO stage 1 or 2 over dp alone with a "
-           "reduce-bucket-size >= 1 (and overlap-comm), got zero="
+        << "vram-parallel zero is a ZeRO stage 1, 2 or 3 over dp alone with "
+           "a reduce-bucket-size >= 1 (and overlap-comm at stage 1 or 2), "
+           "got zero="
         << static_cast<int64_t>(zero) << " fsdp=" << static_cast<int64_t>(fsdp)
         << " tp=" << static_cast<int64_t>(tp)
         << " reduce-bucket-size=" << static_cast<int64_t>(reduceBucket)
@@ -186,9 +187,34 @@ void ParallelPass::runOnOperation() {
   SmallVector<Attribute> shardPatterns;
   for (const std::string &pattern : shard)
     shardPatterns.push_back(StringAttr::get(ctx, pattern));
-  // ZeRO replaces DDP on the dp ranks; in inference they are replicas.
+  if (zero == 3 &&
+      (prefetchBucket < 0 || maxLiveParameters < 0 || maxReuseDistance < 0 ||
+       persistenceThreshold < 0 || subGroupSize < 1)) {
+    emitError(step.getLoc())
+        << "vram-parallel's ZeRO-3 sizes are elements >= 0 (sub-group-size "
+           ">= 1), got prefetch-bucket-size="
+        << static_cast<int64_t>(prefetchBucket)
+        << " max-live-parameters=" << static_cast<int64_t>(maxLiveParameters)
+        << " max-reuse-distance=" << static_cast<int64_t>(maxReuseDistance)
+        << " param-persistence-threshold="
+        << static_cast<int64_t>(persistenceThreshold)
+        << " sub-group-size=" << static_cast<int64_t>(subGroupSize);
+    return signalPassFailure();
+  }
+  // ZeRO replaces DDP on the dp ranks; in inference they are replicas
+  // (ZeRO-3's partitioned inference is not modelled).
   int64_t zeroRank = 0;
-  if (zero > 0 && getStepMode(step) == StepMode::Train &&
+  if (zero == 3 && getStepMode(step) != StepMode::Train) {
+    step.emitError() << "vram-parallel zero=3 models a training step; "
+                        "ZeRO-3 inference is not modelled yet";
+    return signalPassFailure();
+  }
+  if (zero == 3 &&
+      failed(partitionForZero3(step, {dp, reduceBucket, prefetchBucket,
+                                      maxLiveParameters, maxReuseDistance,
+                                      persistenceThreshold, subGroupSize})))
+    return signalPassFailure();
+  if (zero > 0 && zero < 3 && getStepMode(step) == StepMode::Train &&
       failed(partitionForZero(step, {zero, dp, reduceBucket, overlapComm},
                               zeroRank)))
     return signalPassFailure();

@@ -213,7 +213,8 @@ LogicalResult PrecisionPass::runLowPrecision(func::FuncOp forward,
           r.setType(withElementType(r.getType(), low));
       continue;
     }
-    if (isa<CastOp>(op))
+    // A release names the tensors Python still holds, as they are.
+    if (isa<CastOp, ReleaseOp>(op))
       continue;
     bool inFloat32 = op.hasAttr(NNDialect::kFloat32AttrName);
     for (unsigned i = 0, e = op.getNumOperands();
@@ -241,7 +242,8 @@ LogicalResult PrecisionPass::runAutocast(func::FuncOp forward, FloatType low) {
   Block &body = forward.getBody().front();
   Autocaster autocaster(low);
   for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
-    if (isa<ParamOp, BufferOp, CastOp>(op) || op.getNumOperands() == 0)
+    if (isa<ParamOp, BufferOp, CastOp, ReleaseOp>(op) ||
+        op.getNumOperands() == 0)
       continue;
     if (failed(autocaster.apply(&op)))
       return failure();

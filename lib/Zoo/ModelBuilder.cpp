@@ -138,8 +138,16 @@ Value ModelBuilder::decomposedRmsNorm(Value x, StringRef layer, double eps,
   if (unitOffset)
     return inFloat32(
         mul(normalized, inFloat32(add(w, number(1.0, layer), layer)), layer));
-  // Llama: weight * normalized.to(input_dtype).
-  return mul(w, normalized, layer);
+  // Llama: weight * normalized.to(input_dtype). Python holds the float32
+  // `normalized` (the norm's `hidden_states`) and the norm's input (the
+  // caller's) until the norm returns, so under bf16 or fp16 both are alive
+  // while the product is made (measured: the final norm's forward,
+  // benchmarks/accuracy/results/zero3-trace-llama-dp2-adam-bf16.txt).
+  Value out = mul(w, normalized, layer);
+  ReleaseOp::create(
+      builder, l, ValueRange{x, normalized},
+      StepPhaseAttr::get(builder.getContext(), StepPhase::Forward));
+  return out;
 }
 
 Value ModelBuilder::embedding(Value ids, StringRef layer, int64_t num,

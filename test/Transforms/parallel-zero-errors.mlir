@@ -1,13 +1,17 @@
 // vram-parallel zero=N's errors: each one line, at the op or step at fault.
 // RUN: vram-opt %s -split-input-file -verify-diagnostics --vram-build-step="mode=train optimizer=sgd" --vram-parallel="dp=2 zero=2"
-// RUN: not vram-opt %S/parallel.mlir --vram-build-step="mode=train optimizer=sgd" --vram-parallel="dp=2 zero=3" 2>&1 | FileCheck %s --check-prefix=STAGE
-// STAGE: error: vram-parallel zero is a ZeRO stage 1 or 2 over dp alone with a reduce-bucket-size >= 1 (and overlap-comm), got zero=3 fsdp=1 tp=1 reduce-bucket-size=500000000 overlap-comm=false
+// RUN: not vram-opt %S/parallel.mlir --vram-build-step="mode=train optimizer=sgd" --vram-parallel="dp=2 zero=4" 2>&1 | FileCheck %s --check-prefix=STAGE
+// STAGE: error: vram-parallel zero is a ZeRO stage 1, 2 or 3 over dp alone with a reduce-bucket-size >= 1 (and overlap-comm at stage 1 or 2), got zero=4 fsdp=1 tp=1 reduce-bucket-size=500000000 overlap-comm=false
 // RUN: not vram-opt %S/parallel.mlir --vram-build-step="mode=train optimizer=sgd" --vram-parallel="dp=1 fsdp=2 zero=2" 2>&1 | FileCheck %s --check-prefix=FSDP
-// FSDP: error: vram-parallel zero is a ZeRO stage 1 or 2 over dp alone {{.*}} got zero=2 fsdp=2 tp=1
+// FSDP: error: vram-parallel zero is a ZeRO stage 1, 2 or 3 over dp alone {{.*}} got zero=2 fsdp=2 tp=1
 // RUN: not vram-opt %S/parallel.mlir --vram-build-step="mode=train optimizer=sgd" --vram-parallel="dp=2 overlap-comm=true" 2>&1 | FileCheck %s --check-prefix=OVERLAP
-// OVERLAP: error: vram-parallel zero is a ZeRO stage 1 or 2 {{.*}} got zero=0 {{.*}} overlap-comm=true
+// OVERLAP: error: vram-parallel zero is a ZeRO stage 1, 2 or 3 {{.*}} got zero=0 {{.*}} overlap-comm=true
 // RUN: not vram-opt %S/parallel.mlir --vram-build-step="mode=train optimizer=sgd" --vram-parallel="dp=2 zero=2 reduce-bucket-size=0" 2>&1 | FileCheck %s --check-prefix=BUCKET
-// BUCKET: error: vram-parallel zero is a ZeRO stage 1 or 2 {{.*}} reduce-bucket-size=0
+// BUCKET: error: vram-parallel zero is a ZeRO stage 1, 2 or 3 {{.*}} reduce-bucket-size=0
+// RUN: not vram-opt %S/parallel.mlir --vram-build-step="mode=train optimizer=sgd" --vram-parallel="dp=2 zero=3 overlap-comm=true" 2>&1 | FileCheck %s --check-prefix=OVERLAP3
+// OVERLAP3: error: vram-parallel zero is a ZeRO stage 1, 2 or 3 {{.*}} got zero=3 {{.*}} overlap-comm=true
+// RUN: not vram-opt %S/parallel.mlir --vram-build-step="mode=train optimizer=sgd" --vram-parallel="dp=2 zero=3 sub-group-size=0" 2>&1 | FileCheck %s --check-prefix=SIZES3
+// SIZES3: error: vram-parallel's ZeRO-3 sizes are elements >= 0 (sub-group-size >= 1), got prefetch-bucket-size=50000000 max-live-parameters=1000000000 max-reuse-distance=1000000000 param-persistence-threshold=100000 sub-group-size=0
 
 // fp16 parameters need DeepSpeed's loss scaling, not modelled.
 func.func @forward(%x: tensor<2x8xf16>) -> tensor<2x8xf16> {

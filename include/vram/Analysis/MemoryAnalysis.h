@@ -57,6 +57,11 @@ struct Storage {
   /// Op index after which it is freed (getNumOps() + 1: step exit).
   unsigned lastUse = 0;
   bool persistent = false;
+  /// A persistent parameter the step frees (an `nn.release` of it, ZeRO-3's
+  /// persistent parameters before the optimizer step) is freed there and
+  /// allocated again at the step's exit (gathered again after the step):
+  /// the op index of that release, 0 when it is never freed.
+  unsigned releasedAt = 0;
   bool workspace = false;
   /// A workspace the step assumes rather than one PyTorch is known to
   /// allocate: cuDNN's convolution workspace under nn.cudnn_workspace

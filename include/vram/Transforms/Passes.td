@@ -380,6 +380,15 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
     `overlap-comm` there are two buffers. The step is the rank's whose
     gradient partition is largest (`zero_rank`).
 
+    With `zero` = 3 the parameters are partitioned too (DeepSpeed's
+    DeepSpeedZeroOptimizer_Stage3, lib/Transforms/Zero3.cpp): each rank
+    keeps ceil(n / dp) elements of every parameter, and the step gathers
+    them module by module as DeepSpeed's parameter coordinator does
+    (`nn.all_gather`, `nn.unshard`, `nn.release`), prefetching by the
+    trace of the previous step within `prefetch-bucket-size` and
+    `max-live-parameters`; parameters of at most
+    `param-persistence-threshold` elements stay gathered.
+
     With `tp` > 1 the step must be built from one rank's tensor-parallel
     model (its forward's `nn.tensor_parallel`, which its front end sets
     with the shards and collectives): the pass checks the ranks agree and
@@ -422,14 +431,34 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
            "tensor-parallel ranks the step's model was built for "
            "(nn.tensor_parallel), >= 1">,
     Option<"zero", "zero", "int64_t", /*default=*/"0",
-           "DeepSpeed ZeRO stage (1 or 2) over the dp ranks instead of DDP; "
-           "0: none">,
+           "DeepSpeed ZeRO stage (1, 2 or 3) over the dp ranks instead of "
+           "DDP; 0: none">,
     Option<"reduceBucket", "reduce-bucket-size", "int64_t",
            /*default=*/"500000000",
            "ZeRO's reduce_bucket_size: elements of its gradient buffer">,
     Option<"overlapComm", "overlap-comm", "bool", /*default=*/"false",
            "ZeRO's overlap_comm: two gradient buffers, reduced as backward "
            "runs at stage 1 too">,
+    Option<"prefetchBucket", "prefetch-bucket-size", "int64_t",
+           /*default=*/"50000000",
+           "ZeRO-3's stage3_prefetch_bucket_size: elements each module's "
+           "fetch may prefetch (0: none)">,
+    Option<"maxLiveParameters", "max-live-parameters", "int64_t",
+           /*default=*/"1000000000",
+           "ZeRO-3's stage3_max_live_parameters: elements gathered at once "
+           "beyond which nothing is prefetched">,
+    Option<"maxReuseDistance", "max-reuse-distance", "int64_t",
+           /*default=*/"1000000000",
+           "ZeRO-3's stage3_max_reuse_distance: a parameter used again "
+           "within this many elements of fetches is not released">,
+    Option<"persistenceThreshold", "param-persistence-threshold", "int64_t",
+           /*default=*/"100000",
+           "ZeRO-3's stage3_param_persistence_threshold: parameters of at "
+           "most this many elements stay gathered">,
+    Option<"subGroupSize", "sub-group-size", "int64_t",
+           /*default=*/"1000000000",
+           "ZeRO-3's sub_group_size: elements of the partition the "
+           "optimizer steps at a time">,
     Option<"entry", "entry", "std::string", /*default=*/"\"step\"",
            "name of the built step">,
   ];

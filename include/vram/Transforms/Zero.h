@@ -1,4 +1,4 @@
-//===- Zero.h - one rank's step under DeepSpeed ZeRO-1/2 --------*- C++ -*-===//
+//===- Zero.h - one rank's step under DeepSpeed ZeRO ------------*- C++ -*-===//
 //
 // The rewrite vram-parallel applies for `zero=1|2` (--strategy=zero1|zero2):
 // DeepSpeedZeroOptimizer (deepspeed/runtime/zero/stage_1_and_2.py) over the
@@ -32,6 +32,31 @@ struct ZeroLayout {
 /// returns that rank in `rank`.
 mlir::LogicalResult partitionForZero(mlir::func::FuncOp step,
                                      const ZeroLayout &layout, int64_t &rank);
+
+struct Zero3Layout {
+  /// Data-parallel ranks the parameters are partitioned over.
+  int64_t ranks = 1;
+  /// reduce_bucket_size: elements of the gradient buffer.
+  int64_t reduceBucket = 500000000;
+  /// stage3_prefetch_bucket_size: elements a fetch may prefetch.
+  int64_t prefetchBucket = 50000000;
+  /// stage3_max_live_parameters: elements gathered beyond which nothing is
+  /// prefetched.
+  int64_t maxLiveParameters = 1000000000;
+  /// stage3_max_reuse_distance: elements of fetches within which a
+  /// parameter used again is kept.
+  int64_t maxReuseDistance = 1000000000;
+  /// stage3_param_persistence_threshold: parameters of at most this many
+  /// elements stay gathered.
+  int64_t persistenceThreshold = 100000;
+  /// sub_group_size: elements of the partition stepped at a time.
+  int64_t subGroupSize = 1000000000;
+};
+
+/// Rewrites the built training step `step` into one rank's step under
+/// DeepSpeed ZeRO-3 (DeepSpeedZeroOptimizer_Stage3; ranks are alike).
+mlir::LogicalResult partitionForZero3(mlir::func::FuncOp step,
+                                      const Zero3Layout &layout);
 
 } // namespace vram
 

@@ -131,8 +131,8 @@ LogicalResult ParallelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "module patterns";
   if (bucketCap < 1 || firstBucket < 1)
     return emitError() << "parallel bucket sizes must be >= 1 byte";
-  if (zero < 0 || zero > 2)
-    return emitError() << "parallel zero must be a ZeRO stage 1 or 2 (0: "
+  if (zero < 0 || zero > 3)
+    return emitError() << "parallel zero must be a ZeRO stage 1, 2 or 3 (0: "
                           "none), got "
                        << zero;
   if (zero > 0 && (fsdp != 1 || tp != 1))

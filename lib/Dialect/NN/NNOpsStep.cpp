@@ -198,14 +198,25 @@ LogicalResult ZeroFlatParamsOp::verify() {
   RankedTensorType type = getResult().getType();
   if (type.getRank() != 1)
     return emitOpError("is a flat (rank-1) tensor, got ") << type;
+  std::optional<int64_t> ranks;
+  if (auto attr = getRanksAttr()) {
+    ranks = attr.getInt();
+    if (*ranks < 1 || *ranks > ParallelAttr::kMaxWorldSize)
+      return emitOpError("needs 1 <= ranks <= ")
+             << ParallelAttr::kMaxWorldSize << ", got " << *ranks;
+  }
   int64_t elements = 0;
   for (Value param : getParams()) {
     if (cast<RankedTensorType>(param.getType()).getElementType() !=
         type.getElementType())
       return emitOpError("flattens parameters of its own element type, got ")
              << param.getType();
-    elements = satAdd(elements, numel(param));
+    int64_t n = numel(param);
+    elements = satAdd(elements, ranks ? llvm::divideCeil(n, *ranks) : n);
   }
+  if (ranks && type.getNumElements() != elements)
+    return emitOpError("holds ceil(n / ranks) elements of each parameter, ")
+           << elements << ", got " << type;
   if (getParams().empty() || type.getNumElements() < elements)
     return emitOpError("holds at least one parameter and all their "
                        "elements, got ")
@@ -240,9 +251,11 @@ LogicalResult ZeroBufferOp::verify() {
   StringRef name = getName();
   bool hasSource =
       name == "flat_grad_partition" || name == "single_grad_partition";
-  if (name != "ipg_buffer" && name != "grads_in_partition" && !hasSource)
+  if (name != "ipg_buffer" && name != "grads_in_partition" &&
+      name != "reduce_scatter_flat" && !hasSource)
     return emitOpError("is ipg_buffer, grads_in_partition, "
-                       "flat_grad_partition or single_grad_partition, got '")
+                       "reduce_scatter_flat, flat_grad_partition or "
+                       "single_grad_partition, got '")
            << name << "'";
   if (static_cast<bool>(getSource()) != hasSource)
     return emitOpError(hasSource ? "copies a source" : "has no source");

@@ -367,9 +367,30 @@ func.func @f() {
 
 // -----
 
-// zero_buffer: the three buffers ZeRO allocates
+// zero_flat_params with ranks (ZeRO-3): ceil(n / ranks) of each parameter
 func.func @f() {
-  // expected-error @+1 {{'nn.zero_buffer' op is ipg_buffer, grads_in_partition, flat_grad_partition or single_grad_partition, got 'bucket'}}
+  %w = nn.param "w" : tensor<5x3xf32>
+  %b = nn.param "b" : tensor<5xf32>
+  // expected-error @+1 {{'nn.zero_flat_params' op holds ceil(n / ranks) elements of each parameter, 11, got 'tensor<10xf32>'}}
+  %0 = nn.zero_flat_params %w, %b {ranks = 2 : i64} : (tensor<5x3xf32>, tensor<5xf32>) -> tensor<10xf32>
+  return
+}
+
+// -----
+
+// zero_flat_params: ranks >= 1
+func.func @f() {
+  %w = nn.param "w" : tensor<4x4xf32>
+  // expected-error @+1 {{'nn.zero_flat_params' op needs 1 <= ranks <= 262144, got 0}}
+  %0 = nn.zero_flat_params %w {ranks = 0 : i64} : (tensor<4x4xf32>) -> tensor<16xf32>
+  return
+}
+
+// -----
+
+// zero_buffer: the buffers ZeRO allocates
+func.func @f() {
+  // expected-error @+1 {{'nn.zero_buffer' op is ipg_buffer, grads_in_partition, reduce_scatter_flat, flat_grad_partition or single_grad_partition, got 'bucket'}}
   %0 = nn.zero_buffer "bucket" {phase = #nn<phase backward>} : tensor<16xf32>
   return
 }
@@ -394,9 +415,9 @@ func.func @f(%b: tensor<16xf32>) {
 
 // -----
 
-// parallel: ZeRO is stage 1 or 2 over dp alone
-// expected-error @+1 {{parallel zero must be a ZeRO stage 1 or 2 (0: none), got 3}}
-func.func @f() attributes {nn.parallel = #nn.parallel<dp = 2, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, zero = 3>} {
+// parallel: ZeRO is stage 1, 2 or 3 over dp alone
+// expected-error @+1 {{parallel zero must be a ZeRO stage 1, 2 or 3 (0: none), got 4}}
+func.func @f() attributes {nn.parallel = #nn.parallel<dp = 2, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, zero = 4>} {
   return
 }
 

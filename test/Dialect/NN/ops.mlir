@@ -447,6 +447,10 @@ func.func @step(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %gy: tensor<1x
   // CHECK-NEXT: %[[ZF:[0-9]+]] = nn.zero_flat_params %[[ARG6]] : (tensor<4xf32>) -> tensor<8xf32>
   %zpart = nn.zero_partition %zflat {ranks = 2 : i64} : tensor<8xf32> -> tensor<4xf32>
   // CHECK-NEXT: nn.zero_partition %[[ZF]] {ranks = 2 : i64} : tensor<8xf32> -> tensor<4xf32>
+  %z3 = nn.zero_flat_params %p {ranks = 3 : i64} : (tensor<4xf32>) -> tensor<2xf32>
+  // CHECK-NEXT: nn.zero_flat_params %[[ARG6]] {ranks = 3 : i64} : (tensor<4xf32>) -> tensor<2xf32>
+  %z3flat = nn.zero_buffer "reduce_scatter_flat" {phase = #nn<phase backward>} : tensor<6xf32>
+  // CHECK-NEXT: nn.zero_buffer "reduce_scatter_flat" {phase = #nn<phase backward>} : tensor<6xf32>
   %zipg = nn.zero_buffer "ipg_buffer" {phase = #nn<phase backward>} : tensor<8xf32>
   // CHECK-NEXT: %[[ZB:[0-9]+]] = nn.zero_buffer "ipg_buffer" {phase = #nn<phase backward>} : tensor<8xf32>
   nn.zero_reduce %zipg {elements = 4 : i64, flatten = true, phase = #nn<phase backward>} : tensor<8xf32>

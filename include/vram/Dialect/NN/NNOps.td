@@ -1572,6 +1572,10 @@ def NN_GradBucketOp : NN_Op<"grad_bucket",
     (or, with gradient_as_bucket_view, that their `.grad` views) and
     all-reduces across the ranks. It is allocated when the model is
     wrapped and lives as long as the model: persistent, a gradient.
+    ZeRO-3 keeps two such buffers from initialization on: `zero.ipg_buffer`
+    (reduce_bucket_size elements the gradients are copied into before a
+    reduction) and `zero.grad_partitions` (this rank's partition of every
+    gradient, which the reductions fill).
 
     ```mlir
     %b = nn.grad_bucket "ddp.bucket0" params ["fc.weight", "fc.bias"] : tensor<52326xf32>
@@ -1767,11 +1771,18 @@ def NN_ZeroFlatParamsOp : NN_Op<"zero_flat_params",
     makes each parameter a view into it (the parameters, marked
     `nn.flat_param`, hold no storage of their own). Persistent, parameters.
 
+    With `ranks` (ZeRO-3) it holds this rank's partition of each parameter
+    instead, ceil(n / ranks) elements of each, flattened (a sub-group's
+    `lp_param_buffer`, or a frozen parameter's own `ds_tensor`); what the
+    step computes with are gathered copies (`nn.all_gather`).
+
     ```mlir
     %flat = nn.zero_flat_params %w, %b : (tensor<512x512xf32>, tensor<512xf32>) -> tensor<262656xf32>
+    %part = nn.zero_flat_params %w, %b {ranks = 2 : i64} : (tensor<512x512xf32>, tensor<512xf32>) -> tensor<131328xf32>
     ```
   }];
-  let arguments = (ins Variadic<NN_FloatTensor>:$params);
+  let arguments = (ins Variadic<NN_FloatTensor>:$params,
+                       OptionalAttr<I64Attr>:$ranks);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat =
       "$params attr-dict `:` functional-type($params, results)";
@@ -1807,7 +1818,10 @@ def NN_ZeroBufferOp : NN_CollectiveOp<"zero_buffer"> {
     copied into (and dropped) before each all-reduce, freed after backward;
     `grads_in_partition`, the gradients of the parameters that overlap this
     rank's partition, made at the first reduction that holds one, kept
-    until the optimizer step flattens them; `flat_grad_partition`, that
+    until the optimizer step flattens them; ZeRO-3's
+    `reduce_scatter_flat`, the padded, interleaved copy of a bucket's
+    gradients reduce_scatter_coalesced reduces (dropped once each rank's
+    part is copied out); `flat_grad_partition`, that
     flat copy of `source` in the parameters' dtype (16-bit parameters);
     `single_grad_partition`, the fp32 partition's gradient: the flat copy,
     or `source` cast to fp32.

@@ -1,0 +1,24 @@
+// vram-parallel zero=3's errors: each one line, at the op or step at fault.
+// RUN: vram-opt %s -split-input-file -verify-diagnostics --vram-build-step="mode=train optimizer=adam" --vram-parallel="dp=2 zero=3"
+
+// fp16 parameters need DeepSpeed's loss scaling, not modelled.
+func.func @forward(%x: tensor<2x8xf16>) -> tensor<2x8xf16> {
+  // expected-error @below {{ZeRO-3 with 'f16' parameters is not modelled yet (fp32 and bf16 are)}}
+  %w = nn.param "w" : tensor<8x8xf16>
+  %y = nn.linear %x, %w : (tensor<2x8xf16>, tensor<8x8xf16>) -> tensor<2x8xf16>
+  return %y : tensor<2x8xf16>
+}
+
+// -----
+
+// The partitions and their gathers hold one dtype.
+func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %w = nn.param "w" : tensor<8x8xf32>
+  %y = nn.linear %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  // expected-error @below {{ZeRO-3 partitions parameters of one dtype, got 'bf16' and 'f32'}}
+  %s = nn.param "s" : tensor<8xbf16>
+  %c = nn.cast %s : tensor<8xbf16> to tensor<8xf32>
+  %z = nn.mul %y, %c : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return %z : tensor<2x8xf32>
+}
+
