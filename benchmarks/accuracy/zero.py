@@ -12,7 +12,8 @@ zero_optimization keys at their defaults unless the case sets them) and trains a
     engine.backward(loss)
     engine.step()
 
-after two warm-up steps. Per rank it records, with the preloaded allocation
+(once per micro-batch with gradient_accumulation_steps) after two warm-up
+steps. Per rank it records, with the preloaded allocation
 counter (memhook/memhook.c):
   - persistent: the live bytes after the second step, counted from before
     the model was built (the flat parameters, the fp32 partition, optimizer
@@ -122,7 +123,11 @@ CASES = [("mlp", 2, 1, "sgd", {}), ("mlp", 2, 1, "adam", {}),
                                   "stage3_max_reuse_distance": 0,
                                   "reduce_bucket_size": 1000000}),
          # LoRA: the frozen base partitioned and gathered too.
-         ("llama", 2, 3, "adam", {"lora": True, "reduce_bucket_size": 1000000})]
+         ("llama", 2, 3, "adam", {"lora": True, "reduce_bucket_size": 1000000}),
+         # Gradient accumulation: each micro-batch's gradients are
+         # reduce-scattered into the partitions (added after the first).
+         ("mlp", 2, 3, "adam", {"gradient_accumulation_steps": 2}),
+         ("llama", 2, 3, "adam", {"gradient_accumulation_steps": 2, "reduce_bucket_size": 1000000})]
 
 
 def case_id(name, world, stage, optimizer, extra):
@@ -221,19 +226,24 @@ def run_rank(rank, world, name, stage, optimizer, extra, in_place, trace, port, 
     bf16 = extra.pop("bf16", False)
     if bf16 and x.is_floating_point():
         x = x.to(torch.bfloat16)
-    config = {"train_micro_batch_size_per_gpu": x.shape[0], "gradient_accumulation_steps": 1,
+    accumulation = extra.pop("gradient_accumulation_steps", 1)
+    config = {"train_micro_batch_size_per_gpu": x.shape[0],
+              "gradient_accumulation_steps": accumulation,
               "zero_optimization": {"stage": stage, **extra}, "zero_allow_untested_optimizer": True,
               "steps_per_print": 10**9, "bf16": {"enabled": bf16}}
     engine, _, _, _ = deepspeed.initialize(model=model, optimizer=opt, config=config)
 
     def step():
-        loss = F.cross_entropy(engine(x), y)
-        hook.vram_mark(1)
-        engine.backward(loss)
-        hook.vram_mark(2)
-        del loss
-        engine.step()
-        hook.vram_mark(3)
+        # One optimizer step: `accumulation` micro-batches, engine.step()
+        # after each (DeepSpeed steps the optimizer at the last).
+        for _ in range(accumulation):
+            loss = F.cross_entropy(engine(x), y)
+            hook.vram_mark(1)
+            engine.backward(loss)
+            hook.vram_mark(2)
+            del loss
+            engine.step()
+            hook.vram_mark(3)
 
     step()
     step()
@@ -283,11 +293,14 @@ def main():
             continue
         ranks = run_ranks(run_rank, world, world, name, stage, optimizer, extra, True, False)
         gloo = run_ranks(run_rank, world, world, name, stage, optimizer, extra, False, False)
-        keys = {k: v for k, v in extra.items() if k not in ("bf16", "lora")}
+        keys = {k: v for k, v in extra.items()
+                if k not in ("bf16", "lora", "gradient_accumulation_steps")}
         row = {"id": case, "model": name, "world_size": world, "stage": stage,
                "optimizer": optimizer, "precision": "bf16" if extra.get("bf16") else "fp32",
                **({"lora": "peft r=8, alpha=16, dropout 0, q_proj and v_proj"}
                   if extra.get("lora") else {}),
+               **({"gradient_accumulation_steps": extra["gradient_accumulation_steps"]}
+                  if "gradient_accumulation_steps" in extra else {}),
                "zero_optimization": {"stage": stage, **keys},
                **rank_figures(ranks, gloo)}
         print(row, flush=True)

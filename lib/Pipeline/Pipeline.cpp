@@ -374,22 +374,29 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
   bool generating = options.step.mode == nn::StepMode::Generate;
   if ((options.step.mode != nn::StepMode::Train && !generating) || !current)
     return;
+  // A change: the flags that make it, why it saves memory (may be empty),
+  // and what the step then needs.
   struct Change {
-    std::string flag;
+    std::string flags, reason;
     int64_t used;
+    /// "FLAGS (reason)", as the remarks spell it.
+    std::string spelled() const {
+      return reason.empty() ? flags : flags + " (" + reason + ")";
+    }
   };
   SmallVector<Change> changes;
-  auto tryChangeAt = [&](int64_t batch, const llvm::Twine &flag,
+  auto tryChangeAt = [&](int64_t batch, const llvm::Twine &flags,
+                         const llvm::Twine &reason,
                          llvm::function_ref<void(PipelineOptions &)> change) {
     PipelineOptions changed = options;
     change(changed);
     FailureOr<int64_t> needs = measureModel(source, changed, batch);
     if (succeeded(needs) && *needs < used)
-      changes.push_back({flag.str(), *needs});
+      changes.push_back({flags.str(), reason.str(), *needs});
   };
-  auto tryChange = [&](const llvm::Twine &flag,
+  auto tryChange = [&](const llvm::Twine &flags, const llvm::Twine &reason,
                        llvm::function_ref<void(PipelineOptions &)> change) {
-    tryChangeAt(*current, flag, change);
+    tryChangeAt(*current, flags, reason, change);
   };
   // The model's repeated blocks (from @forward when the step kept it).
   auto repeatedBlocks = [&] {
@@ -410,11 +417,11 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
   // BitsAndBytesConfig(load_in_4bit=True) loads them).
   if (generating) {
     if (options.precision == nn::Precision::Fp32)
-      tryChange("--precision=bf16 (the weights in bfloat16)",
+      tryChange("--precision=bf16", "the weights in bfloat16",
                 [](PipelineOptions &o) { o.precision = nn::Precision::Bf16; });
     if (!options.quantize && !autocast &&
         options.step.torchVersion == nn::TorchVersion::V2)
-      tryChange("--quantize=nf4 --double-quant (4-bit weights)",
+      tryChange("--quantize=nf4 --double-quant", "4-bit weights",
                 useNf4DoubleQuant);
   }
   // One GPU's share under tensor parallelism, for a model whose front end
@@ -430,9 +437,9 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
       FailureOr<int64_t> needs = measureModel(source, changed, *current);
       if (failed(needs) || *needs >= used)
         continue;
-      split = Change{"--parallel=tp=" + std::to_string(ranks) +
-                         " (tensor parallelism over " + std::to_string(ranks) +
-                         " GPUs, each holding its share)",
+      split = Change{"--parallel=tp=" + std::to_string(ranks),
+                     "tensor parallelism over " + std::to_string(ranks) +
+                         " GPUs, each holding its share",
                      *needs};
       if (*needs <= limit)
         break;
@@ -449,9 +456,9 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
         int64_t accum = options.step.gradAccum * split;
         tryChangeAt(*current / split,
                     "--batch=" + llvm::Twine(*current / split) +
-                        " --grad-accum=" + llvm::Twine(accum) + " (" +
-                        llvm::Twine(*current * options.step.gradAccum) +
-                        " samples per update, as now)",
+                        " --grad-accum=" + llvm::Twine(accum),
+                    llvm::Twine(*current * options.step.gradAccum) +
+                        " samples per update, as now",
                     [&](PipelineOptions &o) { o.step.gradAccum = accum; });
       }
     // FSDP with the root as its only unit gathers the whole model at once:
@@ -460,9 +467,8 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
         options.parallel->shard.empty()) {
       SmallVector<std::string> blocks = repeatedBlocks();
       if (!blocks.empty())
-        tryChange("--shard=" + llvm::join(blocks, ",") +
-                      " (fully_shard each repeated block)",
-                  [&](PipelineOptions &o) {
+        tryChange("--shard=" + llvm::join(blocks, ","),
+                  "fully_shard each repeated block", [&](PipelineOptions &o) {
                     o.parallel->shard.assign(blocks.begin(), blocks.end());
                   });
     }
@@ -471,13 +477,11 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
     if (options.parallel && options.parallel->dp > 1 &&
         options.parallel->fsdp == 1 && options.parallel->tp == 1)
       for (int64_t stage = options.parallel->zero + 1; stage <= 3; ++stage)
-        tryChange("--strategy=zero" + llvm::Twine(stage) +
-                      (stage == 1   ? " (DeepSpeed ZeRO-1: optimizer state "
-                                      "partitioned)"
-                       : stage == 2 ? " (DeepSpeed ZeRO-2: optimizer state "
-                                      "and gradients partitioned)"
-                                    : " (DeepSpeed ZeRO-3: parameters "
-                                      "partitioned too)"),
+        tryChange("--strategy=zero" + llvm::Twine(stage),
+                  stage == 1   ? "DeepSpeed ZeRO-1: optimizer state partitioned"
+                  : stage == 2 ? "DeepSpeed ZeRO-2: optimizer state and "
+                                 "gradients partitioned"
+                               : "DeepSpeed ZeRO-3: parameters partitioned too",
                   [&](PipelineOptions &o) {
                     o.parallel->zero = stage;
                     o.parallel->overlapComm &= stage < 3;
@@ -485,17 +489,17 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
     // DDP: .grad as a view into its bucket instead of a second copy.
     if (options.parallel && options.parallel->zero == 0 &&
         !options.parallel->bucketView)
-      tryChange("--gradient-as-bucket-view (DDP's .grad views its bucket)",
+      tryChange("--gradient-as-bucket-view", "DDP's .grad views its bucket",
                 [](PipelineOptions &o) { o.parallel->bucketView = true; });
     if (options.getImplementation() != nn::OptimizerImpl::Fused)
-      tryChange("--optimizer-impl=fused", [](PipelineOptions &o) {
+      tryChange("--optimizer-impl=fused", "", [](PipelineOptions &o) {
         o.implementation = nn::OptimizerImpl::Fused;
       });
     // Adam's two fp32 moments (8 bytes a parameter) in 8 bits (2 bytes and
     // a scale per 256).
     if (options.step.optimizer == nn::OptimizerKind::Adam ||
         options.step.optimizer == nn::OptimizerKind::AdamW)
-      tryChange("--optimizer=adamw8bit (bitsandbytes' 8-bit AdamW)",
+      tryChange("--optimizer=adamw8bit", "bitsandbytes' 8-bit AdamW",
                 [](PipelineOptions &o) {
                   o.step.optimizer = nn::OptimizerKind::AdamW8bit;
                   o.implementation.reset();
@@ -504,63 +508,58 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
     // a byte a weight instead of two or four).
     if (options.lora && !options.quantize && !autocast && !options.parallel &&
         options.step.torchVersion == nn::TorchVersion::V2)
-      tryChange("--quantize=nf4 --double-quant (QLoRA: 4-bit base weights)",
+      tryChange("--quantize=nf4 --double-quant", "QLoRA: 4-bit base weights",
                 useNf4DoubleQuant);
     // Each gradient freed by its update, inside backward.
     if (!options.step.optimizerInBackward && options.step.setToNone &&
         options.step.gradAccum == 1 && !options.parallel)
-      tryChange("--optimizer-in-backward (each gradient freed after its "
-                "update)",
+      tryChange("--optimizer-in-backward",
+                "each gradient freed after its update",
                 [](PipelineOptions &o) { o.step.optimizerInBackward = true; });
     if (options.precision == nn::Precision::Fp32 &&
         options.step.device == nn::Device::Cuda)
-      tryChange("--precision=amp-fp16", [](PipelineOptions &o) {
+      tryChange("--precision=amp-fp16", "", [](PipelineOptions &o) {
         o.precision = nn::Precision::AmpFp16;
       });
     if (options.freezePatterns.empty() && options.freezeFirst == 0 &&
         !options.lora)
-      tryChange("--freeze-first=0.5 (freezing the first half of the modules)",
+      tryChange("--freeze-first=0.5", "freezing the first half of the modules",
                 [](PipelineOptions &o) { o.freezeFirst = 0.5; });
     // transformers' DynamicCache in training: copies of the keys and
     // values that saving views would avoid (GPT-2's fused c_attn).
     if (options.useCache && options.checkpointModules.empty())
-      tryChange("--use-cache=false (model(..., use_cache=False): no "
-                "DynamicCache copies of the keys and values)",
+      tryChange("--use-cache=false",
+                "model(..., use_cache=False): no DynamicCache copies of the "
+                "keys and values",
                 [](PipelineOptions &o) { o.useCache = false; });
     if (options.checkpointModules.empty()) {
       SmallVector<std::string> blocks = repeatedBlocks();
       if (!blocks.empty())
-        tryChange("--checkpoint=" + llvm::join(blocks, ",") +
-                      " (checkpointing each repeated block)",
-                  [&](PipelineOptions &o) {
+        tryChange("--checkpoint=" + llvm::join(blocks, ","),
+                  "checkpointing each repeated block", [&](PipelineOptions &o) {
                     o.checkpointModules.assign(blocks.begin(), blocks.end());
                   });
-      tryChange("--checkpoint='*' (checkpointing every top-level module)",
+      tryChange("--checkpoint='*'", "checkpointing every top-level module",
                 [](PipelineOptions &o) { o.checkpointModules = {"*"}; });
     }
   }
   llvm::stable_sort(changes, [](const Change &a, const Change &b) {
     return a.used < b.used;
   });
-  // Each change is spelled "FLAGS (why)" or "FLAGS".
-  for (const Change &change : changes) {
-    auto [flags, reason] = StringRef(change.flag).split(" (");
-    finding.changes.push_back({flags.str(),
-                               reason.drop_back(reason.ends_with(")")).str(),
-                               change.used});
-  }
+  for (const Change &change : changes)
+    finding.changes.push_back({change.flags, change.reason, change.used});
   bool anyFits = false;
   for (const Change &change : changes)
     if (change.used <= limit) {
       anyFits = true;
-      emitRemark(loc) << change.flag << " needs " << formatByteSize(change.used)
-                      << ": fits";
+      emitRemark(loc) << change.spelled() << " needs "
+                      << formatByteSize(change.used) << ": fits";
     }
   if (!anyFits && !changes.empty())
     emitRemark(loc) << "no single change fits at batch size " << *current
-                    << "; the one that saves most is " << changes.front().flag
-                    << " (needs " << formatByteSize(changes.front().used)
-                    << ")";
+                    << "; the one that saves most is "
+                    << changes.front().spelled() << " (needs "
+                    << formatByteSize(changes.front().used) << ")";
 }
 
 LogicalResult vram::lintBudget(ModuleOp module, const PipelineOptions &options,

@@ -110,11 +110,7 @@ LogicalResult vram::report::writeMarkdown(const Analyses &a,
   if (const auto &b = options.budget) {
     os << "\n"
        << (b->fits() ? "Within budget" : "**Over budget**") << ": "
-       << humanBytes(b->used) << " of " << humanBytes(b->budget) << " ("
-       << b->metric << "), "
-       << (b->fits() ? "margin " + humanBytes(b->budget - b->used)
-                     : humanBytes(b->used - b->budget) + " over")
-       << ".\n";
+       << describeBudgetFigures(*b) << ".\n";
     for (const std::string &line : describeBudgetChanges(*b))
       os << "- " << line << "\n";
   }

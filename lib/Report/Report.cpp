@@ -772,14 +772,19 @@ StringRef ParallelFigures::getStrategyName() const {
                               : "fsdp";
 }
 
-std::string vram::report::describeBudget(const BudgetFinding &b) {
+std::string vram::report::describeBudgetFigures(const BudgetFinding &b) {
   if (b.fits())
-    return llvm::formatv("within budget: {0} of {1} ({2}), margin {3}",
-                         humanBytes(b.used), humanBytes(b.budget), b.metric,
+    return llvm::formatv("{0} of {1} ({2}), margin {3}", humanBytes(b.used),
+                         humanBytes(b.budget), b.metric,
                          humanBytes(b.budget - b.used));
-  return llvm::formatv("over budget: {0} of {1} ({2}), {3} over",
-                       humanBytes(b.used), humanBytes(b.budget), b.metric,
+  return llvm::formatv("{0} of {1} ({2}), {3} over", humanBytes(b.used),
+                       humanBytes(b.budget), b.metric,
                        humanBytes(b.used - b.budget));
+}
+
+std::string vram::report::describeBudget(const BudgetFinding &b) {
+  return (b.fits() ? "within budget: " : "over budget: ") +
+         describeBudgetFigures(b);
 }
 
 std::vector<std::string>

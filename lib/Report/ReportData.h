@@ -152,6 +152,9 @@ std::string withCommas(int64_t n);
 /// "within budget: 1.01 GiB of 40.00 GiB (device), margin 38.99 GiB" or
 /// "over budget: 9.31 GiB of 8.00 GiB (exact), 1.31 GiB over".
 std::string describeBudget(const BudgetFinding &budget);
+/// The figures of that verdict: "1.01 GiB of 40.00 GiB (device), margin
+/// 38.99 GiB" or "9.31 GiB of 8.00 GiB (exact), 1.31 GiB over".
+std::string describeBudgetFigures(const BudgetFinding &budget);
 /// What was measured to fit or save, one line each: "batch size 4 fits",
 /// "--optimizer=adam-fused ... needs 7.90 GiB: fits".
 std::vector<std::string> describeBudgetChanges(const BudgetFinding &budget);

@@ -220,6 +220,11 @@ LogicalResult Zero3Rewriter::collectParams() {
     return step.emitError() << "ZeRO needs a training step with an optimizer";
   OptimizerStepOp first = updates.front();
   int64_t gatheredTotal = 0;
+  // bitsandbytes' packed weights are not nn.param: ZeRO-3 would partition
+  // them too (quant_storage), which is not modelled.
+  if (auto packed = body.getOps<QuantizedWeightOp>(); !packed.empty())
+    return (*packed.begin()).emitError()
+           << "ZeRO-3 with 4-bit quantized weights is not modelled yet";
   if (first.getOptimizer() == OptimizerKind::Adafactor ||
       isBitsAndBytesOptimizer(first.getOptimizer()))
     return first.emitError()
@@ -848,10 +853,21 @@ void Zero3Rewriter::saveLinearInputs() {
 }
 
 LogicalResult Zero3Rewriter::run() {
-  if (step->hasAttr(NNDialect::kPersistentGradsAttrName))
-    return step.emitError()
-           << "ZeRO with gradients kept across steps or micro-batches "
-              "(nn.persistent_grads) is not modelled yet";
+  // Gradient accumulation: DeepSpeed reduce-scatters each micro-batch's
+  // gradients into the partitions (copied at the first, added after), so
+  // no .grad outlives its micro-batch: the step is the last micro-batch's,
+  // as without accumulation (measured). .grad kept across steps
+  // (zero_grad(set_to_none=False)) is the client optimizer's, which
+  // DeepSpeed does not use.
+  auto accumulated =
+      step->getAttrOfType<IntegerAttr>(NNDialect::kGradAccumAttrName);
+  if (step->hasAttr(NNDialect::kPersistentGradsAttrName)) {
+    if (!accumulated || accumulated.getInt() < 2)
+      return step.emitError()
+             << "ZeRO-3 with gradients kept across steps "
+                "(nn.persistent_grads without nn.grad_accum) is not modelled";
+    step->removeAttr(NNDialect::kPersistentGradsAttrName);
+  }
   if (step->hasAttr(NNDialect::kAutocastAttrName))
     return step.emitError() << "ZeRO under autocast is not modelled yet";
   saveLinearInputs();

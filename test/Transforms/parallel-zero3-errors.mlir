@@ -22,3 +22,13 @@ func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   return %z : tensor<2x8xf32>
 }
 
+
+// bitsandbytes' 4-bit weights (QLoRA) under ZeRO-3: not modelled.
+// RUN: not vram-opt %S/Inputs/zero3-qlora.mlir --vram-quantize --vram-lora="r=8 alpha=16 dropout=0 targets=all-linear" --vram-build-step="mode=train optimizer=adam loss=mse" --vram-parallel="dp=2 zero=3" 2>&1 | FileCheck %s --check-prefix=QLORA
+// QLORA: error: model.up: ZeRO-3 with 4-bit quantized weights is not modelled yet
+
+// .grad kept across steps (zero_grad(set_to_none=False)) is the client
+// optimizer's: DeepSpeed does not keep it; not modelled. Accumulation over
+// micro-batches is (parallel-zero3.test).
+// RUN: not vram-opt %S/parallel.mlir --vram-build-step="mode=train optimizer=adam set-to-none=false" --vram-parallel="dp=2 zero=3" 2>&1 | FileCheck %s --check-prefix=KEEP
+// KEEP: error: ZeRO-3 with gradients kept across steps (nn.persistent_grads without nn.grad_accum) is not modelled
