@@ -21,13 +21,17 @@
 
 using namespace mlir;
 
-static void runPipeline(benchmark::State &state, MLIRContext &ctx,
-                        llvm::function_ref<OwningOpRef<ModuleOp>()> build) {
+static void
+runPipeline(benchmark::State &state, MLIRContext &ctx,
+            llvm::function_ref<OwningOpRef<ModuleOp>()> build,
+            llvm::function_ref<void(vram::PipelineOptions &)> configure = {}) {
   for (auto _ : state) {
     OwningOpRef<ModuleOp> module = build();
     vram::PipelineOptions options;
     options.step.mode = vram::nn::StepMode::Train;
     options.step.optimizer = vram::nn::OptimizerKind::Adam;
+    if (configure)
+      configure(options);
     if (llvm::errorToBool(vram::runPipeline(*module, options))) {
       state.SkipWithError("pipeline failed");
       return;
@@ -77,45 +81,80 @@ BENCHMARK_CAPTURE(BM_Zoo, resnet152, "resnet152", 32, std::nullopt)
 BENCHMARK_CAPTURE(BM_Zoo, llama7b_seq4096, "llama-7b", 1, 4096)
     ->Unit(benchmark::kMillisecond);
 
-/// A chain of linear+relu layers of width 64 with state.range(0) forward
-/// ops (an nn.param, nn.linear and nn.relu per layer: range / 3 layers), as
-/// benchmarks/generate_chain.py writes it. "per_op" is the time per forward
-/// op, which should stay flat from 1k to 1M ops (issue 20).
-static void BM_Chain(benchmark::State &state) {
-  MLIRContext &ctx = context();
-  int64_t layers = state.range(0) / 3;
-  runPipeline(state, ctx, [&] {
-    OpBuilder b(&ctx);
-    Location loc = b.getUnknownLoc();
-    OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
-    b.setInsertionPointToEnd(module->getBody());
-    auto type = RankedTensorType::get({8, 64}, b.getF32Type());
-    auto func = func::FuncOp::create(b, loc, "forward",
-                                     b.getFunctionType({type}, {type}));
-    b.setInsertionPointToStart(func.addEntryBlock());
-    Value x = func.getArgument(0);
-    auto weightType = RankedTensorType::get({64, 64}, b.getF32Type());
-    for (int64_t i = 0; i < layers; ++i) {
-      Value w = vram::nn::ParamOp::create(
-          b, loc, weightType, b.getStringAttr("l" + std::to_string(i)));
-      x = vram::nn::LinearOp::create(b, loc, x, w, Value());
-      x = vram::nn::ReluOp::create(b, loc, x, /*inplace=*/false);
-    }
-    func::ReturnOp::create(b, loc, x);
-    return module;
-  });
-  int64_t ops = 3 * layers;
+/// A chain of `layers` linear+relu layers of width `width`, as
+/// benchmarks/generate_chain.py writes it; `modules` names each layer a
+/// module (`lN`, its weight `lN.weight`), else the ops have no location.
+static OwningOpRef<ModuleOp> buildChain(MLIRContext &ctx, int64_t layers,
+                                        int64_t width, bool modules) {
+  OpBuilder b(&ctx);
+  Location loc = b.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  auto type = RankedTensorType::get({8, width}, b.getF32Type());
+  auto func = func::FuncOp::create(b, loc, "forward",
+                                   b.getFunctionType({type}, {type}));
+  b.setInsertionPointToStart(func.addEntryBlock());
+  Value x = func.getArgument(0);
+  auto weightType = RankedTensorType::get({width, width}, b.getF32Type());
+  for (int64_t i = 0; i < layers; ++i) {
+    std::string name = "l" + std::to_string(i);
+    Location layer =
+        modules ? Location(NameLoc::get(b.getStringAttr(name))) : loc;
+    Value w = vram::nn::ParamOp::create(
+        b, layer, weightType,
+        b.getStringAttr(modules ? name + ".weight" : name));
+    x = vram::nn::LinearOp::create(b, layer, x, w, Value());
+    x = vram::nn::ReluOp::create(b, layer, x, /*inplace=*/false);
+  }
+  func::ReturnOp::create(b, loc, x);
+  return module;
+}
+
+/// Counters of a chain of `ops` forward ops: "per_op" is the time per
+/// forward op, which should stay flat from 1k to 1M ops (issue 20).
+static void setChainCounters(benchmark::State &state, int64_t ops) {
   state.SetComplexityN(ops);
   state.counters["ops"] = static_cast<double>(ops);
   // Seconds per forward op and iteration.
   state.counters["per_op"] = benchmark::Counter(
-      static_cast<double>(ops),
-      benchmark::Counter::kIsIterationInvariantRate |
-          benchmark::Counter::kInvert);
+      static_cast<double>(ops), benchmark::Counter::kIsIterationInvariantRate |
+                                    benchmark::Counter::kInvert);
+}
+
+/// The chain at width 64 with state.range(0) forward ops (an nn.param,
+/// nn.linear and nn.relu per layer: range / 3 layers).
+static void BM_Chain(benchmark::State &state) {
+  MLIRContext &ctx = context();
+  int64_t layers = state.range(0) / 3;
+  runPipeline(state, ctx,
+              [&] { return buildChain(ctx, layers, 64, /*modules=*/false); });
+  setChainCounters(state, 3 * layers);
 }
 BENCHMARK(BM_Chain)
     ->RangeMultiplier(10)
     ->Range(1000, 1000000)
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity(benchmark::oN);
+
+/// The chain at width 512 (weights above ZeRO-3's persistence threshold)
+/// under --parallel=dp=8 --strategy=zero3: the coordinator's replay
+/// (lib/Transforms/Zero3.cpp) should keep the time per op flat too.
+static void BM_ChainZero3(benchmark::State &state) {
+  MLIRContext &ctx = context();
+  int64_t layers = state.range(0) / 3;
+  runPipeline(
+      state, ctx,
+      [&] { return buildChain(ctx, layers, 512, /*modules=*/true); },
+      [](vram::PipelineOptions &options) {
+        options.parallel = vram::ParallelOptions();
+        options.parallel->dp = 8;
+        options.parallel->zero = 3;
+      });
+  setChainCounters(state, 3 * layers);
+}
+BENCHMARK(BM_ChainZero3)
+    ->RangeMultiplier(10)
+    ->Range(1000, 100000)
     ->Unit(benchmark::kMillisecond)
     ->Complexity(benchmark::oN);
 

@@ -127,7 +127,13 @@ CASES = [("mlp", 2, 1, "sgd", {}), ("mlp", 2, 1, "adam", {}),
          # Gradient accumulation: each micro-batch's gradients are
          # reduce-scattered into the partitions (added after the first).
          ("mlp", 2, 3, "adam", {"gradient_accumulation_steps": 2}),
-         ("llama", 2, 3, "adam", {"gradient_accumulation_steps": 2, "reduce_bucket_size": 1000000})]
+         ("llama", 2, 3, "adam", {"gradient_accumulation_steps": 2, "reduce_bucket_size": 1000000}),
+         # Inference: forward under torch.no_grad(), no optimizer.
+         ("mlp", 2, 3, "none", {"inference": True}),
+         ("mlp", 2, 3, "none", {"inference": True, "stage3_prefetch_bucket_size": 0}),
+         ("llama", 2, 3, "none", {"inference": True}),
+         ("llama", 2, 3, "none", {"inference": True, "stage3_prefetch_bucket_size": 200000,
+                                  "stage3_max_live_parameters": 1000000})]
 
 
 def case_id(name, world, stage, optimizer, extra):
@@ -221,7 +227,9 @@ def run_rank(rank, world, name, stage, optimizer, extra, in_place, trace, port, 
         from peft import LoraConfig, get_peft_model
         model.lm = get_peft_model(model.lm, LoraConfig(
             r=8, lora_alpha=16, lora_dropout=0.0, target_modules=["q_proj", "v_proj"]))
-    opt = (torch.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
+    inference = extra.pop("inference", False)
+    opt = (None if inference
+           else torch.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
            else torch.optim.Adam(model.parameters(), lr=1e-3))
     bf16 = extra.pop("bf16", False)
     if bf16 and x.is_floating_point():
@@ -231,9 +239,20 @@ def run_rank(rank, world, name, stage, optimizer, extra, in_place, trace, port, 
               "gradient_accumulation_steps": accumulation,
               "zero_optimization": {"stage": stage, **extra}, "zero_allow_untested_optimizer": True,
               "steps_per_print": 10**9, "bf16": {"enabled": bf16}}
-    engine, _, _, _ = deepspeed.initialize(model=model, optimizer=opt, config=config)
+    # Inference (ZeRO-Inference): no optimizer, DeepSpeed's parameter
+    # offload (DeepSpeedZeRoOffload) alone gathers and releases around each
+    # module; each step is one forward without autograd.
+    if inference:
+        engine, _, _, _ = deepspeed.initialize(model=model.eval(), config=config)
 
-    def step():
+        def step():
+            with torch.no_grad():
+                engine(x)
+            hook.vram_mark(1)
+    else:
+        engine, _, _, _ = deepspeed.initialize(model=model, optimizer=opt, config=config)
+
+    def train_step():
         # One optimizer step: `accumulation` micro-batches, engine.step()
         # after each (DeepSpeed steps the optimizer at the last).
         for _ in range(accumulation):
@@ -244,6 +263,9 @@ def run_rank(rank, world, name, stage, optimizer, extra, in_place, trace, port, 
             del loss
             engine.step()
             hook.vram_mark(3)
+
+    if not inference:
+        step = train_step
 
     step()
     step()
@@ -294,13 +316,14 @@ def main():
         ranks = run_ranks(run_rank, world, world, name, stage, optimizer, extra, True, False)
         gloo = run_ranks(run_rank, world, world, name, stage, optimizer, extra, False, False)
         keys = {k: v for k, v in extra.items()
-                if k not in ("bf16", "lora", "gradient_accumulation_steps")}
+                if k not in ("bf16", "lora", "gradient_accumulation_steps", "inference")}
         row = {"id": case, "model": name, "world_size": world, "stage": stage,
                "optimizer": optimizer, "precision": "bf16" if extra.get("bf16") else "fp32",
                **({"lora": "peft r=8, alpha=16, dropout 0, q_proj and v_proj"}
                   if extra.get("lora") else {}),
                **({"gradient_accumulation_steps": extra["gradient_accumulation_steps"]}
                   if "gradient_accumulation_steps" in extra else {}),
+               **({"mode": "inference"} if extra.get("inference") else {}),
                "zero_optimization": {"stage": stage, **keys},
                **rank_figures(ranks, gloo)}
         print(row, flush=True)

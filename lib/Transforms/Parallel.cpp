@@ -201,12 +201,12 @@ void ParallelPass::runOnOperation() {
         << " sub-group-size=" << static_cast<int64_t>(subGroupSize);
     return signalPassFailure();
   }
-  // ZeRO replaces DDP on the dp ranks; in inference they are replicas
-  // (ZeRO-3's partitioned inference is not modelled).
+  // ZeRO-1/2 replace DDP on the dp ranks; in inference they are replicas.
+  // ZeRO-3 partitions the parameters in inference too (ZeRO-Inference).
   int64_t zeroRank = 0;
-  if (zero == 3 && getStepMode(step) != StepMode::Train) {
-    step.emitError() << "vram-parallel zero=3 models a training step; "
-                        "ZeRO-3 inference is not modelled yet";
+  if (zero == 3 && getStepMode(step) == StepMode::Generate) {
+    step.emitError() << "vram-parallel zero=3 models training and inference "
+                        "steps; ZeRO-3 generation is not modelled yet";
     return signalPassFailure();
   }
   if (zero == 3 &&

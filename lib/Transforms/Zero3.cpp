@@ -49,6 +49,10 @@
 // (a view for a single parameter), cast to fp32 when they are not, and
 // the optimizer steps the fp32 partition.
 //
+// Inference (deepspeed.initialize without an optimizer: DeepSpeedZeRoOffload
+// alone) keeps the partitions and the persistent parameters, no gradient
+// buffers, and gathers and releases by the same rules in forward.
+//
 // Modules are the step's layer names (the ops' locations), nested by
 // their dotted prefixes; a module's fetch takes its own parameters (by
 // name) and any other its ops read. Measured against DeepSpeed 0.19.8 on
@@ -142,7 +146,8 @@ SmallVector<std::string> moduleChain(StringRef layer) {
 class Zero3Rewriter {
 public:
   Zero3Rewriter(func::FuncOp step, const Zero3Layout &layout)
-      : step(step), layout(layout), builder(step.getContext()) {}
+      : step(step), layout(layout), builder(step.getContext()),
+        training(getStepMode(step) == StepMode::Train) {}
 
   LogicalResult run();
 
@@ -180,6 +185,8 @@ private:
   func::FuncOp step;
   const Zero3Layout &layout;
   OpBuilder builder;
+  /// A training step; else inference (no gradients, no optimizer).
+  bool training;
   Type element;
   std::vector<Zero3Param> params;
   DenseMap<Value, unsigned> paramOf;
@@ -202,7 +209,8 @@ private:
   int64_t available = 0;
   std::vector<Handle> handles;
   /// The parameters whose gradient each op finishes, and the last op of
-  /// backward.
+  /// backward (of the forward in inference): after it the last bucket is
+  /// reduced and what stays gathered is freed.
   DenseMap<Operation *, SmallVector<unsigned>> readyAfter;
   size_t lastBackward = 0;
   // The ipg bucket.
@@ -216,19 +224,19 @@ private:
 LogicalResult Zero3Rewriter::collectParams() {
   Block &body = step.getBody().front();
   SmallVector<OptimizerStepOp> updates(body.getOps<OptimizerStepOp>());
-  if (updates.empty())
+  if (training && updates.empty())
     return step.emitError() << "ZeRO needs a training step with an optimizer";
-  OptimizerStepOp first = updates.front();
   int64_t gatheredTotal = 0;
   // bitsandbytes' packed weights are not nn.param: ZeRO-3 would partition
   // them too (quant_storage), which is not modelled.
   if (auto packed = body.getOps<QuantizedWeightOp>(); !packed.empty())
     return (*packed.begin()).emitError()
            << "ZeRO-3 with 4-bit quantized weights is not modelled yet";
-  if (first.getOptimizer() == OptimizerKind::Adafactor ||
-      isBitsAndBytesOptimizer(first.getOptimizer()))
-    return first.emitError()
-           << "ZeRO with " << stringifyEnum(first.getOptimizer())
+  if (!updates.empty() &&
+      (updates.front().getOptimizer() == OptimizerKind::Adafactor ||
+       isBitsAndBytesOptimizer(updates.front().getOptimizer())))
+    return updates.front().emitError()
+           << "ZeRO with " << stringifyEnum(updates.front().getOptimizer())
            << " (state laid out per parameter) is not modelled yet";
   for (ParamOp param : body.getOps<ParamOp>()) {
     auto type = cast<RankedTensorType>(param.getType());
@@ -274,8 +282,10 @@ LogicalResult Zero3Rewriter::collectParams() {
       if (!grad.getDefiningOp())
         return p.op.emitError() << "ZeRO: no op finishes this gradient";
     }
-  if (trainable.empty())
+  if (training && trainable.empty())
     return step.emitError() << "ZeRO needs trainable parameters";
+  if (params.empty())
+    return step.emitError() << "ZeRO-3 needs parameters to partition";
   return success();
 }
 
@@ -329,6 +339,9 @@ void Zero3Rewriter::addPartitions() {
     if (!p.persistent)
       p.op->setAttr(NNDialect::kFlatParamAttrName, UnitAttr::get(ctx));
 
+  // Inference (DeepSpeedZeRoOffload alone) keeps no gradient buffers.
+  if (!training)
+    return;
   int64_t partitionElements = 0;
   SmallVector<Attribute> names;
   for (unsigned i : trainable) {
@@ -472,7 +485,7 @@ LogicalResult Zero3Rewriter::traceModules() {
       lastBackward = std::max(lastBackward, indexOf.lookup(ready));
     }
   for (auto [i, op] : llvm::enumerate(ops))
-    if (isBackward(op))
+    if (isBackward(op) || (!training && computes(op)))
       lastBackward = std::max(lastBackward, i);
   // Of one op's gradients the hooks run the later parameter's first (a
   // linear layer's bias before its weight, measured for ZeRO-2).
@@ -876,7 +889,7 @@ LogicalResult Zero3Rewriter::run() {
   addPartitions();
   if (failed(traceModules()) || failed(rewrite()))
     return failure();
-  return rewriteOptimizer();
+  return training ? rewriteOptimizer() : success();
 }
 
 LogicalResult vram::partitionForZero3(func::FuncOp step,

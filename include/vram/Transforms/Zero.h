@@ -53,8 +53,9 @@ struct Zero3Layout {
   int64_t subGroupSize = 1000000000;
 };
 
-/// Rewrites the built training step `step` into one rank's step under
-/// DeepSpeed ZeRO-3 (DeepSpeedZeroOptimizer_Stage3; ranks are alike).
+/// Rewrites the built training or inference step `step` into one rank's
+/// step under DeepSpeed ZeRO-3 (DeepSpeedZeroOptimizer_Stage3, or
+/// DeepSpeedZeRoOffload without an optimizer; ranks are alike).
 mlir::LogicalResult partitionForZero3(mlir::func::FuncOp step,
                                       const Zero3Layout &layout);
 
