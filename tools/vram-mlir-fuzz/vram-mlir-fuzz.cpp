@@ -3,8 +3,9 @@
 // Feeds arbitrary bytes to MLIR's parser in a context with the nn and func
 // dialects (the nn dialect's custom parsers and verifiers run there), then,
 // for a module that parses and verifies, runs what a report needs: the
-// vram-build-step pass (a training or inference step, picked by the input)
-// and the memory and FLOP analyses of the step. Each must either succeed or
+// vram-build-step pass (a training or inference step, picked by the input,
+// then one rank's under ZeRO-3 for some inputs) and the memory and FLOP
+// analyses of the step. Each must either succeed or
 // emit diagnostics: never crash, hang, or trip a sanitizer. Diagnostics are
 // swallowed.
 //
@@ -80,6 +81,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                       : vram::nn::StepMode::Inference;
     PassManager pm(ctx.get(), ModuleOp::getOperationName());
     pm.addPass(vram::createBuildStep(options));
+    // The next bit rewrites the step into one rank's under ZeRO-3 (its
+    // coordinator replay reads every op's layer and parameter uses).
+    if (data[size - 1] & 2) {
+      vram::ParallelOptions parallel;
+      parallel.dp = 2;
+      parallel.zero = 3;
+      parallel.prefetchBucket = data[size - 1] & 4 ? 0 : 1000;
+      parallel.persistenceThreshold = 0;
+      pm.addPass(vram::createParallel(parallel));
+    }
     if (failed(pm.run(*module)) || failed(verify(*module)))
       return 0;
   }
