@@ -128,6 +128,11 @@ CASES = [("mlp", 2, 1, "sgd", {}), ("mlp", 2, 1, "adam", {}),
          # reduce-scattered into the partitions (added after the first).
          ("mlp", 2, 3, "adam", {"gradient_accumulation_steps": 2}),
          ("llama", 2, 3, "adam", {"gradient_accumulation_steps": 2, "reduce_bucket_size": 1000000}),
+         # Gradient accumulation at stages 1 and 2.
+         ("mlp", 2, 2, "adam", {"gradient_accumulation_steps": 2}),
+         ("mlp", 2, 1, "adam", {"gradient_accumulation_steps": 2}),
+         ("mlp", 2, 2, "sgd", {"gradient_accumulation_steps": 2, "reduce_bucket_size": 300000}),
+         ("llama", 2, 2, "adam", {"gradient_accumulation_steps": 2, "reduce_bucket_size": 1000000}),
          # Inference: forward under torch.no_grad(), no optimizer.
          ("mlp", 2, 3, "none", {"inference": True}),
          ("mlp", 2, 3, "none", {"inference": True, "stage3_prefetch_bucket_size": 0}),
