@@ -119,6 +119,14 @@ static Operation *getForwardOp(nn::BackwardOp backward) {
 /// name, a name that comes back after other layers (torchvision's shared
 /// `relu`) starting its next call. FLOPs and saved bytes come from the
 /// analyses.
+/// A view (nn.slice, nn.reshape) of a gathered buffer: ZeRO-3's parameter
+/// gathered alone, viewed at its size.
+static bool isGatheredView(Value v) {
+  while (isa_and_nonnull<nn::SliceOp, nn::ReshapeOp>(v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  return isa_and_nonnull<nn::AllGatherOp, nn::UnshardOp>(v.getDefiningOp());
+}
+
 static std::vector<LayerRow> buildLayerTable(const Analyses &a,
                                              nn::FlopConvention convention) {
   std::vector<LayerRow> table;
@@ -134,11 +142,11 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
     if (getStepPhase(&op) != StepPhase::Forward || op.getNumResults() == 0 ||
         isa<nn::PersistentStorageOpInterface, nn::SavedOp>(op))
       continue;
-    // FSDP's collectives and the views of gathered parameters belong to no
-    // layer: the layers' rows count the parameters they use.
+    // FSDP's and ZeRO-3's collectives and the views of gathered parameters
+    // belong to no layer: the layers' rows count the parameters they use.
     if (isa<nn::AllGatherOp, nn::UnshardOp, nn::ReduceScatterInputOp,
             nn::ReduceScatterOp>(op) ||
-        getParameterOf(op.getResult(0)))
+        getParameterOf(op.getResult(0)) || isGatheredView(op.getResult(0)))
       continue;
     std::string name = getLayerName(op.getLoc());
     if (table.empty() || name != previous) {
