@@ -95,7 +95,24 @@ FailureOr<ParameterSummary> vram::summarizeParameters(Operation *func) {
   return summary;
 }
 
-Operation *vram::getParameterOf(Value v) {
+Operation *vram::getParameterOf(Value v,
+                                const llvm::StringMap<Operation *> *byName) {
+  // ZeRO-3: the gathered buffer names its parameters, in order.
+  if (byName) {
+    Value gathered = v;
+    while (
+        isa_and_nonnull<nn::SliceOp, nn::ReshapeOp>(gathered.getDefiningOp()))
+      gathered = gathered.getDefiningOp()->getOperand(0);
+    unsigned index = 0;
+    if (auto unshard = gathered.getDefiningOp<nn::UnshardOp>()) {
+      index = cast<OpResult>(gathered).getResultNumber();
+      gathered = unshard.getFlat();
+    }
+    if (auto gather = gathered.getDefiningOp<nn::AllGatherOp>())
+      if (ArrayAttr names = gather.getParamsAttr())
+        if (index < names.size())
+          return byName->lookup(cast<StringAttr>(names[index]).getValue());
+  }
   if (auto slice = v.getDefiningOp<nn::SliceOp>())
     v = slice.getInput();
   if (auto unshard = v.getDefiningOp<nn::UnshardOp>()) {

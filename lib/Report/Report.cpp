@@ -135,6 +135,10 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
   llvm::DenseMap<Operation *, unsigned> rowOf;
   llvm::DenseSet<std::pair<unsigned, Value>> paramsSeen;
   func::FuncOp func = a.func;
+  // ZeRO-3's gathers name their parameters.
+  llvm::StringMap<Operation *> paramsByName;
+  for (auto param : func.getBody().front().getOps<nn::ParamOp>())
+    paramsByName[param.getName()] = param;
   std::string previous;
   // A row's output shape is its last op's, spelled once per row.
   Type lastType;
@@ -172,7 +176,8 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
     lastType = op.getResult(0).getType();
     row.flops += a.flops->getOpFlops(&op, convention);
     for (Value operand : op.getOperands()) {
-      if (auto param = dyn_cast_or_null<nn::ParamOp>(getParameterOf(operand)))
+      if (auto param = dyn_cast_or_null<nn::ParamOp>(
+              getParameterOf(operand, &paramsByName)))
         if (paramsSeen.insert({index, param.getResult()}).second) {
           row.params +=
               cast<RankedTensorType>(param.getType()).getNumElements();

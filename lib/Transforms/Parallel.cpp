@@ -514,7 +514,8 @@ LogicalResult ParallelPass::shardStep(func::FuncOp step) {
       shards.push_back(shardOf.lookup(param.getResult()));
     return AllGatherOp::create(
                builder, u.params.front().getLoc(), flatType(u, ranks), shards,
-               builder.getStringAttr(u.module), phaseAttr(phase))
+               builder.getStringAttr(u.module), phaseAttr(phase),
+               /*params=*/ArrayAttr())
         .getResult();
   };
   auto replaceUses = [&](const DenseMap<Value, Value> &full,

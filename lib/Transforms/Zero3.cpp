@@ -507,9 +507,13 @@ void Zero3Rewriter::gather(ArrayRef<unsigned> members, StringRef module,
       shards.push_back(p.partitionStorage);
     available += p.elements;
   }
+  SmallVector<Attribute> names;
+  for (unsigned i : sorted)
+    names.push_back(params[i].op.getNameAttr());
   Value flat = AllGatherOp::create(
       builder, moduleLoc(module), RankedTensorType::get({elements}, element),
-      shards, builder.getStringAttr(module), phaseAttr(phase));
+      shards, builder.getStringAttr(module), phaseAttr(phase),
+      builder.getArrayAttr(names));
   Handle handle;
   handle.flat = flat;
   handle.params = sorted;

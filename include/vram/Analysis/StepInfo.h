@@ -7,6 +7,7 @@
 
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -48,8 +49,13 @@ mlir::FailureOr<ParameterSummary> summarizeParameters(mlir::Operation *func);
 
 /// The nn.param whose value `v` is: the parameter itself, or, in a step
 /// sharded by vram-parallel, its gathered copy (nn.unshard, viewed to its
-/// size by nn.slice); null for any other value.
-mlir::Operation *getParameterOf(mlir::Value v);
+/// size by nn.slice); with `paramsByName` (the step's nn.param ops by
+/// name), also ZeRO-3's gathered copies (views of an nn.all_gather, or
+/// nn.unshard copies of one, that names its parameters); null for any other
+/// value.
+mlir::Operation *getParameterOf(
+    mlir::Value v,
+    const llvm::StringMap<mlir::Operation *> *paramsByName = nullptr);
 
 /// The batch size of a model or step: its `nn.batch` attribute (set by the
 /// front end that bound it), else the leading dimension of its first

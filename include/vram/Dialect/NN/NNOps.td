@@ -1683,12 +1683,18 @@ def NN_AllGatherOp : NN_CollectiveOp<"all_gather", [
     theirs: the shards are first cast into one flat input of the result's
     dtype, the op's workspace.
 
+    ZeRO-3's gathers read flat partitions that hold several parameters:
+    `params` names the parameters gathered, in the order of the result (and
+    of `nn.unshard`'s copies of it), so reports can tell which parameters a
+    layer computes with.
+
     ```mlir
     %flat = nn.all_gather %s0, %s1 {unit = "layer1", phase = #nn<phase forward>} : (tensor<256x512xf32>, tensor<256xf32>) -> tensor<263168xf32>
     ```
   }];
   let arguments = (ins Variadic<NN_FloatTensor>:$shards, StrAttr:$unit,
-                       NN_StepPhaseAttr:$phase);
+                       NN_StepPhaseAttr:$phase,
+                       OptionalAttr<StrArrayAttr>:$params);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat =
       "$shards attr-dict `:` functional-type($shards, results)";
