@@ -72,6 +72,28 @@ struct FlatParam {
 
 } // namespace
 
+LogicalResult vram::checkZeroParamType(ParamOp param, Type &element) {
+  Type type = cast<RankedTensorType>(param.getType()).getElementType();
+  if (!type.isF32() && !type.isBF16())
+    return param.emitError()
+           << "ZeRO with " << type
+           << " parameters (DeepSpeed's fp16 loss scaling) is not modelled yet";
+  if (element && element != type)
+    return param.emitError() << "ZeRO flattens parameters of one dtype, got "
+                             << type << " and " << element;
+  element = type;
+  return success();
+}
+
+LogicalResult vram::checkZeroOptimizer(OptimizerStepOp update) {
+  if (update.getOptimizer() == OptimizerKind::Adafactor ||
+      isBitsAndBytesOptimizer(update.getOptimizer()))
+    return update.emitError()
+           << "ZeRO with " << stringifyEnum(update.getOptimizer())
+           << " (state laid out per parameter) is not modelled yet";
+  return success();
+}
+
 LogicalResult vram::partitionForZero(func::FuncOp step,
                                      const ZeroLayout &layout, int64_t &rank) {
   MLIRContext *ctx = step.getContext();
@@ -89,11 +111,8 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
   if (updates.empty())
     return step.emitError() << "ZeRO needs a training step with an optimizer";
   OptimizerStepOp first = updates.front();
-  if (first.getOptimizer() == OptimizerKind::Adafactor ||
-      isBitsAndBytesOptimizer(first.getOptimizer()))
-    return first.emitError()
-           << "ZeRO with " << stringifyEnum(first.getOptimizer())
-           << " (state laid out per parameter) is not modelled yet";
+  if (failed(checkZeroOptimizer(first)))
+    return failure();
   DenseMap<Operation *, size_t> position;
   for (auto [i, op] : llvm::enumerate(body))
     position[&op] = i;
@@ -107,17 +126,9 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
       if (!owner)
         return update.emitError() << "ZeRO flattens nn.param parameters; "
                                      "this update's parameter is not one";
+      if (failed(checkZeroParamType(owner, element)))
+        return failure();
       auto type = cast<RankedTensorType>(param.getType());
-      if (!type.getElementType().isF32() && !type.getElementType().isBF16())
-        return owner.emitError()
-               << "ZeRO with " << type.getElementType()
-               << " parameters (DeepSpeed's fp16 loss scaling) is not "
-                  "modelled yet";
-      if (element && element != type.getElementType())
-        return owner.emitError()
-               << "ZeRO flattens parameters of one dtype, got "
-               << type.getElementType() << " and " << element;
-      element = type.getElementType();
       FlatParam p;
       p.param = owner;
       p.grad = grad;

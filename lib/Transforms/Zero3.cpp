@@ -194,7 +194,7 @@ private:
   /// Per sub-group: its trainable parameters and their flat partitions.
   SmallVector<SmallVector<unsigned>> subGroups;
   SmallVector<Value> subGroupFlats;
-  Value gradPartitions, ipgBuffer;
+  Value gradPartitions;
   std::vector<Operation *> ops;
   /// The hooks' calls, and those that run before ops[i] (releases first,
   /// then fetches).
@@ -232,23 +232,12 @@ LogicalResult Zero3Rewriter::collectParams() {
   if (auto packed = body.getOps<QuantizedWeightOp>(); !packed.empty())
     return (*packed.begin()).emitError()
            << "ZeRO-3 with 4-bit quantized weights is not modelled yet";
-  if (!updates.empty() &&
-      (updates.front().getOptimizer() == OptimizerKind::Adafactor ||
-       isBitsAndBytesOptimizer(updates.front().getOptimizer())))
-    return updates.front().emitError()
-           << "ZeRO with " << stringifyEnum(updates.front().getOptimizer())
-           << " (state laid out per parameter) is not modelled yet";
+  if (!updates.empty() && failed(checkZeroOptimizer(updates.front())))
+    return failure();
   for (ParamOp param : body.getOps<ParamOp>()) {
+    if (failed(checkZeroParamType(param, element)))
+      return failure();
     auto type = cast<RankedTensorType>(param.getType());
-    if (!type.getElementType().isF32() && !type.getElementType().isBF16())
-      return param.emitError()
-             << "ZeRO-3 with " << type.getElementType()
-             << " parameters is not modelled yet (fp32 and bf16 are)";
-    if (element && element != type.getElementType())
-      return param.emitError()
-             << "ZeRO-3 partitions parameters of one dtype, got "
-             << type.getElementType() << " and " << element;
-    element = type.getElementType();
     Zero3Param p;
     p.op = param;
     p.elements = type.getNumElements();
@@ -352,7 +341,8 @@ void Zero3Rewriter::addPartitions() {
       builder, loc(), RankedTensorType::get({partitionElements}, element),
       builder.getStringAttr("zero.grad_partitions"),
       builder.getArrayAttr(names));
-  ipgBuffer = GradBucketOp::create(
+  // The ipg buffer: persistent, the reductions' bucket.
+  GradBucketOp::create(
       builder, loc(), RankedTensorType::get({layout.reduceBucket}, element),
       builder.getStringAttr("zero.ipg_buffer"), builder.getArrayAttr(names));
 }
@@ -399,7 +389,7 @@ LogicalResult Zero3Rewriter::traceModules() {
     unsigned fetch;
     bool inputsNeedGrad = false;
   };
-  auto walk = [&](bool backward) -> LogicalResult {
+  auto walk = [&](bool backward) {
     SmallVector<Open> stack;
     size_t previous = 0;
     StepPhase phase = backward ? StepPhase::Backward : StepPhase::Forward;
@@ -452,10 +442,9 @@ LogicalResult Zero3Rewriter::traceModules() {
       previous = i;
     }
     close(0);
-    return success();
   };
-  if (failed(walk(/*backward=*/false)) || failed(walk(/*backward=*/true)))
-    return failure();
+  walk(/*backward=*/false);
+  walk(/*backward=*/true);
 
   // The trace: the fetches in the order they run (trace steps), with the
   // parameters each uses in parameter order.

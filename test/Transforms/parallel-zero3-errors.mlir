@@ -3,7 +3,7 @@
 
 // fp16 parameters need DeepSpeed's loss scaling, not modelled.
 func.func @forward(%x: tensor<2x8xf16>) -> tensor<2x8xf16> {
-  // expected-error @below {{ZeRO-3 with 'f16' parameters is not modelled yet (fp32 and bf16 are)}}
+  // expected-error @below {{ZeRO with 'f16' parameters (DeepSpeed's fp16 loss scaling) is not modelled yet}}
   %w = nn.param "w" : tensor<8x8xf16>
   %y = nn.linear %x, %w : (tensor<2x8xf16>, tensor<8x8xf16>) -> tensor<2x8xf16>
   return %y : tensor<2x8xf16>
@@ -15,7 +15,7 @@ func.func @forward(%x: tensor<2x8xf16>) -> tensor<2x8xf16> {
 func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %w = nn.param "w" : tensor<8x8xf32>
   %y = nn.linear %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
-  // expected-error @below {{ZeRO-3 partitions parameters of one dtype, got 'bf16' and 'f32'}}
+  // expected-error @below {{ZeRO flattens parameters of one dtype, got 'bf16' and 'f32'}}
   %s = nn.param "s" : tensor<8xbf16>
   %c = nn.cast %s : tensor<8xbf16> to tensor<8xf32>
   %z = nn.mul %y, %c : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>

@@ -10,6 +10,8 @@
 #ifndef VRAM_TRANSFORMS_ZERO_H
 #define VRAM_TRANSFORMS_ZERO_H
 
+#include "vram/Dialect/NN/NNOps.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LLVM.h"
 
@@ -26,6 +28,15 @@ struct ZeroLayout {
   /// gradient hooks as stage 2 does.
   bool overlapComm = false;
 };
+
+/// What every ZeRO stage needs of a parameter: fp32 or bf16 (fp16 needs
+/// DeepSpeed's loss scaling) and one dtype for all (`element`, set by the
+/// first parameter checked).
+mlir::LogicalResult checkZeroParamType(nn::ParamOp param, mlir::Type &element);
+
+/// What every ZeRO stage needs of the optimizer: state laid out elementwise
+/// (not Adafactor's factors or bitsandbytes' blocks).
+mlir::LogicalResult checkZeroOptimizer(nn::OptimizerStepOp update);
 
 /// Rewrites the built training step `step` into the step of the rank whose
 /// gradient partition is largest (its figures are the worst rank's) and
