@@ -85,6 +85,20 @@ LogicalResult vram::checkZeroParamType(ParamOp param, Type &element) {
   return success();
 }
 
+void vram::eraseClientOptimizer(Block &body,
+                                ArrayRef<OptimizerStepOp> updates) {
+  for (OptimizerStepOp update : updates)
+    update.erase();
+  // DeepSpeed drops each .grad itself (the releases above).
+  for (auto release : llvm::make_early_inc_range(body.getOps<ReleaseOp>()))
+    if (release->hasAttr(NNDialect::kZeroGradAttrName))
+      release.erase();
+  for (auto state : llvm::make_early_inc_range(body.getOps<OptimizerStateOp>()))
+    if (!state.getParam().getDefiningOp<ZeroPartitionOp>() &&
+        state->use_empty())
+      state.erase();
+}
+
 LogicalResult vram::checkZeroOptimizer(OptimizerStepOp update) {
   if (update.getOptimizer() == OptimizerKind::Adafactor ||
       isBitsAndBytesOptimizer(update.getOptimizer()))
@@ -392,14 +406,6 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
       builder, first.getLoc(), first.getOptimizerAttr(),
       first.getImplementationAttr(), ValueRange{master.getResult()},
       ValueRange{masterGrad}, states, first.getWeightDecayAttr());
-  for (OptimizerStepOp update : updates)
-    update.erase();
-  // DeepSpeed drops each .grad itself (the releases above).
-  for (auto release : llvm::make_early_inc_range(body.getOps<ReleaseOp>()))
-    if (release->hasAttr(NNDialect::kZeroGradAttrName))
-      release.erase();
-  for (auto state : llvm::make_early_inc_range(body.getOps<OptimizerStateOp>()))
-    if (state.getParam() != master.getResult() && state->use_empty())
-      state.erase();
+  eraseClientOptimizer(body, updates);
   return success();
 }

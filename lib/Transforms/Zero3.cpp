@@ -800,16 +800,7 @@ LogicalResult Zero3Rewriter::rewriteOptimizer() {
                             first.getWeightDecayAttr());
     offset += elements;
   }
-  for (OptimizerStepOp update : updates)
-    update.erase();
-  // DeepSpeed drops each .grad itself (the releases above).
-  for (auto release : llvm::make_early_inc_range(body.getOps<ReleaseOp>()))
-    if (release->hasAttr(NNDialect::kZeroGradAttrName))
-      release.erase();
-  for (auto state : llvm::make_early_inc_range(body.getOps<OptimizerStateOp>()))
-    if (!state.getParam().getDefiningOp<ZeroPartitionOp>() &&
-        state->use_empty())
-      state.erase();
+  eraseClientOptimizer(body, updates);
   return success();
 }
 

@@ -38,6 +38,12 @@ mlir::LogicalResult checkZeroParamType(nn::ParamOp param, mlir::Type &element);
 /// (not Adafactor's factors or bitsandbytes' blocks).
 mlir::LogicalResult checkZeroOptimizer(nn::OptimizerStepOp update);
 
+/// Drops the client optimizer once ZeRO's steps its partitions: its updates,
+/// the releases of `.grad` (DeepSpeed drops each gradient itself) and its
+/// state of anything but a `nn.zero_partition`.
+void eraseClientOptimizer(mlir::Block &body,
+                          llvm::ArrayRef<nn::OptimizerStepOp> updates);
+
 /// Rewrites the built training step `step` into the step of the rank whose
 /// gradient partition is largest (its figures are the worst rank's) and
 /// returns that rank in `rank`.
