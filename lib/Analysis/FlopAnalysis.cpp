@@ -17,7 +17,10 @@ static bool isTrainingStep(Operation *op) {
   return mode && mode.getValue() == nn::StepMode::Train;
 }
 
-FlopAnalysis::FlopAnalysis(Operation *op) : root(op) {
+FlopAnalysis::FlopAnalysis(Operation *op) : FlopAnalysis(op, collectOps(op)) {}
+
+FlopAnalysis::FlopAnalysis(Operation *op, ArrayRef<Operation *> ops)
+    : root(op) {
   bool training = isTrainingStep(op);
   auto add = [&](int64_t &sum, int64_t value, Operation *at) {
     if (hasFailed)
@@ -29,7 +32,11 @@ FlopAnalysis::FlopAnalysis(Operation *op) : root(op) {
       hasFailed = true;
     }
   };
-  op->walk([&](nn::CostOpInterface costOp) {
+  perOp.reserve(ops.size());
+  for (Operation *nested : ops) {
+    auto costOp = dyn_cast<nn::CostOpInterface>(nested);
+    if (!costOp)
+      continue;
     Counts counts;
     unsigned phase = static_cast<unsigned>(getStepPhase(costOp));
     for (unsigned c = 0; c < kNumConventions; ++c) {
@@ -38,7 +45,7 @@ FlopAnalysis::FlopAnalysis(Operation *op) : root(op) {
       add(total[c], counts[c], costOp);
     }
     perOp[costOp] = counts;
-  });
+  }
 }
 
 int64_t FlopAnalysis::getOpFlops(Operation *op,

@@ -33,7 +33,21 @@ std::optional<int64_t> vram::getTensorBytes(Type type) {
                         llvm::divideCeil(tensor.getElementTypeBitWidth(), 8));
 }
 
+std::vector<Operation *> vram::collectOps(Operation *func) {
+  std::vector<Operation *> ops;
+  func->walk([&](Operation *op) {
+    if (op != func)
+      ops.push_back(op);
+  });
+  return ops;
+}
+
 FailureOr<ParameterSummary> vram::summarizeParameters(Operation *func) {
+  return summarizeParameters(collectOps(func));
+}
+
+FailureOr<ParameterSummary>
+vram::summarizeParameters(ArrayRef<Operation *> ops) {
   ParameterSummary summary;
   // Each sum is checked: a model whose parameter count or bytes do not fit
   // in 64 bits is an error at the parameter that overflowed it.
@@ -43,7 +57,7 @@ FailureOr<ParameterSummary> vram::summarizeParameters(Operation *func) {
       sum = *next;
     return next.has_value();
   };
-  WalkResult walk = func->walk([&](Operation *op) {
+  for (Operation *op : ops) {
     bool ok = true;
     auto numel = [](Value v) {
       return checkedProduct(cast<RankedTensorType>(v.getType()).getShape());
@@ -66,23 +80,22 @@ FailureOr<ParameterSummary> vram::summarizeParameters(Operation *func) {
       ok = accumulate(summary.bufferCount, numel(buffer)) &&
            accumulate(summary.bufferBytes, getTensorBytes(buffer.getType()));
     }
-    if (ok)
-      return WalkResult::advance();
-    op->emitError("the model's parameter or buffer count overflows 64 bits "
-                  "at this tensor");
-    return WalkResult::interrupt();
-  });
-  if (walk.wasInterrupted())
-    return failure();
+    if (!ok)
+      return op->emitError("the model's parameter or buffer count overflows "
+                           "64 bits at this tensor");
+  }
   // Each routed expert stack once (a checkpointed forward runs it twice):
   // k of its E experts are active for a token.
   summary.active = summary.count;
   llvm::SmallPtrSet<Operation *, 8> expertStacks;
-  func->walk([&](nn::GroupedMmOp mm) {
+  for (Operation *op : ops) {
+    auto mm = dyn_cast<nn::GroupedMmOp>(op);
+    if (!mm)
+      continue;
     auto dispatch = mm.getOffsets().getDefiningOp<nn::MoeDispatchOp>();
     Operation *param = getParameterOf(mm.getWeight());
     if (!dispatch || !param || !expertStacks.insert(param).second)
-      return;
+      continue;
     int64_t experts = dispatch.getNumExperts();
     ArrayRef<int64_t> indices =
         cast<RankedTensorType>(dispatch.getIndices().getType()).getShape();
@@ -91,7 +104,7 @@ FailureOr<ParameterSummary> vram::summarizeParameters(Operation *func) {
         cast<RankedTensorType>(param->getResult(0).getType()).getShape());
     if (elements && experts > perToken)
       summary.active -= *elements / experts * (experts - perToken);
-  });
+  }
   return summary;
 }
 
@@ -161,13 +174,17 @@ std::string vram::getPrecisionName(Type type) {
 }
 
 std::string vram::getPrecision(Operation *func) {
+  return getPrecision(func, collectOps(func));
+}
+
+std::string vram::getPrecision(Operation *func, ArrayRef<Operation *> ops) {
   if (auto autocast =
           func->getAttrOfType<TypeAttr>(nn::NNDialect::kAutocastAttrName))
     return "amp-" + getPrecisionName(autocast.getValue());
   llvm::SmallSetVector<Type, 2> types;
-  func->walk([&](nn::ParamOp param) {
-    types.insert(getElementTypeOrSelf(param.getType()));
-  });
+  for (Operation *op : ops)
+    if (auto param = dyn_cast<nn::ParamOp>(op))
+      types.insert(getElementTypeOrSelf(param.getType()));
   if (types.empty())
     if (auto f = dyn_cast<FunctionOpInterface>(func))
       for (Type t : f.getArgumentTypes())

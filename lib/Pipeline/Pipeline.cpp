@@ -92,22 +92,31 @@ BuildStepOptions PipelineOptions::getBuildStepOptions() const {
   return options;
 }
 
-/// Runs `pm` on `module`, with the pass manager flags (--mlir-print-ir-*,
-/// timing) applied when the options say they are registered.
+/// Runs `pm` on `module`, with the pass manager flags (--mlir-print-ir-*)
+/// applied when the options say they are registered, its passes timed under
+/// `timing`.
 static LogicalResult runPasses(PassManager &pm, ModuleOp module,
-                               const PipelineOptions &options) {
+                               const PipelineOptions &options,
+                               TimingScope &timing) {
   if (options.usePassManagerCLOptions && failed(applyPassManagerCLOptions(pm)))
     return failure();
+  pm.enableTiming(timing);
   return pm.run(module);
 }
 
 llvm::Error vram::runPipeline(ModuleOp module, const PipelineOptions &options) {
+  TimingScope untimed;
+  return runPipeline(module, options, untimed);
+}
+
+llvm::Error vram::runPipeline(ModuleOp module, const PipelineOptions &options,
+                              TimingScope &timing) {
   MLIRContext *ctx = module.getContext();
   if (options.userPasses && options.userPasses->size()) {
     PassManager pm(ctx, ModuleOp::getOperationName(),
                    OpPassManager::Nesting::Implicit);
     static_cast<OpPassManager &>(pm) = *options.userPasses;
-    if (failed(runPasses(pm, module, options)))
+    if (failed(runPasses(pm, module, options, timing)))
       return makeDiagnosedError();
   }
   PassManager scenarioPm(ctx, ModuleOp::getOperationName());
@@ -138,13 +147,13 @@ llvm::Error vram::runPipeline(ModuleOp module, const PipelineOptions &options) {
       return makeUsageError(
           "--freeze, --freeze-first, --quantize, --lora and --precision "
           "apply to the forward model: the pipeline already built the step");
-    if (failed(runPasses(scenarioPm, module, options)))
+    if (failed(runPasses(scenarioPm, module, options, timing)))
       return makeDiagnosedError();
   }
   if (options.buildStep && !module.lookupSymbol("step")) {
     PassManager stepPm(ctx, ModuleOp::getOperationName());
     stepPm.addPass(createBuildStep(options.getBuildStepOptions()));
-    if (failed(runPasses(stepPm, module, options)))
+    if (failed(runPasses(stepPm, module, options, timing)))
       return makeDiagnosedError();
   }
   if (!options.checkpointModules.empty()) {
@@ -157,7 +166,7 @@ llvm::Error vram::runPipeline(ModuleOp module, const PipelineOptions &options) {
     checkpoint.modules.assign(options.checkpointModules.begin(),
                               options.checkpointModules.end());
     checkpointPm.addPass(createCheckpoint(checkpoint));
-    if (failed(runPasses(checkpointPm, module, options)))
+    if (failed(runPasses(checkpointPm, module, options, timing)))
       return makeDiagnosedError();
   }
   if (options.parallel) {
@@ -165,7 +174,7 @@ llvm::Error vram::runPipeline(ModuleOp module, const PipelineOptions &options) {
       return makeUsageError("--parallel applies to a built step");
     PassManager parallelPm(ctx, ModuleOp::getOperationName());
     parallelPm.addPass(createParallel(*options.parallel));
-    if (failed(runPasses(parallelPm, module, options)))
+    if (failed(runPasses(parallelPm, module, options, timing)))
       return makeDiagnosedError();
   }
   return llvm::Error::success();

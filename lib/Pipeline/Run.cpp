@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/BuryPointer.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
@@ -22,11 +23,22 @@ using namespace vram;
 
 llvm::Error vram::runModel(ModelSource &source, const RunOptions &options,
                            llvm::raw_ostream &os) {
+  TimingScope untimed;
+  return runModel(source, options, os, untimed);
+}
+
+llvm::Error vram::runModel(ModelSource &source, const RunOptions &options,
+                           llvm::raw_ostream &os, TimingScope &timing) {
   syncModelSource(source, options.pipeline);
+  TimingScope buildTiming = timing.nest("Build model");
   llvm::Expected<OwningOpRef<ModuleOp>> module = source.build(std::nullopt);
+  buildTiming.stop();
   if (!module)
     return module.takeError();
-  return processModule(**module, source, options, os);
+  llvm::Error result = processModule(**module, source, options, os, timing);
+  if (!options.freeModule)
+    llvm::BuryPointer(module->release().getOperation());
+  return result;
 }
 
 #ifdef VRAM_ENABLE_EXECUTION
@@ -232,7 +244,7 @@ static ReportFormat getReportFormat(OutputFormat format) {
 
 llvm::Error vram::processModule(ModuleOp module, ModelSource &source,
                                 const RunOptions &options,
-                                llvm::raw_ostream &os) {
+                                llvm::raw_ostream &os, TimingScope &timing) {
   const PipelineOptions &pipeline = options.pipeline;
   // --batch must have bound the model's batch dimension: a model whose batch
   // is static and different (or that has none) cannot apply it.
@@ -245,11 +257,16 @@ llvm::Error vram::processModule(ModuleOp module, ModelSource &source,
             *options.batch,
             modelBatch ? std::to_string(*modelBatch) : std::string("absent")));
     }
-  if (llvm::Error error = runPipeline(module, pipeline))
-    return error;
+  {
+    TimingScope passTiming = timing.nest("Pipeline");
+    if (llvm::Error error = runPipeline(module, pipeline, passTiming))
+      return error;
+  }
   std::optional<BudgetFinding> budget;
+  TimingScope budgetTiming = timing.nest("Budget");
   bool overBudget =
       pipeline.budget && failed(lintBudget(module, pipeline, &source, &budget));
+  budgetTiming.stop();
   ReportOptions report = options.report;
   report.modelName = source.getName().str();
   if (auto name =
@@ -261,6 +278,7 @@ llvm::Error vram::processModule(ModuleOp module, ModelSource &source,
   report.budget = std::move(budget);
   bool validationFailed = false;
   if (options.validation.target != ValidationTarget::None) {
+    TimingScope validationTiming = timing.nest("Validation");
     ValidationFinding finding;
     if (failed(
             validateStep(module, options, source, finding, validationFailed)))
@@ -268,6 +286,7 @@ llvm::Error vram::processModule(ModuleOp module, ModelSource &source,
     report.validation = finding;
   }
   llvm::Error verdict = toError(failure(overBudget || validationFailed));
+  TimingScope outputTiming = timing.nest("Output");
   if (!options.traceFile.empty()) {
     std::string error;
     std::unique_ptr<llvm::ToolOutputFile> trace =

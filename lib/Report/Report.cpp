@@ -134,48 +134,58 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
   llvm::StringMap<unsigned> lastRowOf; // name -> its latest row
   llvm::DenseMap<Operation *, unsigned> rowOf;
   llvm::DenseSet<std::pair<unsigned, Value>> paramsSeen;
-  func::FuncOp func = a.func;
+  ArrayRef<Operation *> ops = a.memory->getOps();
   // ZeRO-3's gathers name their parameters.
   llvm::StringMap<Operation *> paramsByName;
-  for (auto param : func.getBody().front().getOps<nn::ParamOp>())
-    paramsByName[param.getName()] = param;
+  for (Operation *op : ops)
+    if (auto param = dyn_cast<nn::ParamOp>(op))
+      paramsByName[param.getName()] = param;
   std::string previous;
-  // A row's output shape is its last op's, spelled once per row.
+  // A row's output shape is its last op's, spelled once per type (printing
+  // a type costs more than the rest of a row).
   Type lastType;
-  for (Operation &op : func.getBody().front()) {
-    if (getStepPhase(&op) != StepPhase::Forward || op.getNumResults() == 0 ||
-        isa<nn::PersistentStorageOpInterface, nn::SavedOp>(op))
+  llvm::DenseMap<Type, std::string> typeStrings;
+  auto spell = [&](Type type) -> const std::string & {
+    auto [it, inserted] = typeStrings.try_emplace(type);
+    if (inserted)
+      it->second = typeString(type);
+    return it->second;
+  };
+  for (Operation *op : ops) {
+    if (op->getNumResults() == 0 ||
+        isa<nn::PersistentStorageOpInterface, nn::SavedOp>(op) ||
+        getStepPhase(op) != StepPhase::Forward)
       continue;
     // FSDP's and ZeRO-3's collectives and the views of gathered parameters
     // belong to no layer: the layers' rows count the parameters they use.
     if (isa<nn::AllGatherOp, nn::UnshardOp, nn::ReduceScatterInputOp,
             nn::ReduceScatterOp>(op) ||
-        getParameterOf(op.getResult(0)) || isGatheredView(op.getResult(0)))
+        getParameterOf(op->getResult(0)) || isGatheredView(op->getResult(0)))
       continue;
-    std::string name = getLayerName(op.getLoc());
+    std::string name = getLayerName(op->getLoc());
     if (table.empty() || name != previous) {
       if (!table.empty())
-        table.back().outputShape = typeString(lastType);
+        table.back().outputShape = spell(lastType);
       LayerRow row;
       row.name = name;
       row.call = ++calls[name];
       lastRowOf[name] = table.size();
       table.push_back(row);
     }
-    previous = name;
+    previous = std::move(name);
     unsigned index = table.size() - 1;
-    rowOf[&op] = index;
+    rowOf[op] = index;
     LayerRow &row = table.back();
     // The row's op is the layer's principal op: the one doing the most work
     // (a matmul, not the constant or the copy next to it), else the first.
-    int64_t work = a.flops->getOpFlops(&op, nn::FlopConvention::Full);
+    int64_t work = a.flops->getOpFlops(op, nn::FlopConvention::Full);
     if (row.op.empty() || work > row.principalWork) {
-      row.op = op.getName().getStringRef().str();
+      row.op = op->getName().getStringRef().str();
       row.principalWork = work;
     }
-    lastType = op.getResult(0).getType();
-    row.flops += a.flops->getOpFlops(&op, convention);
-    for (Value operand : op.getOperands()) {
+    lastType = op->getResult(0).getType();
+    row.flops += a.flops->getOpFlops(op, convention);
+    for (Value operand : op->getOperands()) {
       if (auto param = dyn_cast_or_null<nn::ParamOp>(
               getParameterOf(operand, &paramsByName)))
         if (paramsSeen.insert({index, param.getResult()}).second) {
@@ -193,7 +203,7 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
     }
   }
   if (!table.empty())
-    table.back().outputShape = typeString(lastType);
+    table.back().outputShape = spell(lastType);
   // Each saved storage counts once, for the first layer call (in forward
   // order) whose backward node keeps it.
   for (const Storage &s : a.memory->getStorages()) {
@@ -262,12 +272,13 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
     return module.emitError("no @step or @forward function to report on");
   std::optional<nn::StepMode> mode = getStepMode(a.func);
   a.mode = mode ? stringifyEnum(*mode).str() : "forward";
-  FailureOr<ParameterSummary> parameters = summarizeParameters(a.func);
-  if (failed(nn::verifyUniqueTensorNames(a.func)) || failed(parameters))
+  std::vector<Operation *> ops = collectOps(a.func);
+  FailureOr<ParameterSummary> parameters = summarizeParameters(ops);
+  if (failed(nn::verifyUniqueTensorNames(ops)) || failed(parameters))
     return failure();
   a.parameters = *parameters;
   a.batch = getBatchSize(a.func);
-  a.precision = getPrecision(a.func);
+  a.precision = getPrecision(a.func, ops);
   if (auto v = a.func->getAttrOfType<StringAttr>(
           nn::NNDialect::kTorchVersionAttrName))
     a.torchVersion = v.getValue();
@@ -300,11 +311,11 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
       a.func->hasAttr(nn::NNDialect::kOptimizerInBackwardAttrName);
   a.ema = a.func->hasAttr(nn::NNDialect::kEmaAttrName);
   a.keepOutput = a.func->hasAttr(nn::NNDialect::kKeepOutputAttrName);
-  a.useCache = !a.func.getOps<nn::KvCacheUpdateOp>().empty();
+  a.useCache = llvm::any_of(ops, llvm::IsaPred<nn::KvCacheUpdateOp>);
   if (auto layout = a.func->getAttrOfType<nn::ParallelAttr>(
           nn::NNDialect::kParallelAttrName))
     a.parallel = readParallelFigures(a.func, layout);
-  a.flops = std::make_unique<FlopAnalysis>(a.func);
+  a.flops = std::make_unique<FlopAnalysis>(a.func, ops);
   std::optional<DeviceModel> device;
   if (options.allocator == nn::AllocatorKind::PytorchCuda)
     device = options.device;

@@ -217,8 +217,9 @@ void BuildStepPass::runOnOperation() {
   OpBuilder b(forward);
   auto step = func::FuncOp::create(b, forward.getLoc(), "step",
                                    forward.getFunctionType());
-  IRMapping mapping;
-  forward.getBody().cloneInto(&step.getBody(), mapping);
+  // The forward body becomes the step's (moved, not copied: a copy of a
+  // million-op model costs more than building its backward).
+  step.getBody().takeBody(forward.getBody());
   step->setAttr(NNDialect::kModeAttrName,
                 StepModeAttr::get(&getContext(), mode));
   step->setAttr(NNDialect::kTorchVersionAttrName,
@@ -248,6 +249,7 @@ void BuildStepPass::runOnOperation() {
   if (mode != StepMode::Train) {
     buildInferenceStep(step);
   } else if (failed(buildTrainStep(step))) {
+    forward.getBody().takeBody(step.getBody());
     step.erase();
     return signalPassFailure();
   }

@@ -97,12 +97,14 @@ int exitCodeOf(llvm::Error error) {
 LogicalResult processMlirBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
                                 llvm::raw_ostream &os,
                                 const DialectRegistry &registry,
-                                const vram::RunOptions &options) {
+                                const vram::RunOptions &options,
+                                TimingScope &timing) {
   MLIRContext context(registry);
   context.allowUnregisteredDialects(false);
   auto sourceMgr = std::make_shared<llvm::SourceMgr>();
   sourceMgr->AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
   auto run = [&]() -> LogicalResult {
+    TimingScope parserTiming = timing.nest("Parser");
     // MLIR's parser recurses per nesting level: too deep a file would
     // overflow the stack instead of getting an error.
     const llvm::MemoryBuffer *text =
@@ -118,12 +120,13 @@ LogicalResult processMlirBuffer(std::unique_ptr<llvm::MemoryBuffer> buffer,
     }
     OwningOpRef<ModuleOp> module =
         parseSourceFile<ModuleOp>(*sourceMgr, &context);
+    parserTiming.stop();
     if (!module)
       return failure();
     std::unique_ptr<vram::ModelSource> source = vram::createModuleSource(
         std::move(module), llvm::sys::path::stem(inputFilename).str(),
         inputFilename);
-    int code = exitCodeOf(vram::runModel(*source, options, os));
+    int code = exitCodeOf(vram::runModel(*source, options, os, timing));
     if (code == 2)
       std::exit(2);
     return failure(code != 0);
@@ -228,6 +231,8 @@ int main(int argc, char **argv) {
       passPipeline.hasAnyOccurrences() || verifyDiagnostics);
   if (!options)
     return exitCodeOf(options.takeError());
+  // One model per process: leave its module for the exit to reclaim.
+  options->freeModule = splitInputFile == false;
 #ifdef VRAM_ENABLE_CUDA_RUNTIME
   if (vram::isCudaDeviceListRequested())
     return listCudaDevices();
@@ -275,6 +280,11 @@ int main(int argc, char **argv) {
     options->pipeline.userPasses = std::move(userPasses);
   }
 
+  // --mlir-timing: the phases and each pass, printed when main returns.
+  DefaultTimingManager timingManager;
+  applyDefaultTimingManagerCLOptions(timingManager);
+  TimingScope timing = timingManager.getRootScope();
+
   std::string errorMessage;
   auto output = openOutputFile(outputFilename, &errorMessage);
   if (!output)
@@ -300,7 +310,8 @@ int main(int argc, char **argv) {
                  "ONNX graph or torch.export program with token-id inputs");
     auto processChunk = [&](std::unique_ptr<llvm::MemoryBuffer> chunk,
                             llvm::MemoryBufferRef, llvm::raw_ostream &os) {
-      return processMlirBuffer(std::move(chunk), os, registry, *options);
+      return processMlirBuffer(std::move(chunk), os, registry, *options,
+                               timing);
     };
     if (failed(splitAndProcessBuffer(
             std::move(file), processChunk, output->os(),
@@ -316,9 +327,11 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
   vram::ModelDiagnostics diagnostics(&context,
                                      vram::getInputPath(inputFilename));
+  TimingScope importTiming = timing.nest("Import");
   llvm::Expected<std::unique_ptr<vram::ModelSource>> source =
       vram::createModelSourceFromCommandLine(&context, kind, inputFilename,
                                              std::move(file), cxxFlags);
+  importTiming.stop();
   if (!source)
     return exitCodeOf(source.takeError());
   // --fit-batch / --fit-context: the number alone on stdout.
@@ -345,7 +358,8 @@ int main(int argc, char **argv) {
                     "a 1-token sequence");
   // Over budget or a validation that disagrees (exit 1) still writes the
   // requested report.
-  int code = exitCodeOf(vram::runModel(**source, *options, output->os()));
+  int code =
+      exitCodeOf(vram::runModel(**source, *options, output->os(), timing));
   if (code != 2)
     output->keep();
   return code;

@@ -30,6 +30,8 @@ public:
 
   /// Analyzes `op`: a `func.func`. Emits an error on overflow.
   explicit FlopAnalysis(mlir::Operation *op);
+  /// The same, with the ops of `op` collected (collectOps).
+  FlopAnalysis(mlir::Operation *op, llvm::ArrayRef<mlir::Operation *> ops);
 
   bool failed() const { return hasFailed; }
   int64_t getPhaseFlops(nn::FlopConvention convention, StepPhase phase) const {

@@ -7,11 +7,13 @@
 
 #include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace vram {
 
@@ -46,6 +48,14 @@ struct ParameterSummary {
 };
 /// Fails with an error at the tensor whose count overflows 64 bits.
 mlir::FailureOr<ParameterSummary> summarizeParameters(mlir::Operation *func);
+/// The same over `ops`, every op of a model or step (collectOps).
+mlir::FailureOr<ParameterSummary>
+summarizeParameters(llvm::ArrayRef<mlir::Operation *> ops);
+
+/// Every op nested in `func`, in walk order. Analyses that each read every
+/// op of a large step share this array: iterating it costs a few
+/// nanoseconds an op where walking the block's list costs a cache miss.
+std::vector<mlir::Operation *> collectOps(mlir::Operation *func);
 
 /// The nn.param whose value `v` is: the parameter itself, or, in a step
 /// sharded by vram-parallel, its gathered copy (nn.unshard, viewed to its
@@ -67,6 +77,9 @@ std::optional<int64_t> getBatchSize(mlir::Operation *func);
 /// its floating-point arguments): "fp32", "fp16", "bf16", "fp64", "mixed", or
 /// "none" when it has no floating-point tensor.
 std::string getPrecision(mlir::Operation *func);
+/// The same, with the ops of `func` collected (collectOps).
+std::string getPrecision(mlir::Operation *func,
+                         llvm::ArrayRef<mlir::Operation *> ops);
 /// A floating-point element type as --precision spells it (fp32, bf16, fp16,
 /// fp64; other types as MLIR prints them).
 std::string getPrecisionName(mlir::Type type);

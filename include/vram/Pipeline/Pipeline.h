@@ -16,6 +16,7 @@
 #include "vram/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/Error.h"
 
 #include <optional>
@@ -114,6 +115,9 @@ struct PipelineOptions {
 /// the built training step; then vram-parallel, which makes the step one
 /// rank's. Scenario options on a module whose step the user's passes already
 /// built, and checkpointing without a training step, are usage errors.
+/// Each pass manager's pass timings nest under `timing` (--mlir-timing).
+llvm::Error runPipeline(mlir::ModuleOp module, const PipelineOptions &options,
+                        mlir::TimingScope &timing);
 llvm::Error runPipeline(mlir::ModuleOp module, const PipelineOptions &options);
 
 /// The function a budget is checked on: `@step`, else `@forward` (with an

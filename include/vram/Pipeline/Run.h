@@ -13,6 +13,7 @@
 #include "vram/Pipeline/Pipeline.h"
 #include "vram/Report/Report.h"
 
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace vram {
@@ -51,9 +52,17 @@ struct RunOptions {
   ValidationOptions validation;
   /// --batch: the model's batch dimension must have taken it.
   std::optional<int64_t> batch;
+  /// Whether runModel frees the module it built. A driver about to exit
+  /// skips it, as clang's -disable-free does: freeing a million-op step
+  /// costs about a twentieth of its report.
+  bool freeModule = true;
 };
 
 /// Builds `source`'s model at its own batch and processes it (processModule).
+/// The phases (building the model, the pipeline's passes, the budget check,
+/// validation, the report) are timed under `timing` (--mlir-timing).
+llvm::Error runModel(ModelSource &source, const RunOptions &options,
+                     llvm::raw_ostream &os, mlir::TimingScope &timing);
 llvm::Error runModel(ModelSource &source, const RunOptions &options,
                      llvm::raw_ostream &os);
 
@@ -62,7 +71,8 @@ llvm::Error runModel(ModelSource &source, const RunOptions &options,
 /// budget suggestions. A DiagnosedError when over budget or when validation
 /// disagrees, after everything was written.
 llvm::Error processModule(mlir::ModuleOp module, ModelSource &source,
-                          const RunOptions &options, llvm::raw_ostream &os);
+                          const RunOptions &options, llvm::raw_ostream &os,
+                          mlir::TimingScope &timing);
 
 /// Executes the step and compares the measured memory with the prediction
 /// (docs/Execution.md): sets `finding`, and emits an error when they

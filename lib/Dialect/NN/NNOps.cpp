@@ -203,24 +203,33 @@ std::string QuantizedWeightOp::getStorageName() { return getName().str(); }
 #include "vram/Dialect/NN/NNOps.cpp.inc"
 
 LogicalResult vram::nn::verifyUniqueTensorNames(Operation *func) {
+  SmallVector<Operation *> ops;
+  func->walk([&](Operation *op) {
+    if (isa<ParamOp, BufferOp>(op))
+      ops.push_back(op);
+  });
+  return verifyUniqueTensorNames(ops);
+}
+
+LogicalResult vram::nn::verifyUniqueTensorNames(ArrayRef<Operation *> ops) {
   llvm::StringMap<Operation *> first;
-  WalkResult walk = func->walk([&](Operation *op) {
+  for (Operation *op : ops) {
     StringRef name;
     if (auto param = dyn_cast<ParamOp>(op))
       name = param.getName();
     else if (auto buffer = dyn_cast<BufferOp>(op))
       name = buffer.getName();
     else
-      return WalkResult::advance();
+      continue;
     auto [it, inserted] = first.try_emplace(name, op);
     if (inserted)
-      return WalkResult::advance();
+      continue;
     InFlightDiagnostic diag =
         op->emitError() << "duplicate tensor name '" << name
                         << "': every parameter and buffer needs a name of its "
                            "own";
     diag.attachNote(it->second->getLoc()) << "first defined here";
-    return WalkResult::interrupt();
-  });
-  return failure(walk.wasInterrupted());
+    return failure();
+  }
+  return success();
 }

@@ -11,6 +11,9 @@ namespace vram::nn {
 /// checkpoint patterns, optimizer state and reports all key on it. Fails
 /// with an error at the second of two tensors with the same name.
 mlir::LogicalResult verifyUniqueTensorNames(mlir::Operation *func);
+/// The same over `ops`, every op of a model or step in walk order.
+mlir::LogicalResult
+verifyUniqueTensorNames(llvm::ArrayRef<mlir::Operation *> ops);
 } // namespace vram::nn
 
 #endif // VRAM_DIALECT_NN_TENSORNAMES_H
