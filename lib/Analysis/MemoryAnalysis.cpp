@@ -22,8 +22,12 @@
 using namespace mlir;
 using namespace vram;
 
-MemoryAnalysis::MemoryAnalysis(Operation *op) : root(op) {
-  if (mlir::failed(build(op))) {
+MemoryAnalysis::MemoryAnalysis(Operation *op)
+    : MemoryAnalysis(op, collectOps(op)) {}
+
+MemoryAnalysis::MemoryAnalysis(Operation *op, ArrayRef<Operation *> nestedOps)
+    : root(op) {
+  if (mlir::failed(build(op, nestedOps))) {
     hasFailed = true;
     storages.clear();
     ops.clear();
@@ -31,7 +35,8 @@ MemoryAnalysis::MemoryAnalysis(Operation *op) : root(op) {
   buildEvents();
 }
 
-LogicalResult MemoryAnalysis::build(Operation *op) {
+LogicalResult MemoryAnalysis::build(Operation *op,
+                                    ArrayRef<Operation *> nestedOps) {
   auto func = dyn_cast<func::FuncOp>(op);
   if (!func || func.isExternal())
     return op->emitError("memory analysis needs a function with a body");
@@ -58,7 +63,7 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
 
   // Sized once: on a step of a million ops, growing these (rehashing the
   // map) costs more than filling them.
-  size_t numOps = body.getOperations().size();
+  size_t numOps = nestedOps.size();
   ops.reserve(numOps);
   storages.reserve(numOps + body.getNumArguments());
   DenseMap<Value, unsigned> storageOf;
@@ -113,14 +118,18 @@ LogicalResult MemoryAnalysis::build(Operation *op) {
   std::vector<std::pair<unsigned, unsigned>> gradients;
   DenseMap<Operation *, unsigned> indexOf;
   indexOf.reserve(numOps);
-  for (Operation &bodyOp : body) {
-    ops.push_back(&bodyOp);
-    unsigned index = ops.size();
-    indexOf[&bodyOp] = index;
-    if (bodyOp.getNumRegions())
+  for (Operation *nested : nestedOps) {
+    // An op inside another (walked first) or with regions of its own.
+    Operation *ancestor = body.findAncestorOpInBlock(*nested);
+    assert(ancestor && "nestedOps are the ops nested in the function");
+    Operation &bodyOp = *ancestor;
+    if (&bodyOp != nested || bodyOp.getNumRegions())
       return bodyOp.emitError("memory analysis does not support ops with "
                               "regions; the step must be a single block of "
                               "nn ops");
+    ops.push_back(&bodyOp);
+    unsigned index = ops.size();
+    indexOf[&bodyOp] = index;
     for (Value operand : bodyOp.getOperands())
       if (auto it = storageOf.find(operand); it != storageOf.end())
         storages[it->second].lastUse =

@@ -49,8 +49,13 @@ int64_t MemoryMetrics::get(BudgetMetric metric) const {
 
 StepMemory::StepMemory(Operation *step, nn::AllocatorKind allocator,
                        std::optional<DeviceModel> device)
-    : analysis(std::make_unique<MemoryAnalysis>(step)), allocator(allocator),
-      device(std::move(device)) {
+    : StepMemory(step, collectOps(step), allocator, std::move(device)) {}
+
+StepMemory::StepMemory(Operation *step, ArrayRef<Operation *> ops,
+                       nn::AllocatorKind allocator,
+                       std::optional<DeviceModel> device)
+    : analysis(std::make_unique<MemoryAnalysis>(step, ops)),
+      allocator(allocator), device(std::move(device)) {
   if (analysis->failed()) {
     hasFailed = true;
     return;

@@ -136,7 +136,8 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
   llvm::DenseSet<std::pair<unsigned, Value>> paramsSeen;
   ArrayRef<Operation *> ops = a.memory->getOps();
   // ZeRO-3's gathers name their parameters.
-  llvm::StringMap<Operation *> paramsByName;
+  llvm::StringMap<Operation *> paramsByName(
+      llvm::count_if(ops, llvm::IsaPred<nn::ParamOp>));
   for (Operation *op : ops)
     if (auto param = dyn_cast<nn::ParamOp>(op))
       paramsByName[param.getName()] = param;
@@ -320,7 +321,7 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   if (options.allocator == nn::AllocatorKind::PytorchCuda)
     device = options.device;
   a.stepMemory =
-      std::make_unique<StepMemory>(a.func, options.allocator, device);
+      std::make_unique<StepMemory>(a.func, ops, options.allocator, device);
   a.memory = &a.stepMemory->getAnalysis();
   if (a.flops->failed() || a.stepMemory->failed())
     return failure();

@@ -11,6 +11,18 @@ func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
 
 // -----
 
+// The same error, at the op with regions, when its regions hold ops (which
+// a walk reaches before the op itself).
+func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{memory analysis does not support ops with regions}}
+  builtin.module {
+    func.func private @inner(tensor<2x8xf32>)
+  }
+  return %x : tensor<2x8xf32>
+}
+
+// -----
+
 // The sum of live storages can overflow even when each storage fits: three
 // tensors of (2^60 - 1) x 4 bytes are alive at the second relu.
 func.func @forward(%x: tensor<1152921504606846975xf32>) -> tensor<1152921504606846975xf32> {

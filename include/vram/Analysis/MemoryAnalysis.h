@@ -88,6 +88,9 @@ public:
   /// Analyzes `op`, a `func.func` with one block. Emits an error and marks
   /// the analysis failed on unsupported IR or sizes that overflow 64 bits.
   explicit MemoryAnalysis(mlir::Operation *op);
+  /// The same, with every op nested in `op` collected (collectOps): a
+  /// caller running several analyses walks the step once.
+  MemoryAnalysis(mlir::Operation *op, llvm::ArrayRef<mlir::Operation *> ops);
 
   bool failed() const { return hasFailed; }
 
@@ -133,7 +136,8 @@ public:
   void print(llvm::raw_ostream &os) const;
 
 private:
-  mlir::LogicalResult build(mlir::Operation *op);
+  mlir::LogicalResult build(mlir::Operation *op,
+                            llvm::ArrayRef<mlir::Operation *> nestedOps);
   void buildEvents();
 
   mlir::Operation *root;

@@ -75,6 +75,9 @@ class StepMemory {
 public:
   StepMemory(mlir::Operation *step, nn::AllocatorKind allocator,
              std::optional<DeviceModel> device);
+  /// The same, with every op nested in `step` collected (collectOps).
+  StepMemory(mlir::Operation *step, llvm::ArrayRef<mlir::Operation *> ops,
+             nn::AllocatorKind allocator, std::optional<DeviceModel> device);
   /// Fails (after an MLIR error) when the analysis fails or the device
   /// figure does not fit in 64 bits.
   bool failed() const { return hasFailed; }

@@ -212,7 +212,8 @@ LogicalResult vram::nn::verifyUniqueTensorNames(Operation *func) {
 }
 
 LogicalResult vram::nn::verifyUniqueTensorNames(ArrayRef<Operation *> ops) {
-  llvm::StringMap<Operation *> first;
+  llvm::StringMap<Operation *> first(
+      llvm::count_if(ops, llvm::IsaPred<ParamOp, BufferOp>));
   for (Operation *op : ops) {
     StringRef name;
     if (auto param = dyn_cast<ParamOp>(op))
