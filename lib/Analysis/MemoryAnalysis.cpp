@@ -66,16 +66,21 @@ LogicalResult MemoryAnalysis::build(Operation *op,
   size_t numOps = nestedOps.size();
   ops.reserve(numOps);
   storages.reserve(numOps + body.getNumArguments());
-  DenseMap<Value, unsigned> storageOf;
+  // Each value's storage and the index of the op that defines it (0: an
+  // argument of the step).
+  struct ValueInfo {
+    unsigned storage, definedAt;
+  };
+  DenseMap<Value, ValueInfo> storageOf;
   storageOf.reserve(numOps + body.getNumArguments());
   auto addStorage = [&](Value v, Operation *owner, unsigned index,
-                        bool persistent) -> LogicalResult {
+                        unsigned definedAt, bool persistent) -> LogicalResult {
     std::optional<int64_t> bytes = getTensorBytes(v.getType());
     if (!bytes)
       return emitError(v.getLoc())
              << "tensor size of " << v.getType()
              << " is not static or does not fit in 64 bits";
-    storageOf[v] = storages.size();
+    storageOf[v] = {static_cast<unsigned>(storages.size()), definedAt};
     Storage s;
     s.root = v;
     s.op = owner;
@@ -110,14 +115,12 @@ LogicalResult MemoryAnalysis::build(Operation *op,
   };
 
   for (BlockArgument arg : body.getArguments())
-    if (mlir::failed(addStorage(arg, nullptr, 0, /*persistent=*/true)))
+    if (mlir::failed(addStorage(arg, nullptr, 0, 0, /*persistent=*/true)))
       return failure();
 
   // Each parameter's gradient as the optimizer reads it: its storage and the
   // index of the op that finishes it.
   std::vector<std::pair<unsigned, unsigned>> gradients;
-  DenseMap<Operation *, unsigned> indexOf;
-  indexOf.reserve(numOps);
   for (Operation *nested : nestedOps) {
     // An op inside another (walked first) or with regions of its own.
     Operation *ancestor = body.findAncestorOpInBlock(*nested);
@@ -129,23 +132,23 @@ LogicalResult MemoryAnalysis::build(Operation *op,
                               "nn ops");
     ops.push_back(&bodyOp);
     unsigned index = ops.size();
-    indexOf[&bodyOp] = index;
     for (Value operand : bodyOp.getOperands())
       if (auto it = storageOf.find(operand); it != storageOf.end())
-        storages[it->second].lastUse =
-            std::max(storages[it->second].lastUse, index);
+        storages[it->second.storage].lastUse =
+            std::max(storages[it->second.storage].lastUse, index);
     bool persistent = isa<nn::PersistentStorageOpInterface>(bodyOp);
     auto aliasing = dyn_cast<nn::AliasingOpInterface>(bodyOp);
     for (OpResult result : bodyOp.getResults()) {
       Value aliased = aliasing
                           ? aliasing.getAliasedOperand(result.getResultNumber())
                           : Value();
-      if (aliased && storageOf.count(aliased)) {
-        storageOf[result] = storageOf[aliased];
+      if (auto it = aliased ? storageOf.find(aliased) : storageOf.end();
+          it != storageOf.end()) {
+        storageOf[result] = {it->second.storage, index};
         continue;
       }
-      if (mlir::failed(
-              addStorage(result, &bodyOp, persistent ? 0 : index, persistent)))
+      if (mlir::failed(addStorage(result, &bodyOp, persistent ? 0 : index,
+                                  index, persistent)))
         return failure();
     }
     if (auto ws = dyn_cast<nn::WorkspaceOpInterface>(bodyOp)) {
@@ -171,7 +174,7 @@ LogicalResult MemoryAnalysis::build(Operation *op,
     // reads. Tensors the recomputation itself makes are activations too, but
     // are not alive at the end of the forward pass.
     auto keptForBackward = [&](Value v, bool byModel) {
-      Storage &s = storages[storageOf.lookup(v)];
+      Storage &s = storages[storageOf.lookup(v).storage];
       if (s.category == MemoryCategory::Temporaries)
         s.category = MemoryCategory::Activations;
       if (byModel && (!s.op || getStepPhase(s.op) == StepPhase::Forward)) {
@@ -188,9 +191,9 @@ LogicalResult MemoryAnalysis::build(Operation *op,
     } else if (getStepPhase(&bodyOp) == StepPhase::Recompute) {
       for (Value operand : bodyOp.getOperands())
         if (auto it = storageOf.find(operand);
-            it != storageOf.end() && !storages[it->second].persistent &&
-            storages[it->second].op &&
-            getStepPhase(storages[it->second].op) == StepPhase::Forward)
+            it != storageOf.end() && !storages[it->second.storage].persistent &&
+            storages[it->second.storage].op &&
+            getStepPhase(storages[it->second.storage].op) == StepPhase::Forward)
           keptForBackward(operand, /*byModel=*/true);
     }
     // A persistent parameter's storage the step frees (ZeRO-3 frees its
@@ -199,15 +202,16 @@ LogicalResult MemoryAnalysis::build(Operation *op,
     if (auto release = dyn_cast<nn::ReleaseOp>(bodyOp))
       for (Value buffer : release.getBuffers())
         if (auto it = storageOf.find(buffer); it != storageOf.end()) {
-          Storage &s = storages[it->second];
+          Storage &s = storages[it->second.storage];
           if (s.persistent && isa_and_nonnull<nn::ParamOp>(s.op) &&
               !s.releasedAt)
             s.releasedAt = index;
         }
     if (auto update = dyn_cast<nn::OptimizerStepOp>(bodyOp))
-      for (Value grad : update.getGrads())
-        gradients.push_back(
-            {storageOf.lookup(grad), indexOf.lookup(grad.getDefiningOp())});
+      for (Value grad : update.getGrads()) {
+        ValueInfo info = storageOf.lookup(grad);
+        gradients.push_back({info.storage, info.definedAt});
+      }
   }
   // A parameter's gradient is a gradient even when something also saved it.
   for (auto [g, finished] : gradients) {
@@ -239,7 +243,7 @@ LogicalResult MemoryAnalysis::build(Operation *op,
   if (!body.empty() && body.back().hasTrait<OpTrait::IsTerminator>())
     for (Value v : body.back().getOperands())
       if (auto it = storageOf.find(v); it != storageOf.end())
-        storages[it->second].lastUse = exit;
+        storages[it->second.storage].lastUse = exit;
   for (const Storage &s : storages) {
     if (s.persistent &&
         llvm::AddOverflow(persistentBytes, s.bytes, persistentBytes))

@@ -10,11 +10,14 @@
 #include "vram/Support/CheckedMath.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/ThreadPool.h"
 
 #include <map>
 
@@ -115,10 +118,6 @@ static Operation *getForwardOp(nn::BackwardOp backward) {
   return nullptr;
 }
 
-/// One row per call of a layer: forward ops grouped by their location's
-/// name, a name that comes back after other layers (torchvision's shared
-/// `relu`) starting its next call. FLOPs and saved bytes come from the
-/// analyses.
 /// A view (nn.slice, nn.reshape) of a gathered buffer: ZeRO-3's parameter
 /// gathered alone, viewed at its size.
 static bool isGatheredView(Value v) {
@@ -127,14 +126,27 @@ static bool isGatheredView(Value v) {
   return isa_and_nonnull<nn::AllGatherOp, nn::UnshardOp>(v.getDefiningOp());
 }
 
-static std::vector<LayerRow> buildLayerTable(const Analyses &a,
-                                             nn::FlopConvention convention) {
-  std::vector<LayerRow> table;
-  llvm::StringMap<unsigned> calls;     // name -> calls seen
-  llvm::StringMap<unsigned> lastRowOf; // name -> its latest row
-  llvm::DenseMap<Operation *, unsigned> rowOf;
+namespace {
+/// The layer table's rows and where each forward op and layer name landed
+/// (what the saved bytes are attributed through).
+struct LayerTable {
+  std::vector<LayerRow> rows;
+  llvm::DenseMap<Operation *, unsigned> rowOf; // forward op -> its row
+  llvm::StringMap<unsigned> lastRowOf;         // name -> its latest row
+};
+} // namespace
+
+/// One row per call of a layer: forward ops grouped by their location's
+/// name, a name that comes back after other layers (torchvision's shared
+/// `relu`) starting its next call, with its FLOPs and parameters. `ops`
+/// are the step's (collectOps).
+static LayerTable buildLayerRows(ArrayRef<Operation *> ops,
+                                 const FlopAnalysis &flops,
+                                 nn::FlopConvention convention) {
+  LayerTable layers;
+  std::vector<LayerRow> &table = layers.rows;
+  llvm::StringMap<unsigned> calls; // name -> calls seen
   llvm::DenseSet<std::pair<unsigned, Value>> paramsSeen;
-  ArrayRef<Operation *> ops = a.memory->getOps();
   // ZeRO-3's gathers name their parameters.
   llvm::StringMap<Operation *> paramsByName(
       llvm::count_if(ops, llvm::IsaPred<nn::ParamOp>));
@@ -170,22 +182,22 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
       LayerRow row;
       row.name = name;
       row.call = ++calls[name];
-      lastRowOf[name] = table.size();
+      layers.lastRowOf[name] = table.size();
       table.push_back(row);
     }
     previous = std::move(name);
     unsigned index = table.size() - 1;
-    rowOf[op] = index;
+    layers.rowOf[op] = index;
     LayerRow &row = table.back();
     // The row's op is the layer's principal op: the one doing the most work
     // (a matmul, not the constant or the copy next to it), else the first.
-    int64_t work = a.flops->getOpFlops(op, nn::FlopConvention::Full);
+    int64_t work = flops.getOpFlops(op, nn::FlopConvention::Full);
     if (row.op.empty() || work > row.principalWork) {
       row.op = op->getName().getStringRef().str();
       row.principalWork = work;
     }
     lastType = op->getResult(0).getType();
-    row.flops += a.flops->getOpFlops(op, convention);
+    row.flops += flops.getOpFlops(op, convention);
     for (Value operand : op->getOperands()) {
       if (auto param = dyn_cast_or_null<nn::ParamOp>(
               getParameterOf(operand, &paramsByName)))
@@ -205,9 +217,13 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
   }
   if (!table.empty())
     table.back().outputShape = spell(lastType);
-  // Each saved storage counts once, for the first layer call (in forward
-  // order) whose backward node keeps it.
-  for (const Storage &s : a.memory->getStorages()) {
+  return layers;
+}
+
+/// Each saved storage counts once, for the first layer call (in forward
+/// order) whose backward node keeps it.
+static void addSavedBytes(LayerTable &layers, const MemoryAnalysis &memory) {
+  for (const Storage &s : memory.getStorages()) {
     if (!s.savedByModel || !(s.category == MemoryCategory::Activations ||
                              s.category == MemoryCategory::Temporaries ||
                              s.category == MemoryCategory::Gradients))
@@ -215,16 +231,15 @@ static std::vector<LayerRow> buildLayerTable(const Analyses &a,
     std::optional<unsigned> row;
     if (auto backward = dyn_cast<nn::BackwardOp>(s.savedBy))
       if (Operation *forward = getForwardOp(backward))
-        if (auto it = rowOf.find(forward); it != rowOf.end())
+        if (auto it = layers.rowOf.find(forward); it != layers.rowOf.end())
           row = it->second;
     if (!row)
-      if (auto it = lastRowOf.find(getLayerName(s.savedBy->getLoc()));
-          it != lastRowOf.end())
+      if (auto it = layers.lastRowOf.find(getLayerName(s.savedBy->getLoc()));
+          it != layers.lastRowOf.end())
         row = it->second;
     if (row)
-      table[*row].savedBytes += s.bytes;
+      layers.rows[*row].savedBytes += s.bytes;
   }
-  return table;
 }
 
 /// Rows summed per module at `depth` (torchinfo's depth): `layer1.0.conv1`
@@ -316,12 +331,37 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   if (auto layout = a.func->getAttrOfType<nn::ParallelAttr>(
           nn::NNDialect::kParallelAttrName))
     a.parallel = readParallelFigures(a.func, layout);
-  a.flops = std::make_unique<FlopAnalysis>(a.func, ops);
   std::optional<DeviceModel> device;
   if (options.allocator == nn::AllocatorKind::PytorchCuda)
     device = options.device;
-  a.stepMemory =
-      std::make_unique<StepMemory>(a.func, ops, options.allocator, device);
+  // The memory analysis, the largest, runs beside the FLOPs and the layer
+  // rows when the context allows threads (all of them only read the step).
+  // Its diagnostics are held until it is done, to follow the FLOPs' as in a
+  // sequential run.
+  auto analyzeMemory = [&] {
+    a.stepMemory =
+        std::make_unique<StepMemory>(a.func, ops, options.allocator, device);
+  };
+  MLIRContext *ctx = module.getContext();
+  std::optional<ParallelDiagnosticHandler> memoryDiagnostics;
+  std::optional<llvm::ThreadPoolTaskGroup> memoryTask;
+  if (ctx->isMultithreadingEnabled()) {
+    memoryDiagnostics.emplace(ctx);
+    memoryTask.emplace(ctx->getThreadPool());
+    memoryTask->async([&] {
+      memoryDiagnostics->setOrderIDForThread(0);
+      analyzeMemory();
+      memoryDiagnostics->eraseOrderIDForThread();
+    });
+  }
+  a.flops = std::make_unique<FlopAnalysis>(a.func, ops);
+  LayerTable layers = buildLayerRows(ops, *a.flops, options.flops);
+  if (memoryTask) {
+    memoryTask->wait();
+    memoryDiagnostics.reset();
+  } else {
+    analyzeMemory();
+  }
   a.memory = &a.stepMemory->getAnalysis();
   if (a.flops->failed() || a.stepMemory->failed())
     return failure();
@@ -332,7 +372,8 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   a.allocatorPeaks = a.stepMemory->getAllocatorPeaks();
   a.stages = a.stepMemory->computeStages();
   a.devicePeak = device ? a.stepMemory->getMetrics().device : 0;
-  a.layers = buildLayerTable(a, options.flops);
+  addSavedBytes(layers, *a.memory);
+  a.layers = std::move(layers.rows);
   if (options.depth)
     a.layers = aggregateLayers(a.layers, options.depth);
   return a;

@@ -12,7 +12,6 @@
 #define VRAM_SUPPORT_CHECKEDMATH_H
 
 #include "llvm/ADT/ArrayRef.h"
-#include "llvm/Support/CheckedArithmetic.h"
 
 #include <cstdint>
 #include <limits>
@@ -20,9 +19,27 @@
 
 namespace vram {
 
-using llvm::checkedAdd;
-using llvm::checkedMul;
-using llvm::checkedSub;
+/// a + b, a - b, a * b, or nullopt when the result does not fit in T. The
+/// compiler's overflow builtins: a size computation runs once per tensor of
+/// a million-op step (llvm::checkedMul goes through APInt).
+template <typename T> std::optional<T> checkedAdd(T a, T b) {
+  T result;
+  if (__builtin_add_overflow(a, b, &result))
+    return std::nullopt;
+  return result;
+}
+template <typename T> std::optional<T> checkedSub(T a, T b) {
+  T result;
+  if (__builtin_sub_overflow(a, b, &result))
+    return std::nullopt;
+  return result;
+}
+template <typename T> std::optional<T> checkedMul(T a, T b) {
+  T result;
+  if (__builtin_mul_overflow(a, b, &result))
+    return std::nullopt;
+  return result;
+}
 
 /// The product of `dims`, or nullopt when a dim is negative or the product
 /// does not fit in int64.
