@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 packages=(
   cmake ninja-build ccache clang-22 libclang-rt-22-dev llvm-22-dev llvm-22-tools libmlir-22-dev
   mlir-22-tools libclang-22-dev libonnx-dev libprotobuf-dev protobuf-compiler
-  libgtest-dev libbenchmark-dev python3 chromium libtorch-dev libzip-dev
+  libgtest-dev libbenchmark-dev python3 chromium libtorch-dev libzip-dev libmimalloc-dev
 )
 missing=()
 for p in "${packages[@]}"; do
