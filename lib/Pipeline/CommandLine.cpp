@@ -776,14 +776,14 @@ VramOptFlags::parseParallel() const {
     if (ddpFlags)
       return makeUsageError("--gradient-as-bucket-view and --bucket-cap-mb "
                             "configure DistributedDataParallel, not ZeRO");
-    // ZeRO-3 reduce-scatters each micro-batch's gradients into its
-    // partitions; stages 1 and 2 keep them differently (not modelled).
-    if ((gradAccum > 1 && stage != "zero3") || !setToNone)
+    // DeepSpeed keeps no .grad across optimizer steps.
+    if (!setToNone)
       return makeUsageError("--strategy=" + stage +
-                            (stage == "zero3" ? " with --set-to-none=false"
-                                              : " with --grad-accum or "
-                                                "--set-to-none=false") +
-                            " is not modelled yet");
+                            " with --set-to-none=false is not modelled yet");
+    if (gradAccum > 1 && overlapComm && stage != "zero3")
+      return makeUsageError("--strategy=" + stage +
+                            " with --grad-accum and --overlap-comm is not "
+                            "modelled yet");
     if (precision != nn::Precision::Fp32 && precision != nn::Precision::Bf16)
       return makeUsageError("--strategy=" + stage + " with --precision=" +
                             nn::stringifyPrecision(precision) +

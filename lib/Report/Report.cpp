@@ -172,7 +172,7 @@ static LayerTable buildLayerRows(ArrayRef<Operation *> ops,
     // FSDP's and ZeRO-3's collectives and the views of gathered parameters
     // belong to no layer: the layers' rows count the parameters they use.
     if (isa<nn::AllGatherOp, nn::UnshardOp, nn::ReduceScatterInputOp,
-            nn::ReduceScatterOp>(op) ||
+            nn::ReduceScatterOp, nn::ZeroBufferOp>(op) ||
         getParameterOf(op->getResult(0)) || isGatheredView(op->getResult(0)))
       continue;
     std::string name = getLayerName(op->getLoc());

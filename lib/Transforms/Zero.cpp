@@ -112,10 +112,25 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
                                      const ZeroLayout &layout, int64_t &rank) {
   MLIRContext *ctx = step.getContext();
   Block &body = step.getBody().front();
-  if (step->hasAttr(NNDialect::kPersistentGradsAttrName))
-    return step.emitError()
-           << "ZeRO with gradients kept across steps or micro-batches "
-              "(nn.persistent_grads) is not modelled yet";
+  // Gradient accumulation: the step is the last micro-batch's (the
+  // accumulation boundary) with what the earlier ones left (measured,
+  // zero.py --trace): stage 2 their grads_in_partition, which this
+  // micro-batch's replaces after backward; stage 1 every .grad (its hooks
+  // reduce only at the boundary) and the gradient buffer their first hook
+  // allocated. Each new gradient is added into its .grad and dropped.
+  auto accumulated =
+      step->getAttrOfType<IntegerAttr>(NNDialect::kGradAccumAttrName);
+  bool accumulating = accumulated && accumulated.getInt() > 1;
+  if (step->hasAttr(NNDialect::kPersistentGradsAttrName)) {
+    if (!accumulating)
+      return step.emitError()
+             << "ZeRO with gradients kept across steps (nn.persistent_grads "
+                "without nn.grad_accum) is not modelled yet";
+    step->removeAttr(NNDialect::kPersistentGradsAttrName);
+  }
+  if (accumulating && layout.overlapComm)
+    return step.emitError() << "ZeRO-1/2 with gradient accumulation and "
+                               "overlap_comm is not modelled yet";
   if (step->hasAttr(NNDialect::kAutocastAttrName))
     return step.emitError() << "ZeRO under autocast is not modelled yet";
 
@@ -262,6 +277,33 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
   auto backward = phase(StepPhase::Backward);
   // overlap_comm's two buffers take the buckets in turn.
   SmallVector<Value, 2> ipg;
+  // What earlier micro-batches left, alive from the step's start.
+  Value accumulatedPartition;
+  if (accumulating) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(&body);
+    auto forward = phase(StepPhase::Forward);
+    auto hold = [&](int64_t elements, StringRef name) {
+      return ZeroBufferOp::create(builder, loc,
+                                  RankedTensorType::get({elements}, element),
+                                  builder.getStringAttr(name), Value(), forward)
+          .getResult();
+    };
+    if (afterBackward) {
+      for (FlatParam &p : flat) {
+        Value held = hold(p.elements, "accumulated_grad");
+        // This micro-batch's gradient, added into .grad, dropped.
+        OpBuilder::InsertionGuard after(builder);
+        builder.setInsertionPointAfter(p.ready);
+        ReleaseOp::create(builder, loc, ValueRange{p.grad}, backward);
+        p.grad = held;
+      }
+      ipg.push_back(hold(layout.reduceBucket, "ipg_buffer"));
+    } else {
+      accumulatedPartition =
+          hold(inPartition[rank], "accumulated_grads_in_partition");
+    }
+  }
   Value gradsInPartition;
   auto reduce = [&](size_t b) {
     ArrayRef<const FlatParam *> bucket = buckets[b];
@@ -345,6 +387,8 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
       copy(p);
   reduce(buckets.size() - 1);
   ReleaseOp::create(builder, loc, ipg, backward);
+  if (accumulatedPartition)
+    ReleaseOp::create(builder, loc, ValueRange{accumulatedPartition}, backward);
 
   // 6. The step on this rank's partition.
   builder.setInsertionPoint(first);

@@ -12,6 +12,13 @@
 // OVERLAP3: error: vram-parallel zero is a ZeRO stage 1, 2 or 3 {{.*}} got zero=3 {{.*}} overlap-comm=true
 // RUN: not vram-opt %S/parallel.mlir --vram-build-step="mode=train optimizer=sgd" --vram-parallel="dp=2 zero=3 sub-group-size=0" 2>&1 | FileCheck %s --check-prefix=SIZES3
 // SIZES3: error: vram-parallel's ZeRO-3 sizes are elements >= 0 (sub-group-size >= 1), got prefetch-bucket-size=50000000 max-live-parameters=1000000000 max-reuse-distance=1000000000 param-persistence-threshold=100000 sub-group-size=0
+// .grad kept across steps (zero_grad(set_to_none=False)) is the client
+// optimizer's: DeepSpeed does not keep it. Accumulation over micro-batches
+// is modelled (parallel-zero.test), but not with overlap_comm.
+// RUN: not vram-opt %S/parallel.mlir --vram-build-step="mode=train optimizer=adam set-to-none=false" --vram-parallel="dp=2 zero=2" 2>&1 | FileCheck %s --check-prefix=KEEP
+// KEEP: error: ZeRO with gradients kept across steps (nn.persistent_grads without nn.grad_accum) is not modelled yet
+// RUN: not vram-opt %S/parallel.mlir --vram-build-step="mode=train optimizer=adam grad-accum=2" --vram-parallel="dp=2 zero=2 overlap-comm=true" 2>&1 | FileCheck %s --check-prefix=ACCUM-OVERLAP
+// ACCUM-OVERLAP: error: ZeRO-1/2 with gradient accumulation and overlap_comm is not modelled yet
 
 // fp16 parameters need DeepSpeed's loss scaling, not modelled.
 func.func @forward(%x: tensor<2x8xf16>) -> tensor<2x8xf16> {

@@ -251,11 +251,15 @@ LogicalResult ZeroBufferOp::verify() {
   StringRef name = getName();
   bool hasSource =
       name == "flat_grad_partition" || name == "single_grad_partition";
-  if (name != "ipg_buffer" && name != "grads_in_partition" &&
-      name != "reduce_scatter_flat" && !hasSource)
+  if (!llvm::is_contained({"ipg_buffer", "grads_in_partition",
+                           "reduce_scatter_flat", "accumulated_grad",
+                           "accumulated_grads_in_partition"},
+                          name) &&
+      !hasSource)
     return emitOpError("is ipg_buffer, grads_in_partition, "
-                       "reduce_scatter_flat, flat_grad_partition or "
-                       "single_grad_partition, got '")
+                       "reduce_scatter_flat, accumulated_grad, "
+                       "accumulated_grads_in_partition, flat_grad_partition "
+                       "or single_grad_partition, got '")
            << name << "'";
   if (static_cast<bool>(getSource()) != hasSource)
     return emitOpError(hasSource ? "copies a source" : "has no source");

@@ -390,7 +390,7 @@ func.func @f() {
 
 // zero_buffer: the buffers ZeRO allocates
 func.func @f() {
-  // expected-error @+1 {{'nn.zero_buffer' op is ipg_buffer, grads_in_partition, reduce_scatter_flat, flat_grad_partition or single_grad_partition, got 'bucket'}}
+  // expected-error @+1 {{'nn.zero_buffer' op is ipg_buffer, grads_in_partition, reduce_scatter_flat, accumulated_grad, accumulated_grads_in_partition, flat_grad_partition or single_grad_partition, got 'bucket'}}
   %0 = nn.zero_buffer "bucket" {phase = #nn<phase backward>} : tensor<16xf32>
   return
 }

@@ -1830,7 +1830,10 @@ def NN_ZeroBufferOp : NN_CollectiveOp<"zero_buffer"> {
     part is copied out); `flat_grad_partition`, that
     flat copy of `source` in the parameters' dtype (16-bit parameters);
     `single_grad_partition`, the fp32 partition's gradient: the flat copy,
-    or `source` cast to fp32.
+    or `source` cast to fp32. Under gradient accumulation the step is the
+    last micro-batch's, which starts with what the earlier ones left:
+    stage 2's `accumulated_grads_in_partition` (their grads_in_partition),
+    stage 1's `accumulated_grad`, one parameter's .grad (flat).
 
     ```mlir
     %ipg = nn.zero_buffer "ipg_buffer" {phase = #nn<phase backward>} : tensor<500000000xf32>
