@@ -232,7 +232,7 @@ int main(int argc, char **argv) {
   if (!options)
     return exitCodeOf(options.takeError());
   // One model per process: leave its module for the exit to reclaim.
-  options->freeModule = splitInputFile == false;
+  options->freeModule = !splitInputFile;
 #ifdef VRAM_ENABLE_CUDA_RUNTIME
   if (vram::isCudaDeviceListRequested())
     return listCudaDevices();

@@ -53,8 +53,8 @@ struct RunOptions {
   /// --batch: the model's batch dimension must have taken it.
   std::optional<int64_t> batch;
   /// Whether runModel frees the module it built. A driver about to exit
-  /// skips it, as clang's -disable-free does: freeing a million-op step
-  /// costs about a twentieth of its report.
+  /// skips it, as clang's -disable-free does: freeing the 700k-op step of
+  /// a 100k-layer chain took 4% of the run (perf).
   bool freeModule = true;
 };
 
