@@ -110,13 +110,18 @@ class FlatLogits(nn.Module):
     classifier's (ViTForImageClassification, called on pixel values)
     returns its [B, labels] logits as they are. In eval it makes no DynamicCache (vram-opt's --mode=inference
     is use_cache=False); in training the cache holds the keys and values
-    sdpa saves anyway."""
+    sdpa saves anyway. An encoder-decoder's config (T5ForConditionalGeneration)
+    builds that model, called with the config's use_cache (an
+    EncoderDecoderCache in training and in eval): given labels, it returns
+    the loss the model computes itself (it shifts the labels right into
+    its decoder_input_ids); given decoder_input_ids, the decoder's logits
+    flattened."""
 
     def __init__(self, config_name):
         super().__init__()
         from transformers import (AutoConfig, AutoModelForCausalLM,
                                   AutoModelForImageClassification, AutoModelForMaskedLM,
-                                  AutoModelForSequenceClassification)
+                                  AutoModelForSeq2SeqLM, AutoModelForSequenceClassification)
         self.config = AutoConfig.from_pretrained(ROOT / "test" / "Inputs" / "hf" / "small" /
                                                  f"{config_name}.json")
         # A masked LM (BertForMaskedLM) or a sequence classifier
@@ -127,12 +132,17 @@ class FlatLogits(nn.Module):
         self.classifier = self.vision or any(a.endswith("ForSequenceClassification")
                                              for a in architectures)
         self.encoder = self.classifier or any(a.endswith("ForMaskedLM") for a in architectures)
+        self.seq2seq = any(a.endswith("ForConditionalGeneration") for a in architectures)
         auto = (AutoModelForImageClassification if self.vision else
                 AutoModelForSequenceClassification if self.classifier else
-                AutoModelForMaskedLM if self.encoder else AutoModelForCausalLM)
+                AutoModelForMaskedLM if self.encoder else
+                AutoModelForSeq2SeqLM if self.seq2seq else AutoModelForCausalLM)
         self.lm = auto.from_config(self.config, attn_implementation="sdpa")
 
-    def forward(self, ids):
+    def forward(self, ids, labels=None, decoder_input_ids=None):
+        if self.seq2seq:
+            out = self.lm(input_ids=ids, labels=labels, decoder_input_ids=decoder_input_ids)
+            return out.logits.flatten(0, 1) if labels is None else out.loss
         kwargs = {} if self.encoder else {"use_cache": self.training}
         logits = self.lm(ids, **kwargs).logits
         return logits if self.classifier else logits.flatten(0, 1)

@@ -1,4 +1,4 @@
-"""Bytes autograd saves for backward in transformers' causal LMs (torch 2.x, CPU, fp32 or bf16).
+"""Bytes autograd saves for backward in transformers' LMs (torch 2.x, CPU, fp32 or bf16).
 
 Each small config of test/Inputs/hf/small is built with
 AutoModelForCausalLM.from_config (torch.manual_seed(0), model.train(), fp32)
@@ -20,7 +20,13 @@ masked LM (BertForMaskedLM), a sequence or token classifier
 (BertForSequenceClassification, BertForTokenClassification) or an image classifier
 (ViTForImageClassification) is built with that class; an image classifier
 runs on [batch, channels, image_size, image_size] pixel values (rows
-named _i<image_size> instead of _t<seq>). -v lists the saved storages.
+named _i<image_size> instead of _t<seq>). A config whose architectures name
+an encoder-decoder LM (T5ForConditionalGeneration) is built with
+AutoModelForSeq2SeqLM's class and run on [batch, seq] input_ids and
+[batch, decoder_seq] decoder_input_ids (decoder_seq 32, unlike seq on
+purpose; no labels, use_cache=False, its .logits): rows named
+_t<seq>_d<decoder_seq>, with a "decoder_seq" field; the decoder ids are not
+counted either. -v lists the saved storages.
 --bf16 converts each model to bfloat16 (model.to(torch.bfloat16)) and writes
 results/hf-bf16-torch-<torch>-transformers-<version>-cpu.json.
 --use-cache runs the forward with use_cache=True (the configs' default, a
@@ -42,6 +48,7 @@ torch.set_num_threads(1)
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SMALL = ROOT / "test" / "Inputs" / "hf" / "small"
 BATCH, SEQ = 2, 64
+DEC_SEQ = 32  # an encoder-decoder's decoder_input_ids: [BATCH, DEC_SEQ]
 
 
 def storage_of(t):
@@ -51,9 +58,10 @@ def storage_of(t):
 
 def head(config):
     """The head the config's architectures name: "ForMaskedLM",
-    "ForSequenceClassification" (the encoders), or a causal LM."""
+    "ForSequenceClassification" (the encoders), "ForConditionalGeneration"
+    (an encoder-decoder, T5), or a causal LM."""
     for suffix in ("ForMaskedLM", "ForSequenceClassification", "ForTokenClassification",
-                   "ForImageClassification"):
+                   "ForImageClassification", "ForConditionalGeneration"):
         if any(a.endswith(suffix) for a in (config.architectures or [])):
             return suffix
     return "ForCausalLM"
@@ -63,20 +71,27 @@ def is_causal_lm(config):
     return head(config) == "ForCausalLM"
 
 
+def is_seq2seq(config):
+    return head(config) == "ForConditionalGeneration"
+
+
 def model_class(config):
-    """The config's model: a causal LM, a masked LM (BertForMaskedLM) or a
-    sequence classifier (BertForSequenceClassification)."""
+    """The config's model: a causal LM, a masked LM (BertForMaskedLM), a
+    sequence classifier (BertForSequenceClassification) or an
+    encoder-decoder LM (T5ForConditionalGeneration)."""
     auto = transformers.models.auto.modeling_auto
     mapping = {"ForCausalLM": auto.MODEL_FOR_CAUSAL_LM_MAPPING,
                "ForMaskedLM": auto.MODEL_FOR_MASKED_LM_MAPPING,
                "ForSequenceClassification": auto.MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING,
                "ForTokenClassification": auto.MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING,
-               "ForImageClassification": auto.MODEL_FOR_IMAGE_CLASSIFICATION_MAPPING}[head(config)]
+               "ForImageClassification": auto.MODEL_FOR_IMAGE_CLASSIFICATION_MAPPING,
+               "ForConditionalGeneration": auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING}[head(config)]
     return mapping[type(config)]
 
 
-def saved_bytes(model, ids, verbose, use_cache=False):
-    excl = {storage_of(t)[0] for t in list(model.parameters()) + list(model.buffers()) + [ids]}
+def saved_bytes(model, ids, verbose, use_cache=False, decoder_ids=None):
+    extra = [] if decoder_ids is None else [decoder_ids]
+    excl = {storage_of(t)[0] for t in list(model.parameters()) + list(model.buffers()) + [ids] + extra}
     seen = {}
     shapes = collections.Counter()
 
@@ -88,7 +103,9 @@ def saved_bytes(model, ids, verbose, use_cache=False):
         return t
 
     # An encoder (BertForMaskedLM) has no cache to ask for.
-    kwargs = {"use_cache": use_cache} if is_causal_lm(model.config) else {}
+    kwargs = {"use_cache": use_cache} if is_causal_lm(model.config) or is_seq2seq(model.config) else {}
+    if decoder_ids is not None:
+        kwargs["decoder_input_ids"] = decoder_ids
     inputs = "pixel_values" if head(model.config) == "ForImageClassification" else "input_ids"
     kwargs[inputs] = ids
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
@@ -131,6 +148,11 @@ def main():
                                     generator=torch.Generator().manual_seed(1))
             name = "%s_%s_b%d_%s%d" % (path.stem, impl, BATCH, "i" if vision else "t",
                                        config.image_size if vision else SEQ)
+            decoder_ids = None
+            if is_seq2seq(config):
+                decoder_ids = torch.randint(0, config.vocab_size, (BATCH, DEC_SEQ),
+                                            generator=torch.Generator().manual_seed(2))
+                name += "_d%d" % DEC_SEQ
             if verbose:
                 print(name)
             rows[name] = {
@@ -138,8 +160,9 @@ def main():
                 "attn_implementation": impl,
                 "batch": BATCH,
                 **({"image_size": config.image_size} if vision else {"seq": SEQ}),
+                **({"decoder_seq": DEC_SEQ} if decoder_ids is not None else {}),
                 "parameters": model.num_parameters(),
-                "saved_activation_bytes": saved_bytes(model, ids, verbose, use_cache),
+                "saved_activation_bytes": saved_bytes(model, ids, verbose, use_cache, decoder_ids),
             }
             print("%-28s %d" % (name, rows[name]["saved_activation_bytes"]))
     name = "hf-%s%storch-%s-transformers-%s-cpu.json" % ("bf16-" if bf16 else "", "use-cache-" if use_cache else "",

@@ -23,6 +23,16 @@ above the live bytes before it. The generate case runs generate() as
 generate.py does (measure_generate) and records its prefill and last decode
 step peaks and the KV cache.
 
+An encoder-decoder (T5ForConditionalGeneration) runs on [BATCH, SEQ]
+input_ids and [BATCH, DEC_SEQ] labels (DEC_SEQ = SEQ // 2), with the
+config's use_cache (its rows record it: T5Config's default, true, an
+EncoderDecoderCache in training and in eval): a training step takes
+the loss the model computes itself, model(input_ids, labels=labels).loss
+(it shifts the labels right into its decoder_input_ids; only the loss
+outlives the forward, as fsdp.py's hf_loss step), and the inference
+forward runs model(input_ids, decoder_input_ids) on the labels shifted
+right (made before the warm-up, in place of the labels).
+
 Cases: (config, world size, optimizer, "inference" or "generate"); world
 size 1 is the model without tensor parallelism, the one-process reference;
 a pair (S, T) is FSDP2 over S groups of T tensor-parallel ranks (each
@@ -32,7 +42,9 @@ collectives done in place as fsdp.py does).
     benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/tp.py
 
 writes results/tp-torch-<version>-transformers-<version>-cpu.json, the
-reference of test/Transforms/parallel-tp.test.
+reference of test/Transforms/parallel-tp.test; given case ids (e.g.
+t5_plain_adam t5_plain_inference), runs only those and replaces or adds
+their rows in that table (write_table).
 """
 import ctypes
 import datetime
@@ -71,8 +83,13 @@ CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
          ("bert-cls", 1, "adam"), ("bert-cls", 1, "inference"), ("roberta-cls", 1, "adam"),
          ("distilbert", 1, "adam"), ("distilbert-cls", 1, "adam"),
          # ViTForImageClassification on [BATCH, 3, 64, 64] images (3 labels).
-         ("vit", 1, "adam"), ("vit", 1, "inference")]
+         ("vit", 1, "adam"), ("vit", 1, "inference"),
+         # T5ForConditionalGeneration on its own loss (t5-nodrop: t5 with
+         # dropout_rate 0; t5-gated: gated-gelu, 3 decoder layers).
+         ("t5", 1, "adam"), ("t5", 1, "inference"), ("t5-nodrop", 1, "adam"),
+         ("t5-gated", 1, "adam")]
 BATCH, SEQ = 2, 256
+DEC_SEQ = SEQ // 2  # an encoder-decoder's labels (decoder_input_ids): [BATCH, DEC_SEQ]
 # generate(): batch, prompt length, new tokens (generate.py's first case).
 GEN_BATCH, GEN_PROMPT, GEN_NEW = 2, 64, 32
 PLAN = {"self_attn.q_proj": "colwise", "self_attn.k_proj": "colwise",
@@ -85,17 +102,45 @@ def build(name):
     c = model.config
     x = (torch.randn(BATCH, c.num_channels, c.image_size, c.image_size) if model.vision else
          torch.randint(0, c.vocab_size, (BATCH, SEQ)))
-    # A sequence classifier's targets: one label per sequence.
+    # A sequence classifier's targets: one label per sequence; an
+    # encoder-decoder's: its [BATCH, DEC_SEQ] labels.
     y = (torch.randint(0, model.config.num_labels, (BATCH,)) if model.classifier else
+         torch.randint(0, model.config.vocab_size, (BATCH, DEC_SEQ)) if model.seq2seq else
          torch.randint(0, model.config.vocab_size, (BATCH * SEQ,)))
     return model, x, y
 
 
+def small_config(name):
+    import json
+    return json.loads((ROOT / "test" / "Inputs" / "hf" / "small" / f"{name}.json").read_text())
+
+
 def image_size(name):
     """An image classifier's image side (its config's image_size), else None."""
-    import json
-    config = json.loads((ROOT / "test" / "Inputs" / "hf" / "small" / f"{name}.json").read_text())
-    return config.get("image_size")
+    return small_config(name).get("image_size")
+
+
+def is_seq2seq(name):
+    """Whether the config is an encoder-decoder (T5ForConditionalGeneration)."""
+    return any(a.endswith("ForConditionalGeneration")
+               for a in small_config(name).get("architectures") or [])
+
+
+def use_cache(name):
+    """The config's use_cache, as transformers reads it (T5Config's default)."""
+    from transformers import AutoConfig
+    return AutoConfig.from_pretrained(ROOT / "test" / "Inputs" / "hf" / "small" /
+                                      f"{name}.json").use_cache
+
+
+def loss_step(model, opt, x, y):
+    """An encoder-decoder's training step on the loss it computes from its
+    labels (FlatLogits returns it)."""
+    opt.zero_grad(set_to_none=True)
+    loss = model(x, labels=y)
+    loss.backward()
+    del loss
+    opt.step()
 
 
 def measure_generate(lm, hook, start):
@@ -148,23 +193,28 @@ def run_rank(rank, shape, name, optimizer, port, queue):
         persistent, peak = measure_generate(model.lm.eval(), hook, start)
     elif optimizer == "inference":
         model.eval()
+        # An encoder-decoder's decoder_input_ids: its labels shifted right.
+        kwargs = {}
+        if model.seq2seq:
+            y = kwargs["decoder_input_ids"] = model.lm._shift_right(y)
         with torch.no_grad():
-            model(x)
-            model(x)
+            model(x, **kwargs)
+            model(x, **kwargs)
         dist.barrier()
         persistent = hook.vram_live() - start
         hook.vram_reset_peak()
         base = hook.vram_live()
         with torch.no_grad():
-            out = model(x)
+            out = model(x, **kwargs)
         peak = hook.vram_peak() - base
         del out
     else:
         model.train()
         opt = (torch.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
                else torch.optim.Adam(model.parameters(), lr=1e-3))
+        step = loss_step if model.seq2seq else train_step
         persistent, peak = steady_step_bytes(
-            hook, start, lambda: train_step(model, opt, x, y), opt)
+            hook, start, lambda: step(model, opt, x, y), opt)
         persistent -= scratch_bytes()
     queue.put({"rank": rank, "persistent": persistent, "peak": peak})
     dist.destroy_process_group()
@@ -187,6 +237,8 @@ def main():
         sizes = ({"batch": GEN_BATCH, "prompt_len": GEN_PROMPT, "max_new_tokens": GEN_NEW}
                  if optimizer == "generate" else
                  {"batch": BATCH, "image_size": image_size(name)} if image_size(name) else
+                 {"batch": BATCH, "seq": SEQ, "decoder_seq": DEC_SEQ,
+                  "use_cache": use_cache(name)} if is_seq2seq(name) else
                  {"batch": BATCH, "seq": SEQ})
         row = {"id": case, "model": name, "config": f"test/Inputs/hf/small/{name}.json",
                "world_size": world, "optimizer": optimizer, **sizes,

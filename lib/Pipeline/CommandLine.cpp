@@ -64,6 +64,11 @@ struct VramOptFlags {
   cl::opt<int64_t> seqLen{"seq",
                           cl::desc("Sequence length for language models"),
                           cl::init(-1), cl::cat(modelCat)};
+  cl::opt<int64_t> decoderSeqLen{
+      "decoder-seq",
+      cl::desc("Encoder-decoder models (--hf t5): the decoder's tokens, the "
+               "labels' length (default: --seq)"),
+      cl::init(-1), cl::cat(modelCat)};
   cl::opt<int64_t> promptLen{
       "prompt-len",
       cl::desc("--mode=generate: prompt tokens per sequence (the prefill's "
@@ -876,7 +881,8 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
   };
   for (auto [opt, name] :
        {std::pair{&batch, "batch"}, std::pair{&imageSize, "image-size"},
-        std::pair{&seqLen, "seq"}, std::pair{&numClasses, "num-classes"}})
+        std::pair{&seqLen, "seq"}, std::pair{&numClasses, "num-classes"},
+        std::pair{&decoderSeqLen, "decoder-seq"}})
     if (opt->getNumOccurrences() && *opt <= 0)
       return usage("--" + llvm::Twine(name) +
                    " must be a positive integer, got " + std::to_string(*opt));
@@ -1101,6 +1107,11 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
         return error;
     return llvm::Error::success();
   };
+  if (kind != ModelKind::HuggingFace)
+    if (llvm::Error error =
+            notFor(decoderSeqLen, "this input: it applies to encoder-decoder "
+                                  "models built from a config (--hf t5)"))
+      return error;
   if (kind != ModelKind::Zoo && kind != ModelKind::HuggingFace &&
       kind != ModelKind::ZooList)
     if (llvm::Error error =
@@ -1395,6 +1406,8 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
       options.seq = f.seqLen;
     if (f.promptLen > 0)
       options.seq = f.promptLen;
+    if (f.decoderSeqLen > 0)
+      options.decoderSeq = f.decoderSeqLen;
     options.maxNewTokens = f.maxNewTokens;
     options.staticCache = f.cacheImplementation == CacheImplementation::Static;
     options.target = {f.torchVersion, f.device};

@@ -107,7 +107,11 @@ public:
     zooOptions.staticCache = options.staticCache;
     zooOptions.tensorParallel = options.tensorParallel;
     zooOptions.useCache = options.useCache;
-    int64_t defaultSeq = config.maxPositions
+    zooOptions.decoderSeq = options.decoderSeq;
+    // T5 was trained on 512 tokens (its configs' n_positions), without a
+    // position table that would bound them.
+    int64_t defaultSeq = config.layout == zoo::DecoderLayout::T5 ? 512
+                         : config.maxPositions
                              ? std::min<int64_t>(2048, config.maxPositions)
                              : 2048;
     int64_t seq = options.seq.value_or(defaultSeq);

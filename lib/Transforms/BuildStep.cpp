@@ -239,7 +239,8 @@ void BuildStepPass::runOnOperation() {
   // The model's own facts travel with the step.
   for (StringRef name :
        {NNDialect::kBatchAttrName, NNDialect::kSequenceLogitsAttrName,
-        NNDialect::kMaskedLmAttrName, NNDialect::kTokenClassifierAttrName,
+        NNDialect::kMaskedLmAttrName, NNDialect::kSeq2SeqLmAttrName,
+        NNDialect::kTokenClassifierAttrName,
         NNDialect::kSequenceClassifierAttrName, NNDialect::kAutocastAttrName,
         NNDialect::kLoraAttrName, NNDialect::kQuantizeAttrName,
         NNDialect::kMaxNewTokensAttrName, NNDialect::kTensorParallelAttrName})
@@ -439,12 +440,13 @@ LogicalResult BuildStepPass::buildLoss(TrainStep &s) {
                  s.step->hasAttr(NNDialect::kSequenceLogitsAttrName);
   // transformers' ForCausalLMLoss computes on `logits.float()`, a copy when
   // the model runs in a lower precision; the model's frame keeps the logits
-  // until the loss returns. A masked LM's and a token classifier's own loss
-  // takes the logits as they are.
+  // until the loss returns. A masked LM's, a token classifier's and an
+  // encoder-decoder LM's own loss takes the logits as they are.
   Value keptLogits;
   if (loss == LossKind::CausalLm && outType.getRank() == 3 &&
       !outType.getElementType().isF32() &&
       !s.step->hasAttr(NNDialect::kMaskedLmAttrName) &&
+      !s.step->hasAttr(NNDialect::kSeq2SeqLmAttrName) &&
       !s.step->hasAttr(NNDialect::kTokenClassifierAttrName)) {
     keptLogits = output;
     lossInput =

@@ -216,6 +216,18 @@ LogicalResult PrecisionPass::runLowPrecision(func::FuncOp forward,
     // A release names the tensors Python still holds, as they are.
     if (isa<CastOp, ReleaseOp>(op))
       continue;
+    if (auto constant = dyn_cast<ConstantOp>(op);
+        constant && constant.getModelDtype()) {
+      auto splat = cast<DenseElementsAttr>(constant.getValue());
+      llvm::APFloat value = splat.getSplatValue<llvm::APFloat>();
+      bool losesInfo;
+      value.convert(low.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven,
+                    &losesInfo);
+      auto type = cast<RankedTensorType>(withElementType(splat.getType(), low));
+      constant.setValueAttr(DenseElementsAttr::get(type, value));
+      constant.getResult().setType(type);
+      continue;
+    }
     bool inFloat32 = op.hasAttr(NNDialect::kFloat32AttrName);
     for (unsigned i = 0, e = op.getNumOperands();
          i < e && !op.hasAttr(NNDialect::kPromoteAttrName); ++i) {

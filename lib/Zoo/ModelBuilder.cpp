@@ -150,6 +150,26 @@ Value ModelBuilder::decomposedRmsNorm(Value x, StringRef layer, double eps,
   return out;
 }
 
+Value ModelBuilder::t5LayerNorm(Value x, StringRef layer, double eps) {
+  Value w = param(layer, "weight", {shapeOf(x).back()});
+  Location l = loc(layer);
+  Value squared = inFloat32(PowOp::create(builder, l, x, llvm::APFloat(2.0)));
+  SmallVector<int64_t> reduced(shapeOf(x));
+  reduced.back() = 1;
+  Value variance = inFloat32(MeanOp::create(
+      builder, l,
+      RankedTensorType::get(
+          reduced, cast<RankedTensorType>(x.getType()).getElementType()),
+      squared, builder.getDenseI64ArrayAttr({-1}), /*keepdim=*/true));
+  Value shifted = inFloat32(add(variance, scalar(eps, layer), layer));
+  // Unlike LlamaRMSNorm, the input itself (not its float32 copy) is
+  // multiplied: a bf16 input times the float32 rsqrt gives float32, which
+  // `.to(self.weight.dtype)` casts down before the weight multiplies it.
+  Value normalized =
+      promoting(mul(x, inFloat32(RsqrtOp::create(builder, l, shifted)), layer));
+  return mul(w, normalized, layer);
+}
+
 Value ModelBuilder::embedding(Value ids, StringRef layer, int64_t num,
                               int64_t dim) {
   return embedding(ids, layer, param(layer, "weight", {num, dim}));
@@ -244,10 +264,12 @@ Value ModelBuilder::adaptiveAvgPool(Value x, StringRef layer, int64_t outH,
 
 Value ModelBuilder::attention(Value q, Value k, Value v, StringRef layer,
                               bool causal, AttentionBackend backend,
-                              bool enableGqa, double dropoutP) {
+                              bool enableGqa, double dropoutP, Value mask,
+                              std::optional<double> scale) {
   return ScaledDotProductAttentionOp::create(
-      builder, loc(layer), q, k, v, /*mask=*/Value(), causal, backend,
-      /*scale=*/FloatAttr(), enableGqa, llvm::APFloat(dropoutP));
+      builder, loc(layer), q, k, v, mask, causal, backend,
+      scale ? builder.getF64FloatAttr(*scale) : FloatAttr(), enableGqa,
+      llvm::APFloat(dropoutP));
 }
 
 Value ModelBuilder::concat(ValueRange inputs, StringRef layer, int64_t dim) {
@@ -340,6 +362,14 @@ Value ModelBuilder::intConstant(ArrayRef<int64_t> shape, int64_t value,
   auto type = RankedTensorType::get(shape, builder.getI64Type());
   return ConstantOp::create(builder, loc(layer),
                             DenseElementsAttr::get(type, value));
+}
+
+Value ModelBuilder::floatConstant(ArrayRef<int64_t> shape, double value,
+                                  StringRef layer) {
+  return ConstantOp::create(
+      builder, loc(layer),
+      DenseElementsAttr::get(floatTensor(shape), (float)value),
+      /*wrapped_number=*/false, /*model_dtype=*/true);
 }
 
 Value ModelBuilder::scalar(double value, StringRef layer) {

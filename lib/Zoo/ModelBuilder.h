@@ -95,6 +95,8 @@ struct ModelConfig {
   int64_t tensorParallel = 1;
   /// Vision models: the image's channels.
   int64_t channels = 3;
+  /// Encoder-decoder models: the decoder's tokens.
+  int64_t decoderSeq = 0;
 };
 
 class ModelBuilder {
@@ -153,6 +155,11 @@ public:
   /// With `unitOffset`, Gemma's: the normalized x times (1 + weight).
   mlir::Value decomposedRmsNorm(mlir::Value x, llvm::StringRef layer,
                                 double eps, bool unitOffset = false);
+  /// transformers' T5LayerNorm: the variance of x.to(float32), then
+  /// `x * torch.rsqrt(variance + eps)` on the input as it is (float32 when
+  /// the input is bf16 or fp16: the product promotes), cast to the weight's
+  /// dtype and scaled by the weight.
+  mlir::Value t5LayerNorm(mlir::Value x, llvm::StringRef layer, double eps);
   mlir::Value embedding(mlir::Value ids, llvm::StringRef layer, int64_t num,
                         int64_t dim);
   /// F.embedding with a given (possibly tied) weight.
@@ -191,11 +198,14 @@ public:
   mlir::Value adaptiveAvgPool(mlir::Value x, llvm::StringRef layer,
                               int64_t outH, int64_t outW);
   /// F.scaled_dot_product_attention; `enableGqa` for k and v with fewer
-  /// heads than q, `dropoutP` its dropout in training.
+  /// heads than q, `dropoutP` its dropout in training, `mask` its attn_mask
+  /// (added to the scores), `scale` its scale (unset: head_dim ** -0.5).
   mlir::Value attention(mlir::Value q, mlir::Value k, mlir::Value v,
                         llvm::StringRef layer, bool causal,
                         vram::nn::AttentionBackend backend,
-                        bool enableGqa = false, double dropoutP = 0.0);
+                        bool enableGqa = false, double dropoutP = 0.0,
+                        mlir::Value mask = nullptr,
+                        std::optional<double> scale = std::nullopt);
   /// Attention written out, as gpt_mini's reference and torch 1.13's
   /// nn.MultiheadAttention run it:
   ///
@@ -276,6 +286,10 @@ public:
   /// computed in forward.
   mlir::Value intConstant(llvm::ArrayRef<int64_t> shape, int64_t value,
                           llvm::StringRef layer);
+  /// A float tensor of `shape` filled with `value` in the model's dtype
+  /// (torch.full(shape, value, dtype=query.dtype)), as computed in forward.
+  mlir::Value floatConstant(llvm::ArrayRef<int64_t> shape, double value,
+                            llvm::StringRef layer);
   /// A 0-d fp32 tensor `torch.tensor(value)` (nn.constant).
   mlir::Value scalar(double value, llvm::StringRef layer);
   /// A Python number in arithmetic (`0.5 * x`): a wrapped_number

@@ -72,6 +72,11 @@ mlir::Value buildBertEncoder(ModelBuilder &mb, mlir::Value ids,
                              const CausalLMConfig &config,
                              const ModelConfig &model);
 
+// T5.cpp: a DecoderLayout::T5 config (T5ForConditionalGeneration) over
+// [B, T] encoder token ids; the decoder reads model.decoderSeq tokens.
+mlir::Value buildT5(ModelBuilder &mb, mlir::Value ids,
+                    const CausalLMConfig &config, const ModelConfig &model);
+
 /// The sdpa kernel a config's attention runs: the one --attention names, or
 /// for `sdpa` flash, or math when it drops out on the CPU (no fused CPU
 /// kernel supports dropout).

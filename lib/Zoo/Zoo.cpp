@@ -175,6 +175,9 @@ llvm::Error checkGeneration(StringRef name, std::optional<DecoderLayout> layout,
   if (config.maxNewTokens < 1)
     return error("max new tokens must be >= 1, got " +
                  Twine(config.maxNewTokens));
+  if (layout == DecoderLayout::T5)
+    return error("generation of an encoder-decoder model (" + name +
+                 ") is not modelled yet");
   if (layout == DecoderLayout::Bert || layout == DecoderLayout::Vit)
     return error(name + " is an encoder (" +
                  (layout == DecoderLayout::Vit
@@ -451,6 +454,14 @@ llvm::Error vram::zoo::verifyCausalLMConfig(const CausalLMConfig &c) {
   // Published models have at most a few hundred layers; the bound keeps a
   // mistyped config from building millions of ops.
   constexpr int64_t kMaxLayers = 1024;
+  if (c.layout == DecoderLayout::T5) {
+    if (c.numDecoderLayers < 1 || c.numDecoderLayers > kMaxLayers)
+      return error("num_decoder_layers must be in [1, " + Twine(kMaxLayers) +
+                   "], got " + Twine(c.numDecoderLayers));
+    if (llvm::Error e = positive(c.relativeAttentionBuckets,
+                                 "relative_attention_num_buckets"))
+      return e;
+  }
   if (c.numLayers > kMaxLayers)
     return error("num_hidden_layers must be at most " + Twine(kMaxLayers) +
                  ", got " + Twine(c.numLayers));
@@ -609,6 +620,14 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
     return error("batch size must be >= 1, got " + Twine(c.batch));
   if (c.seq < 1)
     return error("sequence length must be >= 1, got " + Twine(c.seq));
+  if (options.decoderSeq && config.layout != DecoderLayout::T5)
+    return error("--decoder-seq applies to encoder-decoder models (t5), "
+                 "not to " +
+                 config.name);
+  c.decoderSeq = options.decoderSeq.value_or(c.seq);
+  if (c.decoderSeq < 1)
+    return error("decoder sequence length must be >= 1, got " +
+                 Twine(c.decoderSeq));
   if (config.maxPositions && c.seq > config.maxPositions)
     return error(config.name + " has " + Twine(config.maxPositions) +
                  " learned positions: sequence length " + Twine(c.seq) +
@@ -637,6 +656,10 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
           return buildGptNeoxDecoder(mb, ids, config, model);
         case DecoderLayout::Bert:
           return buildBertEncoder(mb, ids, config, model);
+        case DecoderLayout::T5:
+          return buildT5(mb, ids, config, model);
+        case DecoderLayout::Vit:
+          break;
         }
         llvm_unreachable("unknown decoder layout");
       });
@@ -655,5 +678,9 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
         forward->setAttr(vram::nn::NNDialect::kMaskedLmAttrName,
                          UnitAttr::get(context));
     }
+  if (module && config.layout == DecoderLayout::T5)
+    if (auto forward = (**module).lookupSymbol<func::FuncOp>("forward"))
+      forward->setAttr(vram::nn::NNDialect::kSeq2SeqLmAttrName,
+                       UnitAttr::get(context));
   return module;
 }

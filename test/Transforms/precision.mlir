@@ -133,3 +133,37 @@ func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %y = nn.mul %w, %n : (tensor<8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
   return %y : tensor<2x8xf32>
 }
+
+// -----
+
+// transformers' T5LayerNorm multiplies the input as it is by the float32
+// rsqrt (nn.promote): in an fp16 model the product is float32 without
+// casting x up for it, and `.to(self.weight.dtype)` casts it down. Only
+// pow reads x's float32 copy. A tensor the code creates in the model's
+// dtype (torch.zeros(..., dtype=query.dtype): nn.constant {model_dtype})
+// becomes fp16; a plain constant (torch.tensor(eps)) stays float32.
+// HALF-LABEL: func.func @forward(%arg0: tensor<2x8xf16>) -> (tensor<2x8xf16>, tensor<1x2x8xf16>)
+// HALF: %[[W:.*]] = nn.param "norm.weight" : tensor<8xf16>
+// HALF-NEXT: %[[X:.*]] = nn.cast %arg0 : tensor<2x8xf16> to tensor<2x8xf32>
+// HALF-NEXT: nn.pow %[[X]]
+// HALF: nn.constant dense<9.99999974E-6> : tensor<f32>
+// HALF: %[[R:.*]] = nn.rsqrt {{.*}} : tensor<2x1xf32>
+// HALF-NEXT: %[[N:.*]] = nn.mul %arg0, %[[R]] {nn.promote} : (tensor<2x8xf16>, tensor<2x1xf32>) -> tensor<2x8xf32>
+// HALF-NEXT: %[[N16:.*]] = nn.cast %[[N]] : tensor<2x8xf32> to tensor<2x8xf16>
+// HALF-NEXT: nn.mul %[[W]], %[[N16]] : (tensor<8xf16>, tensor<2x8xf16>) -> tensor<2x8xf16>
+// HALF-NEXT: nn.constant dense<0.000000e+00> : tensor<1x2x8xf16> {model_dtype}
+// FP32-LABEL: func.func @forward(%arg0: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<1x2x8xf32>)
+// FP32-NOT: nn.cast
+// FP32: nn.constant dense<0.000000e+00> : tensor<1x2x8xf32> {model_dtype}
+func.func @forward(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<1x2x8xf32>) {
+  %w = nn.param "norm.weight" : tensor<8xf32>
+  %sq = nn.pow %x {exponent = 2.0 : f64, nn.float32} : tensor<2x8xf32>
+  %var = nn.mean %sq {dims = array<i64: -1>, keepdim, nn.float32} : (tensor<2x8xf32>) -> tensor<2x1xf32>
+  %eps = nn.constant dense<1.0e-05> : tensor<f32>
+  %sh = nn.add %var, %eps {nn.float32} : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+  %r = nn.rsqrt %sh {nn.float32} : tensor<2x1xf32>
+  %n = nn.mul %x, %r {nn.promote} : (tensor<2x8xf32>, tensor<2x1xf32>) -> tensor<2x8xf32>
+  %y = nn.mul %w, %n : (tensor<8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %z = nn.constant dense<0.0> : tensor<1x2x8xf32> {model_dtype}
+  return %y, %z : tensor<2x8xf32>, tensor<1x2x8xf32>
+}

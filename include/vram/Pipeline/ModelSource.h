@@ -135,6 +135,8 @@ std::unique_ptr<ModelSource> createZooSource(mlir::MLIRContext *context,
 /// fewer).
 struct HuggingFaceSourceOptions {
   std::optional<int64_t> batch, seq;
+  /// --decoder-seq: an encoder-decoder model's decoder tokens.
+  std::optional<int64_t> decoderSeq;
   nn::TorchTarget target;
   nn::AttentionImplementation attention = nn::AttentionImplementation::Sdpa;
   /// --mode=generate: tokens generated after the `seq`-token prompt.

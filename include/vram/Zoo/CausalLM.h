@@ -49,6 +49,15 @@ enum class DecoderLayout {
   /// LayerNorm and a classifier on the class token's hidden state. Its
   /// input is an image, not token ids (imageSize, patchSize, numChannels).
   Vit,
+  /// T5ForConditionalGeneration: an encoder and a decoder of pre-norm
+  /// blocks (T5LayerNorm: an RMS norm without bias), no learned positions
+  /// but a relative position bias (an embedding of bucketed distances,
+  /// made by each stack's first block and added to every block's attention
+  /// scores, which are not scaled), bias-free q/k/v/o projections, a ReLU
+  /// or gated-GELU feed-forward, cross-attention over the encoder's output,
+  /// and an lm_head tied to the shared embedding. Its decoder reads the
+  /// labels shifted right (decoderSeq tokens); the loss is its own.
+  T5,
 };
 
 /// The encoders of the BERT layout: the same ops under other module names,
@@ -214,6 +223,19 @@ struct CausalLMConfig {
 
   // GPT-2 layout variants: the embeddings' and residuals' dropout.
   double dropout = 0.0;
+  // T5 layout.
+  /// The decoder's blocks (num_decoder_layers; numLayers are the
+  /// encoder's).
+  int64_t numDecoderLayers = 0;
+  /// The relative position bias's buckets (relative_attention_num_buckets).
+  int64_t relativeAttentionBuckets = 0;
+  /// feed_forward_proj "gated-gelu" (T5 v1.1, Flan-T5): gelu_new(wi_0(x)) *
+  /// wi_1(x); else "relu": relu(wi(x)).
+  bool gatedFeedForward = false;
+  /// The decoder's output times d_model ** -0.5 before lm_head (T5's
+  /// scale_decoder_outputs: a config that does not set
+  /// tie_word_embeddings false).
+  bool scaleDecoderOutputs = false;
 };
 
 /// The zoo's llama-7b and gpt2 as configs (LLaMA-7B, GPT-2 small).

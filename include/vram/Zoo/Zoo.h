@@ -23,8 +23,11 @@ namespace vram::zoo {
 /// Shape options; an unset value takes the model's default.
 struct ZooOptions {
   int64_t batch = 1;
-  std::optional<int64_t> imageSize;  ///< vision models (default 224)
-  std::optional<int64_t> seq;        ///< language models (default: model's)
+  std::optional<int64_t> imageSize; ///< vision models (default 224)
+  std::optional<int64_t> seq;       ///< language models (default: model's)
+  /// Encoder-decoder models (T5): the decoder's tokens, the labels' length
+  /// (default: seq).
+  std::optional<int64_t> decoderSeq;
   std::optional<int64_t> numClasses; ///< classifier heads (default 1000)
   /// The PyTorch modelled: kernels that depend on it (attention) follow it.
   vram::nn::TorchTarget target;

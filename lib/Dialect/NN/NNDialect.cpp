@@ -289,7 +289,8 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
     return verifyBatchMatchesArguments(op, batch.getInt());
   }
   if (name == kSequenceLogitsAttrName || name == kMaskedLmAttrName ||
-      name == kTokenClassifierAttrName || name == kSequenceClassifierAttrName)
+      name == kSeq2SeqLmAttrName || name == kTokenClassifierAttrName ||
+      name == kSequenceClassifierAttrName)
     return expect(isa<UnitAttr>(value), "a unit attribute");
   if (name == kTorchVersionAttrName) {
     auto str = dyn_cast<StringAttr>(value);

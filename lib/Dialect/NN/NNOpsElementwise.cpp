@@ -486,6 +486,20 @@ void MaskedFillOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
 }
 
 //===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConstantOp::verify() {
+  // vram-precision converts a model-dtype constant's one value.
+  if (getModelDtype()) {
+    auto dense = dyn_cast<DenseElementsAttr>(getValue());
+    if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
+      return emitOpError("model_dtype needs a floating-point splat value");
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Casts
 //===----------------------------------------------------------------------===//
 

@@ -740,6 +740,83 @@ LogicalResult readVit(ConfigReader &r, CausalLMConfig &c) {
   return success();
 }
 
+/// T5Config (T5ForConditionalGeneration: T5, T5 v1.1, Flan-T5): d_model,
+/// d_kv per head (the q/k/v width is num_heads x d_kv, which need not be
+/// d_model), d_ff, num_layers and num_decoder_layers (null: num_layers),
+/// relative_attention_num_buckets, dropout_rate everywhere, layer_norm_
+/// epsilon, feed_forward_proj "relu" or "gated-gelu" (gelu_new, as
+/// T5Config maps it). transformers 5.25 ties lm_head to the shared
+/// embedding whatever tie_word_embeddings says; a config that sets it false
+/// only drops the decoder output's d_model ** -0.5 scaling
+/// (scale_decoder_outputs).
+LogicalResult readT5(ConfigReader &r, CausalLMConfig &c) {
+  c.layout = DecoderLayout::T5;
+  READ(vocab, r.getInt("vocab_size", 32128));
+  READ(hidden, r.getInt("d_model", 512));
+  READ(headDim, r.getInt("d_kv", 64));
+  READ(inner, r.getInt("d_ff", 2048));
+  READ(layers, r.getInt("num_layers", 6));
+  READ(heads, r.getInt("num_heads", 8));
+  READ(buckets, r.getInt("relative_attention_num_buckets", 32));
+  READ(dropout, r.getNumber("dropout_rate", 0.1));
+  READ(eps, r.getNumber("layer_norm_epsilon", 1e-6));
+  READ(feedForward, r.getString("feed_forward_proj", std::string("relu")));
+  READ(tie, r.getBool("tie_word_embeddings", true));
+  READ(encoderDecoder, r.getBool("is_encoder_decoder", true));
+  READ(useCache, r.getBool("use_cache", true));
+  int64_t decoderLayers = layers;
+  if (r.has("num_decoder_layers")) {
+    READ(n, r.getInt("num_decoder_layers"));
+    decoderLayers = n;
+  }
+  for (auto [value, key] :
+       {std::pair<int64_t, llvm::StringRef>{vocab, "vocab_size"},
+        {hidden, "d_model"},
+        {headDim, "d_kv"},
+        {inner, "d_ff"},
+        {layers, "num_layers"},
+        {decoderLayers, "num_decoder_layers"},
+        {heads, "num_heads"},
+        {buckets, "relative_attention_num_buckets"}})
+    if (value < 1) {
+      r.error(key) << key << " must be >= 1, got " << value;
+      return failure();
+    }
+  constexpr int64_t kMaxLayers = 1024;
+  if (decoderLayers > kMaxLayers) {
+    r.error("num_decoder_layers") << "num_decoder_layers must be at most "
+                                  << kMaxLayers << ", got " << decoderLayers;
+    return failure();
+  }
+  if (feedForward != "relu" && feedForward != "gated-gelu") {
+    r.error("feed_forward_proj")
+        << "unsupported \"feed_forward_proj\": \"" << feedForward
+        << "\" (supported: relu, gated-gelu)";
+    return failure();
+  }
+  if (!encoderDecoder) {
+    r.error("is_encoder_decoder")
+        << "T5 without its decoder (is_encoder_decoder false) is not "
+           "modelled; T5ForConditionalGeneration is";
+    return failure();
+  }
+  c.vocabSize = vocab;
+  c.hiddenSize = hidden;
+  c.numLayers = layers;
+  c.numDecoderLayers = decoderLayers;
+  c.numHeads = c.numKeyValueHeads = heads;
+  c.headDim = headDim;
+  c.intermediateSize = inner;
+  c.relativeAttentionBuckets = buckets;
+  c.gatedFeedForward = feedForward == "gated-gelu";
+  c.dropout = c.attentionDropout = dropout;
+  c.normEps = eps;
+  c.tieWordEmbeddings = true;
+  c.scaleDecoderOutputs = tie;
+  c.useCache = useCache;
+  return success();
+}
+
 /// A sequence classifier's head (BertForSequenceClassification,
 /// RobertaForSequenceClassification): its labels, from id2label (as
 /// PretrainedConfig derives num_labels) or num_labels, 2 by default; its
@@ -1040,6 +1117,7 @@ const Family kFamilies[] = {
     {"roberta", readRoberta},
     {"distilbert", readDistilBert},
     {"vit", readVit},
+    {"t5", readT5},
 };
 
 } // namespace
@@ -1082,6 +1160,13 @@ vram::hf::parseCausalLMConfig(llvm::MemoryBufferRef buffer,
   // A ViT is an image classifier (ViTForImageClassification, also when
   // the config names no architecture).
   bool vision = *modelType == "vit";
+  if (*modelType == "t5" && *architecture &&
+      **architecture != "T5ForConditionalGeneration") {
+    reader.error("architectures")
+        << "unsupported architecture \"" << **architecture
+        << "\": only T5ForConditionalGeneration is modelled";
+    return failure();
+  }
   if (vision && *architecture &&
       **architecture != "ViTForImageClassification") {
     reader.error("architectures")
@@ -1100,7 +1185,7 @@ vram::hf::parseCausalLMConfig(llvm::MemoryBufferRef buffer,
   std::string maskedLm = encoderName + "ForMaskedLM";
   std::string classifier = encoderName + "ForSequenceClassification";
   std::string tokenClassifier = encoderName + "ForTokenClassification";
-  if (*architecture && !vision &&
+  if (*architecture && !vision && *modelType != "t5" &&
       (encoder
            ? **architecture != maskedLm && **architecture != classifier &&
                  **architecture != tokenClassifier

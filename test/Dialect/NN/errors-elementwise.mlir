@@ -307,3 +307,20 @@ func.func @f(%x: tensor<4xi32>) {
   %0 = nn.mish %x : tensor<4xi32>
   return
 }
+
+// -----
+
+// A model-dtype constant has one floating-point value to convert.
+func.func @model_dtype_not_splat() -> tensor<2xf32> {
+  // expected-error @+1 {{'nn.constant' op model_dtype needs a floating-point splat value}}
+  %c = nn.constant dense<[0.0, 1.0]> : tensor<2xf32> {model_dtype}
+  return %c : tensor<2xf32>
+}
+
+// -----
+
+func.func @model_dtype_integer() -> tensor<2xi64> {
+  // expected-error @+1 {{'nn.constant' op model_dtype needs a floating-point splat value}}
+  %c = nn.constant dense<0> : tensor<2xi64> {model_dtype}
+  return %c : tensor<2xi64>
+}

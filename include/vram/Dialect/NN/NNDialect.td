@@ -51,6 +51,11 @@ def NN_Dialect : Dialect {
     /// its CrossEntropyLoss on the logits as they are, not
     /// ForCausalLMLoss's float32 copy.
     static constexpr ::llvm::StringLiteral kMaskedLmAttrName = "nn.masked_lm";
+    /// The per-token logits are an encoder-decoder LM's over its decoder's
+    /// tokens (T5ForConditionalGeneration: [B, T', V]): the model's own
+    /// loss is its CrossEntropyLoss on lm_logits.view(-1, V) as they are.
+    static constexpr ::llvm::StringLiteral kSeq2SeqLmAttrName =
+        "nn.seq2seq_lm";
     /// The per-token logits are a token classifier's
     /// (BertForTokenClassification: [B, T, labels]): the model's own loss is
     /// its CrossEntropyLoss on them as they are, as a masked LM's.

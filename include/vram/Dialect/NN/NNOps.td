@@ -1057,12 +1057,19 @@ def NN_ConstantOp : NN_Op<"constant", [Pure,
     PyTorch wraps as a 0-d host tensor: it takes no device memory, and what
     autograd keeps of it costs nothing.
 
+    `model_dtype`: a floating-point tensor the code creates in the model's
+    dtype (`torch.zeros(shape, dtype=query.dtype)`): vram-precision gives
+    it the dtype it gives the model (a splat value, converted).
+
     ```mlir
     %c = nn.constant dense<0.176776695> : tensor<f32>
     %half = nn.constant dense<5.000000e-01> {wrapped_number} : tensor<f32>
+    %zeros = nn.constant dense<0.0> {model_dtype} : tensor<1x8x32x64xf32>
     ```
   }];
-  let arguments = (ins ElementsAttr:$value, UnitAttr:$wrapped_number);
+  let arguments = (ins ElementsAttr:$value, UnitAttr:$wrapped_number,
+                       UnitAttr:$model_dtype);
+  let hasVerifier = 1;
   let results = (outs NN_AnyTensor:$result);
   let assemblyFormat = "$value attr-dict";
 }
