@@ -121,6 +121,27 @@ def unsupported():
                                             dynamic_shapes=({0: b},)))
 
 
+class GatedNet(torch.nn.Module):
+    """torch.where(y > 0, y, zeros) on a linear's output: aten.where.self on
+    a tensor that requires grad (an op vram-opt converts only without
+    autograd: test/Import/TorchExport/errors.test)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        y = self.lin(x)
+        return torch.where(y > 0, y, torch.zeros_like(y))
+
+
+def where_grad():
+    torch.manual_seed(0)
+    b = torch.export.Dim("batch", min=1, max=4096)
+    save("where_grad", torch.export.export(GatedNet().train(), (torch.randn(2, 8),),
+                                           dynamic_shapes=({0: b},)))
+
+
 def unet():
     torch.manual_seed(0)
     b = torch.export.Dim("batch", min=1, max=4096)
@@ -427,6 +448,7 @@ MODELS = {
     "activations": activations,
     "audio": audio,
     "unsupported": unsupported,
+    "where_grad": where_grad,
     "llama": lambda: causal_lm("llama", "llama.json"),
     "gpt2": lambda: causal_lm("gpt2", "gpt2.json"),
     "bert": bert,

@@ -516,6 +516,11 @@ LogicalResult BuildStepPass::buildLoss(TrainStep &s) {
   if (failed(s.recordIfNeeded(lossOp)))
     return failure();
   s.lossOp = lossOp;
+  // The model's forward frame, which computes this loss inside it, holds
+  // its references until the loss returns.
+  for (auto held : llvm::make_early_inc_range(s.body.getOps<KeepAliveOp>()))
+    if (held.getModelFrame())
+      held->moveAfter(lossOp);
   if (s.recorded.empty() || s.recorded.back().op != lossOp)
     return emitError(ret.getLoc())
            << "nothing requires grad: the model has no trainable parameter "

@@ -508,8 +508,9 @@ Value ModelBuilder::mergeHeads(Value x, StringRef layer) {
   return reshape(t, layer, {s[0], s[2], s[1] * s[3]});
 }
 
-void ModelBuilder::keepAlive(ValueRange values, StringRef layer) {
-  KeepAliveOp::create(builder, loc(layer), values);
+void ModelBuilder::keepAlive(ValueRange values, StringRef layer,
+                             bool modelFrame) {
+  KeepAliveOp::create(builder, loc(layer), values, modelFrame);
 }
 
 Value ModelBuilder::allReduce(Value x, StringRef layer, int64_t ranks) {

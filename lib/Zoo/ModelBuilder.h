@@ -343,7 +343,10 @@ public:
 
   /// nn.keep_alive: Python frames hold `values` until here (a module's
   /// locals until its forward returns, its arguments while it runs).
-  void keepAlive(mlir::ValueRange values, llvm::StringRef layer);
+  /// `modelFrame`: the model's own forward holds them, until after the loss
+  /// it computes in training.
+  void keepAlive(mlir::ValueRange values, llvm::StringRef layer,
+                 bool modelFrame = false);
 
   /// Tensor parallelism over `ranks`: a row-parallel linear's partial sums
   /// all-reduced (nn.all_reduce), a column-parallel linear's input whose

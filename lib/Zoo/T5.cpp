@@ -70,9 +70,18 @@ public:
     if (model.kvCache)
       crossAttentionCache = &crossCache;
     Value y = buildStack("decoder", decoderIds, shared, encoded);
+    // The model's forward holds the decoder's output and its cache
+    // (decoder_outputs) until it returns, after its own loss.
+    SmallVector<Value> held{y};
+    if (model.kvCache)
+      for (KvCache *cache : {model.kvCache, crossAttentionCache})
+        for (auto [k, v] : llvm::zip(cache->keys, cache->values))
+          held.append({k, v});
     if (c.scaleDecoderOutputs)
       y = mb.mul(y, mb.number(std::pow((double)c.hiddenSize, -0.5), ""), "");
-    return mb.linear(y, "lm_head", shared, /*bias=*/Value());
+    Value logits = mb.linear(y, "lm_head", shared, /*bias=*/Value());
+    mb.keepAlive(held, "", /*modelFrame=*/true);
+    return logits;
   }
 
 private:
@@ -82,8 +91,9 @@ private:
   Value buildStack(StringRef stack, Value ids, Value shared, Value encoded) {
     bool decoder = encoded != nullptr;
     int64_t blocks = decoder ? c.numDecoderLayers : c.numLayers;
-    Value x = mb.embedding(ids, (stack + ".embed_tokens").str(), shared);
-    x = mb.dropout(x, (stack + ".dropout").str(), c.dropout);
+    // T5Stack.forward holds inputs_embeds until it returns.
+    Value embedded = mb.embedding(ids, (stack + ".embed_tokens").str(), shared);
+    Value x = mb.dropout(embedded, (stack + ".dropout").str(), c.dropout);
     // Eager attention adds a causal mask to the decoder's scores: an
     // additive [B, 1, T, T] float tensor the stack makes once and holds.
     Value causalMask;
@@ -96,11 +106,16 @@ private:
     Value selfBias, crossBias;
     for (int64_t i = 0; i < blocks; ++i) {
       std::string block = (stack + ".block." + Twine(i)).str();
+      // The stack holds each block's input until the block returns, and
+      // each sublayer its normalized input until its attention or
+      // feed-forward returns.
+      Value input = x;
       std::string self = block + ".layer.0";
       Value n = norm(x, self + ".layer_norm");
       Value a = attention(
           n, n, i, self + ".SelfAttention", selfBias,
           decoder ? Causality::Causal : Causality::Bidirectional, causalMask);
+      mb.keepAlive(n, self);
       x = mb.add(x, mb.dropout(a, self + ".dropout", c.dropout), self);
       int64_t next = 1;
       if (decoder) {
@@ -108,19 +123,20 @@ private:
         n = norm(x, cross + ".layer_norm");
         a = attention(n, encoded, i, cross + ".EncDecAttention", crossBias,
                       Causality::Cross, /*causalMask=*/nullptr);
+        mb.keepAlive(n, cross);
         x = mb.add(x, mb.dropout(a, cross + ".dropout", c.dropout), cross);
         next = 2;
       }
       std::string ff = (block + ".layer." + Twine(next)).str();
       n = norm(x, ff + ".layer_norm");
-      x = mb.add(x,
-                 mb.dropout(feedForward(n, ff + ".DenseReluDense"),
-                            ff + ".dropout", c.dropout),
-                 ff);
+      Value f = feedForward(n, ff + ".DenseReluDense");
+      mb.keepAlive(n, ff);
+      x = mb.add(x, mb.dropout(f, ff + ".dropout", c.dropout), ff);
+      mb.keepAlive(input, block);
     }
     x = norm(x, (stack + ".final_layer_norm").str());
     x = mb.dropout(x, (stack + ".dropout").str(), c.dropout);
-    for (Value held : {selfBias, crossBias, causalMask})
+    for (Value held : {embedded, selfBias, crossBias, causalMask})
       if (held)
         mb.keepAlive(held, stack);
     return x;
@@ -188,7 +204,12 @@ private:
           /*enableGqa=*/false, c.attentionDropout, mask,
           /*scale=*/1.0);
     }
-    return mb.linear(mb.mergeHeads(y, module), at("o"), c.hiddenSize, false);
+    // T5Attention.forward holds its query, key and value states until it
+    // returns.
+    Value out =
+        mb.linear(mb.mergeHeads(y, module), at("o"), c.hiddenSize, false);
+    mb.keepAlive({q, k, v}, module);
+    return out;
   }
 
   /// The kernel sdpa picks for a float mask: the one --attention names;

@@ -1321,10 +1321,14 @@ struct MaskedFillLowering : ExternalModel<MaskedFillLowering, MaskedFillOp> {
     Location loc = op->getLoc();
     Value x = operands[0], mask = operands[1];
     double value = mf.getValue().convertToDouble();
+    bool where = mf.getWhere();
     auto body = [&](OpBuilder &nb, Location nloc, ValueRange a) {
-      // a = (mask, x)
+      // a = (mask, x): masked_fill selects the value where the mask is set,
+      // torch.where the input.
       Value v = cst(nb, nloc, a[1].getType(), value);
-      return arith::SelectOp::create(nb, nloc, a[0], v, a[1]).getResult();
+      return arith::SelectOp::create(nb, nloc, a[0], where ? a[1] : v,
+                                     where ? v : a[1])
+          .getResult();
     };
     if (mf.getInplace()) {
       results.push_back(elementwise(b, loc, mask, x, body, true));
@@ -1342,13 +1346,16 @@ struct MaskedFillLowering : ExternalModel<MaskedFillLowering, MaskedFillOp> {
       return unsupported(loc, "nn.masked_fill", "a gradient for the mask");
     Value mask = node.savedOperands[1], g = node.grads[0];
     auto type = cast<RankedTensorType>(node.forwardType.getInput(0));
-    grads.push_back(
-        elementwise(b, loc, {mask, g}, newTensor(b, loc, type),
-                    [](OpBuilder &nb, Location nloc, ValueRange a) {
-                      Value zero = cst(nb, nloc, a[1].getType(), 0.0);
-                      return arith::SelectOp::create(nb, nloc, a[0], zero, a[1])
-                          .getResult();
-                    }));
+    bool where = static_cast<bool>(node.forwardAttrs.get("where"));
+    grads.push_back(elementwise(
+        b, loc, {mask, g}, newTensor(b, loc, type),
+        [&](OpBuilder &nb, Location nloc, ValueRange a) {
+          // The gradient flows where the input was selected.
+          Value zero = cst(nb, nloc, a[1].getType(), 0.0);
+          return arith::SelectOp::create(nb, nloc, a[0], where ? a[1] : zero,
+                                         where ? zero : a[1])
+              .getResult();
+        }));
     return success();
   }
 };

@@ -471,6 +471,14 @@ LogicalResult MaskedFillOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult MaskedFillOp::verify() {
+  // torch.where makes a new tensor; only masked_fill_ fills in place.
+  if (getInplace() && getWhere())
+    return emitOpError("is either in place (masked_fill_) or a where, not "
+                       "both");
+  return success();
+}
+
 int64_t MaskedFillOp::getFlops(FlopConvention c, bool) {
   return c == Conv::Full ? numel(getOutput()) : 0;
 }

@@ -33,6 +33,17 @@ template <typename OpTy> static LogicalResult unary(NodeBinder &op) {
       OpTy::create(op.getBuilder(), op.getLoc(), x->getType(), *x));
 }
 
+/// neg(self): on an integer tensor (T5's relative-position buckets) a new
+/// tensor without autograd.
+static LogicalResult convertNeg(NodeBinder &op) {
+  FailureOr<Value> x = op.tensor("self");
+  if (failed(x))
+    return failure();
+  if (!isa<FloatType>(cast<RankedTensorType>(x->getType()).getElementType()))
+    return op.setNoGradResult();
+  return unary<nn::NegOp>(op);
+}
+
 /// OpTy(self, inplace): relu and relu_, silu and silu_.
 template <typename OpTy, bool Inplace>
 static LogicalResult unaryInplace(NodeBinder &op) {
@@ -234,6 +245,34 @@ template <bool Inplace> static LogicalResult convertMaskedFill(NodeBinder &op) {
   return failed(y) ? failure() : op.setResult(*y);
 }
 
+/// where(condition, self, other) with a scalar `other`: without autograd
+/// when `self` needs no gradient, else a new tensor that keeps the
+/// condition (transformers' T5 masks its position bias so under sdpa).
+static LogicalResult convertWhereScalarOther(NodeBinder &op) {
+  FailureOr<Value> x = op.tensor("self");
+  if (failed(x))
+    return failure();
+  if (!op.requiresGrad(*x))
+    return op.setNoGradResult();
+  FailureOr<Value> condition = op.tensor("condition");
+  FailureOr<double> value = op.real("other");
+  FailureOr<RankedTensorType> type = op.resultType();
+  if (failed(condition) || failed(value) || failed(type))
+    return failure();
+  OpBuilder &b = op.getBuilder();
+  // torch.where broadcasts its operands: `self` is read through an expanded
+  // view (a bias [1, H, T, S] under a mask [B, 1, T, S]).
+  Value input = *x;
+  auto in = cast<RankedTensorType>(input.getType());
+  if (in.getShape() != type->getShape())
+    input =
+        nn::ExpandOp::create(b, op.getLoc(), in.clone(type->getShape()), input);
+  FailureOr<Value> y =
+      op.make<nn::MaskedFillOp>(input, *condition, b.getF64FloatAttr(*value),
+                                UnitAttr(), b.getUnitAttr());
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
 /// bernoulli_(p): fills its operand in place from the RNG (torchvision's
 /// stochastic depth draws its per-sample mask so); no memory, no gradient.
 static LogicalResult convertBernoulliInplace(NodeBinder &op) {
@@ -272,7 +311,7 @@ void vram::torch_export::registerElementwiseConverters(ConverterTable &table) {
   table.on("aten.sigmoid.default", unary<nn::SigmoidOp>);
   table.on("aten.tanh.default", unary<nn::TanhOp>);
   table.on("aten.exp.default", unary<nn::ExpOp>);
-  table.on("aten.neg.default", unary<nn::NegOp>);
+  table.on("aten.neg.default", convertNeg);
   table.on("aten.rsqrt.default", unary<nn::RsqrtOp>);
   table.on("aten.sqrt.default", unary<nn::SqrtOp>);
   table.on("aten.add.Tensor", binary<nn::AddOp, false>);
@@ -285,6 +324,7 @@ void vram::torch_export::registerElementwiseConverters(ConverterTable &table) {
   table.on("aten.bernoulli_.float", convertBernoulliInplace);
   table.on("aten.masked_fill.Scalar", convertMaskedFill<false>);
   table.on("aten.masked_fill_.Scalar", convertMaskedFill<true>);
+  table.on("aten.where.ScalarOther", convertWhereScalarOther);
   table.on("aten.pow.Tensor_Scalar", convertPow);
   table.on("aten.mean.dim", convertMean);
   table.on("aten.softmax.int", convertSoftmax);

@@ -496,36 +496,27 @@ void vram::torch_export::registerShapeConverters(ConverterTable &table) {
       "aten.diff.default",
       "aten.cumsum.default",
       "aten.gather.default",
-      "aten.eq.Scalar",
-      "aten.eq.Tensor",
-      "aten.ne.Scalar",
-      "aten.ne.Tensor",
-      "aten.le.Scalar",
-      "aten.le.Tensor",
-      "aten.lt.Scalar",
-      "aten.lt.Tensor",
-      "aten.ge.Scalar",
-      "aten.ge.Tensor",
-      "aten.gt.Scalar",
-      "aten.gt.Tensor",
-      "aten.__and__.Tensor",
-      "aten.__or__.Tensor",
       "aten.cos.default",
       "aten.sin.default",
       "aten.abs.default",
       "aten.log.default",
       "aten.min.other",
       "aten.where.self",
-      "aten.where.ScalarOther",
       "aten.zeros.default",
   };
   // clang-format on
   for (llvm::StringRef target : kNoGradTargets)
     table.on(target, convertNoGrad);
-  // Factories that read only their operand's dtype and sizes.
+  // Factories that read only their operand's dtype and sizes, and
+  // comparisons and logic on masks: their bool results have no gradient
+  // whatever their operands need (`y > 0` on an activation).
   for (llvm::StringRef target :
        {"aten.new_ones.default", "aten.new_zeros.default",
-        "aten.full_like.default", "aten.zeros_like.default"})
+        "aten.full_like.default", "aten.zeros_like.default", "aten.eq.Scalar",
+        "aten.eq.Tensor", "aten.ne.Scalar", "aten.ne.Tensor", "aten.le.Scalar",
+        "aten.le.Tensor", "aten.lt.Scalar", "aten.lt.Tensor", "aten.ge.Scalar",
+        "aten.ge.Tensor", "aten.gt.Scalar", "aten.gt.Tensor",
+        "aten.__and__.Tensor", "aten.__or__.Tensor"})
     table.on(target, [](NodeBinder &op) { return op.setFactoryResult(); });
   table.on("aten.index.Tensor", convertIndex);
   table.on("aten.roll.default", convertRoll);

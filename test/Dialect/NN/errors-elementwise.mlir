@@ -324,3 +324,12 @@ func.func @model_dtype_integer() -> tensor<2xi64> {
   %c = nn.constant dense<0> : tensor<2xi64> {model_dtype}
   return %c : tensor<2xi64>
 }
+
+// -----
+
+// torch.where makes a new tensor: never in place.
+func.func @where_inplace(%x: tensor<2x8xf32>, %m: tensor<8xi1>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'nn.masked_fill' op is either in place (masked_fill_) or a where, not both}}
+  %y = nn.masked_fill %x, %m {value = 0.0 : f64, inplace, where} : (tensor<2x8xf32>, tensor<8xi1>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}

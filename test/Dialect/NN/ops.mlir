@@ -523,6 +523,12 @@ func.func @elementwise_math(%x: tensor<2x8xf32>) {
   // CHECK-NEXT: %[[M:.*]] = nn.constant dense<true> : tensor<8xi1>
   %7 = nn.masked_fill %x, %m {value = -1.0 : f64} : (tensor<2x8xf32>, tensor<8xi1>) -> tensor<2x8xf32>
   // CHECK-NEXT: nn.masked_fill %[[X]], %[[M]] {value = -1.000000e+00 : f64} : (tensor<2x8xf32>, tensor<8xi1>) -> tensor<2x8xf32>
+  %8 = nn.masked_fill %x, %m {value = -1.0 : f64, where} : (tensor<2x8xf32>, tensor<8xi1>) -> tensor<2x8xf32>
+  // CHECK-NEXT: nn.masked_fill %[[X]], %[[M]] {value = -1.000000e+00 : f64, where} : (tensor<2x8xf32>, tensor<8xi1>) -> tensor<2x8xf32>
+  %9 = nn.constant dense<0.0> : tensor<1x2x8xf32> {model_dtype}
+  // CHECK-NEXT: nn.constant dense<0.000000e+00> : tensor<1x2x8xf32> {model_dtype}
+  nn.keep_alive %x, %9 : tensor<2x8xf32>, tensor<1x2x8xf32> {model_frame}
+  // CHECK-NEXT: nn.keep_alive %[[X]], %{{.*}} : tensor<2x8xf32>, tensor<1x2x8xf32> {model_frame}
   return
   // CHECK-NEXT: return
 }

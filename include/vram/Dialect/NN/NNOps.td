@@ -1079,7 +1079,9 @@ def NN_MaskedFillOp : NN_LayerOp<"masked_fill", [InferTypeOpAdaptor,
   let summary = "input with `value` where the bool mask is set (Tensor.masked_fill)";
   let description = [{
     `mask` (i1) broadcasts to `input`. Autograd keeps the mask; `inplace`
-    (masked_fill_) updates `input` in place.
+    (masked_fill_) updates `input` in place. `where`: the mask selects the
+    input instead, `value` filling where it is not set (torch.where(mask,
+    input, value), which keeps its condition the same way).
 
     ```mlir
     %y = nn.masked_fill %s, %mask {value = 0xFFF0000000000000 : f64}
@@ -1087,7 +1089,8 @@ def NN_MaskedFillOp : NN_LayerOp<"masked_fill", [InferTypeOpAdaptor,
     ```
   }];
   let arguments = (ins NN_FloatTensor:$input, NN_AnyTensor:$mask, F64Attr:$value,
-                       UnitAttr:$inplace);
+                       UnitAttr:$inplace, UnitAttr:$where);
+  let hasVerifier = 1;
   let results = (outs NN_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $mask attr-dict `:` functional-type(operands, results)
@@ -1166,11 +1169,16 @@ def NN_KeepAliveOp : NN_Op<"keep_alive"> {
     layer runs). The op reads nothing and allocates nothing; the memory
     analysis sees the operands used here.
 
+    `model_frame`: the model's own forward holds the values until it
+    returns, which for a model that computes its own loss (transformers'
+    T5ForConditionalGeneration called with labels: its decoder outputs and
+    cache) is after the loss: vram-build-step moves the op past the loss.
+
     ```mlir
     nn.keep_alive %embeds, %h : tensor<2x64x256xf32>, tensor<2x64x256xf32>
     ```
   }];
-  let arguments = (ins Variadic<NN_AnyTensor>:$values);
+  let arguments = (ins Variadic<NN_AnyTensor>:$values, UnitAttr:$model_frame);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 
