@@ -303,6 +303,14 @@ struct VramOptFlags {
                "use_cache is false. --checkpoint turns it off, as "
                "gradient_checkpointing_enable() does"),
       cl::init(true), cl::cat(stepCat)};
+  cl::opt<int64_t> lossOutput{
+      "loss-output",
+      cl::desc("Training a model with several outputs (a torch.export "
+               "archive of a Hugging Face model returns its logits and "
+               "more): the one the loss reads, 0-based (out = model(x); "
+               "loss = criterion(out[N], y)); the others are held until the "
+               "loss returns"),
+      cl::init(-1), cl::cat(stepCat)};
   cl::opt<bool> keepOutput{
       "keep-output",
       cl::desc("The training loop holds the model's output until the step "
@@ -891,6 +899,11 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
                  llvm::Twine(gradAccum.getValue()));
   if (gradAccum > 1 && mode != nn::StepMode::Train)
     return usage("--grad-accum applies to training (--mode=train)");
+  if (lossOutput.getNumOccurrences() && lossOutput < 0)
+    return usage("--loss-output must be a non-negative output index, got " +
+                 llvm::Twine(lossOutput.getValue()));
+  if (lossOutput.getNumOccurrences() && mode != nn::StepMode::Train)
+    return usage("--loss-output applies to training (--mode=train)");
   if (keepOutput && mode != nn::StepMode::Train)
     return usage("--keep-output applies to training (--mode=train): "
                  "inference returns its output anyway");
@@ -1202,6 +1215,7 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
   options.step.flattenLogits = flattenLogits;
   options.step.setToNone = setToNone;
   options.step.keepOutput = keepOutput;
+  options.step.lossOutput = lossOutput;
   options.useCache = useCache;
   options.step.gradAccum = gradAccum;
   options.step.optimizerInBackward = optimizerInBackward;

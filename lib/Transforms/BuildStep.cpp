@@ -127,11 +127,26 @@ void BuildStepPass::runOnOperation() {
   }
   if (failed(verifyUniqueTensorNames(forward)))
     return signalPassFailure();
-  if (mode == StepMode::Train &&
-      forward.getFunctionType().getNumResults() != 1) {
-    forward.emitError(
-        "training needs a model with one output for the loss, got ")
-        << forward.getFunctionType().getNumResults();
+  int64_t outputs = forward.getFunctionType().getNumResults();
+  if (mode == StepMode::Train && (outputs == 0 || lossOutput >= outputs ||
+                                  (lossOutput < 0 && outputs != 1))) {
+    InFlightDiagnostic diag = forward.emitError();
+    if (outputs == 0) {
+      diag << "training needs a model output for the loss, got none";
+    } else if (lossOutput >= outputs) {
+      diag << "loss-output=" << static_cast<int64_t>(lossOutput)
+           << ": the model has " << outputs << " outputs";
+    } else {
+      diag << "training needs to know which output the loss reads: the "
+              "model returns "
+           << outputs << " (";
+      llvm::interleaveComma(
+          llvm::enumerate(forward.getFunctionType().getResults()), diag,
+          [&](auto result) {
+            diag << "#" << result.index() << " " << result.value();
+          });
+      diag << "): choose one with loss-output=N (--loss-output=N)";
+    }
     return signalPassFailure();
   }
 
@@ -419,7 +434,20 @@ LogicalResult BuildStepPass::recordForward(TrainStep &s) {
 LogicalResult BuildStepPass::buildLoss(TrainStep &s) {
   OpBuilder &b = s.b;
   func::ReturnOp ret = s.ret;
-  Value output = ret.getOperand(0);
+  unsigned chosen = lossOutput < 0 ? 0 : static_cast<unsigned>(lossOutput);
+  Value output = ret.getOperand(chosen);
+  // The caller holds the model's other outputs (`out`) until the loss
+  // returns.
+  SmallVector<Value> others;
+  for (auto [i, value] : llvm::enumerate(ret.getOperands()))
+    if (i != chosen && value != output)
+      others.push_back(value);
+  if (!others.empty()) {
+    b.setInsertionPoint(ret);
+    KeepAliveOp::create(b,
+                        NameLoc::get(b.getStringAttr("output"), ret.getLoc()),
+                        others, /*model_frame=*/true);
+  }
   auto outType = cast<RankedTensorType>(output.getType());
   // Language-model logits [B, T, V] are flattened to [B*T, V] as training
   // loops do (`logits.view(-1, V)`) when the model says its output is

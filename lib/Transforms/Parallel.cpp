@@ -203,7 +203,8 @@ void ParallelPass::runOnOperation() {
   }
   // ZeRO-1/2 replace DDP on the dp ranks; in inference they are replicas.
   // ZeRO-3 partitions the parameters in inference too (ZeRO-Inference).
-  int64_t zeroRank = 0;
+  // ZeRO-1/2: the worst rank, found by analysing each rank's step.
+  int64_t zeroRank = -1;
   if (zero == 3 && getStepMode(step) == StepMode::Generate) {
     step.emitError() << "vram-parallel zero=3 models training and inference "
                         "steps; ZeRO-3 generation is not modelled yet";
@@ -219,10 +220,10 @@ void ParallelPass::runOnOperation() {
                               zeroRank)))
     return signalPassFailure();
   step->setAttr(NNDialect::kParallelAttrName,
-                ParallelAttr::get(ctx, dp, fsdp,
-                                  ArrayAttr::get(ctx, shardPatterns), bucketCap,
-                                  firstBucket, bucketView, tp, zero,
-                                  reduceBucket, zeroRank, overlapComm));
+                ParallelAttr::get(
+                    ctx, dp, fsdp, ArrayAttr::get(ctx, shardPatterns),
+                    bucketCap, firstBucket, bucketView, tp, zero, reduceBucket,
+                    std::max<int64_t>(zeroRank, 0), overlapComm));
   if (zero > 0)
     return;
   // FSDP2 over a (fsdp, tp) mesh shards each rank's tensor-parallel

@@ -435,6 +435,34 @@ private:
     h = mb.dropout(h, name + ".resid_mlp_dropout", c.residualDropout);
     Value out = mb.add(x, h, name + ".add");
     mb.keepAlive(input, name);
+    // transformers' decoder layers register self_attn, mlp, then the norms
+    // (Phi-3's attention its o_proj before qkv_proj; Qwen3's q_norm and
+    // k_norm after o_proj; a sparse MLP its router, experts, shared
+    // expert and its gate).
+    static constexpr StringRef kFused[] = {
+        "self_attn.o_proj",          "self_attn.qkv_proj",
+        "mlp.gate_up_proj",          "mlp.down_proj",
+        "input_layernorm",           "post_attention_layernorm",
+        "pre_feedforward_layernorm", "post_feedforward_layernorm"};
+    static constexpr StringRef kSeparate[] = {"self_attn.q_proj",
+                                              "self_attn.k_proj",
+                                              "self_attn.v_proj",
+                                              "self_attn.o_proj",
+                                              "self_attn.q_norm",
+                                              "self_attn.k_norm",
+                                              "mlp.gate",
+                                              "mlp.experts",
+                                              "mlp.shared_expert",
+                                              "mlp.shared_expert_gate",
+                                              "mlp.gate_proj",
+                                              "mlp.up_proj",
+                                              "mlp.down_proj",
+                                              "input_layernorm",
+                                              "post_attention_layernorm",
+                                              "pre_feedforward_layernorm",
+                                              "post_feedforward_layernorm"};
+    mb.orderParams(name, c.fusedProjections ? ArrayRef<StringRef>(kFused)
+                                            : ArrayRef<StringRef>(kSeparate));
     return out;
   }
 

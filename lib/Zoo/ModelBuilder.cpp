@@ -52,6 +52,51 @@ Value ModelBuilder::param(StringRef layer, StringRef leaf,
   return state;
 }
 
+void ModelBuilder::orderParams(StringRef module, ArrayRef<StringRef> order) {
+  std::string prefix = (module + ".").str();
+  SmallVector<std::pair<size_t, ParamOp>> params;
+  for (const auto &entry : stateByName) {
+    StringRef name = entry.getKey();
+    auto param = entry.getValue().getDefiningOp<ParamOp>();
+    if (!param || !name.starts_with(prefix))
+      continue;
+    StringRef rest = name.drop_front(prefix.size());
+    size_t rank =
+        llvm::find_if(
+            order,
+            [&](StringRef submodule) {
+              return rest.starts_with(submodule) &&
+                     rest.drop_front(submodule.size()).starts_with(".");
+            }) -
+        order.begin();
+    params.push_back({rank, param});
+  }
+  if (params.empty())
+    return;
+  // As made, within a submodule (a linear's weight before its bias).
+  llvm::sort(params, [](const auto &a, const auto &b) {
+    if (a.first != b.first)
+      return a.first < b.first;
+    return a.second->isBeforeInBlock(b.second);
+  });
+  Operation *first = params.front().second;
+  for (const auto &entry : params)
+    if (entry.second->isBeforeInBlock(first))
+      first = entry.second;
+  // Parameters read nothing: placed where the first was, each stays before
+  // its uses.
+  Operation *after = first->getPrevNode();
+  Block *block = first->getBlock();
+  for (const auto &entry : params) {
+    Operation *op = entry.second;
+    if (after)
+      op->moveAfter(after);
+    else
+      op->moveBefore(block, block->begin());
+    after = op;
+  }
+}
+
 Value ModelBuilder::buffer(StringRef layer, StringRef leaf,
                            ArrayRef<int64_t> shape, Type elementType) {
   auto type = RankedTensorType::get(shape, elementType ? elementType : f32);

@@ -121,6 +121,13 @@ public:
   /// generation program) returns the same tensor.
   mlir::Value param(llvm::StringRef layer, llvm::StringRef leaf,
                     llvm::ArrayRef<int64_t> shape);
+  /// Moves the parameters made so far under `module` into the order the
+  /// module registers them (model.parameters(), which optimizers and
+  /// DeepSpeed's flat buffers follow): by the first entry of `order` naming
+  /// their submodule (`self_attn.q_proj`), the rest after them, otherwise
+  /// as made. The builders make a parameter where it is first used.
+  void orderParams(llvm::StringRef module,
+                   llvm::ArrayRef<llvm::StringRef> order);
   /// An fp32 `nn.buffer "<layer>.<leaf>"`, or of `elementType` if given.
   mlir::Value buffer(llvm::StringRef layer, llvm::StringRef leaf,
                      llvm::ArrayRef<int64_t> shape,

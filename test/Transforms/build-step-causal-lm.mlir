@@ -81,3 +81,4 @@ func.func @forward(%ids: tensor<2x4xi64>) -> tensor<2x4x16xbf16> attributes {nn.
   nn.keep_alive %h : tensor<2x4x8xbf16> {model_frame}
   return %y : tensor<2x4x16xbf16>
 }
+

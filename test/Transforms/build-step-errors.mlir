@@ -1,6 +1,7 @@
 // RUN: vram-opt %s -split-input-file -verify-diagnostics --vram-build-step="mode=train"
+// RUN: vram-opt %S/Inputs/two-outputs.mlir -verify-diagnostics --vram-build-step="mode=train loss-output=2"
 
-// expected-error @+1 {{training needs a model with one output for the loss, got 2}}
+// expected-error @+1 {{training needs to know which output the loss reads: the model returns 2 (#0 'tensor<2x8xf32>', #1 'tensor<2x8xf32>'): choose one with loss-output=N (--loss-output=N)}}
 func.func @forward(%x: tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
   %w = nn.param "w" : tensor<8x8xf32>
   %y = nn.linear %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>

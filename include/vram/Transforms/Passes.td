@@ -49,6 +49,11 @@ def BuildStep : Pass<"vram-build-step", "mlir::ModuleOp"> {
            "ends (`out = model(x); loss = criterion(out, y); "
            "loss.backward(); optimizer.step()`): by default nothing "
            "references it once the loss is computed">,
+    Option<"lossOutput", "loss-output", "int64_t", /*default=*/"-1",
+           "training a model with several outputs: the one the loss reads "
+           "(0-based); the others are held until the loss returns "
+           "(`out = model(x); loss = criterion(out[N], y)`). -1: the "
+           "model's only output">,
     Option<"gradAccum", "grad-accum", "int64_t", /*default=*/"1",
            "micro-batches whose gradients accumulate before each optimizer "
            "update: the step is the last one's forward and backward, with "

@@ -44,9 +44,10 @@ mlir::LogicalResult checkZeroOptimizer(nn::OptimizerStepOp update);
 void eraseClientOptimizer(mlir::Block &body,
                           llvm::ArrayRef<nn::OptimizerStepOp> updates);
 
-/// Rewrites the built training step `step` into the step of the rank whose
-/// gradient partition is largest (its figures are the worst rank's) and
-/// returns that rank in `rank`.
+/// Rewrites the built training step `step` into the step of rank `rank`,
+/// or, when `rank` is negative, of the rank whose step peaks highest (its
+/// figures are the worst rank's: each rank's step is built and analysed),
+/// which it returns in `rank`.
 mlir::LogicalResult partitionForZero(mlir::func::FuncOp step,
                                      const ZeroLayout &layout, int64_t &rank);
 

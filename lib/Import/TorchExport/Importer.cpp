@@ -1126,8 +1126,10 @@ Importer::runProgram(llvm::StringRef entryName, llvm::StringRef text,
   func.setFunctionType(
       FunctionType::get(ctx, argTypes, TypeRange(ValueRange(results))));
   // A model over token ids [B, T] returning [B, T, V] scores each token: its
-  // loss is per token (as the zoo's and --hf's language models).
-  if (results.size() == 1) {
+  // loss is per token (as the zoo's and --hf's language models). Of several
+  // outputs, the first (a transformers ModelOutput's logits, when no loss
+  // is computed) is judged.
+  {
     auto out = cast<RankedTensorType>(results[0].getType());
     bool perToken = llvm::any_of(argTypes, [&](Type t) {
       auto in = cast<RankedTensorType>(t);
