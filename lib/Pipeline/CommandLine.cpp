@@ -194,7 +194,8 @@ struct VramOptFlags {
       "checkpoint",
       cl::desc("Activation checkpointing (torch.utils.checkpoint, "
                "use_reentrant=False) of the modules matching these globs or "
-               "module paths (layer1,layer2.*)"),
+               "module paths (layer1,layer2.*); '*' alone: every repeated "
+               "block (model.layers.*, as gradient_checkpointing_enable())"),
       cl::value_desc("MODULE"), cl::CommaSeparated, cl::cat(scenarioCat)};
   cl::opt<std::string> parallelSpec{
       "parallel",

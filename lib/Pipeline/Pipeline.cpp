@@ -5,6 +5,7 @@
 #include "vram/Dialect/NN/TorchSemantics.h"
 #include "vram/Lint/Budget.h"
 #include "vram/Pipeline/ModelSource.h"
+#include "vram/Transforms/ModulePatterns.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringExtras.h"
@@ -331,31 +332,6 @@ vram::findFittingSequence(ModelSource &source, const PipelineOptions &options) {
       });
 }
 
-SmallVector<std::string> vram::getRepeatedBlockPatterns(func::FuncOp func) {
-  // A module path with an integer component names an element of a
-  // ModuleList or Sequential (`model.layers.3.mlp`, `layer2.1.conv1`): the
-  // outermost such list per path is where people checkpoint, one element at
-  // a time.
-  SmallVector<std::string> lists;
-  llvm::StringSet<> seen;
-  func.walk([&](Operation *op) {
-    std::string layer = getLayerName(op->getLoc());
-    SmallVector<StringRef> parts;
-    StringRef(layer).split(parts, '.');
-    for (size_t i = 1; i < parts.size(); ++i) {
-      unsigned index;
-      if (!parts[i].getAsInteger(10, index)) {
-        std::string list =
-            llvm::join(ArrayRef(parts).take_front(i), ".") + ".*";
-        if (seen.insert(list).second)
-          lists.push_back(std::move(list));
-        return;
-      }
-    }
-  });
-  return lists;
-}
-
 /// Remarks at the peak op saying what would fit, each evaluated by running
 /// the pipeline again: the largest batch size, then the scenario changes
 /// that fit at the current batch, least memory first. A change that saves
@@ -542,13 +518,13 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
                 "keys and values",
                 [](PipelineOptions &o) { o.useCache = false; });
     if (options.checkpointModules.empty()) {
+      // '*': each repeated block (vram-checkpoint), else every top-level
+      // module.
       SmallVector<std::string> blocks = repeatedBlocks();
-      if (!blocks.empty())
-        tryChange("--checkpoint=" + llvm::join(blocks, ","),
-                  "checkpointing each repeated block", [&](PipelineOptions &o) {
-                    o.checkpointModules.assign(blocks.begin(), blocks.end());
-                  });
-      tryChange("--checkpoint='*'", "checkpointing every top-level module",
+      tryChange("--checkpoint='*'",
+                blocks.empty() ? "checkpointing every top-level module"
+                               : "checkpointing each repeated block: " +
+                                     llvm::join(blocks, ", "),
                 [](PipelineOptions &o) { o.checkpointModules = {"*"}; });
     }
   }

@@ -113,10 +113,23 @@ void CheckpointPass::runOnOperation() {
            "(non-empty patterns)";
     return signalPassFailure();
   }
-  // A module name matches as peft's target_modules do: `layers` selects
-  // `model.layers`.
+  // '*' alone means every repeated block, as people mean it (each element
+  // of the outermost ModuleList or Sequential: `model.layers.*` of a
+  // decoder stack, gradient_checkpointing_enable()'s units); a model without
+  // one checkpoints every top-level module. A module name matches as peft's
+  // target_modules do: `layers` selects `model.layers`.
+  SmallVector<std::string> selected;
+  for (const std::string &pattern : modules) {
+    SmallVector<std::string> blocks;
+    if (pattern == "*")
+      blocks = getRepeatedBlockPatterns(step);
+    if (blocks.empty())
+      selected.push_back(pattern);
+    else
+      selected.append(blocks.begin(), blocks.end());
+  }
   ModulePatterns patterns;
-  if (failed(patterns.compile(modules, module.getLoc(), /*suffixes=*/true)))
+  if (failed(patterns.compile(selected, module.getLoc(), /*suffixes=*/true)))
     return signalPassFailure();
 
   // 1. Segments: maximal runs of forward ops of one checkpointed module.

@@ -2,8 +2,11 @@
 
 #include "vram/Transforms/ModulePatterns.h"
 
+#include "vram/Analysis/StepInfo.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
@@ -95,4 +98,29 @@ SmallVector<std::string> vram::getNearestNames(StringRef pattern,
 StringRef vram::moduleOfParameter(StringRef paramName) {
   size_t dot = paramName.rfind('.');
   return dot == StringRef::npos ? StringRef() : paramName.take_front(dot);
+}
+
+SmallVector<std::string> vram::getRepeatedBlockPatterns(func::FuncOp func) {
+  // A module path with an integer component names an element of a
+  // ModuleList or Sequential (`model.layers.3.mlp`, `layer2.1.conv1`): the
+  // outermost such list per path is where people checkpoint, one element at
+  // a time.
+  SmallVector<std::string> lists;
+  llvm::StringSet<> seen;
+  func.walk([&](Operation *op) {
+    std::string layer = getLayerName(op->getLoc());
+    SmallVector<StringRef> parts;
+    StringRef(layer).split(parts, '.');
+    for (size_t i = 1; i < parts.size(); ++i) {
+      unsigned index;
+      if (!parts[i].getAsInteger(10, index)) {
+        std::string list =
+            llvm::join(ArrayRef(parts).take_front(i), ".") + ".*";
+        if (seen.insert(list).second)
+          lists.push_back(std::move(list));
+        return;
+      }
+    }
+  });
+  return lists;
 }

@@ -158,12 +158,6 @@ findFittingBatch(ModelSource &source, const PipelineOptions &options);
 llvm::Expected<std::optional<int64_t>>
 findFittingSequence(ModelSource &source, const PipelineOptions &options);
 
-/// Checkpoint patterns for every repeated block of `func`'s layers: the
-/// outermost ModuleList or Sequential of each layer path (`model.layers.*`
-/// for a decoder stack, `layer1.*` ... `layer4.*` for a ResNet), in the
-/// order the layers run; empty when no layer path has an element index.
-llvm::SmallVector<std::string>
-getRepeatedBlockPatterns(mlir::func::FuncOp func);
 
 /// Checks `module`'s step against `options.budget`: over it, an error at the
 /// peak op with notes at the largest storages, then remarks saying what

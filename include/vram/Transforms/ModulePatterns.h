@@ -10,6 +10,7 @@
 #ifndef VRAM_TRANSFORMS_MODULEPATTERNS_H
 #define VRAM_TRANSFORMS_MODULEPATTERNS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Location.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/BitVector.h"
@@ -58,6 +59,13 @@ private:
 llvm::SmallVector<std::string>
 getNearestNames(llvm::StringRef pattern, llvm::ArrayRef<std::string> names,
                 unsigned count = 3);
+
+/// Checkpoint patterns for every repeated block of `func`'s layers: the
+/// outermost ModuleList or Sequential of each layer path (`model.layers.*`
+/// for a decoder stack, `layer1.*` ... `layer4.*` for a ResNet), in the
+/// order the layers run; empty when no layer path has an element index.
+llvm::SmallVector<std::string>
+getRepeatedBlockPatterns(mlir::func::FuncOp func);
 
 /// The module of a parameter: `layer1.0.conv1.weight` -> `layer1.0.conv1`;
 /// a top-level parameter belongs to the root module "".

@@ -244,7 +244,12 @@ def Checkpoint : Pass<"vram-checkpoint", "mlir::ModuleOp"> {
     `torch.utils.checkpoint(module, x, use_reentrant=False)`. A segment is a
     maximal run of forward ops of one checkpointed module: the shortest
     prefix of the op's layer name that a pattern matches (`layer1` selects
-    the stage `layer1`, `layer2.*` each block `layer2.0`, `layer2.1`).
+    the stage `layer1`, `layer2.*` each block `layer2.0`, `layer2.1`). `*`
+    alone selects every repeated block, each element of the outermost
+    ModuleList or Sequential of the layers (`model.layers.*` of a decoder,
+    `layer1.*` to `layer4.*` of a ResNet), as
+    gradient_checkpointing_enable() checkpoints a transformers model; a
+    model without one, every top-level module.
 
     The segment's forward ops stay where they are, but no backward node
     keeps what they computed: the segment's ops are cloned right before the
