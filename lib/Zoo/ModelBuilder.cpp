@@ -161,11 +161,8 @@ Value ModelBuilder::rmsNorm(Value x, StringRef layer, double eps) {
                            llvm::APFloat(eps));
 }
 
-Value ModelBuilder::decomposedRmsNorm(Value x, StringRef layer, double eps,
-                                      bool unitOffset) {
-  Value w = param(layer, "weight", {shapeOf(x).back()});
+Value ModelBuilder::inverseRms(Value x, StringRef layer, double eps) {
   Location l = loc(layer);
-  // transformers runs the norm in float32 whatever the model's dtype.
   // variance = x.to(float32).pow(2).mean(-1, keepdim=True)
   Value squared = inFloat32(PowOp::create(builder, l, x, llvm::APFloat(2.0)));
   SmallVector<int64_t> reduced(shapeOf(x));
@@ -175,10 +172,18 @@ Value ModelBuilder::decomposedRmsNorm(Value x, StringRef layer, double eps,
       RankedTensorType::get(
           reduced, cast<RankedTensorType>(x.getType()).getElementType()),
       squared, builder.getDenseI64ArrayAttr({-1}), /*keepdim=*/true));
-  // x * torch.rsqrt(variance + eps)
+  // torch.rsqrt(variance + eps)
   Value shifted = inFloat32(add(variance, scalar(eps, layer), layer));
-  Value normalized =
-      inFloat32(mul(x, inFloat32(RsqrtOp::create(builder, l, shifted)), layer));
+  return inFloat32(RsqrtOp::create(builder, l, shifted));
+}
+
+Value ModelBuilder::decomposedRmsNorm(Value x, StringRef layer, double eps,
+                                      bool unitOffset) {
+  Value w = param(layer, "weight", {shapeOf(x).back()});
+  Location l = loc(layer);
+  // transformers runs the norm in float32 whatever the model's dtype:
+  // x * torch.rsqrt(variance + eps), x the float32 copy.
+  Value normalized = inFloat32(mul(x, inverseRms(x, layer, eps), layer));
   // Gemma: (normalized * (1.0 + weight.float())).type_as(x).
   if (unitOffset)
     return inFloat32(
@@ -197,21 +202,10 @@ Value ModelBuilder::decomposedRmsNorm(Value x, StringRef layer, double eps,
 
 Value ModelBuilder::t5LayerNorm(Value x, StringRef layer, double eps) {
   Value w = param(layer, "weight", {shapeOf(x).back()});
-  Location l = loc(layer);
-  Value squared = inFloat32(PowOp::create(builder, l, x, llvm::APFloat(2.0)));
-  SmallVector<int64_t> reduced(shapeOf(x));
-  reduced.back() = 1;
-  Value variance = inFloat32(MeanOp::create(
-      builder, l,
-      RankedTensorType::get(
-          reduced, cast<RankedTensorType>(x.getType()).getElementType()),
-      squared, builder.getDenseI64ArrayAttr({-1}), /*keepdim=*/true));
-  Value shifted = inFloat32(add(variance, scalar(eps, layer), layer));
   // Unlike LlamaRMSNorm, the input itself (not its float32 copy) is
   // multiplied: a bf16 input times the float32 rsqrt gives float32, which
   // `.to(self.weight.dtype)` casts down before the weight multiplies it.
-  Value normalized =
-      promoting(mul(x, inFloat32(RsqrtOp::create(builder, l, shifted)), layer));
+  Value normalized = promoting(mul(x, inverseRms(x, layer, eps), layer));
   return mul(w, normalized, layer);
 }
 

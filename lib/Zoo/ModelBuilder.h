@@ -384,6 +384,9 @@ public:
 
 private:
   std::string qualify(llvm::StringRef layer, llvm::StringRef leaf);
+  /// The RMS norms' float32 `torch.rsqrt(x.to(float32).pow(2).mean(-1,
+  /// keepdim=True) + eps)`, [..., 1].
+  mlir::Value inverseRms(mlir::Value x, llvm::StringRef layer, double eps);
   /// Parameters and buffers made so far, by qualified name.
   llvm::StringMap<mlir::Value> stateByName;
 
