@@ -429,6 +429,9 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
   ParallelFigures p;
   p.layout = layout;
   p.fullShards = layout.getFsdp();
+  if (auto peaks = func->getAttrOfType<DenseI64ArrayAttr>(
+          nn::NNDialect::kZeroRankPeaksAttrName))
+    p.rankPeaks.assign(peaks.asArrayRef().begin(), peaks.asArrayRef().end());
   auto bytes = [](Value v) { return getTensorBytes(v.getType()).value_or(0); };
   // A generation program holds one decode step's forward, after the first
   // token's choice; generate() runs it once per new token but the first.
@@ -547,6 +550,9 @@ static void addParallelJson(const Analyses &a, json::Object &report) {
       {"param_dtype", optionalString(p.paramDtype)},
       {"reduce_dtype", optionalString(p.reduceDtype)},
       {"smaller_ranks", std::move(smaller)},
+      {"rank_peak_bytes", p.rankPeaks.empty()
+                              ? json::Value(nullptr)
+                              : json::Value(json::Array(p.rankPeaks))},
       {"gradient_as_bucket_view", layout.getBucketView()},
       {"bucket_cap_bytes", layout.getBucketCap()},
       {"first_bucket_bytes", layout.getFirstBucket()},
@@ -952,7 +958,7 @@ static void writeText(const Analyses &a, const ReportOptions &options,
       os << llvm::formatv(
           "parallel: dp={0} (DeepSpeed ZeRO-{1}: optimizer state{2} "
           "partitioned, {3} of {4} elements), figures of rank "
-          "{5}, whose gradient partition is largest; per step a rank "
+          "{5}, whose step peaks highest; per step a rank "
           "all-reduces {6} and all-gathers {7}, sending and receiving {8}",
           ranks, zero, zero == 2 ? " and gradients" : "",
           p.layout.getOverlapComm() ? "two gradient buffers (overlap_comm)"
@@ -960,6 +966,11 @@ static void writeText(const Analyses &a, const ReportOptions &options,
           p.layout.getReduceBucket(), p.layout.getZeroRank(),
           humanBytes(p.allReduceBytes), humanBytes(p.allGatherBytes),
           humanBytes(p.getSentBytes()));
+      if (!p.rankPeaks.empty()) {
+        os << "\n  each rank's peak (exact):";
+        for (auto [r, peak] : llvm::enumerate(p.rankPeaks))
+          os << (r ? ", " : " ") << "rank " << r << " " << humanBytes(peak);
+      }
     } else {
       os << llvm::formatv(
           "parallel: dp={0} (DistributedDataParallel{1}), "

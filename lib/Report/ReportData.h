@@ -57,6 +57,8 @@ struct ParallelFigures {
   /// (every index without sharding). The mesh is (dp, fsdp) or (fsdp, tp),
   /// ranks row-major: rank r's shard index is r % fsdp, or (r / tp) % fsdp.
   int64_t fullShards = 1;
+  /// ZeRO-1/2: every rank's exact peak (nn.zero_rank_peaks), by rank.
+  std::vector<int64_t> rankPeaks;
   bool isSharded() const { return layout.getFsdp() > 1 || !units.empty(); }
   bool holdsRank0Shards(int64_t rank) const {
     return (rank / layout.getTp()) % layout.getFsdp() < fullShards;

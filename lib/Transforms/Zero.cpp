@@ -448,8 +448,8 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
   // Ranks differ in which gradients their partition holds and when their
   // buffers are made: each rank's step is built and analysed, and the step
   // is the one whose peak is highest (the lowest such rank).
+  SmallVector<int64_t> peaks;
   if (rank < 0) {
-    int64_t worstPeak = -1;
     for (int64_t r = 0; r < layout.ranks; ++r) {
       OwningOpRef<func::FuncOp> trial = step.clone();
       if (failed(partitionRank(*trial, layout, r)))
@@ -457,11 +457,15 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
       MemoryAnalysis memory(*trial);
       if (memory.failed())
         return failure();
-      if (memory.getPeakBytes() > worstPeak) {
-        worstPeak = memory.getPeakBytes();
+      peaks.push_back(memory.getPeakBytes());
+      if (rank < 0 || peaks.back() > peaks[rank])
         rank = r;
-      }
     }
   }
-  return partitionRank(step, layout, rank);
+  if (failed(partitionRank(step, layout, rank)))
+    return failure();
+  if (!peaks.empty())
+    step->setAttr(NNDialect::kZeroRankPeaksAttrName,
+                  DenseI64ArrayAttr::get(step.getContext(), peaks));
+  return success();
 }

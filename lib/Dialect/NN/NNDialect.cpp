@@ -369,6 +369,14 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
         "a parallel layout (#nn.parallel<dp = 8, fsdp = 1, shard = [], "
         "bucket_cap = 26214400, first_bucket = 1048576, bucket_view "
         "= false>) on a function");
+  if (name == kZeroRankPeaksAttrName) {
+    auto peaks = dyn_cast<DenseI64ArrayAttr>(value);
+    return expect(peaks && !peaks.empty() &&
+                      llvm::all_of(peaks.asArrayRef(),
+                                   [](int64_t p) { return p >= 0; }) &&
+                      isa<FunctionOpInterface>(op),
+                  "a non-empty array<i64> of bytes >= 0 on a function");
+  }
   if (name == kLoraAttrName)
     return expect(isa<LoraConfigAttr>(value) && isa<FunctionOpInterface>(op),
                   "a LoRA configuration (#nn.lora<r = 4, alpha = 32.0, "
