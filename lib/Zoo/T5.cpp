@@ -56,7 +56,7 @@ public:
 
   Value build(Value ids) {
     Value shared = mb.param("shared", "weight", {c.vocabSize, c.hiddenSize});
-    Value encoded = buildStack("encoder", ids, shared, /*encoder=*/nullptr);
+    Value encoded = buildStack("encoder", ids, shared, /*encoded=*/nullptr);
     // _shift_right(labels): input_ids.new_zeros(labels.shape), filled.
     int64_t batch = ModelBuilder::shapeOf(ids)[0];
     Value decoderIds =
