@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "vram/Analysis/StepInfo.h"
 #include "vram/Dialect/NN/NNOps.h"
 #include "vram/Dialect/NN/TensorNames.h"
 #include "vram/Support/CheckedMath.h"
@@ -457,7 +458,8 @@ LogicalResult BuildStepPass::buildLoss(TrainStep &s) {
   if (auto exit = dyn_cast_or_null<AutocastExitOp>(ret->getPrevNode()))
     lossPoint = exit;
   b.setInsertionPoint(lossPoint);
-  Location lossLoc = NameLoc::get(b.getStringAttr("loss"), ret.getLoc());
+  Location lossLoc =
+      NameLoc::get(b.getStringAttr(kLossLayerName), ret.getLoc());
   Value lossInput = output;
   Type targetType;
   Operation *lossOp;

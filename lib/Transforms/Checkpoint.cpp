@@ -146,7 +146,7 @@ void CheckpointPass::runOnOperation() {
     // The criterion vram-build-step adds (located at `loss`) runs outside
     // the model: no module of it is checkpointed.
     StringRef owner =
-        layer == "loss" ? StringRef() : patterns.matchingModule(layer);
+        layer == kLossLayerName ? StringRef() : patterns.matchingModule(layer);
     if (owner.empty()) {
       inRun = false;
       continue;

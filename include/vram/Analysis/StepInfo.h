@@ -30,6 +30,11 @@ StepPhase getStepPhase(mlir::Operation *op);
 /// "file:line" of a file location, else "".
 std::string getLayerName(mlir::Location loc);
 
+/// The layer name of the criterion vram-build-step appends to a training
+/// step (cross-entropy, MSE and their casts and flattening): it runs outside
+/// the model, in no module of it.
+inline constexpr llvm::StringLiteral kLossLayerName = "loss";
+
 /// Bytes of a tensor value (elements x ceil(bits / 8)), or nullopt when the
 /// count does not fit in 64 bits.
 std::optional<int64_t> getTensorBytes(mlir::Type type);
