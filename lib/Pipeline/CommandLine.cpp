@@ -64,6 +64,15 @@ struct VramOptFlags {
   cl::opt<int64_t> seqLen{"seq",
                           cl::desc("Sequence length for language models"),
                           cl::init(-1), cl::cat(modelCat)};
+  cl::opt<int64_t> packedTokens{
+      "tokens",
+      cl::desc("A packed batch: one row of N tokens packing several "
+               "sequences without padding (DataCollatorWithFlattening, TRL's "
+               "padding_free), their position_ids restarting at each. "
+               "Without a cache (--use-cache=false, --checkpoint) "
+               "transformers then hands sdpa a [1, 1, N, N] mask (instead "
+               "of --batch and --seq)"),
+      cl::value_desc("N"), cl::init(-1), cl::cat(modelCat)};
   cl::opt<int64_t> decoderSeqLen{
       "decoder-seq",
       cl::desc("Encoder-decoder models (--hf t5): the decoder's tokens, the "
@@ -891,7 +900,8 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
   for (auto [opt, name] :
        {std::pair{&batch, "batch"}, std::pair{&imageSize, "image-size"},
         std::pair{&seqLen, "seq"}, std::pair{&numClasses, "num-classes"},
-        std::pair{&decoderSeqLen, "decoder-seq"}})
+        std::pair{&decoderSeqLen, "decoder-seq"},
+        std::pair{&packedTokens, "tokens"}})
     if (opt->getNumOccurrences() && *opt <= 0)
       return usage("--" + llvm::Twine(name) +
                    " must be a positive integer, got " + std::to_string(*opt));
@@ -1098,6 +1108,21 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
     return llvm::Error::success();
   if (llvm::Error error = checkGeneration(kind))
     return error;
+  if (packedTokens.getNumOccurrences()) {
+    if (kind != ModelKind::Zoo && kind != ModelKind::HuggingFace)
+      return usage("--tokens builds a packed row for a model whose layers "
+                   "vram-opt builds (--zoo or --hf); an imported graph has "
+                   "its input's shape");
+    if (batch.getNumOccurrences() || seqLen.getNumOccurrences())
+      return usage("--tokens is one packed row of N tokens: give it or "
+                   "--batch and --seq");
+    if (mode == nn::StepMode::Generate)
+      return usage("--tokens packs a training or inference batch; "
+                   "--mode=generate runs --batch prompts of --prompt-len");
+    if (fitBatch)
+      return usage("--fit-batch searches the rows of a batch; a packed batch "
+                   "is one row (--fit-context searches its tokens)");
+  }
   // Only the Hugging Face decoders run transformers' cache in training (the
   // zoo's follow transformers from before it).
   if (useCache.getNumOccurrences() && useCache &&
@@ -1406,6 +1431,11 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
       options.seq = f.seqLen;
     if (f.promptLen > 0)
       options.seq = f.promptLen;
+    if (f.packedTokens > 0) {
+      options.batch = 1;
+      options.seq = f.packedTokens;
+      options.packed = true;
+    }
     options.maxNewTokens = f.maxNewTokens;
     options.staticCache = f.cacheImplementation == CacheImplementation::Static;
     if (f.numClasses > 0)
@@ -1423,6 +1453,11 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
       options.seq = f.promptLen;
     if (f.decoderSeqLen > 0)
       options.decoderSeq = f.decoderSeqLen;
+    if (f.packedTokens > 0) {
+      options.batch = 1;
+      options.seq = f.packedTokens;
+      options.packed = true;
+    }
     options.maxNewTokens = f.maxNewTokens;
     options.staticCache = f.cacheImplementation == CacheImplementation::Static;
     options.target = {f.torchVersion, f.device};

@@ -60,6 +60,7 @@ public:
     zooOptions.maxNewTokens = options.maxNewTokens;
     zooOptions.staticCache = options.staticCache;
     zooOptions.tensorParallel = options.tensorParallel;
+    zooOptions.packed = options.packed;
     llvm::Expected<OwningOpRef<ModuleOp>> module =
         zoo::buildModel(context, options.name, zooOptions);
     if (!module)
@@ -106,6 +107,7 @@ public:
     zooOptions.maxNewTokens = options.maxNewTokens;
     zooOptions.staticCache = options.staticCache;
     zooOptions.tensorParallel = options.tensorParallel;
+    zooOptions.packed = options.packed;
     zooOptions.useCache = options.useCache;
     zooOptions.decoderSeq = options.decoderSeq;
     // T5 was trained on 512 tokens (its configs' n_positions), without a
@@ -114,7 +116,6 @@ public:
                          : config.maxPositions
                              ? std::min<int64_t>(2048, config.maxPositions)
                              : 2048;
-    int64_t seq = options.seq.value_or(defaultSeq);
     std::optional<RecordFindings> record;
     if (!batch)
       record.emplace(context, findings);
@@ -127,18 +128,19 @@ public:
                             " runs eager attention in transformers (it has "
                             "no sdpa path): an sdpa kernel named by "
                             "--attention does not apply");
-    // transformers masks a window shorter than the sequence with a
-    // [B, 1, T, T] mask, which sdpa then keeps; neither is modelled.
-    if (config.slidingWindow && seq > *config.slidingWindow)
-      emitWarning(FileLineColLoc::get(context, inputPath, 1, 1))
-          << "the sliding window (" << *config.slidingWindow
-          << " tokens) is shorter than the sequence (" << seq
-          << "): the attention mask transformers builds for it is not "
-             "modelled";
     llvm::Expected<OwningOpRef<ModuleOp>> module =
         zoo::buildCausalLM(context, config, zooOptions, defaultSeq, inputPath);
     if (!module)
       return makeUsageError(llvm::toString(module.takeError()));
+    // transformers reads packed sequences' boundaries off position_ids
+    // only when the forward has no cache: with one they attend across each
+    // other (the bytes are then a plain row's).
+    if (options.packed && options.useCache && config.useCache)
+      emitWarning(FileLineColLoc::get(context, inputPath, 1, 1))
+          << "the packed sequences attend to each other: transformers "
+             "masks them apart only when the forward has no cache, and this "
+             "one runs with use_cache (the config's default); "
+             "--use-cache=false models model(..., use_cache=False)";
     return module;
   }
 

@@ -294,6 +294,9 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
     return failure();
   a.parameters = *parameters;
   a.batch = getBatchSize(a.func);
+  if (auto packed = a.func->getAttrOfType<IntegerAttr>(
+          nn::NNDialect::kPackedTokensAttrName))
+    a.packedTokens = packed.getInt();
   a.precision = getPrecision(a.func, ops);
   if (auto v = a.func->getAttrOfType<StringAttr>(
           nn::NNDialect::kTorchVersionAttrName))
@@ -642,6 +645,8 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
        json::Object{
            {"mode", a.mode},
            {"batch", a.batch ? json::Value(*a.batch) : json::Value(nullptr)},
+           {"packed_tokens", a.packedTokens ? json::Value(*a.packedTokens)
+                                            : json::Value(nullptr)},
            {"optimizer",
             a.optimizer ? json::Value(*a.optimizer) : json::Value(nullptr)},
            {"precision", a.precision},
@@ -880,6 +885,8 @@ static void writeText(const Analyses &a, const ReportOptions &options,
   const MemoryAnalysis &memory = *a.memory;
   os << "model: " << options.modelName << "   mode: " << a.mode
      << "   batch: " << (a.batch ? std::to_string(*a.batch) : "?");
+  if (a.packedTokens)
+    os << " packed row of " << *a.packedTokens << " tokens";
   if (a.gradAccum > 1)
     os << " x " << a.gradAccum << " micro-batches";
   if (a.mode == "train")

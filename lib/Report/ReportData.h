@@ -112,6 +112,9 @@ struct Analyses {
   /// Whether the forward copies keys and values into transformers'
   /// DynamicCache (nn.kv_cache_update ops: use_cache, or generation).
   bool useCache = false;
+  /// The tokens of the one packed row the batch is (nn.packed_tokens:
+  /// --tokens); none for a batch of rows.
+  std::optional<int64_t> packedTokens;
   /// The prefill and decode figures of a generation program
   /// (--mode=generate); none for other steps.
   std::optional<GenerationFigures> generation;

@@ -259,7 +259,8 @@ void BuildStepPass::runOnOperation() {
         NNDialect::kTokenClassifierAttrName,
         NNDialect::kSequenceClassifierAttrName, NNDialect::kAutocastAttrName,
         NNDialect::kLoraAttrName, NNDialect::kQuantizeAttrName,
-        NNDialect::kMaxNewTokensAttrName, NNDialect::kTensorParallelAttrName})
+        NNDialect::kMaxNewTokensAttrName, NNDialect::kTensorParallelAttrName,
+        NNDialect::kPackedTokensAttrName})
     if (Attribute attr = forward->getAttr(name))
       step->setAttr(name, attr);
 

@@ -51,6 +51,8 @@ struct GptConfig {
   bool tiedHead; ///< the head reuses the token embedding, no bias
   /// The cache of a generation program's forward (ModelConfig::kvCache).
   KvCache *kvCache = nullptr;
+  /// transformers hands sdpa a mask (passesAttentionMask: a packed row).
+  bool masked = false;
   /// Tensors live as transformers' Python frames hold them (nn.keep_alive:
   /// module inputs while the module runs, the model's embeddings until it
   /// returns), not only until their last use.
@@ -91,8 +93,9 @@ GptConfig gpt2Names(GptConfig c) {
 
 /// Causal self-attention: qkv, split into heads, attention, merge,
 /// projection.
-Value causalSelfAttention(ModelBuilder &mb, Value x, const GptConfig &c,
-                          int64_t index, const Twine &prefix) {
+Value causalSelfAttention(ModelBuilder &mb, Value x, Value mask,
+                          const GptConfig &c, int64_t index,
+                          const Twine &prefix) {
   std::string qkvName = (prefix + "." + c.qkv).str();
   // The attention runs in the module that owns the qkv projection.
   std::string attnName = llvm::StringRef(qkvName).rsplit('.').first.str();
@@ -119,9 +122,9 @@ Value causalSelfAttention(ModelBuilder &mb, Value x, const GptConfig &c,
                           /*softcap=*/std::nullopt, c.attnDropout,
                           /*softmaxInFloat32=*/false);
   else
-    y = mb.attention(heads[0], heads[1], heads[2], attnName, causal,
+    y = mb.attention(heads[0], heads[1], heads[2], attnName, causal && !mask,
                      c.attentionBackend,
-                     /*enableGqa=*/false, c.attnDropout);
+                     /*enableGqa=*/false, c.attnDropout, mask);
   y = mb.linear(mb.mergeHeads(y, attnName), (prefix + "." + c.attnProj).str(),
                 c.dim);
   y = mb.dropout(y, (prefix + "." + c.attnDrop).str(), c.dropout);
@@ -131,12 +134,14 @@ Value causalSelfAttention(ModelBuilder &mb, Value x, const GptConfig &c,
   return y;
 }
 
-Value gptBlock(ModelBuilder &mb, Value x, const GptConfig &c, int64_t index) {
+/// A block; `mask` the mask its sdpa takes (null: is_causal).
+Value gptBlock(ModelBuilder &mb, Value x, Value mask, const GptConfig &c,
+               int64_t index) {
   std::string name = (c.block + "." + Twine(index)).str();
   Value input = x;
   Value h = mb.layerNorm(x, name + "." + c.ln1.str(), c.lnEps);
   Value attnInput = h;
-  h = causalSelfAttention(mb, h, c, index, name);
+  h = causalSelfAttention(mb, h, mask, c, index, name);
   Value attnOutput = h;
   if (c.pythonLifetimes)
     mb.keepAlive(attnInput, name);
@@ -173,15 +178,24 @@ Value buildGpt(ModelBuilder &mb, Value ids, const GptConfig &c) {
   Value embeds = x;
   x = mb.add(x, pos, rootCall("add"));
   x = mb.dropout(x, c.embDrop, c.dropout);
+  // create_causal_mask's bool [B, 1, T, T], one for every block.
+  Value mask;
+  if (c.masked)
+    mask = mb.attentionMask({ModelBuilder::shapeOf(ids)[0], 1, seq, seq},
+                            rootCall("mask"));
 
   for (int64_t i = 0; i < c.layers; ++i)
-    x = gptBlock(mb, x, c, i);
+    x = gptBlock(mb, x, mask, c, i);
 
   x = mb.layerNorm(x, c.lnF, c.lnEps);
-  // GPT2Model.forward holds `inputs_embeds` and `position_embeds` until it
-  // returns.
-  if (c.pythonLifetimes)
-    mb.keepAlive({embeds, pos}, c.root.empty() ? c.lnF : c.root);
+  // GPT2Model.forward holds `inputs_embeds`, `position_embeds` and the mask
+  // until it returns.
+  if (c.pythonLifetimes) {
+    SmallVector<Value> locals{embeds, pos};
+    if (mask)
+      locals.push_back(mask);
+    mb.keepAlive(locals, c.root.empty() ? c.lnF : c.root);
+  }
   // generate()'s logits_to_keep=1: the head reads the last position only.
   if (c.kvCache && c.kvCache->generation && seq > 1)
     x = mb.slice(x, c.head, 1, seq - 1, seq);
@@ -227,7 +241,8 @@ Value vram::zoo::buildGpt2Decoder(ModelBuilder &mb, Value ids,
   c.tiedHead = config.tieWordEmbeddings;
   c.lnEps = config.normEps;
   c.attnDropout = config.attentionDropout;
-  c.attentionBackend = getAttentionBackend(config, model);
+  c.masked = passesAttentionMask(config, model, /*sliding=*/false);
+  c.attentionBackend = getAttentionBackend(config, model, c.masked);
   c.eagerAttention =
       model.attention == vram::nn::AttentionImplementation::Eager;
   c.decomposedGelu = true;

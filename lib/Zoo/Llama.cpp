@@ -25,7 +25,10 @@
 // heads, transformers passes enable_gqa to a mask-free sdpa on torch >= 2.5
 // (the kernel keeps K and V unrepeated; measured with torch 2.15, see
 // test/Import/HuggingFace/saved.test); on torch 1.13, repeat_kv copies K and
-// V up to the heads first.
+// V up to the heads first. Where transformers hands sdpa a mask instead of
+// is_causal (a packed row without a cache, a sliding layer whose keys reach
+// the window: passesAttentionMask), the fused kernel keeps a float copy of
+// it per layer and K and V are repeated (test/Import/HuggingFace/packing.test).
 //
 // Rotary embeddings have no parameters but do cost memory and FLOPs, so they
 // are modelled as in HuggingFace's apply_rotary_pos_emb,
@@ -72,6 +75,15 @@ public:
     if (c.gemmaScaling)
       x = mb.mul(x, mb.buffer("model.embed_tokens", "embed_scale", {}),
                  "model.embed_tokens");
+    // The masks LlamaModel.forward makes for sdpa (passesAttentionMask),
+    // one per layer type that needs one: bool [B, 1, T, T].
+    int64_t batch = ModelBuilder::shapeOf(ids)[0];
+    Value masks[2]; // full, sliding
+    for (int64_t i = 0; i < c.numLayers; ++i) {
+      bool sliding = c.isSlidingLayer(i);
+      if (!masks[sliding] && passesAttentionMask(c, model, sliding))
+        masks[sliding] = mb.attentionMask({batch, 1, seq, seq}, "model");
+    }
     Value unusedMask;
     if (c.buildsUnusedSlidingWindowMask) {
       int64_t past = model.kvCache ? model.kvCache->position : 0;
@@ -93,12 +105,13 @@ public:
     }
     // LlamaModel.forward holds `inputs_embeds` and the rotary tables
     // (`position_embeddings`) until it returns.
-    SmallVector<Value> modelLocals{
-        x, rope.cos, rope.sin, slidingRope.cos, slidingRope.sin, unusedMask};
+    SmallVector<Value> modelLocals{x,          rope.cos,  rope.sin,
+                                   slidingRope.cos, slidingRope.sin,
+                                   unusedMask, masks[0],  masks[1]};
     llvm::erase(modelLocals, Value());
     for (int64_t i = 0; i < c.numLayers; ++i)
       x = decoderLayer(x, !sliding.empty() && sliding[i] ? slidingRope : rope,
-                       i);
+                       masks[c.isSlidingLayer(i)], i);
     x = rmsNorm(x, "model.norm");
     mb.keepAlive(modelLocals, "model");
     // generate() asks for the last position's logits only (logits_to_keep:
@@ -204,7 +217,9 @@ private:
     return heads;
   }
 
-  Value selfAttention(Value x, const Rotary &rope, int64_t index,
+  /// The layer's attention; `mask` the bool mask transformers hands sdpa
+  /// (null: is_causal).
+  Value selfAttention(Value x, const Rotary &rope, Value mask, int64_t index,
                       const std::string &name) {
     Value q, k, v;
     if (c.fusedProjections) {
@@ -238,17 +253,19 @@ private:
       mb.keepAlive({q, k, v}, name);
       return out;
     }
-    vram::nn::AttentionBackend backend = getAttentionBackend(c, model);
-    // sdpa's math kernel repeats K and V itself (repeat_interleave).
-    bool enableGqa = grouped &&
+    vram::nn::AttentionBackend backend =
+        getAttentionBackend(c, model, /*masked=*/bool(mask));
+    // sdpa's math kernel repeats K and V itself (repeat_interleave), and
+    // transformers passes enable_gqa only without a mask (use_gqa_in_sdpa).
+    bool enableGqa = grouped && !mask &&
                      model.target.version != vram::nn::TorchVersion::V1_13 &&
                      backend != vram::nn::AttentionBackend::Math;
     if (grouped && !enableGqa) {
       k = repeatKeyValue(k, name);
       v = repeatKeyValue(v, name);
     }
-    Value y = mb.attention(q, k, v, name, causal, backend, enableGqa,
-                           c.attentionDropout);
+    Value y = mb.attention(q, k, v, name, causal && !mask, backend, enableGqa,
+                           c.attentionDropout, mask);
     Value out = rowParallel(mb.mergeHeads(y, name), name + ".o_proj",
                             c.hiddenSize, c.outputBias);
     mb.keepAlive({q, k, v}, name);
@@ -409,7 +426,7 @@ private:
 
   /// Pre-norm residual blocks; Gemma 2 also normalizes each block's output
   /// (sandwich norms).
-  Value decoderLayer(Value x, const Rotary &rope, int64_t index) {
+  Value decoderLayer(Value x, const Rotary &rope, Value mask, int64_t index) {
     std::string name = ("model.layers." + Twine(index)).str();
     // Each module's caller holds the argument it passed until the module
     // returns: the layer's input (LlamaModel.forward) and the normalized
@@ -417,7 +434,7 @@ private:
     Value input = x;
     Value h = rmsNorm(x, name + ".input_layernorm");
     Value attnInput = h;
-    h = selfAttention(h, rope, index, name + ".self_attn");
+    h = selfAttention(h, rope, mask, index, name + ".self_attn");
     mb.keepAlive(attnInput, name + ".self_attn");
     if (c.sandwichNorms)
       h = rmsNorm(h, name + ".post_attention_layernorm");

@@ -457,6 +457,12 @@ Value ModelBuilder::boolTensor(ArrayRef<int64_t> shape, StringRef layer) {
                             DenseElementsAttr::get(type, false));
 }
 
+Value ModelBuilder::attentionMask(ArrayRef<int64_t> shape, StringRef layer) {
+  auto type = RankedTensorType::get(shape, builder.getI1Type());
+  return ConstantOp::create(builder, loc(layer),
+                            DenseElementsAttr::get(type, true));
+}
+
 Value ModelBuilder::upperTriangleMask(int64_t rows, int64_t cols,
                                       StringRef layer, int64_t diagonal) {
   auto type = RankedTensorType::get({rows, cols}, builder.getI1Type());

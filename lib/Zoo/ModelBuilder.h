@@ -97,6 +97,9 @@ struct ModelConfig {
   int64_t channels = 3;
   /// Encoder-decoder models: the decoder's tokens.
   int64_t decoderSeq = 0;
+  /// Language models: the batch is one packed row of `seq` tokens
+  /// (--tokens): several sequences whose position_ids restart at each.
+  bool packed = false;
 };
 
 class ModelBuilder {
@@ -307,6 +310,12 @@ public:
   /// A bool tensor whose values nothing reads (a mask that is built and
   /// held but unused): a splat.
   mlir::Value boolTensor(llvm::ArrayRef<int64_t> shape, llvm::StringRef layer);
+  /// A bool attention mask transformers builds from what a batch holds
+  /// (the boundaries of packed sequences, a sliding window): the sizes do
+  /// not depend on its values, which are a splat true (attend everywhere),
+  /// so an execution (--validate) computes unmasked attention.
+  mlir::Value attentionMask(llvm::ArrayRef<int64_t> shape,
+                            llvm::StringRef layer);
   mlir::Value upperTriangleMask(int64_t rows, int64_t cols,
                                 llvm::StringRef layer, int64_t diagonal = 0);
 

@@ -78,10 +78,21 @@ mlir::Value buildT5(ModelBuilder &mb, mlir::Value ids,
                     const CausalLMConfig &config, const ModelConfig &model);
 
 /// The sdpa kernel a config's attention runs: the one --attention names, or
-/// for `sdpa` flash, or math when it drops out on the CPU (no fused CPU
-/// kernel supports dropout).
+/// for `sdpa` flash, math when it drops out on the CPU (no fused CPU
+/// kernel supports dropout), and with an attention mask (`masked`) on CUDA
+/// memory-efficient (CUDA's flash kernel takes no mask; the CPU's does).
 vram::nn::AttentionBackend getAttentionBackend(const CausalLMConfig &config,
-                                               const ModelConfig &model);
+                                               const ModelConfig &model,
+                                               bool masked = false);
+
+/// Whether transformers hands sdpa a mask in a layer (create_causal_mask,
+/// or create_sliding_window_causal_mask for a `sliding` one), instead of
+/// is_causal: for a packed row whose forward has no cache (the sequence
+/// boundaries are read off position_ids only then), and in a sliding layer
+/// whose keys reach the window (_ignore_causal_mask_sdpa: kv_length >=
+/// sliding_window). Eager attention and generation are not asked.
+bool passesAttentionMask(const CausalLMConfig &config, const ModelConfig &model,
+                         bool sliding);
 
 // Llama.cpp: a DecoderLayout::Llama config.
 mlir::Value buildLlamaDecoder(ModelBuilder &mb, mlir::Value ids,

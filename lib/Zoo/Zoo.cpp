@@ -203,6 +203,39 @@ llvm::Error checkGeneration(StringRef name, std::optional<DecoderLayout> layout,
   return llvm::Error::success();
 }
 
+/// --tokens against the model, and --attention=sdpa-flash on CUDA where
+/// transformers hands sdpa a mask.
+llvm::Error checkAttentionMasks(const CausalLMConfig *config, StringRef name,
+                                const ModelConfig &c) {
+  if (c.packed) {
+    if (!config || (config->layout != DecoderLayout::Llama &&
+                    config->layout != DecoderLayout::Gpt2))
+      return error("--tokens (one packed row) is modelled for transformers' "
+                   "decoders that read the sequences' boundaries off "
+                   "position_ids (llama-7b, gpt2, --hf llama-layout and gpt2 "
+                   "configs), not for " +
+                   name);
+    if (c.batch != 1)
+      return error("--tokens is one packed row: the batch is 1, got " +
+                   Twine(c.batch));
+  }
+  if (!config ||
+      c.attention != vram::nn::AttentionImplementation::SdpaFlash ||
+      c.target.device != vram::nn::Device::Cuda)
+    return llvm::Error::success();
+  for (int64_t i = 0; i < config->numLayers; ++i)
+    if (passesAttentionMask(*config, c, config->isSlidingLayer(i)))
+      return error(
+          name + ": transformers hands sdpa a mask here (" +
+          (c.packed && !c.useCache
+               ? Twine("the packed sequences' boundaries")
+               : "a sliding window of " + Twine(*config->slidingWindow) +
+                     " tokens, which the sequence reaches") +
+          "), which CUDA's flash kernel does not take: --attention="
+          "sdpa-flash would raise (sdpa picks the memory-efficient kernel)");
+  return llvm::Error::success();
+}
+
 /// Applies defaults and checks `options` against `model`.
 llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
                                     const ZooOptions &options) {
@@ -233,6 +266,10 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
     if (llvm::Error e = checkTensorParallel(causalLM ? &*causalLM : nullptr,
                                             name, c.tensorParallel))
       return std::move(e);
+    c.packed = options.packed;
+    if (llvm::Error e =
+            checkAttentionMasks(causalLM ? &*causalLM : nullptr, name, c))
+      return std::move(e);
     if (model.maxSeq && c.seq > model.maxSeq)
       return error(name + " has " + Twine(model.maxSeq) +
                    " learned positions: sequence length " + Twine(c.seq) +
@@ -240,6 +277,8 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
     return c;
   }
 
+  if (options.packed)
+    return error(name + " is a vision model: --tokens packs token sequences");
   if (options.seq)
     return error(name + " is a vision model: it takes no sequence length");
   if (options.maxNewTokens)
@@ -403,6 +442,9 @@ static OwningOpRef<ModuleOp> buildForwardModule(MLIRContext *context,
   if (config.maxNewTokens)
     forward->setAttr(vram::nn::NNDialect::kMaxNewTokensAttrName,
                      b.getI64IntegerAttr(config.maxNewTokens));
+  if (config.packed)
+    forward->setAttr(vram::nn::NNDialect::kPackedTokensAttrName,
+                     b.getI64IntegerAttr(config.seq));
   if (config.tensorParallel > 1)
     forward->setAttr(vram::nn::NNDialect::kTensorParallelAttrName,
                      b.getI64IntegerAttr(config.tensorParallel));
@@ -411,7 +453,7 @@ static OwningOpRef<ModuleOp> buildForwardModule(MLIRContext *context,
 
 vram::nn::AttentionBackend
 vram::zoo::getAttentionBackend(const CausalLMConfig &config,
-                               const ModelConfig &model) {
+                               const ModelConfig &model, bool masked) {
   using Impl = vram::nn::AttentionImplementation;
   switch (model.attention) {
   case Impl::SdpaFlash:
@@ -424,10 +466,23 @@ vram::zoo::getAttentionBackend(const CausalLMConfig &config,
   case Impl::Eager:
     break;
   }
-  if (config.attentionDropout > 0 &&
-      model.target.device == vram::nn::Device::Cpu)
+  bool cpu = model.target.device == vram::nn::Device::Cpu;
+  if (config.attentionDropout > 0 && cpu)
     return vram::nn::AttentionBackend::Math;
+  if (masked && !cpu)
+    return vram::nn::AttentionBackend::Efficient;
   return vram::nn::AttentionBackend::Flash;
+}
+
+bool vram::zoo::passesAttentionMask(const CausalLMConfig &config,
+                                    const ModelConfig &model, bool sliding) {
+  if (model.attention == vram::nn::AttentionImplementation::Eager ||
+      config.eagerAttentionOnly ||
+      (model.kvCache && model.kvCache->generation))
+    return false;
+  if (model.packed && !model.kvCache)
+    return true;
+  return sliding && config.slidingWindow && model.seq >= *config.slidingWindow;
 }
 
 llvm::Error vram::zoo::verifyCausalLMConfig(const CausalLMConfig &c) {
@@ -561,6 +616,9 @@ buildVisionTransformer(MLIRContext *context, const CausalLMConfig &config,
     return error(config.name + "'s classifier has " + Twine(config.numLabels) +
                  " labels (id2label, num_labels): --num-classes does not "
                  "change them");
+  if (options.packed)
+    return error(config.name +
+                 " is a vision model: --tokens packs token sequences");
   if (options.seq)
     return error(config.name + " is a vision model: it takes no sequence "
                                "length");
@@ -635,6 +693,9 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
   Location loc = configLocation(context, config.name, sourcePath);
   if (llvm::Error e =
           checkGeneration(config.name, config.layout, config.maxPositions, c))
+    return std::move(e);
+  c.packed = options.packed;
+  if (llvm::Error e = checkAttentionMasks(&config, config.name, c))
     return std::move(e);
   if (c.maxNewTokens && config.slidingWindow &&
       c.seq + c.maxNewTokens - 1 > *config.slidingWindow)

@@ -125,6 +125,8 @@ struct ZooSourceOptions {
   bool staticCache = false;
   /// --parallel=tp=N: one rank's model of N tensor-parallel ranks.
   int64_t tensorParallel = 1;
+  /// --tokens: one packed row of `seq` tokens (ZooOptions::packed).
+  bool packed = false;
 };
 /// Fails (a UsageError) for an unknown model name, on its first build.
 std::unique_ptr<ModelSource> createZooSource(mlir::MLIRContext *context,
@@ -145,6 +147,8 @@ struct HuggingFaceSourceOptions {
   bool staticCache = false;
   /// --parallel=tp=N: one rank's model of N tensor-parallel ranks.
   int64_t tensorParallel = 1;
+  /// --tokens: one packed row of `seq` tokens (ZooOptions::packed).
+  bool packed = false;
   /// A training forward with use_cache (unless the config says false);
   /// vram::syncModelSource sets it from the pipeline's options.
   bool useCache = false;

@@ -180,6 +180,20 @@ struct CausalLMConfig {
   std::vector<bool> slidingAttentionLayers;
   /// Sliding-window attention (mistral, qwen2 when enabled): the window.
   std::optional<int64_t> slidingWindow;
+  /// Which layers attend within `slidingWindow` where the family says
+  /// (Qwen's use_sliding_window: those from max_window_layers on; Qwen2-MoE:
+  /// every other one below it); empty: as `slidingAttentionLayers` says, or
+  /// every layer.
+  std::vector<bool> slidingWindowLayers;
+
+  /// Whether layer `index` attends within `slidingWindow`.
+  bool isSlidingLayer(int64_t index) const {
+    if (!slidingAttentionLayers.empty())
+      return slidingAttentionLayers[index];
+    if (!slidingWindowLayers.empty())
+      return slidingWindowLayers[index];
+    return slidingWindow.has_value();
+  }
   /// The rotary cos/sin tables are computed in every forward (transformers
   /// >= 4.38, [1, T, head_dim] each, kept by the q/k multiplications) rather
   /// than cached as buffers (older releases, the zoo's llama-7b).

@@ -50,6 +50,11 @@ struct ZooOptions {
   /// The zoo's gpt2 and llama-7b follow older transformers releases, whose
   /// training forward made no copies: they ignore it.
   bool useCache = false;
+  /// --tokens: the batch is one row of `seq` tokens packing several
+  /// sequences (DataCollatorWithFlattening, TRL's padding_free), their
+  /// position_ids restarting at each: transformers masks attention between
+  /// them when the forward has no cache. `batch` must be 1.
+  bool packed = false;
 };
 
 struct ZooModelInfo {

@@ -253,7 +253,7 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
   if (name == kOptimizerInBackwardAttrName)
     return expect(isa<UnitAttr>(value) && isTrainingStep(op),
                   "a unit attribute on a training step");
-  if (name == kMaxNewTokensAttrName) {
+  if (name == kMaxNewTokensAttrName || name == kPackedTokensAttrName) {
     auto tokens = dyn_cast<IntegerAttr>(value);
     return expect(tokens && tokens.getType().isSignlessInteger(64) &&
                       tokens.getInt() >= 1 && isa<FunctionOpInterface>(op),

@@ -11,6 +11,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace vram::nn;
@@ -194,7 +195,18 @@ void ScaledDotProductAttentionOp::getSavedTensors(
   // [B, 1, T, T] per layer with the CPU flash kernel, nothing with the math
   // one: benchmarks/accuracy/export_pt2.py).
   Value mask = getMask();
-  if (mask && getBackend() != AttentionBackend::Math) {
+  int64_t keys = k.getDimSize(r - 2);
+  if (mask && getBackend() == AttentionBackend::Efficient &&
+      target.device == Device::Cuda && keys % 16 != 0) {
+    // CUDA's memory-efficient kernel wants the mask's rows 16-aligned:
+    // preprocess_mask expands it to [B, H, L, S] and pads that (at::pad: a
+    // new tensor) to a multiple of 16 columns, which the kernel keeps
+    // (aten/src/ATen/native/transformers/cuda/attention.cu, torch 2.x; read
+    // from the source, not measured: no GPU here).
+    SmallVector<int64_t> padded(q.getShape());
+    padded.back() = llvm::alignTo(keys, 16);
+    saved.push_back(SavedTensor::extraBeforeOp(q.clone(padded), "padded_mask"));
+  } else if (mask && getBackend() != AttentionBackend::Math) {
     if (tensorOf(mask).getElementType().isInteger(1))
       saved.push_back(SavedTensor::extraBeforeOp(
           RankedTensorType::get(tensorOf(mask).getShape(), q.getElementType()),

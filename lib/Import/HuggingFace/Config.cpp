@@ -371,13 +371,30 @@ LogicalResult readMistral(ConfigReader &r, CausalLMConfig &c) {
   return readSlidingWindow(r, c);
 }
 
+/// Which of a Qwen config's layers slide when use_sliding_window is set
+/// (the layer_types its configuration class derives).
+enum class QwenSlidingLayers {
+  FromMaxWindowLayers, ///< Qwen2, Qwen3: i >= max_window_layers
+  OddBelowMaxWindow,   ///< Qwen2-MoE: (i + 1) % 2 and i < max_window_layers
+  All,                 ///< Qwen3-MoE: every layer
+};
+
 /// Qwen's sliding_window applies only with use_sliding_window.
-LogicalResult readQwenSlidingWindow(ConfigReader &r, CausalLMConfig &c) {
+LogicalResult readQwenSlidingWindow(ConfigReader &r, CausalLMConfig &c,
+                                    QwenSlidingLayers layers) {
   READ(useWindow, r.getBool("use_sliding_window", false));
-  if (useWindow) {
-    READ(window, r.getInt("sliding_window"));
-    c.slidingWindow = window;
-  }
+  if (!useWindow)
+    return success();
+  READ(window, r.getInt("sliding_window"));
+  c.slidingWindow = window;
+  if (layers == QwenSlidingLayers::All)
+    return success();
+  READ(maxWindowLayers, r.getInt("max_window_layers", 28));
+  for (int64_t i = 0; i < c.numLayers; ++i)
+    c.slidingWindowLayers.push_back(
+        layers == QwenSlidingLayers::FromMaxWindowLayers
+            ? i >= maxWindowLayers
+            : (i + 1) % 2 && i < maxWindowLayers);
   return success();
 }
 
@@ -387,7 +404,7 @@ LogicalResult readQwen2(ConfigReader &r, CausalLMConfig &c) {
   if (failed(readLlamaLayout(r, c, LlamaDefaults())))
     return failure();
   c.qkvBias = true;
-  return readQwenSlidingWindow(r, c);
+  return readQwenSlidingWindow(r, c, QwenSlidingLayers::FromMaxWindowLayers);
 }
 
 /// Qwen3Config: head_dim 128 by default, q_norm/k_norm, attention_bias.
@@ -399,7 +416,7 @@ LogicalResult readQwen3(ConfigReader &r, CausalLMConfig &c) {
   READ(attentionBias, r.getBool("attention_bias", false));
   c.qkvBias = c.outputBias = attentionBias;
   c.qkNorm = true;
-  return readQwenSlidingWindow(r, c);
+  return readQwenSlidingWindow(r, c, QwenSlidingLayers::FromMaxWindowLayers);
 }
 
 /// GemmaConfig: head_dim 256, tied embeddings, GELU (tanh) MLP named by
@@ -961,7 +978,7 @@ LogicalResult readQwen3Moe(ConfigReader &r, CausalLMConfig &c) {
   READ(attentionBias, r.getBool("attention_bias", false));
   c.qkvBias = c.outputBias = attentionBias;
   c.qkNorm = true;
-  if (failed(readQwenSlidingWindow(r, c)))
+  if (failed(readQwenSlidingWindow(r, c, QwenSlidingLayers::All)))
     return failure();
   return readQwenExperts(r, c, 128, 8, 768);
 }
@@ -975,7 +992,8 @@ LogicalResult readQwen2Moe(ConfigReader &r, CausalLMConfig &c) {
     return failure();
   READ(qkvBias, r.getBool("qkv_bias", true));
   c.qkvBias = qkvBias;
-  if (failed(readQwenSlidingWindow(r, c)) ||
+  if (failed(readQwenSlidingWindow(r, c,
+                                   QwenSlidingLayers::OddBelowMaxWindow)) ||
       failed(readQwenExperts(r, c, 60, 4, 1408)))
     return failure();
   READ(shared, r.getInt("shared_expert_intermediate_size", 5632));

@@ -98,6 +98,11 @@ def NN_Dialect : Dialect {
     /// and the step built from it.
     static constexpr ::llvm::StringLiteral kTensorParallelAttrName =
         "nn.tensor_parallel";
+    /// `nn.packed_tokens` (i64) on a language model's forward whose batch
+    /// is one row packing several sequences of that many tokens in all
+    /// (--tokens), and the step built from it.
+    static constexpr ::llvm::StringLiteral kPackedTokensAttrName =
+        "nn.packed_tokens";
     static constexpr ::llvm::StringLiteral kCheckpointAttrName =
         "nn.checkpoint";
     /// How the ranks of a multi-GPU job share the step (#nn.parallel,

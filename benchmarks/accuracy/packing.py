@@ -1,0 +1,201 @@
+"""Packed batches (sequence packing without padding) in transformers' causal LMs, torch 2.x on the CPU.
+
+A packed batch is what transformers' DataCollatorWithFlattening and TRL's
+padding_free give: one row of token ids, [1, TOKENS], with position_ids
+that restart at 0 at each document (here arange(DOC) repeated TOKENS // DOC
+times), no attention_mask. transformers (masking_utils._preprocess_mask_arguments)
+looks for packing in the position_ids only when there is neither an
+attention_mask nor a cache: with use_cache=True (a DynamicCache in training
+too) the row is plain causal; with use_cache=False sdpa gets a bool
+[1, 1, T, T] mask, so no is_causal, and K/V repeated (repeat_kv) for GQA.
+
+Each small config of test/Inputs/hf/small in CONFIGS (fp32; llama also bf16,
+model.to(torch.bfloat16), sdpa, use_cache=False) is built with
+AutoModelForCausalLM.from_config (torch.manual_seed(0), model.train(), the
+configs' dropout) for attn_implementation "sdpa" and "eager", use_cache
+False and True, on the same [1, TOKENS] ids (a Generator seeded 0) in two
+layouts: "packed" (with those position_ids) and "plain" (no position_ids).
+A config whose forward takes no position_ids is skipped. Per row:
+  - saved_activation_bytes: one forward without labels (logits only),
+    counted as hf_truth.py's saved_bytes counts: the unique storages packed
+    by saved_tensors_hooks, minus parameters, buffers and the inputs
+    (input_ids, position_ids);
+  - packing_detected: whether transformers' find_packed_sequence_indices
+    ran and found documents during that forward; layer0_attention_mask:
+    the attention_mask the first attention module received ("dtype[shape]",
+    or null: none, sdpa's is_causal);
+  - persistent, cpu_step_peak_above_baseline: a training step on the
+    model's own loss, model(input_ids, position_ids=..., labels=input_ids,
+    use_cache=...).loss (labels = ids, as TRL passes them), backward,
+    SGD(lr=0.01).step(), zero_grad(set_to_none=True), counted by
+    memhook/memhook.c (preloaded) as tp.py counts its world-size-1 rows:
+    each case runs in its own spawned process in a gloo group of one
+    (gloo_ranks.run_ranks, torch.set_num_threads(1)), and
+    gloo_ranks.steady_step_bytes gives, after two warm-up steps, the
+    live bytes after the third zero_grad counted from before the model was
+    built (persistent) and that step's peak above them. The forward
+    without labels runs after that step (an identity pack hook keeps the
+    storages it saves alive: they would count as persistent). In bf16 the
+    persistent bytes include oneDNN's bf16 matmul state, which is not a tensor
+    (llama: 11,244,584 B; without it, with torch.backends.mkldnn off, 3,822,144).
+
+    benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/packing.py [-v] [CASE...]
+
+writes results/packing-torch-<torch>-transformers-<version>-cpu.json; given
+case ids (e.g. llama_fp32_sdpa_nocache_packed), runs only those and replaces
+or adds their rows (gloo_ranks.write_table). -v prints, for each case run
+in both layouts, the saved storages (shape, dtype, storage bytes: count) that differ.
+"""
+import collections
+import ctypes
+import datetime
+import inspect
+import os
+import pathlib
+import platform
+import sys
+
+import torch
+import torch.distributed as dist
+
+from gloo_ranks import preload_memhook, run_ranks, steady_step_bytes, write_table
+from hf_truth import storage_of
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SMALL = ROOT / "test" / "Inputs" / "hf" / "small"
+CONFIGS = ["llama", "mistral", "qwen2", "qwen3", "gemma", "gpt2"]
+TOKENS, DOC = 256, 64
+# (config, dtype, attn_implementation, use_cache, layout)
+CASES = ([(c, "fp32", a, u, l) for c in CONFIGS for a in ("sdpa", "eager")
+          for u in (False, True) for l in ("packed", "plain")] +
+         [("llama", "bf16", "sdpa", False, l) for l in ("packed", "plain")])
+
+
+def case_id(config, dtype, attn, use_cache, layout):
+    return f"{config}_{dtype}_{attn}_{'cache' if use_cache else 'nocache'}_{layout}"
+
+
+def inputs(vocab_size, layout):
+    ids = torch.randint(0, vocab_size, (1, TOKENS), generator=torch.Generator().manual_seed(0))
+    pos = {"position_ids": torch.arange(DOC).repeat(TOKENS // DOC)[None]} if layout == "packed" else {}
+    return ids, pos
+
+
+def probe_forward(model, ids, pos, use_cache):
+    """The forward without labels: saved storages (as hf_truth.py counts
+    them), whether packing was detected, and layer 0's attention mask."""
+    from transformers import masking_utils
+    excl = {storage_of(t)[0] for t in [*model.parameters(), *model.buffers(), ids, *pos.values()]}
+    seen, shapes = {}, collections.Counter()
+
+    def pack(t):
+        ptr, nb = storage_of(t)
+        if ptr not in excl and ptr not in seen:
+            seen[ptr] = nb
+            shapes[(tuple(t.shape), str(t.dtype).removeprefix("torch."), nb)] += 1
+        return t
+
+    found, masks = [], []
+    find = masking_utils.find_packed_sequence_indices
+    masking_utils.find_packed_sequence_indices = lambda p: found.append(find(p)) or found[-1]
+    attn = next(m for m in model.modules() if type(m).__name__.endswith("Attention"))
+    hook = attn.register_forward_pre_hook(
+        lambda m, a, kw: masks.append(kw.get("attention_mask")), with_kwargs=True)
+    try:
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            out = model(ids, use_cache=use_cache, **pos).logits
+        del out
+    finally:
+        masking_utils.find_packed_sequence_indices = find
+        hook.remove()
+    mask = masks[0]
+    return {"packing_detected": any(f is not None for f in found),
+            "layer0_attention_mask": None if mask is None else
+            f"{str(mask.dtype).removeprefix('torch.')}{list(mask.shape)}",
+            "saved_activation_bytes": sum(seen.values())}, shapes
+
+
+def run_case(rank, case, port, queue):
+    from transformers import AutoConfig, AutoModelForCausalLM
+    name, dtype, attn, use_cache, layout = case
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=0, world_size=1)
+    torch.set_num_threads(1)
+    hook = ctypes.CDLL(None)  # memhook.so, preloaded
+    hook.vram_live.restype = hook.vram_peak.restype = ctypes.c_longlong
+    start = hook.vram_live()
+    config = AutoConfig.from_pretrained(SMALL / f"{name}.json")
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(config, attn_implementation=attn)
+    if dtype == "bf16":
+        model = model.to(torch.bfloat16)
+    model.train()
+    ids, pos = inputs(config.vocab_size, layout)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        loss = model(ids, labels=ids, use_cache=use_cache, **pos).loss
+        loss.backward()
+        del loss
+        opt.step()
+
+    persistent, peak = steady_step_bytes(hook, start, step, opt)
+    # After the step: an identity pack hook keeps the storages it saved
+    # alive (the graph's saved outputs reference themselves).
+    row, shapes = probe_forward(model, ids, pos, use_cache)
+    queue.put({"rank": rank, **row, "persistent": persistent,
+               "cpu_step_peak_above_baseline": peak, "shapes": shapes})
+    dist.destroy_process_group()
+
+
+def takes_position_ids(name):
+    from transformers import AutoConfig, AutoModelForCausalLM
+    config = AutoConfig.from_pretrained(SMALL / f"{name}.json")
+    cls = AutoModelForCausalLM._model_mapping[type(config)]
+    return "position_ids" in inspect.signature(cls.forward).parameters
+
+
+def main():
+    import transformers
+    preload_memhook()
+    verbose = "-v" in sys.argv
+    only = [a for a in sys.argv[1:] if not a.startswith("-")]
+    skipped = [c for c in CONFIGS if not takes_position_ids(c)]
+    for c in skipped:
+        print(f"skipping {c}: its forward takes no position_ids")
+    rows, shapes = [], {}
+    for case in CASES:
+        name, dtype, attn, use_cache, layout = case
+        cid = case_id(*case)
+        if name in skipped or (only and cid not in only):
+            continue
+        (r,) = run_ranks(run_case, 1, case)
+        shapes[case] = r.pop("shapes")
+        del r["rank"]
+        row = {"id": cid, "config": f"test/Inputs/hf/small/{name}.json",
+               "dtype": {"fp32": "float32", "bf16": "bfloat16"}[dtype],
+               "attn_implementation": attn, "use_cache": use_cache, "layout": layout,
+               "tokens": TOKENS, "document_length": DOC, **r}
+        print(row, flush=True)
+        rows.append(row)
+    if verbose:
+        for case, packed in shapes.items():
+            plain = shapes.get(case[:4] + ("plain",))
+            if case[4] != "packed" or plain is None:
+                continue
+            print(case_id(*case[:4], "packed vs plain"))
+            for key in sorted(set(packed) | set(plain), key=str):
+                if packed[key] != plain[key]:
+                    print("   %-22s %-9s %9d bytes: packed %3d  plain %3d"
+                          % (key + (packed[key], plain[key])))
+    version = torch.__version__.split("+")[0]
+    out = (ROOT / "benchmarks" / "accuracy" / "results" /
+           f"packing-torch-{version}-transformers-{transformers.__version__}-cpu.json")
+    measured_with = (f"torch {torch.__version__} cpu (PyPI wheel), transformers "
+                     f"{transformers.__version__}, {platform.platform()}, {datetime.date.today()}")
+    write_table(out, rows, measured_with, only)
+
+
+if __name__ == "__main__":
+    main()
