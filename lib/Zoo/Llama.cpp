@@ -103,11 +103,11 @@ public:
     } else {
       rope = cachedRotaryTables(seq);
     }
-    // LlamaModel.forward holds `inputs_embeds` and the rotary tables
-    // (`position_embeddings`) until it returns.
-    SmallVector<Value> modelLocals{x,          rope.cos,  rope.sin,
-                                   slidingRope.cos, slidingRope.sin,
-                                   unusedMask, masks[0],  masks[1]};
+    // LlamaModel.forward holds `inputs_embeds`, the rotary tables
+    // (`position_embeddings`) and the masks until it returns.
+    SmallVector<Value> modelLocals{
+        x,          rope.cos, rope.sin, slidingRope.cos, slidingRope.sin,
+        unusedMask, masks[0], masks[1]};
     llvm::erase(modelLocals, Value());
     for (int64_t i = 0; i < c.numLayers; ++i)
       x = decoderLayer(x, !sliding.empty() && sliding[i] ? slidingRope : rope,

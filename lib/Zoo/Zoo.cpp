@@ -219,8 +219,7 @@ llvm::Error checkAttentionMasks(const CausalLMConfig *config, StringRef name,
       return error("--tokens is one packed row: the batch is 1, got " +
                    Twine(c.batch));
   }
-  if (!config ||
-      c.attention != vram::nn::AttentionImplementation::SdpaFlash ||
+  if (!config || c.attention != vram::nn::AttentionImplementation::SdpaFlash ||
       c.target.device != vram::nn::Device::Cuda)
     return llvm::Error::success();
   for (int64_t i = 0; i < config->numLayers; ++i)
@@ -477,8 +476,7 @@ vram::zoo::getAttentionBackend(const CausalLMConfig &config,
 bool vram::zoo::passesAttentionMask(const CausalLMConfig &config,
                                     const ModelConfig &model, bool sliding) {
   if (model.attention == vram::nn::AttentionImplementation::Eager ||
-      config.eagerAttentionOnly ||
-      (model.kvCache && model.kvCache->generation))
+      config.eagerAttentionOnly || (model.kvCache && model.kvCache->generation))
     return false;
   if (model.packed && !model.kvCache)
     return true;

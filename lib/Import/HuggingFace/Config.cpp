@@ -992,8 +992,8 @@ LogicalResult readQwen2Moe(ConfigReader &r, CausalLMConfig &c) {
     return failure();
   READ(qkvBias, r.getBool("qkv_bias", true));
   c.qkvBias = qkvBias;
-  if (failed(readQwenSlidingWindow(r, c,
-                                   QwenSlidingLayers::OddBelowMaxWindow)) ||
+  if (failed(
+          readQwenSlidingWindow(r, c, QwenSlidingLayers::OddBelowMaxWindow)) ||
       failed(readQwenExperts(r, c, 60, 4, 1408)))
     return failure();
   READ(shared, r.getInt("shared_expert_intermediate_size", 5632));
