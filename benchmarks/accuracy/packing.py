@@ -15,18 +15,28 @@ AutoModelForCausalLM.from_config (torch.manual_seed(0), model.train(), the
 configs' dropout) for attn_implementation "sdpa" and "eager", use_cache
 False and True, on the same [1, TOKENS] ids (a Generator seeded 0) in two
 layouts: "packed" (with those position_ids) and "plain" (no position_ids).
-A config whose forward takes no position_ids is skipped. Per row:
+A config whose forward takes no position_ids is skipped (packed and plain).
+
+Padded batches, for comparison (CONFIGS_PADDED, the same settings; llama
+also bf16, sdpa, use_cache=False): [BATCH_PADDED, SEQ_PADDED] = [2, 128]
+ids (the same Generator) with an int64 attention_mask and no position_ids,
+in two layouts: "padded", the mask a tokenizer gives with right padding
+(row 0 all ones, row 1's last PAD = 32 positions 0; labels = the ids with
+-100 there), and "padded_plain", an all-ones mask (labels = the ids), which
+transformers drops for sdpa (is_causal; eager still gets its float mask).
+Per row:
   - saved_activation_bytes: one forward without labels (logits only),
     counted as hf_truth.py's saved_bytes counts: the unique storages packed
     by saved_tensors_hooks, minus parameters, buffers and the inputs
-    (input_ids, position_ids);
+    (input_ids, position_ids, attention_mask, labels);
   - packing_detected: whether transformers' find_packed_sequence_indices
     ran and found documents during that forward; layer0_attention_mask:
     the attention_mask the first attention module received ("dtype[shape]",
     or null: none, sdpa's is_causal);
   - persistent, cpu_step_peak_above_baseline: a training step on the
-    model's own loss, model(input_ids, position_ids=..., labels=input_ids,
-    use_cache=...).loss (labels = ids, as TRL passes them), backward,
+    model's own loss, model(input_ids, position_ids=... or
+    attention_mask=..., labels=..., use_cache=...).loss (packed and plain:
+    labels = ids, as TRL passes them), backward,
     SGD(lr=0.01).step(), zero_grad(set_to_none=True), counted by
     memhook/memhook.c (preloaded) as tp.py counts its world-size-1 rows:
     each case runs in its own spawned process in a gloo group of one
@@ -44,7 +54,8 @@ A config whose forward takes no position_ids is skipped. Per row:
 writes results/packing-torch-<torch>-transformers-<version>-cpu.json; given
 case ids (e.g. llama_fp32_sdpa_nocache_packed), runs only those and replaces
 or adds their rows (gloo_ranks.write_table). -v prints, for each case run
-in both layouts, the saved storages (shape, dtype, storage bytes: count) that differ.
+in both layouts of a pair (packed and plain, padded and padded_plain), the
+saved storages (shape, dtype, storage bytes: count) that differ.
 """
 import collections
 import ctypes
@@ -65,10 +76,17 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 SMALL = ROOT / "test" / "Inputs" / "hf" / "small"
 CONFIGS = ["llama", "mistral", "qwen2", "qwen3", "gemma", "gpt2"]
 TOKENS, DOC = 256, 64
+CONFIGS_PADDED = ["llama", "qwen3", "gemma", "gpt2"]
+BATCH_PADDED, SEQ_PADDED, PAD = 2, 128, 32
+# The second layout of each pair, compared with the first by -v.
+PAIRS = {"packed": "plain", "padded": "padded_plain"}
 # (config, dtype, attn_implementation, use_cache, layout)
 CASES = ([(c, "fp32", a, u, l) for c in CONFIGS for a in ("sdpa", "eager")
           for u in (False, True) for l in ("packed", "plain")] +
-         [("llama", "bf16", "sdpa", False, l) for l in ("packed", "plain")])
+         [("llama", "bf16", "sdpa", False, l) for l in ("packed", "plain")] +
+         [(c, "fp32", a, u, l) for c in CONFIGS_PADDED for a in ("sdpa", "eager")
+          for u in (False, True) for l in ("padded", "padded_plain")] +
+         [("llama", "bf16", "sdpa", False, l) for l in ("padded", "padded_plain")])
 
 
 def case_id(config, dtype, attn, use_cache, layout):
@@ -76,16 +94,27 @@ def case_id(config, dtype, attn, use_cache, layout):
 
 
 def inputs(vocab_size, layout):
-    ids = torch.randint(0, vocab_size, (1, TOKENS), generator=torch.Generator().manual_seed(0))
-    pos = {"position_ids": torch.arange(DOC).repeat(TOKENS // DOC)[None]} if layout == "packed" else {}
-    return ids, pos
+    """The ids, the other model inputs (position_ids or attention_mask) and
+    the labels of the training step."""
+    if layout in ("packed", "plain"):
+        ids = torch.randint(0, vocab_size, (1, TOKENS), generator=torch.Generator().manual_seed(0))
+        pos = {"position_ids": torch.arange(DOC).repeat(TOKENS // DOC)[None]} if layout == "packed" else {}
+        return ids, pos, ids
+    ids = torch.randint(0, vocab_size, (BATCH_PADDED, SEQ_PADDED),
+                        generator=torch.Generator().manual_seed(0))
+    mask = torch.ones(BATCH_PADDED, SEQ_PADDED, dtype=torch.int64)
+    if layout == "padded_plain":
+        return ids, {"attention_mask": mask}, ids
+    mask[1, -PAD:] = 0
+    return ids, {"attention_mask": mask}, ids.masked_fill(mask == 0, -100)
 
 
-def probe_forward(model, ids, pos, use_cache):
+def probe_forward(model, ids, pos, labels, use_cache):
     """The forward without labels: saved storages (as hf_truth.py counts
     them), whether packing was detected, and layer 0's attention mask."""
     from transformers import masking_utils
-    excl = {storage_of(t)[0] for t in [*model.parameters(), *model.buffers(), ids, *pos.values()]}
+    excl = {storage_of(t)[0] for t in
+            [*model.parameters(), *model.buffers(), ids, labels, *pos.values()]}
     seen, shapes = {}, collections.Counter()
 
     def pack(t):
@@ -130,12 +159,12 @@ def run_case(rank, case, port, queue):
     if dtype == "bf16":
         model = model.to(torch.bfloat16)
     model.train()
-    ids, pos = inputs(config.vocab_size, layout)
+    ids, pos, labels = inputs(config.vocab_size, layout)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
 
     def step():
         opt.zero_grad(set_to_none=True)
-        loss = model(ids, labels=ids, use_cache=use_cache, **pos).loss
+        loss = model(ids, labels=labels, use_cache=use_cache, **pos).loss
         loss.backward()
         del loss
         opt.step()
@@ -143,7 +172,7 @@ def run_case(rank, case, port, queue):
     persistent, peak = steady_step_bytes(hook, start, step, opt)
     # After the step: an identity pack hook keeps the storages it saved
     # alive (the graph's saved outputs reference themselves).
-    row, shapes = probe_forward(model, ids, pos, use_cache)
+    row, shapes = probe_forward(model, ids, pos, labels, use_cache)
     queue.put({"rank": rank, **row, "persistent": persistent,
                "cpu_step_peak_above_baseline": peak, "shapes": shapes})
     dist.destroy_process_group()
@@ -168,7 +197,7 @@ def main():
     for case in CASES:
         name, dtype, attn, use_cache, layout = case
         cid = case_id(*case)
-        if name in skipped or (only and cid not in only):
+        if (name in skipped and layout in ("packed", "plain")) or (only and cid not in only):
             continue
         (r,) = run_ranks(run_case, 1, case)
         shapes[case] = r.pop("shapes")
@@ -176,19 +205,23 @@ def main():
         row = {"id": cid, "config": f"test/Inputs/hf/small/{name}.json",
                "dtype": {"fp32": "float32", "bf16": "bfloat16"}[dtype],
                "attn_implementation": attn, "use_cache": use_cache, "layout": layout,
-               "tokens": TOKENS, "document_length": DOC, **r}
+               **({"tokens": TOKENS, "document_length": DOC} if layout in ("packed", "plain") else
+                  {"tokens": BATCH_PADDED * SEQ_PADDED, "batch": BATCH_PADDED,
+                   "sequence_length": SEQ_PADDED,
+                   "padding": [0, PAD] if layout == "padded" else [0, 0]}), **r}
         print(row, flush=True)
         rows.append(row)
     if verbose:
-        for case, packed in shapes.items():
-            plain = shapes.get(case[:4] + ("plain",))
-            if case[4] != "packed" or plain is None:
+        for case, first in shapes.items():
+            other = PAIRS.get(case[4])
+            second = shapes.get(case[:4] + (other,))
+            if second is None:
                 continue
-            print(case_id(*case[:4], "packed vs plain"))
-            for key in sorted(set(packed) | set(plain), key=str):
-                if packed[key] != plain[key]:
-                    print("   %-22s %-9s %9d bytes: packed %3d  plain %3d"
-                          % (key + (packed[key], plain[key])))
+            print(case_id(*case[:4], f"{case[4]} vs {other}"))
+            for key in sorted(set(first) | set(second), key=str):
+                if first[key] != second[key]:
+                    print("   %-22s %-9s %9d bytes: %s %3d  %s %3d"
+                          % (key + (case[4], first[key], other, second[key])))
     version = torch.__version__.split("+")[0]
     out = (ROOT / "benchmarks" / "accuracy" / "results" /
            f"packing-torch-{version}-transformers-{transformers.__version__}-cpu.json")

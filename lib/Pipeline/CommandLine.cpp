@@ -73,6 +73,13 @@ struct VramOptFlags {
                "transformers then hands sdpa a [1, 1, N, N] mask (instead "
                "of --batch and --seq)"),
       cl::value_desc("N"), cl::init(-1), cl::cat(modelCat)};
+  cl::opt<bool> padded{
+      "padded",
+      cl::desc("The rows are padded to --seq and the forward takes their "
+               "attention_mask (model(input_ids, attention_mask=mask), as a "
+               "tokenizer pads a batch): transformers then hands sdpa a "
+               "[batch, 1, seq, seq] mask"),
+      cl::init(false), cl::cat(modelCat)};
   cl::opt<int64_t> decoderSeqLen{
       "decoder-seq",
       cl::desc("Encoder-decoder models (--hf t5): the decoder's tokens, the "
@@ -1122,6 +1129,17 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
     if (fitBatch)
       return usage("--fit-batch searches the rows of a batch; a packed batch "
                    "is one row (--fit-context searches its tokens)");
+    if (padded)
+      return usage("--tokens is one packed row, without padding: give it or "
+                   "--padded");
+  }
+  if (padded) {
+    if (kind != ModelKind::Zoo && kind != ModelKind::HuggingFace)
+      return usage("--padded builds the attention mask of a model whose "
+                   "layers vram-opt builds (--zoo or --hf)");
+    if (mode == nn::StepMode::Generate)
+      return usage("--padded with --mode=generate (left-padded prompts) is "
+                   "not modelled yet");
   }
   // Only the Hugging Face decoders run transformers' cache in training (the
   // zoo's follow transformers from before it).
@@ -1436,6 +1454,7 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
       options.seq = f.packedTokens;
       options.packed = true;
     }
+    options.padded = f.padded;
     options.maxNewTokens = f.maxNewTokens;
     options.staticCache = f.cacheImplementation == CacheImplementation::Static;
     if (f.numClasses > 0)
@@ -1458,6 +1477,7 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
       options.seq = f.packedTokens;
       options.packed = true;
     }
+    options.padded = f.padded;
     options.maxNewTokens = f.maxNewTokens;
     options.staticCache = f.cacheImplementation == CacheImplementation::Static;
     options.target = {f.torchVersion, f.device};

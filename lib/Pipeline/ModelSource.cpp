@@ -61,6 +61,7 @@ public:
     zooOptions.staticCache = options.staticCache;
     zooOptions.tensorParallel = options.tensorParallel;
     zooOptions.packed = options.packed;
+    zooOptions.padded = options.padded;
     llvm::Expected<OwningOpRef<ModuleOp>> module =
         zoo::buildModel(context, options.name, zooOptions);
     if (!module)
@@ -108,6 +109,7 @@ public:
     zooOptions.staticCache = options.staticCache;
     zooOptions.tensorParallel = options.tensorParallel;
     zooOptions.packed = options.packed;
+    zooOptions.padded = options.padded;
     zooOptions.useCache = options.useCache;
     zooOptions.decoderSeq = options.decoderSeq;
     // T5 was trained on 512 tokens (its configs' n_positions), without a

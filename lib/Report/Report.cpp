@@ -297,6 +297,7 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   if (auto packed = a.func->getAttrOfType<IntegerAttr>(
           nn::NNDialect::kPackedTokensAttrName))
     a.packedTokens = packed.getInt();
+  a.padded = a.func->hasAttr(nn::NNDialect::kPaddedAttrName);
   a.precision = getPrecision(a.func, ops);
   if (auto v = a.func->getAttrOfType<StringAttr>(
           nn::NNDialect::kTorchVersionAttrName))
@@ -647,6 +648,7 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"batch", a.batch ? json::Value(*a.batch) : json::Value(nullptr)},
            {"packed_tokens", a.packedTokens ? json::Value(*a.packedTokens)
                                             : json::Value(nullptr)},
+           {"padded", a.padded},
            {"optimizer",
             a.optimizer ? json::Value(*a.optimizer) : json::Value(nullptr)},
            {"precision", a.precision},
@@ -887,6 +889,8 @@ static void writeText(const Analyses &a, const ReportOptions &options,
      << "   batch: " << (a.batch ? std::to_string(*a.batch) : "?");
   if (a.packedTokens)
     os << " packed row of " << *a.packedTokens << " tokens";
+  if (a.padded)
+    os << " padded rows";
   if (a.gradAccum > 1)
     os << " x " << a.gradAccum << " micro-batches";
   if (a.mode == "train")

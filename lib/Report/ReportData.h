@@ -115,6 +115,8 @@ struct Analyses {
   /// The tokens of the one packed row the batch is (nn.packed_tokens:
   /// --tokens); none for a batch of rows.
   std::optional<int64_t> packedTokens;
+  /// Whether the rows are padded, with their attention_mask (nn.padded).
+  bool padded = false;
   /// The prefill and decode figures of a generation program
   /// (--mode=generate); none for other steps.
   std::optional<GenerationFigures> generation;

@@ -260,7 +260,7 @@ void BuildStepPass::runOnOperation() {
         NNDialect::kSequenceClassifierAttrName, NNDialect::kAutocastAttrName,
         NNDialect::kLoraAttrName, NNDialect::kQuantizeAttrName,
         NNDialect::kMaxNewTokensAttrName, NNDialect::kTensorParallelAttrName,
-        NNDialect::kPackedTokensAttrName})
+        NNDialect::kPackedTokensAttrName, NNDialect::kPaddedAttrName})
     if (Attribute attr = forward->getAttr(name))
       step->setAttr(name, attr);
 

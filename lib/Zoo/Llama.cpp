@@ -26,9 +26,10 @@
 // (the kernel keeps K and V unrepeated; measured with torch 2.15, see
 // test/Import/HuggingFace/saved.test); on torch 1.13, repeat_kv copies K and
 // V up to the heads first. Where transformers hands sdpa a mask instead of
-// is_causal (a packed row without a cache, a sliding layer whose keys reach
-// the window: passesAttentionMask), the fused kernel keeps a float copy of
-// it per layer and K and V are repeated (test/Import/HuggingFace/packing.test).
+// is_causal (padded rows, a packed row without a cache, a sliding layer
+// whose keys reach the window: passesAttentionMask), the fused kernel keeps a
+// float copy of it per layer and K and V are repeated
+// (test/Import/HuggingFace/packing.test).
 //
 // Rotary embeddings have no parameters but do cost memory and FLOPs, so they
 // are modelled as in HuggingFace's apply_rotary_pos_emb,

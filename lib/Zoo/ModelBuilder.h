@@ -100,6 +100,9 @@ struct ModelConfig {
   /// Language models: the batch is one packed row of `seq` tokens
   /// (--tokens): several sequences whose position_ids restart at each.
   bool packed = false;
+  /// Language models: the rows are padded to `seq` and the forward takes
+  /// their attention_mask (--padded).
+  bool padded = false;
 };
 
 class ModelBuilder {

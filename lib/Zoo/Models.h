@@ -87,10 +87,11 @@ vram::nn::AttentionBackend getAttentionBackend(const CausalLMConfig &config,
 
 /// Whether transformers hands sdpa a mask in a layer (create_causal_mask,
 /// or create_sliding_window_causal_mask for a `sliding` one), instead of
-/// is_causal: for a packed row whose forward has no cache (the sequence
-/// boundaries are read off position_ids only then), and in a sliding layer
-/// whose keys reach the window (_ignore_causal_mask_sdpa: kv_length >=
-/// sliding_window). Eager attention and generation are not asked.
+/// is_causal: for padded rows (an attention_mask with zeros), for a packed
+/// row whose forward has no cache (the sequence boundaries are read off
+/// position_ids only then), and in a sliding layer whose keys reach the
+/// window (_ignore_causal_mask_sdpa: kv_length >= sliding_window). Eager
+/// attention and generation are not asked.
 bool passesAttentionMask(const CausalLMConfig &config, const ModelConfig &model,
                          bool sliding);
 

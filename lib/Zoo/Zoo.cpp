@@ -207,9 +207,15 @@ llvm::Error checkGeneration(StringRef name, std::optional<DecoderLayout> layout,
 /// transformers hands sdpa a mask.
 llvm::Error checkAttentionMasks(const CausalLMConfig *config, StringRef name,
                                 const ModelConfig &c) {
+  bool decoder = config && (config->layout == DecoderLayout::Llama ||
+                            config->layout == DecoderLayout::Gpt2);
+  if (c.padded && !decoder)
+    return error("--padded (rows with an attention_mask) is modelled for "
+                 "transformers' decoders (llama-7b, gpt2, --hf llama-layout "
+                 "and gpt2 configs), not for " +
+                 name);
   if (c.packed) {
-    if (!config || (config->layout != DecoderLayout::Llama &&
-                    config->layout != DecoderLayout::Gpt2))
+    if (!decoder)
       return error("--tokens (one packed row) is modelled for transformers' "
                    "decoders that read the sequences' boundaries off "
                    "position_ids (llama-7b, gpt2, --hf llama-layout and gpt2 "
@@ -226,7 +232,8 @@ llvm::Error checkAttentionMasks(const CausalLMConfig *config, StringRef name,
     if (passesAttentionMask(*config, c, config->isSlidingLayer(i)))
       return error(
           name + ": transformers hands sdpa a mask here (" +
-          (c.packed && !c.useCache
+          (c.padded ? Twine("the padding")
+           : c.packed && !c.useCache
                ? Twine("the packed sequences' boundaries")
                : "a sliding window of " + Twine(*config->slidingWindow) +
                      " tokens, which the sequence reaches") +
@@ -266,6 +273,7 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
                                             name, c.tensorParallel))
       return std::move(e);
     c.packed = options.packed;
+    c.padded = options.padded;
     if (llvm::Error e =
             checkAttentionMasks(causalLM ? &*causalLM : nullptr, name, c))
       return std::move(e);
@@ -444,6 +452,8 @@ static OwningOpRef<ModuleOp> buildForwardModule(MLIRContext *context,
   if (config.packed)
     forward->setAttr(vram::nn::NNDialect::kPackedTokensAttrName,
                      b.getI64IntegerAttr(config.seq));
+  if (config.padded)
+    forward->setAttr(vram::nn::NNDialect::kPaddedAttrName, b.getUnitAttr());
   if (config.tensorParallel > 1)
     forward->setAttr(vram::nn::NNDialect::kTensorParallelAttrName,
                      b.getI64IntegerAttr(config.tensorParallel));
@@ -478,7 +488,7 @@ bool vram::zoo::passesAttentionMask(const CausalLMConfig &config,
   if (model.attention == vram::nn::AttentionImplementation::Eager ||
       config.eagerAttentionOnly || (model.kvCache && model.kvCache->generation))
     return false;
-  if (model.packed && !model.kvCache)
+  if (model.padded || (model.packed && !model.useCache))
     return true;
   return sliding && config.slidingWindow && model.seq >= *config.slidingWindow;
 }
@@ -693,6 +703,7 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
           checkGeneration(config.name, config.layout, config.maxPositions, c))
     return std::move(e);
   c.packed = options.packed;
+  c.padded = options.padded;
   if (llvm::Error e = checkAttentionMasks(&config, config.name, c))
     return std::move(e);
   if (c.maxNewTokens && config.slidingWindow &&

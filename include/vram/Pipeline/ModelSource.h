@@ -127,6 +127,8 @@ struct ZooSourceOptions {
   int64_t tensorParallel = 1;
   /// --tokens: one packed row of `seq` tokens (ZooOptions::packed).
   bool packed = false;
+  /// --padded: padded rows with their attention_mask (ZooOptions::padded).
+  bool padded = false;
 };
 /// Fails (a UsageError) for an unknown model name, on its first build.
 std::unique_ptr<ModelSource> createZooSource(mlir::MLIRContext *context,
@@ -149,6 +151,8 @@ struct HuggingFaceSourceOptions {
   int64_t tensorParallel = 1;
   /// --tokens: one packed row of `seq` tokens (ZooOptions::packed).
   bool packed = false;
+  /// --padded: padded rows with their attention_mask (ZooOptions::padded).
+  bool padded = false;
   /// A training forward with use_cache (unless the config says false);
   /// vram::syncModelSource sets it from the pipeline's options.
   bool useCache = false;

@@ -55,6 +55,10 @@ struct ZooOptions {
   /// position_ids restarting at each: transformers masks attention between
   /// them when the forward has no cache. `batch` must be 1.
   bool packed = false;
+  /// --padded: the rows are padded to `seq`, and the forward takes their
+  /// attention_mask (model(input_ids, attention_mask=...)): transformers
+  /// then masks attention whatever the cache.
+  bool padded = false;
 };
 
 struct ZooModelInfo {

@@ -248,7 +248,7 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
   };
   if (name == kModeAttrName)
     return expect(isa<StepModeAttr>(value), "a step mode (#nn<mode train>)");
-  if (name == kPersistentGradsAttrName)
+  if (name == kPersistentGradsAttrName || name == kPaddedAttrName)
     return expect(isa<UnitAttr>(value), "a unit attribute");
   if (name == kOptimizerInBackwardAttrName)
     return expect(isa<UnitAttr>(value) && isTrainingStep(op),

@@ -103,6 +103,10 @@ def NN_Dialect : Dialect {
     /// (--tokens), and the step built from it.
     static constexpr ::llvm::StringLiteral kPackedTokensAttrName =
         "nn.packed_tokens";
+    /// `nn.padded` (unit) on a language model's forward whose rows are
+    /// padded and come with their attention_mask (--padded), and the step
+    /// built from it.
+    static constexpr ::llvm::StringLiteral kPaddedAttrName = "nn.padded";
     static constexpr ::llvm::StringLiteral kCheckpointAttrName =
         "nn.checkpoint";
     /// How the ranks of a multi-GPU job share the step (#nn.parallel,
