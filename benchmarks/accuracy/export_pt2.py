@@ -35,7 +35,7 @@ from transformers import AutoConfig, AutoModelForCausalLM
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import measure  # noqa: E402  (saved bytes and the profiler's memory events)
-from small_models import ActNet, TinyAudioNet, TinyUNet  # noqa: E402
+from small_models import ActNet, NormActNet, TinyAudioNet, TinyUNet  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "test" / "Inputs" / "pt2"
@@ -276,6 +276,23 @@ class TinyConvNet(torch.nn.Module):
         return self.fc(self.drop(y))
 
 
+class PReluNet(torch.nn.Module):
+    """PReLU between convolutions: one slope per channel, then one for all;
+    the mean over the image, a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.act1 = torch.nn.PReLU(8)
+        self.conv2 = torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.act2 = torch.nn.PReLU()
+        self.fc = torch.nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = self.act2(self.conv2(self.act1(self.conv1(x))))
+        return self.fc(x.mean((2, 3)))
+
+
 class TinyTransformer(torch.nn.Module):
     """A causal decoder block over token ids: embedding, LayerNorm, fused
     QKV, causal sdpa, GELU MLP, untied head."""
@@ -378,6 +395,34 @@ def activations():
     print(f"  {MEASURED['activations']}")
 
 
+def norm_act():
+    torch.manual_seed(0)
+    b = torch.export.Dim("batch", min=1, max=4096)
+    model = NormActNet().train()
+    x = torch.randn(2, 3, 16, 16)
+    small("norm_act", model, x, {0: b})
+    target = torch.randn(2, 10)
+    MEASURED["norm_act"]["cpu_sgd_step_peak_above_baseline"] = step_peak(
+        model, x, lambda out: torch.nn.functional.mse_loss(out, target))
+    print(f"  {MEASURED['norm_act']}")
+
+
+def prelu():
+    torch.manual_seed(0)
+    b = torch.export.Dim("batch", min=1, max=4096)
+    model = PReluNet().train()
+    x = torch.randn(2, 3, 16, 16)
+    small("prelu", model, x, {0: b})
+    # PReLU runs in bf16 under autocast (lower_precision_fp), keeping the
+    # bf16 copy of its weight.
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        MEASURED["prelu"]["saved_activation_bytes_autocast_bf16"] = saved_bytes(model, x)
+    target = torch.randn(2, 10)
+    MEASURED["prelu"]["cpu_sgd_step_peak_above_baseline"] = step_peak(
+        model, x, lambda out: torch.nn.functional.mse_loss(out, target))
+    print(f"  {MEASURED['prelu']}")
+
+
 def bert(name="bert", large=False):
     """transformers BertForSequenceClassification, ids [2, 64] (bert-large:
     [2, 128]), no attention mask given: at a small config (2 layers, hidden
@@ -465,6 +510,8 @@ MODELS = {
     "transformer": transformer,
     "unet": unet,
     "activations": activations,
+    "norm_act": norm_act,
+    "prelu": prelu,
     "audio": audio,
     "unsupported": unsupported,
     "where_grad": where_grad,

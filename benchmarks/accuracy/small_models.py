@@ -50,6 +50,27 @@ class ActNet(torch.nn.Module):
         return self.fc(x.mean((2, 3)))
 
 
+class NormActNet(torch.nn.Module):
+    """InstanceNorm2d and PReLU between convolutions (issue 22's list): an
+    affine InstanceNorm and a per-channel PReLU, then a plain InstanceNorm
+    and a PReLU with one slope, the mean over the image, a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.norm1 = torch.nn.InstanceNorm2d(8, affine=True)
+        self.act1 = torch.nn.PReLU(8)
+        self.conv2 = torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.norm2 = torch.nn.InstanceNorm2d(8)
+        self.act2 = torch.nn.PReLU()
+        self.fc = torch.nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = self.act1(self.norm1(self.conv1(x)))
+        x = self.act2(self.norm2(self.conv2(x)))
+        return self.fc(x.mean((2, 3)))
+
+
 class TinyAudioNet(torch.nn.Module):
     """Conv1d over a waveform (wav2vec's feature encoder in small): a
     strided Conv1d, GELU, a grouped padded Conv1d, GroupNorm over [N, C, L],

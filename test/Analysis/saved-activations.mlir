@@ -7,6 +7,7 @@
 // storage; mish_ a clone of its input, made before the op writes it.
 // RUN: vram-opt %s -split-input-file --vram-build-step="mode=train optimizer=sgd" --vram-print-memory -o /dev/null | FileCheck %s
 // RUN: vram-opt %s -split-input-file --vram-print-flops -o /dev/null | FileCheck %s --check-prefix=FLOPS
+// RUN: vram-opt %s -split-input-file --vram-build-step="mode=train optimizer=sgd" | FileCheck %s --check-prefix=STEP
 
 // leaky_relu keeps its input %h: 64 B.
 // CHECK-LABEL: memory of @step
@@ -71,5 +72,43 @@ func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %w = nn.param "w" : tensor<8x8xf32>
   %h = nn.linear %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
   %y = nn.mish %h {inplace} : tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// prelu keeps its input %h (64 B) and its weight, a parameter (PyTorch
+// keeps F.prelu's [1, 8] view of it: no new memory): derivatives.yaml
+// `_prelu_kernel(self, weight)`, `self, weight: _prelu_kernel_backward(grad,
+// self, weight)`. Its backward computes the weight's gradient at %h's
+// shape, 2x8 f32 = 64 B, which the engine sums into [8] (the workspace).
+// FLOPs under `full`: forward 16; backward 16 (the input's gradient) + 16
+// (the weight's, at %h's shape) + 16 (its sum) = 48.
+// CHECK-LABEL: memory of @step
+// CHECK: saved for backward 64
+// FLOPS: nn.prelu {{.*}} 0 0 16
+// STEP: nn.backward "nn.prelu" saved(%{{[0-9]+}}, %{{[0-9]+}}) {{.*}}flop_counts = array<i64: 0, 0, 48>, {{.*}}grad_operands = array<i64: 0, 1>, param_grads = array<i1: false, true>, saved_roles = [#nn.saved<operand 0>, #nn.saved<operand 1>], workspace = array<i64: 64>}
+func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %w = nn.param "w" : tensor<8x8xf32>
+  %a = nn.param "a" : tensor<8xf32>
+  %h = nn.linear %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  %y = nn.prelu %h, %a : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// prelu with a frozen weight keeps the same; its backward still computes
+// the weight's gradient at %h's shape (64 B), freed when the node ends
+// (measured with torch 2.15: two [2, 3, 4, 4] tensors allocated, one freed
+// at the node's end). FLOPs under `full`: 16 + 16 = 32.
+// CHECK-LABEL: memory of @step
+// CHECK: saved for backward 64
+// STEP: nn.backward "nn.prelu" {{.*}}flop_counts = array<i64: 0, 0, 32>, {{.*}}grad_operands = array<i64: 0>, param_grads = array<i1: false>, saved_roles = [#nn.saved<operand 0>, #nn.saved<operand 1>], workspace = array<i64: 64>}
+func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %w = nn.param "w" : tensor<8x8xf32>
+  %a = nn.param "a" {trainable = false} : tensor<1xf32>
+  %h = nn.linear %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  %y = nn.prelu %h, %a : (tensor<2x8xf32>, tensor<1xf32>) -> tensor<2x8xf32>
   return %y : tensor<2x8xf32>
 }

@@ -486,6 +486,98 @@ struct ReciprocalFormula {
 };
 
 //===----------------------------------------------------------------------===//
+// nn.prelu: F.prelu views the [C] (or [1]) weight as [1, C, 1, ...] so that
+// it broadcasts along dimension 1, and so do these lowerings. Forward
+// `x > 0 ? x : w x`; _prelu_kernel_backward writes both gradients at the
+// input's shape, `x > 0 ? g : w g` and `x > 0 ? 0 : x g` (the ATen CPU
+// kernel), and the engine sums the weight's into the view's shape.
+//===----------------------------------------------------------------------===//
+
+/// The weight's shape as F.prelu broadcasts it over `input`.
+RankedTensorType preluWeightView(RankedTensorType input,
+                                 RankedTensorType weight) {
+  SmallVector<int64_t> shape(input.getRank(), 1);
+  if (input.getRank() > 1)
+    shape[1] = weight.getNumElements();
+  return RankedTensorType::get(shape, weight.getElementType());
+}
+
+/// Reads one element of `value`: its buffer lives to the end of the node,
+/// as a gradient the node computes and nothing needs does in PyTorch.
+void keepToNodeEnd(OpBuilder &b, Location loc, Value value) {
+  SmallVector<Value> zeros(tensorType(value).getRank(),
+                           arith::ConstantIndexOp::create(b, loc, 0));
+  tensor::ExtractOp::create(b, loc, value, zeros);
+}
+
+struct PreluLowering : ExternalModel<PreluLowering, PreluOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    Location loc = op->getLoc();
+    Value x = operands[0];
+    RankedTensorType type = tensorType(x);
+    Value w = reshapeOrCopy(b, loc, operands[1],
+                            preluWeightView(type, tensorType(operands[1])));
+    results.push_back(
+        elementwise(b, loc, {x, w}, newTensor(b, loc, type),
+                    [](OpBuilder &nb, Location nl, ValueRange a) {
+                      Value pos = cmp(nb, nl, arith::CmpFPredicate::OGT, a[0],
+                                      cst(nb, nl, a[0], 0));
+                      return select(nb, nl, pos, a[0], mul(nb, nl, a[1], a[0]));
+                    }));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    Value g = node.grads[0], x = node.savedOperands[0];
+    Value weight = node.savedOperands[1];
+    if (!x || !weight)
+      return emitError(loc) << "nn.prelu: the backward needs the saved input "
+                               "and weight";
+    RankedTensorType type = tensorType(x);
+    auto weightType = cast<RankedTensorType>(node.forwardType.getInput(1));
+    RankedTensorType viewType = preluWeightView(type, weightType);
+    Value w = reshapeOrCopy(b, loc, weight, viewType);
+    Value gradInput =
+        elementwise(b, loc, {g, x, w}, newTensor(b, loc, type),
+                    [](OpBuilder &nb, Location nl, ValueRange a) {
+                      Value pos = cmp(nb, nl, arith::CmpFPredicate::OGT, a[1],
+                                      cst(nb, nl, a[1], 0));
+                      return select(nb, nl, pos, a[0], mul(nb, nl, a[2], a[0]));
+                    });
+    Value gradWeight =
+        elementwise(b, loc, {g, x}, newTensor(b, loc, type),
+                    [](OpBuilder &nb, Location nl, ValueRange a) {
+                      Value pos = cmp(nb, nl, arith::CmpFPredicate::OGT, a[1],
+                                      cst(nb, nl, a[1], 0));
+                      return select(nb, nl, pos, cst(nb, nl, a[0], 0),
+                                    mul(nb, nl, a[1], a[0]));
+                    });
+    if (!node.needsGrad(0))
+      keepToNodeEnd(b, loc, gradInput);
+    if (!node.needsGrad(1))
+      keepToNodeEnd(b, loc, gradWeight);
+    for (int64_t i : node.gradOperands) {
+      if (i == 0) {
+        grads.push_back(gradInput);
+        continue;
+      }
+      // sum_to into the view's shape, then ViewBackward's view as [C].
+      Value reduced = gradWeight;
+      if (viewType.getNumElements() != type.getNumElements())
+        reduced = sumInto(b, loc, gradWeight,
+                          fill(b, loc, newTensor(b, loc, viewType), 0.0));
+      grads.push_back(reshapeView(b, loc, reduced, weightType));
+    }
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // nn.sub, nn.mul, nn.div: broadcasting binary ops (also `lhs op= rhs`).
 // Backward: the formula at each element of the output gradient, summed over
 // the dimensions the operand was broadcast along, into the operand's shape.
@@ -1062,6 +1154,7 @@ void vram::lowering::attachElementwiseLowerings(MLIRContext *ctx) {
   Relu6Op::attachInterface<UnaryLowering<Relu6Op, Relu6Formula>>(*ctx);
   LeakyReluOp::attachInterface<UnaryLowering<LeakyReluOp, LeakyReluFormula>>(
       *ctx);
+  PreluOp::attachInterface<PreluLowering>(*ctx);
   EluOp::attachInterface<UnaryLowering<EluOp, EluFormula>>(*ctx);
   SoftplusOp::attachInterface<UnaryLowering<SoftplusOp, SoftplusFormula>>(*ctx);
   MishOp::attachInterface<UnaryLowering<MishOp, MishFormula>>(*ctx);

@@ -116,25 +116,31 @@ Value reshapeView(OpBuilder &b, Location loc, Value value,
   RankedTensorType from = tensorType(value);
   if (from == type)
     return value;
+  // A 0-d tensor expands to [1] and [1] collapses to 0-d, both without
+  // reassociation (a 0-d weight viewed as [1], its gradient back).
+  auto flatType =
+      RankedTensorType::get({from.getNumElements()}, from.getElementType());
   Value flat = value;
-  if (from.getRank() != 1) {
+  if (from.getRank() == 0) {
+    flat = tensor::ExpandShapeOp::create(b, loc, flatType, value,
+                                         ArrayRef<ReassociationIndices>{});
+  } else if (from.getRank() != 1) {
     ReassociationIndices all;
     for (int64_t i = 0; i < from.getRank(); ++i)
       all.push_back(i);
-    SmallVector<ReassociationIndices> reassoc;
-    if (from.getRank() > 0)
-      reassoc.push_back(all);
-    flat = tensor::CollapseShapeOp::create(b, loc, value, reassoc);
+    flat = tensor::CollapseShapeOp::create(b, loc, value,
+                                           ArrayRef<ReassociationIndices>{all});
   }
   if (type.getRank() == 1)
     return flat;
+  if (type.getRank() == 0)
+    return tensor::CollapseShapeOp::create(b, loc, type, flat,
+                                           ArrayRef<ReassociationIndices>{});
   ReassociationIndices all;
   for (int64_t i = 0; i < type.getRank(); ++i)
     all.push_back(i);
-  SmallVector<ReassociationIndices> reassoc;
-  if (type.getRank() > 0)
-    reassoc.push_back(all);
-  return tensor::ExpandShapeOp::create(b, loc, type, flat, reassoc);
+  return tensor::ExpandShapeOp::create(b, loc, type, flat,
+                                       ArrayRef<ReassociationIndices>{all});
 }
 
 void rowSoftmaxStats(OpBuilder &b, Location loc, Value x, Value &rowMax,

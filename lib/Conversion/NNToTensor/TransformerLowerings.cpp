@@ -607,6 +607,20 @@ struct GroupNormLowering : ExternalModel<GroupNormLowering, GroupNormOp> {
 
   static FailureOr<Value> lowerSavedTensor(OpBuilder &b, Location loc,
                                            const SavedTensorLowering &saved) {
+    if (saved.kind == "repeated_weight") {
+      // An instance norm's weight.repeat(N): [N, C] broadcast, viewed flat.
+      auto type = cast<RankedTensorType>(saved.resultType);
+      Value weight = saved.operands[1];
+      int64_t c = tensorType(weight).getDimSize(0);
+      auto grid = RankedTensorType::get({type.getDimSize(0) / c, c},
+                                        type.getElementType());
+      MLIRContext *ctx = b.getContext();
+      Value repeated = generic(
+          b, loc, weight, newTensor(b, loc, grid),
+          {dimMap(ctx, 2, {1}), AffineMap::getMultiDimIdentityMap(2, ctx)},
+          [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+      return reshapeView(b, loc, repeated, type);
+    }
     if (saved.kind != "mean" && saved.kind != "rstd")
       return emitError(loc) << "nn.group_norm: no lowering of the saved "
                                "tensor '"

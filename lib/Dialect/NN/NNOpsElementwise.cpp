@@ -145,6 +145,90 @@ LogicalResult LeakyReluOp::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// nn.prelu
+//===----------------------------------------------------------------------===//
+
+// Checked where the type is inferred, so that the importers' inferred
+// creation reports the problem instead of building an invalid op. PyTorch's
+// prelu takes a 0-d weight too; the front ends view it as [1].
+LogicalResult PreluOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  if (input.getRank() < 1)
+    return emitOptionalError(loc, "expects an input of rank >= 1");
+  if (weight.getRank() != 1)
+    return emitOptionalError(loc, "weight must be 1-D, got ",
+                             shapeStr(weight.getShape()));
+  // Dimension 1 holds the channels; a rank-1 input has one channel.
+  int64_t channels = input.getRank() >= 2 ? input.getDimSize(1) : 1;
+  int64_t n = weight.getDimSize(0);
+  if (n != 1 && n != channels) {
+    std::string per =
+        channels == 1 ? "" : " or [" + std::to_string(channels) + "]";
+    return emitOptionalError(loc, "weight must be [1]", per,
+                             " (one slope, or one per channel of dimension "
+                             "1), got ",
+                             shapeStr(weight.getShape()));
+  }
+  if (weight.getElementType() != input.getElementType())
+    return emitOptionalError(
+        loc, "weight element type ", weight.getElementType(),
+        " does not match input element type ", input.getElementType());
+  results.push_back(input);
+  return success();
+}
+
+int64_t PreluOp::getFlops(FlopConvention c, bool) {
+  return c == Conv::Full ? numel(getInput()) : 0;
+}
+
+/// Whether the weight's gradient, computed at the input's shape, needs the
+/// engine's sum into the weight's shape: not when the view has the input's
+/// elements ([1, C] input, or one element).
+static bool preluReducesWeightGrad(PreluOp op) {
+  return numel(op.getWeight()) != numel(op.getInput());
+}
+
+// Under `full`: one per element for each of the two gradients the kernel
+// computes (both, whatever needs one), and one per element for the sum of
+// the weight's gradient into its shape.
+int64_t PreluOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
+  if (c != Conv::Full)
+    return 0;
+  int64_t n = numel(getInput());
+  return satMul(n, needs[1] && preluReducesWeightGrad(*this) ? 3 : 2);
+}
+
+void PreluOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                              SmallVectorImpl<SavedTensor> &saved) {
+  // derivatives.yaml `_prelu_kernel(self, weight)`: `self, weight:
+  // _prelu_kernel_backward(grad, self, weight)` keeps both. The weight it
+  // keeps is F.prelu's [1, C, 1, ...] view of the parameter (measured with
+  // torch 2.15: _saved_weight shares the parameter's storage).
+  saved.push_back(SavedTensor::operand(0));
+  saved.push_back(SavedTensor::operand(1));
+}
+
+// _prelu_kernel_backward returns both gradients at the input's shape
+// whatever needs one: a gradient nothing needs is freed when the node ends,
+// and the weight's is summed into its shape by the engine (sum_to) while
+// the input's gradient lives (measured with torch 2.15 on the CPU:
+// grad_self and grad_weight, [2, 3, 4, 4] each, then the [3] sum). When
+// the input needs none, PyTorch frees its gradient before that sum; here
+// both stay for the node (the weight's gradient bytes more at that time).
+void PreluOp::getBackwardWorkspace(const TorchTarget &, ArrayRef<bool> needs,
+                                   SmallVectorImpl<int64_t> &sizes) {
+  int64_t bytes = tensorBytes(getInput());
+  if (!needs[0])
+    sizes.push_back(bytes);
+  if (!needs[1] || preluReducesWeightGrad(*this))
+    sizes.push_back(bytes);
+}
+
 LogicalResult EluOp::verify() {
   double alpha = getAlpha().convertToDouble();
   if (failed(verifyCoefficient(*this, "alpha", alpha)) ||

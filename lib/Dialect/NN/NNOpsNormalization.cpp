@@ -220,6 +220,11 @@ LogicalResult GroupNormOp::inferReturnTypes(MLIRContext *,
   if (g < 1 || c % g)
     return emitOptionalError(loc, "num_groups (", g, ") must divide channels (",
                              c, ")");
+  if (adaptor.getInstance() && g != c)
+    return emitOptionalError(loc,
+                             "an instance norm has one group per "
+                             "channel: num_groups (",
+                             g, ") must be ", c);
   Type et = input.getElementType();
   if (failed(checkChannelVector(loc, adaptor.getWeight(), "weight", c, et)) ||
       failed(checkChannelVector(loc, adaptor.getBias(), "bias", c, et)))
@@ -241,4 +246,10 @@ void GroupNormOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
       Float32Type::get(getContext()));
   saved.push_back(SavedTensor::extra(stat, "mean"));
   saved.push_back(SavedTensor::extra(stat, "rstd"));
+  if (getInstance() && getWeight()) {
+    auto w = tensorOf(getWeight());
+    int64_t n = tensorOf(getInput()).getDimSize(0);
+    saved.push_back(SavedTensor::extraBeforeOp(
+        w.clone({satMul(n, w.getDimSize(0))}), "repeated_weight"));
+  }
 }

@@ -904,6 +904,44 @@ const llvm::StringMap<LayerInfo> &vram::cxx_import::getLayerTable() {
               tensorOf(interp, m, "weight"), tensorOf(interp, m, "bias"), mean,
               var, llvm::APFloat(*eps), llvm::APFloat(*momentum)));
         }};
+    // torch::nn::InstanceNorm2d(InstanceNorm2dOptions(C).affine(true)):
+    // nn.group_norm {instance}, one group per channel (F.instance_norm's
+    // batch_norm keeps the weight repeated per sample). Running statistics
+    // (track_running_stats) are not modelled.
+    t["InstanceNorm2d"] = {
+        [](Interpreter &interp, Module &m,
+           clang::SourceLocation where) -> LogicalResult {
+          OptionReader r{interp, m, interp.loc(where)};
+          FailureOr<int64_t> c = r.integer("num_features", 0);
+          FailureOr<bool> affine = r.flag("affine", -1, false);
+          FailureOr<bool> track = r.flag("track_running_stats", -1, false);
+          if (failed(c) || failed(affine) || failed(track))
+            return failure();
+          if (*track)
+            return interp.error(interp.loc(where))
+                   << "torch::nn::InstanceNorm2d with track_running_stats "
+                      "is not modelled yet";
+          if (*affine) {
+            declare(m, "weight", {*c});
+            declare(m, "bias", {*c});
+          }
+          return success();
+        },
+        [](Interpreter &interp, Module &m, const Val &input,
+           Location where) -> FailureOr<Val> {
+          OptionReader r{interp, m, where};
+          FailureOr<int64_t> c = r.integer("num_features", 0);
+          FailureOr<double> eps = r.real("eps", -1, 1e-5);
+          if (failed(c) || failed(eps) ||
+              failed(checkImage(interp, where, "torch::nn::InstanceNorm2d",
+                                input.tensor, *c)))
+            return failure();
+          OpBuilder &b = interp.getBuilder();
+          return Val::ofTensor(nn::GroupNormOp::create(
+              b, where, input.tensor, tensorOf(interp, m, "weight"),
+              tensorOf(interp, m, "bias"), b.getI64IntegerAttr(*c),
+              b.getF64FloatAttr(*eps), b.getUnitAttr()));
+        }};
     t["LayerNorm"] = {
         [](Interpreter &interp, Module &m,
            clang::SourceLocation where) -> LogicalResult {
@@ -964,6 +1002,37 @@ const llvm::StringMap<LayerInfo> &vram::cxx_import::getLayerTable() {
               nn::LeakyReluOp::create(interp.getBuilder(), where, input.tensor,
                                       llvm::APFloat(*slope), *inplace));
         });
+    // torch::nn::PReLU(PReLUOptions().num_parameters(n).init(0.25)): a [n]
+    // weight (LibTorch's default n = 1), applied as torch::prelu, nn.prelu.
+    // `init` is only the weight's initial value.
+    t["PReLU"] = {[](Interpreter &interp, Module &m,
+                     clang::SourceLocation where) -> LogicalResult {
+                    OptionReader r{interp, m, interp.loc(where)};
+                    FailureOr<int64_t> n = r.integer("num_parameters", -1, 1);
+                    FailureOr<double> init = r.real("init", -1, 0.25);
+                    if (failed(n) || failed(init))
+                      return failure();
+                    if (*n <= 0)
+                      return interp.error(interp.loc(where))
+                             << "torch::nn::PReLU: num_parameters " << *n
+                             << " must be positive";
+                    declare(m, "weight", {*n});
+                    return success();
+                  },
+                  [](Interpreter &interp, Module &m, const Val &input,
+                     Location where) -> FailureOr<Val> {
+                    Value x = input.tensor, w = tensorOf(interp, m, "weight");
+                    ArrayRef<int64_t> s = shapeOf(x);
+                    int64_t n = shapeOf(w)[0];
+                    if (s.empty() || (n != 1 && (s.size() < 2 || s[1] != n)))
+                      return interp.error(where)
+                             << "torch::nn::PReLU with " << n
+                             << " parameters does not fit input "
+                             << shapeString(s)
+                             << " (one or one per channel, dimension 1)";
+                    return Val::ofTensor(
+                        nn::PreluOp::create(interp.getBuilder(), where, x, w));
+                  }};
     t["ELU"] = eluLayer(EluKind::Elu);
     t["SELU"] = eluLayer(EluKind::Selu);
     t["CELU"] = eluLayer(EluKind::Celu);

@@ -110,6 +110,39 @@ static LogicalResult convertLeakyRelu(OpBinder &op) {
   return success();
 }
 
+/// PRelu(X, slope): the slope broadcasts to X from the right, which
+/// torch.onnx makes channel-wise by exporting nn.PReLU's [C] weight as
+/// [C, 1, 1] for an image (an initializer, hence a parameter). Any slope
+/// that varies along dimension 1 only (or not at all) is nn.prelu's weight
+/// viewed as [C] (or [1]); one that varies along another dimension is not
+/// a PReLU.
+static LogicalResult convertPRelu(OpBinder &op) {
+  auto x = floatInput(op);
+  if (failed(x))
+    return failure();
+  auto slope =
+      op.tensor(1, cast<RankedTensorType>(x->getType()).getElementType());
+  if (failed(slope))
+    return failure();
+  ArrayRef<int64_t> xs = cast<RankedTensorType>(x->getType()).getShape();
+  ArrayRef<int64_t> ss = cast<RankedTensorType>(slope->getType()).getShape();
+  int64_t offset = (int64_t)xs.size() - (int64_t)ss.size(), numel = 1;
+  bool perChannel = offset >= 0;
+  for (auto [k, d] : llvm::enumerate(ss)) {
+    numel *= d;
+    if (d != 1 && (offset + (int64_t)k != 1 || d != xs[1]))
+      perChannel = false;
+  }
+  if (!perChannel)
+    return op.error() << "only a slope of one value or one per channel "
+                         "(dimension 1) is supported, got "
+                      << slope->getType() << " for an input " << x->getType();
+  auto weight = op.im.reshapeTo(*slope, {numel}, op.loc);
+  if (failed(weight))
+    return failure();
+  return op.makeResult<nn::PreluOp>(*x, *weight);
+}
+
 /// Elu, Selu and Celu: nn.elu with each one's coefficients and defaults
 /// (the ONNX operator specification; Selu's are torch.nn.SELU's in float).
 static ConverterFn elu(StringRef kind) {
@@ -304,6 +337,7 @@ void vram::onnx_import::registerElementwiseConverters(ConverterTable &table) {
   table.onOp("HardSwish", 14, unary<nn::HardswishOp>(/*inplace=*/false));
   table.onOp("HardSigmoid", 1, convertHardSigmoid);
   table.onOp("LeakyRelu", 1, convertLeakyRelu);
+  table.onOp("PRelu", 1, convertPRelu);
   table.onOp("Elu", 1, elu("Elu"));
   table.onOp("Selu", 1, elu("Selu"));
   table.onOp("Celu", 12, elu("Celu"));

@@ -81,8 +81,9 @@ static bool allEqual(const ConstTensor *t, double value) {
 /// Reshape [N, G, -1], InstanceNormalization with a constant scale of ones
 /// and bias of zeros, Reshape back, Mul by the weight, Add the bias, which
 /// vram-onnx-raise rebuilds into one nn.group_norm. A learned scale and
-/// bias (InstanceNorm2d(affine=True)) are not modelled: F.instance_norm
-/// then also keeps the weight repeated per sample.
+/// bias (InstanceNorm2d(affine=True): parameters, initializers) make an
+/// nn.group_norm {instance}, which keeps the weight repeated per sample as
+/// F.instance_norm does.
 static LogicalResult convertInstanceNorm(OpBinder &op) {
   OpBuilder &b = op.builder();
   auto x = op.tensor(0);
@@ -92,14 +93,25 @@ static LogicalResult convertInstanceNorm(OpBinder &op) {
   if (xt.getRank() < 3 || !isFloatTensor(*x))
     return op.error() << "expects a floating-point [N, C, ...] input, got "
                       << xt;
+  auto isParameter = [&](int idx) {
+    Entry *e = op.inputEntry(idx);
+    return e && e->kind == Entry::Init;
+  };
+  IntegerAttr groups = b.getI64IntegerAttr(xt.getDimSize(1));
+  FloatAttr eps = b.getF64FloatAttr(op.floatAttr("epsilon", 1e-5));
+  if (isParameter(1) && isParameter(2)) {
+    auto scale = op.tensor(1), bias = op.tensor(2);
+    if (failed(scale) || failed(bias))
+      return failure();
+    return op.makeResult<nn::GroupNormOp>(*x, *scale, *bias, groups, eps,
+                                          b.getUnitAttr());
+  }
   if (!allEqual(op.constInput(1), 1.0) || !allEqual(op.constInput(2), 0.0))
-    return op.error() << "only a constant scale of ones and bias of zeros "
-                         "(GroupNorm's export, InstanceNorm without affine) "
-                         "is modelled: with learned ones, F.instance_norm "
-                         "also keeps the weight repeated per sample";
-  return op.makeResult<nn::GroupNormOp>(
-      *x, Value(), Value(), b.getI64IntegerAttr(xt.getDimSize(1)),
-      b.getF64FloatAttr(op.floatAttr("epsilon", 1e-5)));
+    return op.error() << "a scale and bias that are neither parameters "
+                         "(InstanceNorm's affine ones) nor constant ones and "
+                         "zeros (GroupNorm's export, InstanceNorm without "
+                         "affine) are not modelled";
+  return op.makeResult<nn::GroupNormOp>(*x, Value(), Value(), groups, eps);
 }
 
 void vram::onnx_import::registerNormConverters(ConverterTable &table) {

@@ -81,6 +81,24 @@ template <bool Inplace> static LogicalResult convertLeakyRelu(NodeBinder &op) {
       Inplace ? b.getUnitAttr() : UnitAttr()));
 }
 
+/// prelu(self, weight): nn.PReLU's [C] or [1] weight parameter (a 0-d
+/// weight, which F.prelu also takes, viewed as [1]).
+static LogicalResult convertPrelu(NodeBinder &op) {
+  FailureOr<Value> x = floatTensor(op, "self");
+  FailureOr<Value> weight = floatTensor(op, "weight");
+  if (failed(x) || failed(weight))
+    return failure();
+  if (cast<RankedTensorType>(weight->getType()).getRank() == 0) {
+    weight = op.reshape(*weight, {1});
+    if (failed(weight))
+      return failure();
+  }
+  FailureOr<Value> y = op.make<nn::PreluOp>(*x, *weight);
+  if (failed(y))
+    return failure();
+  return op.setResult(*y);
+}
+
 /// nn.elu(x, alpha, scale, input_scale) and its in-place form.
 static LogicalResult makeElu(NodeBinder &op, Value x, double alpha,
                              double scale, double inputScale, bool inplace) {
@@ -298,6 +316,7 @@ void vram::torch_export::registerElementwiseConverters(ConverterTable &table) {
   table.on("aten.hardtanh_.default", convertHardtanh<true>);
   table.on("aten.leaky_relu.default", convertLeakyRelu<false>);
   table.on("aten.leaky_relu_.default", convertLeakyRelu<true>);
+  table.on("aten.prelu.default", convertPrelu);
   table.on("aten.elu.default", convertElu<false>);
   table.on("aten.elu_.default", convertElu<true>);
   table.on("aten.selu.default", convertSelu<false>);

@@ -205,6 +205,37 @@ static LogicalResult convertGroupNorm(NodeBinder &op) {
   return failed(y) ? failure() : op.setResult(*y);
 }
 
+/// instance_norm (nn.InstanceNorm1d/2d/3d): statistics per sample and
+/// channel, nn.group_norm with one group per channel and `instance` (the
+/// repeated weight batch_norm keeps). Running statistics
+/// (track_running_stats) are not modelled: batch_norm would also keep
+/// their per-sample repeats.
+static LogicalResult convertInstanceNorm(NodeBinder &op) {
+  OpBuilder &b = op.getBuilder();
+  FailureOr<Value> x = op.tensor("input"), w = op.optionalTensor("weight"),
+                   bias = op.optionalTensor("bias"),
+                   mean = op.optionalTensor("running_mean"),
+                   var = op.optionalTensor("running_var");
+  FailureOr<bool> inputStats = op.boolean("use_input_stats");
+  FailureOr<double> eps = op.real("eps", 1e-5);
+  op.ignore("momentum");
+  op.ignore("cudnn_enabled");
+  if (failed(x) || failed(w) || failed(bias) || failed(mean) || failed(var) ||
+      failed(inputStats) || failed(eps))
+    return failure();
+  if (*mean || *var || !*inputStats)
+    return op.error() << "instance_norm with running statistics "
+                         "(track_running_stats=True) is not modelled yet";
+  auto xt = cast<RankedTensorType>(x->getType());
+  if (xt.getRank() < 3)
+    return op.error() << "instance_norm expects an [N, C, ...] input, got "
+                      << xt;
+  FailureOr<Value> y = op.make<nn::GroupNormOp>(
+      *x, *w, *bias, b.getI64IntegerAttr(xt.getDimSize(1)),
+      b.getF64FloatAttr(*eps), b.getUnitAttr());
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
 static LogicalResult convertMaxPool2d(NodeBinder &op) {
   OpBuilder &b = op.getBuilder();
   FailureOr<Value> x = op.tensor("self");
@@ -345,6 +376,7 @@ void vram::torch_export::registerLayerConverters(ConverterTable &table) {
   table.on("aten.batch_norm.default", convertBatchNorm);
   table.on("aten.layer_norm.default", convertLayerNorm);
   table.on("aten.group_norm.default", convertGroupNorm);
+  table.on("aten.instance_norm.default", convertInstanceNorm);
   table.on("aten.max_pool2d.default", convertMaxPool2d);
   table.on("aten.adaptive_avg_pool2d.default", convertAdaptiveAvgPool2d);
   table.on("aten.dropout.default", convertDropout<false>);

@@ -274,6 +274,57 @@ func.func @f(%x: tensor<4xf32>) {
 
 // -----
 
+// prelu: a weight neither [1] nor [C]
+func.func @f(%x: tensor<2x3x4x4xf32>, %w: tensor<4xf32>) {
+  // expected-error @+2 {{weight must be [1] or [3] (one slope, or one per channel of dimension 1), got [4]}}
+  // expected-error @+1 {{'nn.prelu' op failed to infer returned types}}
+  %0 = nn.prelu %x, %w : (tensor<2x3x4x4xf32>, tensor<4xf32>) -> tensor<2x3x4x4xf32>
+  return
+}
+
+// -----
+
+// prelu: a rank-1 input has one channel
+func.func @f(%x: tensor<5xf32>, %w: tensor<5xf32>) {
+  // expected-error @+2 {{weight must be [1] (one slope, or one per channel of dimension 1), got [5]}}
+  // expected-error @+1 {{'nn.prelu' op failed to infer returned types}}
+  %0 = nn.prelu %x, %w : (tensor<5xf32>, tensor<5xf32>) -> tensor<5xf32>
+  return
+}
+
+// -----
+
+// prelu: the weight is 1-D (the front ends view a 0-d weight as [1], and
+// torch.onnx's [C, 1, 1] as [C])
+func.func @f(%x: tensor<2x3x4x4xf32>, %w: tensor<3x1x1xf32>) {
+  // expected-error @+2 {{weight must be 1-D, got [3, 1, 1]}}
+  // expected-error @+1 {{'nn.prelu' op failed to infer returned types}}
+  %0 = nn.prelu %x, %w : (tensor<2x3x4x4xf32>, tensor<3x1x1xf32>) -> tensor<2x3x4x4xf32>
+  return
+}
+
+// -----
+
+// prelu: weight and input of one element type (PyTorch does not promote)
+func.func @f(%x: tensor<2x3xf16>, %w: tensor<3xf32>) {
+  // expected-error @+2 {{weight element type 'f32' does not match input element type 'f16'}}
+  // expected-error @+1 {{'nn.prelu' op failed to infer returned types}}
+  %0 = nn.prelu %x, %w : (tensor<2x3xf16>, tensor<3xf32>) -> tensor<2x3xf16>
+  return
+}
+
+// -----
+
+// prelu: a 0-d input
+func.func @f(%x: tensor<f32>, %w: tensor<1xf32>) {
+  // expected-error @+2 {{expects an input of rank >= 1}}
+  // expected-error @+1 {{'nn.prelu' op failed to infer returned types}}
+  %0 = nn.prelu %x, %w : (tensor<f32>, tensor<1xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
 // elu: the in-place form with a negative alpha
 func.func @f(%x: tensor<4xf32>) {
   // expected-error @+1 {{'nn.elu' op in-place with a negative alpha -1.000000e+00 has no backward in PyTorch}}

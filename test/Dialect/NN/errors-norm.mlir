@@ -237,3 +237,13 @@ func.func @f(%x: tensor<2x64x8x8xf32>, %g: tensor<32xf32>, %b: tensor<64xf32>) {
   %0 = nn.group_norm %x weight %g bias %b {num_groups = 32 : i64} : (tensor<2x64x8x8xf32>, tensor<32xf32>, tensor<64xf32>) -> tensor<2x64x8x8xf32>
   return
 }
+
+// -----
+
+// group_norm {instance}: one group per channel
+func.func @f(%x: tensor<2x64x8x8xf32>) {
+  // expected-error @+2 {{an instance norm has one group per channel: num_groups (32) must be 64}}
+  // expected-error @+1 {{'nn.group_norm' op failed to infer returned types}}
+  %0 = nn.group_norm %x {num_groups = 32 : i64, instance} : (tensor<2x64x8x8xf32>) -> tensor<2x64x8x8xf32>
+  return
+}

@@ -129,6 +129,8 @@ func.func @group_norm(%x: tensor<2x64x8x8xf32>, %g: tensor<64xf32>, %b: tensor<6
   // CHECK-NEXT: %[[V1:[0-9]+]] = nn.group_norm %[[ARG0]] {eps = 9.9999999999999995E-7 : f64, num_groups = 1 : i64} : (tensor<2x64x8x8xf32>) -> tensor<2x64x8x8xf32>
   %2 = nn.group_norm %x3 weight %g bias %b {num_groups = 64 : i64} : (tensor<2x64x10xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x64x10xf32>
   // CHECK-NEXT: %[[V2:[0-9]+]] = nn.group_norm %[[ARG3]] weight %[[ARG1]] bias %[[ARG2]] {num_groups = 64 : i64} : (tensor<2x64x10xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x64x10xf32>
+  %3 = nn.group_norm %x weight %g bias %b {num_groups = 64 : i64, instance} : (tensor<2x64x8x8xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x64x8x8xf32>
+  // CHECK-NEXT: %[[V3:[0-9]+]] = nn.group_norm %[[ARG0]] weight %[[ARG1]] bias %[[ARG2]] {instance, num_groups = 64 : i64} : (tensor<2x64x8x8xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x64x8x8xf32>
   return
   // CHECK-NEXT: return
 }
@@ -189,6 +191,22 @@ func.func @coefficient_activations(%x: tensor<2x8xf32>) {
   // CHECK-NEXT: nn.softplus %[[ARG0]] {beta = 2.000000e+00 : f64} : tensor<2x8xf32>
   %6 = nn.mish %x {inplace} : tensor<2x8xf32>
   // CHECK-NEXT: nn.mish %[[ARG0]] {inplace} : tensor<2x8xf32>
+  return
+  // CHECK-NEXT: return
+}
+
+// nn.prelu: a slope per channel (dimension 1), one for all, and one for a
+// rank-1 input.
+func.func @prelu(%x: tensor<2x3x4x4xf32>, %w: tensor<3xf32>, %w1: tensor<1xf32>,
+                 %v: tensor<5xf32>) {
+  // CHECK-LABEL: func.func @prelu(
+  // CHECK-SAME:    %[[X:arg[0-9]+]]: tensor<2x3x4x4xf32>, %[[W:arg[0-9]+]]: tensor<3xf32>, %[[W1:arg[0-9]+]]: tensor<1xf32>, %[[V:arg[0-9]+]]: tensor<5xf32>) {
+  %0 = nn.prelu %x, %w : (tensor<2x3x4x4xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
+  // CHECK:      nn.prelu %[[X]], %[[W]] : (tensor<2x3x4x4xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
+  %1 = nn.prelu %x, %w1 : (tensor<2x3x4x4xf32>, tensor<1xf32>) -> tensor<2x3x4x4xf32>
+  // CHECK-NEXT: nn.prelu %[[X]], %[[W1]] : (tensor<2x3x4x4xf32>, tensor<1xf32>) -> tensor<2x3x4x4xf32>
+  %2 = nn.prelu %v, %w1 : (tensor<5xf32>, tensor<1xf32>) -> tensor<5xf32>
+  // CHECK-NEXT: nn.prelu %[[V]], %[[W1]] : (tensor<5xf32>, tensor<1xf32>) -> tensor<5xf32>
   return
   // CHECK-NEXT: return
 }

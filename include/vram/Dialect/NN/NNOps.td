@@ -389,14 +389,26 @@ def NN_GroupNormOp : NN_SimpleLayerOp<"group_norm",
     [InferTypeOpAdaptor, AttrSizedOperandSegments, NN_AutocastFloat32]> {
   let summary = "group normalization of an NC... tensor";
   let description = [{
+    native_group_norm keeps the input, the weight and a mean and an
+    inverse deviation per sample and group (float32).
+
+    `instance` (one group per channel): F.instance_norm, which runs
+    batch_norm over the input viewed as [1, N * C, ...] with the weight
+    repeated per sample (`weight.repeat(N)`): the same statistics, and
+    batch_norm keeps the repeated weight besides (instance_norm in
+    ATen's Normalization.cpp).
+
     ```mlir
     %y = nn.group_norm %x weight %g bias %b {num_groups = 32 : i64}
+        : (tensor<2x64x8x8xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x64x8x8xf32>
+    %z = nn.group_norm %x weight %g bias %b {num_groups = 64 : i64, instance}
         : (tensor<2x64x8x8xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<2x64x8x8xf32>
     ```
   }];
   let arguments = (ins NN_FloatTensor:$input,
       Optional<NN_FloatTensor>:$weight, Optional<NN_FloatTensor>:$bias,
-      I64Attr:$num_groups, DefaultValuedAttr<F64Attr, "1e-5">:$eps);
+      I64Attr:$num_groups, DefaultValuedAttr<F64Attr, "1e-5">:$eps,
+      UnitAttr:$instance);
   let results = (outs NN_FloatTensor:$output);
   let assemblyFormat = [{
     $input (`weight` $weight^)? (`bias` $bias^)? attr-dict `:`
@@ -498,6 +510,33 @@ def NN_LeakyReluOp : NN_InplaceUnaryOp<"leaky_relu"> {
   let arguments = (ins NN_FloatTensor:$input,
       DefaultValuedAttr<F64Attr, "0.01">:$negative_slope, UnitAttr:$inplace);
   let hasVerifier = 1;
+}
+
+// Not an NN_UnaryOp: the slope is an operand (a parameter), not an
+// attribute, and PyTorch has no in-place prelu_.
+def NN_PreluOp : NN_LayerOp<"prelu", [InferTypeOpAdaptor,
+                                      NN_AutocastLowerPrecision],
+                            ["getBackwardWorkspace"]> {
+  let summary = "x if x > 0 else weight * x (torch.nn.PReLU, F.prelu)";
+  let description = [{
+    `weight` is [C], one slope per channel (dimension 1 of the input), or
+    [1], one slope for all; a rank-1 input takes only [1]. F.prelu views
+    the weight as [1, C, 1, ...] and runs `_prelu_kernel(self, weight)`,
+    whose backward `_prelu_kernel_backward(grad, self, weight)`
+    (derivatives.yaml) keeps the input and that view of the weight (no
+    new memory). The kernel computes both gradients at the input's shape
+    whatever needs one; the engine then sums the weight's into its shape
+    (sum_to): the backward workspace. Autocast runs it in fp16/bf16.
+
+    ```mlir
+    %y = nn.prelu %x, %w : (tensor<2x64x32x32xf32>, tensor<64xf32>) -> tensor<2x64x32x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$weight);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight attr-dict `:` functional-type(operands, results)
+  }];
 }
 
 def NN_EluOp : NN_InplaceUnaryOp<"elu"> {
