@@ -371,56 +371,42 @@ def transformer():
     small("transformer", TinyTransformer(), torch.randint(0, 512, (2, 64)), {0: b, 1: t})
 
 
-def audio():
+def regression_net(name, model_class, shape, extra=None):
+    """A small net trained on mse against a [2, 10] target: exported with a
+    dynamic batch, its saved bytes and SGD step peak measured; `extra(model,
+    x)` records more before the step."""
     torch.manual_seed(0)
     b = torch.export.Dim("batch", min=1, max=4096)
-    model = TinyAudioNet().train()
-    x = torch.randn(2, 1, 1600)
-    small("audio", model, x, {0: b})
+    model = model_class().train()
+    x = torch.randn(*shape)
+    small(name, model, x, {0: b})
+    if extra:
+        extra(model, x)
     target = torch.randn(2, 10)
-    MEASURED["audio"]["cpu_sgd_step_peak_above_baseline"] = step_peak(
+    MEASURED[name]["cpu_sgd_step_peak_above_baseline"] = step_peak(
         model, x, lambda out: torch.nn.functional.mse_loss(out, target))
-    print(f"  {MEASURED['audio']}")
+    print(f"  {MEASURED[name]}")
+
+
+def audio():
+    regression_net("audio", TinyAudioNet, (2, 1, 1600))
 
 
 def activations():
-    torch.manual_seed(0)
-    b = torch.export.Dim("batch", min=1, max=4096)
-    model = ActNet().train()
-    x = torch.randn(2, 3, 16, 16)
-    small("activations", model, x, {0: b})
-    target = torch.randn(2, 10)
-    MEASURED["activations"]["cpu_sgd_step_peak_above_baseline"] = step_peak(
-        model, x, lambda out: torch.nn.functional.mse_loss(out, target))
-    print(f"  {MEASURED['activations']}")
+    regression_net("activations", ActNet, (2, 3, 16, 16))
 
 
 def norm_act():
-    torch.manual_seed(0)
-    b = torch.export.Dim("batch", min=1, max=4096)
-    model = NormActNet().train()
-    x = torch.randn(2, 3, 16, 16)
-    small("norm_act", model, x, {0: b})
-    target = torch.randn(2, 10)
-    MEASURED["norm_act"]["cpu_sgd_step_peak_above_baseline"] = step_peak(
-        model, x, lambda out: torch.nn.functional.mse_loss(out, target))
-    print(f"  {MEASURED['norm_act']}")
+    regression_net("norm_act", NormActNet, (2, 3, 16, 16))
 
 
 def prelu():
-    torch.manual_seed(0)
-    b = torch.export.Dim("batch", min=1, max=4096)
-    model = PReluNet().train()
-    x = torch.randn(2, 3, 16, 16)
-    small("prelu", model, x, {0: b})
-    # PReLU runs in bf16 under autocast (lower_precision_fp), keeping the
-    # bf16 copy of its weight.
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        MEASURED["prelu"]["saved_activation_bytes_autocast_bf16"] = saved_bytes(model, x)
-    target = torch.randn(2, 10)
-    MEASURED["prelu"]["cpu_sgd_step_peak_above_baseline"] = step_peak(
-        model, x, lambda out: torch.nn.functional.mse_loss(out, target))
-    print(f"  {MEASURED['prelu']}")
+    def autocast_bytes(model, x):
+        # PReLU runs in bf16 under autocast (lower_precision_fp), keeping the
+        # bf16 copy of its weight.
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            MEASURED["prelu"]["saved_activation_bytes_autocast_bf16"] = saved_bytes(model, x)
+    regression_net("prelu", PReluNet, (2, 3, 16, 16), autocast_bytes)
 
 
 def bert(name="bert", large=False):

@@ -502,14 +502,6 @@ RankedTensorType preluWeightView(RankedTensorType input,
   return RankedTensorType::get(shape, weight.getElementType());
 }
 
-/// Reads one element of `value`: its buffer lives to the end of the node,
-/// as a gradient the node computes and nothing needs does in PyTorch.
-void keepToNodeEnd(OpBuilder &b, Location loc, Value value) {
-  SmallVector<Value> zeros(tensorType(value).getRank(),
-                           arith::ConstantIndexOp::create(b, loc, 0));
-  tensor::ExtractOp::create(b, loc, value, zeros);
-}
-
 struct PreluLowering : ExternalModel<PreluLowering, PreluOp> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
@@ -558,9 +550,9 @@ struct PreluLowering : ExternalModel<PreluLowering, PreluOp> {
                                     mul(nb, nl, a[1], a[0]));
                     });
     if (!node.needsGrad(0))
-      keepToNodeEnd(b, loc, gradInput);
+      readOneElement(b, loc, gradInput);
     if (!node.needsGrad(1))
-      keepToNodeEnd(b, loc, gradWeight);
+      readOneElement(b, loc, gradWeight);
     for (int64_t i : node.gradOperands) {
       if (i == 0) {
         grads.push_back(gradInput);

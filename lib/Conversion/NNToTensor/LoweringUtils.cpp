@@ -143,6 +143,15 @@ Value reshapeView(OpBuilder &b, Location loc, Value value,
                                        ArrayRef<ReassociationIndices>{all});
 }
 
+void readOneElement(OpBuilder &b, Location loc, ValueRange values) {
+  for (Value value : values)
+    if (tensorType(value).getNumElements() > 0) {
+      SmallVector<Value> zeros(tensorType(value).getRank(),
+                               arith::ConstantIndexOp::create(b, loc, 0));
+      tensor::ExtractOp::create(b, loc, value, zeros);
+    }
+}
+
 void rowSoftmaxStats(OpBuilder &b, Location loc, Value x, Value &rowMax,
                      Value &rowSumExp) {
   MLIRContext *ctx = b.getContext();

@@ -101,6 +101,12 @@ mlir::Value contract(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lhs,
                      mlir::Value rhs, mlir::Value init,
                      llvm::ArrayRef<mlir::AffineMap> maps);
 
+/// Reads one element of each non-empty tensor in `values`: the executed
+/// program keeps their buffers alive up to here, as the memory analysis's
+/// uses do.
+void readOneElement(mlir::OpBuilder &b, mlir::Location loc,
+                    mlir::ValueRange values);
+
 /// A view of `value` as `type` (same element count): collapse to 1-D, then
 /// expand. Bufferizes to views, no copy.
 mlir::Value reshapeView(mlir::OpBuilder &b, mlir::Location loc,

@@ -438,18 +438,6 @@ lookupLowering(Location loc, StringRef name, MLIRContext *ctx) {
   return concept;
 }
 
-/// Reads one element of each non-empty tensor in `values`: the executed
-/// program keeps their buffers alive up to here, as the memory analysis's
-/// uses do.
-static void readOneElement(OpBuilder &b, Location loc, ValueRange values) {
-  for (Value value : values)
-    if (tensorType(value).getNumElements() > 0) {
-      SmallVector<Value> zeros(tensorType(value).getRank(),
-                               arith::ConstantIndexOp::create(b, loc, 0));
-      tensor::ExtractOp::create(b, loc, value, zeros);
-    }
-}
-
 struct SavedLowering : ExternalModel<SavedLowering, SavedOp> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
