@@ -51,7 +51,6 @@ class T5Builder {
 public:
   T5Builder(ModelBuilder &mb, const CausalLMConfig &c, const ModelConfig &model)
       : mb(mb), c(c), model(model), inner(c.numHeads * c.headDim),
-        backend(getAttentionBackend(c, model)),
         eager(model.attention == vram::nn::AttentionImplementation::Eager) {}
 
   Value build(Value ids) {
@@ -212,20 +211,15 @@ private:
     return out;
   }
 
-  /// The kernel sdpa picks for a float mask: the one --attention names;
-  /// on the CPU the math kernel when it drops out or the mask needs a
+  /// The kernel sdpa picks for a float mask (getAttentionBackend's for a
+  /// masked attention), and on the CPU the math kernel when the mask needs a
   /// gradient (torch._fused_sdp_choice, torch 2.15: the self-attentions'
-  /// position biases do, the cross-attention's zeros do not), else flash;
-  /// on CUDA the memory-efficient kernel, the fused one that takes a mask.
+  /// position biases do, the cross-attention's zeros do not).
   vram::nn::AttentionBackend backendFor(bool maskRequiresGrad) const {
-    using Impl = vram::nn::AttentionImplementation;
-    if (model.attention != Impl::Sdpa)
-      return backend;
-    if (model.target.device != vram::nn::Device::Cpu)
-      return vram::nn::AttentionBackend::Efficient;
-    if (c.attentionDropout > 0 || maskRequiresGrad)
+    if (model.attention == vram::nn::AttentionImplementation::Sdpa &&
+        model.target.device == vram::nn::Device::Cpu && maskRequiresGrad)
       return vram::nn::AttentionBackend::Math;
-    return vram::nn::AttentionBackend::Flash;
+    return getAttentionBackend(c, model, /*masked=*/true);
   }
 
   /// compute_bias: the relative_attention_bias embedding of the [T, S]
@@ -258,7 +252,6 @@ private:
   const CausalLMConfig &c;
   const ModelConfig &model;
   int64_t inner;
-  vram::nn::AttentionBackend backend;
   bool eager;
   /// The cross-attention's half of the EncoderDecoderCache (training with
   /// use_cache); the self-attention's is model.kvCache.
