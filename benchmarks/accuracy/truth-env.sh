@@ -31,6 +31,10 @@ fi
 if ! "$VENV/bin/python" -c 'import bitsandbytes' 2>/dev/null; then
   "$VENV/bin/pip" install -q --no-deps bitsandbytes==0.50.2
 fi
+# liger-kernel for liger.py (its Triton kernels in Triton's CPU interpreter).
+if ! "$VENV/bin/python" -c 'import liger_kernel, triton' 2>/dev/null; then
+  "$VENV/bin/pip" install -q --no-deps liger-kernel==0.8.5 triton==3.9.0
+fi
 SP=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 export LD_LIBRARY_PATH=$SP/nvidia/nccl/lib:$SP/nvidia/cusparselt/lib:$SP/nvidia/cu13/lib:$SP/nvidia/nvshmem/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$VENV/bin:$PATH

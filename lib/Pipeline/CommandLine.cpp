@@ -157,10 +157,11 @@ struct VramOptFlags {
                               cl::cat(stepCat)};
   cl::opt<nn::LossKind> lossKind{
       "loss",
-      cl::desc("Loss: cross_entropy (the default), mse, or causal_lm "
+      cl::desc("Loss: cross_entropy (the default), mse, causal_lm "
                "(transformers' loss, the model called with labels: "
                "cross-entropy over the logits upcast to fp32; the default "
-               "for --hf)"),
+               "for --hf), or fused_linear_cross_entropy (Liger-Kernel's, "
+               "in place of lm_head: no [tokens, vocab] logits)"),
       EnumValues<nn::LossKind>(), cl::init(nn::LossKind::CrossEntropy),
       cl::cat(stepCat)};
   cl::opt<bool> flattenLogits{
@@ -951,6 +952,22 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
   if (gradAccum > 1 && validate != ValidationTarget::None)
     return usage("--validate does not run gradient accumulation yet: the "
                  "runner starts each step without .grad buffers");
+  if (lossKind == nn::LossKind::FusedLinearCrossEntropy) {
+    if (validate != ValidationTarget::None)
+      return usage("--validate does not execute the fused linear "
+                   "cross-entropy yet");
+    if (precision == nn::Precision::AmpFp16 ||
+        precision == nn::Precision::AmpBf16)
+      return usage("--loss=fused_linear_cross_entropy under autocast "
+                   "(--precision=amp-*) is not modelled yet: load the model "
+                   "in its dtype (--precision=bf16)");
+    if (!parallelSpec.empty())
+      return usage("--loss=fused_linear_cross_entropy with --parallel is not "
+                   "modelled yet");
+    if (keepOutput)
+      return usage("--keep-output holds logits that the fused linear "
+                   "cross-entropy never makes");
+  }
   if (!(weightDecay >= 0) || std::isinf(weightDecay))
     return usage("--weight-decay must be a finite number >= 0, got " +
                  std::to_string(weightDecay));

@@ -332,6 +332,10 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   a.ema = a.func->hasAttr(nn::NNDialect::kEmaAttrName);
   a.keepOutput = a.func->hasAttr(nn::NNDialect::kKeepOutputAttrName);
   a.useCache = llvm::any_of(ops, llvm::IsaPred<nn::KvCacheUpdateOp>);
+  if (auto loss = llvm::find_if(
+          ops, [](Operation *op) { return op->hasTrait<nn::LossOpTrait>(); });
+      loss != ops.end())
+    a.loss = (*loss)->getName().stripDialect().str();
   if (auto layout = a.func->getAttrOfType<nn::ParallelAttr>(
           nn::NNDialect::kParallelAttrName))
     a.parallel = readParallelFigures(a.func, layout);
@@ -662,6 +666,8 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"optimizer_in_backward", a.optimizerInBackward},
            {"ema", a.ema},
            {"keep_output", a.keepOutput},
+           {"loss",
+            a.loss.empty() ? json::Value(nullptr) : json::Value(a.loss)},
            {"use_cache", a.useCache},
            {"generate", generateJson(a)},
            {"cudnn_workspace",

@@ -109,6 +109,9 @@ struct Analyses {
   /// Whether the loop holds the model's output to the step's end
   /// (nn.keep_output).
   bool keepOutput = false;
+  /// The training loss's op (nn.cross_entropy, nn.fused_linear_cross_entropy,
+  /// ...) without the dialect prefix; empty for inference.
+  std::string loss;
   /// Whether the forward copies keys and values into transformers'
   /// DynamicCache (nn.kv_cache_update ops: use_cache, or generation).
   bool useCache = false;

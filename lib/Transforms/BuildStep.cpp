@@ -42,10 +42,13 @@ namespace {
 
 /// A forward op that records a backward node.
 struct RecordedOp {
-  Operation *op;
+  Operation *op = nullptr;
   SmallVector<bool> operandNeedsGrad;
   SmallVector<Value> saved;
   SmallVector<Attribute> roles; ///< a SavedRoleAttr per saved value
+  /// Operand index -> the position in `saved` of the tensor that is its
+  /// gradient (SavedTensor::gradient).
+  DenseMap<unsigned, int64_t> gradSaved;
 };
 
 /// What the phases of the training step share. Each phase reads what the
@@ -104,6 +107,9 @@ private:
   // The phases of buildTrainStep, in the order they run.
   LogicalResult recordForward(TrainStep &s);
   LogicalResult buildLoss(TrainStep &s);
+  LogicalResult buildCriterion(TrainStep &s, Value output, Location lossLoc);
+  LogicalResult buildFusedLinearLoss(TrainStep &s, Value output,
+                                     Location lossLoc);
   void saveForBackward(TrainStep &s);
   void buildBackward(TrainStep &s);
   void storeParamGrads(TrainStep &s);
@@ -356,7 +362,8 @@ LogicalResult TrainStep::recordIfNeeded(Operation *op) {
                << " requires grad; gradients cannot flow through it";
     return success();
   }
-  RecordedOp rec{op, {}, {}, {}};
+  RecordedOp rec;
+  rec.op = op;
   bool any = false;
   for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
     bool needs =
@@ -450,17 +457,54 @@ LogicalResult BuildStepPass::buildLoss(TrainStep &s) {
                         NameLoc::get(b.getStringAttr("output"), ret.getLoc()),
                         others, /*model_frame=*/true);
   }
-  auto outType = cast<RankedTensorType>(output.getType());
-  // Language-model logits [B, T, V] are flattened to [B*T, V] as training
-  // loops do (`logits.view(-1, V)`) when the model says its output is
-  // per-token logits, or the option asks for it. Under autocast the loss is
-  // computed inside the region, before it exits.
+  // Under autocast the loss is computed inside the region, before it exits.
   Operation *lossPoint = ret;
   if (auto exit = dyn_cast_or_null<AutocastExitOp>(ret->getPrevNode()))
     lossPoint = exit;
   b.setInsertionPoint(lossPoint);
   Location lossLoc =
       NameLoc::get(b.getStringAttr(kLossLayerName), ret.getLoc());
+  if (loss == LossKind::FusedLinearCrossEntropy) {
+    if (failed(buildFusedLinearLoss(s, output, lossLoc)))
+      return failure();
+  } else if (failed(buildCriterion(s, output, lossLoc))) {
+    return failure();
+  }
+  Operation *lossOp = s.lossOp;
+  if (auto autocast =
+          s.step->getAttrOfType<TypeAttr>(NNDialect::kAutocastAttrName)) {
+    SmallVector<Operation *> casts;
+    if (failed(
+            autocastOp(lossOp, cast<FloatType>(autocast.getValue()), &casts)))
+      return failure();
+    for (Operation *c : casts)
+      if (failed(s.recordIfNeeded(c)))
+        return failure();
+  }
+  if (failed(s.recordIfNeeded(lossOp)))
+    return failure();
+  s.lossOp = lossOp;
+  // The model's forward frame, which computes this loss inside it, holds
+  // its references until the loss returns.
+  for (auto held : llvm::make_early_inc_range(s.body.getOps<KeepAliveOp>()))
+    if (held.getModelFrame())
+      held->moveAfter(lossOp);
+  if (s.recorded.empty() || s.recorded.back().op != lossOp)
+    return emitError(ret.getLoc())
+           << "nothing requires grad: the model has no trainable parameter "
+              "on the path to the loss";
+  return success();
+}
+
+/// `loss = criterion(output, target)` (s.lossOp), not yet recorded.
+/// Language-model logits [B, T, V] are flattened to [B*T, V] as training
+/// loops do (`logits.view(-1, V)`) when the model says its output is
+/// per-token logits, or the option asks for it.
+LogicalResult BuildStepPass::buildCriterion(TrainStep &s, Value output,
+                                            Location lossLoc) {
+  OpBuilder &b = s.b;
+  func::ReturnOp ret = s.ret;
+  auto outType = cast<RankedTensorType>(output.getType());
   Value lossInput = output;
   Type targetType;
   Operation *lossOp;
@@ -534,28 +578,78 @@ LogicalResult BuildStepPass::buildLoss(TrainStep &s) {
     BlockArgument target = s.body.addArgument(targetType, lossLoc);
     lossOp = MseLossOp::create(b, lossLoc, lossInput, target);
   }
-  if (auto autocast =
-          s.step->getAttrOfType<TypeAttr>(NNDialect::kAutocastAttrName)) {
-    SmallVector<Operation *> casts;
-    if (failed(
-            autocastOp(lossOp, cast<FloatType>(autocast.getValue()), &casts)))
-      return failure();
-    for (Operation *c : casts)
-      if (failed(s.recordIfNeeded(c)))
-        return failure();
-  }
-  if (failed(s.recordIfNeeded(lossOp)))
-    return failure();
   s.lossOp = lossOp;
-  // The model's forward frame, which computes this loss inside it, holds
-  // its references until the loss returns.
-  for (auto held : llvm::make_early_inc_range(s.body.getOps<KeepAliveOp>()))
-    if (held.getModelFrame())
-      held->moveAfter(lossOp);
-  if (s.recorded.empty() || s.recorded.back().op != lossOp)
-    return emitError(ret.getLoc())
-           << "nothing requires grad: the model has no trainable parameter "
-              "on the path to the loss";
+  return success();
+}
+
+/// Liger's fused linear cross-entropy (`--loss=fused_linear_cross_entropy`,
+/// apply_liger_kernel_to_*(fused_linear_cross_entropy=True)): the model's
+/// output must be lm_head's linear, which the loss replaces; it reads the
+/// linear's input flattened to [B*T, H] and lm_head's weight, and no logits
+/// are made (transformers' lce_forward returns none in training).
+LogicalResult BuildStepPass::buildFusedLinearLoss(TrainStep &s, Value output,
+                                                  Location lossLoc) {
+  OpBuilder &b = s.b;
+  if (s.step->hasAttr(NNDialect::kAutocastAttrName))
+    return emitError(output.getLoc())
+           << "the fused linear cross-entropy under autocast is not modelled "
+              "yet: Liger's matmuls would run in the autocast dtype on fp32 "
+              "operands";
+  if (keepOutput)
+    return emitError(output.getLoc())
+           << "keep-output holds logits that the fused linear cross-entropy "
+              "never makes";
+  auto linear = output.getDefiningOp<LinearOp>();
+  if (!linear || linear.getBias())
+    return emitError(output.getLoc())
+           << "the fused linear cross-entropy replaces lm_head: the model's "
+              "output must be a linear layer without bias (nn.linear), got "
+           << (output.getDefiningOp()
+                   ? output.getDefiningOp()->getName().getStringRef()
+                   : StringRef("an argument"))
+           << (linear ? " with a bias" : "");
+  if (!llvm::all_of(output.getUsers(),
+                    [&](Operation *user) { return user == s.ret; }))
+    return emitError(linear.getLoc())
+           << "the fused linear cross-entropy replaces lm_head, whose logits "
+              "something else in the model reads";
+  Value hidden = linear.getInput();
+  auto hiddenType = cast<RankedTensorType>(hidden.getType());
+  if (hiddenType.getRank() < 2)
+    return emitError(linear.getLoc())
+           << "the fused linear cross-entropy needs hidden states [..., H], "
+              "got "
+           << hiddenType;
+  std::optional<int64_t> tokens = 1;
+  for (int64_t d : hiddenType.getShape().drop_back())
+    tokens = tokens ? checkedMul(*tokens, d) : std::nullopt;
+  if (!tokens)
+    return emitError(linear.getLoc())
+           << "flattening " << hiddenType << ": its tokens overflow int64";
+  // lm_head is no longer computed: drop its node.
+  llvm::erase_if(s.recorded,
+                 [&](const RecordedOp &rec) { return rec.op == linear; });
+  s.requiresGrad.erase(output);
+  b.setInsertionPoint(linear);
+  Value flat = hidden;
+  if (hiddenType.getRank() != 2) {
+    flat = ReshapeOp::create(
+        b, lossLoc,
+        RankedTensorType::get({*tokens, hiddenType.getShape().back()},
+                              hiddenType.getElementType()),
+        hidden);
+    if (s.requiresGrad.contains(hidden) &&
+        failed(s.recordIfNeeded(flat.getDefiningOp())))
+      return failure();
+  }
+  BlockArgument target = s.body.addArgument(
+      RankedTensorType::get({*tokens}, b.getI64Type()), lossLoc);
+  auto lossOp = FusedLinearCrossEntropyOp::create(b, lossLoc, flat,
+                                                  linear.getWeight(), target);
+  for (OpOperand &use : llvm::make_early_inc_range(output.getUses()))
+    use.set(lossOp.getLoss());
+  linear.erase();
+  s.lossOp = lossOp;
   return success();
 }
 
@@ -602,6 +696,8 @@ void BuildStepPass::saveForBackward(TrainStep &s) {
             tensor.beforeOp ? b.getUnitAttr() : UnitAttr());
         if (!tensor.beforeOp)
           lastAfter = extra;
+        if (tensor.gradientOf >= 0)
+          rec.gradSaved[tensor.gradientOf] = rec.saved.size();
         rec.saved.push_back(extra);
         rec.roles.push_back(
             SavedRoleAttr::get(ctx, SavedKind::Extra, extras++));
@@ -679,6 +775,10 @@ void BuildStepPass::buildBackward(TrainStep &s) {
     llvm::erase(workspace, 0);
     if (!workspace.empty())
       node.setWorkspace(workspace);
+    if (!rec.gradSaved.empty())
+      node.setGradsSaved(llvm::map_to_vector(gradOperands, [&](int64_t i) {
+        return rec.gradSaved.lookup_or(i, -1);
+      }));
     SmallVector<Attribute> gradViews;
     bool anyPermutes = false;
     for (Value result : op->getResults())

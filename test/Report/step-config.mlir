@@ -5,6 +5,7 @@
 // vram-build-step's optimizer, not the --optimizer flag's default (adam).
 // RUN: vram-opt %s --vram-build-step="mode=train optimizer=sgd" --format=json | FileCheck %s --check-prefix=SGD
 // SGD: "lora": null,
+// SGD-NEXT: "loss": "cross_entropy",
 // SGD-NEXT: "mode": "train",
 // SGD-NEXT: "optimizer": "sgd",
 // RUN: vram-opt %s --vram-build-step="mode=train optimizer=sgd" --format=text | FileCheck %s --check-prefix=SGDTEXT
@@ -18,6 +19,7 @@
 // RUN: FileCheck %s --check-prefix=LORA < %t.pass.json
 // LORA: "checkpoint": [],
 // LORA: "lora": "r=4,alpha=32,dropout=0.1,targets=linear",
+// LORA-NEXT: "loss": "cross_entropy",
 // LORA-NEXT: "mode": "train",
 // LORA-NEXT: "optimizer": "adam",
 // The driver flag gives the same report.

@@ -96,3 +96,134 @@ void MseLossOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
   saved.push_back(SavedTensor::operand(0));
   saved.push_back(SavedTensor::operand(1));
 }
+
+//===----------------------------------------------------------------------===//
+// nn.fused_linear_cross_entropy (Liger-Kernel)
+//===----------------------------------------------------------------------===//
+
+LogicalResult FusedLinearCrossEntropyOp::inferReturnTypes(
+    MLIRContext *ctx, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  auto target = cast<RankedTensorType>(adaptor.getTarget().getType());
+  if (input.getRank() != 2 || weight.getRank() != 2)
+    return emitOptionalError(loc, "expects hidden states [N, H] and a weight "
+                                  "[V, H]");
+  if (input.getDimSize(1) != weight.getDimSize(1))
+    return emitOptionalError(loc, "hidden size ", input.getDimSize(1),
+                             " does not match the weight's ",
+                             weight.getDimSize(1));
+  if (input.getElementType() != weight.getElementType())
+    return emitOptionalError(loc, "hidden states and weight must have one "
+                                  "dtype (Liger's matmul runs in it)");
+  if (target.getShape() != input.getShape().take_front())
+    return emitOptionalError(loc, "target must be ",
+                             shapeStr(input.getShape().take_front()), ", got ",
+                             shapeStr(target.getShape()));
+  // loss_1d is float32, whatever the logits' dtype.
+  results.push_back(RankedTensorType::get({}, Float32Type::get(ctx)));
+  return success();
+}
+
+int64_t FusedLinearCrossEntropyOp::getChunkSize() {
+  auto input = tensorOf(getInput()), weight = tensorOf(getWeight());
+  int64_t tokens = input.getDimSize(0), hidden = input.getDimSize(1);
+  int64_t vocab = weight.getDimSize(0);
+  // fused_linear_cross_entropy_forward: inc_factor = cdiv(V, H), chunk_size
+  // = min(next_power_of_2(cdiv(BT, inc_factor)), BT).
+  int64_t factor = llvm::divideCeil(vocab, std::max<int64_t>(hidden, 1));
+  int64_t chunk = llvm::divideCeil(tokens, std::max<int64_t>(factor, 1));
+  return std::min<int64_t>(llvm::PowerOf2Ceil(std::max<int64_t>(chunk, 1)),
+                           tokens);
+}
+
+/// M = N x V x H multiply-adds per product: the chunks' logits.
+static int64_t flceMacs(FusedLinearCrossEntropyOp op) {
+  return satMul(numel(op.getInput()), tensorOf(op.getWeight()).getDimSize(0));
+}
+
+static int64_t flceLogits(FusedLinearCrossEntropyOp op) {
+  return satMul(tensorOf(op.getInput()).getDimSize(0),
+                tensorOf(op.getWeight()).getDimSize(0));
+}
+
+int64_t FusedLinearCrossEntropyOp::getFlops(FlopConvention c, bool) {
+  int64_t flops = fromMacs(c, flceMacs(*this));
+  return c == Conv::Full ? satAdd(flops, satMul(4, flceLogits(*this))) : flops;
+}
+
+int64_t FusedLinearCrossEntropyOp::getBackwardFlops(FlopConvention c,
+                                                    ArrayRef<bool> needs) {
+  // The gradients are computed in the forward, a product each, as a plain
+  // lm_head's backward computes them; they are counted here, where a
+  // linear's backward would count them.
+  int64_t flops = satAdd(needs[0] ? fromMacs(c, flceMacs(*this)) : 0,
+                         needs[1] ? fromMacs(c, flceMacs(*this)) : 0);
+  return c == Conv::Full ? satAdd(flops, satMul(2, flceLogits(*this))) : flops;
+}
+
+void FusedLinearCrossEntropyOp::getSavedTensors(
+    const TorchTarget &, ArrayRef<bool> needs,
+    SmallVectorImpl<SavedTensor> &saved) {
+  // ctx.save_for_backward(grad_input, grad_weight): the gradients computed
+  // in the forward (zeros_like each, filled chunk by chunk), which backward
+  // returns.
+  if (needs[0])
+    saved.push_back(SavedTensor::gradient(getInput().getType(), "grad_input",
+                                          /*operand=*/0));
+  if (needs[1])
+    saved.push_back(SavedTensor::gradient(getWeight().getType(), "grad_weight",
+                                          /*operand=*/1));
+}
+
+void FusedLinearCrossEntropyOp::getWorkspaceAllocations(
+    const TorchTarget &target, SmallVectorImpl<int64_t> &sizes) {
+  auto input = tensorOf(getInput()), weight = tensorOf(getWeight());
+  int64_t tokens = input.getDimSize(0), hidden = input.getDimSize(1);
+  int64_t vocab = weight.getDimSize(0);
+  Type dtype = input.getElementType();
+  int64_t bytes = llvm::divideCeil(dtype.getIntOrFloatBitWidth(), 8);
+  auto param = getWeight().getDefiningOp<ParamOp>();
+  bool weightGrad = param && param.getTrainable();
+  // Alive through the chunks: loss_1d (float32) and target != ignore_index.
+  sizes.push_back(satMul(tokens, 4));
+  sizes.push_back(tokens);
+  // One chunk's logits, in the matmul's dtype (on CUDA the preallocated
+  // logits_storage that torch.mm(out=) fills).
+  int64_t chunk = getChunkSize();
+  sizes.push_back(satMul(satMul(chunk, vocab), bytes));
+  int64_t weightElements = satMul(vocab, hidden);
+  if (target.device == Device::Cuda) {
+    // torch.mm(out=grad_input[...]) and, for fp16/bf16 (sm80 and later),
+    // torch.addmm(out=grad_weight): no temporaries. A float32 grad_weight
+    // takes the fallback's mm, float32 already.
+    if (weightGrad && dtype.isF32())
+      sizes.push_back(satMul(weightElements, 4));
+    return;
+  }
+  // The CPU: `grad_input[s:e] = grad_logits_chunk @ weight` makes the
+  // chunk's [chunk, H] product and copies it; then the fallback
+  // `grad_weight += torch.mm(grad_logits_chunk.t(), _input_chunk).float()`
+  // makes a [V, H] product. Below float32 its float32 copy outlives it, and
+  // the in-place add into the lower-precision grad_weight computes in
+  // float32 through two more [V, H] float32 temporaries (measured, torch
+  // 2.15 CPU, bf16). The larger of the two moments counts.
+  int64_t inputChunk = satMul(satMul(chunk, hidden), bytes);
+  SmallVector<int64_t, 3> weightTemps;
+  if (weightGrad && dtype.isF32())
+    weightTemps.push_back(satMul(weightElements, 4));
+  else if (weightGrad)
+    weightTemps.append(3, satMul(weightElements, 4));
+  if (inputChunk >= sumAllocations(weightTemps))
+    sizes.push_back(inputChunk);
+  else
+    llvm::append_range(sizes, weightTemps);
+}
+
+int64_t
+FusedLinearCrossEntropyOp::getWorkspaceBytes(const TorchTarget &target) {
+  SmallVector<int64_t> sizes;
+  getWorkspaceAllocations(target, sizes);
+  return sumAllocations(sizes);
+}

@@ -61,7 +61,30 @@ LogicalResult BackwardOp::verify() {
     if (i < 0 || i >= (int64_t)forward.getNumInputs())
       return emitOpError("grad operand ")
              << i << " is out of range for forward type " << forward;
+  ArrayRef<int64_t> gradsSaved = getGradsSaved();
+  if (!gradsSaved.empty() && gradsSaved.size() != getNumResults())
+    return emitOpError("grads_saved has ")
+           << gradsSaved.size() << " entries for " << getNumResults()
+           << " results";
+  for (auto [result, index] : llvm::zip(getResults(), gradsSaved)) {
+    if (index < 0)
+      continue;
+    if (index >= (int64_t)getSaved().size())
+      return emitOpError("grads_saved names saved tensor ")
+             << index << " of " << getSaved().size();
+    if (getSaved()[index].getType() != result.getType())
+      return emitOpError("gradient of type ")
+             << result.getType() << " is saved tensor " << index << " of type "
+             << getSaved()[index].getType();
+  }
   return success();
+}
+
+Value BackwardOp::getAliasedOperand(unsigned resultIndex) {
+  ArrayRef<int64_t> gradsSaved = getGradsSaved();
+  if (resultIndex >= gradsSaved.size() || gradsSaved[resultIndex] < 0)
+    return Value();
+  return getSaved()[gradsSaved[resultIndex]];
 }
 
 int64_t BackwardOp::getWorkspaceBytes(const TorchTarget &) {

@@ -91,3 +91,33 @@ func.func @f(%x: tensor<2x10xbf16>, %t: tensor<2x10xbf16>) {
   %0 = nn.mse_loss %x, %t : (tensor<2x10xbf16>, tensor<2x10xbf16>) -> tensor<f32>
   return
 }
+
+// -----
+
+// fused_linear_cross_entropy: Liger's matmul runs in one dtype
+func.func @f(%x: tensor<4x8xbf16>, %w: tensor<16x8xf32>, %t: tensor<4xi64>) {
+  // expected-error @+2 {{hidden states and weight must have one dtype}}
+  // expected-error @+1 {{'nn.fused_linear_cross_entropy' op failed to infer returned types}}
+  %0 = nn.fused_linear_cross_entropy %x, %w, %t : (tensor<4x8xbf16>, tensor<16x8xf32>, tensor<4xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// fused_linear_cross_entropy: a target per token
+func.func @f(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %t: tensor<2xi64>) {
+  // expected-error @+2 {{target must be [4], got [2]}}
+  // expected-error @+1 {{'nn.fused_linear_cross_entropy' op failed to infer returned types}}
+  %0 = nn.fused_linear_cross_entropy %x, %w, %t : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<2xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// fused_linear_cross_entropy: hidden size
+func.func @f(%x: tensor<4x8xf32>, %w: tensor<16x4xf32>, %t: tensor<4xi64>) {
+  // expected-error @+2 {{hidden size 8 does not match the weight's 4}}
+  // expected-error @+1 {{'nn.fused_linear_cross_entropy' op failed to infer returned types}}
+  %0 = nn.fused_linear_cross_entropy %x, %w, %t : (tensor<4x8xf32>, tensor<16x4xf32>, tensor<4xi64>) -> tensor<f32>
+  return
+}

@@ -87,7 +87,10 @@ def NN_LossKind : NN_I32Enum<"LossKind", "the training loss", [
     I32EnumAttrCase<"Mse", 1, "mse">,
     // transformers' loss, the model called with labels (ForCausalLMLoss):
     // cross-entropy over the [B*T, V] logits upcast to fp32.
-    I32EnumAttrCase<"CausalLm", 2, "causal_lm">]>;
+    I32EnumAttrCase<"CausalLm", 2, "causal_lm">,
+    // Liger-Kernel's fused linear cross-entropy in place of lm_head and the
+    // loss (nn.fused_linear_cross_entropy): no [B*T, V] logits.
+    I32EnumAttrCase<"FusedLinearCrossEntropy", 3, "fused_linear_cross_entropy">]>;
 
 def NN_GeluApproximation : NN_I32Enum<"GeluApproximation",
     "F.gelu(approximate=...)", [

@@ -38,6 +38,12 @@ struct SavedTensor {
   /// An extra tensor made before the op runs, from its operands only: the
   /// clone of `self` autograd keeps for an in-place op that overwrites it.
   bool beforeOp = false;
+  /// An extra tensor that is the gradient of operand `gradientOf` itself: a
+  /// kernel that computes its gradients in the forward (Liger's fused
+  /// linear cross-entropy) allocates them first (before its temporaries,
+  /// hence `beforeOp`) and saves them, and its backward node returns them
+  /// without allocating. -1: none.
+  int gradientOf = -1;
 
   static SavedTensor operand(unsigned i) { return {Kind::Operand, i}; }
   static SavedTensor result(unsigned i) { return {Kind::Result, i}; }
@@ -46,6 +52,15 @@ struct SavedTensor {
   }
   static SavedTensor extraBeforeOp(mlir::Type type, llvm::StringRef name) {
     return {Kind::Extra, 0, type, name, /*beforeOp=*/true};
+  }
+  static SavedTensor gradient(mlir::Type type, llvm::StringRef name,
+                              unsigned operand) {
+    return {Kind::Extra,
+            0,
+            type,
+            name,
+            /*beforeOp=*/true,
+            static_cast<int>(operand)};
   }
 };
 

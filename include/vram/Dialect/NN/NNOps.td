@@ -1328,6 +1328,38 @@ def NN_CrossEntropyOp : NN_LayerOp<"cross_entropy",
   }];
 }
 
+def NN_FusedLinearCrossEntropyOp : NN_LayerOp<"fused_linear_cross_entropy",
+    [InferTypeOpAdaptor, NN_LossOpTrait,
+     DeclareOpInterfaceMethods<NN_WorkspaceOpInterface,
+                               ["getWorkspaceAllocations"]>]> {
+  let summary = "lm_head and the mean cross-entropy in chunks of tokens (Liger)";
+  let description = [{
+    Liger-Kernel's LigerFusedLinearCrossEntropyFunction (liger-kernel
+    0.8.5): `cross_entropy(input @ weight^T, target)` for hidden states
+    [N, H] and an lm_head weight [V, H], computed `chunk_size` tokens at a
+    time so that no [N, V] logits exist. Chunks of
+    next_power_of_2(ceil(N / ceil(V / H))) tokens bound each chunk's logits
+    near N x H elements. Each chunk's logits gradient is computed in the
+    forward, and with it the input's gradient [N, H] and the weight's
+    [V, H]: those are what the node saves, and its backward returns them
+    (scaled in place when the loss's gradient is not 1).
+
+    ```mlir
+    %l = nn.fused_linear_cross_entropy %h, %w, %t : (tensor<256x64xf32>, tensor<1000x64xf32>, tensor<256xi64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$weight,
+                       NN_IntTensor:$target);
+  let results = (outs NN_FloatTensor:$loss);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $target attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// Tokens per chunk, as Liger computes it.
+    int64_t getChunkSize();
+  }];
+}
+
 def NN_MseLossOp : NN_LayerOp<"mse_loss", [InferTypeOpAdaptor, NN_LossOpTrait,
                                            NN_AutocastFloat32]> {
   let summary = "mean squared error";
@@ -1379,6 +1411,7 @@ def NN_SavedOp : NN_Op<"saved", [Pure]> {
 
 def NN_BackwardOp : NN_Op<"backward", [AttrSizedOperandSegments, NN_BackwardPhase,
     DeclareOpInterfaceMethods<NN_CostOpInterface>,
+    DeclareOpInterfaceMethods<NN_AliasingOpInterface>,
     DeclareOpInterfaceMethods<NN_WorkspaceOpInterface,
                               ["getWorkspaceAllocations"]>]> {
   let summary = "the backward node of one forward op";
@@ -1394,6 +1427,9 @@ def NN_BackwardOp : NN_Op<"backward", [AttrSizedOperandSegments, NN_BackwardPhas
     conventions macs, flops and full, computed from the forward op;
     `workspace` the temporary tensors the node holds while it runs, beyond
     the gradients it returns, one size in bytes each (AutodiffOpInterface).
+    `grads_saved`, when present, names per result the saved tensor that is
+    that gradient itself (-1: a new tensor): a forward kernel that computed
+    the gradient already (SavedTensor::gradient).
 
     ```mlir
     %gx, %gw = nn.backward "nn.conv2d" saved(%x, %w) grads(%gy)
@@ -1411,7 +1447,8 @@ def NN_BackwardOp : NN_Op<"backward", [AttrSizedOperandSegments, NN_BackwardPhas
       TypedArrayAttrBase<NN_SavedRoleAttr, "saved tensor roles">:$saved_roles,
       Variadic<NN_AnyTensor>:$grads, DenseI64ArrayAttr:$grad_operands,
       DenseBoolArrayAttr:$param_grads, DenseI64ArrayAttr:$flop_counts,
-      DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$workspace);
+      DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$workspace,
+      DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$grads_saved);
   let results = (outs Variadic<NN_FloatTensor>:$input_grads);
   let assemblyFormat = [{
     $forward_op `saved` `(` $saved `)` `grads` `(` $grads `)` attr-dict `:`
