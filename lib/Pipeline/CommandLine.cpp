@@ -349,6 +349,12 @@ struct VramOptFlags {
                "parameter stepped by its post-accumulate-grad hook): each "
                "gradient is freed right after its update"),
       cl::init(false), cl::cat(stepCat)};
+  cl::opt<double> maxGradNorm{
+      "max-grad-norm",
+      cl::desc("Clip the gradients' total 2-norm before each update "
+               "(torch.nn.utils.clip_grad_norm_, transformers' Trainer "
+               "max_grad_norm, 1.0 there); 0: no clipping"),
+      cl::value_desc("X"), cl::init(0.0), cl::cat(stepCat)};
   cl::opt<bool> ema{
       "ema",
       cl::desc("Keep an EMA of the model (torch.optim.swa_utils.AveragedModel "
@@ -939,6 +945,26 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
                  "no --set-to-none=false)");
   if (ema && mode != nn::StepMode::Train)
     return usage("--ema applies to training (--mode=train)");
+  if (!(maxGradNorm >= 0) || std::isinf(maxGradNorm))
+    return usage("--max-grad-norm must be a finite number >= 0, got " +
+                 std::to_string(maxGradNorm));
+  if (maxGradNorm > 0) {
+    if (mode != nn::StepMode::Train)
+      return usage("--max-grad-norm applies to training (--mode=train)");
+    if (optimizerInBackward)
+      return usage("--max-grad-norm clips every gradient before the update: "
+                   "not with --optimizer-in-backward, which frees each one "
+                   "after its own");
+    if (validate != ValidationTarget::None)
+      return usage("--validate does not execute gradient clipping yet");
+    if (!parallelSpec.empty() &&
+        (llvm::StringRef(parallelSpec).contains("fsdp") ||
+         llvm::StringRef(parallelSpec).contains("tp") ||
+         llvm::StringRef(parallelSpec).contains("hsdp") ||
+         strategy.getNumOccurrences()))
+      return usage("--max-grad-norm with sharded gradients (fsdp, hsdp, tp, "
+                   "ZeRO) is not modelled yet: dp=N is");
+  }
   if (ema && !parallelSpec.empty())
     return usage("--ema with --parallel is not modelled yet");
   if (ema && quantizeType.getNumOccurrences())
@@ -1281,6 +1307,7 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
   options.step.gradAccum = gradAccum;
   options.step.optimizerInBackward = optimizerInBackward;
   options.step.ema = ema;
+  options.step.maxGradNorm = maxGradNorm;
   options.step.inputRequiresGrad = inputRequiresGrad;
   options.step.torchVersion = torchVersion;
   options.step.cudnnWorkspace = cudnnWorkspace;

@@ -501,6 +501,17 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
       tryChange("--optimizer-in-backward",
                 "each gradient freed after its update",
                 [](PipelineOptions &o) { o.step.optimizerInBackward = true; });
+    // A language model's lm_head and loss as Liger's fused linear
+    // cross-entropy: no [tokens, vocab] logits, nor their float32 copy (a
+    // model whose output is not a bias-free linear does not build).
+    if ((options.step.loss == nn::LossKind::CausalLm ||
+         step->hasAttr(nn::NNDialect::kSequenceLogitsAttrName)) &&
+        !autocast && !options.parallel && !options.step.keepOutput)
+      tryChange("--loss=fused_linear_cross_entropy",
+                "Liger-Kernel's: no [tokens, vocab] logits",
+                [](PipelineOptions &o) {
+                  o.step.loss = nn::LossKind::FusedLinearCrossEntropy;
+                });
     if (options.precision == nn::Precision::Fp32 &&
         options.step.device == nn::Device::Cuda)
       tryChange("--precision=amp-fp16", "", [](PipelineOptions &o) {

@@ -336,6 +336,10 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
           ops, [](Operation *op) { return op->hasTrait<nn::LossOpTrait>(); });
       loss != ops.end())
     a.loss = (*loss)->getName().stripDialect().str();
+  if (auto clip = llvm::find_if(ops, llvm::IsaPred<nn::ClipGradNormOp>);
+      clip != ops.end())
+    a.maxGradNorm =
+        cast<nn::ClipGradNormOp>(*clip).getMaxNorm().convertToDouble();
   if (auto layout = a.func->getAttrOfType<nn::ParallelAttr>(
           nn::NNDialect::kParallelAttrName))
     a.parallel = readParallelFigures(a.func, layout);
@@ -668,6 +672,8 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"keep_output", a.keepOutput},
            {"loss",
             a.loss.empty() ? json::Value(nullptr) : json::Value(a.loss)},
+           {"max_grad_norm",
+            a.maxGradNorm ? json::Value(*a.maxGradNorm) : json::Value(nullptr)},
            {"use_cache", a.useCache},
            {"generate", generateJson(a)},
            {"cudnn_workspace",

@@ -112,6 +112,8 @@ struct Analyses {
   /// The training loss's op (nn.cross_entropy, nn.fused_linear_cross_entropy,
   /// ...) without the dialect prefix; empty for inference.
   std::string loss;
+  /// clip_grad_norm_'s max_norm (nn.clip_grad_norm), when the step clips.
+  std::optional<double> maxGradNorm;
   /// Whether the forward copies keys and values into transformers'
   /// DynamicCache (nn.kv_cache_update ops: use_cache, or generation).
   bool useCache = false;

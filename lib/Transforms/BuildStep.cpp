@@ -25,7 +25,9 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+
 #include "llvm/ADT/Sequence.h"
+#include <cmath>
 
 #include <cmath>
 
@@ -189,6 +191,17 @@ void BuildStepPass::runOnOperation() {
   }
   if (ema && mode != StepMode::Train) {
     emitError(module.getLoc()) << "ema applies to a training step";
+    return signalPassFailure();
+  }
+  if (!(maxGradNorm >= 0) || std::isinf(maxGradNorm)) {
+    emitError(module.getLoc())
+        << "max-grad-norm must be a finite number >= 0, got " << maxGradNorm;
+    return signalPassFailure();
+  }
+  if (maxGradNorm > 0 && (mode != StepMode::Train || optimizerInBackward)) {
+    emitError(module.getLoc())
+        << "max-grad-norm clips every gradient before the update: it "
+           "applies to a training step without optimizer-in-backward";
     return signalPassFailure();
   }
   if (gradAccum > 1 && mode != StepMode::Train) {
@@ -874,6 +887,12 @@ void BuildStepPass::buildOptimizerStep(TrainStep &s) {
                               buffer.name);
   b.setInsertionPoint(s.ret);
   Location optLoc = NameLoc::get(b.getStringAttr("optimizer"), s.ret.getLoc());
+  // clip_grad_norm_(model.parameters(), max_norm) between backward and
+  // optimizer.step(), over every gradient at once.
+  if (maxGradNorm > 0 && !s.grads.empty())
+    ClipGradNormOp::create(
+        b, NameLoc::get(b.getStringAttr("clip_grad_norm"), s.ret.getLoc()),
+        s.grads, b.getF64FloatAttr(maxGradNorm));
   auto makeStep = [&](ValueRange ps, ValueRange gs,
                       ValueRange ss) -> Operation * {
     return OptimizerStepOp::create(b, optLoc,

@@ -291,6 +291,11 @@ LogicalResult LoraPass::adapt(const Target &target, OpBuilder &b,
   Value input = x;
   if (xType.getElementType() != elementType)
     input = CastOp::create(b, loc("lora_A"), xType.clone(elementType), x);
+  // Both stay bound until peft's forward returns: the argument in the
+  // caller, its cast copy in the local `x` it rebinds.
+  SmallVector<Value, 2> held = {x};
+  if (input != x)
+    held.push_back(input);
   if (dropout > 0)
     input = DropoutOp::create(b, loc("lora_dropout"), input,
                               llvm::APFloat(static_cast<double>(dropout)),
@@ -358,5 +363,13 @@ LogicalResult LoraPass::adapt(const Target &target, OpBuilder &b,
   if (result != y)
     keep.insert(result.getDefiningOp());
   y.replaceAllUsesExcept(sum, keep);
+  // The caller holds the argument it passed until peft's forward returns,
+  // and the forward its cast copy: both stay allocated through the
+  // adapter's path and the sum (an MLP's down_proj input, a temporary of
+  // `act(gate(x)) * up(x)`, would otherwise be freed by its last reader;
+  // measured, torch 2.15 + peft 0.21: the forward's peak with Liger's loss
+  // is there).
+  b.setInsertionPointAfter(sum.getDefiningOp());
+  KeepAliveOp::create(b, base->getLoc(), held);
   return success();
 }

@@ -6,6 +6,7 @@
 // RUN: vram-opt %s --vram-build-step="mode=train optimizer=sgd" --format=json | FileCheck %s --check-prefix=SGD
 // SGD: "lora": null,
 // SGD-NEXT: "loss": "cross_entropy",
+// SGD-NEXT: "max_grad_norm": null,
 // SGD-NEXT: "mode": "train",
 // SGD-NEXT: "optimizer": "sgd",
 // RUN: vram-opt %s --vram-build-step="mode=train optimizer=sgd" --format=text | FileCheck %s --check-prefix=SGDTEXT
@@ -20,6 +21,7 @@
 // LORA: "checkpoint": [],
 // LORA: "lora": "r=4,alpha=32,dropout=0.1,targets=linear",
 // LORA-NEXT: "loss": "cross_entropy",
+// LORA-NEXT: "max_grad_norm": null,
 // LORA-NEXT: "mode": "train",
 // LORA-NEXT: "optimizer": "adam",
 // The driver flag gives the same report.

@@ -16,6 +16,8 @@
 // CHECK-NEXT: %[[M:.*]] = nn.mul %[[B]], %[[S]] : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
 // CHECK-NEXT: %[[SUM:.*]] = nn.add %[[Y]], %[[M]] : (tensor<2x8xbf16>, tensor<2x8xf32>) -> tensor<2x8xf32>
 // CHECK-NEXT: %[[OUT:.*]] = nn.cast %[[SUM]] : tensor<2x8xf32> to tensor<2x8xbf16>
+// The input and its float32 copy stay bound until the forward returns.
+// CHECK-NEXT: nn.keep_alive %arg0, %[[X32]] : tensor<2x16xbf16>, tensor<2x16xf32>
 // CHECK-NEXT: return %[[OUT]]
 
 // autocast_adapter_dtype=False: the adapters take the layer's dtype, and

@@ -19,6 +19,8 @@
 // CONV-NEXT: %[[S:.*]] = nn.constant dense<8.000000e+00> : tensor<f32>
 // CONV-NEXT: %[[M:.*]] = nn.mul %[[XB]], %[[S]] : (tensor<2x8x8x8xf32>, tensor<f32>) -> tensor<2x8x8x8xf32>
 // CONV-NEXT: %[[SUM:.*]] = nn.add %[[Y]], %[[M]] : (tensor<2x8x8x8xf32>, tensor<2x8x8x8xf32>) -> tensor<2x8x8x8xf32>
+// The caller holds the layer's input until peft's forward returns.
+// CONV-NEXT: nn.keep_alive %arg0 : tensor<2x3x16x16xf32>
 // The layer's users read the sum.
 // CONV-NEXT: %[[F:.*]] = nn.flatten %[[SUM]]
 // CONV: nn.param "fc.weight" {trainable = false}
@@ -50,6 +52,7 @@
 // GLOB-NEXT: nn.constant dense<2.000000e+00> : tensor<f32>
 // GLOB-NEXT: nn.mul %[[XB]]
 // GLOB-NEXT: %[[SUM:.*]] = nn.add %[[O]]
+// GLOB-NEXT: nn.keep_alive %[[X]] : tensor<2x512xf32>
 // GLOB-NEXT: return %[[SUM]]
 func.func @forward(%x: tensor<2x3x16x16xf32>) -> tensor<2x10xf32> {
   %w = nn.param "conv.weight" : tensor<8x3x3x3xf32> loc("conv")

@@ -63,6 +63,10 @@ def BuildStep : Pass<"vram-build-step", "mlir::ModuleOp"> {
            "the optimizer step fused into backward: an optimizer per "
            "parameter stepped and zeroed by its post-accumulate-grad hook, "
            "so each gradient is freed right after its update">,
+    Option<"maxGradNorm", "max-grad-norm", "double", /*default=*/"0.0",
+           "clip the gradients' total 2-norm to this before the update "
+           "(torch.nn.utils.clip_grad_norm_, transformers' Trainer "
+           "max_grad_norm); 0: no clipping">,
     Option<"ema", "ema", "bool", /*default=*/"false",
            "an EMA of the model (torch.optim.swa_utils.AveragedModel with "
            "get_ema_multi_avg_fn): a copy of every parameter and buffer, "

@@ -656,6 +656,49 @@ std::string EmaCopyOp::getStorageName() {
   return (name + ".ema").str();
 }
 
+LogicalResult ClipGradNormOp::verify() {
+  if (getGrads().empty())
+    return emitOpError("needs at least one gradient");
+  if (!(getMaxNorm().convertToDouble() > 0))
+    return emitOpError("max_norm must be positive, got ")
+           << getMaxNorm().convertToDouble();
+  return success();
+}
+
+StepPhase ClipGradNormOp::getStepPhase() { return StepPhase::Optimizer; }
+
+int64_t ClipGradNormOp::getFlops(FlopConvention c, bool) {
+  // The norm (a square and an add an element) and the scaling (a multiply),
+  // counted only under `full`.
+  if (c != FlopConvention::Full)
+    return 0;
+  return satMul(totalElements(getGrads()), 3);
+}
+
+void ClipGradNormOp::getWorkspaceAllocations(const TorchTarget &,
+                                             SmallVectorImpl<int64_t> &sizes) {
+  // _get_total_norm: norms.extend(torch._foreach_norm(grads)) per device
+  // and dtype, then vector_norm(torch.stack(norms)) with the list alive
+  // (measured, torch 2.15 CPU: 5 fp32 gradients 44 B, 5 bf16 22 B, 5 bf16
+  // and 1 fp32 42 B).
+  unsigned widest = 0;
+  for (Value grad : getGrads()) {
+    unsigned bits =
+        getElementTypeOrSelf(grad.getType()).getIntOrFloatBitWidth();
+    widest = std::max(widest, bits);
+    sizes.push_back(llvm::divideCeil(bits, 8));
+  }
+  int64_t element = llvm::divideCeil(widest, 8);
+  sizes.push_back(satMul(static_cast<int64_t>(getGrads().size()), element));
+  sizes.push_back(element);
+}
+
+int64_t ClipGradNormOp::getWorkspaceBytes(const TorchTarget &target) {
+  SmallVector<int64_t> sizes;
+  getWorkspaceAllocations(target, sizes);
+  return sumAllocations(sizes);
+}
+
 LogicalResult EmaUpdateOp::verify() {
   if (getParams().size() != getAveraged().size())
     return emitOpError("needs one averaged copy per parameter, got ")

@@ -732,6 +732,7 @@ class NN_BinaryOp<string mnemonic, list<Trait> traits = []>
         DeclareOpInterfaceMethods<NN_AutodiffOpInterface,
             ["isGradPassthrough", "getBackwardWorkspace"]>,
         DeclareOpInterfaceMethods<NN_AliasingOpInterface>,
+        DeclareOpInterfaceMethods<NN_WorkspaceOpInterface>,
         DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getResultStrides"]>])> {
   let arguments = (ins NN_FloatTensor:$lhs, NN_FloatTensor:$rhs,
                        UnitAttr:$inplace);
@@ -1516,6 +1517,32 @@ def NN_EmaCopyOp : NN_Op<"ema_copy", [AllTypesMatch<["source", "result"]>,
   let arguments = (ins NN_AnyTensor:$source);
   let results = (outs NN_AnyTensor:$result);
   let assemblyFormat = "$source attr-dict `:` type($source)";
+  let hasVerifier = 1;
+}
+
+def NN_ClipGradNormOp : NN_Op<"clip_grad_norm", [
+    DeclareOpInterfaceMethods<NN_StepPhaseOpInterface>,
+    DeclareOpInterfaceMethods<NN_CostOpInterface>,
+    DeclareOpInterfaceMethods<NN_WorkspaceOpInterface,
+                              ["getWorkspaceAllocations"]>]> {
+  let summary = "torch.nn.utils.clip_grad_norm_ over the gradients, in place";
+  let description = [{
+    Before optimizer.step(): the gradients' total 2-norm and their scaling
+    by min(max_norm / (norm + 1e-6), 1), in place (torch 2.x
+    nn/utils/clip_grad.py, foreach on CUDA and CPU). Its temporaries are
+    the per-gradient norms (a 0-d tensor each from `torch._foreach_norm`, in
+    the gradient's dtype), their `torch.stack` (promoted to the widest
+    dtype) and the total norm, alive together; the clip coefficient's 0-d
+    tensors come after the norms are freed.
+
+    ```mlir
+    nn.clip_grad_norm %g0, %g1 {max_norm = 1.0 : f64} : tensor<4x4xf32>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<NN_FloatTensor>:$grads, F64Attr:$max_norm);
+  let assemblyFormat = [{
+    $grads attr-dict `:` type($grads)
+  }];
   let hasVerifier = 1;
 }
 
