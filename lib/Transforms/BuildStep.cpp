@@ -25,9 +25,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
-
 #include "llvm/ADT/Sequence.h"
-#include <cmath>
 
 #include <cmath>
 
@@ -496,7 +494,6 @@ LogicalResult BuildStepPass::buildLoss(TrainStep &s) {
   }
   if (failed(s.recordIfNeeded(lossOp)))
     return failure();
-  s.lossOp = lossOp;
   // The model's forward frame, which computes this loss inside it, holds
   // its references until the loss returns.
   for (auto held : llvm::make_early_inc_range(s.body.getOps<KeepAliveOp>()))
@@ -599,7 +596,7 @@ LogicalResult BuildStepPass::buildCriterion(TrainStep &s, Value output,
 /// apply_liger_kernel_to_*(fused_linear_cross_entropy=True)): the model's
 /// output must be lm_head's linear, which the loss replaces; it reads the
 /// linear's input flattened to [B*T, H] and lm_head's weight, and no logits
-/// are made (transformers' lce_forward returns none in training).
+/// are made (Liger's lce_forward returns none in training).
 LogicalResult BuildStepPass::buildFusedLinearLoss(TrainStep &s, Value output,
                                                   Location lossLoc) {
   OpBuilder &b = s.b;
