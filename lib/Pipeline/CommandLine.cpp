@@ -957,13 +957,6 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
                    "after its own");
     if (validate != ValidationTarget::None)
       return usage("--validate does not execute gradient clipping yet");
-    if (!parallelSpec.empty() &&
-        (llvm::StringRef(parallelSpec).contains("fsdp") ||
-         llvm::StringRef(parallelSpec).contains("tp") ||
-         llvm::StringRef(parallelSpec).contains("hsdp") ||
-         strategy.getNumOccurrences()))
-      return usage("--max-grad-norm with sharded gradients (fsdp, hsdp, tp, "
-                   "ZeRO) is not modelled yet: dp=N is");
   }
   if (ema && !parallelSpec.empty())
     return usage("--ema with --parallel is not modelled yet");
@@ -1027,8 +1020,13 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
     return usage("--double-quant and --compute-dtype describe 4-bit weights: "
                  "add --quantize=nf4 (or fp4)");
   }
-  if (auto parallel = parseParallel(); !parallel)
+  llvm::Expected<std::optional<ParallelOptions>> parallel = parseParallel();
+  if (!parallel)
     return parallel.takeError();
+  if (maxGradNorm > 0 && *parallel &&
+      ((*parallel)->fsdp > 1 || (*parallel)->tp > 1 || (*parallel)->zero > 0))
+    return usage("--max-grad-norm with sharded gradients (fsdp, hsdp, tp, "
+                 "ZeRO) is not modelled yet: dp=N is");
   if (parallelSpec.getNumOccurrences() && validate != ValidationTarget::None)
     return usage("--validate runs one process: it does not run --parallel");
   if (freezeFirst.getNumOccurrences() &&
