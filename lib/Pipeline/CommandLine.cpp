@@ -190,11 +190,23 @@ struct VramOptFlags {
       cl::cat(scenarioCat)};
   cl::opt<std::string> quantizeType{
       "quantize",
-      cl::desc("Load the linear layers' weights in 4 bits as bitsandbytes "
-               "does (BitsAndBytesConfig(load_in_4bit=True, "
-               "bnb_4bit_quant_type=...)): nf4 or fp4; every linear but the "
-               "output layer (QLoRA: with --lora)"),
-      cl::value_desc("nf4|fp4"), cl::cat(scenarioCat)};
+      cl::desc("Load the linear layers' weights in 4 or 8 bits as "
+               "bitsandbytes does: nf4 or fp4 (BitsAndBytesConfig("
+               "load_in_4bit=True, bnb_4bit_quant_type=...)), int8 "
+               "(load_in_8bit=True, LLM.int8); every linear but the output "
+               "layer (QLoRA: with --lora)"),
+      cl::value_desc("nf4|fp4|int8"), cl::cat(scenarioCat)};
+  cl::opt<double> int8Threshold{
+      "int8-threshold",
+      cl::desc("llm_int8_threshold (--quantize=int8): an input value at or "
+               "above it makes its column an outlier, computed in 16 bits; "
+               "0 turns the decomposition off (default 6.0, transformers')"),
+      cl::init(6.0), cl::cat(scenarioCat)};
+  cl::opt<int64_t> int8OutlierCols{
+      "int8-outlier-cols",
+      cl::desc("--quantize=int8: the outlier columns each layer's input is "
+               "assumed to have (the data decides; default 0)"),
+      cl::init(0), cl::cat(scenarioCat)};
   cl::opt<bool> doubleQuant{
       "double-quant",
       cl::desc("bnb_4bit_use_double_quant: the 4-bit weights' absmax "
@@ -994,11 +1006,27 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
     if (llvm::Expected<LoraOptions> lora = parseLora(); !lora)
       return lora.takeError();
   if (quantizeType.getNumOccurrences()) {
-    if (quantizeType == "int8")
-      return usage("--quantize=int8 (LLM.int8, load_in_8bit) is not "
-                   "modelled yet: nf4 and fp4 are");
-    if (quantizeType != "nf4" && quantizeType != "fp4")
-      return usage("--quantize=" + quantizeType + ": expected nf4 or fp4");
+    if (quantizeType != "nf4" && quantizeType != "fp4" &&
+        quantizeType != "int8")
+      return usage("--quantize=" + quantizeType +
+                   ": expected nf4, fp4 or int8");
+    if (quantizeType == "int8" &&
+        (doubleQuant.getNumOccurrences() || computeDtype.getNumOccurrences()))
+      return usage("--double-quant and --compute-dtype describe 4-bit "
+                   "weights; an int8 layer computes in its input's dtype");
+    if (quantizeType != "int8" && (int8Threshold.getNumOccurrences() ||
+                                   int8OutlierCols.getNumOccurrences()))
+      return usage("--int8-threshold and --int8-outlier-cols describe "
+                   "--quantize=int8");
+    if (!(int8Threshold >= 0) || std::isinf(int8Threshold))
+      return usage("--int8-threshold must be a finite number >= 0, got " +
+                   std::to_string(int8Threshold));
+    if (int8OutlierCols < 0)
+      return usage("--int8-outlier-cols must be >= 0, got " +
+                   std::to_string(int8OutlierCols));
+    if (int8OutlierCols > 0 && int8Threshold == 0)
+      return usage("--int8-outlier-cols needs a threshold: with "
+                   "--int8-threshold=0 no column is an outlier");
     if (precision == nn::Precision::AmpFp16 ||
         precision == nn::Precision::AmpBf16)
       return usage("--quantize under autocast (--precision=amp-*) is not "
@@ -1008,7 +1036,7 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
       return usage("--quantize models bitsandbytes 0.50, which needs torch "
                    ">= 2.4 (--torch-version=2)");
     if (validate != ValidationTarget::None)
-      return usage("--validate does not execute 4-bit layers yet");
+      return usage("--validate does not execute quantized layers yet");
     if (!parallelSpec.empty())
       return usage("--quantize with --parallel is not modelled yet");
     if (computeDtype != nn::Precision::Fp32 &&
@@ -1019,6 +1047,10 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
              computeDtype.getNumOccurrences()) {
     return usage("--double-quant and --compute-dtype describe 4-bit weights: "
                  "add --quantize=nf4 (or fp4)");
+  } else if (int8Threshold.getNumOccurrences() ||
+             int8OutlierCols.getNumOccurrences()) {
+    return usage("--int8-threshold and --int8-outlier-cols describe int8 "
+                 "weights: add --quantize=int8");
   }
   llvm::Expected<std::optional<ParallelOptions>> parallel = parseParallel();
   if (!parallel)
@@ -1316,10 +1348,13 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
     options.lora = cantFail(parseLora());
   if (quantizeType.getNumOccurrences()) {
     QuantizeOptions quantize;
-    quantize.quantType =
-        quantizeType == "fp4" ? nn::QuantType::Fp4 : nn::QuantType::Nf4;
+    quantize.quantType = quantizeType == "fp4"    ? nn::QuantType::Fp4
+                         : quantizeType == "int8" ? nn::QuantType::Int8
+                                                  : nn::QuantType::Nf4;
     quantize.doubleQuant = doubleQuant;
     quantize.computeDtype = computeDtype;
+    quantize.threshold = int8Threshold;
+    quantize.outlierCols = int8OutlierCols;
     options.quantize = quantize;
   }
   options.precision = precision;

@@ -24,6 +24,7 @@
 #include "vram/Dialect/NN/NNOps.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <map>
@@ -343,11 +344,18 @@ static void writeBanner(const Analyses &a, const ReportOptions &options,
     item("lora", a.lora);
   if (!a.checkpoint.empty())
     item("checkpoint", llvm::join(a.checkpoint, ", "));
-  if (auto q = dyn_cast_or_null<nn::QuantizationAttr>(a.quantize))
-    item("quantize",
-         llvm::formatv("4-bit {0}{1}", stringifyEnum(q.getQuantType()),
-                       q.getDoubleQuant() ? ", double" : "")
-             .str());
+  if (auto q = dyn_cast_or_null<nn::QuantizationAttr>(a.quantize)) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    if (q.isInt8())
+      os << "int8, threshold "
+         << llvm::format("%g", q.getThreshold().convertToDouble()) << ", "
+         << q.getOutlierCols() << " outlier columns";
+    else
+      os << "4-bit " << stringifyEnum(q.getQuantType())
+         << (q.getDoubleQuant() ? ", double" : "");
+    item("quantize", text);
+  }
   if (a.parallel)
     item("parallel", llvm::formatv("{0} over {1} GPUs (figures of one rank)",
                                    a.parallel->getStrategyName(),

@@ -14,6 +14,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
@@ -605,13 +606,22 @@ static json::Object peakOpJson(const Analyses &a) {
 
 /// config.quantize: `{"type": "nf4", "double_quant": true, "blocksize":
 /// 64}`, or null.
+/// int8: `{"type": "int8", "double_quant": false, "blocksize": null,
+/// "threshold": 6, "outlier_cols": 0}`.
 static json::Value quantizeJson(Attribute attr) {
   auto config = dyn_cast_or_null<nn::QuantizationAttr>(attr);
   if (!config)
     return nullptr;
-  return json::Object{{"type", stringifyEnum(config.getQuantType())},
-                      {"double_quant", config.getDoubleQuant()},
-                      {"blocksize", config.getBlocksize()}};
+  json::Object object{{"type", stringifyEnum(config.getQuantType())},
+                      {"double_quant", config.getDoubleQuant()}};
+  if (config.isInt8()) {
+    object["blocksize"] = nullptr;
+    object["threshold"] = config.getThreshold().convertToDouble();
+    object["outlier_cols"] = config.getOutlierCols();
+  } else {
+    object["blocksize"] = config.getBlocksize();
+  }
+  return object;
 }
 
 /// config.generate: `{"prompt_len": 64, "max_new_tokens": 32, "kv_cache":
@@ -910,10 +920,16 @@ static void writeText(const Analyses &a, const ReportOptions &options,
        << (a.optimizerInBackward ? " (in backward)" : "")
        << (a.ema ? " + EMA" : "");
   os << "   precision: " << a.precision << "\n";
-  if (auto config = dyn_cast_or_null<nn::QuantizationAttr>(a.quantize))
-    os << "weights: 4-bit " << stringifyEnum(config.getQuantType())
-       << " (bitsandbytes, blocks of " << config.getBlocksize()
-       << (config.getDoubleQuant() ? ", double quantization" : "") << ")\n";
+  if (auto config = dyn_cast_or_null<nn::QuantizationAttr>(a.quantize)) {
+    if (config.isInt8())
+      os << "weights: int8 (bitsandbytes LLM.int8, outlier threshold "
+         << llvm::format("%g", config.getThreshold().convertToDouble()) << ", "
+         << config.getOutlierCols() << " outlier columns a layer)\n";
+    else
+      os << "weights: 4-bit " << stringifyEnum(config.getQuantType())
+         << " (bitsandbytes, blocks of " << config.getBlocksize()
+         << (config.getDoubleQuant() ? ", double quantization" : "") << ")\n";
+  }
   if (a.parallel) {
     const ParallelFigures &p = *a.parallel;
     int64_t ranks = p.layout.getWorldSize();

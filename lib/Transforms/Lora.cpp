@@ -158,7 +158,7 @@ void LoraPass::runOnOperation() {
       if (!layer.empty())
         parameterTargets.push_back(layer);
       return;
-    } else if (isa<LinearOp, Linear4bitOp>(op)) {
+    } else if (isa<LinearOp, Linear4bitOp, Linear8bitOp>(op)) {
       weight = op->getOperand(1);
       // peft's all-linear leaves out the output layer: the linear whose
       // result the model returns (an LM head, a classifier).
@@ -257,6 +257,7 @@ LogicalResult LoraPass::adapt(const Target &target, OpBuilder &b,
   Value x = base->getOperand(0);
   Value y = base->getResult(0);
   auto quantizedBase = dyn_cast<Linear4bitOp>(base);
+  bool int8Base = isa<Linear8bitOp>(base);
   // A float16 input to a 4-bit layer is cast to its compute dtype and the
   // result back (vram-quantize): those casts are inside Linear4bit.forward,
   // so peft's layer sees the float16 tensors around them.
@@ -347,12 +348,12 @@ LogicalResult LoraPass::adapt(const Target &target, OpBuilder &b,
       /*wrapped_number=*/true);
   Value scaled = MulOp::create(b, loc("lora_B"), delta, factor,
                                /*inplace=*/false);
-  // lora.bnb.Linear4bit casts the scaled output back before the sum
-  // (output.to(expected_dtype)); Linear and Conv2d add first, which
-  // promotes to the adapters' dtype, and cast the sum
+  // lora.bnb.Linear4bit and Linear8bitLt cast the scaled output back
+  // before the sum (output.to(expected_dtype)); Linear and Conv2d add
+  // first, which promotes to the adapters' dtype, and cast the sum
   // (result.to(torch_result_dtype)).
   Type resultType = yType.getElementType();
-  if (quantizedBase && elementType != resultType)
+  if ((quantizedBase || int8Base) && elementType != resultType)
     scaled = CastOp::create(b, loc("lora_B"), yType, scaled);
   auto add =
       AddOp::create(b, base->getLoc(), result, scaled, /*inplace=*/false);

@@ -1,12 +1,13 @@
-//===- Quantize.cpp - bitsandbytes 4-bit base weights ---------------------===//
+//===- Quantize.cpp - bitsandbytes 4-bit and int8 base weights ------------===//
 //
-// Replaces the model's linear layers by bitsandbytes' Linear4bit, as
-// transformers does when it loads a model with
-// BitsAndBytesConfig(load_in_4bit=True) (integrations/bitsandbytes.py
-// replace_with_bnb_linear, skipping get_keys_to_not_convert's output layer
-// and tied weights). What the 4-bit layers cost (the packed weights and
-// their QuantState, the dequantized weight in forward and backward,
-// nothing saved) follows from nn.quantized_weight and nn.linear_4bit.
+// Replaces the model's linear layers by bitsandbytes' Linear4bit or
+// Linear8bitLt, as transformers does when it loads a model with
+// BitsAndBytesConfig(load_in_4bit=True) or (load_in_8bit=True)
+// (integrations/bitsandbytes.py replace_with_bnb_linear, skipping
+// get_keys_to_not_convert's output layer and tied weights). What the layers
+// cost (the quantized weights and their state, the dequantized or quantized
+// temporaries in forward and backward, what autograd keeps) follows from
+// nn.quantized_weight, nn.linear_4bit and nn.linear_8bit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +42,7 @@ private:
   LogicalResult quantize(ParamOp weight, ArrayRef<LinearOp> linears,
                          QuantizationAttr config);
   LogicalResult replaceByLinear4bit(LinearOp linear, Value packed);
+  LogicalResult replaceByLinear8bit(LinearOp linear, Value weight);
 };
 
 } // namespace
@@ -72,8 +74,9 @@ void QuantizePass::runOnOperation() {
     return signalPassFailure();
   }
   if (forward->hasAttr(NNDialect::kAutocastAttrName)) {
-    forward.emitError("4-bit weights under torch.autocast are not modelled: "
-                      "load the model in its compute dtype (--precision=bf16)");
+    forward.emitError("quantized weights under torch.autocast are not "
+                      "modelled: load the model in its compute dtype "
+                      "(--precision=bf16)");
     return signalPassFailure();
   }
   if (forward->hasAttr(NNDialect::kLoraAttrName)) {
@@ -88,10 +91,19 @@ void QuantizePass::runOnOperation() {
         << stringifyEnum(computeDtype);
     return signalPassFailure();
   }
+  bool int8 = quantType == QuantType::Int8;
+  if (int8 && doubleQuant) {
+    emitError(module.getLoc())
+        << "int8 (LLM.int8) weights are not quantized twice: double-quant "
+           "is a 4-bit option";
+    return signalPassFailure();
+  }
   auto config = QuantizationAttr::getChecked(
       [&] { return emitError(module.getLoc()); }, ctx,
-      static_cast<QuantType>(quantType), static_cast<int64_t>(blocksize),
-      static_cast<bool>(doubleQuant));
+      static_cast<QuantType>(quantType),
+      int8 ? 0 : static_cast<int64_t>(blocksize),
+      static_cast<bool>(doubleQuant), APFloat(int8 ? double(threshold) : 0.0),
+      int8 ? static_cast<int64_t>(outlierCols) : 0);
   if (!config)
     return signalPassFailure();
 
@@ -127,9 +139,9 @@ void QuantizePass::runOnOperation() {
       chosen.push_back({weight, linears});
   }
   if (chosen.empty()) {
-    forward.emitError("no linear layer to quantize: 4-bit weights replace "
-                      "the linear layers whose weight is a parameter, except "
-                      "the output layer and tied weights");
+    forward.emitError("no linear layer to quantize: quantized weights "
+                      "replace the linear layers whose weight is a parameter, "
+                      "except the output layer and tied weights");
     return signalPassFailure();
   }
   for (auto &[weight, linears] : chosen) {
@@ -150,13 +162,14 @@ LogicalResult QuantizePass::quantize(ParamOp weight, ArrayRef<LinearOp> linears,
            << dtype;
   OpBuilder b(weight);
   SmallVector<RankedTensorType> types;
-  int64_t elements = weightType.getNumElements();
-  getQuantizedWeightTypes(config, elements, types);
+  getQuantizedWeightTypes(config, weightType.getShape(), types);
   auto quantized = QuantizedWeightOp::create(
       b, weight.getLoc(), SmallVector<Type>(types.begin(), types.end()),
       weight.getName(), config, weightType.getShape(), dtype);
   for (LinearOp linear : linears)
-    if (failed(replaceByLinear4bit(linear, quantized.getPacked())))
+    if (failed(config.isInt8()
+                   ? replaceByLinear8bit(linear, quantized.getPacked())
+                   : replaceByLinear4bit(linear, quantized.getPacked())))
       return failure();
   weight.erase();
   return success();
@@ -184,6 +197,26 @@ LogicalResult QuantizePass::replaceByLinear4bit(LinearOp linear, Value packed) {
   // matmul_4bit(...).to(inp_dtype).
   if (compute != inputType)
     output = CastOp::create(b, loc, linear.getType(), output);
+  linear.replaceAllUsesWith(output);
+  linear.erase();
+  return success();
+}
+
+LogicalResult QuantizePass::replaceByLinear8bit(LinearOp linear, Value weight) {
+  Value bias = linear.getBias();
+  // Linear8bitLt.forward converts a bias of another dtype in place
+  // (self.bias.data = ...), which changes the model: not modelled.
+  if (bias && getElementTypeOrSelf(bias.getType()) !=
+                  getElementTypeOrSelf(linear.getInput().getType()))
+    return linear.emitError("a bias in ")
+           << getElementTypeOrSelf(bias.getType())
+           << " under an int8 layer computing in "
+           << getElementTypeOrSelf(linear.getInput().getType())
+           << " is not modelled (Linear8bitLt converts it in place)";
+  OpBuilder b(linear);
+  // bnb.matmul computes in the input's dtype, whatever it is.
+  Value output =
+      Linear8bitOp::create(b, linear.getLoc(), linear.getInput(), weight, bias);
   linear.replaceAllUsesWith(output);
   linear.erase();
   return success();

@@ -1,9 +1,13 @@
 // RUN: vram-opt %s -split-input-file -verify-diagnostics --vram-quantize
 // RUN: not vram-opt %s -split-input-file --vram-quantize="blocksize=100" 2>&1 | FileCheck %s --check-prefix=BLOCK
 // BLOCK: 4-bit quantization blocksize must be a power of two in [32, 4096], got 100
+// RUN: not vram-opt %s -split-input-file --vram-quantize="quant-type=int8 double-quant=true" 2>&1 | FileCheck %s --check-prefix=INT8-DQ
+// INT8-DQ: int8 (LLM.int8) weights are not quantized twice: double-quant is a 4-bit option
+// RUN: not vram-opt %s -split-input-file --vram-quantize="quant-type=int8 threshold=-2" 2>&1 | FileCheck %s --check-prefix=INT8-THRESHOLD
+// INT8-THRESHOLD: the int8 outlier threshold must be finite and non-negative, got -2
 
 // Only the output layer: nothing to quantize.
-// expected-error @+1 {{no linear layer to quantize: 4-bit weights replace the linear layers whose weight is a parameter, except the output layer and tied weights}}
+// expected-error @+1 {{no linear layer to quantize: quantized weights replace the linear layers whose weight is a parameter, except the output layer and tied weights}}
 func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
   %w = nn.param "head.weight" : tensor<4x8xf32>
   %y = nn.linear %x, %w : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32>
@@ -12,7 +16,7 @@ func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
 
 // -----
 
-// expected-error @+1 {{4-bit weights under torch.autocast are not modelled: load the model in its compute dtype (--precision=bf16)}}
+// expected-error @+1 {{quantized weights under torch.autocast are not modelled: load the model in its compute dtype (--precision=bf16)}}
 func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x4xf32> attributes {nn.autocast = bf16} {
   %w = nn.param "fc.weight" : tensor<8x8xf32>
   %h = nn.linear %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>

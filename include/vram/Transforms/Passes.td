@@ -154,11 +154,13 @@ def Lora : Pass<"vram-lora", "mlir::ModuleOp"> {
     (bias="none"), every other parameter is frozen.
 
     The adapters are float32 over a float16/bfloat16 layer
-    (`autocast_adapter_dtype`, peft's default) and over a 4-bit one: the
+    (`autocast_adapter_dtype`, peft's default) and over a quantized one: the
     input is cast to them (`x.to(lora_A.weight.dtype)`, per layer) and the
     sum cast back to the layer's dtype. An `nn.linear_4bit` (vram-quantize)
     is adapted as peft's `lora.bnb.Linear4bit`: its result is cloned
-    first, and the scaled adapter output is cast back before the sum.
+    first, and the scaled adapter output is cast back before the sum; an
+    `nn.linear_8bit` as `lora.bnb.Linear8bitLt`: the same without the
+    clone.
 
     A target is an op kind (`conv2d`, `linear`, or `all-linear`: every
     linear layer but the output layer whose result the model returns, as
@@ -197,7 +199,8 @@ def Lora : Pass<"vram-lora", "mlir::ModuleOp"> {
 }
 
 def Quantize : Pass<"vram-quantize", "mlir::ModuleOp"> {
-  let summary = "Stores linear weights in 4 bits as bitsandbytes does (QLoRA)";
+  let summary = "Stores linear weights in 4 or 8 bits as bitsandbytes does "
+                "(QLoRA, LLM.int8)";
   let description = [{
     `from_pretrained(..., quantization_config=BitsAndBytesConfig(
     load_in_4bit=True, bnb_4bit_quant_type, bnb_4bit_use_double_quant,
@@ -214,15 +217,30 @@ def Quantize : Pass<"vram-quantize", "mlir::ModuleOp"> {
     before vram-lora, which then adapts the 4-bit layers as peft's
     `lora.bnb.Linear4bit`. Sets `nn.quantize` on `@forward`.
 
+    `quant-type=int8` is `BitsAndBytesConfig(load_in_8bit=True,
+    llm_int8_threshold)` instead: the same layers become bitsandbytes'
+    Linear8bitLt (`nn.linear_8bit`, computing in the input's dtype) over an
+    int8 `nn.quantized_weight` (CB and its row scales SCB). `threshold`
+    (6.0, transformers' default) turns on LLM.int8's outlier decomposition;
+    `outlier-cols` is the number of the input's columns each layer is
+    assumed to find at or above it (the data decides; 0 by default).
+
     ```
     vram-opt --hf=config.json --vram-quantize="quant-type=nf4 double-quant=true"
+    vram-opt --hf=config.json --vram-quantize="quant-type=int8 threshold=6 outlier-cols=4"
     ```
   }];
   let options = [
     Option<"quantType", "quant-type", "::vram::nn::QuantType",
            /*default=*/"::vram::nn::QuantType::Nf4",
-           "bnb_4bit_quant_type: nf4 or fp4",
+           "bnb_4bit_quant_type: nf4 or fp4; int8 for load_in_8bit",
            "::vram::nn::EnumValues<::vram::nn::QuantType>()">,
+    Option<"threshold", "threshold", "double", /*default=*/"6.0",
+           "llm_int8_threshold (int8): an input value at or above it makes "
+           "its column an outlier; 0 turns the decomposition off">,
+    Option<"outlierCols", "outlier-cols", "int64_t", /*default=*/"0",
+           "int8: the outlier columns each layer's input is assumed to "
+           "have">,
     Option<"doubleQuant", "double-quant", "bool", /*default=*/"false",
            "bnb_4bit_use_double_quant: quantize the absmax again (8 bits)">,
     Option<"blocksize", "blocksize", "int64_t", /*default=*/"64",
@@ -236,7 +254,7 @@ def Quantize : Pass<"vram-quantize", "mlir::ModuleOp"> {
            "name of the forward function">,
   ];
   let statistics = [
-    Statistic<"numQuantized", "quantized", "linear layers given 4-bit weights">,
+    Statistic<"numQuantized", "quantized", "linear layers given quantized weights">,
   ];
   let dependentDialects = ["::vram::nn::NNDialect"];
 }

@@ -173,12 +173,33 @@ LoraConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult
 QuantizationAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                         QuantType, int64_t blocksize, bool) {
+                         QuantType type, int64_t blocksize, bool doubleQuant,
+                         APFloat threshold, int64_t outlierCols) {
+  double limit = threshold.convertToDouble();
+  if (type == QuantType::Int8) {
+    // LLM.int8 scales whole rows: no blocks, nothing to quantize twice.
+    if (blocksize != 0 || doubleQuant)
+      return emitError() << "int8 (LLM.int8) weights have no blocks and no "
+                            "double quantization: blocksize = 0, "
+                            "double_quant = false";
+    if (!std::isfinite(limit) || limit < 0)
+      return emitError() << "the int8 outlier threshold must be finite and "
+                            "non-negative, got "
+                         << limit;
+    if (outlierCols < 0 || (limit == 0 && outlierCols != 0))
+      return emitError() << "outlier_cols must be non-negative, and 0 "
+                            "without a threshold, got "
+                         << outlierCols;
+    return success();
+  }
   // bitsandbytes' quantize_4bit accepts these block sizes.
   if (blocksize < 32 || blocksize > 4096 || !llvm::isPowerOf2_64(blocksize))
     return emitError() << "4-bit quantization blocksize must be a power of "
                           "two in [32, 4096], got "
                        << blocksize;
+  if (limit != 0 || outlierCols != 0)
+    return emitError() << "threshold and outlier_cols are LLM.int8's (int8), "
+                          "not 4-bit weights'";
   return success();
 }
 

@@ -140,11 +140,19 @@ std::string BufferOp::getStorageName() { return getName().str(); }
 //===----------------------------------------------------------------------===//
 
 void vram::nn::getQuantizedWeightTypes(
-    QuantizationAttr config, int64_t numel,
+    QuantizationAttr config, ArrayRef<int64_t> shape,
     SmallVectorImpl<RankedTensorType> &types) {
   MLIRContext *ctx = config.getContext();
   Type u8 = IntegerType::get(ctx, 8, IntegerType::Unsigned);
   Type f32 = Float32Type::get(ctx);
+  if (config.isInt8()) {
+    // Int8Params: CB, the weight in int8 ([out, in], row-major), and SCB,
+    // the absmax of each row in float32 (int8_vectorwise_quant).
+    types.push_back(RankedTensorType::get(shape, IntegerType::get(ctx, 8)));
+    types.push_back(RankedTensorType::get({shape.front()}, f32));
+    return;
+  }
+  int64_t numel = vram::checkedProduct(shape).value_or(0);
   auto ceilDiv = [](int64_t n, int64_t d) { return n / d + (n % d != 0); };
   int64_t blocks = ceilDiv(numel, config.getBlocksize());
   types.push_back(RankedTensorType::get({ceilDiv(numel, 2), 1}, u8));
@@ -179,7 +187,7 @@ LogicalResult QuantizedWeightOp::verify() {
                        "weights, not ")
            << dtype;
   SmallVector<RankedTensorType> expected;
-  getQuantizedWeightTypes(getConfig(), getNumElements(), expected);
+  getQuantizedWeightTypes(getConfig(), getShape(), expected);
   SmallVector<Type> actual(getResultTypes());
   if (actual.size() != expected.size() ||
       !llvm::all_of(llvm::zip(actual, expected), [](auto pair) {

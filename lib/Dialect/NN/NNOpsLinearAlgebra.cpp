@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Traits.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -447,6 +448,274 @@ void Linear4bitOp::getBackwardWorkspace(const TorchTarget &,
 
 void Linear4bitOp::getOperandViews(SmallVectorImpl<OperandView> &views) {
   // F.linear (the dequantize path) folds a >2-D input to [-1, in].
+  ArrayRef<int64_t> shape = tensorOf(getInput()).getShape();
+  if (shape.size() > 2)
+    views.push_back({0, {product(shape.drop_back()), shape.back()}});
+}
+
+//===----------------------------------------------------------------------===//
+// nn.linear_8bit
+//===----------------------------------------------------------------------===//
+
+QuantizedWeightOp Linear8bitOp::getQuantizedWeight() {
+  return getWeight().getDefiningOp<QuantizedWeightOp>();
+}
+
+LogicalResult Linear8bitOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weight = adaptor.getWeight().getDefiningOp<QuantizedWeightOp>();
+  if (!weight || !weight.getConfig().isInt8())
+    return emitOptionalError(loc, "weight must be the int8 weight (CB) of an "
+                                  "nn.quantized_weight with an int8 config");
+  int64_t out = weight.getShape()[0], in = weight.getShape()[1];
+  if (input.getRank() < 1 || input.getShape().back() != in)
+    return emitOptionalError(loc, "input ", shapeStr(input.getShape()),
+                             " does not end in the weight's in_features (", in,
+                             ")");
+  if (Value bias = adaptor.getBias()) {
+    auto b = cast<RankedTensorType>(bias.getType());
+    if (b.getRank() != 1 || b.getDimSize(0) != out ||
+        b.getElementType() != input.getElementType())
+      return emitOptionalError(loc, "bias must be [", out, "] of the input's ",
+                               input.getElementType(), ", got ", b);
+  }
+  SmallVector<int64_t> shape(input.getShape());
+  shape.back() = out;
+  results.push_back(RankedTensorType::get(shape, input.getElementType()));
+  return success();
+}
+
+LogicalResult Linear8bitOp::verify() {
+  auto result = dyn_cast<OpResult>(getWeight());
+  if (!result || !isa<QuantizedWeightOp>(result.getOwner()))
+    return emitOpError("weight must be the int8 weight of an "
+                       "nn.quantized_weight");
+  if (result.getResultNumber() != 0)
+    return emitOpError("weight must be the int8 weight (#0, CB) of its "
+                       "nn.quantized_weight, not its row scales");
+  return success();
+}
+
+static int64_t linear8bitMacs(Linear8bitOp op) {
+  return satMul(numel(op.getInput()),
+                tensorOf(op.getOutput()).getShape().back());
+}
+
+int64_t Linear8bitOp::getFlops(FlopConvention c, bool) {
+  return affineFlops(c, linear8bitMacs(*this), static_cast<bool>(getBias()),
+                     getOutput());
+}
+
+int64_t Linear8bitOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
+  // The int8 weight gets no gradient: grad_A only (and the bias's sum).
+  SmallVector<bool> inputOnly(needs);
+  inputOnly[1] = false;
+  return affineBackwardFlops(c, linear8bitMacs(*this), inputOnly,
+                             static_cast<bool>(getBias()), getOutput());
+}
+
+bool Linear8bitOp::isDifferentiableOperand(unsigned index) {
+  return index != 1;
+}
+
+/// Linear8bitLt.forward sets state.is_training from module.training: the
+/// layer trains in a training step (nn.mode = train on its function).
+static bool inTrainingStep(Operation *op) {
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  auto mode = func ? func->getAttrOfType<StepModeAttr>(NNDialect::kModeAttrName)
+                   : StepModeAttr();
+  return mode && mode.getValue() == StepMode::Train;
+}
+
+namespace {
+/// The sizes an int8 layer's forward works with.
+struct Int8Shapes {
+  int64_t rows, in, out, elementBytes;
+  bool f16;
+  int64_t outlierCols;
+  bool threshold;
+};
+} // namespace
+
+static Int8Shapes getInt8Shapes(Linear8bitOp op) {
+  QuantizedWeightOp weight = op.getQuantizedWeight();
+  QuantizationAttr config = weight.getConfig();
+  Int8Shapes s;
+  s.in = weight.getShape()[1];
+  s.out = weight.getShape()[0];
+  s.rows = numel(op.getInput()) / s.in;
+  Type dtype = tensorOf(op.getInput()).getElementType();
+  s.elementBytes = elementBytes(dtype);
+  s.f16 = dtype.isF16();
+  s.threshold = !config.getThreshold().isZero();
+  s.outlierCols = s.threshold ? config.getOutlierCols() : 0;
+  return s;
+}
+
+void Linear8bitOp::getSavedTensors(const TorchTarget &target,
+                                   ArrayRef<bool> needs,
+                                   SmallVectorImpl<SavedTensor> &saved) {
+  // Both autograd functions keep the input on ctx (ctx.A, ctx.tensors) for
+  // as long as the node lives; MatMul8bitLt also `subA`, the input's
+  // outlier columns (with no outlier an empty tensor). The frozen weight's
+  // state is a parameter.
+  if (!llvm::any_of(needs, [](bool b) { return b; }))
+    return;
+  saved.push_back(SavedTensor::operand(0));
+  Int8Shapes s = getInt8Shapes(*this);
+  if (getInt8Matmul(target, inTrainingStep(*this)) == Int8Matmul::Int8Product &&
+      s.outlierCols > 0)
+    saved.push_back(SavedTensor::extra(
+        RankedTensorType::get({s.rows, s.outlierCols},
+                              tensorOf(getInput()).getElementType()),
+        "subA"));
+}
+
+/// CB.to(A.dtype).mul_(SCB.unsqueeze(1).mul(1 / 127)), as both autograd
+/// functions dequantize the weight: the weight in the input's dtype (first
+/// in `sizes`) and the float32 [out, 1] scales; on the CPU the in-place
+/// product of a 16-bit weight and float32 scales computes in float32
+/// through a copy of the weight and a result that is copied back (the
+/// CPU's mixed-dtype binary op; measured, benchmarks/accuracy/int8.py),
+/// where CUDA casts as it loads.
+static void getInt8DequantizeMoment(const TorchTarget &target,
+                                    const Int8Shapes &s,
+                                    SmallVectorImpl<int64_t> &sizes) {
+  int64_t elements = satMul(s.out, s.in);
+  sizes.push_back(satMul(elements, s.elementBytes));
+  sizes.push_back(satMul(s.out, 4));
+  if (target.device == Device::Cpu && s.elementBytes != 4) {
+    sizes.push_back(satMul(elements, 4));
+    sizes.push_back(satMul(elements, 4));
+  }
+}
+
+/// An int8 layer's temporaries at its fullest moment, forward or backward.
+/// Each moment lists the tensors alive then; `withOutput` says the op's
+/// result (the node's grad_A in backward) is allocated too. The analysis
+/// counts that result beside the workspace, so a moment with it returns its
+/// other tensors, and a moment before it exists its excess over the result
+/// as one size.
+namespace {
+struct Int8Moments {
+  int64_t outputBytes;
+  int64_t bestPeak;
+  SmallVector<int64_t> best;
+
+  explicit Int8Moments(int64_t outputBytes)
+      : outputBytes(outputBytes), bestPeak(outputBytes) {}
+
+  void add(ArrayRef<int64_t> alive, bool withOutput) {
+    int64_t peak = satAdd(sumAllocations(alive), withOutput ? outputBytes : 0);
+    if (peak <= bestPeak)
+      return;
+    bestPeak = peak;
+    if (withOutput)
+      best.assign(alive.begin(), alive.end());
+    else
+      best = {peak - outputBytes};
+  }
+};
+} // namespace
+
+void Linear8bitOp::getWorkspaceAllocations(const TorchTarget &target,
+                                           SmallVectorImpl<int64_t> &sizes) {
+  Int8Shapes s = getInt8Shapes(*this);
+  int64_t d = s.elementBytes, k = s.outlierCols;
+  int64_t inputElems = satMul(s.rows, s.in);
+  int64_t outputElems = satMul(s.rows, s.out);
+  Int8Moments moments(satMul(outputElems, d));
+  if (getInt8Matmul(target, inTrainingStep(*this)) == Int8Matmul::Dequantize) {
+    // MatMul8bitFp: the weight dequantized (below), then F.linear.
+    SmallVector<int64_t> dequantizing;
+    getInt8DequantizeMoment(target, s, dequantizing);
+    moments.add(dequantizing, /*withOutput=*/false);
+    moments.add({dequantizing.front()}, /*withOutput=*/true);
+    llvm::append_range(sizes, moments.best);
+    return;
+  }
+  // MatMul8bitLt. F.int8_vectorwise_quant(A.to(float16), threshold): CA
+  // (int8, as the input) and SCA (a float32 per row) stay bound in the
+  // forward until it returns; the float16 copy dies with the call.
+  int64_t half = s.f16 ? 0 : satMul(inputElems, 2);
+  int64_t ca = inputElems, sca = satMul(s.rows, 4);
+  // int8_mixed_scaled_mm with outlier columns: subA = A[:, cols] in the
+  // input's dtype, subB the weight's columns dequantized into it.
+  int64_t subA = satMul(satMul(s.rows, k), d);
+  int64_t subB = satMul(satMul(s.out, k), d);
+  int64_t int32 = satMul(outputElems, 4);
+  int64_t mmOut = satMul(outputElems, d);
+  if (target.device == Device::Cuda) {
+    // backends/cuda/ops.py: row_stats and out_row first, then A.abs() >=
+    // threshold (a float16 and a bool tensor as the input) for the outlier
+    // columns, then the kernel.
+    if (s.threshold)
+      moments.add({half, sca, ca, satMul(inputElems, 2), inputElems},
+                  /*withOutput=*/false);
+    else
+      moments.add({half, sca, ca}, /*withOutput=*/false);
+    // int8_scaled_mm: the int32 product, int8_mm_dequant's float16 result,
+    // then .to(A.dtype) (the same tensor for a float16 input).
+    int64_t f16Out = satMul(outputElems, 2);
+    if (k == 0) {
+      if (s.f16)
+        moments.add({ca, sca, int32}, /*withOutput=*/true);
+      else
+        moments.add({ca, sca, int32, f16Out}, /*withOutput=*/true);
+    } else {
+      moments.add({ca, sca, subA, subB, int32, f16Out, s.f16 ? 0 : mmOut},
+                  /*withOutput=*/false);
+      // output.addmm(subA, subB): a new tensor.
+      moments.add({ca, sca, subA, subB, mmOut}, /*withOutput=*/true);
+    }
+  } else {
+    // backends/default/ops.py (torch._int_mm for the product on AVX-512
+    // CPUs). Quantizing: the outlier mask (bool) stays bound; A * (127 /
+    // row_stats) computes in float32, which copies the float16 input
+    // first (the CPU's mixed-dtype binary op).
+    moments.add({half, s.threshold ? inputElems : 0, sca, sca,
+                 satMul(inputElems, 4), satMul(inputElems, 4)},
+                /*withOutput=*/false);
+    // int8_mm_dequant: A * (row_stats * col_stats) * 6.2e-05: the outer
+    // product of the scales, the int32 product's float32 copy and their
+    // product, all float32, beside the int32 product.
+    int64_t f32Out = satMul(outputElems, 4);
+    moments.add({ca, sca, subA, subB, int32, f32Out, f32Out, f32Out},
+                /*withOutput=*/false);
+    if (k > 0)
+      moments.add({ca, sca, subA, subB, mmOut}, /*withOutput=*/true);
+  }
+  llvm::append_range(sizes, moments.best);
+}
+
+int64_t Linear8bitOp::getWorkspaceBytes(const TorchTarget &target) {
+  SmallVector<int64_t> sizes;
+  getWorkspaceAllocations(target, sizes);
+  return sumAllocations(sizes);
+}
+
+void Linear8bitOp::getBackwardWorkspace(const TorchTarget &target,
+                                        ArrayRef<bool> needs,
+                                        SmallVectorImpl<int64_t> &sizes) {
+  if (!needs[0])
+    return;
+  // Both backwards: CB.to(dtype_A, copy=True).mul_(scales), then
+  // matmul(grad_output, CB): the dequantized weight is alive with grad_A,
+  // which the node's gradients count; dequantizing comes before it.
+  Int8Shapes s = getInt8Shapes(*this);
+  Int8Moments moments(satMul(numel(getInput()), s.elementBytes));
+  SmallVector<int64_t> dequantizing;
+  getInt8DequantizeMoment(target, s, dequantizing);
+  moments.add(dequantizing, /*withOutput=*/false);
+  moments.add({dequantizing.front()}, /*withOutput=*/true);
+  llvm::append_range(sizes, moments.best);
+}
+
+void Linear8bitOp::getOperandViews(SmallVectorImpl<OperandView> &views) {
+  // MatMul8bitLt reshapes a 3-D input to [-1, in] (F.linear too).
   ArrayRef<int64_t> shape = tensorOf(getInput()).getShape();
   if (shape.size() > 2)
     views.push_back({0, {product(shape.drop_back()), shape.back()}});

@@ -180,6 +180,14 @@ bool vram::nn::gemm4bitDequantizes(const TorchTarget &target, int64_t rows,
   return rows > 4 || inFeatures % blocksize != 0;
 }
 
+Int8Matmul vram::nn::getInt8Matmul(const TorchTarget &target, bool training) {
+  // "MatMul8bitLt is slower because no fast kernel for quant/dequant 8bit in
+  // CPU/XPU": training on those devices dequantizes instead.
+  if (training && target.device == Device::Cpu)
+    return Int8Matmul::Dequantize;
+  return Int8Matmul::Int8Product;
+}
+
 int64_t vram::nn::getGemm4bitNestedAbsmaxCopies(const TorchTarget &target) {
   // cuda/ops.py _dequant_linear_fallback: absmax_dq = empty_like(...);
   // absmax = absmax_dq + offset. default/ops.py: dequantize_blockwise(...)

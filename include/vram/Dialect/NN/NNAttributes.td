@@ -241,15 +241,23 @@ def NN_OptimizerConfigAttr : AttrDef<NN_Dialect, "OptimizerConfig"> {
   let genVerifyDecl = 1;
 }
 
-// bitsandbytes' 4-bit data types (Linear4bit quant_type).
-def NN_QuantType : NN_I32Enum<"QuantType", "a 4-bit weight data type", [
+// bitsandbytes' weight data types: Linear4bit's quant_type, and
+// Linear8bitLt's LLM.int8 (load_in_8bit).
+def NN_QuantType : NN_I32Enum<"QuantType", "a bitsandbytes weight data type", [
     // QLoRA's NormalFloat4 and the 4-bit float of bitsandbytes.
     I32EnumAttrCase<"Nf4", 0, "nf4">,
-    I32EnumAttrCase<"Fp4", 1, "fp4">]>;
+    I32EnumAttrCase<"Fp4", 1, "fp4">,
+    // Row-wise int8 with a float32 scale per output row (Int8Params CB, SCB).
+    I32EnumAttrCase<"Int8", 2, "int8">]>;
+
+class NN_F64DefaultParameter<string desc, string default>
+    : NN_F64Parameter<desc> {
+  let defaultValue = default;
+}
 
 def NN_QuantizationAttr : AttrDef<NN_Dialect, "Quantization"> {
   let mnemonic = "quantize";
-  let summary = "how bitsandbytes stores a model's 4-bit linear weights";
+  let summary = "how bitsandbytes stores a model's quantized linear weights";
   let description = [{
     `#nn.quantize<nf4, blocksize = 64, double_quant = true>`:
     BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type,
@@ -257,15 +265,41 @@ def NN_QuantizationAttr : AttrDef<NN_Dialect, "Quantization"> {
     quantized weight keeps its elements packed two per byte, a float32
     absmax per block and its 16-entry code; double quantization stores the
     absmax in 8 bits instead, with an offset and a float32 absmax and a
-    256-entry code per 256 blocks. vram-quantize sets it as `nn.quantize`
-    on `@forward` and on each `nn.quantized_weight`; vram-build-step
-    carries it to `@step`. The blocksize is a power of two in [32, 4096].
+    256-entry code per 256 blocks. The blocksize is a power of two in
+    [32, 4096].
+
+    `#nn.quantize<int8, blocksize = 0, double_quant = false, threshold =
+    6.000000e+00, outlier_cols = 4>`: BitsAndBytesConfig(load_in_8bit=True,
+    llm_int8_threshold), LLM.int8: each weight in int8 with a float32 scale
+    per output row (no blocks: blocksize 0, no double quantization). A
+    positive `threshold` decomposes the input's outlier columns (a value at
+    or above it) into a 16-bit product; how many columns that is depends on
+    the data, so `outlier_cols` is the number each layer is assumed to see
+    (0 unless given). Both are 0 for 4-bit weights.
+
+    vram-quantize sets it as `nn.quantize` on `@forward` and on each
+    `nn.quantized_weight`; vram-build-step carries it to `@step`.
   }];
   let parameters = (ins EnumParameter<NN_QuantType>:$quantType,
-                        "int64_t":$blocksize, "bool":$doubleQuant);
+                        "int64_t":$blocksize, "bool":$doubleQuant,
+                        NN_F64DefaultParameter<"llm_int8_threshold",
+                                               "::llvm::APFloat(0.0)">:$threshold,
+                        DefaultValuedParameter<"int64_t", "0">:$outlierCols);
   let assemblyFormat = "`<` $quantType `,` `blocksize` `=` $blocksize `,` "
-                       "`double_quant` `=` $doubleQuant `>`";
+                       "`double_quant` `=` $doubleQuant "
+                       "(`,` `threshold` `=` $threshold^)? "
+                       "(`,` `outlier_cols` `=` $outlierCols^)? `>`";
+  let builders = [
+    AttrBuilder<(ins "QuantType":$quantType, "int64_t":$blocksize,
+                     "bool":$doubleQuant), [{
+      return $_get($_ctxt, quantType, blocksize, doubleQuant,
+                   ::llvm::APFloat(0.0), 0);
+    }]>
+  ];
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    bool isInt8() const { return getQuantType() == QuantType::Int8; }
+  }];
 }
 
 def NN_LoraConfigAttr : AttrDef<NN_Dialect, "LoraConfig"> {

@@ -55,14 +55,15 @@ void getOptimizerBuffers(OptimizerKind optimizer,
                          llvm::ArrayRef<mlir::RankedTensorType> params,
                          llvm::SmallVectorImpl<OptimizerBuffer> &buffers);
 
-/// The tensors bitsandbytes keeps for a 4-bit weight of `numel` elements
-/// quantized as `config` says (functional.py quantize_4bit): the packed
-/// weight ([(numel + 1) / 2, 1] uint8), then its QuantState's absmax (one
-/// per block: float32, or uint8 with double quantization) and code (16
+/// The tensors bitsandbytes keeps for a weight of `shape` ([out, in])
+/// quantized as `config` says. 4-bit (functional.py quantize_4bit): the
+/// packed weight ([(numel + 1) / 2, 1] uint8), then its QuantState's absmax
+/// (one per block: float32, or uint8 with double quantization) and code (16
 /// float32), and with double quantization the offset (a float32 scalar),
 /// state2.absmax (float32 per 256 blocks) and state2.code (256 float32).
+/// int8 (Int8Params): CB ([out, in] int8) and SCB ([out] float32).
 void getQuantizedWeightTypes(
-    QuantizationAttr config, int64_t numel,
+    QuantizationAttr config, llvm::ArrayRef<int64_t> shape,
     llvm::SmallVectorImpl<mlir::RankedTensorType> &types);
 
 /// Whether `optimizer` is bitsandbytes': one kernel per parameter and its

@@ -137,10 +137,22 @@ def NN_BufferOp : NN_Op<"buffer", [Pure,
 
 def NN_QuantizedWeightOp : NN_Op<"quantized_weight", [Pure,
     DeclareOpInterfaceMethods<NN_PersistentStorageOpInterface>]> {
-  let summary = "a bitsandbytes 4-bit weight (Params4bit) and its QuantState";
+  let summary = "a bitsandbytes quantized weight (Params4bit or Int8Params) "
+                "and its quantization state";
   let description = [{
     A frozen linear weight of logical shape `shape` ([out_features,
-    in_features]), quantized from `dtype` as `config` says. `packed` holds
+    in_features]), quantized from `dtype` as `config` says.
+
+    int8 (LLM.int8's Int8Params): `packed` is CB, the weight in int8
+    [out, in], and `state` SCB, the float32 absmax of each row [out].
+
+    ```mlir
+    %cb, %scb = nn.quantized_weight "q_proj.weight"
+        #nn.quantize<int8, blocksize = 0, double_quant = false, threshold = 6.000000e+00>
+        shape [256, 256] from f32 : tensor<256x256xi8>, tensor<256xf32>
+    ```
+
+    4-bit: `packed` holds
     two 4-bit codes per byte, as bitsandbytes' Params4bit
     ([(numel + 1) / 2, 1] uint8). `state` are the QuantState's tensors, each
     its own storage: `absmax` (float32 per block of `blocksize`, uint8 with
@@ -265,6 +277,50 @@ def NN_Linear4bitOp : NN_LayerOp<"linear_4bit", [InferTypeOpAdaptor,
 
     ```mlir
     %y = nn.linear_4bit %x, %w : (tensor<2x64x256xbf16>, tensor<32768x1xui8>) -> tensor<2x64x256xbf16>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_AnyTensor:$weight,
+                       Optional<NN_FloatTensor>:$bias);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The nn.quantized_weight the weight comes from.
+    QuantizedWeightOp getQuantizedWeight();
+  }];
+}
+
+def NN_Linear8bitOp : NN_LayerOp<"linear_8bit", [InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<NN_WorkspaceOpInterface,
+                              ["getWorkspaceAllocations"]>,
+    DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getOperandViews"]>],
+    ["isDifferentiableOperand", "getBackwardWorkspace"]> {
+  let summary = "y = x W^T + b over an int8 weight (bitsandbytes "
+                "Linear8bitLt, LLM.int8)";
+  let description = [{
+    bitsandbytes' `bnb.matmul` over the `packed` result (CB, [out, in]
+    int8) of an `nn.quantized_weight` with an int8 config, in the input's
+    dtype. What it costs beyond a linear (bitsandbytes 0.50, see
+    docs/Scenarios.md):
+
+    - CUDA, and the CPU outside training: MatMul8bitLt. The input is
+      quantized row-wise to int8 (a float16 copy first, unless it is
+      float16; with a threshold, `abs() >= threshold` finds the outlier
+      columns), multiplied in int8 into an int32 product, dequantized to
+      float16 and cast to the input's dtype. The config's assumed outlier
+      columns add the input's columns in its dtype (`subA`) and the weight's
+      columns dequantized, multiplied in 16 bits and added (`addmm`).
+      Training keeps the input and `subA` on the node.
+    - The CPU in a training step: MatMul8bitFp, the weight dequantized into
+      the input's dtype and F.linear; the node keeps the input.
+
+    The backward dequantizes the weight into the input's dtype for grad_A;
+    the frozen weight gets no gradient.
+
+    ```mlir
+    %y = nn.linear_8bit %x, %cb : (tensor<2x64x256xf16>, tensor<256x256xi8>) -> tensor<2x64x256xf16>
     ```
   }];
   let arguments = (ins NN_FloatTensor:$input, NN_AnyTensor:$weight,

@@ -129,6 +129,19 @@ bool gemm4bitDequantizes(const TorchTarget &target, int64_t rows,
 /// kernel) frees the first right after the sum (1).
 int64_t getGemm4bitNestedAbsmaxCopies(const TorchTarget &target);
 
+/// How bitsandbytes 0.50's `bnb.matmul` runs an int8 layer (Linear8bitLt).
+enum class Int8Matmul {
+  /// MatMul8bitLt: the input quantized to int8, an int8 product into int32,
+  /// dequantized through float16 (LLM.int8's kernels).
+  Int8Product,
+  /// MatMul8bitFp: the weight dequantized into the input's dtype, F.linear.
+  Dequantize,
+};
+
+/// bnb.matmul picks MatMul8bitFp for a training layer (module.training) on
+/// the CPU and MatMul8bitLt otherwise (autograd/_functions.py matmul).
+Int8Matmul getInt8Matmul(const TorchTarget &target, bool training);
+
 } // namespace vram::nn
 
 #endif // VRAM_DIALECT_NN_TORCHSEMANTICS_H
