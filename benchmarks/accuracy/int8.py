@@ -45,6 +45,7 @@ import sys
 import tempfile
 
 import memhook_preload
+from qlora import measure_lora_step, unique_bytes
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HERE = ROOT / "benchmarks" / "accuracy"
@@ -57,15 +58,6 @@ MODEL_CASES = ([(f"infer_llama_{d}_b{b}_t{t}", "infer", d, b, t)
 LAYER_CASES = [(f"layer_{d}_r{r}_k{k}_th{th:g}", d, r, k, th)
                for d in ("fp32", "bf16", "fp16") for r in (128,)
                for k, th in ((0, 6.0), (4, 6.0), (0, 0.0))]
-
-
-def storage(t):
-    s = t.untyped_storage()
-    return s.data_ptr(), s.nbytes()
-
-
-def unique_bytes(tensors):
-    return sum(dict(storage(t) for t in tensors).values())
 
 
 def dtype_of(name):
@@ -128,41 +120,9 @@ def measure_model(name, kind, dtype_name, batch, seq, verbose):
     params = list(model.parameters()) + list(model.buffers())
     row.update({"lora": {"r": 8, "alpha": 16, "dropout": 0.05, "targets": "all-linear"},
                 "parameters": total, "trainable": trainable, "param_bytes": unique_bytes(params)})
-    excl = {storage(t)[0] for t in params + [ids]}
-    seen = {}
-
-    def pack(t):
-        ptr, nb = storage(t)
-        if ptr not in excl and ptr not in seen:
-            seen[ptr] = nb
-            if verbose:
-                print("   saved", tuple(t.shape), t.dtype, nb)
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        loss = model(input_ids=ids, labels=ids).loss
-    del loss
-    row["saved_activation_bytes"] = sum(seen.values())
-    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4,
-                            foreach=False)
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        model(input_ids=ids, labels=ids).loss.backward()
-        opt.step()
-
-    step()
-    step()
-    opt.zero_grad(set_to_none=True)
-    hook.vram_reset_peak()
-    base = hook.vram_live()
-    step()
-    row["step_peak_above_baseline"] = hook.vram_peak() - base
+    row.update(measure_lora_step(model, ids, verbose))
     row["scb_bytes"] = scb_bytes(model)
     row["outlier_cols"] = outlier_cols(model)
-    row["optimizer_state_bytes"] = unique_bytes(
-        v for st in opt.state.values() for k, v in st.items() if k != "step" and torch.is_tensor(v))
-    row["gradient_bytes"] = unique_bytes(p.grad for p in model.parameters() if p.grad is not None)
     return row
 
 

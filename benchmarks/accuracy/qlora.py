@@ -80,7 +80,6 @@ def measure(name, dtype_name, quant, double_quant, batch, seq, verbose):
     import transformers
     from peft import LoraConfig, get_peft_model
     dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[dtype_name]
-    hook = memhook_preload.counter()
 
     config = transformers.AutoConfig.from_pretrained(CONFIG)
     with tempfile.TemporaryDirectory() as tmp:
@@ -105,6 +104,19 @@ def measure(name, dtype_name, quant, double_quant, batch, seq, verbose):
 
     ids = torch.randint(0, config.vocab_size, (batch, seq),
                         generator=torch.Generator().manual_seed(1))
+    row.update(measure_lora_step(model, ids, verbose))
+    return row
+
+
+def measure_lora_step(model, ids, verbose):
+    """A LoRA model's training on `ids` (labels = ids): the unique storages
+    packed by saved_tensors_hooks in one forward (without parameters,
+    buffers and the ids), and one steady-state step's peak above the live
+    bytes after zero_grad (AdamW(foreach=False), after two warm-up steps),
+    with the optimizer state and gradients after it. int8.py shares it."""
+    import torch
+    hook = memhook_preload.counter()
+    params = list(model.parameters()) + list(model.buffers())
     excl = {storage(t)[0] for t in params + [ids]}
     seen = {}
 
@@ -119,7 +131,7 @@ def measure(name, dtype_name, quant, double_quant, batch, seq, verbose):
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         loss = model(input_ids=ids, labels=ids).loss
     del loss
-    row["saved_activation_bytes"] = sum(seen.values())
+    row = {"saved_activation_bytes": sum(seen.values())}
 
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4,
                             foreach=False)

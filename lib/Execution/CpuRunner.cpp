@@ -463,10 +463,6 @@ FailureOr<func::FuncOp> vram::getRunnableStep(ModuleOp module) {
   if (!step)
     return emitError(module.getLoc())
            << "--validate needs a built step (@step)";
-  if (step->hasAttr(nn::NNDialect::kPersistentGradsAttrName))
-    return emitError(step.getLoc())
-           << "--validate does not support gradients kept across steps or "
-              "micro-batches (--set-to-none=false, --grad-accum) yet";
   return step;
 }
 
@@ -497,9 +493,12 @@ vram::validateOnCpu(ModuleOp module, const CpuValidationOptions &options) {
   // --dump executes the step returning its gradients (lowerStepToTensors):
   // the prediction is that program's, whose gradients outlive the update
   // (the for-loop form's later updates run with them) until it returns.
+  // .grad kept across steps or micro-batches is returned anyway, as the
+  // persistent storage it is.
   OwningOpRef<ModuleOp> dumped;
   func::FuncOp analyzed = step;
-  if (!options.dumpDir.empty()) {
+  if (!options.dumpDir.empty() &&
+      !step->hasAttr(nn::NNDialect::kPersistentGradsAttrName)) {
     dumped = module.clone();
     analyzed = dumped->lookupSymbol<func::FuncOp>(step.getSymName());
     Operation *ret = analyzed.getBody().front().getTerminator();

@@ -980,9 +980,6 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
   if (optimizerInBackward && !parallelSpec.empty())
     return usage("--optimizer-in-backward with --parallel is not modelled "
                  "yet");
-  if (gradAccum > 1 && validate != ValidationTarget::None)
-    return usage("--validate does not run gradient accumulation yet: the "
-                 "runner starts each step without .grad buffers");
   if (lossKind == nn::LossKind::FusedLinearCrossEntropy) {
     if (validate != ValidationTarget::None)
       return usage("--validate does not execute the fused linear "

@@ -7,10 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoweringUtils.h"
+
 #include "vram/Analysis/StepInfo.h"
 #include "vram/Conversion/NNToTensor.h"
 #include "vram/Dialect/NN/NNOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/DenseMap.h"
 
 namespace vram {
@@ -118,6 +121,18 @@ LogicalResult LowerToTensorPass::lower(ModuleOp module, func::FuncOp step) {
   SmallVector<Persistent> persistent;
   DenseMap<Value, unsigned> persistentIndex;
   SmallVector<std::pair<Value, std::string>> grads;
+  // .grad kept across steps or micro-batches (nn.persistent_grads): each
+  // gradient the optimizer reads, with its parameter. The gradient backward
+  // computes is added into a .grad argument in place by the op that
+  // finishes it, and dies there (AccumulateGrad), as the memory analysis
+  // counts it; later readers see .grad.
+  bool persistentGrads = step->hasAttr(NNDialect::kPersistentGradsAttrName);
+  DenseMap<Value, Value> paramOfGrad;
+  if (persistentGrads)
+    step.walk([&](OptimizerStepOp update) {
+      for (auto [p, g] : llvm::zip(update.getParams(), update.getGrads()))
+        paramOfGrad.try_emplace(g, p);
+    });
 
   SmallVector<Operation *> original;
   for (Operation &op : body)
@@ -175,7 +190,35 @@ LogicalResult LowerToTensorPass::lower(ModuleOp module, func::FuncOp step) {
     }
     for (auto [operand, value] : updates)
       lowered[op->getOperand(operand)] = value;
-    if (returnGrads)
+    for (Value result : op->getResults()) {
+      auto it = paramOfGrad.find(result);
+      if (it == paramOfGrad.end())
+        continue;
+      auto param = persistentIndex.find(it->second);
+      std::string name =
+          (param == persistentIndex.end() ? std::string("param")
+                                          : persistent[param->second].name) +
+          ".grad";
+      unsigned argNo = body.getNumArguments();
+      NamedAttribute attrs[] = {
+          b.getNamedAttr("vram.storage", b.getStringAttr(stringifyEnum(
+                                             MemoryCategory::Gradients))),
+          b.getNamedAttr("vram.name", b.getStringAttr(name))};
+      if (failed(step.insertArgument(argNo, result.getType(),
+                                     b.getDictionaryAttr(attrs), op->getLoc())))
+        return failure();
+      BlockArgument gradArg = body.getArgument(argNo);
+      // .grad += the new gradient, in place.
+      Value accumulated = lowering::elementwise(
+          b, op->getLoc(), lowered.lookup(result), gradArg,
+          [](OpBuilder &nb, Location nloc, ValueRange a) {
+            return arith::AddFOp::create(nb, nloc, a[1], a[0]).getResult();
+          },
+          /*readInit=*/true);
+      lowered[result] = accumulated;
+      persistent.push_back({result, gradArg, name});
+    }
+    if (returnGrads && !persistentGrads)
       if (auto update = dyn_cast<OptimizerStepOp>(op))
         for (auto [p, g] : llvm::zip(update.getParams(), update.getGrads())) {
           auto it = persistentIndex.find(p);

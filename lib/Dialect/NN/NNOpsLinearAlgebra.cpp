@@ -335,21 +335,20 @@ QuantizedWeightOp Linear4bitOp::getQuantizedWeight() {
   return getWeight().getDefiningOp<QuantizedWeightOp>();
 }
 
-LogicalResult Linear4bitOp::inferReturnTypes(MLIRContext *,
-                                             std::optional<Location> loc,
-                                             Adaptor adaptor,
-                                             SmallVectorImpl<Type> &results) {
-  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
-  auto weight = adaptor.getWeight().getDefiningOp<QuantizedWeightOp>();
-  if (!weight || weight.getShape().size() != 2)
-    return emitOptionalError(loc, "weight must be the packed 4-bit weight of "
-                                  "an nn.quantized_weight");
+/// A bitsandbytes layer's result over a quantized weight of logical shape
+/// [out, in]: the input's leading dimensions and `out`, in the input's
+/// dtype (which a bias must share).
+static LogicalResult inferQuantizedLinearType(std::optional<Location> loc,
+                                              RankedTensorType input,
+                                              QuantizedWeightOp weight,
+                                              Value bias,
+                                              SmallVectorImpl<Type> &results) {
   int64_t out = weight.getShape()[0], in = weight.getShape()[1];
   if (input.getRank() < 1 || input.getShape().back() != in)
     return emitOptionalError(loc, "input ", shapeStr(input.getShape()),
                              " does not end in the weight's in_features (", in,
                              ")");
-  if (Value bias = adaptor.getBias()) {
+  if (bias) {
     auto b = cast<RankedTensorType>(bias.getType());
     if (b.getRank() != 1 || b.getDimSize(0) != out ||
         b.getElementType() != input.getElementType())
@@ -360,6 +359,19 @@ LogicalResult Linear4bitOp::inferReturnTypes(MLIRContext *,
   shape.back() = out;
   results.push_back(RankedTensorType::get(shape, input.getElementType()));
   return success();
+}
+
+LogicalResult Linear4bitOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &results) {
+  auto weight = adaptor.getWeight().getDefiningOp<QuantizedWeightOp>();
+  if (!weight || weight.getShape().size() != 2)
+    return emitOptionalError(loc, "weight must be the packed 4-bit weight of "
+                                  "an nn.quantized_weight");
+  return inferQuantizedLinearType(
+      loc, cast<RankedTensorType>(adaptor.getInput().getType()), weight,
+      adaptor.getBias(), results);
 }
 
 LogicalResult Linear4bitOp::verify() {
@@ -373,22 +385,33 @@ LogicalResult Linear4bitOp::verify() {
   return success();
 }
 
-static int64_t linear4bitMacs(Linear4bitOp op) {
-  return satMul(numel(op.getInput()),
-                tensorOf(op.getOutput()).getShape().back());
+/// A bitsandbytes layer counts its linear's FLOPs, whatever the weight's
+/// storage.
+template <typename OpTy>
+static int64_t quantizedLinearFlops(OpTy op, FlopConvention c) {
+  int64_t macs =
+      satMul(numel(op.getInput()), tensorOf(op.getOutput()).getShape().back());
+  return affineFlops(c, macs, static_cast<bool>(op.getBias()), op.getOutput());
+}
+
+/// Its frozen weight gets no gradient: grad_A only (and the bias's sum).
+template <typename OpTy>
+static int64_t quantizedLinearBackwardFlops(OpTy op, FlopConvention c,
+                                            ArrayRef<bool> needs) {
+  int64_t macs =
+      satMul(numel(op.getInput()), tensorOf(op.getOutput()).getShape().back());
+  SmallVector<bool> inputOnly(needs);
+  inputOnly[1] = false;
+  return affineBackwardFlops(c, macs, inputOnly,
+                             static_cast<bool>(op.getBias()), op.getOutput());
 }
 
 int64_t Linear4bitOp::getFlops(FlopConvention c, bool) {
-  return affineFlops(c, linear4bitMacs(*this), static_cast<bool>(getBias()),
-                     getOutput());
+  return quantizedLinearFlops(*this, c);
 }
 
 int64_t Linear4bitOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
-  // The 4-bit weight gets no gradient: grad_A only (and the bias's sum).
-  SmallVector<bool> inputOnly(needs);
-  inputOnly[1] = false;
-  return affineBackwardFlops(c, linear4bitMacs(*this), inputOnly,
-                             static_cast<bool>(getBias()), getOutput());
+  return quantizedLinearBackwardFlops(*this, c, needs);
 }
 
 bool Linear4bitOp::isDifferentiableOperand(unsigned index) {
@@ -465,27 +488,13 @@ LogicalResult Linear8bitOp::inferReturnTypes(MLIRContext *,
                                              std::optional<Location> loc,
                                              Adaptor adaptor,
                                              SmallVectorImpl<Type> &results) {
-  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
   auto weight = adaptor.getWeight().getDefiningOp<QuantizedWeightOp>();
   if (!weight || !weight.getConfig().isInt8())
     return emitOptionalError(loc, "weight must be the int8 weight (CB) of an "
                                   "nn.quantized_weight with an int8 config");
-  int64_t out = weight.getShape()[0], in = weight.getShape()[1];
-  if (input.getRank() < 1 || input.getShape().back() != in)
-    return emitOptionalError(loc, "input ", shapeStr(input.getShape()),
-                             " does not end in the weight's in_features (", in,
-                             ")");
-  if (Value bias = adaptor.getBias()) {
-    auto b = cast<RankedTensorType>(bias.getType());
-    if (b.getRank() != 1 || b.getDimSize(0) != out ||
-        b.getElementType() != input.getElementType())
-      return emitOptionalError(loc, "bias must be [", out, "] of the input's ",
-                               input.getElementType(), ", got ", b);
-  }
-  SmallVector<int64_t> shape(input.getShape());
-  shape.back() = out;
-  results.push_back(RankedTensorType::get(shape, input.getElementType()));
-  return success();
+  return inferQuantizedLinearType(
+      loc, cast<RankedTensorType>(adaptor.getInput().getType()), weight,
+      adaptor.getBias(), results);
 }
 
 LogicalResult Linear8bitOp::verify() {
@@ -499,22 +508,12 @@ LogicalResult Linear8bitOp::verify() {
   return success();
 }
 
-static int64_t linear8bitMacs(Linear8bitOp op) {
-  return satMul(numel(op.getInput()),
-                tensorOf(op.getOutput()).getShape().back());
-}
-
 int64_t Linear8bitOp::getFlops(FlopConvention c, bool) {
-  return affineFlops(c, linear8bitMacs(*this), static_cast<bool>(getBias()),
-                     getOutput());
+  return quantizedLinearFlops(*this, c);
 }
 
 int64_t Linear8bitOp::getBackwardFlops(FlopConvention c, ArrayRef<bool> needs) {
-  // The int8 weight gets no gradient: grad_A only (and the bias's sum).
-  SmallVector<bool> inputOnly(needs);
-  inputOnly[1] = false;
-  return affineBackwardFlops(c, linear8bitMacs(*this), inputOnly,
-                             static_cast<bool>(getBias()), getOutput());
+  return quantizedLinearBackwardFlops(*this, c, needs);
 }
 
 bool Linear8bitOp::isDifferentiableOperand(unsigned index) {
