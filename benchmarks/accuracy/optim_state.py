@@ -24,6 +24,11 @@ OPTIMIZERS = {
     "adafactor": lambda ps: torch.optim.Adafactor(ps, lr=1e-2, foreach=False),
     "lion": lambda ps: bnb.optim.Lion(ps, lr=1e-4),
     "adamw8bit": lambda ps: bnb.optim.AdamW8bit(ps, lr=1e-3),
+    # On the CPU bitsandbytes falls back to ordinary tensors for the paged
+    # optimizers ("Paged optimizers are not supported on CPU"): the bytes
+    # are the states', not where CUDA would put them.
+    "paged-adamw": lambda ps: bnb.optim.PagedAdamW(ps, lr=1e-3),
+    "paged-adamw8bit": lambda ps: bnb.optim.PagedAdamW8bit(ps, lr=1e-3),
     "sgd-nesterov": lambda ps: torch.optim.SGD(ps, lr=1e-2, momentum=0.9, nesterov=True),
 }
 

@@ -96,6 +96,14 @@ LogicalResult MemoryAnalysis::build(Operation *op,
         (owner->hasAttr(nn::NNDialect::kShardedAttrName) ||
          owner->hasAttr(nn::NNDialect::kFlatParamAttrName)))
       s.bytes = 0;
+    // A paged optimizer's state lives in CUDA unified memory, which the
+    // caching allocator never sees: counted apart.
+    if (auto state = dyn_cast_or_null<nn::OptimizerStateOp>(owner);
+        state && state.getPaged()) {
+      if (llvm::AddOverflow(pagedBytes, s.bytes, pagedBytes))
+        return emitError(v.getLoc()) << "paged memory does not fit in 64 bits";
+      s.bytes = 0;
+    }
     s.def = s.lastUse = index;
     s.persistent = persistent;
     if (isa<BlockArgument>(v))
@@ -427,4 +435,6 @@ void MemoryAnalysis::print(raw_ostream &os) const {
   os << "\n";
   os << "persistent " << persistentBytes << "\n";
   os << "saved for backward " << savedForBackwardBytes << "\n";
+  if (pagedBytes)
+    os << "paged (outside the allocator) " << pagedBytes << "\n";
 }

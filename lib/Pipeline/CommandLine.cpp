@@ -977,6 +977,11 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
                  "deep copy holds the packed weights and their QuantState)");
   if (ema && validate != ValidationTarget::None)
     return usage("--validate does not execute the EMA update yet");
+  if ((optimizer == nn::OptimizerKind::PagedAdamW ||
+       optimizer == nn::OptimizerKind::PagedAdamW8bit) &&
+      !parallelSpec.empty())
+    return usage("--optimizer=paged-adamw and paged-adamw8bit with "
+                 "--parallel are not modelled yet");
   if (optimizerInBackward && !parallelSpec.empty())
     return usage("--optimizer-in-backward with --parallel is not modelled "
                  "yet");

@@ -489,6 +489,19 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
                   o.step.optimizer = nn::OptimizerKind::AdamW8bit;
                   o.implementation.reset();
                 });
+    // Its large states in CUDA unified memory, which pages out to the host
+    // rather than failing.
+    if ((options.step.optimizer == nn::OptimizerKind::Adam ||
+         options.step.optimizer == nn::OptimizerKind::AdamW ||
+         options.step.optimizer == nn::OptimizerKind::AdamW8bit) &&
+        options.step.device == nn::Device::Cuda && !options.parallel)
+      tryChange("--optimizer=paged-adamw8bit",
+                "bitsandbytes' paged 8-bit AdamW, its large states in "
+                "unified memory",
+                [](PipelineOptions &o) {
+                  o.step.optimizer = nn::OptimizerKind::PagedAdamW8bit;
+                  o.implementation.reset();
+                });
     // QLoRA: the frozen base weights of a LoRA model in 4 bits (about half
     // a byte a weight instead of two or four).
     if (options.lora && !options.quantize && !autocast && !options.parallel &&

@@ -717,6 +717,7 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"peak_bytes", memory.getPeakBytes()},
            {"persistent_bytes", memory.getPersistentBytes()},
            {"saved_for_backward_bytes", memory.getSavedForBackwardBytes()},
+           {"paged_bytes", memory.getPagedBytes()},
            {"kv_cache_bytes", a.generation ? a.generation->kvCacheBytes : 0},
            {"prefill_peak_bytes",
             a.generation ? json::Value(a.generation->prefillPeakBytes)
@@ -1067,6 +1068,12 @@ static void writeText(const Analyses &a, const ReportOptions &options,
                           a.deviceModel->gpu);
     os << "\n";
   }
+  if (int64_t paged = memory.getPagedBytes())
+    os << "paged optimizer state: " << withCommas(paged) << " ("
+       << humanBytes(paged)
+       << ") in CUDA unified memory, outside the peaks: on the GPU (and in "
+          "nvidia-smi) while it fits, moved to host memory when the GPU is "
+          "full\n";
   if (const auto &b = options.budget) {
     os << describeBudget(*b) << "\n";
     for (const std::string &line : describeBudgetChanges(*b))

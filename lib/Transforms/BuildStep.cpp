@@ -869,7 +869,11 @@ void BuildStepPass::buildOptimizerStep(TrainStep &s) {
     for (const OptimizerStateSlot &slot : slots)
       states.push_back(OptimizerStateOp::create(
           b, p.getLoc(), slot.type, OptimizerStateKindAttr::get(ctx, slot.kind),
-          p));
+          p,
+          isPagedOptimizerState(optimizer, s.target,
+                                cast<RankedTensorType>(p.getType()), slot.kind)
+              ? b.getUnitAttr()
+              : UnitAttr()));
   }
   firstState.push_back(states.size());
   SmallVector<RankedTensorType> paramTypes;

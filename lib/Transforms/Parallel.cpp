@@ -131,6 +131,14 @@ void ParallelPass::runOnOperation() {
                      << "') is not modelled yet";
     return signalPassFailure();
   }
+  // bitsandbytes' paged state (CUDA unified memory) over shards or
+  // partitions: not modelled.
+  for (auto state : step.getOps<OptimizerStateOp>())
+    if (state.getPaged()) {
+      state.emitError() << "vram-parallel with a paged optimizer's state "
+                           "(paged_adamw, paged_adamw8bit) is not modelled yet";
+      return signalPassFailure();
+    }
   if (step->hasAttr(NNDialect::kParallelAttrName)) {
     step.emitError() << "the step is already parallel ('"
                      << NNDialect::kParallelAttrName << "')";

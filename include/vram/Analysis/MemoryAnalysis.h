@@ -130,6 +130,10 @@ public:
   /// (kept by the checkpoint for the recomputation) instead of the
   /// segments' saved tensors.
   int64_t getSavedForBackwardBytes() const { return savedForBackwardBytes; }
+  /// Bytes of optimizer state in CUDA unified memory (a paged optimizer's
+  /// `nn.optimizer_state {paged}`): outside the allocator, so in no live
+  /// figure; on the GPU while it fits.
+  int64_t getPagedBytes() const { return pagedBytes; }
 
   /// A stable, op-by-op listing of the event stream and the live bytes, for
   /// the test pass --vram-print-memory.
@@ -151,6 +155,7 @@ private:
   unsigned peakIndex = 0;
   int64_t persistentBytes = 0;
   int64_t savedForBackwardBytes = 0;
+  int64_t pagedBytes = 0;
 };
 
 } // namespace vram

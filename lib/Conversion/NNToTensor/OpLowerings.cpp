@@ -660,7 +660,8 @@ struct OptimizerStepLowering
         updates.push_back({i, axpy(params[i], effective[i], -lr)});
       return success();
     }
-    if (kind == OptimizerKind::Adafactor || kind == OptimizerKind::AdamW8bit)
+    if (kind == OptimizerKind::Adafactor || kind == OptimizerKind::AdamW8bit ||
+        isPagedOptimizer(kind))
       return op->emitError()
              << "executing " << stringifyEnum(kind)
              << "'s update is not supported (its memory is predicted)";

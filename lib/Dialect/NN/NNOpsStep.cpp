@@ -326,10 +326,33 @@ int64_t ZeroGradNormOp::getWorkspaceBytes(const TorchTarget &) {
 /// in blocks of 256 (init_state's blocksize).
 static constexpr int64_t kMin8BitSize = 4096;
 static constexpr int64_t kBlockwiseStateBlock = 256;
+/// Paged optimizers page the states of parameters of this many elements or
+/// more (get_state_buffer's `p.numel() < 1e5`).
+static constexpr int64_t kMinPagedSize = 100000;
 
 bool vram::nn::isBitsAndBytesOptimizer(OptimizerKind optimizer) {
   return optimizer == OptimizerKind::Lion ||
-         optimizer == OptimizerKind::AdamW8bit;
+         optimizer == OptimizerKind::AdamW8bit ||
+         optimizer == OptimizerKind::PagedAdamW ||
+         optimizer == OptimizerKind::PagedAdamW8bit;
+}
+
+bool vram::nn::isPagedOptimizer(OptimizerKind optimizer) {
+  return optimizer == OptimizerKind::PagedAdamW ||
+         optimizer == OptimizerKind::PagedAdamW8bit;
+}
+
+bool vram::nn::isPagedOptimizerState(OptimizerKind optimizer,
+                                     const TorchTarget &target,
+                                     RankedTensorType param,
+                                     OptimizerStateKind kind) {
+  // Optimizer8bit.get_state_buffer: "> 1 MB" (p.numel() >= 1e5) states of a
+  // paged optimizer on CUDA come from get_paged; the CPU falls back to
+  // torch.zeros_like, as do the 8-bit states' absmax.
+  return isPagedOptimizer(optimizer) && target.device == Device::Cuda &&
+         param.getNumElements() >= kMinPagedSize &&
+         (kind == OptimizerStateKind::ExpAvg ||
+          kind == OptimizerStateKind::ExpAvgSq);
 }
 
 bool vram::nn::hasOptimizerImpl(OptimizerKind optimizer, OptimizerImpl impl) {
@@ -373,7 +396,13 @@ void vram::nn::getOptimizerStateSlots(
   case OptimizerKind::Lion:
     slots.push_back({OptimizerStateKind::ExpAvg, f32});
     return;
-  case OptimizerKind::AdamW8bit: {
+  case OptimizerKind::PagedAdamW:
+    // optim_bits=32: state1 and state2 in float32, whatever the dtype.
+    slots.push_back({OptimizerStateKind::ExpAvg, f32});
+    slots.push_back({OptimizerStateKind::ExpAvgSq, f32});
+    return;
+  case OptimizerKind::AdamW8bit:
+  case OptimizerKind::PagedAdamW8bit: {
     int64_t n = param.getNumElements();
     if (n < kMin8BitSize) {
       slots.push_back({OptimizerStateKind::ExpAvg, f32});
@@ -398,7 +427,8 @@ void vram::nn::getOptimizerStateSlots(
 void vram::nn::getOptimizerBuffers(OptimizerKind optimizer,
                                    ArrayRef<RankedTensorType> params,
                                    SmallVectorImpl<OptimizerBuffer> &buffers) {
-  if (optimizer != OptimizerKind::AdamW8bit ||
+  if ((optimizer != OptimizerKind::AdamW8bit &&
+       optimizer != OptimizerKind::PagedAdamW8bit) ||
       llvm::none_of(params, [](RankedTensorType p) {
         return p.getNumElements() >= kMin8BitSize;
       }))
@@ -487,8 +517,10 @@ static int64_t getFlopsPerElement(OptimizerKind optimizer) {
     return 10;
   case OptimizerKind::Adam:
   case OptimizerKind::AdamW:
+  case OptimizerKind::PagedAdamW:
     return 12;
   case OptimizerKind::AdamW8bit:
+  case OptimizerKind::PagedAdamW8bit:
     return 16;
   }
   llvm_unreachable("unknown optimizer");

@@ -46,7 +46,9 @@ def NN_StepPhase : NN_I32Enum<"StepPhase",
 def NN_StepPhaseAttr : NN_EnumAttr<NN_StepPhase, "phase">;
 
 // torch.optim's (SGD with momentum=0.9 and nesterov=True, Adafactor) and
-// bitsandbytes' (Lion, 32-bit state; AdamW8bit, block-wise 8-bit state).
+// bitsandbytes' (Lion, 32-bit state; AdamW8bit, block-wise 8-bit state;
+// PagedAdamW and PagedAdamW8bit, the same AdamW states in CUDA unified
+// memory).
 def NN_OptimizerKind : NN_I32Enum<"OptimizerKind", "the optimizer", [
     I32EnumAttrCase<"Sgd", 0, "sgd">,
     I32EnumAttrCase<"Momentum", 1, "momentum">,
@@ -55,7 +57,9 @@ def NN_OptimizerKind : NN_I32Enum<"OptimizerKind", "the optimizer", [
     I32EnumAttrCase<"SgdNesterov", 4, "sgd_nesterov">,
     I32EnumAttrCase<"Adafactor", 5, "adafactor">,
     I32EnumAttrCase<"Lion", 6, "lion">,
-    I32EnumAttrCase<"AdamW8bit", 7, "adamw8bit">]>;
+    I32EnumAttrCase<"AdamW8bit", 7, "adamw8bit">,
+    I32EnumAttrCase<"PagedAdamW", 8, "paged_adamw">,
+    I32EnumAttrCase<"PagedAdamW8bit", 9, "paged_adamw8bit">]>;
 def NN_OptimizerKindAttr : NN_EnumAttr<NN_OptimizerKind, "optimizer">;
 
 def NN_OptimizerImpl : NN_I32Enum<"OptimizerImpl",

@@ -70,6 +70,16 @@ void getQuantizedWeightTypes(
 /// state in float32 or 8 bits, whatever the parameter's dtype.
 bool isBitsAndBytesOptimizer(OptimizerKind optimizer);
 
+/// Whether `optimizer` is one of bitsandbytes' paged optimizers.
+bool isPagedOptimizer(OptimizerKind optimizer);
+
+/// Whether a paged optimizer keeps the state `kind` of `param` in CUDA
+/// unified memory on `target` (bitsandbytes 0.50: the moments of
+/// parameters of 100,000 elements or more, on CUDA only).
+bool isPagedOptimizerState(OptimizerKind optimizer, const TorchTarget &target,
+                           mlir::RankedTensorType param,
+                           OptimizerStateKind kind);
+
 /// Whether `optimizer` comes in `impl`: torch.optim's foreach and fused
 /// flags (Adafactor has no fused form); bitsandbytes' run per parameter.
 bool hasOptimizerImpl(OptimizerKind optimizer, OptimizerImpl impl);

@@ -1546,12 +1546,20 @@ def NN_OptimizerStateOp : NN_Op<"optimizer_state",
     for torch.optim's moments, factored for Adafactor, 8-bit with a
     float32 scale per block for bitsandbytes' 8-bit optimizers.
 
+    `paged`: bitsandbytes' paged optimizers allocate it in CUDA unified
+    memory (cudaMallocManaged), outside PyTorch's caching allocator: the
+    driver keeps its pages on the GPU while they fit and moves them to host
+    memory when the GPU runs out, so it takes no part in the allocator's
+    peak (the memory analysis counts it apart, as paged bytes).
+
     ```mlir
     %m = nn.optimizer_state exp_avg of %w : tensor<64x3x7x7xf32> -> tensor<64x3x7x7xf32>
     %r = nn.optimizer_state row_var of %w : tensor<64x3x7x7xf32> -> tensor<64x3x7x1xf32>
+    %p = nn.optimizer_state exp_avg of %big {paged} : tensor<4096x4096xbf16> -> tensor<4096x4096xf32>
     ```
   }];
-  let arguments = (ins NN_OptimizerStateKindAttr:$kind, NN_FloatTensor:$param);
+  let arguments = (ins NN_OptimizerStateKindAttr:$kind, NN_FloatTensor:$param,
+                       UnitAttr:$paged);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat =
       "$kind `of` $param attr-dict `:` type($param) `->` type($result)";
