@@ -967,8 +967,6 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
       return usage("--max-grad-norm clips every gradient before the update: "
                    "not with --optimizer-in-backward, which frees each one "
                    "after its own");
-    if (validate != ValidationTarget::None)
-      return usage("--validate does not execute gradient clipping yet");
   }
   if (ema && !parallelSpec.empty())
     return usage("--ema with --parallel is not modelled yet");

@@ -882,6 +882,83 @@ struct OptimizerStepLowering
   }
 };
 
+//===----------------------------------------------------------------------===//
+// nn.clip_grad_norm: torch.nn.utils.clip_grad_norm_ (torch 2.x
+// _get_total_norm, then _clip_grads_with_norm_), the gradients scaled in
+// place.
+//===----------------------------------------------------------------------===//
+
+struct ClipGradNormLowering
+    : ExternalModel<ClipGradNormLowering, ClipGradNormOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &,
+                SmallVectorImpl<std::pair<unsigned, Value>> &updates) const {
+    auto clip = cast<ClipGradNormOp>(op);
+    Location loc = op->getLoc();
+    MLIRContext *ctx = op->getContext();
+    auto scalarType = RankedTensorType::get({}, b.getF32Type());
+    for (Value grad : operands)
+      if (!tensorType(grad).getElementType().isF32())
+        return op->emitError("executing clip_grad_norm_ over ")
+               << tensorType(grad).getElementType()
+               << " gradients is not supported (float32 only)";
+    // ||x||_2 of `input` into a new 0-d tensor.
+    auto norm = [&](Value input) {
+      unsigned rank = tensorType(input).getRank();
+      Value acc = linalg::FillOp::create(
+                      b, loc, floatConstant(b, loc, b.getF32Type(), 0),
+                      newTensor(b, loc, scalarType))
+                      .getResult(0);
+      AffineMap all = AffineMap::getMultiDimIdentityMap(rank, ctx);
+      AffineMap none = AffineMap::get(rank, 0, ctx);
+      Value squares = generic(
+          b, loc, input, acc, {all, none},
+          [](OpBuilder &nb, Location nloc, ValueRange a) {
+            Value sq = arith::MulFOp::create(nb, nloc, a[0], a[0]);
+            return arith::AddFOp::create(nb, nloc, a[1], sq).getResult();
+          });
+      return elementwise(
+          b, loc, ValueRange{}, squares,
+          [](OpBuilder &nb, Location nloc, ValueRange a) {
+            return math::SqrtOp::create(nb, nloc, a[0]).getResult();
+          },
+          /*readInit=*/true);
+    };
+    // torch._foreach_norm: a 0-d norm per gradient; torch.stack of them;
+    // the norm of the stack. All alive together, as the analysis counts
+    // them (the op's workspace).
+    int64_t n = operands.size();
+    Value stack = newTensor(b, loc, RankedTensorType::get({n}, b.getF32Type()));
+    for (auto [i, grad] : llvm::enumerate(operands)) {
+      Value g = norm(grad);
+      Value v = tensor::ExtractOp::create(b, loc, g, ValueRange{});
+      Value idx = arith::ConstantIndexOp::create(b, loc, i);
+      stack = tensor::InsertOp::create(b, loc, v, stack, ValueRange{idx});
+    }
+    Value total = norm(stack);
+    readOneElement(b, loc, stack);
+    // clip_coef = max_norm / (total + 1e-6), clamped to 1, on a scalar.
+    Value t = tensor::ExtractOp::create(b, loc, total, ValueRange{});
+    Type f32 = b.getF32Type();
+    Value coef = arith::DivFOp::create(
+        b, loc, floatConstant(b, loc, f32, clip.getMaxNorm().convertToDouble()),
+        arith::AddFOp::create(b, loc, t, floatConstant(b, loc, f32, 1e-6)));
+    coef = arith::MinimumFOp::create(b, loc, coef,
+                                     floatConstant(b, loc, f32, 1.0));
+    for (auto [i, grad] : llvm::enumerate(operands))
+      updates.push_back(
+          {static_cast<unsigned>(i),
+           elementwise(
+               b, loc, ValueRange{}, grad,
+               [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                 return arith::MulFOp::create(nb, nloc, a[0], coef).getResult();
+               },
+               /*readInit=*/true)});
+    return success();
+  }
+};
+
 } // namespace
 
 void vram::registerLowerToTensorInterfaces(DialectRegistry &registry) {
@@ -899,6 +976,7 @@ void vram::registerLowerToTensorInterfaces(DialectRegistry &registry) {
     BackwardOp::attachInterface<BackwardNodeLowering>(*ctx);
     AccumulateGradOp::attachInterface<AccumulateGradLowering>(*ctx);
     OptimizerStepOp::attachInterface<OptimizerStepLowering>(*ctx);
+    ClipGradNormOp::attachInterface<ClipGradNormLowering>(*ctx);
     attachVisionLowerings(ctx);
     attachElementwiseLowerings(ctx);
     attachTransformerLowerings(ctx);

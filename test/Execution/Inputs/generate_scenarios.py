@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-"""Reference values for gradient accumulation (test/Execution/
-numerics-grad-accum.test), from PyTorch.
+"""Reference values for the training-loop scenarios --validate runs
+(test/Execution/validate-grad-accum.test, validate-clip.test), from
+PyTorch.
 
+Gradient accumulation:
 The MLP of mlp.mlir with the initial parameters of mlp/ (NAME.npy), two
 micro-batches: A is mlp/input0.npy and mlp/labels.npy, B a second batch
 (torch.manual_seed(1)). zero_grad(set_to_none=True), backward of A's
@@ -14,8 +16,15 @@ vram-opt's step computes it). Writes as .npy (numpy.save):
   mlp-accum-sgd/    loss.npy (B's), NAME.grad.npy after B's backward, the
                     updated NAME.npy
 
+Gradient clipping: from the same initial parameters, A's backward, then
+torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5) (torch 2.x
+_get_total_norm and _clip_grads_with_norm_) and one SGD step (lr 0.1):
+
+  mlp-clip-sgd/     loss.npy (A's), NAME.grad.npy after clipping, the
+                    updated NAME.npy
+
 Run with the torch of benchmarks/accuracy/truth-env.sh (torch 2.15, CPU):
-  benchmarks/accuracy/truth-env.sh python3 test/Execution/Inputs/generate_accum.py
+  benchmarks/accuracy/truth-env.sh python3 test/Execution/Inputs/generate_scenarios.py
 """
 import os
 
@@ -26,12 +35,34 @@ from fixtures import save
 from generate_mlp import MLP
 
 
-def main():
-    here = os.path.dirname(os.path.abspath(__file__))
+def initial_model(here):
     model = MLP()
     with torch.no_grad():
         for n, p in model.named_parameters():
             p.copy_(torch.from_numpy(np.load(os.path.join(here, "mlp", n + ".npy"))))
+    return model
+
+
+def clipping(here, xa, la):
+    model = initial_model(here)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    optimizer.zero_grad(set_to_none=True)
+    loss = torch.nn.functional.cross_entropy(model(xa), la)
+    loss.backward()
+    total = torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+    assert total > 0.5, "the reference must clip"
+    out = os.path.join(here, "mlp-clip-sgd")
+    save(out, "loss", loss)
+    for n, p in model.named_parameters():
+        save(out, n + ".grad", p.grad)
+    optimizer.step()
+    for n, p in model.named_parameters():
+        save(out, n, p)
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    model = initial_model(here)
     xa = torch.from_numpy(np.load(os.path.join(here, "mlp", "input0.npy")))
     la = torch.from_numpy(np.load(os.path.join(here, "mlp", "labels.npy")))
     torch.manual_seed(1)
@@ -54,6 +85,7 @@ def main():
     optimizer.step()
     for n, p in model.named_parameters():
         save(out, n, p)
+    clipping(here, xa, la)
 
 
 if __name__ == "__main__":
