@@ -43,6 +43,17 @@ def initial_model(here):
     return model
 
 
+def save_step(out, loss, model, optimizer):
+    """loss.npy, each NAME.grad.npy as the update reads it, then the update
+    and each updated NAME.npy."""
+    save(out, "loss", loss)
+    for n, p in model.named_parameters():
+        save(out, n + ".grad", p.grad)
+    optimizer.step()
+    for n, p in model.named_parameters():
+        save(out, n, p)
+
+
 def clipping(here, xa, la):
     model = initial_model(here)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -51,13 +62,7 @@ def clipping(here, xa, la):
     loss.backward()
     total = torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
     assert total > 0.5, "the reference must clip"
-    out = os.path.join(here, "mlp-clip-sgd")
-    save(out, "loss", loss)
-    for n, p in model.named_parameters():
-        save(out, n + ".grad", p.grad)
-    optimizer.step()
-    for n, p in model.named_parameters():
-        save(out, n, p)
+    save_step(os.path.join(here, "mlp-clip-sgd"), loss, model, optimizer)
 
 
 def main():
@@ -78,13 +83,7 @@ def main():
         save(os.path.join(here, "mlp-micro2"), n + ".grad", p.grad)
     loss = torch.nn.functional.cross_entropy(model(xb), lb)
     loss.backward()
-    out = os.path.join(here, "mlp-accum-sgd")
-    save(out, "loss", loss)
-    for n, p in model.named_parameters():
-        save(out, n + ".grad", p.grad)
-    optimizer.step()
-    for n, p in model.named_parameters():
-        save(out, n, p)
+    save_step(os.path.join(here, "mlp-accum-sgd"), loss, model, optimizer)
     clipping(here, xa, la)
 
 
