@@ -203,20 +203,12 @@ LogicalResult QuantizePass::replaceByLinear4bit(LinearOp linear, Value packed) {
 }
 
 LogicalResult QuantizePass::replaceByLinear8bit(LinearOp linear, Value weight) {
-  Value bias = linear.getBias();
-  // Linear8bitLt.forward converts a bias of another dtype in place
-  // (self.bias.data = ...), which changes the model: not modelled.
-  if (bias && getElementTypeOrSelf(bias.getType()) !=
-                  getElementTypeOrSelf(linear.getInput().getType()))
-    return linear.emitError("a bias in ")
-           << getElementTypeOrSelf(bias.getType())
-           << " under an int8 layer computing in "
-           << getElementTypeOrSelf(linear.getInput().getType())
-           << " is not modelled (Linear8bitLt converts it in place)";
   OpBuilder b(linear);
-  // bnb.matmul computes in the input's dtype, whatever it is.
-  Value output =
-      Linear8bitOp::create(b, linear.getLoc(), linear.getInput(), weight, bias);
+  // bnb.matmul computes in the input's dtype, whatever it is, which an
+  // nn.linear's bias already shares (Linear8bitLt's in-place conversion of
+  // another bias dtype never applies).
+  Value output = Linear8bitOp::create(b, linear.getLoc(), linear.getInput(),
+                                      weight, linear.getBias());
   linear.replaceAllUsesWith(output);
   linear.erase();
   return success();

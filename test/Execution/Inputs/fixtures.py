@@ -26,6 +26,17 @@ def save_initial(directory, model, inputs):
     return initial
 
 
+def save_step(out, loss, model, optimizer):
+    """OUT/loss.npy and each PARAM.grad.npy as the update reads them, then
+    the update and each updated PARAM.npy."""
+    save(out, "loss", loss)
+    for n, p in model.named_parameters():
+        save(out, n + ".grad", p.grad)
+    optimizer.step()
+    for n, p in model.named_parameters():
+        save(out, n, p)
+
+
 def reference_steps(model, initial, prefix, loss_of, optimizers=OPTIMIZERS):
     """For each optimizer (name, make): from `initial`, loss_of(model),
     backward and one step, written to PREFIX-NAME/ as loss.npy,
@@ -40,12 +51,6 @@ def reference_steps(model, initial, prefix, loss_of, optimizers=OPTIMIZERS):
         optimizer.zero_grad(set_to_none=True)
         loss = loss_of(model)
         loss.backward()
-        out = prefix + "-" + name
-        save(out, "loss", loss)
-        for n, p in model.named_parameters():
-            save(out, n + ".grad", p.grad)
-        optimizer.step()
-        for n, p in model.named_parameters():
-            save(out, n, p)
+        save_step(prefix + "-" + name, loss, model, optimizer)
         losses[name] = loss.item()
     return losses

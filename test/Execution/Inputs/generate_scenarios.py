@@ -31,7 +31,7 @@ import os
 import numpy as np
 import torch
 
-from fixtures import save
+from fixtures import save, save_step
 from generate_mlp import MLP
 
 
@@ -41,17 +41,6 @@ def initial_model(here):
         for n, p in model.named_parameters():
             p.copy_(torch.from_numpy(np.load(os.path.join(here, "mlp", n + ".npy"))))
     return model
-
-
-def save_step(out, loss, model, optimizer):
-    """loss.npy, each NAME.grad.npy as the update reads it, then the update
-    and each updated NAME.npy."""
-    save(out, "loss", loss)
-    for n, p in model.named_parameters():
-        save(out, n + ".grad", p.grad)
-    optimizer.step()
-    for n, p in model.named_parameters():
-        save(out, n, p)
 
 
 def clipping(here, xa, la):
