@@ -1,20 +1,34 @@
-"""Liger-Kernel's fused linear cross-entropy in transformers' causal LMs, torch 2.x on the CPU.
+"""Liger-Kernel's kernels in transformers' causal LMs, torch 2.x on the CPU.
 
 LigerFusedLinearCrossEntropy (liger_kernel.ops.fused_linear_cross_entropy)
 computes lm_head and the cross-entropy chunk by chunk of tokens and their
 gradients in the forward, so no [tokens, vocab] logits exist: what
 `apply_liger_kernel_to_<model>(fused_linear_cross_entropy=True)` (and
-Trainer's use_liger_kernel) gives a model called with labels. Here only
-that kernel is patched in (rope, rms_norm, swiglu and cross_entropy False),
-so a row differs from the plain one by the loss alone. Liger's kernels are
-Triton's; on the CPU they run in Triton's interpreter (TRITON_INTERPRET=1),
-which works on the tensors' own storage (its NumPy blocks are not PyTorch's
-allocator's and memhook does not count them).
+Trainer's use_liger_kernel) gives a model called with labels. A row's
+`kernels` says what is patched in: "model" nothing (transformers' loss),
+"liger" that loss alone (rope, rms_norm, swiglu and cross_entropy False),
+"all" apply_liger_kernel_to_<model>()'s defaults as use_liger_kernel=True
+applies them (rope, rms_norm, swiglu and the fused loss), and "rms_norm",
+"swiglu" or "rope" that kernel alone with transformers' loss; a
+"_checkpoint" suffix adds model.gradient_checkpointing_enable(
+gradient_checkpointing_kwargs={"use_reentrant": False}) (each decoder
+layer under torch.utils.checkpoint; use_cache is False anyway). Liger's
+kernels are Triton's; on the CPU they run in Triton's interpreter
+(TRITON_INTERPRET=1), which works on the tensors' own storage (its NumPy
+blocks are not PyTorch's allocator's and memhook does not count them).
+Triton 3.9's interpreter passes a float argument as a Python float and
+runs libdevice's rsqrt as a stub: interpreter_fixes() wraps floats as
+float32 scalars (as compiled Triton passes them) and computes rsqrt as
+1 / sqrt, which allocates nothing of PyTorch's either. And each launch
+leaves its arguments' storages in reference cycles (GridExecutor's
+recursive _to_cpu/_from_cpu closures and their `storages` dicts), alive
+until Python's cyclic collector runs, which compiled Triton never does:
+interpreter_fixes() collects them as each launch returns.
 
 Each case (config of test/Inputs/hf/small, dtype fp32 or bf16
 (model.to(torch.bfloat16)), "full" training or "lora" (peft, r=8,
-alpha=16, dropout 0.05, all-linear: lm_head frozen), loss "model"
-(transformers' ForCausalLMLoss) or "liger", tokens [BATCH, SEQ]) is built
+alpha=16, dropout 0.05, all-linear: lm_head frozen), kernels (above),
+tokens [BATCH, SEQ]) is built
 with AutoModelForCausalLM.from_config (torch.manual_seed(0), model.train(),
 sdpa) on ids from a Generator seeded 0, labels = ids, use_cache=False.
 Per row:
@@ -39,6 +53,7 @@ os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported, in every proc
 
 import ctypes
 import datetime
+import gc
 import importlib.metadata
 import pathlib
 import platform
@@ -52,22 +67,58 @@ from hf_truth import storage_of
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SMALL = ROOT / "test" / "Inputs" / "hf" / "small"
-# (config, dtype, training, loss, batch, seq)
+# (config, dtype, training, kernels, batch, seq)
 CASES = ([(c, d, "full", l, 2, 128) for c in ("llama", "qwen2") for d in ("fp32", "bf16")
           for l in ("model", "liger")] +
          [("llama", d, "lora", l, 2, 128) for d in ("fp32", "bf16") for l in ("model", "liger")] +
-         [("llama", "fp32", "full", l, 1, 100) for l in ("model", "liger")])
+         [("llama", "fp32", "full", l, 1, 100) for l in ("model", "liger")] +
+         [("llama", d, "full", k, 2, 128) for d in ("fp32", "bf16")
+          for k in ("all", "rms_norm", "swiglu", "rope")] +
+         [("qwen2", "fp32", "full", "all", 2, 128)] +
+         [("llama", d, "lora", "all", 2, 128) for d in ("fp32", "bf16")] +
+         [("llama", "fp32", "full", k, 2, 128) for k in ("model_checkpoint", "all_checkpoint")])
+# What apply_liger_kernel_to_<model> patches in for each `kernels`.
+KERNELS = {"model": (), "liger": ("fused_linear_cross_entropy",),
+           "all": ("rope", "rms_norm", "swiglu", "fused_linear_cross_entropy"),
+           "rms_norm": ("rms_norm",), "swiglu": ("swiglu",), "rope": ("rope",)}
 
 
-def case_id(config, dtype, training, loss, batch, seq):
-    return f"{config}_{dtype}_{training}_{loss}_b{batch}_t{seq}"
+def case_id(config, dtype, training, kernels, batch, seq):
+    return f"{config}_{dtype}_{training}_{kernels}_b{batch}_t{seq}"
 
 
-def patch_liger(model_type):
+def interpreter_fixes():
+    """Triton 3.9's interpreter, as compiled Triton runs Liger (module docstring)."""
+    import numpy as np
+    import triton.language as tl
+    import triton.runtime.interpreter as interpreter
+    import liger_kernel.ops.rms_norm as rms_norm
+    convert = interpreter._implicit_cvt
+
+    def convert_float(arg):
+        if isinstance(arg, float):
+            handle = interpreter.TensorHandle(np.array([arg], dtype=np.float32), tl.float32)
+            return tl.tensor(handle, tl.float32)
+        return convert(arg)
+
+    interpreter._implicit_cvt = convert_float
+    rms_norm.rsqrt = lambda x: 1.0 / tl.sqrt(x)
+    launch = interpreter.GridExecutor.__call__
+
+    def launch_and_collect(self, *args, **kwargs):
+        launch(self, *args, **kwargs)
+        gc.collect()
+
+    interpreter.GridExecutor.__call__ = launch_and_collect
+
+
+def patch_liger(model_type, kernels):
     import liger_kernel.transformers as lt
+    interpreter_fixes()
+    on = KERNELS[kernels]
     getattr(lt, f"apply_liger_kernel_to_{model_type}")(
-        rope=False, rms_norm=False, swiglu=False, cross_entropy=False,
-        fused_linear_cross_entropy=True)
+        cross_entropy=False,
+        **{k: k in on for k in ("rope", "rms_norm", "swiglu", "fused_linear_cross_entropy")})
 
 
 def saved_bytes(model, ids):
@@ -88,15 +139,17 @@ def saved_bytes(model, ids):
 
 def run_case(rank, case, port, queue):
     from transformers import AutoConfig, AutoModelForCausalLM
-    name, dtype, training, loss, batch, seq = case
+    name, dtype, training, kernels, batch, seq = case
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=0, world_size=1)
     torch.set_num_threads(1)
     hook = ctypes.CDLL(None)  # memhook.so, preloaded
     hook.vram_live.restype = hook.vram_peak.restype = ctypes.c_longlong
     config = AutoConfig.from_pretrained(SMALL / f"{name}.json")
-    if loss == "liger":
-        patch_liger(config.model_type)
+    checkpoint = kernels.endswith("_checkpoint")
+    kernels = kernels.removesuffix("_checkpoint")
+    if kernels != "model":
+        patch_liger(config.model_type, kernels)
     start = hook.vram_live()
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(config, attn_implementation="sdpa")
@@ -106,6 +159,8 @@ def run_case(rank, case, port, queue):
         from peft import LoraConfig, get_peft_model
         model = get_peft_model(model, LoraConfig(r=8, lora_alpha=16, lora_dropout=0.05,
                                                  target_modules="all-linear"))
+    if checkpoint:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.train()
     ids = torch.randint(0, config.vocab_size, (batch, seq), generator=torch.Generator().manual_seed(0))
     opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=0.01)
@@ -132,14 +187,17 @@ def main():
         cid = case_id(*case)
         if only and cid not in only:
             continue
-        name, dtype, training, loss, batch, seq = case
+        name, dtype, training, kernels, batch, seq = case
+        on = KERNELS[kernels.removesuffix("_checkpoint")]
         (r,) = run_ranks(run_case, 1, case)
         del r["rank"]
         row = {"id": cid, "config": f"test/Inputs/hf/small/{name}.json",
                "dtype": {"fp32": "float32", "bf16": "bfloat16"}[dtype], "training": training,
                "lora": ({"r": 8, "alpha": 16, "dropout": 0.05, "targets": "all-linear"}
                         if training == "lora" else None),
-               "loss": loss, "batch": batch, "sequence_length": seq,
+               "loss": "liger" if "fused_linear_cross_entropy" in on else "model",
+               "liger_kernels": list(on), "gradient_checkpointing": kernels.endswith("_checkpoint"),
+               "batch": batch, "sequence_length": seq,
                "attn_implementation": "sdpa", "use_cache": False, **r}
         print(row, flush=True)
         rows.append(row)

@@ -8,19 +8,21 @@ using namespace vram;
 
 static constexpr int64_t kMiB = 1 << 20;
 
-// Total memory as nvidia-smi prints it (MiB) for the common SKUs.
+// Total memory as nvidia-smi prints it (MiB) for the common SKUs, their
+// compute capability and their SMs (NVIDIA's specifications; what
+// torch.cuda.get_device_properties(...).multi_processor_count reports).
 static const GpuSpec kGpus[] = {
-    {"h200", "NVIDIA H200 141GB (sm_90)", 143771 * kMiB, 90},
-    {"h100", "NVIDIA H100 80GB HBM3 (sm_90)", 81559 * kMiB, 90},
-    {"a100", "NVIDIA A100 80GB (sm_80)", 81920 * kMiB, 80},
-    {"a100-40gb", "NVIDIA A100 40GB (sm_80)", 40960 * kMiB, 80},
-    {"l40s", "NVIDIA L40S 48GB (sm_89)", 46068 * kMiB, 89},
-    {"a10", "NVIDIA A10 24GB (sm_86)", 23028 * kMiB, 86},
-    {"l4", "NVIDIA L4 24GB (sm_89)", 23034 * kMiB, 89},
-    {"rtx4090", "NVIDIA GeForce RTX 4090 24GB (sm_89)", 24564 * kMiB, 89},
-    {"rtx3090", "NVIDIA GeForce RTX 3090 24GB (sm_86)", 24576 * kMiB, 86},
-    {"v100", "NVIDIA V100 32GB (sm_70)", 32768 * kMiB, 70},
-    {"t4", "NVIDIA T4 16GB (sm_75)", 15360 * kMiB, 75},
+    {"h200", "NVIDIA H200 141GB (sm_90)", 143771 * kMiB, 90, 132},
+    {"h100", "NVIDIA H100 80GB HBM3 (sm_90)", 81559 * kMiB, 90, 132},
+    {"a100", "NVIDIA A100 80GB (sm_80)", 81920 * kMiB, 80, 108},
+    {"a100-40gb", "NVIDIA A100 40GB (sm_80)", 40960 * kMiB, 80, 108},
+    {"l40s", "NVIDIA L40S 48GB (sm_89)", 46068 * kMiB, 89, 142},
+    {"a10", "NVIDIA A10 24GB (sm_86)", 23028 * kMiB, 86, 72},
+    {"l4", "NVIDIA L4 24GB (sm_89)", 23034 * kMiB, 89, 58},
+    {"rtx4090", "NVIDIA GeForce RTX 4090 24GB (sm_89)", 24564 * kMiB, 89, 128},
+    {"rtx3090", "NVIDIA GeForce RTX 3090 24GB (sm_86)", 24576 * kMiB, 86, 82},
+    {"v100", "NVIDIA V100 32GB (sm_70)", 32768 * kMiB, 70, 80},
+    {"t4", "NVIDIA T4 16GB (sm_75)", 15360 * kMiB, 75, 40},
 };
 
 ArrayRef<GpuSpec> vram::getGpuSpecs() { return kGpus; }
@@ -48,6 +50,7 @@ DeviceModel vram::makeDeviceModel(const GpuSpec *gpu, bool lazyLoading) {
     device.gpu = gpu->name.str();
     device.capacityBytes = gpu->capacityBytes;
     device.computeCapability = gpu->computeCapability;
+    device.multiprocessors = gpu->multiprocessors;
   }
   return device;
 }

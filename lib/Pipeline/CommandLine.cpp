@@ -169,6 +169,14 @@ struct VramOptFlags {
       cl::desc("Flatten [B, T, V] logits to [B*T, V] for the loss (language "
                "models; the zoo's say so themselves)"),
       cl::init(false), cl::cat(stepCat)};
+  cl::list<std::string> ligerKernels{
+      "liger",
+      cl::desc("Liger-Kernel's kernels in a LLaMA-layout decoder's training "
+               "step (--zoo=llama-7b, --hf llama, mistral, qwen2, qwen3), as "
+               "apply_liger_kernel_to_<model> patches them in: rms_norm, "
+               "swiglu, rope, fused_linear_cross_entropy (the loss), or all "
+               "(Trainer's use_liger_kernel=True: the four)"),
+      cl::value_desc("KERNELS"), cl::CommaSeparated, cl::cat(scenarioCat)};
   cl::list<std::string> freezePatterns{
       "freeze",
       cl::desc("Freeze parameters: globs on their names or module paths "
@@ -572,6 +580,11 @@ struct VramOptFlags {
   }
 
   llvm::Expected<LoraOptions> parseLora() const;
+  /// --liger's model kernels; `fusedLoss` is set when it names the loss.
+  llvm::Expected<zoo::LigerKernels> parseLiger(bool &fusedLoss) const;
+  /// The step's loss: --loss, Liger's fused one, or a Hugging Face
+  /// model's own.
+  nn::LossKind getLossKind() const;
   llvm::Expected<std::optional<ParallelOptions>> parseParallel() const;
   /// --mode=generate and its flags against the input and the other flags.
   llvm::Error checkGeneration(ModelKind kind) const;
@@ -869,6 +882,49 @@ VramOptFlags::parseParallel() const {
   return std::optional<ParallelOptions>(options);
 }
 
+llvm::Expected<zoo::LigerKernels>
+VramOptFlags::parseLiger(bool &fusedLoss) const {
+  zoo::LigerKernels liger;
+  fusedLoss = false;
+  for (llvm::StringRef kernel : ligerKernels) {
+    if (kernel == "all") {
+      liger.rmsNorm = liger.swiglu = liger.rope = fusedLoss = true;
+    } else if (kernel == "rms_norm") {
+      liger.rmsNorm = true;
+    } else if (kernel == "swiglu") {
+      liger.swiglu = true;
+    } else if (kernel == "rope") {
+      liger.rope = true;
+    } else if (kernel == "fused_linear_cross_entropy") {
+      fusedLoss = true;
+    } else {
+      return makeUsageError("--liger=" + kernel +
+                            ": expected rms_norm, swiglu, rope, "
+                            "fused_linear_cross_entropy or all");
+    }
+  }
+  // The weight gradient's partial sums: a row per SM of the GPU (--gpu, or
+  // the generic one's).
+  if (device == nn::Device::Cuda)
+    liger.rmsNormPartialRows =
+        makeDeviceModel(lookupGpu(gpuName), /*lazyLoading=*/true)
+            .multiprocessors;
+  return liger;
+}
+
+nn::LossKind VramOptFlags::getLossKind() const {
+  bool fusedLoss =
+      llvm::is_contained(ligerKernels, "all") ||
+      llvm::is_contained(ligerKernels, "fused_linear_cross_entropy");
+  if (fusedLoss)
+    return nn::LossKind::FusedLinearCrossEntropy;
+  // A Hugging Face model trains with its own loss (Trainer, or the model
+  // called with labels) unless --loss says otherwise.
+  if (!lossKind.getNumOccurrences() && !huggingFaceConfig.empty())
+    return nn::LossKind::CausalLm;
+  return lossKind;
+}
+
 llvm::Error VramOptFlags::checkGeneration(ModelKind kind) const {
   auto usage = [](const llvm::Twine &message) {
     return makeUsageError(message);
@@ -983,7 +1039,29 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
   if (optimizerInBackward && !parallelSpec.empty())
     return usage("--optimizer-in-backward with --parallel is not modelled "
                  "yet");
-  if (lossKind == nn::LossKind::FusedLinearCrossEntropy) {
+  if (!ligerKernels.empty()) {
+    bool fusedLoss;
+    if (llvm::Expected<zoo::LigerKernels> liger = parseLiger(fusedLoss); !liger)
+      return liger.takeError();
+    if (mode != nn::StepMode::Train)
+      return usage("--liger models Liger-Kernel's kernels in training "
+                   "(--mode=train, Trainer's use_liger_kernel)");
+    if (fusedLoss && lossKind.getNumOccurrences() &&
+        lossKind != nn::LossKind::FusedLinearCrossEntropy)
+      return usage("--liger's fused_linear_cross_entropy is the loss: not "
+                   "with --loss=" +
+                   nn::stringifyLossKind(lossKind));
+    if (validate != ValidationTarget::None)
+      return usage("--validate does not execute Liger-Kernel's kernels yet");
+    if (precision == nn::Precision::AmpFp16 ||
+        precision == nn::Precision::AmpBf16)
+      return usage("--liger under autocast (--precision=amp-*) is not "
+                   "modelled yet: load the model in its dtype "
+                   "(--precision=bf16)");
+    if (!parallelSpec.empty())
+      return usage("--liger with --parallel is not modelled yet");
+  }
+  if (getLossKind() == nn::LossKind::FusedLinearCrossEntropy) {
     if (validate != ValidationTarget::None)
       return usage("--validate does not execute the fused linear "
                    "cross-entropy yet");
@@ -1214,6 +1292,11 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
       return usage("--padded with --mode=generate (left-padded prompts) is "
                    "not modelled yet");
   }
+  if (!ligerKernels.empty() && kind != ModelKind::Zoo &&
+      kind != ModelKind::HuggingFace)
+    return usage("--liger patches the layers of a model vram-opt builds "
+                 "(--zoo or --hf); an .mlir model writes nn.liger_rms_norm, "
+                 "nn.liger_swiglu and nn.liger_rope itself");
   // Only the Hugging Face decoders run transformers' cache in training (the
   // zoo's follow transformers from before it).
   if (useCache.getNumOccurrences() && useCache &&
@@ -1323,17 +1406,17 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
   if (optimizerImpl.getNumOccurrences())
     options.implementation = optimizerImpl;
   options.step.weightDecay = weightDecay;
-  // A Hugging Face model trains with its own loss (Trainer, or the model
-  // called with labels) unless --loss says otherwise.
-  options.step.loss =
-      !lossKind.getNumOccurrences() && !huggingFaceConfig.empty()
-          ? nn::LossKind::CausalLm
-          : lossKind.getValue();
+  options.step.loss = getLossKind();
   options.step.flattenLogits = flattenLogits;
   options.step.setToNone = setToNone;
   options.step.keepOutput = keepOutput;
   options.step.lossOutput = lossOutput;
   options.useCache = useCache;
+  bool fusedLoss;
+  if (llvm::Expected<zoo::LigerKernels> liger = parseLiger(fusedLoss))
+    options.liger = *liger;
+  else
+    llvm::consumeError(liger.takeError()); // check() rejected it before
   options.step.gradAccum = gradAccum;
   options.step.optimizerInBackward = optimizerInBackward;
   options.step.ema = ema;

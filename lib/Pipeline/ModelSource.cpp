@@ -46,6 +46,9 @@ public:
   void setTensorParallel(int64_t ranks) override {
     options.tensorParallel = ranks;
   }
+  void setLiger(const zoo::LigerKernels &liger) override {
+    options.liger = liger;
+  }
 
   llvm::Expected<OwningOpRef<ModuleOp>>
   build(std::optional<int64_t> batch) override {
@@ -62,6 +65,7 @@ public:
     zooOptions.tensorParallel = options.tensorParallel;
     zooOptions.packed = options.packed;
     zooOptions.padded = options.padded;
+    zooOptions.liger = options.liger;
     llvm::Expected<OwningOpRef<ModuleOp>> module =
         zoo::buildModel(context, options.name, zooOptions);
     if (!module)
@@ -92,6 +96,9 @@ public:
   void setTensorParallel(int64_t ranks) override {
     options.tensorParallel = ranks;
   }
+  void setLiger(const zoo::LigerKernels &liger) override {
+    options.liger = liger;
+  }
   void setTrainingCache(bool useCache) override { options.useCache = useCache; }
   bool hasTrainingCache() const override {
     return config.layout != zoo::DecoderLayout::Bert &&
@@ -111,6 +118,7 @@ public:
     zooOptions.packed = options.packed;
     zooOptions.padded = options.padded;
     zooOptions.useCache = options.useCache;
+    zooOptions.liger = options.liger;
     zooOptions.decoderSeq = options.decoderSeq;
     // T5 was trained on 512 tokens (its configs' n_positions), without a
     // position table that would bound them.

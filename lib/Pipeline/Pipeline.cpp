@@ -217,6 +217,7 @@ void vram::syncModelSource(ModelSource &source,
   source.setTrainingCache(options.useCache &&
                           options.step.mode == nn::StepMode::Train &&
                           options.checkpointModules.empty());
+  source.setLiger(options.liger);
 }
 
 FailureOr<int64_t> vram::measureModel(ModelSource &source,
@@ -523,6 +524,24 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
       tryChange("--loss=fused_linear_cross_entropy",
                 "Liger-Kernel's: no [tokens, vocab] logits",
                 [](PipelineOptions &o) {
+                  o.step.loss = nn::LossKind::FusedLinearCrossEntropy;
+                });
+    // Liger-Kernel's kernels in a LLaMA-layout decoder (Trainer's
+    // use_liger_kernel=True): its RMSNorm, SwiGLU and RoPE keep less for
+    // backward and its fused loss makes no logits (other models do not
+    // build with them).
+    if (!options.liger.any() &&
+        (options.step.loss == nn::LossKind::CausalLm ||
+         options.step.loss == nn::LossKind::FusedLinearCrossEntropy ||
+         step->hasAttr(nn::NNDialect::kSequenceLogitsAttrName)) &&
+        !autocast && !options.parallel && !options.step.keepOutput)
+      tryChange("--liger=all",
+                "Liger-Kernel's RMSNorm, SwiGLU, RoPE and fused loss",
+                [&](PipelineOptions &o) {
+                  o.liger.rmsNorm = o.liger.swiglu = o.liger.rope = true;
+                  if (o.step.device == nn::Device::Cuda)
+                    o.liger.rmsNormPartialRows =
+                        o.memoryModel.getDevice().multiprocessors;
                   o.step.loss = nn::LossKind::FusedLinearCrossEntropy;
                 });
     if (options.precision == nn::Precision::Fp32 &&

@@ -333,6 +333,15 @@ FailureOr<Analyses> vram::report::analyze(ModuleOp module,
   a.ema = a.func->hasAttr(nn::NNDialect::kEmaAttrName);
   a.keepOutput = a.func->hasAttr(nn::NNDialect::kKeepOutputAttrName);
   a.useCache = llvm::any_of(ops, llvm::IsaPred<nn::KvCacheUpdateOp>);
+  for (auto [present, name] :
+       {std::pair{llvm::any_of(ops, llvm::IsaPred<nn::LigerRmsNormOp>),
+                  "rms_norm"},
+        {llvm::any_of(ops, llvm::IsaPred<nn::LigerSwigluOp>), "swiglu"},
+        {llvm::any_of(ops, llvm::IsaPred<nn::LigerRopeOp>), "rope"},
+        {llvm::any_of(ops, llvm::IsaPred<nn::FusedLinearCrossEntropyOp>),
+         "fused_linear_cross_entropy"}})
+    if (present)
+      a.liger.push_back(name);
   if (auto loss = llvm::find_if(
           ops, [](Operation *op) { return op->hasTrait<nn::LossOpTrait>(); });
       loss != ops.end())
@@ -685,6 +694,7 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"max_grad_norm",
             a.maxGradNorm ? json::Value(*a.maxGradNorm) : json::Value(nullptr)},
            {"use_cache", a.useCache},
+           {"liger", json::Array(a.liger)},
            {"generate", generateJson(a)},
            {"cudnn_workspace",
             stringifyEnum(getTorchTarget(a.func).cudnnWorkspace)}}},

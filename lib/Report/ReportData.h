@@ -117,6 +117,9 @@ struct Analyses {
   /// Whether the forward copies keys and values into transformers'
   /// DynamicCache (nn.kv_cache_update ops: use_cache, or generation).
   bool useCache = false;
+  /// Liger-Kernel's kernels the step runs (their op names without "liger_",
+  /// and the fused linear cross-entropy), in that order.
+  std::vector<std::string> liger;
   /// The tokens of the one packed row the batch is (nn.packed_tokens:
   /// --tokens); none for a batch of rows.
   std::optional<int64_t> packedTokens;

@@ -338,9 +338,11 @@ static bool gradStridesExpress(Value grad, ArrayRef<Attribute> views,
   return getViewStrides(shape, strides, type.getShape()).has_value();
 }
 
-/// The inverse of pass-through view `op` for its operand `i`: a
-/// permutation, a reshape to the operand's type, or none.
-static Attribute inverseView(Builder &b, Operation *op, unsigned i) {
+/// The inverse of pass-through view `op` for its operand `i`, whose
+/// gradient is `result`'s: a permutation, a reshape to the operand's type,
+/// or none.
+static Attribute inverseView(Builder &b, Operation *op, unsigned i,
+                             Value result) {
   auto in = cast<RankedTensorType>(op->getOperand(i).getType());
   int64_t rank = in.getRank();
   if (auto t = dyn_cast<TransposeOp>(op)) {
@@ -355,7 +357,7 @@ static Attribute inverseView(Builder &b, Operation *op, unsigned i) {
       inverse[(d + rank) % rank] = j;
     return b.getDenseI64ArrayAttr(inverse);
   }
-  if (op->getResult(0).getType() != in)
+  if (result.getType() != in)
     return TypeAttr::get(in);
   return {};
 }
@@ -685,6 +687,8 @@ void BuildStepPass::saveForBackward(TrainStep &s) {
     for (const SavedTensor &tensor : saved) {
       switch (tensor.kind) {
       case SavedTensor::Kind::Operand:
+        if (tensor.gradientOf >= 0)
+          rec.gradSaved[tensor.gradientOf] = rec.saved.size();
         rec.saved.push_back(rec.op->getOperand(tensor.index));
         rec.roles.push_back(
             SavedRoleAttr::get(ctx, SavedKind::Operand, tensor.index));
@@ -741,20 +745,25 @@ void BuildStepPass::buildBackward(TrainStep &s) {
       if (!needs)
         continue;
       Value operand = op->getOperand(i);
-      if (!outGrads.empty() && autodiff.isGradPassthrough(i)) {
-        SmallVector<Attribute> views(s.viewsOf.lookup(op->getResult(0)));
-        Attribute inverse = inverseView(b, op, i);
+      // A pass-through operand takes its result's gradient: the only
+      // result's, or, for an op with a result per operand (Liger's RoPE
+      // rotating q and k), result i's.
+      Value passed = op->getResult(op->getNumResults() > 1 ? i : 0);
+      Value passedGrad = s.gradOf.lookup(passed);
+      if (passedGrad && autodiff.isGradPassthrough(i)) {
+        SmallVector<Attribute> views(s.viewsOf.lookup(passed));
+        Attribute inverse = inverseView(b, op, i, passed);
         // ViewBackward reshapes the gradient: when the gradient arrives
         // through a transposing view whose strides cannot express the
         // operand's shape, that reshape copies (a backward node).
         if (auto reshape = dyn_cast_or_null<TypeAttr>(inverse);
             !reshape ||
-            gradStridesExpress(outGrads.front(), views,
+            gradStridesExpress(passedGrad, views,
                                cast<RankedTensorType>(reshape.getValue()))) {
           if (inverse)
             views.push_back(inverse);
-          s.contribute(operand, outGrads.front(), /*passthrough=*/true,
-                       op->getLoc(), views);
+          s.contribute(operand, passedGrad, /*passthrough=*/true, op->getLoc(),
+                       views);
           continue;
         }
       }

@@ -47,9 +47,11 @@ unsigned vram::insertContiguousCopies(func::FuncOp func) {
     if (op->getNumOperands() == 0 || op->getNumResults() == 0 ||
         !isa<RankedTensorType>(op->getOperand(0).getType()))
       return;
-    if (std::optional<SmallVector<int64_t>> result =
-            op.getResultStrides(strides(op->getOperand(0))))
-      stridesOf[op->getResult(0)] = std::move(*result);
+    SmallVector<int64_t> input = strides(op->getOperand(0));
+    for (unsigned i = 0, e = op->getNumResults(); i < e; ++i)
+      if (std::optional<SmallVector<int64_t>> result =
+              op.getResultStridesAt(i, input))
+        stridesOf[op->getResult(i)] = std::move(*result);
   });
   return copies;
 }

@@ -151,6 +151,9 @@ private:
   }
 
   Value rmsNorm(Value x, const std::string &name) {
+    if (model.liger.rmsNorm)
+      return mb.ligerRmsNorm(x, name, c.normEps,
+                             model.liger.rmsNormPartialRows);
     if (!c.gemmaScaling)
       return mb.decomposedRmsNorm(x, name, c.normEps);
     return mb.decomposedRmsNorm(x, name, c.normEps, /*unitOffset=*/true);
@@ -232,8 +235,23 @@ private:
       v = project(x, name, "v", c.numKeyValueHeads);
     }
     Value unrotatedQ = q, unrotatedK = k;
-    q = applyRotary(q, rope, name + ".rotary");
-    k = applyRotary(k, rope, name + ".rotary");
+    if (model.liger.rope) {
+      // sdpa's fused kernels hand back dq and dk laid out as q and k; a
+      // key repeated to the heads gets its summed gradient contiguous.
+      bool eager =
+          model.attention == vram::nn::AttentionImplementation::Eager ||
+          c.eagerAttentionOnly;
+      bool fused = !eager && getAttentionBackend(c, model, bool(mask)) !=
+                                 vram::nn::AttentionBackend::Math;
+      bool repeated = c.numKeyValueHeads != c.numHeads &&
+                      (eager || mask ||
+                       model.target.version == vram::nn::TorchVersion::V1_13);
+      std::tie(q, k) = mb.ligerRope(q, k, rope.cos, rope.sin, name + ".rotary",
+                                    fused, fused && !repeated);
+    } else {
+      q = applyRotary(q, rope, name + ".rotary");
+      k = applyRotary(k, rope, name + ".rotary");
+    }
     // apply_rotary_pos_emb's caller holds q and k until it returns.
     mb.keepAlive({unrotatedQ, unrotatedK}, name + ".rotary");
     // A decode step's query attends to every cached position: no mask, not
@@ -295,6 +313,13 @@ private:
     }
     Value gate = mb.linear(columnParallelInput(x, name + ".gate_proj"),
                            name + ".gate_proj", inner, c.mlpBias);
+    if (model.liger.swiglu) {
+      // LigerSwiGLUMLP: down_proj(silu_mul(gate_proj(x), up_proj(x))).
+      Value up = mb.linear(columnParallelInput(x, name + ".up_proj"),
+                           name + ".up_proj", inner, c.mlpBias);
+      return rowParallel(mb.ligerSwiglu(gate, up, name), name + ".down_proj",
+                         c.hiddenSize, c.mlpBias);
+    }
     gate = activation(gate, name);
     Value up = mb.linear(columnParallelInput(x, name + ".up_proj"),
                          name + ".up_proj", inner, c.mlpBias);

@@ -161,6 +161,13 @@ Value ModelBuilder::rmsNorm(Value x, StringRef layer, double eps) {
                            llvm::APFloat(eps));
 }
 
+Value ModelBuilder::ligerRmsNorm(Value x, StringRef layer, double eps,
+                                 int64_t partialRows) {
+  Value w = param(layer, "weight", {shapeOf(x).back()});
+  return LigerRmsNormOp::create(builder, loc(layer), x, w, llvm::APFloat(eps),
+                                partialRows);
+}
+
 Value ModelBuilder::inverseRms(Value x, StringRef layer, double eps) {
   Location l = loc(layer);
   // variance = x.to(float32).pow(2).mean(-1, keepdim=True)
@@ -266,6 +273,10 @@ Value ModelBuilder::add(Value lhs, Value rhs, StringRef layer, bool inplace) {
 
 Value ModelBuilder::mul(Value lhs, Value rhs, StringRef layer) {
   return MulOp::create(builder, loc(layer), lhs, rhs, /*inplace=*/false);
+}
+
+Value ModelBuilder::ligerSwiglu(Value gate, Value up, StringRef layer) {
+  return LigerSwigluOp::create(builder, loc(layer), gate, up);
 }
 
 Value ModelBuilder::div(Value lhs, Value rhs, StringRef layer, bool inplace) {
@@ -521,6 +532,15 @@ std::pair<Value, Value> ModelBuilder::rotaryTables(int64_t seq,
   Value invFreq = buffer(layer, (prefix + "inv_freq").str(), {1, 1, half});
   Value freqs = expand(invFreq, layer, {1, seq, half});
   return {concat({freqs, freqs}, layer, 2), concat({freqs, freqs}, layer, 2)};
+}
+
+std::pair<Value, Value> ModelBuilder::ligerRope(Value q, Value k, Value cos,
+                                                Value sin, StringRef layer,
+                                                bool qGradInPlace,
+                                                bool kGradInPlace) {
+  auto rope = LigerRopeOp::create(builder, loc(layer), q, k, cos, sin,
+                                  qGradInPlace, kGradInPlace);
+  return {rope.getQueryOut(), rope.getKeyOut()};
 }
 
 Value ModelBuilder::applyRotary(Value x, Value cos, Value sin,

@@ -18,6 +18,7 @@
 #define VRAM_LIB_ZOO_MODELBUILDER_H
 
 #include "vram/Dialect/NN/NNInterfaces.h"
+#include "vram/Zoo/Zoo.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -103,6 +104,9 @@ struct ModelConfig {
   /// Language models: the rows are padded to `seq` and the forward takes
   /// their attention_mask (--padded).
   bool padded = false;
+  /// Liger-Kernel's kernels in place of transformers' modules (LLaMA
+  /// layout, training).
+  LigerKernels liger;
 };
 
 class ModelBuilder {
@@ -168,6 +172,10 @@ public:
   /// With `unitOffset`, Gemma's: the normalized x times (1 + weight).
   mlir::Value decomposedRmsNorm(mlir::Value x, llvm::StringRef layer,
                                 double eps, bool unitOffset = false);
+  /// Liger-Kernel's LigerRMSNorm (Llama casting mode, in place backward):
+  /// one kernel, keeping its input and a float32 inverse RMS per row.
+  mlir::Value ligerRmsNorm(mlir::Value x, llvm::StringRef layer, double eps,
+                           int64_t partialRows);
   /// transformers' T5LayerNorm: the variance of x.to(float32), then
   /// `x * torch.rsqrt(variance + eps)` on the input as it is (float32 when
   /// the input is bf16 or fp16: the product promotes), cast to the weight's
@@ -196,6 +204,9 @@ public:
   mlir::Value add(mlir::Value lhs, mlir::Value rhs, llvm::StringRef layer,
                   bool inplace = false);
   mlir::Value mul(mlir::Value lhs, mlir::Value rhs, llvm::StringRef layer);
+  /// LigerSwiGLUMLP's product silu(gate) * up, one kernel.
+  mlir::Value ligerSwiglu(mlir::Value gate, mlir::Value up,
+                          llvm::StringRef layer);
   mlir::Value div(mlir::Value lhs, mlir::Value rhs, llvm::StringRef layer,
                   bool inplace = false);
   mlir::Value tanh(mlir::Value x, llvm::StringRef layer);
@@ -353,6 +364,11 @@ public:
   /// sin over the first `rotaryDim` of each head; with `concatenate` (Phi-3,
   /// GPT-NeoX) the rest is concatenated back (torch.cat: a new tensor even
   /// when nothing is left).
+  /// liger_rotary_pos_emb on q and k (nn.liger_rope); `qGradInPlace` and
+  /// `kGradInPlace`: their gradients come back in their layout.
+  std::pair<mlir::Value, mlir::Value>
+  ligerRope(mlir::Value q, mlir::Value k, mlir::Value cos, mlir::Value sin,
+            llvm::StringRef layer, bool qGradInPlace, bool kGradInPlace);
   mlir::Value applyRotary(mlir::Value x, mlir::Value cos, mlir::Value sin,
                           int64_t rotaryDim, bool concatenate,
                           llvm::StringRef layer);

@@ -164,6 +164,38 @@ llvm::Error checkTensorParallel(const CausalLMConfig *config, StringRef name,
   return llvm::Error::success();
 }
 
+/// Whether Liger-Kernel's kernels can replace `config`'s modules as
+/// apply_liger_kernel_to_llama (mistral, qwen2, qwen3) patches them in (a
+/// message saying why not).
+llvm::Error checkLiger(const CausalLMConfig *config, StringRef name,
+                       const LigerKernels &liger) {
+  if (!liger.any())
+    return llvm::Error::success();
+  if (!config || config->layout != DecoderLayout::Llama)
+    return error("Liger-Kernel's RMSNorm, SwiGLU and RoPE are modelled for "
+                 "LLaMA-layout decoders (llama-7b, --hf llama, mistral, "
+                 "qwen2, qwen3), not for " +
+                 name);
+  // Gemma's norms (offset 1, float32 throughout), Phi-3's fused
+  // projections and partial rotary, the experts' MLPs: Liger patches them
+  // with other kernels.
+  auto unmodelled = [&](StringRef what) {
+    return error("Liger-Kernel's kernels for " + what + " (" + name +
+                 ") are not modelled");
+  };
+  if (config->gemmaScaling || config->sandwichNorms)
+    return unmodelled("Gemma's norms");
+  if (config->fusedProjections || config->rotaryDim ||
+      config->rotaryConcatenates)
+    return unmodelled("Phi-3's fused projections and partial rotary");
+  if (config->numExperts)
+    return unmodelled("a mixture of experts");
+  if (liger.swiglu && config->activation != GatedActivation::Silu)
+    return error("LigerSwiGLUMLP runs silu: " + name +
+                 "'s MLP activation is not silu");
+  return llvm::Error::success();
+}
+
 /// Whether a generation program of `config`'s tokens can be built for
 /// `layout` (a message saying why not): a KV cache is modelled for the
 /// decoders built as transformers' (a DecoderLayout), and the tokens must fit
@@ -277,6 +309,10 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
     if (llvm::Error e =
             checkAttentionMasks(causalLM ? &*causalLM : nullptr, name, c))
       return std::move(e);
+    c.liger = options.liger;
+    if (llvm::Error e =
+            checkLiger(causalLM ? &*causalLM : nullptr, name, c.liger))
+      return std::move(e);
     if (model.maxSeq && c.seq > model.maxSeq)
       return error(name + " has " + Twine(model.maxSeq) +
                    " learned positions: sequence length " + Twine(c.seq) +
@@ -286,6 +322,8 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
 
   if (options.packed)
     return error(name + " is a vision model: --tokens packs token sequences");
+  if (llvm::Error e = checkLiger(nullptr, name, options.liger))
+    return std::move(e);
   if (options.seq)
     return error(name + " is a vision model: it takes no sequence length");
   if (options.maxNewTokens)
@@ -627,6 +665,8 @@ buildVisionTransformer(MLIRContext *context, const CausalLMConfig &config,
   if (options.packed)
     return error(config.name +
                  " is a vision model: --tokens packs token sequences");
+  if (llvm::Error e = checkLiger(nullptr, config.name, options.liger))
+    return std::move(e);
   if (options.seq)
     return error(config.name + " is a vision model: it takes no sequence "
                                "length");
@@ -705,6 +745,9 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
   c.packed = options.packed;
   c.padded = options.padded;
   if (llvm::Error e = checkAttentionMasks(&config, config.name, c))
+    return std::move(e);
+  c.liger = options.liger;
+  if (llvm::Error e = checkLiger(&config, config.name, c.liger))
     return std::move(e);
   if (c.maxNewTokens && config.slidingWindow &&
       c.seq + c.maxNewTokens - 1 > *config.slidingWindow)

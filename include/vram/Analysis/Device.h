@@ -27,6 +27,8 @@ struct GpuSpec {
   llvm::StringRef description;
   int64_t capacityBytes;
   unsigned computeCapability; ///< 90 for sm_90
+  /// Streaming multiprocessors (multi_processor_count).
+  unsigned multiprocessors;
 };
 
 llvm::ArrayRef<GpuSpec> getGpuSpecs();
@@ -56,6 +58,8 @@ struct DeviceModel {
   std::string gpu = "generic"; ///< the --gpu name, "generic" when none
   int64_t capacityBytes = 0;   ///< 0 when no GPU was named
   unsigned computeCapability = 80;
+  /// Streaming multiprocessors: an A100's 108 for the generic sm_80 GPU.
+  unsigned multiprocessors = 108;
   int64_t contextBytes = getDefaultContextBytes(/*lazyLoading=*/true);
   bool lazyLoading = true;
 };

@@ -15,6 +15,7 @@
 #include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Report/Report.h"
 #include "vram/Support/Findings.h"
+#include "vram/Zoo/Zoo.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -77,6 +78,10 @@ public:
   /// Hugging Face decoders; the others have no cache). Set by
   /// vram::syncModelSource.
   virtual void setTrainingCache(bool useCache) {}
+  /// Liger-Kernel's kernels in the decoder's layers (zoo and Hugging Face
+  /// decoders; building another model with them fails). Set by
+  /// vram::syncModelSource.
+  virtual void setLiger(const zoo::LigerKernels &liger) {}
   /// Whether the model has transformers' training cache to turn on (a
   /// Hugging Face decoder; an encoder has none).
   virtual bool hasTrainingCache() const { return false; }
@@ -129,6 +134,9 @@ struct ZooSourceOptions {
   bool packed = false;
   /// --padded: padded rows with their attention_mask (ZooOptions::padded).
   bool padded = false;
+  /// --liger: Liger-Kernel's kernels (ZooOptions::liger); set by
+  /// vram::syncModelSource.
+  zoo::LigerKernels liger;
 };
 /// Fails (a UsageError) for an unknown model name, on its first build.
 std::unique_ptr<ModelSource> createZooSource(mlir::MLIRContext *context,
@@ -153,6 +161,9 @@ struct HuggingFaceSourceOptions {
   bool packed = false;
   /// --padded: padded rows with their attention_mask (ZooOptions::padded).
   bool padded = false;
+  /// --liger: Liger-Kernel's kernels (ZooOptions::liger); set by
+  /// vram::syncModelSource.
+  zoo::LigerKernels liger;
   /// A training forward with use_cache (unless the config says false);
   /// vram::syncModelSource sets it from the pipeline's options.
   bool useCache = false;

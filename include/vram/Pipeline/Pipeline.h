@@ -14,6 +14,7 @@
 #include "vram/Analysis/StepMemory.h"
 #include "vram/Report/Report.h"
 #include "vram/Transforms/Passes.h"
+#include "vram/Zoo/Zoo.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
@@ -88,6 +89,9 @@ struct PipelineOptions {
   /// a DynamicCache, unless checkpointing is on (transformers then turns
   /// the cache off).
   bool useCache = true;
+  /// Liger-Kernel's kernels in the layers of a decoder the front end
+  /// builds (--liger; its fused loss is step.loss).
+  zoo::LigerKernels liger;
   /// The multi-GPU layout (vram-parallel on the built step); none for one
   /// GPU.
   std::optional<ParallelOptions> parallel;
@@ -157,7 +161,6 @@ findFittingBatch(ModelSource &source, const PipelineOptions &options);
 /// does not fit. A UsageError for a model without a sequence length.
 llvm::Expected<std::optional<int64_t>>
 findFittingSequence(ModelSource &source, const PipelineOptions &options);
-
 
 /// Checks `module`'s step against `options.budget`: over it, an error at the
 /// peak op with notes at the largest storages, then remarks saying what

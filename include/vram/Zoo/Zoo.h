@@ -20,6 +20,21 @@
 
 namespace vram::zoo {
 
+/// Liger-Kernel's kernels patched into a LLaMA-layout decoder in place of
+/// transformers' modules (apply_liger_kernel_to_<model>): LigerRMSNorm,
+/// LigerSwiGLUMLP's product, liger_rotary_pos_emb. The fused linear
+/// cross-entropy is the step's loss (--loss), not the model's.
+struct LigerKernels {
+  bool rmsNorm = false;
+  bool swiglu = false;
+  bool rope = false;
+  /// LigerRMSNorm's backward sums the weight's gradient from one float32
+  /// row per program: the device's SMs on CUDA, 1 on the CPU.
+  int64_t rmsNormPartialRows = 1;
+
+  bool any() const { return rmsNorm || swiglu || rope; }
+};
+
 /// Shape options; an unset value takes the model's default.
 struct ZooOptions {
   int64_t batch = 1;
@@ -59,6 +74,8 @@ struct ZooOptions {
   /// attention_mask (model(input_ids, attention_mask=...)): transformers
   /// then masks attention whatever the cache.
   bool padded = false;
+  /// --liger: Liger-Kernel's kernels in the decoder's layers.
+  LigerKernels liger;
 };
 
 struct ZooModelInfo {

@@ -255,3 +255,101 @@ void ScaledDotProductAttentionOp::getSavedTensors(
                                                Float32Type::get(getContext())),
                          "logsumexp"));
 }
+
+//===----------------------------------------------------------------------===//
+// Liger-Kernel's rotary embedding
+//===----------------------------------------------------------------------===//
+
+LogicalResult LigerRopeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  auto q = cast<RankedTensorType>(adaptor.getQuery().getType());
+  auto k = cast<RankedTensorType>(adaptor.getKey().getType());
+  if (q.getRank() != 4 || k.getRank() != 4)
+    return emitOptionalError(loc, "q and k must be [B, heads, T, D], got ",
+                             shapeStr(q.getShape()), " and ",
+                             shapeStr(k.getShape()));
+  if (q.getDimSize(0) != k.getDimSize(0) ||
+      q.getDimSize(2) != k.getDimSize(2) || q.getDimSize(3) != k.getDimSize(3))
+    return emitOptionalError(loc, "q ", shapeStr(q.getShape()), " and k ",
+                             shapeStr(k.getShape()),
+                             " must agree but for their heads");
+  // rope_forward takes [T, rotary dim] tables (unsqueezed) or [1 or B, T,
+  // rotary dim] ones.
+  for (Value table : {adaptor.getCos(), adaptor.getSin()}) {
+    auto t = cast<RankedTensorType>(table.getType());
+    ArrayRef<int64_t> s = t.getShape();
+    bool batched = s.size() == 3 && (s[0] == 1 || s[0] == q.getDimSize(0));
+    if ((s.size() != 2 && !batched) || s[s.size() - 2] != q.getDimSize(2) ||
+        s.back() > q.getDimSize(3))
+      return emitOptionalError(loc, "cos and sin must be [", q.getDimSize(2),
+                               ", rotary dim <= ", q.getDimSize(3),
+                               "] or [1 or ", q.getDimSize(0), ", ...], got ",
+                               shapeStr(s));
+  }
+  results.push_back(q);
+  results.push_back(k);
+  return success();
+}
+
+bool LigerRopeOp::rotatesInPlace(Value x) {
+  // rope_forward: x.transpose(1, 2).contiguous() is x's own storage when x
+  // is transpose(1, 2) of a contiguous [B, T, H, D] tensor.
+  auto t = x.getDefiningOp<TransposeOp>();
+  if (!t)
+    return false;
+  int64_t d0 = t.getDim0() < 0 ? t.getDim0() + 4 : t.getDim0();
+  int64_t d1 = t.getDim1() < 0 ? t.getDim1() + 4 : t.getDim1();
+  if (std::min(d0, d1) != 1 || std::max(d0, d1) != 2)
+    return false;
+  // Contiguous: a kernel's output, or a reshape of one (the projection's
+  // output viewed as heads), not a strided view.
+  Value source = t.getInput();
+  if (auto reshape = source.getDefiningOp<ReshapeOp>())
+    source = reshape.getInput();
+  return !isa_and_nonnull<TransposeOp, PermuteOp, SliceOp, ExpandOp>(
+      source.getDefiningOp());
+}
+
+Value LigerRopeOp::getAliasedOperand(unsigned resultIndex) {
+  Value x = getOperand(resultIndex);
+  return rotatesInPlace(x) ? x : Value();
+}
+
+void LigerRopeOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  getInplaceEffects(rotatesInPlace(getQuery()) || rotatesInPlace(getKey()),
+                    effects);
+}
+
+int64_t LigerRopeOp::getFlops(FlopConvention c, bool) {
+  // x * cos + rotate_half(x) * sin over the rotated columns: 3 per element.
+  if (c != Conv::Full)
+    return 0;
+  int64_t rotary = tensorOf(getCos()).getShape().back();
+  int64_t headDim = tensorOf(getQuery()).getShape().back();
+  int64_t elements = satAdd(numel(getQuery()), numel(getKey()));
+  return satMul(3, elements / headDim, rotary);
+}
+
+void LigerRopeOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                  SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(2)); // cos
+  saved.push_back(SavedTensor::operand(3)); // sin
+}
+
+// The backward rotates dq and dk in place when they arrive in q's and k's
+// layout.
+bool LigerRopeOp::isGradPassthrough(unsigned i) {
+  return i == 0 ? getQueryGradInPlace() : i == 1 && getKeyGradInPlace();
+}
+
+std::optional<SmallVector<int64_t>>
+LigerRopeOp::getResultStridesAt(unsigned index, ArrayRef<int64_t>) {
+  // Either way the kernel's tensor is a contiguous [B, T, H, D], returned
+  // transposed to [B, H, T, D].
+  ArrayRef<int64_t> s = tensorOf(getResult(index)).getShape();
+  return SmallVector<int64_t>{s[2] * s[1] * s[3], s[3], s[1] * s[3], 1};
+}

@@ -469,6 +469,18 @@ NN_BINARY_OP(MulOp)
 NN_BINARY_OP(DivOp)
 #undef NN_BINARY_OP
 
+// silu and the product: one FLOP per element each under `full`.
+int64_t LigerSwigluOp::getFlops(FlopConvention c, bool) {
+  return c == Conv::Full ? satMul(numel(getOutput()), 2) : 0;
+}
+
+void LigerSwigluOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                    SmallVectorImpl<SavedTensor> &saved) {
+  // save_for_backward(a, b); swiglu_backward writes da and db over them.
+  saved.push_back(SavedTensor::operandOverwrittenByGradient(0));
+  saved.push_back(SavedTensor::operandOverwrittenByGradient(1));
+}
+
 // add/sub hand the output gradient itself to an operand of the output's
 // shape; a broadcast operand gets a reduced (new) tensor.
 static bool sameShapeAsOutput(Value operand, Value output) {

@@ -209,6 +209,56 @@ void RmsNormOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
       statsType(tensorOf(getInput()), getNormalizedRank()), "rstd"));
 }
 
+LogicalResult LigerRmsNormOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location> loc,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &results) {
+  auto input = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (input.getRank() < 1)
+    return emitOptionalError(loc, "expects an input of rank >= 1");
+  if (failed(
+          checkNormalizedShape(loc, input, adaptor.getWeight(), "weight", 1)))
+    return failure();
+  if (adaptor.getPartialRows() < 1)
+    return emitOptionalError(loc, "partial_rows must be >= 1, got ",
+                             adaptor.getPartialRows());
+  results.push_back(input);
+  return success();
+}
+
+int64_t LigerRmsNormOp::getFlops(FlopConvention c, bool) {
+  // As aten's rms_norm: the kernel does the same arithmetic in one pass.
+  return c == Conv::Full ? satMul(numel(getInput()), 4) : 0;
+}
+
+void LigerRmsNormOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                     SmallVectorImpl<SavedTensor> &saved) {
+  // save_for_backward(X, W, RSTD): RSTD is one float32 per row.
+  auto input = tensorOf(getInput());
+  saved.push_back(SavedTensor::operand(0));
+  saved.push_back(SavedTensor::operand(1));
+  saved.push_back(SavedTensor::extra(
+      RankedTensorType::get({numel(input) / input.getShape().back()},
+                            Float32Type::get(getContext())),
+      "rstd"));
+}
+
+// in_place=True: the backward writes dX over dY.
+bool LigerRmsNormOp::isGradPassthrough(unsigned i) { return i == 0; }
+
+void LigerRmsNormOp::getBackwardWorkspace(const TorchTarget &,
+                                          ArrayRef<bool> operandNeedsGrad,
+                                          SmallVectorImpl<int64_t> &sizes) {
+  if (operandNeedsGrad.size() < 2 || !operandNeedsGrad[1])
+    return; // a frozen weight: no partial sums
+  // _dW [partial_rows, H] float32, then _dW.sum(0) (float32) and, for a
+  // weight of another dtype, its .to(W.dtype) copy: the gradient.
+  int64_t hidden = tensorOf(getWeight()).getShape().back();
+  sizes.push_back(satMul(getPartialRows(), hidden, 4));
+  if (!tensorOf(getWeight()).getElementType().isF32())
+    sizes.push_back(satMul(hidden, 4));
+}
+
 LogicalResult GroupNormOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,

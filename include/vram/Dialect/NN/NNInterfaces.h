@@ -38,11 +38,12 @@ struct SavedTensor {
   /// An extra tensor made before the op runs, from its operands only: the
   /// clone of `self` autograd keeps for an in-place op that overwrites it.
   bool beforeOp = false;
-  /// An extra tensor that is the gradient of operand `gradientOf` itself: a
-  /// kernel that computes its gradients in the forward (Liger's fused
-  /// linear cross-entropy) allocates them first (before its temporaries,
-  /// hence `beforeOp`) and saves them, and its backward node returns them
-  /// without allocating. -1: none.
+  /// A saved tensor whose storage the backward node returns as the gradient
+  /// of operand `gradientOf`, allocating nothing: an extra tensor that a
+  /// kernel computing its gradients in the forward (Liger's fused linear
+  /// cross-entropy) allocates first (before its temporaries, hence
+  /// `beforeOp`) and saves, or a saved operand the backward overwrites with
+  /// the gradient (Liger's SwiGLU). -1: none.
   int gradientOf = -1;
 
   static SavedTensor operand(unsigned i) { return {Kind::Operand, i}; }
@@ -52,6 +53,10 @@ struct SavedTensor {
   }
   static SavedTensor extraBeforeOp(mlir::Type type, llvm::StringRef name) {
     return {Kind::Extra, 0, type, name, /*beforeOp=*/true};
+  }
+  /// Operand `i`, which the backward overwrites with its own gradient.
+  static SavedTensor operandOverwrittenByGradient(unsigned i) {
+    return {Kind::Operand, i, {}, {}, false, static_cast<int>(i)};
   }
   static SavedTensor gradient(mlir::Type type, llvm::StringRef name,
                               unsigned operand) {

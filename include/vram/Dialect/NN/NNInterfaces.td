@@ -190,6 +190,18 @@ def NN_LayoutOpInterface : OpInterface<"LayoutOpInterface"> {
         return std::nullopt;
       }]>,
     InterfaceMethod<[{
+        The strides of result `index` given the strides of operand 0 (an
+        op with several results lays each out); by default
+        getResultStrides for result 0 and contiguous for the others.
+      }],
+      "std::optional<::llvm::SmallVector<int64_t>>", "getResultStridesAt",
+      (ins "unsigned":$index, "::llvm::ArrayRef<int64_t>":$inputStrides),
+      [{}], [{
+        if (index != 0)
+          return std::nullopt;
+        return $_op.getResultStrides(inputStrides);
+      }]>,
+    InterfaceMethod<[{
         Appends the operands the kernel views as another shape, with that
         shape.
       }],

@@ -441,6 +441,34 @@ def NN_RmsNormOp : NN_SimpleLayerOp<"rms_norm", [InferTypeOpAdaptor,
   }];
 }
 
+def NN_LigerRmsNormOp : NN_SimpleLayerOp<"liger_rms_norm",
+    [InferTypeOpAdaptor], /*pure=*/1,
+    ["isGradPassthrough", "getBackwardWorkspace"]> {
+  let summary = "Liger-Kernel's RMSNorm over the last dimension";
+  let description = [{
+    LigerRMSNormFunction (liger-kernel 0.8.5, ops/rms_norm.py) as
+    LigerRMSNorm runs it for Llama-family models (casting mode "llama",
+    offset 0, in_place=True): `weight * (x * rsqrt(mean(x^2) + eps))`
+    with the inverse RMS in float32. The kernel writes a new output and one
+    float32 inverse RMS per row; it keeps the input, the weight and that
+    [rows] vector. Its backward writes the input's gradient over the
+    output's (in place: no new tensor) and sums the weight's from
+    `partial_rows` float32 partial rows [partial_rows, H] (one per SM on
+    CUDA, one on the CPU), `_dW.sum(0).to(weight.dtype)`.
+
+    ```mlir
+    %y = nn.liger_rms_norm %x, %g {eps = 1.0e-05 : f64} : (tensor<2x128x256xf32>, tensor<256xf32>) -> tensor<2x128x256xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$weight,
+      DefaultValuedAttr<F64Attr, "1e-6">:$eps,
+      DefaultValuedAttr<I64Attr, "1">:$partial_rows);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weight attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def NN_GroupNormOp : NN_SimpleLayerOp<"group_norm",
     [InferTypeOpAdaptor, AttrSizedOperandSegments, NN_AutocastFloat32]> {
   let summary = "group normalization of an NC... tensor";
@@ -828,6 +856,24 @@ def NN_MulOp : NN_BinaryOp<"mul"> {
     ```
   }];
 }
+def NN_LigerSwigluOp : NN_SimpleLayerOp<"liger_swiglu",
+    [AllTypesMatch<["gate", "up", "output"]>]> {
+  let summary = "Liger-Kernel's silu(gate) * up (LigerSiLUMulFunction)";
+  let description = [{
+    The product of LigerSwiGLUMLP (liger-kernel 0.8.5, ops/swiglu.py): one
+    kernel writes `silu(gate) * up`, keeping only its two operands (no
+    silu output); the backward recomputes silu and writes the gradients
+    over the kept operands, so its gradients are those tensors.
+
+    ```mlir
+    %h = nn.liger_swiglu %g, %u : tensor<2x128x688xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$gate, NN_FloatTensor:$up);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = "$gate `,` $up attr-dict `:` type($output)";
+}
+
 def NN_DivOp : NN_BinaryOp<"div"> {
   let summary = "elementwise quotient with broadcasting";
   let description = [{
@@ -1087,6 +1133,44 @@ def NN_ScaledDotProductAttentionOp : NN_LayerOp<"scaled_dot_product_attention",
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
+}
+
+def NN_LigerRopeOp : NN_SimpleLayerOp<"liger_rope",
+    [InferTypeOpAdaptor, DeclareOpInterfaceMethods<NN_AliasingOpInterface>,
+     DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getResultStridesAt"]>,
+     NN_InplaceEffects], /*pure=*/0, ["isGradPassthrough"]> {
+  let summary = "Liger-Kernel's rotary embedding of q and k, in place";
+  let description = [{
+    liger_rotary_pos_emb (LigerRopeFunction, liger-kernel 0.8.5,
+    ops/rope.py) for q [B, H, T, D] and k [B, KV, T, D] with cos and sin
+    [T, D] or [1 or B, T, D]: `x * cos + rotate_half(x) * sin`. The kernel
+    runs on `x.transpose(1, 2).contiguous()`, which for the transposed view
+    of a projection's output (transformers' attention makes q and k so) is
+    that output itself: then it rotates q and k in place and returns them
+    transposed back (otherwise it rotates a contiguous copy). It keeps cos
+    and sin. Its backward rotates the incoming gradients the same way: in
+    place when they come laid out as q and k are (`query_grad_in_place`,
+    `key_grad_in_place`: sdpa's fused kernels return dq, dk and dv so; a
+    key repeated to the heads gets a new summed gradient), else into
+    copies.
+
+    ```mlir
+    %qr, %kr = nn.liger_rope %q, %k, %cos, %sin : (tensor<2x8x128x32xf32>, tensor<2x2x128x32xf32>, tensor<1x128x32xf32>, tensor<1x128x32xf32>) -> (tensor<2x8x128x32xf32>, tensor<2x2x128x32xf32>)
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$query, NN_FloatTensor:$key,
+      NN_FloatTensor:$cos, NN_FloatTensor:$sin, UnitAttr:$query_grad_in_place,
+      UnitAttr:$key_grad_in_place);
+  let results = (outs NN_FloatTensor:$query_out, NN_FloatTensor:$key_out);
+  let assemblyFormat = [{
+    $query `,` $key `,` $cos `,` $sin attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// Whether the kernel works on `x`'s own storage: `x` is the
+    /// transpose(1, 2) view of a contiguous [B, T, H, D] tensor.
+    static bool rotatesInPlace(::mlir::Value x);
+  }];
 }
 
 def NN_ConcatOp : NN_LayerOp<"concat", [InferTypeOpAdaptor, NN_AutocastPromote]> {
