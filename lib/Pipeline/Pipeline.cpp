@@ -399,16 +399,26 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
   };
   bool autocast = options.precision == nn::Precision::AmpFp16 ||
                   options.precision == nn::Precision::AmpBf16;
-  // Serving: the weights in 16 or 4 bits (bitsandbytes' Linear4bit, as
-  // BitsAndBytesConfig(load_in_4bit=True) loads them).
+  // Serving: the weights in 16, 8 or 4 bits (bitsandbytes' Linear8bitLt
+  // and Linear4bit, as BitsAndBytesConfig(load_in_8bit=True) or
+  // load_in_4bit=True loads them).
   if (generating) {
     if (options.precision == nn::Precision::Fp32)
       tryChange("--precision=bf16", "the weights in bfloat16",
                 [](PipelineOptions &o) { o.precision = nn::Precision::Bf16; });
     if (!options.quantize && !autocast &&
-        options.step.torchVersion == nn::TorchVersion::V2)
+        options.step.torchVersion == nn::TorchVersion::V2) {
       tryChange("--quantize=nf4 --double-quant", "4-bit weights",
                 useNf4DoubleQuant);
+      // LLM.int8() (load_in_8bit=True): a byte a weight and a float32 scale
+      // a row, its outliers in 16 bits.
+      tryChange("--quantize=int8", "LLM.int8() 8-bit weights",
+                [](PipelineOptions &o) {
+                  QuantizeOptions quantize;
+                  quantize.quantType = nn::QuantType::Int8;
+                  o.quantize = quantize;
+                });
+    }
   }
   // One GPU's share under tensor parallelism, for a model whose front end
   // splits its layers (a build that cannot, or whose heads a group does not
