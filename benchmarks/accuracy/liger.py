@@ -74,7 +74,8 @@ CASES = ([(c, d, "full", l, 2, 128) for c in ("llama", "qwen2") for d in ("fp32"
          [("llama", "fp32", "full", l, 1, 100) for l in ("model", "liger")] +
          [("llama", d, "full", k, 2, 128) for d in ("fp32", "bf16")
           for k in ("all", "rms_norm", "swiglu", "rope")] +
-         [("qwen2", "fp32", "full", "all", 2, 128)] +
+         [(c, "fp32", "full", k, 2, 128) for c in ("qwen2", "qwen3", "mistral") for k in ("model", "all")
+          if (c, k) != ("qwen2", "model")] +
          [("llama", d, "lora", "all", 2, 128) for d in ("fp32", "bf16")] +
          [("llama", "fp32", "full", k, 2, 128) for k in ("model_checkpoint", "all_checkpoint")])
 # What apply_liger_kernel_to_<model> patches in for each `kernels`.
