@@ -35,7 +35,9 @@ MixedPrecisionPolicy (param_dtype, reduce_dtype); with world size 1 it
 casts the model and its inputs to param_dtype instead (the one-process
 reference). A fifth element "hf_loss" trains with transformers' own loss,
 `model(input_ids, labels=labels).loss` (ForCausalLMLoss), instead; "keep"
-wraps the units with reshard_after_forward=False.
+wraps the units with reshard_after_forward=False; "liger" patches
+Liger-Kernel's kernels into the model first (apply_liger_kernel_to_llama()
+as liger.py runs it, Triton's interpreter) and trains as "hf_loss" does.
 
     benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/fsdp.py
 
@@ -83,7 +85,12 @@ CASES = [("mlp", 2, "sgd"), ("mlp", 2, "adam"), ("mlp", 4, "sgd"),
          ("bert", 2, "adam"),
          # fully_shard(unit, reshard_after_forward=False).
          ("mlp", 2, "sgd", None, "keep"), ("resnet18", 2, "sgd", None, "keep"),
-         ("llama", 2, "sgd", None, "keep")]
+         ("llama", 2, "sgd", None, "keep"),
+         # Liger-Kernel's kernels, apply_liger_kernel_to_llama()'s defaults
+         # (RMSNorm, SwiGLU, RoPE, the fused loss: liger.py), the model
+         # called with labels; transformers' own loss beside.
+         ("llama", 2, "sgd", None, "hf_loss"), ("llama", 1, "sgd", None, "liger"),
+         ("llama", 2, "sgd", None, "liger")]
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, None: None}
 LLAMA_BATCH, LLAMA_SEQ = 2, 256
 
@@ -116,8 +123,8 @@ def build(name):
 
 def train_step(model, opt, x, y, hf_loss=False):
     opt.zero_grad(set_to_none=True)
-    if hf_loss:  # LlamaForCausalLM(input_ids, labels=...).loss
-        loss = model.lm(x, labels=y.view(x.shape)).loss
+    if hf_loss:  # LlamaForCausalLM(input_ids, labels=...).loss, through FSDP's root
+        loss = model(x, labels=y.view(x.shape))
     else:
         loss = F.cross_entropy(model(x), y)
     loss.backward()
@@ -126,7 +133,10 @@ def train_step(model, opt, x, y, hf_loss=False):
 
 
 def run_rank(rank, shape, name, optimizer, policy, option, in_place, port, queue):
-    hf_loss = option == "hf_loss"
+    hf_loss = option in ("hf_loss", "liger")
+    if option == "liger":
+        from liger import patch_liger
+        patch_liger("llama", "all")
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
@@ -163,6 +173,9 @@ def run_rank(rank, shape, name, optimizer, policy, option, in_place, port, queue
 
 
 def main():
+    # Liger's Triton kernels run in the interpreter, which must be on
+    # before triton is imported in the ranks.
+    os.environ["TRITON_INTERPRET"] = "1"
     preload_memhook()
     only = sys.argv[1:]
     rows = []
@@ -186,6 +199,9 @@ def main():
                "mesh": list(shape),
                **({"param_dtype": policy[0], "reduce_dtype": policy[1]} if policy else {}),
                **({"loss": "transformers (labels given to the model)"} if option == "hf_loss" else {}),
+               **({"loss": "Liger's fused linear cross-entropy (labels given to the model)",
+                   "liger_kernels": ["rope", "rms_norm", "swiglu", "fused_linear_cross_entropy"]}
+                  if option == "liger" else {}),
                **({"reshard_after_forward": False} if option == "keep" else {}),
                "units": build(name)[1],
                **rank_figures(ranks, gloo)}

@@ -144,6 +144,8 @@ class FlatLogits(nn.Module):
             out = self.lm(input_ids=ids, labels=labels, decoder_input_ids=decoder_input_ids)
             return out.logits.flatten(0, 1) if labels is None else out.loss
         kwargs = {} if self.encoder else {"use_cache": self.training}
+        if labels is not None:  # the model's own loss (ForCausalLMLoss, or Liger's)
+            return self.lm(ids, labels=labels, **kwargs).loss
         logits = self.lm(ids, **kwargs).logits
         return logits if self.classifier else logits.flatten(0, 1)
 

@@ -1039,6 +1039,21 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
   if (optimizerInBackward && !parallelSpec.empty())
     return usage("--optimizer-in-backward with --parallel is not modelled "
                  "yet");
+  // Liger's kernels are measured under FSDP2 alone (fsdp=N): not yet with
+  // replicas (dp, hsdp, ZeRO) or tensor parallelism (DTensor inputs, which
+  // Liger's RMSNorm gathers).
+  auto ligerParallel = [&](const llvm::Twine &what) -> llvm::Error {
+    if (parallelSpec.empty())
+      return llvm::Error::success();
+    llvm::Expected<std::optional<ParallelOptions>> parallel = parseParallel();
+    if (!parallel)
+      return parallel.takeError();
+    if (*parallel && (*parallel)->fsdp > 1 && (*parallel)->dp == 1 &&
+        (*parallel)->tp == 1 && (*parallel)->zero == 0)
+      return llvm::Error::success();
+    return usage(what + " with --parallel is modelled for FSDP2 (fsdp=N) "
+                        "only yet");
+  };
   if (!ligerKernels.empty()) {
     bool fusedLoss;
     if (llvm::Expected<zoo::LigerKernels> liger = parseLiger(fusedLoss); !liger)
@@ -1058,8 +1073,8 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
       return usage("--liger under autocast (--precision=amp-*) is not "
                    "modelled yet: load the model in its dtype "
                    "(--precision=bf16)");
-    if (!parallelSpec.empty())
-      return usage("--liger with --parallel is not modelled yet");
+    if (llvm::Error error = ligerParallel("--liger"))
+      return error;
   }
   if (getLossKind() == nn::LossKind::FusedLinearCrossEntropy) {
     if (validate != ValidationTarget::None)
@@ -1070,9 +1085,8 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
       return usage("--loss=fused_linear_cross_entropy under autocast "
                    "(--precision=amp-*) is not modelled yet: load the model "
                    "in its dtype (--precision=bf16)");
-    if (!parallelSpec.empty())
-      return usage("--loss=fused_linear_cross_entropy with --parallel is not "
-                   "modelled yet");
+    if (llvm::Error error = ligerParallel("--loss=fused_linear_cross_entropy"))
+      return error;
     if (keepOutput)
       return usage("--keep-output holds logits that the fused linear "
                    "cross-entropy never makes");
