@@ -525,12 +525,17 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
       tryChange("--optimizer-in-backward",
                 "each gradient freed after its update",
                 [](PipelineOptions &o) { o.step.optimizerInBackward = true; });
+    // Liger's kernels are modelled on one GPU and under FSDP2 alone.
+    bool ligerParallel =
+        !options.parallel ||
+        (options.parallel->fsdp > 1 && options.parallel->dp == 1 &&
+         options.parallel->tp == 1 && options.parallel->zero == 0);
     // A language model's lm_head and loss as Liger's fused linear
     // cross-entropy: no [tokens, vocab] logits, nor their float32 copy (a
     // model whose output is not a bias-free linear does not build).
     if ((options.step.loss == nn::LossKind::CausalLm ||
          step->hasAttr(nn::NNDialect::kSequenceLogitsAttrName)) &&
-        !autocast && !options.parallel && !options.step.keepOutput)
+        !autocast && ligerParallel && !options.step.keepOutput)
       tryChange("--loss=fused_linear_cross_entropy",
                 "Liger-Kernel's: no [tokens, vocab] logits",
                 [](PipelineOptions &o) {
@@ -544,7 +549,7 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
         (options.step.loss == nn::LossKind::CausalLm ||
          options.step.loss == nn::LossKind::FusedLinearCrossEntropy ||
          step->hasAttr(nn::NNDialect::kSequenceLogitsAttrName)) &&
-        !autocast && !options.parallel && !options.step.keepOutput)
+        !autocast && ligerParallel && !options.step.keepOutput)
       tryChange("--liger=all",
                 "Liger-Kernel's RMSNorm, SwiGLU, RoPE and fused loss",
                 [&](PipelineOptions &o) {
