@@ -120,6 +120,13 @@ LogicalResult LowerToTensorPass::lower(ModuleOp module, func::FuncOp step) {
   };
   SmallVector<Persistent> persistent;
   DenseMap<Value, unsigned> persistentIndex;
+  // `<param>.grad`, the name --dump and the runner give a gradient.
+  auto gradName = [&](Value param) {
+    auto it = persistentIndex.find(param);
+    return (it == persistentIndex.end() ? std::string("param")
+                                        : persistent[it->second].name) +
+           ".grad";
+  };
   SmallVector<std::pair<Value, std::string>> grads;
   // .grad kept across steps or micro-batches (nn.persistent_grads): each
   // gradient the optimizer reads, with its parameter. The gradient backward
@@ -194,11 +201,7 @@ LogicalResult LowerToTensorPass::lower(ModuleOp module, func::FuncOp step) {
       auto it = paramOfGrad.find(result);
       if (it == paramOfGrad.end())
         continue;
-      auto param = persistentIndex.find(it->second);
-      std::string name =
-          (param == persistentIndex.end() ? std::string("param")
-                                          : persistent[param->second].name) +
-          ".grad";
+      std::string name = gradName(it->second);
       unsigned argNo = body.getNumArguments();
       NamedAttribute attrs[] = {
           b.getNamedAttr("vram.storage", b.getStringAttr(stringifyEnum(
@@ -220,13 +223,8 @@ LogicalResult LowerToTensorPass::lower(ModuleOp module, func::FuncOp step) {
     }
     if (returnGrads && !persistentGrads)
       if (auto update = dyn_cast<OptimizerStepOp>(op))
-        for (auto [p, g] : llvm::zip(update.getParams(), update.getGrads())) {
-          auto it = persistentIndex.find(p);
-          std::string name = it == persistentIndex.end()
-                                 ? std::string("param")
-                                 : persistent[it->second].name;
-          grads.push_back({lowered.lookup(g), name + ".grad"});
-        }
+        for (auto [p, g] : llvm::zip(update.getParams(), update.getGrads()))
+          grads.push_back({lowered.lookup(g), gradName(p)});
   }
 
   // Results: the step's own, the final persistent values, the gradients.
