@@ -90,7 +90,7 @@ CASES = [("mlp", 2, "sgd"), ("mlp", 2, "adam"), ("mlp", 4, "sgd"),
          # (RMSNorm, SwiGLU, RoPE, the fused loss: liger.py), the model
          # called with labels; transformers' own loss beside.
          ("llama", 2, "sgd", None, "hf_loss"), ("llama", 1, "sgd", None, "liger"),
-         ("llama", 2, "sgd", None, "liger")]
+         ("llama", 2, "sgd", None, "liger"), ("llama", (2, 2), "adam", None, "liger")]
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, None: None}
 LLAMA_BATCH, LLAMA_SEQ = 2, 256
 

@@ -1039,20 +1039,20 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
   if (optimizerInBackward && !parallelSpec.empty())
     return usage("--optimizer-in-backward with --parallel is not modelled "
                  "yet");
-  // Liger's kernels are measured under FSDP2 alone (fsdp=N): not yet with
-  // replicas (dp, hsdp, ZeRO) or tensor parallelism (DTensor inputs, which
-  // Liger's RMSNorm gathers).
+  // Liger's kernels are measured under FSDP2 (fsdp=N, hsdp=RxS): not yet
+  // with DDP, ZeRO or tensor parallelism (DTensor inputs, which Liger's
+  // RMSNorm gathers).
   auto ligerParallel = [&](const llvm::Twine &what) -> llvm::Error {
     if (parallelSpec.empty())
       return llvm::Error::success();
     llvm::Expected<std::optional<ParallelOptions>> parallel = parseParallel();
     if (!parallel)
       return parallel.takeError();
-    if (*parallel && (*parallel)->fsdp > 1 && (*parallel)->dp == 1 &&
-        (*parallel)->tp == 1 && (*parallel)->zero == 0)
+    if (*parallel && (*parallel)->fsdp > 1 && (*parallel)->tp == 1 &&
+        (*parallel)->zero == 0)
       return llvm::Error::success();
-    return usage(what + " with --parallel is modelled for FSDP2 (fsdp=N) "
-                        "only yet");
+    return usage(what + " with --parallel is modelled for FSDP2 (fsdp=N, "
+                        "hsdp=RxS) only yet");
   };
   if (!ligerKernels.empty()) {
     bool fusedLoss;

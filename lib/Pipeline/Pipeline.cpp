@@ -525,11 +525,10 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
       tryChange("--optimizer-in-backward",
                 "each gradient freed after its update",
                 [](PipelineOptions &o) { o.step.optimizerInBackward = true; });
-    // Liger's kernels are modelled on one GPU and under FSDP2 alone.
-    bool ligerParallel =
-        !options.parallel ||
-        (options.parallel->fsdp > 1 && options.parallel->dp == 1 &&
-         options.parallel->tp == 1 && options.parallel->zero == 0);
+    // Liger's kernels are modelled on one GPU and under FSDP2 (fsdp, hsdp).
+    bool ligerParallel = !options.parallel || (options.parallel->fsdp > 1 &&
+                                               options.parallel->tp == 1 &&
+                                               options.parallel->zero == 0);
     // A language model's lm_head and loss as Liger's fused linear
     // cross-entropy: no [tokens, vocab] logits, nor their float32 copy (a
     // model whose output is not a bias-free linear does not build).
