@@ -237,7 +237,8 @@ private:
     Value unrotatedQ = q, unrotatedK = k;
     if (model.liger.rope) {
       // sdpa's fused kernels hand back dq and dk laid out as q and k; a
-      // key repeated to the heads gets its summed gradient contiguous.
+      // key repeated to the heads, or copied into the training forward's
+      // DynamicCache, gets its gradient from a contiguous one.
       bool eager =
           model.attention == vram::nn::AttentionImplementation::Eager ||
           c.eagerAttentionOnly;
@@ -246,8 +247,9 @@ private:
       bool repeated = c.numKeyValueHeads != c.numHeads &&
                       (eager || mask ||
                        model.target.version == vram::nn::TorchVersion::V1_13);
-      std::tie(q, k) = mb.ligerRope(q, k, rope.cos, rope.sin, name + ".rotary",
-                                    fused, fused && !repeated);
+      std::tie(q, k) =
+          mb.ligerRope(q, k, rope.cos, rope.sin, name + ".rotary", fused,
+                       fused && !repeated && !model.kvCache);
     } else {
       q = applyRotary(q, rope, name + ".rotary");
       k = applyRotary(k, rope, name + ".rotary");
