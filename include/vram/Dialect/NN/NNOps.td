@@ -1151,8 +1151,8 @@ def NN_LigerRopeOp : NN_SimpleLayerOp<"liger_rope",
     and sin. Its backward rotates the incoming gradients the same way: in
     place when they come laid out as q and k are (`query_grad_in_place`,
     `key_grad_in_place`: sdpa's fused kernels return dq, dk and dv so; a
-    key repeated to the heads gets a new summed gradient), else into
-    copies.
+    key repeated to the heads or copied into a cache gets its gradient
+    from a contiguous one), else into copies.
 
     ```mlir
     %qr, %kr = nn.liger_rope %q, %k, %cos, %sin : (tensor<2x8x128x32xf32>, tensor<2x2x128x32xf32>, tensor<1x128x32xf32>, tensor<1x128x32xf32>) -> (tensor<2x8x128x32xf32>, tensor<2x2x128x32xf32>)
