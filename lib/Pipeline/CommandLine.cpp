@@ -580,8 +580,13 @@ struct VramOptFlags {
   }
 
   llvm::Expected<LoraOptions> parseLora() const;
-  /// --liger's model kernels; `fusedLoss` is set when it names the loss.
-  llvm::Expected<zoo::LigerKernels> parseLiger(bool &fusedLoss) const;
+  /// --liger's kernels in the model's layers.
+  llvm::Expected<zoo::LigerKernels> parseLiger() const;
+  /// Whether --liger names Liger's fused loss (itself or with `all`).
+  bool ligerNamesLoss() const {
+    return llvm::is_contained(ligerKernels, "all") ||
+           llvm::is_contained(ligerKernels, "fused_linear_cross_entropy");
+  }
   /// The step's loss: --loss, Liger's fused one, or a Hugging Face
   /// model's own.
   nn::LossKind getLossKind() const;
@@ -882,22 +887,18 @@ VramOptFlags::parseParallel() const {
   return std::optional<ParallelOptions>(options);
 }
 
-llvm::Expected<zoo::LigerKernels>
-VramOptFlags::parseLiger(bool &fusedLoss) const {
+llvm::Expected<zoo::LigerKernels> VramOptFlags::parseLiger() const {
   zoo::LigerKernels liger;
-  fusedLoss = false;
   for (llvm::StringRef kernel : ligerKernels) {
     if (kernel == "all") {
-      liger.rmsNorm = liger.swiglu = liger.rope = fusedLoss = true;
+      liger.rmsNorm = liger.swiglu = liger.rope = true;
     } else if (kernel == "rms_norm") {
       liger.rmsNorm = true;
     } else if (kernel == "swiglu") {
       liger.swiglu = true;
     } else if (kernel == "rope") {
       liger.rope = true;
-    } else if (kernel == "fused_linear_cross_entropy") {
-      fusedLoss = true;
-    } else {
+    } else if (kernel != "fused_linear_cross_entropy") { // the step's loss
       return makeUsageError("--liger=" + kernel +
                             ": expected rms_norm, swiglu, rope, "
                             "fused_linear_cross_entropy or all");
@@ -913,10 +914,7 @@ VramOptFlags::parseLiger(bool &fusedLoss) const {
 }
 
 nn::LossKind VramOptFlags::getLossKind() const {
-  bool fusedLoss =
-      llvm::is_contained(ligerKernels, "all") ||
-      llvm::is_contained(ligerKernels, "fused_linear_cross_entropy");
-  if (fusedLoss)
+  if (ligerNamesLoss())
     return nn::LossKind::FusedLinearCrossEntropy;
   // A Hugging Face model trains with its own loss (Trainer, or the model
   // called with labels) unless --loss says otherwise.
@@ -1039,29 +1037,24 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
   if (optimizerInBackward && !parallelSpec.empty())
     return usage("--optimizer-in-backward with --parallel is not modelled "
                  "yet");
-  // Liger's kernels are measured under FSDP2 (fsdp=N, hsdp=RxS): not yet
-  // with DDP, ZeRO or tensor parallelism (DTensor inputs, which Liger's
-  // RMSNorm gathers).
   auto ligerParallel = [&](const llvm::Twine &what) -> llvm::Error {
     if (parallelSpec.empty())
       return llvm::Error::success();
     llvm::Expected<std::optional<ParallelOptions>> parallel = parseParallel();
     if (!parallel)
       return parallel.takeError();
-    if (*parallel && (*parallel)->fsdp > 1 && (*parallel)->tp == 1 &&
-        (*parallel)->zero == 0)
+    if (isLigerModelledWith(*parallel))
       return llvm::Error::success();
     return usage(what + " with --parallel is modelled for FSDP2 (fsdp=N, "
                         "hsdp=RxS) only yet");
   };
   if (!ligerKernels.empty()) {
-    bool fusedLoss;
-    if (llvm::Expected<zoo::LigerKernels> liger = parseLiger(fusedLoss); !liger)
+    if (llvm::Expected<zoo::LigerKernels> liger = parseLiger(); !liger)
       return liger.takeError();
     if (mode != nn::StepMode::Train)
       return usage("--liger models Liger-Kernel's kernels in training "
                    "(--mode=train, Trainer's use_liger_kernel)");
-    if (fusedLoss && lossKind.getNumOccurrences() &&
+    if (ligerNamesLoss() && lossKind.getNumOccurrences() &&
         lossKind != nn::LossKind::FusedLinearCrossEntropy)
       return usage("--liger's fused_linear_cross_entropy is the loss: not "
                    "with --loss=" +
@@ -1426,8 +1419,7 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
   options.step.keepOutput = keepOutput;
   options.step.lossOutput = lossOutput;
   options.useCache = useCache;
-  bool fusedLoss;
-  if (llvm::Expected<zoo::LigerKernels> liger = parseLiger(fusedLoss))
+  if (llvm::Expected<zoo::LigerKernels> liger = parseLiger())
     options.liger = *liger;
   else
     llvm::consumeError(liger.takeError()); // check() rejected it before

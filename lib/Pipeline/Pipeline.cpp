@@ -220,6 +220,11 @@ void vram::syncModelSource(ModelSource &source,
   source.setLiger(options.liger);
 }
 
+bool vram::isLigerModelledWith(const std::optional<ParallelOptions> &parallel) {
+  return !parallel ||
+         (parallel->fsdp > 1 && parallel->tp == 1 && parallel->zero == 0);
+}
+
 FailureOr<int64_t> vram::measureModel(ModelSource &source,
                                       const PipelineOptions &options,
                                       std::optional<int64_t> batch) {
@@ -525,10 +530,7 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
       tryChange("--optimizer-in-backward",
                 "each gradient freed after its update",
                 [](PipelineOptions &o) { o.step.optimizerInBackward = true; });
-    // Liger's kernels are modelled on one GPU and under FSDP2 (fsdp, hsdp).
-    bool ligerParallel = !options.parallel || (options.parallel->fsdp > 1 &&
-                                               options.parallel->tp == 1 &&
-                                               options.parallel->zero == 0);
+    bool ligerParallel = isLigerModelledWith(options.parallel);
     // A language model's lm_head and loss as Liger's fused linear
     // cross-entropy: no [tokens, vocab] logits, nor their float32 copy (a
     // model whose output is not a bias-free linear does not build).

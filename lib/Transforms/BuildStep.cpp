@@ -748,7 +748,7 @@ void BuildStepPass::buildBackward(TrainStep &s) {
       // A pass-through operand takes its result's gradient: the only
       // result's, or, for an op with a result per operand (Liger's RoPE
       // rotating q and k), result i's.
-      Value passed = op->getResult(op->getNumResults() > 1 ? i : 0);
+      Value passed = op->getResult(i < op->getNumResults() ? i : 0);
       Value passedGrad = s.gradOf.lookup(passed);
       if (passedGrad && autodiff.isGradPassthrough(i)) {
         SmallVector<Attribute> views(s.viewsOf.lookup(passed));
