@@ -9,7 +9,9 @@ The small llama, gpt2 and opt configs of test/Inputs/hf/small
 (torch.manual_seed(0)), llama in float32 and bfloat16, the others in
 float32, saved and loaded with from_pretrained (attention "sdpa"), eval mode, torch.set_num_threads(1); prompts of random token ids
 (batch x prompt_len), generate(max_new_tokens=T, do_sample=False) with no
-end-of-sequence token, so that exactly T tokens are made. Per case:
+end-of-sequence token, so that exactly T tokens are made; the *_padded
+rows left-pad all rows but the first (left_padding_mask) and pass their
+attention_mask. Per case:
 - kv_cache_bytes: the returned cache's keys and values, summed (a
   StaticCache holds max_cache_len = prompt + T - 1 positions from its first
   update on);
@@ -35,17 +37,38 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 HERE = ROOT / "benchmarks" / "accuracy"
 SMALL = ROOT / "test" / "Inputs" / "hf" / "small"
 
-# (config, dtype, batch, prompt_len, max_new_tokens, cache_implementation)
-CASES = ([("llama", d, b, p, t, c) for c in ("dynamic", "static")
+# (config, dtype, batch, prompt_len, max_new_tokens, cache_implementation,
+#  padded)
+CASES = ([("llama", d, b, p, t, c, False) for c in ("dynamic", "static")
           for d in ("fp32", "bf16")
           for b, p, t in ((2, 64, 32), (1, 16, 1), (4, 128, 8))] +
-         [(m, "fp32", b, p, t, c) for c in ("dynamic", "static")
+         [(m, "fp32", b, p, t, c, False) for c in ("dynamic", "static")
           for m in ("gpt2", "opt")
-          for b, p, t in ((2, 64, 32), (1, 16, 1))])
+          for b, p, t in ((2, 64, 32), (1, 16, 1))] +
+         # Left-padded prompts with their attention_mask, as a tokenizer
+         # with padding_side="left" batches them.
+         [("llama", d, b, p, t, c, True) for c in ("dynamic", "static")
+          for d in ("fp32", "bf16")
+          for b, p, t in ((2, 64, 32), (4, 128, 8))] +
+         [(m, "fp32", 2, 64, 32, c, True) for c in ("dynamic", "static")
+          for m in ("gpt2", "opt")])
+
+
+def left_padding_mask(batch, prompt):
+    """The attention_mask of left-padded prompts: row i (i > 0) starts with
+    i * prompt / (2 * batch) padding tokens (at least one), row 0 with
+    none, so that the batch has padding whatever its size."""
+    import torch
+    mask = torch.ones(batch, prompt, dtype=torch.long)
+    for i in range(1, batch):
+        mask[i, :max(1, i * prompt // (2 * batch))] = 0
+    if batch == 1:
+        mask[0, :max(1, prompt // 4)] = 0
+    return mask
 
 
 def generate_peaks(model, ids, new_tokens, hook, before_call=lambda: None,
-                   cache="dynamic"):
+                   cache="dynamic", attention_mask=None):
     """generate(max_new_tokens=new_tokens, greedy) from `ids`, twice (the
     first a warm-up): the peaks above the live bytes before the call up to
     each logits processor call (the prefill's first, then each decode
@@ -67,6 +90,8 @@ def generate_peaks(model, ids, new_tokens, hook, before_call=lambda: None,
                   return_dict_in_generate=True)
     if cache != "dynamic":
         kwargs["cache_implementation"] = cache
+    if attention_mask is not None:
+        kwargs["attention_mask"] = attention_mask
     for _ in range(2):
         peaks.clear()
         out = None
@@ -90,16 +115,23 @@ def kv_cache_bytes(out):
 
 
 def measure(model, config, name, dtype_name, batch, prompt, new_tokens, cache,
-            verbose):
+            padded, verbose):
     import torch
     hook = memhook_preload.counter()
     ids = torch.randint(0, config.vocab_size, (batch, prompt),
                         generator=torch.Generator().manual_seed(1))
-    peaks, out, _ = generate_peaks(model, ids, new_tokens, hook, cache=cache)
-    row = {"case": "%s_%s_b%d_p%d_t%d%s" % (name, dtype_name, batch, prompt, new_tokens,
-                                            "" if cache == "dynamic" else "_" + cache),
+    mask = None
+    if padded:
+        mask = left_padding_mask(batch, prompt)
+        ids = ids.masked_fill(mask == 0, model.generation_config.pad_token_id)
+    peaks, out, _ = generate_peaks(model, ids, new_tokens, hook, cache=cache,
+                                   attention_mask=mask)
+    row = {"case": "%s_%s_b%d_p%d_t%d%s%s" % (name, dtype_name, batch, prompt, new_tokens,
+                                              "" if cache == "dynamic" else "_" + cache,
+                                              "_padded" if padded else ""),
            "config": "test/Inputs/hf/small/%s.json" % name, "dtype": dtype_name, "batch": batch, "prompt_len": prompt,
            "max_new_tokens": new_tokens, "cache_implementation": cache,
+           "padded": padded,
            "generated": out.sequences.shape[1] - prompt,
            "kv_cache_bytes": kv_cache_bytes(out), "prefill_peak": peaks[0]}
     if len(peaks) > 1:
@@ -127,9 +159,10 @@ def main():
         model.eval()
         model.generation_config.eos_token_id = None
         model.generation_config.pad_token_id = 0
-        for m, d, b, p, t, c in CASES:
+        for m, d, b, p, t, c, padded in CASES:
             if (m, d) == (name, dtype_name):
-                rows.append(measure(model, config, m, d, b, p, t, c, verbose))
+                rows.append(measure(model, config, m, d, b, p, t, c, padded,
+                                    verbose))
                 print(json.dumps(rows[-1]))
         del model
     out = {"torch": torch.__version__, "transformers": transformers.__version__,

@@ -78,7 +78,10 @@ struct VramOptFlags {
       cl::desc("The rows are padded to --seq and the forward takes their "
                "attention_mask (model(input_ids, attention_mask=mask), as a "
                "tokenizer pads a batch): transformers then hands sdpa a "
-               "[batch, 1, seq, seq] mask"),
+               "[batch, 1, seq, seq] mask. With --mode=generate, the "
+               "prompts are left-padded to --prompt-len (generate(ids, "
+               "attention_mask=mask)): every forward gets a mask over the "
+               "keys it reads"),
       cl::init(false), cl::cat(modelCat)};
   cl::opt<int64_t> decoderSeqLen{
       "decoder-seq",
@@ -1295,9 +1298,6 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
     if (kind != ModelKind::Zoo && kind != ModelKind::HuggingFace)
       return usage("--padded builds the attention mask of a model whose "
                    "layers vram-opt builds (--zoo or --hf)");
-    if (mode == nn::StepMode::Generate)
-      return usage("--padded with --mode=generate (left-padded prompts) is "
-                   "not modelled yet");
   }
   if (!ligerKernels.empty() && kind != ModelKind::Zoo &&
       kind != ModelKind::HuggingFace)

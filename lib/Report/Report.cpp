@@ -1113,9 +1113,10 @@ static void writeText(const Analyses &a, const ReportOptions &options,
                           humanBytes(breakdown[c]),
                           100.0 * breakdown[c] / peak);
   if (const auto &g = a.generation) {
-    os << llvm::formatv("generation: {0} sequences x ({1} prompt + {2} new "
-                        "tokens), greedy, {3}\n",
-                        a.batch.value_or(1), g->promptLength, g->maxNewTokens,
+    os << llvm::formatv("generation: {0} {1}sequences x ({2} prompt + {3} "
+                        "new tokens), greedy, {4}\n",
+                        a.batch.value_or(1), a.padded ? "left-padded " : "",
+                        g->promptLength, g->maxNewTokens,
                         g->staticCache ? "StaticCache" : "DynamicCache");
     os << llvm::formatv("  KV cache: {0} ({1})\n", withCommas(g->kvCacheBytes),
                         humanBytes(g->kvCacheBytes));

@@ -178,10 +178,12 @@ Value buildGpt(ModelBuilder &mb, Value ids, const GptConfig &c) {
   Value embeds = x;
   x = mb.add(x, pos, rootCall("add"));
   x = mb.dropout(x, c.embDrop, c.dropout);
-  // create_causal_mask's bool [B, 1, T, T], one for every block.
+  // create_causal_mask's bool [B, 1, T, keys], one for every block (a
+  // cache's keys: all it attends to).
   Value mask;
   if (c.masked)
-    mask = mb.attentionMask({ModelBuilder::shapeOf(ids)[0], 1, seq, seq},
+    mask = mb.attentionMask({ModelBuilder::shapeOf(ids)[0], 1, seq,
+                             c.kvCache ? c.kvCache->keyLength(seq) : seq},
                             rootCall("mask"));
 
   for (int64_t i = 0; i < c.layers; ++i)

@@ -77,13 +77,15 @@ public:
       x = mb.mul(x, mb.buffer("model.embed_tokens", "embed_scale", {}),
                  "model.embed_tokens");
     // The masks LlamaModel.forward makes for sdpa (passesAttentionMask),
-    // one per layer type that needs one: bool [B, 1, T, T].
+    // one per layer type that needs one: bool [B, 1, T, keys] (a cache's
+    // keys: all it attends to).
     int64_t batch = ModelBuilder::shapeOf(ids)[0];
+    int64_t keys = model.kvCache ? model.kvCache->keyLength(seq) : seq;
     Value masks[2]; // full, sliding
     for (int64_t i = 0; i < c.numLayers; ++i) {
       bool sliding = c.isSlidingLayer(i);
       if (!masks[sliding] && passesAttentionMask(c, model, sliding))
-        masks[sliding] = mb.attentionMask({batch, 1, seq, seq}, "model");
+        masks[sliding] = mb.attentionMask({batch, 1, seq, keys}, "model");
     }
     Value unusedMask;
     if (c.buildsUnusedSlidingWindowMask) {
@@ -277,8 +279,12 @@ private:
     vram::nn::AttentionBackend backend =
         getAttentionBackend(c, model, /*masked=*/bool(mask));
     // sdpa's math kernel repeats K and V itself (repeat_interleave), and
-    // transformers passes enable_gqa only without a mask (use_gqa_in_sdpa).
-    bool enableGqa = grouped && !mask &&
+    // transformers passes enable_gqa only without a mask (use_gqa_in_sdpa);
+    // with one, a decode step's single query is regrouped instead
+    // (pack_gqa: [B, H, 1, D] viewed as [B, KV heads, H / KV heads, D]), so
+    // K and V are not repeated either.
+    bool packedQuery = mask && model.kvCache && model.kvCache->isDecoding();
+    bool enableGqa = grouped && (!mask || packedQuery) &&
                      model.target.version != vram::nn::TorchVersion::V1_13 &&
                      backend != vram::nn::AttentionBackend::Math;
     if (grouped && !enableGqa) {

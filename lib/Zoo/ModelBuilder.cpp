@@ -468,6 +468,12 @@ Value ModelBuilder::boolTensor(ArrayRef<int64_t> shape, StringRef layer) {
                             DenseElementsAttr::get(type, false));
 }
 
+Value ModelBuilder::int64Tensor(ArrayRef<int64_t> shape, StringRef layer) {
+  auto type = RankedTensorType::get(shape, builder.getI64Type());
+  return ConstantOp::create(builder, loc(layer),
+                            DenseElementsAttr::get(type, int64_t(0)));
+}
+
 Value ModelBuilder::attentionMask(ArrayRef<int64_t> shape, StringRef layer) {
   auto type = RankedTensorType::get(shape, builder.getI1Type());
   return ConstantOp::create(builder, loc(layer),

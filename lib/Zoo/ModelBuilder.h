@@ -59,6 +59,11 @@ struct KvCache {
   std::vector<mlir::Value> counters;
 
   bool isDecoding() const { return position > 0; }
+  /// The positions a forward over `tokens` new tokens attends to: a static
+  /// cache's every position, else the cached ones and the new.
+  int64_t keyLength(int64_t tokens) const {
+    return isStatic ? totalTokens : position + tokens;
+  }
   /// DynamicLayer.update of layer `index` with its new keys and values
   /// (after rotary): the cached keys and values attention reads.
   std::pair<mlir::Value, mlir::Value> update(ModelBuilder &mb, size_t index,
@@ -319,17 +324,20 @@ public:
   /// A Python number in arithmetic (`0.5 * x`): a wrapped_number
   /// nn.constant, no device memory.
   mlir::Value number(double value, llvm::StringRef layer);
-  /// A [rows, cols] bool tensor, true where `col > row + diagonal` (the
-  /// complement of `torch.tril(ones, diagonal)`): a causal attention mask.
   /// A bool tensor whose values nothing reads (a mask that is built and
   /// held but unused): a splat.
   mlir::Value boolTensor(llvm::ArrayRef<int64_t> shape, llvm::StringRef layer);
+  /// An int64 tensor whose values nothing reads (generate()'s token ids and
+  /// attention_mask, held between forwards): a splat.
+  mlir::Value int64Tensor(llvm::ArrayRef<int64_t> shape, llvm::StringRef layer);
   /// A bool attention mask transformers builds from what a batch holds
-  /// (the boundaries of packed sequences, a sliding window): the sizes do
-  /// not depend on its values, which are a splat true (attend everywhere),
-  /// so an execution (--validate) computes unmasked attention.
+  /// (padding, the boundaries of packed sequences, a sliding window): the
+  /// sizes do not depend on its values, which are a splat true (attend
+  /// everywhere), so an execution (--validate) computes unmasked attention.
   mlir::Value attentionMask(llvm::ArrayRef<int64_t> shape,
                             llvm::StringRef layer);
+  /// A [rows, cols] bool tensor, true where `col > row + diagonal` (the
+  /// complement of `torch.tril(ones, diagonal)`): a causal attention mask.
   mlir::Value upperTriangleMask(int64_t rows, int64_t cols,
                                 llvm::StringRef layer, int64_t diagonal = 0);
 

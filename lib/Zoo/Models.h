@@ -91,7 +91,8 @@ vram::nn::AttentionBackend getAttentionBackend(const CausalLMConfig &config,
 /// row whose forward has no cache (the sequence boundaries are read off
 /// position_ids only then), and in a sliding layer whose keys reach the
 /// window (_ignore_causal_mask_sdpa: kv_length >= sliding_window). Eager
-/// attention and generation are not asked.
+/// attention is not asked. Generation: with padding, and in a StaticCache's
+/// decode steps.
 bool passesAttentionMask(const CausalLMConfig &config, const ModelConfig &model,
                          bool sliding);
 

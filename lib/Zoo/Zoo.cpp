@@ -395,6 +395,13 @@ vram::zoo::buildModel(MLIRContext *context, StringRef name,
 /// over one token. Returns what outlives the program: the last tokens, the
 /// scores of the last two steps (the previous step's are still alive while
 /// the next is chosen), and the cache.
+///
+/// generate() also keeps the sequences so far (input_ids, grown by a
+/// torch.cat of each token) and, given one, the attention_mask (grown by a
+/// column of ones): through the last decode step both are [B, prompt + new
+/// tokens - 1] int64, new since the call (measured with transformers 5.25:
+/// benchmarks/accuracy/generate.py; without padding generate() makes no
+/// attention_mask).
 static SmallVector<Value> buildGenerationProgram(ModelBuilder &mb, Value ids,
                                                  const ModelConfig &config,
                                                  ForwardBuilder build) {
@@ -416,8 +423,15 @@ static SmallVector<Value> buildGenerationProgram(ModelBuilder &mb, Value ids,
         cache.values[i] =
             mb.kvCachePast(cache.values[i], cache.position, "generate");
       }
+    int64_t batch = ModelBuilder::shapeOf(ids)[0];
+    SmallVector<Value> sequences{
+        mb.int64Tensor({batch, cache.totalTokens}, "generate")};
+    if (config.padded)
+      sequences.push_back(
+          mb.int64Tensor({batch, cache.totalTokens}, "generate"));
     auto [lastScores, lastTokens] =
         mb.nextToken(build(mb, tokens, step), "generate");
+    mb.keepAlive(sequences, "generate");
     results = {lastTokens, scores, lastScores};
   }
   for (auto [k, v] : llvm::zip(cache.keys, cache.values))
@@ -524,9 +538,19 @@ vram::zoo::getAttentionBackend(const CausalLMConfig &config,
 bool vram::zoo::passesAttentionMask(const CausalLMConfig &config,
                                     const ModelConfig &model, bool sliding) {
   if (model.attention == vram::nn::AttentionImplementation::Eager ||
-      config.eagerAttentionOnly || (model.kvCache && model.kvCache->generation))
+      config.eagerAttentionOnly)
     return false;
-  if (model.padded || (model.packed && !model.useCache))
+  // Padding in the 2-D attention_mask keeps create_causal_mask from leaving
+  // the mask to is_causal, in training and in each generation forward (a
+  // decode step's too: its keys include the padded positions).
+  if (model.padded)
+    return true;
+  // Unpadded, generation's forwards leave it to is_causal, but for a
+  // StaticCache's decode steps (a compileable cache with one query: the
+  // keys past the written positions are masked out).
+  if (model.kvCache && model.kvCache->generation)
+    return model.kvCache->isStatic && model.kvCache->isDecoding();
+  if (model.packed && !model.useCache)
     return true;
   return sliding && config.slidingWindow && model.seq >= *config.slidingWindow;
 }
