@@ -38,6 +38,9 @@ reference). A fifth element "hf_loss" trains with transformers' own loss,
 wraps the units with reshard_after_forward=False; "liger" patches
 Liger-Kernel's kernels into the model first (apply_liger_kernel_to_llama()
 as liger.py runs it, Triton's interpreter) and trains as "hf_loss" does.
+"ddp_hf_loss" and "ddp_liger" train as those do, the model wrapped in
+DistributedDataParallel (its defaults: 25 MiB buckets, the first 1 MiB)
+instead of fully_shard (ddp.py measures resnet18 so): cases `<model>_dp<N>`.
 
     benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/fsdp.py
 
@@ -90,7 +93,10 @@ CASES = [("mlp", 2, "sgd"), ("mlp", 2, "adam"), ("mlp", 4, "sgd"),
          # (RMSNorm, SwiGLU, RoPE, the fused loss: liger.py), the model
          # called with labels; transformers' own loss beside.
          ("llama", 2, "sgd", None, "hf_loss"), ("llama", 1, "sgd", None, "liger"),
-         ("llama", 2, "sgd", None, "liger"), ("llama", (2, 2), "adam", None, "liger")]
+         ("llama", 2, "sgd", None, "liger"), ("llama", (2, 2), "adam", None, "liger"),
+         # The same model under DistributedDataParallel instead.
+         ("llama", 2, "sgd", None, "ddp_hf_loss"), ("llama", 2, "sgd", None, "ddp_liger"),
+         ("llama", 2, "adam", None, "ddp_liger")]
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, None: None}
 LLAMA_BATCH, LLAMA_SEQ = 2, 256
 
@@ -133,6 +139,9 @@ def train_step(model, opt, x, y, hf_loss=False):
 
 
 def run_rank(rank, shape, name, optimizer, policy, option, in_place, port, queue):
+    ddp = bool(option) and option.startswith("ddp_")
+    if ddp:
+        option = option[len("ddp_"):]
     hf_loss = option in ("hf_loss", "liger")
     if option == "liger":
         from liger import patch_liger
@@ -156,7 +165,9 @@ def run_rank(rank, shape, name, optimizer, policy, option, in_place, port, queue
         model = model.to(DTYPES[policy[0]])
         if x.is_floating_point():
             x = x.to(DTYPES[policy[0]])
-    if world > 1:
+    if ddp:
+        model = torch.nn.parallel.DistributedDataParallel(model)
+    elif world > 1:
         mp = MixedPrecisionPolicy(param_dtype=DTYPES[policy[0]], reduce_dtype=DTYPES[policy[1]]) \
             if policy else MixedPrecisionPolicy()
         for unit in units:
@@ -184,12 +195,13 @@ def main():
         option = rest[1] if len(rest) > 1 else None
         shape = world if isinstance(world, tuple) else (1, world)
         world = shape[0] * shape[1]
-        case = (f"{name}_hsdp{shape[0]}x{shape[1]}_{optimizer}" if shape[0] > 1 else
+        case = (f"{name}_dp{world}_{optimizer}" if option and option.startswith("ddp_") else
+                f"{name}_hsdp{shape[0]}x{shape[1]}_{optimizer}" if shape[0] > 1 else
                 f"{name}_fsdp{world}_{optimizer}" if world > 1 else f"{name}_plain_{optimizer}")
         if policy:
             case += (f"_mp_{policy[0]}_{policy[1] or 'none'}" if world > 1 else f"_{policy[0]}")
         if option:
-            case += f"_{option}"
+            case += "_" + option.removeprefix("ddp_")
         if only and case not in only:
             continue
         ranks = run_ranks(run_rank, world, shape, name, optimizer, policy, option, True)
@@ -198,10 +210,12 @@ def main():
         row = {"id": case, "model": name, "world_size": world, "optimizer": optimizer,
                "mesh": list(shape),
                **({"param_dtype": policy[0], "reduce_dtype": policy[1]} if policy else {}),
-               **({"loss": "transformers (labels given to the model)"} if option == "hf_loss" else {}),
+               **({"wrapper": "DistributedDataParallel"} if option and option.startswith("ddp_") else {}),
+               **({"loss": "transformers (labels given to the model)"}
+                  if option in ("hf_loss", "ddp_hf_loss") else {}),
                **({"loss": "Liger's fused linear cross-entropy (labels given to the model)",
                    "liger_kernels": ["rope", "rms_norm", "swiglu", "fused_linear_cross_entropy"]}
-                  if option == "liger" else {}),
+                  if option in ("liger", "ddp_liger") else {}),
                **({"reshard_after_forward": False} if option == "keep" else {}),
                "units": build(name)[1],
                **rank_figures(ranks, gloo)}
