@@ -13,7 +13,9 @@ zero_optimization keys at their defaults unless the case sets them) and trains a
     engine.step()
 
 (once per micro-batch with gradient_accumulation_steps) after two warm-up
-steps. Per rank it records, with the preloaded allocation
+steps; with "hf_loss" the loss is the model's own (called with labels, as
+fsdp.py's "hf_loss"), with "liger" Liger-Kernel's kernels are patched in
+first and the model's loss is Liger's fused one (fsdp.py's "liger"). Per rank it records, with the preloaded allocation
 counter (memhook/memhook.c):
   - persistent: the live bytes after the second step, counted from before
     the model was built (the flat parameters, the fp32 partition, optimizer
@@ -138,7 +140,13 @@ CASES = [("mlp", 2, 1, "sgd", {}), ("mlp", 2, 1, "adam", {}),
          ("mlp", 2, 3, "none", {"inference": True, "stage3_prefetch_bucket_size": 0}),
          ("llama", 2, 3, "none", {"inference": True}),
          ("llama", 2, 3, "none", {"inference": True, "stage3_prefetch_bucket_size": 200000,
-                                  "stage3_max_live_parameters": 1000000})]
+                                  "stage3_max_live_parameters": 1000000}),
+         # transformers' own loss, and Liger-Kernel's kernels with theirs
+         # (apply_liger_kernel_to_llama(): RMSNorm, SwiGLU, RoPE, the fused
+         # loss), at stages 1 and 2.
+         ("llama", 2, 2, "adam", {"hf_loss": True, "reduce_bucket_size": 1000000}),
+         ("llama", 2, 2, "adam", {"liger": True, "reduce_bucket_size": 1000000}),
+         ("llama", 2, 1, "adam", {"liger": True, "reduce_bucket_size": 1000000})]
 
 
 def case_id(name, world, stage, optimizer, extra):
@@ -220,6 +228,12 @@ def run_rank(rank, world, name, stage, optimizer, extra, in_place, trace, port, 
     hook = ctypes.CDLL(None)  # memhook.so, preloaded
     for f in (hook.vram_live, hook.vram_peak, hook.vram_trace_live, hook.vram_trace_delta):
         f.restype = ctypes.c_longlong
+    extra = dict(extra)
+    liger = extra.pop("liger", False)
+    hf_loss = extra.pop("hf_loss", False) or liger
+    if liger:
+        from liger import patch_liger
+        patch_liger("llama", "all")
     import deepspeed
     deepspeed.init_distributed(dist_backend="gloo")
     if in_place:
@@ -227,7 +241,6 @@ def run_rank(rank, world, name, stage, optimizer, extra, in_place, trace, port, 
     start = hook.vram_live()
     torch.manual_seed(0)
     model, _, x, y = build(name)
-    extra = dict(extra)
     if extra.pop("lora", False):
         from peft import LoraConfig, get_peft_model
         model.lm = get_peft_model(model.lm, LoraConfig(
@@ -261,7 +274,8 @@ def run_rank(rank, world, name, stage, optimizer, extra, in_place, trace, port, 
         # One optimizer step: `accumulation` micro-batches, engine.step()
         # after each (DeepSpeed steps the optimizer at the last).
         for _ in range(accumulation):
-            loss = F.cross_entropy(engine(x), y)
+            loss = (engine(x, labels=y.view(x.shape)) if hf_loss
+                    else F.cross_entropy(engine(x), y))
             hook.vram_mark(1)
             engine.backward(loss)
             hook.vram_mark(2)
@@ -304,6 +318,9 @@ def print_trace(trace):
 
 def main():
     import deepspeed
+    # Liger's Triton kernels run in the interpreter, which must be on
+    # before triton is imported in the ranks.
+    os.environ["TRITON_INTERPRET"] = "1"
     preload_memhook()
     args = sys.argv[1:]
     if args[:1] == ["--trace"]:
@@ -321,7 +338,8 @@ def main():
         ranks = run_ranks(run_rank, world, world, name, stage, optimizer, extra, True, False)
         gloo = run_ranks(run_rank, world, world, name, stage, optimizer, extra, False, False)
         keys = {k: v for k, v in extra.items()
-                if k not in ("bf16", "lora", "gradient_accumulation_steps", "inference")}
+                if k not in ("bf16", "lora", "gradient_accumulation_steps", "inference",
+                             "hf_loss", "liger")}
         row = {"id": case, "model": name, "world_size": world, "stage": stage,
                "optimizer": optimizer, "precision": "bf16" if extra.get("bf16") else "fp32",
                **({"lora": "peft r=8, alpha=16, dropout 0, q_proj and v_proj"}
@@ -329,6 +347,11 @@ def main():
                **({"gradient_accumulation_steps": extra["gradient_accumulation_steps"]}
                   if "gradient_accumulation_steps" in extra else {}),
                **({"mode": "inference"} if extra.get("inference") else {}),
+               **({"loss": "transformers (labels given to the model)"}
+                  if extra.get("hf_loss") else {}),
+               **({"loss": "Liger's fused linear cross-entropy (labels given to the model)",
+                   "liger_kernels": ["rope", "rms_norm", "swiglu", "fused_linear_cross_entropy"]}
+                  if extra.get("liger") else {}),
                "zero_optimization": {"stage": stage, **keys},
                **rank_figures(ranks, gloo)}
         print(row, flush=True)

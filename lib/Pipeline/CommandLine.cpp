@@ -1048,8 +1048,9 @@ llvm::Error VramOptFlags::check(llvm::StringRef inputFilename, bool inputGiven,
       return parallel.takeError();
     if (isLigerModelledWith(*parallel))
       return llvm::Error::success();
-    return usage(what + " with --parallel is modelled for DDP (dp=N) and "
-                        "FSDP2 (fsdp=N, hsdp=RxS) only yet");
+    return usage(what + " with --parallel is modelled for DDP (dp=N), "
+                        "ZeRO-1 and -2 (--strategy=zero1|zero2) and FSDP2 "
+                        "(fsdp=N, hsdp=RxS) only yet");
   };
   if (!ligerKernels.empty()) {
     if (llvm::Expected<zoo::LigerKernels> liger = parseLiger(); !liger)

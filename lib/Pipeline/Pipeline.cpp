@@ -221,7 +221,7 @@ void vram::syncModelSource(ModelSource &source,
 }
 
 bool vram::isLigerModelledWith(const std::optional<ParallelOptions> &parallel) {
-  return !parallel || (parallel->tp == 1 && parallel->zero == 0);
+  return !parallel || (parallel->tp == 1 && parallel->zero != 3);
 }
 
 FailureOr<int64_t> vram::measureModel(ModelSource &source,

@@ -143,9 +143,11 @@ mlir::FailureOr<int64_t> measureBudgetMetric(mlir::ModuleOp module,
 void syncModelSource(ModelSource &source, const PipelineOptions &options);
 
 /// Whether Liger-Kernel's kernels and fused loss are modelled with
-/// `parallel`: on one GPU, under DDP (dp=N) and FSDP2 (fsdp=N, hsdp=RxS),
-/// as measured; not yet with ZeRO or tensor parallelism (DTensor inputs,
-/// which Liger's RMSNorm gathers).
+/// `parallel`: on one GPU, under DDP (dp=N), ZeRO-1 and -2 and FSDP2
+/// (fsdp=N, hsdp=RxS), as measured; not with ZeRO-3 (Liger's fused loss
+/// reads lm_head.weight without calling lm_head, around whose call alone
+/// ZeRO-3 gathers it) nor tensor parallelism (DTensor inputs, which
+/// Liger's RMSNorm gathers).
 bool isLigerModelledWith(const std::optional<ParallelOptions> &parallel);
 
 /// `source`'s model at `batch` (its own when none) run through the pipeline
