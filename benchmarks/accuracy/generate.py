@@ -5,9 +5,10 @@ StaticCache with cache_implementation="static").
 
   benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/generate.py [-v]
 
-The small llama, gpt2 and opt configs of test/Inputs/hf/small
-(torch.manual_seed(0)), llama in float32 and bfloat16, the others in
-float32, saved and loaded with from_pretrained (attention "sdpa"), eval mode, torch.set_num_threads(1); prompts of random token ids
+The small llama, gpt2, opt and t5 configs of test/Inputs/hf/small
+(torch.manual_seed(0)), llama and t5 in float32 and bfloat16, the others in
+float32 (t5 as AutoModelForSeq2SeqLM, its prompts' ids from 2 on: no
+padding or end token from which generate() would infer a mask), saved and loaded with from_pretrained (attention "sdpa"), eval mode, torch.set_num_threads(1); prompts of random token ids
 (batch x prompt_len), generate(max_new_tokens=T, do_sample=False) with no
 end-of-sequence token, so that exactly T tokens are made; the *_padded
 rows left-pad all rows but the first (left_padding_mask) and pass their
@@ -51,7 +52,11 @@ CASES = ([("llama", d, b, p, t, c, False) for c in ("dynamic", "static")
           for d in ("fp32", "bf16")
           for b, p, t in ((2, 64, 32), (4, 128, 8))] +
          [(m, "fp32", 2, 64, 32, c, True) for c in ("dynamic", "static")
-          for m in ("gpt2", "opt")])
+          for m in ("gpt2", "opt")] +
+         # An encoder-decoder: the prompt encoded once, the decoder from its
+         # start token, an EncoderDecoderCache (self- and cross-attention).
+         [("t5", d, b, p, t, "dynamic", False) for d in ("fp32", "bf16")
+          for b, p, t in ((2, 64, 32), (1, 16, 1), (4, 128, 8))])
 
 
 def left_padding_mask(batch, prompt):
@@ -109,8 +114,12 @@ def generate_peaks(model, ids, new_tokens, hook, before_call=lambda: None,
 
 def kv_cache_bytes(out):
     """The returned cache's keys and values (a StaticCache's: all
-    max_cache_len positions)."""
-    return sum(t.untyped_storage().nbytes() for layer in out.past_key_values.layers
+    max_cache_len positions; an EncoderDecoderCache's self- and
+    cross-attention caches)."""
+    cache = out.past_key_values
+    caches = ([cache.self_attention_cache, cache.cross_attention_cache]
+              if hasattr(cache, "cross_attention_cache") else [cache])
+    return sum(t.untyped_storage().nbytes() for c in caches for layer in c.layers
                for t in (layer.keys, layer.values))
 
 
@@ -118,8 +127,10 @@ def measure(model, config, name, dtype_name, batch, prompt, new_tokens, cache,
             padded, verbose):
     import torch
     hook = memhook_preload.counter()
-    ids = torch.randint(0, config.vocab_size, (batch, prompt),
-                        generator=torch.Generator().manual_seed(1))
+    # Token ids from 2 on: no padding (0) or end-of-sequence (1) token,
+    # from which generate() would infer an attention_mask.
+    ids = torch.randint(2 if config.is_encoder_decoder else 0, config.vocab_size,
+                        (batch, prompt), generator=torch.Generator().manual_seed(1))
     mask = None
     if padded:
         mask = left_padding_mask(batch, prompt)
@@ -132,7 +143,7 @@ def measure(model, config, name, dtype_name, batch, prompt, new_tokens, cache,
            "config": "test/Inputs/hf/small/%s.json" % name, "dtype": dtype_name, "batch": batch, "prompt_len": prompt,
            "max_new_tokens": new_tokens, "cache_implementation": cache,
            "padded": padded,
-           "generated": out.sequences.shape[1] - prompt,
+           "generated": out.sequences.shape[1] - (1 if config.is_encoder_decoder else prompt),
            "kv_cache_bytes": kv_cache_bytes(out), "prefill_peak": peaks[0]}
     if len(peaks) > 1:
         row["decode_peak"] = peaks[-1]
@@ -151,11 +162,12 @@ def main():
     for name, dtype_name in dict.fromkeys((c[0], c[1]) for c in CASES):
         config = transformers.AutoConfig.from_pretrained(SMALL / (name + ".json"))
         dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[dtype_name]
+        auto = (transformers.AutoModelForSeq2SeqLM if config.is_encoder_decoder
+                else transformers.AutoModelForCausalLM)
         with tempfile.TemporaryDirectory() as tmp:
             torch.manual_seed(0)
-            transformers.AutoModelForCausalLM.from_config(config).to(dtype).save_pretrained(tmp)
-            model = transformers.AutoModelForCausalLM.from_pretrained(
-                tmp, dtype=dtype, device_map="cpu", use_kernels=False)
+            auto.from_config(config).to(dtype).save_pretrained(tmp)
+            model = auto.from_pretrained(tmp, dtype=dtype, device_map="cpu", use_kernels=False)
         model.eval()
         model.generation_config.eos_token_id = None
         model.generation_config.pad_token_id = 0

@@ -28,6 +28,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -57,6 +58,13 @@ struct KvCache {
   /// A static cache's per-layer cumulative_length (0-d int64), made with the
   /// cache and alive as long as it is.
   std::vector<mlir::Value> counters;
+  /// An encoder-decoder's generation (EncoderDecoderCache): the encoder's
+  /// output, which the prefill computes and generate() holds to the end,
+  /// and the cross-attention's cache, copied from its keys and values by
+  /// the prefill and read by every decode step. This cache is the
+  /// self-attention's.
+  mlir::Value encoderOutput;
+  std::unique_ptr<KvCache> cross;
 
   bool isDecoding() const { return position > 0; }
   /// The positions a forward over `tokens` new tokens attends to: a static
@@ -85,6 +93,10 @@ struct ModelConfig {
   /// Tokens to generate (--mode=generate; `seq` is the prompt): 0 builds
   /// the model's forward, else its generation program.
   int64_t maxNewTokens = 0;
+  /// An encoder-decoder (T5): generation encodes the prompt and decodes
+  /// from one start token, so the self-attention's cache holds the new
+  /// tokens only.
+  bool encoderDecoder = false;
   /// Generation with transformers' StaticCache (cache_implementation=
   /// "static") instead of its DynamicCache.
   bool staticCache = false;

@@ -32,6 +32,16 @@
 // [B, T'] int64 tensor (_shift_right), and the model's own loss is
 // CrossEntropyLoss over lm_logits.view(-1, V) as they are.
 //
+// generate() (--mode=generate) encodes the prompt once, in the prefill,
+// whose decoder reads the start token ([B, 1], decoder_start_token_id); each
+// decode step's decoder reads the last token. The EncoderDecoderCache's
+// self-attention half grows by a copy per token; its cross-attention half
+// is the prefill's copies of each block's keys and values of the encoder's
+// output, which every later step reads instead of projecting them again.
+// A single query gets no causal mask: the self-attention's bias
+// ([1, H, 1, keys], from the cache position) is the mask as it is, made
+// contiguous per block.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Models.h"
@@ -55,6 +65,8 @@ public:
 
   Value build(Value ids) {
     Value shared = mb.param("shared", "weight", {c.vocabSize, c.hiddenSize});
+    if (model.kvCache && model.kvCache->generation)
+      return buildGenerationStep(ids, shared);
     Value encoded = buildStack("encoder", ids, shared, /*encoded=*/nullptr);
     // _shift_right(labels): input_ids.new_zeros(labels.shape), filled.
     int64_t batch = ModelBuilder::shapeOf(ids)[0];
@@ -84,6 +96,30 @@ public:
   }
 
 private:
+  /// One forward of generate(): the prefill's (`ids` the prompt: the
+  /// encoder, then the decoder over the start token) or a decode step's
+  /// (`ids` the last token: the decoder over the prefill's encoding).
+  Value buildGenerationStep(Value ids, Value shared) {
+    KvCache &cache = *model.kvCache;
+    if (!cache.cross) {
+      cache.cross = std::make_unique<KvCache>();
+      cache.encoderOutput =
+          buildStack("encoder", ids, shared, /*encoded=*/nullptr);
+      int64_t batch = ModelBuilder::shapeOf(ids)[0];
+      ids = mb.intConstant({batch, 1}, 0, "decoder_start_token");
+    }
+    crossAttentionCache = cache.cross.get();
+    crossAttentionCache->position = cache.position;
+    Value y = buildStack("decoder", ids, shared, cache.encoderOutput);
+    if (c.scaleDecoderOutputs)
+      y = mb.mul(y, mb.number(std::pow((double)c.hiddenSize, -0.5), ""), "");
+    Value logits = mb.linear(y, "lm_head", shared, /*bias=*/Value());
+    // generate() holds the encoder's output (model_kwargs) to the end.
+    if (cache.isDecoding())
+      mb.keepAlive(cache.encoderOutput, "");
+    return logits;
+  }
+
   /// A T5Stack: the embedded tokens through its blocks, the final norm and
   /// dropout. `encoded` is the encoder's output for the decoder, null for
   /// the encoder.
@@ -157,17 +193,25 @@ private:
     auto at = [&](StringRef leaf) { return (module + "." + leaf).str(); };
     Value q =
         mb.splitHeads(mb.linear(n, at("q"), inner, false), module, c.numHeads);
-    Value k =
-        mb.splitHeads(mb.linear(kv, at("k"), inner, false), module, c.numHeads);
-    Value v =
-        mb.splitHeads(mb.linear(kv, at("v"), inner, false), module, c.numHeads);
-    int64_t queries = ModelBuilder::shapeOf(n)[1],
-            keys = ModelBuilder::shapeOf(kv)[1];
-    if (causality != Causality::Bidirectional && model.kvCache) {
-      KvCache &cache =
-          causality == Causality::Cross ? *crossAttentionCache : *model.kvCache;
-      std::tie(k, v) = cache.update(mb, block, k, v, module);
+    Value k, v;
+    if (causality == Causality::Cross && crossAttentionCache &&
+        crossAttentionCache->isDecoding()) {
+      // A decode step reads the cross-attention's cache (is_updated).
+      k = crossAttentionCache->keys[block];
+      v = crossAttentionCache->values[block];
+    } else {
+      k = mb.splitHeads(mb.linear(kv, at("k"), inner, false), module,
+                        c.numHeads);
+      v = mb.splitHeads(mb.linear(kv, at("v"), inner, false), module,
+                        c.numHeads);
+      if (causality != Causality::Bidirectional && model.kvCache) {
+        KvCache &cache = causality == Causality::Cross ? *crossAttentionCache
+                                                       : *model.kvCache;
+        std::tie(k, v) = cache.update(mb, block, k, v, module);
+      }
     }
+    int64_t queries = ModelBuilder::shapeOf(n)[1],
+            keys = ModelBuilder::shapeOf(k)[2];
     if (!bias)
       bias = causality == Causality::Cross
                  // torch.zeros((1, H, T, S)): no relative bias, no grad.
@@ -188,8 +232,11 @@ private:
     } else {
       // sdpa_attention_forward: the bias becomes the float attn_mask
       // (create_position_bias_mask(...).contiguous()).
+      // A single query (a generation step) is not causal: its bias is the
+      // mask as it is.
       Value mask = bias;
-      if (causality == Causality::Bidirectional)
+      if (causality == Causality::Bidirectional ||
+          (causality == Causality::Causal && queries == 1))
         mask = mb.contiguous(bias, module);
       else if (causality == Causality::Causal)
         mask = mb.maskedFill(

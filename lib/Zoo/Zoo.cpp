@@ -207,9 +207,9 @@ llvm::Error checkGeneration(StringRef name, std::optional<DecoderLayout> layout,
   if (config.maxNewTokens < 1)
     return error("max new tokens must be >= 1, got " +
                  Twine(config.maxNewTokens));
-  if (layout == DecoderLayout::T5)
-    return error("generation of an encoder-decoder model (" + name +
-                 ") is not modelled yet");
+  if (layout == DecoderLayout::T5 && config.staticCache)
+    return error("a StaticCache for an encoder-decoder (" + name +
+                 "'s self- and cross-attention) is not modelled yet");
   if (layout == DecoderLayout::Bert || layout == DecoderLayout::Vit)
     return error(name + " is an encoder (" +
                  (layout == DecoderLayout::Vit
@@ -401,12 +401,15 @@ vram::zoo::buildModel(MLIRContext *context, StringRef name,
 /// column of ones): through the last decode step both are [B, prompt + new
 /// tokens - 1] int64, new since the call (measured with transformers 5.25:
 /// benchmarks/accuracy/generate.py; without padding generate() makes no
-/// attention_mask).
+/// attention_mask). An encoder-decoder's sequences are the decoder's: its
+/// start token and the new tokens.
 static SmallVector<Value> buildGenerationProgram(ModelBuilder &mb, Value ids,
                                                  const ModelConfig &config,
                                                  ForwardBuilder build) {
   KvCache cache;
-  int64_t prompt = ModelBuilder::shapeOf(ids)[1];
+  // The positions the prefill caches: the prompt's, or an
+  // encoder-decoder's start token (the decoder's first input).
+  int64_t prompt = config.encoderDecoder ? 1 : ModelBuilder::shapeOf(ids)[1];
   cache.totalTokens = prompt + config.maxNewTokens - 1;
   cache.isStatic = config.staticCache;
   ModelConfig step = config;
@@ -434,8 +437,10 @@ static SmallVector<Value> buildGenerationProgram(ModelBuilder &mb, Value ids,
     mb.keepAlive(sequences, "generate");
     results = {lastTokens, scores, lastScores};
   }
-  for (auto [k, v] : llvm::zip(cache.keys, cache.values))
-    results.append({k, v});
+  for (KvCache *part : {&cache, cache.cross.get()})
+    if (part)
+      for (auto [k, v] : llvm::zip(part->keys, part->values))
+        results.append({k, v});
   results.append(cache.counters.begin(), cache.counters.end());
   return results;
 }
@@ -754,7 +759,11 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
     return error("--decoder-seq applies to encoder-decoder models (t5), "
                  "not to " +
                  config.name);
+  if (options.decoderSeq && options.maxNewTokens)
+    return error("--decoder-seq is the labels' length in training; "
+                 "generation's decoder reads the tokens it makes");
   c.decoderSeq = options.decoderSeq.value_or(c.seq);
+  c.encoderDecoder = config.layout == DecoderLayout::T5;
   if (c.decoderSeq < 1)
     return error("decoder sequence length must be >= 1, got " +
                  Twine(c.decoderSeq));
