@@ -24,6 +24,11 @@ in two layouts: "padded", the mask a tokenizer gives with right padding
 (row 0 all ones, row 1's last PAD = 32 positions 0; labels = the ids with
 -100 there), and "padded_plain", an all-ones mask (labels = the ids), which
 transformers drops for sdpa (is_causal; eager still gets its float mask).
+The encoders of CONFIGS_PADDED_ENCODERS (AutoModelForMaskedLM: bert,
+roberta, distilbert, and bert-nodrop, bert without attention dropout so
+that sdpa takes its fused kernel on the CPU) run the padded layouts too,
+with the model's masked-LM loss and no use_cache (an encoder has no
+cache); an all-ones mask is dropped for eager too there.
 Per row:
   - saved_activation_bytes: one forward without labels (logits only),
     counted as hf_truth.py's saved_bytes counts: the unique storages packed
@@ -77,6 +82,7 @@ SMALL = ROOT / "test" / "Inputs" / "hf" / "small"
 CONFIGS = ["llama", "mistral", "qwen2", "qwen3", "gemma", "gpt2"]
 TOKENS, DOC = 256, 64
 CONFIGS_PADDED = ["llama", "qwen3", "gemma", "gpt2"]
+CONFIGS_PADDED_ENCODERS = ["bert", "roberta", "distilbert", "bert-nodrop"]
 BATCH_PADDED, SEQ_PADDED, PAD = 2, 128, 32
 # The second layout of each pair, compared with the first by -v.
 PAIRS = {"packed": "plain", "padded": "padded_plain"}
@@ -86,7 +92,15 @@ CASES = ([(c, "fp32", a, u, l) for c in CONFIGS for a in ("sdpa", "eager")
          [("llama", "bf16", "sdpa", False, l) for l in ("packed", "plain")] +
          [(c, "fp32", a, u, l) for c in CONFIGS_PADDED for a in ("sdpa", "eager")
           for u in (False, True) for l in ("padded", "padded_plain")] +
-         [("llama", "bf16", "sdpa", False, l) for l in ("padded", "padded_plain")])
+         [("llama", "bf16", "sdpa", False, l) for l in ("padded", "padded_plain")] +
+         [(c, "fp32", a, False, l) for c in CONFIGS_PADDED_ENCODERS for a in ("sdpa", "eager")
+          for l in ("padded", "padded_plain")])
+
+
+def cache_kwargs(model, use_cache):
+    """use_cache for a causal LM; nothing for an encoder, which has no cache."""
+    return {} if model.config.model_type in ("bert", "roberta", "distilbert") else {
+        "use_cache": use_cache}
 
 
 def case_id(config, dtype, attn, use_cache, layout):
@@ -127,12 +141,13 @@ def probe_forward(model, ids, pos, labels, use_cache):
     found, masks = [], []
     find = masking_utils.find_packed_sequence_indices
     masking_utils.find_packed_sequence_indices = lambda p: found.append(find(p)) or found[-1]
-    attn = next(m for m in model.modules() if type(m).__name__.endswith("Attention"))
+    attn = next(m for m in model.modules() if "Attention" in type(m).__name__)
     hook = attn.register_forward_pre_hook(
-        lambda m, a, kw: masks.append(kw.get("attention_mask")), with_kwargs=True)
+        lambda m, a, kw: masks.append(kw.get("attention_mask", a[1] if len(a) > 1 else None)),
+        with_kwargs=True)
     try:
         with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-            out = model(ids, use_cache=use_cache, **pos).logits
+            out = model(ids, **cache_kwargs(model, use_cache), **pos).logits
         del out
     finally:
         masking_utils.find_packed_sequence_indices = find
@@ -145,7 +160,7 @@ def probe_forward(model, ids, pos, labels, use_cache):
 
 
 def run_case(rank, case, port, queue):
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM
     name, dtype, attn, use_cache, layout = case
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=0, world_size=1)
@@ -155,7 +170,8 @@ def run_case(rank, case, port, queue):
     start = hook.vram_live()
     config = AutoConfig.from_pretrained(SMALL / f"{name}.json")
     torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_config(config, attn_implementation=attn)
+    auto = AutoModelForMaskedLM if name in CONFIGS_PADDED_ENCODERS else AutoModelForCausalLM
+    model = auto.from_config(config, attn_implementation=attn)
     if dtype == "bf16":
         model = model.to(torch.bfloat16)
     model.train()
@@ -164,7 +180,7 @@ def run_case(rank, case, port, queue):
 
     def step():
         opt.zero_grad(set_to_none=True)
-        loss = model(ids, labels=labels, use_cache=use_cache, **pos).loss
+        loss = model(ids, labels=labels, **cache_kwargs(model, use_cache), **pos).loss
         loss.backward()
         del loss
         opt.step()

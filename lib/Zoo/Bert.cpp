@@ -204,7 +204,21 @@ Value vram::zoo::buildBertEncoder(ModelBuilder &mb, Value ids,
   // (nn.keep_alive): in inference both are live at the MLP's peak.
   Value embedded = x;
 
-  vram::nn::AttentionBackend backend = getAttentionBackend(c, model);
+  // Padded rows (--padded): create_bidirectional_mask's [B, 1, T, T] for
+  // every layer, bool for sdpa, and for eager that mask's float form (0
+  // where a key is attended, the dtype's min at padding), which the model
+  // holds until the encoder returns. Without padding transformers passes
+  // none.
+  ArrayRef<int64_t> shape = ModelBuilder::shapeOf(ids);
+  bool eager = model.attention == vram::nn::AttentionImplementation::Eager;
+  Value mask;
+  if (model.padded)
+    mask =
+        eager ? mb.floatConstant({shape[0], 1, shape[1], shape[1]}, 0.0,
+                                 names.base)
+              : mb.attentionMask({shape[0], 1, shape[1], shape[1]}, names.base);
+  vram::nn::AttentionBackend backend =
+      getAttentionBackend(c, model, /*masked=*/bool(mask));
   for (int64_t i = 0; i < c.numLayers; ++i) {
     std::string name = (names.layers + "." + Twine(i)).str();
     auto at = [&](StringRef module) { return name + "." + module.str(); };
@@ -213,13 +227,13 @@ Value vram::zoo::buildBertEncoder(ModelBuilder &mb, Value ids,
     Value q = mb.splitHeads(mb.linear(x, at(names.query), d), self, c.numHeads);
     Value k = mb.splitHeads(mb.linear(x, at(names.key), d), self, c.numHeads);
     Value v = mb.splitHeads(mb.linear(x, at(names.value), d), self, c.numHeads);
-    Value y = model.attention == vram::nn::AttentionImplementation::Eager
-                  ? mb.eagerAttention(
-                        q, k, v, self, 1.0 / std::sqrt((double)c.headDim),
-                        /*softcap=*/std::nullopt, c.attentionDropout,
-                        /*softmaxInFloat32=*/false)
-                  : mb.attention(q, k, v, self, /*causal=*/false, backend,
-                                 /*enableGqa=*/false, c.attentionDropout);
+    Value y =
+        eager ? mb.eagerAttention(q, k, v, self,
+                                  1.0 / std::sqrt((double)c.headDim),
+                                  /*softcap=*/std::nullopt, c.attentionDropout,
+                                  /*softmaxInFloat32=*/false, mask)
+              : mb.attention(q, k, v, self, /*causal=*/false, backend,
+                             /*enableGqa=*/false, c.attentionDropout, mask);
     mb.keepAlive({q, k, v}, self);
     y = mb.linear(mb.mergeHeads(y, self), at(names.attentionOutput), d);
     // DistilBERT adds the attention's output to the residual undropped.
@@ -235,6 +249,8 @@ Value vram::zoo::buildBertEncoder(ModelBuilder &mb, Value ids,
     mb.keepAlive(input, name);
   }
   mb.keepAlive(embedded, names.base);
+  if (mask)
+    mb.keepAlive(mask, names.base);
 
   // BertForTokenClassification (and RoBERTa's, DistilBERT's): dropout and
   // a classifier on every token.

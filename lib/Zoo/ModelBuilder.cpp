@@ -436,9 +436,12 @@ Value ModelBuilder::number(double value, StringRef layer) {
 Value ModelBuilder::eagerAttention(Value q, Value k, Value v, StringRef layer,
                                    double scaling,
                                    std::optional<double> softcap,
-                                   double dropoutP, bool softmaxInFloat32) {
+                                   double dropoutP, bool softmaxInFloat32,
+                                   Value additiveMask) {
   Value scores = matmul(q, transpose(k, layer, 2, 3), layer);
   scores = mul(scores, number(scaling, layer), layer);
+  if (additiveMask)
+    scores = add(scores, additiveMask, layer);
   if (softcap)
     scores = this->softcap(scores, *softcap, layer);
   Value probs = softmax(scores, layer, /*dim=*/-1);

@@ -269,11 +269,13 @@ public:
   /// Llama-3-8B bf16 LoRA, eager, 2,048 tokens keeps 32 layers x 32 heads x
   /// 2,048^2 x 4 bytes more than the model without them did).
   /// `softmaxInFloat32` false: the softmax in the scores' dtype (BERT's
-  /// eager_attention_forward).
+  /// eager_attention_forward). `additiveMask`, when given, is added to the
+  /// scaled scores (an encoder's padding mask: 0 or the dtype's min).
   mlir::Value eagerAttention(mlir::Value q, mlir::Value k, mlir::Value v,
                              llvm::StringRef layer, double scaling,
                              std::optional<double> softcap, double dropout,
-                             bool softmaxInFloat32 = true);
+                             bool softmaxInFloat32 = true,
+                             mlir::Value additiveMask = {});
   mlir::Value matmulAttention(mlir::Value q, mlir::Value k, mlir::Value v,
                               llvm::StringRef layer, bool causal);
   mlir::Value concat(mlir::ValueRange inputs, llvm::StringRef layer,

@@ -241,10 +241,12 @@ llvm::Error checkAttentionMasks(const CausalLMConfig *config, StringRef name,
                                 const ModelConfig &c) {
   bool decoder = config && (config->layout == DecoderLayout::Llama ||
                             config->layout == DecoderLayout::Gpt2);
-  if (c.padded && !decoder)
+  bool encoder = config && config->layout == DecoderLayout::Bert;
+  if (c.padded && !decoder && !encoder)
     return error("--padded (rows with an attention_mask) is modelled for "
                  "transformers' decoders (llama-7b, gpt2, --hf llama-layout "
-                 "and gpt2 configs), not for " +
+                 "and gpt2 configs) and encoders (bert, roberta, "
+                 "distilbert), not for " +
                  name);
   if (c.packed) {
     if (!decoder)
