@@ -17,7 +17,10 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <array>
+#include <cmath>
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace vram;
@@ -641,6 +644,252 @@ struct UpsampleNearest2dLowering
               linalg::YieldOp::create(
                   nb, nloc,
                   arith::AddFOp::create(nb, nloc, a[1], g).getResult());
+            })
+            .getResult(0));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// nn.upsample_bilinear2d
+//===----------------------------------------------------------------------===//
+
+/// One spatial axis of a bilinear resize, as PyTorch's CPU kernel computes
+/// it in float (area_pixel_compute_scale, area_pixel_compute_source_index,
+/// guard_index_and_lambda in UpSample.h).
+struct BilinearAxis {
+  int64_t in, out;
+  bool alignCorners;
+  /// Input positions per output position.
+  float scale;
+
+  BilinearAxis(int64_t in, int64_t out, bool alignCorners,
+               std::optional<double> scaleFactor)
+      : in(in), out(out), alignCorners(alignCorners) {
+    if (alignCorners)
+      scale = out > 1 ? static_cast<float>(in - 1) / (out - 1) : 0.f;
+    else if (scaleFactor && *scaleFactor > 0)
+      scale = static_cast<float>(1.0 / *scaleFactor);
+    else
+      scale = static_cast<float>(in) / out;
+  }
+
+  /// The outputs whose two source rows can include input row i start at
+  /// first(i) (a bound: each is checked) and span at most this many.
+  int64_t window() const {
+    if (scale == 0.f)
+      return out;
+    // The outputs whose source lies in [i - 1, i + 1) span under 2 / scale
+    // + 1 positions; first(i) starts up to three early.
+    return static_cast<int64_t>(std::ceil(2.0 / scale)) + 4;
+  }
+};
+
+/// The two input rows output row `o` reads and their weights (float32).
+struct BilinearTaps {
+  Value i0, i1, l0, l1;
+};
+
+BilinearTaps bilinearTaps(OpBuilder &b, Location loc, Value o,
+                          const BilinearAxis &axis) {
+  Type f32 = b.getF32Type();
+  auto f = [&](double v) { return floatConstant(b, loc, f32, v); };
+  Value x = arith::SIToFPOp::create(
+      b, loc, f32,
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), o).getResult());
+  Value src;
+  if (axis.alignCorners) {
+    src = arith::MulFOp::create(b, loc, f(axis.scale), x);
+  } else {
+    src = arith::SubFOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, f(axis.scale),
+                              arith::AddFOp::create(b, loc, x, f(0.5))),
+        f(0.5));
+    src = arith::MaximumFOp::create(b, loc, src, f(0.0));
+  }
+  Value last = indexConstant(b, loc, axis.in - 1);
+  Value i0 = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      arith::FPToSIOp::create(b, loc, b.getI64Type(),
+                              math::FloorOp::create(b, loc, src))
+          .getResult());
+  i0 = arith::MinSIOp::create(b, loc, i0, last);
+  Value lambda = arith::SubFOp::create(
+      b, loc, src,
+      arith::SIToFPOp::create(
+          b, loc, f32,
+          arith::IndexCastOp::create(b, loc, b.getI64Type(), i0).getResult()));
+  lambda = arith::MinimumFOp::create(
+      b, loc, arith::MaximumFOp::create(b, loc, lambda, f(0.0)), f(1.0));
+  Value step = arith::SelectOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i0, last),
+      indexConstant(b, loc, 1), indexConstant(b, loc, 0));
+  Value i1 = arith::AddIOp::create(b, loc, i0, step);
+  return {i0, i1, arith::SubFOp::create(b, loc, f(1.0), lambda), lambda};
+}
+
+/// The op's two axes, from its attributes.
+std::array<BilinearAxis, 2> bilinearAxes(DictionaryAttr attrs,
+                                         ArrayRef<int64_t> in,
+                                         ArrayRef<int64_t> out) {
+  bool align = attrs.contains("align_corners");
+  auto scales = attrs.getAs<DenseF64ArrayAttr>("scales");
+  auto factor = [&](unsigned d) -> std::optional<double> {
+    if (!scales)
+      return std::nullopt;
+    return scales.asArrayRef()[d];
+  };
+  return {BilinearAxis(in[2], out[2], align, factor(0)),
+          BilinearAxis(in[3], out[3], align, factor(1))};
+}
+
+Value toF32(OpBuilder &b, Location loc, Value v) {
+  if (v.getType().isF32())
+    return v;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+}
+
+Value fromF32(OpBuilder &b, Location loc, Value v, Type type) {
+  if (type.isF32())
+    return v;
+  return arith::TruncFOp::create(b, loc, type, v);
+}
+
+// Forward: each output element reads its four taps from the input.
+// Backward: each input element sums, over the outputs of a window around
+// it (BilinearAxis::window), the gradients of those whose taps include it,
+// weighted as the forward weighted it; out-of-range outputs read zero.
+struct UpsampleBilinear2dLowering
+    : ExternalModel<UpsampleBilinear2dLowering, UpsampleBilinear2dOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    Location loc = op->getLoc();
+    Value x = operands[0];
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    std::array<BilinearAxis, 2> axes = bilinearAxes(
+        op->getAttrDictionary(), tensorType(x).getShape(), outType.getShape());
+    Type element = outType.getElementType();
+    results.push_back(
+        linalg::GenericOp::create(
+            b, loc, outType, ValueRange{}, newTensor(b, loc, outType),
+            {AffineMap::getMultiDimIdentityMap(4, b.getContext())},
+            iterators(4, 0),
+            [&](OpBuilder &nb, Location nloc, ValueRange) {
+              SmallVector<Value> i = loopIndices(nb, nloc, 4);
+              BilinearTaps h = bilinearTaps(nb, nloc, i[2], axes[0]);
+              BilinearTaps w = bilinearTaps(nb, nloc, i[3], axes[1]);
+              auto at = [&](Value r, Value c) {
+                return toF32(nb, nloc,
+                             tensor::ExtractOp::create(
+                                 nb, nloc, x, ValueRange{i[0], i[1], r, c}));
+              };
+              auto row = [&](Value r) {
+                return arith::AddFOp::create(
+                    nb, nloc,
+                    arith::MulFOp::create(nb, nloc, w.l0, at(r, w.i0)),
+                    arith::MulFOp::create(nb, nloc, w.l1, at(r, w.i1)));
+              };
+              Value v = arith::AddFOp::create(
+                  nb, nloc, arith::MulFOp::create(nb, nloc, h.l0, row(h.i0)),
+                  arith::MulFOp::create(nb, nloc, h.l1, row(h.i1)));
+              linalg::YieldOp::create(nb, nloc, fromF32(nb, nloc, v, element));
+            })
+            .getResult(0));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    MLIRContext *ctx = b.getContext();
+    Value gy = node.grads[0];
+    auto type = cast<RankedTensorType>(node.forwardType.getInput(0));
+    std::array<BilinearAxis, 2> axes = bilinearAxes(
+        node.forwardAttrs, type.getShape(), tensorType(gy).getShape());
+    Type element = type.getElementType();
+    Value window = stackScratch(
+        b, loc,
+        RankedTensorType::get({axes[0].window(), axes[1].window()}, element));
+    Value init = fill(b, loc, newTensor(b, loc, type), 0.0);
+    grads.push_back(
+        linalg::GenericOp::create(
+            b, loc, type, window, init,
+            {dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3})}, iterators(4, 2),
+            [&](OpBuilder &nb, Location nloc, ValueRange a) {
+              SmallVector<Value> i = loopIndices(nb, nloc, 6);
+              Type f32 = nb.getF32Type();
+              Value weight, valid;
+              Value o[2];
+              for (unsigned d = 0; d < 2; ++d) {
+                const BilinearAxis &axis = axes[d];
+                // The first output whose source reaches row i - 1, less
+                // one: max(0, floor(source^-1(i - 1)) - 1).
+                Value first = indexConstant(nb, nloc, 0);
+                if (axis.scale != 0.f) {
+                  Value row = arith::SIToFPOp::create(
+                      nb, nloc, f32,
+                      arith::IndexCastOp::create(nb, nloc, nb.getI64Type(),
+                                                 i[2 + d])
+                          .getResult());
+                  Value back = arith::DivFOp::create(
+                      nb, nloc,
+                      arith::SubFOp::create(
+                          nb, nloc, row,
+                          floatConstant(nb, nloc, f32,
+                                        axis.alignCorners ? 1.0 : 0.5)),
+                      floatConstant(nb, nloc, f32, axis.scale));
+                  Value start = arith::IndexCastOp::create(
+                      nb, nloc, nb.getIndexType(),
+                      arith::FPToSIOp::create(
+                          nb, nloc, nb.getI64Type(),
+                          math::FloorOp::create(nb, nloc, back))
+                          .getResult());
+                  first = arith::MaxSIOp::create(
+                      nb, nloc,
+                      arith::SubIOp::create(nb, nloc, start,
+                                            indexConstant(nb, nloc, 2)),
+                      first);
+                }
+                o[d] = arith::AddIOp::create(nb, nloc, first, i[4 + d]);
+                Value inRange = arith::CmpIOp::create(
+                    nb, nloc, arith::CmpIPredicate::slt, o[d],
+                    indexConstant(nb, nloc, axis.out));
+                valid = valid ? arith::AndIOp::create(nb, nloc, valid, inRange)
+                                    .getResult()
+                              : inRange;
+                BilinearTaps t = bilinearTaps(
+                    nb, nloc,
+                    arith::MinSIOp::create(
+                        nb, nloc, o[d], indexConstant(nb, nloc, axis.out - 1)),
+                    axis);
+                Value zero = floatConstant(nb, nloc, f32, 0.0);
+                auto part = [&](Value tap, Value lambda) {
+                  return arith::SelectOp::create(
+                      nb, nloc,
+                      arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq,
+                                            tap, i[2 + d]),
+                      lambda, zero);
+                };
+                Value w = arith::AddFOp::create(nb, nloc, part(t.i0, t.l0),
+                                                part(t.i1, t.l1));
+                weight =
+                    weight
+                        ? arith::MulFOp::create(nb, nloc, weight, w).getResult()
+                        : w;
+              }
+              Value zero = floatConstant(nb, nloc, element, 0.0);
+              Value g = extractOrPad(nb, nloc, gy, {i[0], i[1], o[0], o[1]},
+                                     {2, 3}, zero, valid);
+              Value contribution =
+                  arith::MulFOp::create(nb, nloc, weight, toF32(nb, nloc, g));
+              Value sum = arith::AddFOp::create(nb, nloc, toF32(nb, nloc, a[1]),
+                                                contribution);
+              linalg::YieldOp::create(nb, nloc,
+                                      fromF32(nb, nloc, sum, element));
             })
             .getResult(0));
     return success();
@@ -1321,6 +1570,7 @@ void vram::lowering::attachVisionLowerings(MLIRContext *ctx) {
   Conv2dOp::attachInterface<Conv2dLowering>(*ctx);
   ConvTranspose2dOp::attachInterface<ConvTranspose2dLowering>(*ctx);
   UpsampleNearest2dOp::attachInterface<UpsampleNearest2dLowering>(*ctx);
+  UpsampleBilinear2dOp::attachInterface<UpsampleBilinear2dLowering>(*ctx);
   BatchNormOp::attachInterface<BatchNormLowering>(*ctx);
   MaxPool2dOp::attachInterface<MaxPool2dLowering>(*ctx);
   AdaptiveAvgPool2dOp::attachInterface<AdaptiveAvgPool2dLowering>(*ctx);

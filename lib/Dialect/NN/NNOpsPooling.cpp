@@ -111,22 +111,30 @@ void AvgPool2dOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
   saved.push_back(SavedTensor::operand(0));
 }
 
-LogicalResult UpsampleNearest2dOp::verify() {
-  auto in = tensorOf(getInput()), out = tensorOf(getOutput());
+/// A resize of NCHW `in` to `out`: only the spatial sizes change.
+static LogicalResult verifyResize(Operation *op, RankedTensorType in,
+                                  RankedTensorType out) {
   if (in.getRank() != 4 || out.getRank() != 4)
-    return emitOpError("expects 4-D NCHW input and output");
+    return op->emitOpError("expects 4-D NCHW input and output");
   if (in.getDimSize(0) != out.getDimSize(0) ||
       in.getDimSize(1) != out.getDimSize(1))
-    return emitOpError("keeps N and C: ") << in << " -> " << out;
+    return op->emitOpError("keeps N and C: ") << in << " -> " << out;
   if (out.getElementType() != in.getElementType())
-    return emitOpError("keeps the element type");
+    return op->emitOpError("keeps the element type");
   if (in.getDimSize(2) < 1 || in.getDimSize(3) < 1 || out.getDimSize(2) < 1 ||
       out.getDimSize(3) < 1)
-    return emitOpError("needs non-empty spatial sizes");
+    return op->emitOpError("needs non-empty spatial sizes");
   return success();
 }
 
-int64_t UpsampleNearest2dOp::getFlops(FlopConvention, bool) { return 0; }
+LogicalResult UpsampleNearest2dOp::verify() {
+  return verifyResize(*this, tensorOf(getInput()), tensorOf(getOutput()));
+}
+
+int64_t UpsampleNearest2dOp::getFlops(FlopConvention c, bool) {
+  // fvcore counts one per output element (elementwise_flop_counter(0, 1)).
+  return c == Conv::Macs ? numel(getOutput()) : 0;
+}
 
 int64_t UpsampleNearest2dOp::getBackwardFlops(FlopConvention c,
                                               ArrayRef<bool>) {
@@ -137,6 +145,45 @@ int64_t UpsampleNearest2dOp::getBackwardFlops(FlopConvention c,
 void UpsampleNearest2dOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                           SmallVectorImpl<SavedTensor> &) {
   // upsample_nearest2d_backward needs only the sizes.
+}
+
+LogicalResult UpsampleBilinear2dOp::verify() {
+  if (failed(verifyResize(*this, tensorOf(getInput()), tensorOf(getOutput()))))
+    return failure();
+  if (std::optional<ArrayRef<double>> scales = getScales()) {
+    if (scales->size() != 2)
+      return emitOpError("scales are (height, width), got ")
+             << scales->size() << " values";
+    for (double s : *scales)
+      if (!(s > 0))
+        return emitOpError("scales must be positive, got ") << s;
+  }
+  return success();
+}
+
+int64_t UpsampleBilinear2dOp::getFlops(FlopConvention c, bool) {
+  // fvcore: four per output element (elementwise_flop_counter(0, 4));
+  // `full`: a multiply-add for each of the four inputs.
+  switch (c) {
+  case Conv::Macs:
+    return satMul(4, numel(getOutput()));
+  case Conv::Flops:
+    return 0;
+  case Conv::Full:
+    return satMul(8, numel(getOutput()));
+  }
+  llvm_unreachable("unknown FLOP convention");
+}
+
+int64_t UpsampleBilinear2dOp::getBackwardFlops(FlopConvention c,
+                                               ArrayRef<bool>) {
+  // Each output gradient is scattered to four inputs with its weights.
+  return c == Conv::Full ? satMul(8, numel(getOutput())) : 0;
+}
+
+void UpsampleBilinear2dOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                           SmallVectorImpl<SavedTensor> &) {
+  // upsample_bilinear2d_backward needs only the sizes.
 }
 
 LogicalResult AdaptiveAvgPool2dOp::inferReturnTypes(

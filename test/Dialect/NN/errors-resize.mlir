@@ -1,4 +1,5 @@
-// Invalid nn.conv_transpose2d and nn.upsample_nearest2d, one per split.
+// Invalid nn.conv_transpose2d, nn.upsample_nearest2d and
+// nn.upsample_bilinear2d, one per split.
 
 // RUN: vram-opt %s -split-input-file -verify-diagnostics
 
@@ -36,5 +37,31 @@ func.func @f(%x: tensor<2x16x1x1xf32>, %w: tensor<16x8x1x1xf32>) {
 func.func @f(%x: tensor<2x8x16x16xf32>) {
   // expected-error @+1 {{'nn.upsample_nearest2d' op keeps N and C}}
   %0 = nn.upsample_nearest2d %x : (tensor<2x8x16x16xf32>) -> tensor<2x4x32x32xf32>
+  return
+}
+
+// -----
+
+// upsample_bilinear2d resizes H and W only.
+func.func @f(%x: tensor<2x8x4x4xf32>) {
+  // expected-error @+1 {{'nn.upsample_bilinear2d' op keeps N and C}}
+  %0 = nn.upsample_bilinear2d %x : (tensor<2x8x4x4xf32>) -> tensor<2x4x8x8xf32>
+  return
+}
+
+// -----
+
+// upsample_bilinear2d: scales are (height, width) factors.
+func.func @f(%x: tensor<2x8x4x4xf32>) {
+  // expected-error @+1 {{'nn.upsample_bilinear2d' op scales are (height, width), got 1 values}}
+  %0 = nn.upsample_bilinear2d %x {scales = array<f64: 2.0>} : (tensor<2x8x4x4xf32>) -> tensor<2x8x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x8x4x4xf32>) {
+  // expected-error @+1 {{'nn.upsample_bilinear2d' op scales must be positive, got 0}}
+  %0 = nn.upsample_bilinear2d %x {scales = array<f64: 0.0, 2.0>} : (tensor<2x8x4x4xf32>) -> tensor<2x8x8x8xf32>
   return
 }

@@ -1,4 +1,5 @@
-// nn.conv_transpose2d and nn.upsample_nearest2d: the round trip (default
+// nn.conv_transpose2d, nn.upsample_nearest2d and nn.upsample_bilinear2d:
+// the round trip (default
 // attributes elided), the inferred output size of a transposed convolution
 // (torch.nn.ConvTranspose2d's formula), and verifier errors.
 
@@ -25,5 +26,18 @@ func.func @conv_transpose(%x: tensor<2x16x16x16xf32>, %w: tensor<16x8x2x2xf32>,
 // CHECK: nn.upsample_nearest2d %{{.*}} : (tensor<2x8x16x16xf32>) -> tensor<2x8x32x32xf32>
 func.func @upsample(%x: tensor<2x8x16x16xf32>) {
   %0 = nn.upsample_nearest2d %x : (tensor<2x8x16x16xf32>) -> tensor<2x8x32x32xf32>
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @bilinear
+// CHECK: nn.upsample_bilinear2d %{{.*}} : (tensor<2x8x16x16xf32>) -> tensor<2x8x32x32xf32>
+// CHECK: nn.upsample_bilinear2d %{{.*}} {align_corners} : (tensor<2x8x16x16xf32>) -> tensor<2x8x7x9xf32>
+// CHECK: nn.upsample_bilinear2d %{{.*}} {scales = array<f64: 1.500000e+00, 2.000000e+00>} : (tensor<2x8x16x16xf32>) -> tensor<2x8x24x32xf32>
+func.func @bilinear(%x: tensor<2x8x16x16xf32>) {
+  %0 = nn.upsample_bilinear2d %x : (tensor<2x8x16x16xf32>) -> tensor<2x8x32x32xf32>
+  %1 = nn.upsample_bilinear2d %x {align_corners} : (tensor<2x8x16x16xf32>) -> tensor<2x8x7x9xf32>
+  %2 = nn.upsample_bilinear2d %x {scales = array<f64: 1.5, 2.0>} : (tensor<2x8x16x16xf32>) -> tensor<2x8x24x32xf32>
   return
 }

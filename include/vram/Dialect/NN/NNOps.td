@@ -922,6 +922,31 @@ def NN_UpsampleNearest2dOp : NN_LayerOp<"upsample_nearest2d"> {
   let hasVerifier = 1;
 }
 
+def NN_UpsampleBilinear2dOp : NN_LayerOp<"upsample_bilinear2d"> {
+  let summary = "bilinear resize of NCHW (F.interpolate(mode='bilinear'))";
+  let description = [{
+    The output's spatial sizes are the result type's. Each output element
+    interpolates the four input elements around its source position:
+    `align_corners` maps the corners onto each other (source = out *
+    (in - 1) / (out - 1)), else the pixel centres (source = (out + 0.5) *
+    scale - 0.5, clamped at 0), `scale` being 1 / the scale factor when
+    `scales` gives one (F.interpolate(scale_factor=...) passes it), else
+    in / out. Its backward scatters the gradients back with the same
+    weights and keeps nothing (upsample_bilinear2d_backward needs only the
+    sizes).
+
+    ```mlir
+    %y = nn.upsample_bilinear2d %x {align_corners}
+        : (tensor<2x8x16x16xf32>) -> tensor<2x8x32x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, UnitAttr:$align_corners,
+      OptionalAttr<DenseF64ArrayAttr>:$scales);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def NN_AvgPool2dOp : NN_LayerOp<"avg_pool2d", [InferTypeOpAdaptor]> {
   let summary = "2-D average pooling";
   let description = [{

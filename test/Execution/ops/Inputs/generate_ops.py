@@ -22,7 +22,9 @@ row set is still drawn from its own seed, so they get the values of a full
 run. Each test's header names the torch that made its reference: the
 PReLU rows (make_cases_10) were made with torch 2.15 on a machine without
 Debian's torch (benchmarks/accuracy/truth-env.sh python3 generate_ops.py
-prelu prelu-single prelu-vector prelu-0d-weight).
+prelu prelu-single prelu-vector prelu-0d-weight), as were the bilinear
+rows (make_cases_12: generate_ops.py upsample_bilinear2d
+upsample_bilinear2d-align ...).
 """
 import os
 import sys
@@ -816,10 +818,48 @@ def make_cases_11():
     ]
 
 
+def bilinear_case(name, x_shape, size=None, scale=None, align_corners=False):
+    """F.interpolate(mode='bilinear') as nn.upsample_bilinear2d: the scale
+    factor, when given, is passed on as the op's `scales` (PyTorch's source
+    positions use 1 / scale factor, not in / out)."""
+    x = randn(*x_shape)
+    fn = lambda t: F.interpolate(t, size=size, scale_factor=scale,
+                                 mode="bilinear", align_corners=align_corners)
+    out = tuple(fn(x).shape)
+    how = "scale_factor=%s" % scale if scale else "size=%s" % (size,)
+    attrs = []
+    if align_corners:
+        attrs.append("align_corners")
+    if scale:
+        attrs.append("scales = array<f64: %s, %s>" % (float(scale), float(scale)))
+    attr = " {%s}" % ", ".join(attrs) if attrs else ""
+    return Case(name, "nn.upsample_bilinear2d (F.interpolate %s, "
+                "align_corners=%s)" % (how, align_corners),
+                {"x": x},
+                ["%%y = nn.upsample_bilinear2d %%x%s : (%s) -> %s"
+                 % (attr, ttype(x_shape), ttype(out))],
+                lambda p: fn(p["x"]), out)
+
+
+def make_cases_12():
+    """Bilinear resizing (own seed, as above)."""
+    return [
+        bilinear_case("upsample_bilinear2d", (2, 3, 4, 5), scale=2.0),
+        bilinear_case("upsample_bilinear2d-align", (2, 3, 4, 5), scale=2.0,
+                      align_corners=True),
+        bilinear_case("upsample_bilinear2d-size", (1, 2, 3, 4), size=(7, 6)),
+        bilinear_case("upsample_bilinear2d-down", (1, 2, 6, 6), size=(4, 3)),
+        # A scale factor whose 1 / factor is not in / out (5 * 1.5 -> 7).
+        bilinear_case("upsample_bilinear2d-fraction", (1, 2, 5, 5), scale=1.5),
+        bilinear_case("upsample_bilinear2d-align-down", (1, 2, 6, 7),
+                      size=(3, 1), align_corners=True),
+    ]
+
+
 # The row sets, each drawn from its own seed (its index).
 CASE_SETS = [make_cases, make_cases_2, make_cases_3, make_cases_4,
              make_cases_5, make_cases_6, make_cases_7, make_cases_8,
-             make_cases_9, make_cases_10, make_cases_11]
+             make_cases_9, make_cases_10, make_cases_11, make_cases_12]
 
 
 def main(names):
