@@ -142,18 +142,18 @@ def where_grad():
                                            dynamic_shapes=({0: b},)))
 
 
-def unet():
+def unet(name="unet", bilinear=False):
     torch.manual_seed(0)
     b = torch.export.Dim("batch", min=1, max=4096)
-    model = TinyUNet().train()
+    model = TinyUNet(bilinear=bilinear).train()
     x = torch.randn(2, 3, 32, 32)
-    small("unet", model, x, {0: b})
+    small(name, model, x, {0: b})
     # A per-pixel loss over the [2, 2, 32, 32] output as vram-opt's mse_loss
     # against a target of the output's shape.
     target = torch.randn(2, 2, 32, 32)
-    MEASURED["unet"]["cpu_sgd_step_peak_above_baseline"] = step_peak(
+    MEASURED[name]["cpu_sgd_step_peak_above_baseline"] = step_peak(
         model, x, lambda out: torch.nn.functional.mse_loss(out, target))
-    print(f"  {MEASURED['unet']}")
+    print(f"  {MEASURED[name]}")
 
 
 def bad():
@@ -495,6 +495,7 @@ MODELS = {
     "convnet": convnet,
     "transformer": transformer,
     "unet": unet,
+    "unet_bilinear": lambda: unet("unet_bilinear", bilinear=True),
     "activations": activations,
     "norm_act": norm_act,
     "prelu": prelu,

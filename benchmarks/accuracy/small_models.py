@@ -8,10 +8,14 @@ import torch
 class TinyUNet(torch.nn.Module):
     """A two-level UNet: ConvTranspose2d and interpolate on the way up, a
     GroupNorm (or, for the ONNX fixture unet.onnx, a BatchNorm2d) on the
-    skip connection's concatenation."""
+    skip connection's concatenation. `bilinear` interpolates bilinearly with
+    align_corners=True (nn.Upsample's form in the widely copied UNet
+    implementations), else nearest."""
 
-    def __init__(self, group_norm=True):
+    def __init__(self, group_norm=True, bilinear=False):
         super().__init__()
+        self.mode = ({"mode": "bilinear", "align_corners": True} if bilinear
+                     else {"mode": "nearest"})
         self.enc = torch.nn.Conv2d(3, 8, 3, padding=1)
         self.down = torch.nn.Conv2d(8, 16, 3, padding=1)
         self.up = torch.nn.ConvTranspose2d(16, 8, 2, stride=2)
@@ -22,7 +26,8 @@ class TinyUNet(torch.nn.Module):
     def forward(self, x):
         e = torch.relu(self.enc(x))
         d = torch.relu(self.down(torch.nn.functional.max_pool2d(e, 2)))
-        u = self.up(d) + torch.nn.functional.interpolate(d[:, :8], scale_factor=2.0)
+        u = self.up(d) + torch.nn.functional.interpolate(d[:, :8], scale_factor=2.0,
+                                                         **self.mode)
         return self.dec(self.norm(torch.cat([u, e], 1)))
 
 

@@ -411,6 +411,24 @@ FailureOr<double> NodeBinder::real(llvm::StringRef name,
   return error() << "argument '" << name << "' must be a number";
 }
 
+FailureOr<std::optional<llvm::SmallVector<double>>>
+NodeBinder::optionalReals(llvm::StringRef name) {
+  const json::Object *arg = argument(name);
+  if (!arg || arg->get("as_none"))
+    return std::optional<llvm::SmallVector<double>>();
+  const json::Array *list = arg->getArray("as_floats");
+  if (!list)
+    return error() << "argument '" << name << "' must be a list of floats";
+  llvm::SmallVector<double> result;
+  for (const json::Value &v : *list) {
+    std::optional<double> d = floatOf(v);
+    if (!d)
+      return error() << "argument '" << name << "' must be a list of floats";
+    result.push_back(*d);
+  }
+  return std::optional<llvm::SmallVector<double>>(std::move(result));
+}
+
 FailureOr<bool> NodeBinder::boolean(llvm::StringRef name,
                                     std::optional<bool> fallback) {
   const json::Object *arg = argument(name);

@@ -64,6 +64,9 @@ public:
            std::optional<llvm::ArrayRef<int64_t>> fallback = std::nullopt);
   mlir::FailureOr<double> real(llvm::StringRef name,
                                std::optional<double> fallback = std::nullopt);
+  /// A list of floats; None (or absent) as std::nullopt.
+  mlir::FailureOr<std::optional<llvm::SmallVector<double>>>
+  optionalReals(llvm::StringRef name);
   mlir::FailureOr<bool> boolean(llvm::StringRef name,
                                 std::optional<bool> fallback = std::nullopt);
   mlir::FailureOr<std::string>

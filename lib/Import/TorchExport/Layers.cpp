@@ -136,6 +136,53 @@ static LogicalResult convertUpsampleNearest2d(NodeBinder &op) {
       nn::UpsampleNearest2dOp::create(op.getBuilder(), op.getLoc(), *type, *x));
 }
 
+/// upsample_bilinear2d with an output size or scale factors (.vec), or a
+/// size and per-axis scales (.default): the output's size is the
+/// archive's; the scale factors, when given, set the source positions
+/// (PyTorch uses 1 / factor, not in / out).
+static LogicalResult convertUpsampleBilinear2d(NodeBinder &op) {
+  FailureOr<Value> x = op.tensor(op.has("self") ? "self" : "input");
+  FailureOr<bool> align = op.boolean("align_corners");
+  if (failed(x) || failed(align))
+    return failure();
+  op.ignore("output_size");
+  std::optional<SmallVector<double>> scales;
+  if (op.has("scale_factors")) {
+    FailureOr<std::optional<SmallVector<double>>> factors =
+        op.optionalReals("scale_factors");
+    if (failed(factors))
+      return failure();
+    scales = *factors;
+  } else {
+    SmallVector<double> hw;
+    for (StringRef name : {"scales_h", "scales_w"})
+      if (op.has(name)) {
+        FailureOr<double> s = op.real(name, -1.0);
+        if (failed(s))
+          return failure();
+        hw.push_back(*s);
+      }
+    // PyTorch reads a missing or non-positive scale as in / out.
+    if (hw.size() == 2 && hw[0] > 0 && hw[1] > 0)
+      scales = hw;
+  }
+  if (scales && scales->size() != 2)
+    return op.error() << "expects 2 scale factors, got " << scales->size();
+  if (scales && llvm::any_of(*scales, [](double s) { return !(s > 0); }))
+    return op.error() << "scale factors must be positive";
+  FailureOr<RankedTensorType> type = op.resultType();
+  if (failed(type))
+    return failure();
+  auto in = cast<RankedTensorType>(x->getType());
+  if (in.getRank() != 4 || type->getRank() != 4 ||
+      type->getShape().take_front(2) != in.getShape().take_front(2))
+    return op.error() << "expects NCHW " << in << " resized to " << *type;
+  OpBuilder &b = op.getBuilder();
+  return op.setResult(nn::UpsampleBilinear2dOp::create(
+      b, op.getLoc(), *type, *x, *align,
+      scales ? b.getDenseF64ArrayAttr(*scales) : DenseF64ArrayAttr()));
+}
+
 static LogicalResult convertLinear(NodeBinder &op) {
   FailureOr<Value> x = op.tensor("input"), w = op.tensor("weight"),
                    bias = op.optionalTensor("bias");
@@ -372,6 +419,8 @@ void vram::torch_export::registerLayerConverters(ConverterTable &table) {
   table.on("aten.conv_transpose2d.input", convertConvTranspose2d);
   table.on("aten.upsample_nearest2d.vec", convertUpsampleNearest2d);
   table.on("aten.upsample_nearest2d.default", convertUpsampleNearest2d);
+  table.on("aten.upsample_bilinear2d.vec", convertUpsampleBilinear2d);
+  table.on("aten.upsample_bilinear2d.default", convertUpsampleBilinear2d);
   table.on("aten.linear.default", convertLinear);
   table.on("aten.batch_norm.default", convertBatchNorm);
   table.on("aten.layer_norm.default", convertLayerNorm);
