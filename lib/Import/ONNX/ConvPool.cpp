@@ -196,10 +196,13 @@ static LogicalResult convertConvTranspose(OpBinder &op) {
   return success();
 }
 
-/// Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) in the form
-/// torch.onnx writes F.interpolate(mode='nearest'): nearest mode with
-/// asymmetric coordinates and floor rounding, N and C kept, constant scales
-/// (output floor(in * scale)) or sizes.
+/// Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) in the forms
+/// torch.onnx writes F.interpolate(mode='nearest') (nearest mode with
+/// asymmetric coordinates and floor rounding) and F.interpolate(mode=
+/// 'bilinear') (linear mode with align_corners, or pytorch_half_pixel /
+/// half_pixel coordinates for align_corners=False), N and C kept, constant
+/// scales (output floor(in * scale); a bilinear resize keeps them for its
+/// source positions) or sizes.
 static LogicalResult convertResize(OpBinder &op) {
   auto x = op.tensor(0);
   if (failed(x))
@@ -215,14 +218,24 @@ static LogicalResult convertResize(OpBinder &op) {
   std::string rounding = op.stringAttr("nearest_mode", "round_prefer_floor");
   if (op.opset() < 11)
     rounding = "floor";
-  if (mode != "nearest" || coords != "asymmetric" || rounding != "floor")
-    return op.error() << "only nearest-neighbour resizing as "
-                         "F.interpolate(mode='nearest') exports it is "
-                         "supported (mode nearest, coordinate_transformation_"
-                         "mode asymmetric, nearest_mode floor), got mode "
-                      << mode << ", " << coords << ", " << rounding;
+  bool linear = mode == "linear" &&
+                (coords == "align_corners" || coords == "pytorch_half_pixel" ||
+                 coords == "half_pixel");
+  bool nearest =
+      mode == "nearest" && coords == "asymmetric" && rounding == "floor";
+  if (!linear && !nearest)
+    return op.error()
+           << "only resizing as F.interpolate exports it is "
+              "supported: mode nearest with "
+              "coordinate_transformation_mode asymmetric and "
+              "nearest_mode floor, or mode linear with align_corners, "
+              "pytorch_half_pixel or half_pixel; got mode "
+           << mode << ", " << coords << ", " << rounding;
+  if (linear && op.intAttr("antialias", 0) != 0)
+    return op.error() << "antialiased linear resizing is not modelled";
   int scalesInput = op.opset() < 11 ? 1 : 2;
   SmallVector<int64_t> out(xt.getShape());
+  SmallVector<double> spatialScales;
   if (const ConstTensor *sizes = op.opset() < 11 ? nullptr : op.constInput(3);
       sizes && sizes->numElements()) {
     std::vector<int64_t> v = sizes->toInts();
@@ -243,6 +256,7 @@ static LogicalResult convertResize(OpBinder &op) {
                           << d << " gives no valid size";
       out[d] = static_cast<int64_t>(scaled);
     }
+    spatialScales = {scales->getF(2), scales->getF(3)};
   } else {
     return op.error() << "needs constant scales or sizes";
   }
@@ -251,6 +265,15 @@ static LogicalResult convertResize(OpBinder &op) {
                       << xt.getShape()[0] << "x" << xt.getShape()[1] << " -> "
                       << out[0] << "x" << out[1];
   auto outType = RankedTensorType::get(out, xt.getElementType());
+  if (linear) {
+    OpBuilder &b = op.builder();
+    op.setResult(0, nn::UpsampleBilinear2dOp::create(
+                        b, op.loc, outType, *x, coords == "align_corners",
+                        spatialScales.empty()
+                            ? DenseF64ArrayAttr()
+                            : b.getDenseF64ArrayAttr(spatialScales)));
+    return success();
+  }
   op.setResult(
       0, nn::UpsampleNearest2dOp::create(op.builder(), op.loc, outType, *x));
   return success();
