@@ -979,6 +979,82 @@ const llvm::StringMap<LayerInfo> &vram::cxx_import::getLayerTable() {
               tensorOf(interp, m, "weight"), tensorOf(interp, m, "bias"),
               dims.size(), llvm::APFloat(*eps)));
         }};
+    // torch::nn::Upsample(UpsampleOptions().scale_factor({2, 2})
+    // .mode(torch::kBilinear).align_corners(true)), or .size({H, W}):
+    // nn.upsample_nearest2d (LibTorch's default mode) or
+    // nn.upsample_bilinear2d, the output floor(in * factor) or the size.
+    t["Upsample"] = noTensors([](Interpreter &interp, Module &m,
+                                 const Val &input,
+                                 Location where) -> FailureOr<Val> {
+      OptionReader r{interp, m, where};
+      const char *what = "torch::nn::Upsample";
+      if (failed(checkImage(interp, where, what, input.tensor, -1)))
+        return failure();
+      std::string mode = "kNearest";
+      if (const Val *v = m.options.get("mode", -1)) {
+        if (v->kind != Val::Kind::Str)
+          return interp.error(where)
+                 << what << ": mode is " << v->describe()
+                 << ", not a LibTorch mode constant (torch::kNearest, ...)";
+        mode = v->s;
+      }
+      if (mode != "kNearest" && mode != "kBilinear")
+        return interp.error(where)
+               << what << ": mode torch::" << mode
+               << " is not modelled (torch::kNearest and torch::kBilinear are)";
+      FailureOr<bool> align = r.flag("align_corners", -1, false);
+      if (failed(align))
+        return failure();
+      if (*align && mode == "kNearest")
+        return interp.error(where)
+               << what << ": align_corners applies to interpolating modes, "
+               << "not torch::kNearest (LibTorch raises)";
+      ArrayRef<int64_t> in = shapeOf(input.tensor);
+      SmallVector<int64_t> out(in);
+      SmallVector<double> factors;
+      const Val *size = m.options.get("size", -1);
+      const Val *scale = m.options.get("scale_factor", -1);
+      bool hasSize = size && size->kind != Val::Kind::None;
+      bool hasScale = scale && scale->kind != Val::Kind::None;
+      if (hasSize == hasScale)
+        return interp.error(where)
+               << what << ": give exactly one of size and scale_factor";
+      if (hasSize) {
+        std::optional<SmallVector<int64_t>> hw = size->getInts(2);
+        if (!hw || (*hw)[0] < 1 || (*hw)[1] < 1)
+          return interp.error(where) << what << ": size is " << size->describe()
+                                     << ", not two positive constant integers";
+        out[2] = (*hw)[0];
+        out[3] = (*hw)[1];
+      } else {
+        for (const Val &f : scale->kind == Val::Kind::List
+                                ? scale->list
+                                : std::vector<Val>{*scale, *scale})
+          if (std::optional<double> d = f.getReal())
+            factors.push_back(*d);
+        if (factors.size() != 2)
+          return interp.error(where)
+                 << what << ": scale_factor is " << scale->describe()
+                 << ", not two constant numbers";
+        for (unsigned d = 0; d < 2; ++d) {
+          double scaled = std::floor(in[2 + d] * factors[d]);
+          if (!(factors[d] > 0 && scaled >= 1 && scaled <= double(INT32_MAX)))
+            return interp.error(where)
+                   << what << ": scale factor " << factors[d]
+                   << " gives no valid size for " << shapeString(in);
+          out[2 + d] = static_cast<int64_t>(scaled);
+        }
+      }
+      OpBuilder &b = interp.getBuilder();
+      auto type = cast<RankedTensorType>(input.tensor.getType()).clone(out);
+      if (mode == "kNearest")
+        return Val::ofTensor(
+            nn::UpsampleNearest2dOp::create(b, where, type, input.tensor));
+      return Val::ofTensor(nn::UpsampleBilinear2dOp::create(
+          b, where, type, input.tensor, *align,
+          factors.empty() ? DenseF64ArrayAttr()
+                          : b.getDenseF64ArrayAttr(factors)));
+    });
     t["ReLU"] = noTensors([](Interpreter &interp, Module &m, const Val &input,
                              Location where) -> FailureOr<Val> {
       FailureOr<bool> inplace =

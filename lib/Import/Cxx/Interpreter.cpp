@@ -679,6 +679,14 @@ FailureOr<Val> Interpreter::eval(const cl::Expr *e, Frame &frame) {
     }
     if (std::optional<Val> c = clangConstant(e, ast))
       return *c;
+    // LibTorch's enum values (torch::kBilinear, torch::kSum, ...): the
+    // constant of type torch::enumtype::kXxx, as the string "kXxx".
+    if (auto *var = dyn_cast<cl::VarDecl>(decl))
+      if (const cl::CXXRecordDecl *record =
+              var->getType()->getAsCXXRecordDecl();
+          record && record->getQualifiedNameAsString() ==
+                        ("torch::enumtype::" + var->getName()).str())
+        return Val::string(var->getName().str());
     // A variable of an enclosing scope: evaluate its initializer (a
     // construction site's `int hidden = 128;`).
     if (auto *var = dyn_cast<cl::VarDecl>(decl))
@@ -991,10 +999,11 @@ Interpreter::callTorch(StringRef name,
     // Not modelled: say so, and assume the first tensor passes through.
     for (const Val &arg : args)
       if (arg.kind == Val::Kind::Tensor) {
-        vram::emitFinding(l, vram::rules::kApproximatedOp) << "'" << name
-                   << "' is not modelled by the C++ front end: assumed to "
-                      "return its tensor argument unchanged (no memory, no "
-                      "FLOPs)";
+        vram::emitFinding(l, vram::rules::kApproximatedOp)
+            << "'" << name
+            << "' is not modelled by the C++ front end: assumed to "
+               "return its tensor argument unchanged (no memory, no "
+               "FLOPs)";
         return arg;
       }
     return error(l) << "the C++ front end cannot evaluate '" << name << "'";
