@@ -56,7 +56,13 @@ CASES = ([("llama", d, b, p, t, c, False) for c in ("dynamic", "static")
          # An encoder-decoder: the prompt encoded once, the decoder from its
          # start token, an EncoderDecoderCache (self- and cross-attention).
          [("t5", d, b, p, t, "dynamic", False) for d in ("fp32", "bf16")
-          for b, p, t in ((2, 64, 32), (1, 16, 1), (4, 128, 8))])
+          for b, p, t in ((2, 64, 32), (1, 16, 1), (4, 128, 8))] +
+         # Sliding-window layers past their window (DynamicSlidingWindowLayer
+         # keeps the last window - 1 positions): the decode steps crossing
+         # it, and a prompt longer than it.
+         [(m, "fp32", b, p, t, "dynamic", False)
+          for m in ("mistral-window", "qwen2-window", "gemma3-window")
+          for b, p, t in ((2, 48, 32), (2, 96, 8))])
 
 
 def left_padding_mask(batch, prompt):

@@ -43,8 +43,12 @@ vram::getGenerationFigures(const MemoryAnalysis &memory,
       continue;
     }
     // After the prefill's token, ops up to the last one belong to the last
-    // decode step; the step's exit (nothing runs) belongs to no phase.
-    if (!op)
+    // decode step; the step's exit (nothing runs) belongs to no phase, nor
+    // do the nn.kv_cache_past ops that stand for the steps before it (a
+    // cache growing, or a sliding window's shrinking from the prompt's
+    // length: each old and new layer at once, which the last step does not
+    // see).
+    if (!op || isa<nn::KvCachePastOp>(op))
       continue;
     g.decodePeakBytes = std::max(g.decodePeakBytes.value_or(0), live);
     g.decodeStepFlops += flops.getOpFlops(op, convention);

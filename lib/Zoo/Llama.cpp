@@ -80,12 +80,14 @@ public:
     // one per layer type that needs one: bool [B, 1, T, keys] (a cache's
     // keys: all it attends to).
     int64_t batch = ModelBuilder::shapeOf(ids)[0];
-    int64_t keys = model.kvCache ? model.kvCache->keyLength(seq) : seq;
     Value masks[2]; // full, sliding
     for (int64_t i = 0; i < c.numLayers; ++i) {
       bool sliding = c.isSlidingLayer(i);
-      if (!masks[sliding] && passesAttentionMask(c, model, sliding))
-        masks[sliding] = mb.attentionMask({batch, 1, seq, keys}, "model");
+      if (masks[sliding] || !passesAttentionMask(c, model, sliding))
+        continue;
+      int64_t keys =
+          model.kvCache ? model.kvCache->keyLength(seq, slidingWindow(i)) : seq;
+      masks[sliding] = mb.attentionMask({batch, 1, seq, keys}, "model");
     }
     Value unusedMask;
     if (c.buildsUnusedSlidingWindowMask) {
@@ -130,6 +132,11 @@ public:
   }
 
 private:
+  /// Layer `index`'s sliding window, if it attends within one.
+  std::optional<int64_t> slidingWindow(int64_t index) const {
+    return c.isSlidingLayer(index) ? c.slidingWindow : std::nullopt;
+  }
+
   /// LlamaRotaryEmbedding.forward (no_grad): [1, T, rotary dim] tables.
   Rotary rotaryTables(int64_t seq, StringRef prefix) {
     auto [cos, sin] =
@@ -262,7 +269,8 @@ private:
     // causal (transformers skips the mask for a single query).
     bool causal = true;
     if (model.kvCache) {
-      std::tie(k, v) = model.kvCache->update(mb, index, k, v, name);
+      std::tie(k, v) =
+          model.kvCache->update(mb, index, k, v, name, slidingWindow(index));
       causal = !model.kvCache->isDecoding();
     }
     bool grouped = c.numKeyValueHeads != c.numHeads;

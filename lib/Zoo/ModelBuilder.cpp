@@ -623,11 +623,14 @@ Value ModelBuilder::int64Scalar(StringRef layer) {
                             DenseElementsAttr::get(type, int64_t(0)));
 }
 
-Value ModelBuilder::kvCachePast(Value cache, int64_t tokens, StringRef layer) {
+Value ModelBuilder::kvCachePast(Value cache, int64_t tokens, StringRef layer,
+                                std::optional<int64_t> window) {
   SmallVector<int64_t> shape(shapeOf(cache));
   shape[2] = tokens;
   auto type = cast<RankedTensorType>(cache.getType()).clone(shape);
-  return KvCachePastOp::create(builder, loc(layer), type, cache);
+  return KvCachePastOp::create(builder, loc(layer), type, cache,
+                               window ? builder.getI64IntegerAttr(*window)
+                                      : IntegerAttr());
 }
 
 std::pair<Value, Value> ModelBuilder::nextToken(Value logits, StringRef layer) {
@@ -636,10 +639,38 @@ std::pair<Value, Value> ModelBuilder::nextToken(Value logits, StringRef layer) {
 }
 
 std::pair<Value, Value> KvCache::update(ModelBuilder &mb, size_t index, Value k,
-                                        Value v, StringRef layer) {
+                                        Value v, StringRef layer,
+                                        std::optional<int64_t> window) {
   if (keys.size() <= index) {
     keys.resize(index + 1);
     values.resize(index + 1);
+    windows.resize(index + 1);
+  }
+  if (window && generation && !isStatic) {
+    // DynamicSlidingWindowLayer: its 0-d int64 _sliding_window_tensor lives
+    // with the cache; each update concatenates the view of the last
+    // window - 1 cached positions with the new ones and keeps a view of the
+    // result's last window - 1 (so the result's storage).
+    if (!keys[index]) {
+      windows[index] = window;
+      counters.push_back(mb.int64Scalar(layer));
+    }
+    auto recent = [&](Value cached) {
+      if (!cached)
+        return cached;
+      int64_t have = ModelBuilder::shapeOf(cached)[2];
+      int64_t keep = std::min(have, *window - 1);
+      return keep < have ? mb.slice(cached, layer, 2, have - keep, have)
+                         : cached;
+    };
+    // Both concatenations run before self.keys is reassigned: the old keys
+    // live through the values' (unlike DynamicLayer.update's).
+    Value oldKeys = recent(keys[index]);
+    keys[index] = mb.kvCacheUpdate(oldKeys, k, layer);
+    values[index] = mb.kvCacheUpdate(recent(values[index]), v, layer);
+    if (oldKeys)
+      mb.keepAlive(oldKeys, layer);
+    return {keys[index], values[index]};
   }
   if (isStatic) {
     if (!keys[index])

@@ -66,17 +66,30 @@ struct KvCache {
   mlir::Value encoderOutput;
   std::unique_ptr<KvCache> cross;
 
+  /// Each layer's sliding window (DynamicSlidingWindowLayer), if it has
+  /// one; recorded by its first update.
+  std::vector<std::optional<int64_t>> windows;
+
   bool isDecoding() const { return position > 0; }
   /// The positions a forward over `tokens` new tokens attends to: a static
-  /// cache's every position, else the cached ones and the new.
-  int64_t keyLength(int64_t tokens) const {
-    return isStatic ? totalTokens : position + tokens;
+  /// cache's every position, else the cached ones and the new; a
+  /// generation's sliding-window layer's decode step reads at most the
+  /// window's (the last window - 1 cached and the new).
+  int64_t keyLength(int64_t tokens,
+                    std::optional<int64_t> window = std::nullopt) const {
+    if (isStatic)
+      return totalTokens;
+    if (window && generation && isDecoding())
+      return std::min(position, *window - 1) + tokens;
+    return position + tokens;
   }
   /// DynamicLayer.update of layer `index` with its new keys and values
-  /// (after rotary): the cached keys and values attention reads.
-  std::pair<mlir::Value, mlir::Value> update(ModelBuilder &mb, size_t index,
-                                             mlir::Value k, mlir::Value v,
-                                             llvm::StringRef layer);
+  /// (after rotary): the cached keys and values attention reads. With a
+  /// `window`, a generation's DynamicSlidingWindowLayer.update: the cat of
+  /// the last window - 1 cached positions (a view) and the new ones.
+  std::pair<mlir::Value, mlir::Value>
+  update(ModelBuilder &mb, size_t index, mlir::Value k, mlir::Value v,
+         llvm::StringRef layer, std::optional<int64_t> window = std::nullopt);
 };
 
 /// Shape options after defaults were applied and validated.
@@ -426,8 +439,11 @@ public:
   /// A 0-d int64 tensor (a counter such as StaticLayer.cumulative_length).
   mlir::Value int64Scalar(llvm::StringRef layer);
   /// nn.kv_cache_past: `cache` after the decode steps up to `tokens`.
+  /// With `window`, a sliding-window layer's: the storage of its last
+  /// update, at most `window` tokens.
   mlir::Value kvCachePast(mlir::Value cache, int64_t tokens,
-                          llvm::StringRef layer);
+                          llvm::StringRef layer,
+                          std::optional<int64_t> window = std::nullopt);
   /// nn.next_token: the float32 scores and the next input ids [B, 1].
   std::pair<mlir::Value, mlir::Value> nextToken(mlir::Value logits,
                                                 llvm::StringRef layer);

@@ -421,12 +421,17 @@ static SmallVector<Value> buildGenerationProgram(ModelBuilder &mb, Value ids,
   if (config.maxNewTokens > 1) {
     cache.position = cache.totalTokens - 1;
     // A static cache's buffers already span every position.
+    // A sliding-window layer holds the storage of its last update: at most
+    // the window (the last window - 1 positions and one new).
     if (cache.position > prompt && !cache.isStatic)
       for (size_t i = 0; i < cache.keys.size(); ++i) {
+        std::optional<int64_t> window = cache.windows[i];
+        int64_t tokens =
+            window ? std::min(cache.position, *window) : cache.position;
         cache.keys[i] =
-            mb.kvCachePast(cache.keys[i], cache.position, "generate");
+            mb.kvCachePast(cache.keys[i], tokens, "generate", window);
         cache.values[i] =
-            mb.kvCachePast(cache.values[i], cache.position, "generate");
+            mb.kvCachePast(cache.values[i], tokens, "generate", window);
       }
     int64_t batch = ModelBuilder::shapeOf(ids)[0];
     SmallVector<Value> sequences{
@@ -554,9 +559,15 @@ bool vram::zoo::passesAttentionMask(const CausalLMConfig &config,
     return true;
   // Unpadded, generation's forwards leave it to is_causal, but for a
   // StaticCache's decode steps (a compileable cache with one query: the
-  // keys past the written positions are masked out).
-  if (model.kvCache && model.kvCache->generation)
+  // keys past the written positions are masked out) and a sliding layer
+  // whose keys reach its window.
+  if (model.kvCache && model.kvCache->generation) {
+    if (sliding && config.slidingWindow &&
+        model.kvCache->keyLength(model.kvCache->isDecoding() ? 1 : model.seq,
+                                 config.slidingWindow) >= *config.slidingWindow)
+      return true;
     return model.kvCache->isStatic && model.kvCache->isDecoding();
+  }
   if (model.packed && !model.useCache)
     return true;
   return sliding && config.slidingWindow && model.seq >= *config.slidingWindow;
@@ -784,12 +795,13 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
   c.liger = options.liger;
   if (llvm::Error e = checkLiger(&config, config.name, c.liger))
     return std::move(e);
-  if (c.maxNewTokens && config.slidingWindow &&
+  if (c.maxNewTokens && c.staticCache && config.slidingWindow &&
       c.seq + c.maxNewTokens - 1 > *config.slidingWindow)
     return error(config.name + " attends within a sliding window of " +
                  Twine(*config.slidingWindow) +
-                 " tokens, whose cache (DynamicSlidingWindowLayer) is not "
-                 "modelled: prompt + new tokens - 1 must be at most that");
+                 " tokens, whose StaticCache layer (StaticSlidingWindowLayer) "
+                 "is not modelled: prompt + new tokens - 1 must be at most "
+                 "that");
   llvm::Expected<OwningOpRef<ModuleOp>> module = buildForwardModule(
       context, config.name, loc, c, /*language=*/true,
       [&](ModelBuilder &mb, Value ids, const ModelConfig &model) {

@@ -4,8 +4,9 @@
 // analysis: the program is the prefill forward, the first nn.next_token,
 // then the last decode step (NNOps.td, "Generation with a KV cache"). The
 // prefill's peak is the largest live total up to and including the first
-// nn.next_token, the decode step's the largest after it; the KV cache is
-// what the nn.kv_cache_* ops leave alive at the end.
+// nn.next_token, the decode step's the largest after it but at the
+// nn.kv_cache_past ops (the steps in between); the KV cache is what the
+// nn.kv_cache_* ops leave alive at the end.
 //
 //===----------------------------------------------------------------------===//
 

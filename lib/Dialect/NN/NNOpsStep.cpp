@@ -825,6 +825,13 @@ LogicalResult KvCachePastOp::verify() {
   auto result = cast<RankedTensorType>(getResult().getType());
   if (failed(verifyCacheLike(*this, cache, result, "cache and result")))
     return failure();
+  if (std::optional<int64_t> window = getWindow()) {
+    if (*window < 1 || result.getDimSize(2) > *window)
+      return emitOpError("a sliding window of ")
+             << *window << " keeps at most that many tokens, not "
+             << result.getDimSize(2);
+    return success();
+  }
   if (result.getDimSize(2) < cache.getDimSize(2))
     return emitOpError("a cache only grows: ")
            << cache.getDimSize(2) << " tokens cannot become "

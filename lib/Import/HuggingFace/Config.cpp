@@ -438,7 +438,8 @@ LogicalResult readGemma(ConfigReader &r, CausalLMConfig &c) {
 /// Gemma2Config: Gemma's layout with sandwich norms, soft-capped attention
 /// scores and logits (null: none), the scores scaled by
 /// query_pre_attn_scalar ** -0.5, eager attention (transformers has no sdpa
-/// path for it); a sliding window on alternate layers.
+/// path for it); a sliding window on alternate layers (layer_types, by
+/// default "sliding_attention" on the even ones).
 LogicalResult readGemma2(ConfigReader &r, CausalLMConfig &c) {
   if (failed(readGemma(r, c)))
     return failure();
@@ -470,6 +471,30 @@ LogicalResult readGemma2(ConfigReader &r, CausalLMConfig &c) {
   if (!r.isNull("sliding_window")) {
     READ(window, r.getInt("sliding_window", 4096));
     c.slidingWindow = window;
+  }
+  FailureOr<std::optional<std::vector<std::string>>> types =
+      r.getStringList("layer_types");
+  if (failed(types))
+    return failure();
+  c.slidingWindowLayers.clear();
+  for (int64_t i = 0; i < c.numLayers; ++i) {
+    if (!*types) {
+      c.slidingWindowLayers.push_back(i % 2 == 0);
+      continue;
+    }
+    if ((int64_t)(*types)->size() != c.numLayers) {
+      r.error("layer_types") << "layer_types lists " << (*types)->size()
+                             << " layers, the model has " << c.numLayers;
+      return failure();
+    }
+    const std::string &type = (**types)[i];
+    if (type != "sliding_attention" && type != "full_attention") {
+      r.error("layer_types")
+          << "unsupported layer type \"" << type
+          << "\" (supported: sliding_attention, full_attention)";
+      return failure();
+    }
+    c.slidingWindowLayers.push_back(type == "sliding_attention");
   }
   return success();
 }

@@ -32,6 +32,16 @@ func.func @past_only_grows(%c: tensor<1x2x5x8xf32>) {
 
 // -----
 
+// A sliding window's layer may shrink to the window, not past it.
+func.func @past_window(%c: tensor<1x2x9x8xf32>) {
+  %s = nn.kv_cache_past %c {window = 4 : i64} : tensor<1x2x9x8xf32> -> tensor<1x2x4x8xf32>
+  // expected-error @+1 {{'nn.kv_cache_past' op a sliding window of 4 keeps at most that many tokens, not 5}}
+  %p = nn.kv_cache_past %c {window = 4 : i64} : tensor<1x2x9x8xf32> -> tensor<1x2x5x8xf32>
+  return
+}
+
+// -----
+
 func.func @past_keeps_dtype(%c: tensor<1x2x5x8xf32>) {
   // expected-error @+1 {{'nn.kv_cache_past' op cache and result 'tensor<1x2x5x8xf32>' and 'tensor<1x2x6x8xbf16>' differ in more than their tokens}}
   %p = nn.kv_cache_past %c : tensor<1x2x5x8xf32> -> tensor<1x2x6x8xbf16>

@@ -905,7 +905,10 @@ def NN_MaxPool2dOp : NN_LayerOp<"max_pool2d", [InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def NN_UpsampleNearest2dOp : NN_LayerOp<"upsample_nearest2d"> {
+// Autocast runs both resizes in float32 (AT_FORALL_FP32 in
+// aten/src/ATen/autocast_mode.h: upsample_nearest2d, upsample_bilinear2d).
+def NN_UpsampleNearest2dOp : NN_LayerOp<"upsample_nearest2d",
+    [NN_AutocastFloat32]> {
   let summary = "nearest-neighbour resize of NCHW (F.interpolate(mode='nearest'))";
   let description = [{
     The output's spatial sizes are the result type's (PyTorch's
@@ -922,7 +925,8 @@ def NN_UpsampleNearest2dOp : NN_LayerOp<"upsample_nearest2d"> {
   let hasVerifier = 1;
 }
 
-def NN_UpsampleBilinear2dOp : NN_LayerOp<"upsample_bilinear2d"> {
+def NN_UpsampleBilinear2dOp : NN_LayerOp<"upsample_bilinear2d",
+    [NN_AutocastFloat32]> {
   let summary = "bilinear resize of NCHW (F.interpolate(mode='bilinear'))";
   let description = [{
     The output's spatial sizes are the result type's. Each output element
@@ -1804,13 +1808,18 @@ def NN_KvCachePastOp : NN_Op<"kv_cache_past", [Pure, NN_KvCacheTrait]> {
     The cache `cache` becomes after the decode steps between it and the
     next modelled one, each of which appended its token with
     nn.kv_cache_update semantics: [batch, kv heads, tokens, head dim] with
-    at least as many tokens. A new tensor; `cache` is dropped.
+    at least as many tokens. A new tensor; `cache` is dropped. With
+    `window`, a sliding-window layer's (transformers'
+    DynamicSlidingWindowLayer, which keeps a view of its last window - 1
+    positions, and with it the storage of its last update): at most
+    `window` tokens, fewer than `cache` when the prompt was longer.
 
     ```mlir
     %p = nn.kv_cache_past %c : tensor<1x8x16x64xf32> -> tensor<1x8x20x64xf32>
+    %s = nn.kv_cache_past %c {window = 8 : i64} : tensor<1x8x16x64xf32> -> tensor<1x8x8x64xf32>
     ```
   }];
-  let arguments = (ins NN_FloatTensor:$cache);
+  let arguments = (ins NN_FloatTensor:$cache, OptionalAttr<I64Attr>:$window);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = "$cache attr-dict `:` type($cache) `->` type($result)";
   let hasVerifier = 1;
