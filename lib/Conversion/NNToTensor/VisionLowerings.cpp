@@ -51,6 +51,30 @@ SmallVector<Value> loopIndices(OpBuilder &b, Location loc, unsigned n) {
   return idx;
 }
 
+using WindowBody =
+    function_ref<Value(OpBuilder &, Location, ArrayRef<Value>, Value)>;
+
+/// A linalg.generic over (n, c, h, w, kh, kw) reducing a [spans[0],
+/// spans[1]] window into each element of the NCHW `init` (the window's
+/// extent comes from a shape-only scratch operand): `body` gets the six
+/// loop indices and the accumulator, and returns its new value.
+Value reduceOverWindow(OpBuilder &b, Location loc, Value init,
+                       ArrayRef<int64_t> spans, WindowBody body) {
+  MLIRContext *ctx = b.getContext();
+  RankedTensorType type = tensorType(init);
+  Value window =
+      stackScratch(b, loc, RankedTensorType::get(spans, type.getElementType()));
+  return linalg::GenericOp::create(
+             b, loc, type, window, init,
+             {dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3})},
+             iterators(4, 2),
+             [&](OpBuilder &nb, Location nloc, ValueRange a) {
+               SmallVector<Value> i = loopIndices(nb, nloc, 6);
+               linalg::YieldOp::create(nb, nloc, body(nb, nloc, i, a[1]));
+             })
+      .getResult(0);
+}
+
 /// The array attribute `name`, else `fallback` (by value: a fallback
 /// written as a braced list does not outlive the call).
 SmallVector<int64_t, 2> attrArray(DictionaryAttr attrs, StringRef name,
@@ -596,18 +620,12 @@ struct UpsampleNearest2dLowering
   static LogicalResult lowerBackward(OpBuilder &b, Location loc,
                                      const BackwardLowering &node,
                                      SmallVectorImpl<Value> &grads) {
-    MLIRContext *ctx = b.getContext();
     Value gy = node.grads[0];
     auto type = cast<RankedTensorType>(node.forwardType.getInput(0));
     auto in = type.getShape();
     auto out = tensorType(gy).getShape();
     int64_t span[2] = {llvm::divideCeilSigned(out[2], in[2]),
                        llvm::divideCeilSigned(out[3], in[3])};
-    // The window dimensions' extent comes from a scratch operand, as in
-    // adaptive_avg_pool2d.
-    Value window = stackScratch(
-        b, loc,
-        RankedTensorType::get({span[0], span[1]}, type.getElementType()));
     Value init = fill(b, loc, newTensor(b, loc, type), 0.0);
     // (n, c, ih, iw, kh, kw): gx[n, c, ih, iw] += gy[n, c, first(ih) + kh,
     // first(iw) + kw] while that row still reads ih.
@@ -619,33 +637,26 @@ struct UpsampleNearest2dLowering
                                     indexConstant(nb, nloc, in[dim]))
           .getResult();
     };
-    grads.push_back(
-        linalg::GenericOp::create(
-            b, loc, type, window, init,
-            {dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3})}, iterators(4, 2),
-            [&](OpBuilder &nb, Location nloc, ValueRange a) {
-              SmallVector<Value> i = loopIndices(nb, nloc, 6);
-              Value one = indexConstant(nb, nloc, 1);
-              Value o[2], ok;
-              for (unsigned d = 0; d < 2; ++d) {
-                Value lo = first(nb, nloc, i[2 + d], 2 + d);
-                Value hi = first(nb, nloc,
-                                 arith::AddIOp::create(nb, nloc, i[2 + d], one),
-                                 2 + d);
-                o[d] = arith::AddIOp::create(nb, nloc, lo, i[4 + d]);
-                Value in = arith::CmpIOp::create(
-                    nb, nloc, arith::CmpIPredicate::slt, o[d], hi);
-                ok = ok ? arith::AndIOp::create(nb, nloc, ok, in).getResult()
-                        : in;
-              }
-              Value zero = floatConstant(nb, nloc, a[1].getType(), 0.0);
-              Value g = extractOrPad(nb, nloc, gy, {i[0], i[1], o[0], o[1]},
-                                     {2, 3}, zero, ok);
-              linalg::YieldOp::create(
-                  nb, nloc,
-                  arith::AddFOp::create(nb, nloc, a[1], g).getResult());
-            })
-            .getResult(0));
+    grads.push_back(reduceOverWindow(
+        b, loc, init, span,
+        [&](OpBuilder &nb, Location nloc, ArrayRef<Value> i, Value acc) {
+          Value one = indexConstant(nb, nloc, 1);
+          Value o[2], ok;
+          for (unsigned d = 0; d < 2; ++d) {
+            Value lo = first(nb, nloc, i[2 + d], 2 + d);
+            Value hi =
+                first(nb, nloc, arith::AddIOp::create(nb, nloc, i[2 + d], one),
+                      2 + d);
+            o[d] = arith::AddIOp::create(nb, nloc, lo, i[4 + d]);
+            Value in = arith::CmpIOp::create(
+                nb, nloc, arith::CmpIPredicate::slt, o[d], hi);
+            ok = ok ? arith::AndIOp::create(nb, nloc, ok, in).getResult() : in;
+          }
+          Value zero = floatConstant(nb, nloc, acc.getType(), 0.0);
+          Value g = extractOrPad(nb, nloc, gy, {i[0], i[1], o[0], o[1]}, {2, 3},
+                                 zero, ok);
+          return arith::AddFOp::create(nb, nloc, acc, g).getResult();
+        }));
     return success();
   }
 };
@@ -805,93 +816,82 @@ struct UpsampleBilinear2dLowering
   static LogicalResult lowerBackward(OpBuilder &b, Location loc,
                                      const BackwardLowering &node,
                                      SmallVectorImpl<Value> &grads) {
-    MLIRContext *ctx = b.getContext();
     Value gy = node.grads[0];
     auto type = cast<RankedTensorType>(node.forwardType.getInput(0));
     std::array<BilinearAxis, 2> axes = bilinearAxes(
         node.forwardAttrs, type.getShape(), tensorType(gy).getShape());
     Type element = type.getElementType();
-    Value window = stackScratch(
-        b, loc,
-        RankedTensorType::get({axes[0].window(), axes[1].window()}, element));
     Value init = fill(b, loc, newTensor(b, loc, type), 0.0);
-    grads.push_back(
-        linalg::GenericOp::create(
-            b, loc, type, window, init,
-            {dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3})}, iterators(4, 2),
-            [&](OpBuilder &nb, Location nloc, ValueRange a) {
-              SmallVector<Value> i = loopIndices(nb, nloc, 6);
-              Type f32 = nb.getF32Type();
-              Value weight, valid;
-              Value o[2];
-              for (unsigned d = 0; d < 2; ++d) {
-                const BilinearAxis &axis = axes[d];
-                // The first output whose source reaches row i - 1, less
-                // one: max(0, floor(source^-1(i - 1)) - 1).
-                Value first = indexConstant(nb, nloc, 0);
-                if (axis.scale != 0.f) {
-                  Value row = arith::SIToFPOp::create(
-                      nb, nloc, f32,
-                      arith::IndexCastOp::create(nb, nloc, nb.getI64Type(),
-                                                 i[2 + d])
-                          .getResult());
-                  Value back = arith::DivFOp::create(
-                      nb, nloc,
-                      arith::SubFOp::create(
-                          nb, nloc, row,
-                          floatConstant(nb, nloc, f32,
-                                        axis.alignCorners ? 1.0 : 0.5)),
-                      floatConstant(nb, nloc, f32, axis.scale));
-                  Value start = arith::IndexCastOp::create(
-                      nb, nloc, nb.getIndexType(),
-                      arith::FPToSIOp::create(
-                          nb, nloc, nb.getI64Type(),
-                          math::FloorOp::create(nb, nloc, back))
-                          .getResult());
-                  first = arith::MaxSIOp::create(
-                      nb, nloc,
-                      arith::SubIOp::create(nb, nloc, start,
-                                            indexConstant(nb, nloc, 2)),
-                      first);
-                }
-                o[d] = arith::AddIOp::create(nb, nloc, first, i[4 + d]);
-                Value inRange = arith::CmpIOp::create(
-                    nb, nloc, arith::CmpIPredicate::slt, o[d],
-                    indexConstant(nb, nloc, axis.out));
-                valid = valid ? arith::AndIOp::create(nb, nloc, valid, inRange)
-                                    .getResult()
-                              : inRange;
-                BilinearTaps t = bilinearTaps(
-                    nb, nloc,
-                    arith::MinSIOp::create(
-                        nb, nloc, o[d], indexConstant(nb, nloc, axis.out - 1)),
-                    axis);
-                Value zero = floatConstant(nb, nloc, f32, 0.0);
-                auto part = [&](Value tap, Value lambda) {
-                  return arith::SelectOp::create(
-                      nb, nloc,
-                      arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq,
-                                            tap, i[2 + d]),
-                      lambda, zero);
-                };
-                Value w = arith::AddFOp::create(nb, nloc, part(t.i0, t.l0),
-                                                part(t.i1, t.l1));
-                weight =
-                    weight
-                        ? arith::MulFOp::create(nb, nloc, weight, w).getResult()
-                        : w;
-              }
-              Value zero = floatConstant(nb, nloc, element, 0.0);
-              Value g = extractOrPad(nb, nloc, gy, {i[0], i[1], o[0], o[1]},
-                                     {2, 3}, zero, valid);
-              Value contribution =
-                  arith::MulFOp::create(nb, nloc, weight, toF32(nb, nloc, g));
-              Value sum = arith::AddFOp::create(nb, nloc, toF32(nb, nloc, a[1]),
-                                                contribution);
-              linalg::YieldOp::create(nb, nloc,
-                                      fromF32(nb, nloc, sum, element));
-            })
-            .getResult(0));
+    grads.push_back(reduceOverWindow(
+        b, loc, init, {axes[0].window(), axes[1].window()},
+        [&](OpBuilder &nb, Location nloc, ArrayRef<Value> i, Value acc) {
+          Type f32 = nb.getF32Type();
+          Value weight, valid;
+          Value o[2];
+          for (unsigned d = 0; d < 2; ++d) {
+            const BilinearAxis &axis = axes[d];
+            // The first output whose source reaches row i - 1, less
+            // two: max(0, floor(source^-1(i - 1)) - 2).
+            Value first = indexConstant(nb, nloc, 0);
+            if (axis.scale != 0.f) {
+              Value row = arith::SIToFPOp::create(
+                  nb, nloc, f32,
+                  arith::IndexCastOp::create(nb, nloc, nb.getI64Type(),
+                                             i[2 + d])
+                      .getResult());
+              Value back = arith::DivFOp::create(
+                  nb, nloc,
+                  arith::SubFOp::create(
+                      nb, nloc, row,
+                      floatConstant(nb, nloc, f32,
+                                    axis.alignCorners ? 1.0 : 0.5)),
+                  floatConstant(nb, nloc, f32, axis.scale));
+              Value start = arith::IndexCastOp::create(
+                  nb, nloc, nb.getIndexType(),
+                  arith::FPToSIOp::create(nb, nloc, nb.getI64Type(),
+                                          math::FloorOp::create(nb, nloc, back))
+                      .getResult());
+              first = arith::MaxSIOp::create(
+                  nb, nloc,
+                  arith::SubIOp::create(nb, nloc, start,
+                                        indexConstant(nb, nloc, 2)),
+                  first);
+            }
+            o[d] = arith::AddIOp::create(nb, nloc, first, i[4 + d]);
+            Value inRange =
+                arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt, o[d],
+                                      indexConstant(nb, nloc, axis.out));
+            valid = valid ? arith::AndIOp::create(nb, nloc, valid, inRange)
+                                .getResult()
+                          : inRange;
+            BilinearTaps t = bilinearTaps(
+                nb, nloc,
+                arith::MinSIOp::create(nb, nloc, o[d],
+                                       indexConstant(nb, nloc, axis.out - 1)),
+                axis);
+            Value zero = floatConstant(nb, nloc, f32, 0.0);
+            auto part = [&](Value tap, Value lambda) {
+              return arith::SelectOp::create(
+                  nb, nloc,
+                  arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq, tap,
+                                        i[2 + d]),
+                  lambda, zero);
+            };
+            Value w = arith::AddFOp::create(nb, nloc, part(t.i0, t.l0),
+                                            part(t.i1, t.l1));
+            weight =
+                weight ? arith::MulFOp::create(nb, nloc, weight, w).getResult()
+                       : w;
+          }
+          Value zero = floatConstant(nb, nloc, element, 0.0);
+          Value g = extractOrPad(nb, nloc, gy, {i[0], i[1], o[0], o[1]}, {2, 3},
+                                 zero, valid);
+          Value contribution =
+              arith::MulFOp::create(nb, nloc, weight, toF32(nb, nloc, g));
+          Value sum = arith::AddFOp::create(nb, nloc, toF32(nb, nloc, acc),
+                                            contribution);
+          return fromF32(nb, nloc, sum, element);
+        }));
     return success();
   }
 };
@@ -1156,30 +1156,20 @@ struct MaxPool2dLowering : ExternalModel<MaxPool2dLowering, MaxPool2dOp> {
     auto pool = cast<MaxPool2dOp>(op);
     Window w = poolWindow(op->getAttrDictionary());
     ArrayRef<int64_t> k = pool.getKernelSize();
-    MLIRContext *ctx = b.getContext();
     Value x = operands[0];
     auto outType = cast<RankedTensorType>(op->getResult(0).getType());
     double lowest = -std::numeric_limits<double>::infinity();
     Value init = fill(b, loc, newTensor(b, loc, outType), lowest);
-    // A [kh, kw] window as a shape-only operand of the iteration space.
-    Value window = stackScratch(
-        b, loc, RankedTensorType::get({k[0], k[1]}, outType.getElementType()));
-    results.push_back(
-        linalg::GenericOp::create(
-            b, loc, outType, window, init,
-            {dims(ctx, 6, {4, 5}), dims(ctx, 6, {0, 1, 2, 3})}, iterators(4, 2),
-            [&](OpBuilder &nb, Location nloc, ValueRange a) {
-              SmallVector<Value> i = loopIndices(nb, nloc, 6);
-              Value ih = windowInput(nb, nloc, i[2], i[4], w, 0);
-              Value iw = windowInput(nb, nloc, i[3], i[5], w, 1);
-              Value pad = floatConstant(nb, nloc, a[1].getType(), lowest);
-              Value v =
-                  extractOrPad(nb, nloc, x, {i[0], i[1], ih, iw}, {2, 3}, pad);
-              linalg::YieldOp::create(
-                  nb, nloc,
-                  arith::MaximumFOp::create(nb, nloc, a[1], v).getResult());
-            })
-            .getResult(0));
+    results.push_back(reduceOverWindow(
+        b, loc, init, {k[0], k[1]},
+        [&](OpBuilder &nb, Location nloc, ArrayRef<Value> i, Value acc) {
+          Value ih = windowInput(nb, nloc, i[2], i[4], w, 0);
+          Value iw = windowInput(nb, nloc, i[3], i[5], w, 1);
+          Value pad = floatConstant(nb, nloc, acc.getType(), lowest);
+          Value v =
+              extractOrPad(nb, nloc, x, {i[0], i[1], ih, iw}, {2, 3}, pad);
+          return arith::MaximumFOp::create(nb, nloc, acc, v).getResult();
+        }));
     return success();
   }
 
