@@ -116,6 +116,19 @@ static LogicalResult convertConvTranspose2d(NodeBinder &op) {
   return failed(y) ? failure() : op.setResult(*y);
 }
 
+/// The type a resize of NCHW `x` gives: the archive's result, its N and C
+/// the input's.
+static FailureOr<RankedTensorType> resizedType(NodeBinder &op, Value x) {
+  FailureOr<RankedTensorType> type = op.resultType();
+  if (failed(type))
+    return failure();
+  auto in = cast<RankedTensorType>(x.getType());
+  if (in.getRank() != 4 || type->getRank() != 4 ||
+      type->getShape().take_front(2) != in.getShape().take_front(2))
+    return op.error() << "expects NCHW " << in << " resized to " << *type;
+  return type;
+}
+
 /// upsample_nearest2d with an output size or scale factors: the output's
 /// size is the archive's (floor(in * scale), as PyTorch computes it).
 static LogicalResult convertUpsampleNearest2d(NodeBinder &op) {
@@ -125,13 +138,9 @@ static LogicalResult convertUpsampleNearest2d(NodeBinder &op) {
   for (llvm::StringRef name :
        {"output_size", "scale_factors", "scales_h", "scales_w"})
     op.ignore(name);
-  FailureOr<RankedTensorType> type = op.resultType();
+  FailureOr<RankedTensorType> type = resizedType(op, *x);
   if (failed(type))
     return failure();
-  auto in = cast<RankedTensorType>(x->getType());
-  if (in.getRank() != 4 || type->getRank() != 4 ||
-      type->getShape().take_front(2) != in.getShape().take_front(2))
-    return op.error() << "expects NCHW " << in << " resized to " << *type;
   return op.setResult(
       nn::UpsampleNearest2dOp::create(op.getBuilder(), op.getLoc(), *type, *x));
 }
@@ -170,13 +179,9 @@ static LogicalResult convertUpsampleBilinear2d(NodeBinder &op) {
     return op.error() << "expects 2 scale factors, got " << scales->size();
   if (scales && llvm::any_of(*scales, [](double s) { return !(s > 0); }))
     return op.error() << "scale factors must be positive";
-  FailureOr<RankedTensorType> type = op.resultType();
+  FailureOr<RankedTensorType> type = resizedType(op, *x);
   if (failed(type))
     return failure();
-  auto in = cast<RankedTensorType>(x->getType());
-  if (in.getRank() != 4 || type->getRank() != 4 ||
-      type->getShape().take_front(2) != in.getShape().take_front(2))
-    return op.error() << "expects NCHW " << in << " resized to " << *type;
   OpBuilder &b = op.getBuilder();
   return op.setResult(nn::UpsampleBilinear2dOp::create(
       b, op.getLoc(), *type, *x, *align,
