@@ -62,7 +62,9 @@ CASES = ([("llama", d, b, p, t, c, False) for c in ("dynamic", "static")
          # it, and a prompt longer than it.
          [(m, "fp32", b, p, t, "dynamic", False)
           for m in ("mistral-window", "qwen2-window", "gemma3-window")
-          for b, p, t in ((2, 48, 32), (2, 96, 8))])
+          for b, p, t in ((2, 48, 32), (2, 96, 8))] +
+         # The same gemma3 layout within its window (gemma3.json: 512).
+         [("gemma3", "fp32", 2, 48, 32, "dynamic", False)])
 
 
 def left_padding_mask(batch, prompt):
