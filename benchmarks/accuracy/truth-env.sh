@@ -31,6 +31,12 @@ fi
 if ! "$VENV/bin/python" -c 'import bitsandbytes' 2>/dev/null; then
   "$VENV/bin/pip" install -q --no-deps bitsandbytes==0.50.2
 fi
+# DeepSpeed for zero.py and peers_zero.py (its sdist, no compiled ops: the
+# CPU accelerator builds its shm op at first use).
+if ! "$VENV/bin/python" -c 'import deepspeed' 2>/dev/null; then
+  "$VENV/bin/pip" install -q --no-deps deepspeed==0.19.8 hjson ninja py-cpuinfo \
+    pydantic pydantic-core annotated-types typing-inspection msgpack einops
+fi
 # liger-kernel for liger.py (its Triton kernels in Triton's CPU interpreter).
 if ! "$VENV/bin/python" -c 'import liger_kernel, triton' 2>/dev/null; then
   "$VENV/bin/pip" install -q --no-deps liger-kernel==0.8.5 triton==3.9.0
