@@ -174,7 +174,13 @@ Value buildGpt(ModelBuilder &mb, Value ids, const GptConfig &c) {
   auto rootCall = [&](StringRef what) {
     return c.root.empty() ? what.str() : (c.root + "." + what).str();
   };
-  Value pos = mb.embedding(mb.arange(seq, rootCall("arange")), c.posEmb, wpe);
+  // generate() passes position_ids per row ([B, T], from the
+  // attention_mask's cumsum): the position embeddings are [B, T, H] then.
+  Value positions = c.kvCache && c.kvCache->generation
+                        ? mb.intConstant({ModelBuilder::shapeOf(ids)[0], seq},
+                                         0, rootCall("position_ids"))
+                        : mb.arange(seq, rootCall("arange"));
+  Value pos = mb.embedding(positions, c.posEmb, wpe);
   Value embeds = x;
   x = mb.add(x, pos, rootCall("add"));
   x = mb.dropout(x, c.embDrop, c.dropout);

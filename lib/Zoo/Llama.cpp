@@ -102,9 +102,10 @@ public:
     bool anyFull = sliding.empty() || llvm::is_contained(sliding, false);
     if (c.rotaryInForward) {
       if (anyFull)
-        rope = rotaryTables(seq, sliding.empty() ? "" : "full_attention_");
+        rope =
+            rotaryTables(batch, seq, sliding.empty() ? "" : "full_attention_");
       if (anySliding)
-        slidingRope = rotaryTables(seq, "sliding_attention_");
+        slidingRope = rotaryTables(batch, seq, "sliding_attention_");
     } else {
       rope = cachedRotaryTables(seq);
     }
@@ -137,10 +138,13 @@ private:
     return c.isSlidingLayer(index) ? c.slidingWindow : std::nullopt;
   }
 
-  /// LlamaRotaryEmbedding.forward (no_grad): [1, T, rotary dim] tables.
-  Rotary rotaryTables(int64_t seq, StringRef prefix) {
-    auto [cos, sin] =
-        mb.rotaryTables(seq, rotaryDim(), "model.rotary_emb", prefix);
+  /// LlamaRotaryEmbedding.forward (no_grad): [1, T, rotary dim] tables;
+  /// in generation [B, T, rotary dim] (generate() passes position_ids
+  /// [B, T], from the attention_mask's cumsum).
+  Rotary rotaryTables(int64_t batch, int64_t seq, StringRef prefix) {
+    bool generation = model.kvCache && model.kvCache->generation;
+    auto [cos, sin] = mb.rotaryTables(seq, rotaryDim(), "model.rotary_emb",
+                                      prefix, generation ? batch : 1);
     return {cos, sin};
   }
 

@@ -533,14 +533,19 @@ Value ModelBuilder::expand(Value x, StringRef layer, ArrayRef<int64_t> shape) {
 // Multi-head attention helpers
 //===----------------------------------------------------------------------===//
 
-std::pair<Value, Value> ModelBuilder::rotaryTables(int64_t seq,
-                                                   int64_t rotaryDim,
-                                                   StringRef layer,
-                                                   StringRef prefix) {
+std::pair<Value, Value>
+ModelBuilder::rotaryTables(int64_t seq, int64_t rotaryDim, StringRef layer,
+                           StringRef prefix, int64_t batch) {
   int64_t half = rotaryDim / 2;
   Value invFreq = buffer(layer, (prefix + "inv_freq").str(), {1, 1, half});
-  Value freqs = expand(invFreq, layer, {1, seq, half});
-  return {concat({freqs, freqs}, layer, 2), concat({freqs, freqs}, layer, 2)};
+  Value freqs = expand(invFreq, layer, {batch, seq, half});
+  Value cos = concat({freqs, freqs}, layer, 2),
+        sin = concat({freqs, freqs}, layer, 2);
+  if (batch == 1)
+    return {cos, sin};
+  // apply_rotary_pos_emb's unsqueeze(1): views broadcasting over the heads.
+  return {reshape(cos, layer, {batch, 1, seq, rotaryDim}),
+          reshape(sin, layer, {batch, 1, seq, rotaryDim})};
 }
 
 std::pair<Value, Value> ModelBuilder::ligerRope(Value q, Value k, Value cos,

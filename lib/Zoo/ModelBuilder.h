@@ -390,11 +390,12 @@ public:
   /// computes in every forward from its `<prefix>inv_freq` buffer (under
   /// `layer`): freqs = positions x inv_freq [1, T, D/2], emb = cat(freqs,
   /// freqs), cos and sin of emb [1, T, D] each. Only their sizes matter:
-  /// each is one new tensor from the buffer.
-  std::pair<mlir::Value, mlir::Value> rotaryTables(int64_t seq,
-                                                   int64_t rotaryDim,
-                                                   llvm::StringRef layer,
-                                                   llvm::StringRef prefix = "");
+  /// each is one new tensor from the buffer. With position_ids per row
+  /// (generate() passes [B, T] ones), `batch` rows: [B, T, D] each, viewed
+  /// as [B, 1, T, D] to broadcast over the heads.
+  std::pair<mlir::Value, mlir::Value>
+  rotaryTables(int64_t seq, int64_t rotaryDim, llvm::StringRef layer,
+               llvm::StringRef prefix = "", int64_t batch = 1);
   /// apply_rotary_pos_emb on q or k [B, H, T, D]: x * cos + rotate_half(x) *
   /// sin over the first `rotaryDim` of each head; with `concatenate` (Phi-3,
   /// GPT-NeoX) the rest is concatenated back (torch.cat: a new tensor even
