@@ -435,6 +435,34 @@ LogicalResult readGemma(ConfigReader &r, CausalLMConfig &c) {
   return success();
 }
 
+/// `layer_types` ("sliding_attention" or "full_attention", one per layer)
+/// as whether each layer is sliding; none when the config has no list.
+static FailureOr<std::optional<std::vector<bool>>>
+readSlidingLayerTypes(ConfigReader &r, int64_t numLayers) {
+  FailureOr<std::optional<std::vector<std::string>>> types =
+      r.getStringList("layer_types");
+  if (failed(types))
+    return failure();
+  if (!*types)
+    return std::optional<std::vector<bool>>();
+  if ((int64_t)(*types)->size() != numLayers) {
+    r.error("layer_types") << "layer_types lists " << (*types)->size()
+                           << " layers, the model has " << numLayers;
+    return failure();
+  }
+  std::vector<bool> sliding;
+  for (const std::string &type : **types) {
+    if (type != "sliding_attention" && type != "full_attention") {
+      r.error("layer_types")
+          << "unsupported layer type \"" << type
+          << "\" (supported: sliding_attention, full_attention)";
+      return failure();
+    }
+    sliding.push_back(type == "sliding_attention");
+  }
+  return std::optional<std::vector<bool>>(std::move(sliding));
+}
+
 /// Gemma2Config: Gemma's layout with sandwich norms, soft-capped attention
 /// scores and logits (null: none), the scores scaled by
 /// query_pre_attn_scalar ** -0.5, eager attention (transformers has no sdpa
@@ -472,30 +500,13 @@ LogicalResult readGemma2(ConfigReader &r, CausalLMConfig &c) {
     READ(window, r.getInt("sliding_window", 4096));
     c.slidingWindow = window;
   }
-  FailureOr<std::optional<std::vector<std::string>>> types =
-      r.getStringList("layer_types");
-  if (failed(types))
+  FailureOr<std::optional<std::vector<bool>>> sliding =
+      readSlidingLayerTypes(r, c.numLayers);
+  if (failed(sliding))
     return failure();
   c.slidingWindowLayers.clear();
-  for (int64_t i = 0; i < c.numLayers; ++i) {
-    if (!*types) {
-      c.slidingWindowLayers.push_back(i % 2 == 0);
-      continue;
-    }
-    if ((int64_t)(*types)->size() != c.numLayers) {
-      r.error("layer_types") << "layer_types lists " << (*types)->size()
-                             << " layers, the model has " << c.numLayers;
-      return failure();
-    }
-    const std::string &type = (**types)[i];
-    if (type != "sliding_attention" && type != "full_attention") {
-      r.error("layer_types")
-          << "unsupported layer type \"" << type
-          << "\" (supported: sliding_attention, full_attention)";
-      return failure();
-    }
-    c.slidingWindowLayers.push_back(type == "sliding_attention");
-  }
+  for (int64_t i = 0; i < c.numLayers; ++i)
+    c.slidingWindowLayers.push_back(*sliding ? (**sliding)[i] : i % 2 == 0);
   return success();
 }
 
@@ -512,26 +523,16 @@ LogicalResult readGemma3Text(ConfigReader &r, CausalLMConfig &c) {
     c.attentionSoftcap.reset();
   if (!r.has("final_logit_softcapping"))
     c.finalLogitSoftcap.reset();
-  FailureOr<std::optional<std::vector<std::string>>> types =
-      r.getStringList("layer_types");
-  if (failed(types))
+  // Gemma 3's layer types select rotary tables too: slidingAttentionLayers
+  // (Gemma 2's alternation does not apply).
+  c.slidingWindowLayers.clear();
+  FailureOr<std::optional<std::vector<bool>>> sliding =
+      readSlidingLayerTypes(r, c.numLayers);
+  if (failed(sliding))
     return failure();
   c.slidingAttentionLayers.clear();
-  if (*types) {
-    if ((int64_t)(*types)->size() != c.numLayers) {
-      r.error("layer_types") << "layer_types lists " << (*types)->size()
-                             << " layers, the model has " << c.numLayers;
-      return failure();
-    }
-    for (const std::string &type : **types) {
-      if (type != "sliding_attention" && type != "full_attention") {
-        r.error("layer_types")
-            << "unsupported layer type \"" << type
-            << "\" (supported: sliding_attention, full_attention)";
-        return failure();
-      }
-      c.slidingAttentionLayers.push_back(type == "sliding_attention");
-    }
+  if (*sliding) {
+    c.slidingAttentionLayers = **sliding;
   } else {
     READ(pattern, r.getInt("sliding_window_pattern", 6));
     if (pattern < 1) {
