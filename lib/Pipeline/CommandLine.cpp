@@ -242,8 +242,25 @@ struct VramOptFlags {
       cl::desc("The multi-GPU layout, named axes with their rank counts: "
                "dp=N (DistributedDataParallel), fsdp=N (FSDP2 fully_shard, "
                "units by --shard) or hsdp=RxS (FSDP2 sharding over S ranks, "
-               "replicated R times); --batch is per rank"),
+               "replicated R times), tp=N (tensor parallelism) or pp=N "
+               "(pipeline stages, --pp-schedule, --microbatches); --batch is "
+               "per rank (with pp, per micro-batch)"),
       cl::value_desc("dp=8"), cl::cat(scenarioCat)};
+  cl::opt<std::string> ppSchedule{
+      "pp-schedule",
+      cl::desc("--parallel=pp=N: torch.distributed.pipelining's schedule, "
+               "1f1b (Schedule1F1B, default) or gpipe (ScheduleGPipe)"),
+      cl::value_desc("1f1b"), cl::init("1f1b"), cl::cat(scenarioCat)};
+  cl::opt<int64_t> microbatches{
+      "microbatches",
+      cl::desc("--parallel=pp=N: micro-batches per step (n_microbatches), "
+               "each of --batch (default: N)"),
+      cl::value_desc("M"), cl::init(0), cl::cat(scenarioCat)};
+  cl::opt<int64_t> ppStage{
+      "pp-stage",
+      cl::desc("--parallel=pp=N: the figures of this stage (0 .. N-1); "
+               "default: the stage whose step peaks highest"),
+      cl::value_desc("S"), cl::init(-1), cl::cat(scenarioCat)};
   cl::list<std::string> shardModules{
       "shard",
       cl::desc("FSDP2: the modules wrapped with fully_shard before the root, "
@@ -698,6 +715,13 @@ VramOptFlags::parseParallel() const {
   bool zeroFlags = strategy.getNumOccurrences() ||
                    reduceBucketSize.getNumOccurrences() ||
                    overlapComm.getNumOccurrences() || zero3Flags;
+  bool ppFlags = ppSchedule.getNumOccurrences() ||
+                 microbatches.getNumOccurrences() ||
+                 ppStage.getNumOccurrences();
+  if (ppFlags && !llvm::StringRef(parallelSpec).contains("pp"))
+    return makeUsageError(
+        "--pp-schedule, --microbatches and --pp-stage configure "
+        "pipeline parallelism: add --parallel=pp=N");
   if (!parallelSpec.getNumOccurrences()) {
     if (zeroFlags)
       return makeUsageError("--strategy, --reduce-bucket-size and "
@@ -728,9 +752,9 @@ VramOptFlags::parseParallel() const {
       return bad("an empty axis");
     if (!seen.insert(axis).second)
       return bad("axis '" + axis + "' given twice");
-    if (llvm::is_contained({"sp", "pp", "cp"}, axis))
+    if (llvm::is_contained({"sp", "cp"}, axis))
       return bad("axis '" + axis +
-                 "' is not modelled yet (modelled: dp, fsdp, hsdp, tp)");
+                 "' is not modelled yet (modelled: dp, fsdp, hsdp, tp, pp)");
     if (axis == "hsdp") {
       // hsdp=RxS: R replicas of S-way sharding (FSDP2 on a 2-D mesh).
       auto [replicas, shards] = value.trim().split('x');
@@ -741,14 +765,53 @@ VramOptFlags::parseParallel() const {
                    "'");
       continue;
     }
-    if (axis != "dp" && axis != "fsdp" && axis != "tp")
+    if (axis != "dp" && axis != "fsdp" && axis != "tp" && axis != "pp")
       return bad("unknown axis '" + axis + "'");
     int64_t ranks = 0;
     if (value.trim().getAsInteger(10, ranks) || ranks < 1)
       return bad(axis + " must be a positive integer, got '" + value + "'");
     (axis == "dp"     ? options.dp
      : axis == "fsdp" ? options.fsdp
+     : axis == "pp"   ? options.pp
                       : options.tp) = ranks;
+  }
+  if (seen.count("pp")) {
+    if (seen.size() > 1 || ddpFlags || zeroFlags || fsdpFlags)
+      return bad("pp with other axes or their flags is not modelled yet");
+    if (options.pp > nn::ParallelAttr::kMaxWorldSize)
+      return bad(llvm::Twine("more than the ") +
+                 llvm::Twine(nn::ParallelAttr::kMaxWorldSize) +
+                 " ranks modelled");
+    if (ppSchedule != "1f1b" && ppSchedule != "gpipe")
+      return makeUsageError("--pp-schedule must be 1f1b or gpipe, got '" +
+                            ppSchedule + "'");
+    if (microbatches.getNumOccurrences() && microbatches < 1)
+      return makeUsageError("--microbatches must be at least 1, got " +
+                            llvm::Twine(microbatches.getValue()));
+    if (options.pp == 1 && ppFlags)
+      return makeUsageError("--pp-schedule, --microbatches and --pp-stage "
+                            "need pp > 1");
+    if (gradAccum > 1 || !setToNone)
+      return makeUsageError("--parallel=pp with --grad-accum or "
+                            "--set-to-none=false is not modelled yet (the "
+                            "micro-batches are the pipeline's: "
+                            "--microbatches)");
+    int64_t m =
+        microbatches.getNumOccurrences() ? microbatches.getValue() : options.pp;
+    if (ppSchedule == "1f1b" && m < options.pp)
+      return makeUsageError(
+          "--pp-schedule=1f1b needs at least as many micro-batches as "
+          "stages (Schedule1F1B), got --microbatches=" +
+          llvm::Twine(m) + " for pp=" + llvm::Twine(options.pp) +
+          ": give more or --pp-schedule=gpipe");
+    if (ppStage.getNumOccurrences() && (ppStage < 0 || ppStage >= options.pp))
+      return makeUsageError("--pp-stage must be a stage 0 .. " +
+                            llvm::Twine(options.pp - 1) + ", got " +
+                            llvm::Twine(ppStage.getValue()));
+    options.ppSchedule = ppSchedule;
+    options.ppStage = ppStage;
+    options.microbatches = options.pp > 1 ? m : 0;
+    return std::optional<ParallelOptions>(options);
   }
   if (options.dp > nn::ParallelAttr::kMaxWorldSize ||
       options.fsdp > nn::ParallelAttr::kMaxWorldSize / options.dp ||
@@ -1419,7 +1482,6 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
   options.step.setToNone = setToNone;
   options.step.keepOutput = keepOutput;
   options.step.lossOutput = lossOutput;
-  options.useCache = useCache;
   if (llvm::Expected<zoo::LigerKernels> liger = parseLiger())
     options.liger = *liger;
   else
@@ -1451,6 +1513,11 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
   options.checkpointModules.assign(checkpointModules.begin(),
                                    checkpointModules.end());
   options.parallel = cantFail(parseParallel());
+  // A pipeline stage calls its decoder layers without a cache (torchtitan's
+  // stages; benchmarks/accuracy/pp.py).
+  options.useCache =
+      useCache && (useCache.getNumOccurrences() ||
+                   !(options.parallel && options.parallel->pp > 1));
   // FSDP2's param_dtype: the step computes in it over fp32 shards.
   if (options.parallel && options.parallel->mixedPrecision)
     options.precision = paramDtype;

@@ -446,13 +446,21 @@ int64_t ParallelFigures::getSentBytes() const {
                        ringBytes(reduceScatterBytes, shards, 1));
 }
 
+int64_t ParallelFigures::getTotalSentBytes() const {
+  return saturatingAdd(getSentBytes(), p2pSentBytes);
+}
+
+int64_t ParallelFigures::getTotalReceivedBytes() const {
+  return saturatingAdd(getSentBytes(), p2pReceivedBytes);
+}
+
 ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
                                                   nn::ParallelAttr layout) {
   ParallelFigures p;
   p.layout = layout;
   p.fullShards = layout.getFsdp();
   if (auto peaks = func->getAttrOfType<DenseI64ArrayAttr>(
-          nn::NNDialect::kZeroRankPeaksAttrName))
+          nn::NNDialect::kRankPeaksAttrName))
     p.rankPeaks.assign(peaks.asArrayRef().begin(), peaks.asArrayRef().end());
   auto bytes = [](Value v) { return getTensorBytes(v.getType()).value_or(0); };
   // A generation program holds one decode step's forward, after the first
@@ -467,7 +475,12 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
       runs = decodeSteps;
     // Tensor parallelism: a row-parallel output in forward, a
     // column-parallel input's gradient in backward.
-    if (isa<nn::AllReduceOp>(op)) {
+    if (auto send = dyn_cast<nn::P2PSendOp>(op)) {
+      p.p2pSentBytes = saturatingAdd(p.p2pSentBytes, bytes(send.getInput()));
+    } else if (auto recv = dyn_cast<nn::P2PRecvOp>(op)) {
+      p.p2pReceivedBytes =
+          saturatingAdd(p.p2pReceivedBytes, bytes(recv.getResult()));
+    } else if (isa<nn::AllReduceOp>(op)) {
       p.allReduceBytes = saturatingAdd(
           p.allReduceBytes, saturatingMul(bytes(op.getResult(0)), runs));
     } else if (auto node = dyn_cast<nn::BackwardOp>(op)) {
@@ -566,6 +579,15 @@ static void addParallelJson(const Analyses &a, json::Object &report) {
       {"dp", layout.getDp()},
       {"fsdp", layout.getFsdp()},
       {"tp", layout.getTp()},
+      {"pp", layout.getPp()},
+      {"pp_schedule", layout.getPp() > 1
+                          ? json::Value(layout.getGpipe() ? "gpipe" : "1f1b")
+                          : json::Value(nullptr)},
+      {"microbatches", layout.getPp() > 1
+                           ? json::Value(layout.getMicrobatches())
+                           : json::Value(nullptr)},
+      {"pp_stage", layout.getPp() > 1 ? json::Value(layout.getPpStage())
+                                      : json::Value(nullptr)},
       {"shard", std::move(shard)},
       {"units", std::move(units)},
       {"shard_dtype", optionalString(p.shardDtype)},
@@ -597,8 +619,10 @@ static void addParallelJson(const Analyses &a, json::Object &report) {
        json::Object{{"all_reduce_bytes", p.allReduceBytes},
                     {"all_gather_bytes", p.allGatherBytes},
                     {"reduce_scatter_bytes", p.reduceScatterBytes},
-                    {"sent_bytes", p.getSentBytes()},
-                    {"received_bytes", p.getSentBytes()}}}}};
+                    {"p2p_sent_bytes", p.p2pSentBytes},
+                    {"p2p_received_bytes", p.p2pReceivedBytes},
+                    {"sent_bytes", p.getTotalSentBytes()},
+                    {"received_bytes", p.getTotalReceivedBytes()}}}}};
 }
 
 static json::Object peakOpJson(const Analyses &a) {
@@ -875,7 +899,8 @@ std::string vram::report::withCommas(int64_t n) {
 
 StringRef ParallelFigures::getStrategyName() const {
   int64_t zero = layout.getZero();
-  return layout.getTp() > 1   ? (isSharded() ? "fsdp_tp" : "tp")
+  return layout.getPp() > 1   ? "pp"
+         : layout.getTp() > 1 ? (isSharded() ? "fsdp_tp" : "tp")
          : zero > 0           ? (zero == 1   ? "zero1"
                                  : zero == 2 ? "zero2"
                                              : "zero3")
@@ -945,7 +970,26 @@ static void writeText(const Analyses &a, const ReportOptions &options,
     const ParallelFigures &p = *a.parallel;
     int64_t ranks = p.layout.getWorldSize();
     int64_t tp = p.layout.getTp();
-    if (tp > 1 && !p.isSharded()) {
+    if (p.layout.getPp() > 1) {
+      os << llvm::formatv(
+          "parallel: pp={0} (pipeline parallelism, {1} schedule over {2} "
+          "micro-batches), figures of stage {3}{4}; per step it sends {5} "
+          "and receives {6}",
+          ranks, p.layout.getGpipe() ? "GPipe" : "1F1B",
+          p.layout.getMicrobatches(), p.layout.getPpStage(),
+          llvm::all_of(p.rankPeaks,
+                       [&](int64_t peak) {
+                         return peak <= p.rankPeaks[p.layout.getPpStage()];
+                       })
+              ? ", whose step peaks highest"
+              : "",
+          humanBytes(p.p2pSentBytes), humanBytes(p.p2pReceivedBytes));
+      if (!p.rankPeaks.empty()) {
+        os << "\n  each stage's peak (exact):";
+        for (auto [r, peak] : llvm::enumerate(p.rankPeaks))
+          os << (r ? ", " : " ") << "stage " << r << " " << humanBytes(peak);
+      }
+    } else if (tp > 1 && !p.isSharded()) {
       os << llvm::formatv(
           "parallel: tp={0} (tensor parallelism: column- and row-parallel "
           "linears, figures per rank); per {1} a rank all-reduces {2}, "

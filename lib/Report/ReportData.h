@@ -57,7 +57,11 @@ struct ParallelFigures {
   /// (every index without sharding). The mesh is (dp, fsdp) or (fsdp, tp),
   /// ranks row-major: rank r's shard index is r % fsdp, or (r / tp) % fsdp.
   int64_t fullShards = 1;
-  /// ZeRO-1/2: every rank's exact peak (nn.zero_rank_peaks), by rank.
+  /// Pipeline parallelism: bytes this stage sends to and receives from its
+  /// neighbours per step (nn.p2p_send, nn.p2p_recv).
+  int64_t p2pSentBytes = 0, p2pReceivedBytes = 0;
+  /// ZeRO-1/2 and pipeline parallelism: every rank's exact peak
+  /// (nn.rank_peaks), by rank.
   std::vector<int64_t> rankPeaks;
   bool isSharded() const { return layout.getFsdp() > 1 || !units.empty(); }
   bool holdsRank0Shards(int64_t rank) const {
@@ -70,13 +74,18 @@ struct ParallelFigures {
     // ZeRO-3's ranks hold alike partitions of every parameter.
     if (layout.getZero() == 3)
       return true;
+    if (layout.getPp() > 1)
+      return rank == layout.getPpStage();
     return layout.getZero() > 0 ? rank == layout.getZeroRank()
                                 : holdsRank0Shards(rank);
   }
   /// What one rank sends (and receives) per step with ring collectives.
   int64_t getSentBytes() const;
+  /// With the point-to-point transfers of pipeline parallelism.
+  int64_t getTotalSentBytes() const;
+  int64_t getTotalReceivedBytes() const;
   /// The report's name of the layout: ddp, zero1, zero2, zero3, fsdp, hsdp,
-  /// tp or fsdp_tp.
+  /// tp, fsdp_tp or pp.
   llvm::StringRef getStrategyName() const;
 };
 

@@ -49,6 +49,7 @@
 #include "vram/Dialect/NN/NNOps.h"
 #include "vram/Transforms/ModulePatterns.h"
 #include "vram/Transforms/Passes.h"
+#include "vram/Transforms/PipelineParallel.h"
 #include "vram/Transforms/Zero.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -191,6 +192,62 @@ void ParallelPass::runOnOperation() {
                         "modelled yet (with fsdp it is)";
     return signalPassFailure();
   }
+  if (pp < 1 || pp > ParallelAttr::kMaxWorldSize || microbatches < 0 ||
+      (ppSchedule != "gpipe" && ppSchedule != "1f1b")) {
+    emitError(step.getLoc())
+        << "vram-parallel needs pp >= 1 (at most "
+        << ParallelAttr::kMaxWorldSize
+        << "), microbatches >= 0 and pp-schedule gpipe or 1f1b, got pp="
+        << static_cast<int64_t>(pp)
+        << " microbatches=" << static_cast<int64_t>(microbatches)
+        << " pp-schedule=" << ppSchedule;
+    return signalPassFailure();
+  }
+  int64_t numMicrobatches = microbatches == 0 ? pp : microbatches;
+  bool gpipe = pp > 1 && ppSchedule == "gpipe";
+  int64_t stage = 0;
+  if (pp > 1) {
+    if (dp > 1 || fsdp > 1 || tp > 1 || zero > 0 || !shard.empty()) {
+      step.emitError() << "vram-parallel: pipeline parallelism with dp, "
+                          "fsdp, tp or ZeRO is not modelled yet";
+      return signalPassFailure();
+    }
+    if (getStepMode(step) != StepMode::Train) {
+      step.emitError() << "vram-parallel pp=" << static_cast<int64_t>(pp)
+                       << " models a training step; pipelined inference "
+                          "and generation are not modelled yet";
+      return signalPassFailure();
+    }
+    if (step->hasAttr(NNDialect::kPersistentGradsAttrName)) {
+      step.emitError()
+          << "vram-parallel pp with .grad kept across steps or gradient "
+             "accumulation (nn.persistent_grads) is not modelled yet: the "
+             "micro-batches are the pipeline's";
+      return signalPassFailure();
+    }
+    // Schedule1F1B raises ValueError with fewer micro-batches than stages.
+    if (!gpipe && numMicrobatches < pp) {
+      step.emitError() << "the 1F1B schedule needs at least as many "
+                          "micro-batches as stages, got microbatches="
+                       << numMicrobatches
+                       << " for pp=" << static_cast<int64_t>(pp);
+      return signalPassFailure();
+    }
+    if (ppStage < -1 || ppStage >= pp) {
+      step.emitError() << "vram-parallel pp-stage must be a stage of pp="
+                       << static_cast<int64_t>(pp) << " (or -1), got "
+                       << static_cast<int64_t>(ppStage);
+      return signalPassFailure();
+    }
+    stage = ppStage;
+    if (failed(partitionForPipeline(step, {pp, numMicrobatches, gpipe}, stage)))
+      return signalPassFailure();
+  } else if (microbatches > 1 || ppSchedule != "1f1b" || ppStage != -1) {
+    step.emitError() << "vram-parallel microbatches, pp-schedule and "
+                        "pp-stage configure pipeline parallelism: they need "
+                        "pp > 1";
+    return signalPassFailure();
+  }
   MLIRContext *ctx = &getContext();
   SmallVector<Attribute> shardPatterns;
   for (const std::string &pattern : shard)
@@ -231,8 +288,9 @@ void ParallelPass::runOnOperation() {
                 ParallelAttr::get(
                     ctx, dp, fsdp, ArrayAttr::get(ctx, shardPatterns),
                     bucketCap, firstBucket, bucketView, tp, zero, reduceBucket,
-                    std::max<int64_t>(zeroRank, 0), overlapComm));
-  if (zero > 0)
+                    std::max<int64_t>(zeroRank, 0), overlapComm, pp,
+                    pp > 1 ? numMicrobatches : 1, gpipe, stage));
+  if (zero > 0 || pp > 1)
     return;
   // FSDP2 over a (fsdp, tp) mesh shards each rank's tensor-parallel
   // shards further; the collectives of the two axes are independent.

@@ -465,7 +465,7 @@ LogicalResult vram::partitionForZero(func::FuncOp step,
   if (failed(partitionRank(step, layout, rank)))
     return failure();
   if (!peaks.empty())
-    step->setAttr(NNDialect::kZeroRankPeaksAttrName,
+    step->setAttr(NNDialect::kRankPeaksAttrName,
                   DenseI64ArrayAttr::get(step.getContext(), peaks));
   return success();
 }

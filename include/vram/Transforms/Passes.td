@@ -421,6 +421,16 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
     `max-live-parameters`; parameters of at most
     `param-persistence-threshold` elements stay gathered.
 
+    With `pp` > 1 the model's repeated blocks (`model.layers.*`) are split
+    into `pp` contiguous stages, one per rank, the embedding with the first
+    and the head and loss with the last, and the step becomes one stage's
+    under torch.distributed.pipelining's `pp-schedule` over `microbatches`
+    micro-batches (lib/Transforms/PipelineParallel.cpp): each micro-batch's
+    forward and backward of the stage in the schedule's order, the
+    activations received from and sent to the neighbouring stages
+    (`nn.p2p_recv`, `nn.p2p_send`). The step is the stage's whose peak is
+    highest (`pp_stage`).
+
     With `tp` > 1 the step must be built from one rank's tensor-parallel
     model (its forward's `nn.tensor_parallel`, which its front end sets
     with the shards and collectives): the pass checks the ranks agree and
@@ -491,6 +501,19 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
            /*default=*/"1000000000",
            "ZeRO-3's sub_group_size: elements of the partition the "
            "optimizer steps at a time">,
+    Option<"pp", "pp", "int64_t", /*default=*/"1",
+           "pipeline stages, one per rank (torch.distributed.pipelining), "
+           ">= 1">,
+    Option<"ppSchedule", "pp-schedule", "std::string",
+           /*default=*/"\"1f1b\"",
+           "the pipeline schedule: gpipe (ScheduleGPipe) or 1f1b "
+           "(Schedule1F1B)">,
+    Option<"microbatches", "microbatches", "int64_t", /*default=*/"0",
+           "micro-batches per pipeline step, each of the step's batch "
+           "(n_microbatches; 0: as many as stages)">,
+    Option<"ppStage", "pp-stage", "int64_t", /*default=*/"-1",
+           "the pipeline stage whose step to build; -1: the one whose step "
+           "peaks highest">,
     Option<"entry", "entry", "std::string", /*default=*/"\"step\"",
            "name of the built step">,
   ];

@@ -22,10 +22,14 @@ using namespace vram::nn;
 
 static ParseResult parseParallelTail(AsmParser &parser, int64_t &tp,
                                      int64_t &zero, int64_t &reduceBucket,
-                                     int64_t &zeroRank, bool &overlapComm);
+                                     int64_t &zeroRank, bool &overlapComm,
+                                     int64_t &pp, int64_t &microbatches,
+                                     bool &gpipe, int64_t &ppStage);
 static void printParallelTail(AsmPrinter &printer, int64_t tp, int64_t zero,
                               int64_t reduceBucket, int64_t zeroRank,
-                              bool overlapComm);
+                              bool overlapComm, int64_t pp,
+                              int64_t microbatches, bool gpipe,
+                              int64_t ppStage);
 
 #define GET_ATTRDEF_CLASSES
 #include "vram/Dialect/NN/NNAttributes.cpp.inc"
@@ -56,24 +60,26 @@ OptimizerConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 /// The optional tail of #nn.parallel: `, tp = 2`, `, zero = 2`,
-/// `, reduce_bucket = N`, `, zero_rank = R`, `, overlap_comm`, each printed
-/// when not its default, parsed in any order.
+/// `, reduce_bucket = N`, `, zero_rank = R`, `, overlap_comm`, `, pp = 4`,
+/// `, microbatches = 8`, `, gpipe`, `, pp_stage = S`, each printed when not
+/// its default, parsed in any order.
 static ParseResult parseParallelTail(AsmParser &parser, int64_t &tp,
                                      int64_t &zero, int64_t &reduceBucket,
-                                     int64_t &zeroRank, bool &overlapComm) {
-  tp = 1;
-  zero = 0;
+                                     int64_t &zeroRank, bool &overlapComm,
+                                     int64_t &pp, int64_t &microbatches,
+                                     bool &gpipe, int64_t &ppStage) {
+  tp = pp = microbatches = 1;
+  zero = zeroRank = ppStage = 0;
   reduceBucket = ParallelAttr::kDefaultReduceBucket;
-  zeroRank = 0;
-  overlapComm = false;
+  overlapComm = gpipe = false;
   while (succeeded(parser.parseOptionalComma())) {
     StringRef key;
     int64_t value = 0;
     SMLoc at = parser.getCurrentLocation();
     if (parser.parseKeyword(&key))
       return failure();
-    if (key == "overlap_comm") {
-      overlapComm = true;
+    if (key == "overlap_comm" || key == "gpipe") {
+      (key == "gpipe" ? gpipe : overlapComm) = true;
       continue;
     }
     if (parser.parseEqual() || parser.parseInteger(value))
@@ -86,17 +92,26 @@ static ParseResult parseParallelTail(AsmParser &parser, int64_t &tp,
       reduceBucket = value;
     else if (key == "zero_rank")
       zeroRank = value;
+    else if (key == "pp")
+      pp = value;
+    else if (key == "microbatches")
+      microbatches = value;
+    else if (key == "pp_stage")
+      ppStage = value;
     else
-      return parser.emitError(at) << "expected tp, zero, reduce_bucket, "
-                                     "zero_rank or overlap_comm, got '"
-                                  << key << "'";
+      return parser.emitError(at)
+             << "expected tp, zero, reduce_bucket, zero_rank, overlap_comm, "
+                "pp, microbatches, gpipe or pp_stage, got '"
+             << key << "'";
   }
   return success();
 }
 
 static void printParallelTail(AsmPrinter &printer, int64_t tp, int64_t zero,
                               int64_t reduceBucket, int64_t zeroRank,
-                              bool overlapComm) {
+                              bool overlapComm, int64_t pp,
+                              int64_t microbatches, bool gpipe,
+                              int64_t ppStage) {
   if (tp != 1)
     printer << ", tp = " << tp;
   if (zero != 0)
@@ -107,22 +122,37 @@ static void printParallelTail(AsmPrinter &printer, int64_t tp, int64_t zero,
     printer << ", zero_rank = " << zeroRank;
   if (overlapComm)
     printer << ", overlap_comm";
+  if (pp != 1)
+    printer << ", pp = " << pp;
+  if (microbatches != 1)
+    printer << ", microbatches = " << microbatches;
+  if (gpipe)
+    printer << ", gpipe";
+  if (ppStage != 0)
+    printer << ", pp_stage = " << ppStage;
 }
 
-LogicalResult ParallelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                   int64_t dp, int64_t fsdp, ArrayAttr shard,
-                                   int64_t bucketCap, int64_t firstBucket, bool,
-                                   int64_t tp, int64_t zero,
-                                   int64_t reduceBucket, int64_t zeroRank,
-                                   bool overlapComm) {
-  if (dp < 1 || fsdp < 1 || tp < 1)
-    return emitError() << "parallel dp, fsdp and tp must be >= 1, got dp = "
-                       << dp << ", fsdp = " << fsdp << ", tp = " << tp;
+LogicalResult ParallelAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t dp, int64_t fsdp,
+    ArrayAttr shard, int64_t bucketCap, int64_t firstBucket, bool, int64_t tp,
+    int64_t zero, int64_t reduceBucket, int64_t zeroRank, bool overlapComm,
+    int64_t pp, int64_t microbatches, bool gpipe, int64_t ppStage) {
+  if (dp < 1 || fsdp < 1 || tp < 1 || pp < 1)
+    return emitError() << "parallel dp, fsdp, tp and pp must be >= 1, got dp = "
+                       << dp << ", fsdp = " << fsdp << ", tp = " << tp
+                       << ", pp = " << pp;
   if (dp > kMaxWorldSize || fsdp > kMaxWorldSize / dp ||
-      tp > kMaxWorldSize / (dp * fsdp))
-    return emitError() << "parallel dp x fsdp x tp must be at most "
+      tp > kMaxWorldSize / (dp * fsdp) || pp > kMaxWorldSize / (dp * fsdp * tp))
+    return emitError() << "parallel dp x fsdp x tp x pp must be at most "
                        << kMaxWorldSize << " ranks, got dp = " << dp
-                       << ", fsdp = " << fsdp << ", tp = " << tp;
+                       << ", fsdp = " << fsdp << ", tp = " << tp
+                       << ", pp = " << pp;
+  if (pp > 1 && dp * fsdp * tp != 1)
+    return emitError() << "parallel pp is not combined with other axes yet";
+  if (microbatches < 1 || ppStage < 0 || ppStage >= pp ||
+      (pp == 1 && (microbatches != 1 || gpipe)))
+    return emitError() << "parallel pp_stage must be a stage of pp, and "
+                          "microbatches >= 1 and gpipe need pp > 1";
   if (!shard || !llvm::all_of(shard, [](Attribute a) {
         auto s = dyn_cast<StringAttr>(a);
         return s && !s.getValue().empty();
@@ -390,7 +420,7 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
         "a parallel layout (#nn.parallel<dp = 8, fsdp = 1, shard = [], "
         "bucket_cap = 26214400, first_bucket = 1048576, bucket_view "
         "= false>) on a function");
-  if (name == kZeroRankPeaksAttrName) {
+  if (name == kRankPeaksAttrName) {
     auto peaks = dyn_cast<DenseI64ArrayAttr>(value);
     return expect(peaks && !peaks.empty() &&
                       llvm::all_of(peaks.asArrayRef(),

@@ -145,7 +145,7 @@ func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = "dp=8"} {
 // -----
 
 // nn.parallel: no ranks
-// expected-error @+1 {{parallel dp, fsdp and tp must be >= 1, got dp = 0, fsdp = 1, tp = 1}}
+// expected-error @+1 {{parallel dp, fsdp, tp and pp must be >= 1, got dp = 0, fsdp = 1, tp = 1, pp = 1}}
 func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 0, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>} {
   return
 }
@@ -161,7 +161,7 @@ func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.paral
 // -----
 
 // nn.parallel: more ranks than modelled
-// expected-error @+1 {{parallel dp x fsdp x tp must be at most 262144 ranks, got dp = 1024, fsdp = 1024, tp = 1}}
+// expected-error @+1 {{parallel dp x fsdp x tp x pp must be at most 262144 ranks, got dp = 1024, fsdp = 1024, tp = 1, pp = 1}}
 func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 1024, fsdp = 1024, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false>} {
   return
 }
@@ -202,7 +202,7 @@ func.func @step(%g: tensor<4xf32>) attributes {nn.mode = #nn<mode train>} {
 // -----
 
 // nn.parallel: no tensor-parallel ranks
-// expected-error @+1 {{parallel dp, fsdp and tp must be >= 1, got dp = 1, fsdp = 1, tp = 0}}
+// expected-error @+1 {{parallel dp, fsdp, tp and pp must be >= 1, got dp = 1, fsdp = 1, tp = 0, pp = 1}}
 func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 1, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, tp = 0>} {
   return
 }
@@ -210,7 +210,7 @@ func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.paral
 // -----
 
 // nn.parallel: dp x fsdp x tp past the ranks modelled
-// expected-error @+1 {{parallel dp x fsdp x tp must be at most 262144 ranks, got dp = 1024, fsdp = 1, tp = 1024}}
+// expected-error @+1 {{parallel dp x fsdp x tp x pp must be at most 262144 ranks, got dp = 1024, fsdp = 1, tp = 1024, pp = 1}}
 func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 1024, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, tp = 1024>} {
   return
 }
@@ -235,5 +235,29 @@ func.func @step() attributes {nn.mode = #nn<mode inference>, nn.keep_output} {
 // nn.token_classifier (a token classifier's loss rule) is a unit attribute.
 // expected-error @+1 {{'nn.token_classifier' must be a unit attribute, got 1 : i64}}
 func.func @forward() attributes {nn.token_classifier = 1 : i64} {
+  return
+}
+
+// -----
+
+// nn.parallel: pipeline stages with another axis
+// expected-error @+1 {{parallel pp is not combined with other axes yet}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 2, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, pp = 2>} {
+  return
+}
+
+// -----
+
+// nn.parallel: a stage past the pipeline's
+// expected-error @+1 {{parallel pp_stage must be a stage of pp, and microbatches >= 1 and gpipe need pp > 1}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 1, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, pp = 2, microbatches = 4, pp_stage = 2>} {
+  return
+}
+
+// -----
+
+// nn.parallel: a schedule without a pipeline
+// expected-error @+1 {{parallel pp_stage must be a stage of pp, and microbatches >= 1 and gpipe need pp > 1}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 1, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, gpipe>} {
   return
 }

@@ -365,6 +365,11 @@ def NN_ParallelAttr : AttrDef<NN_Dialect, "Parallel"> {
       that it was built for `tp` ranks. With `fsdp`, FSDP2 on a (fsdp, tp)
       mesh shards each rank's tensor-parallel shards over the `fsdp`
       groups; not combined with `dp` yet.
+    - `pp` (printed when > 1): pipeline parallelism over that many stages,
+      one per rank, with `microbatches` micro-batches per step under
+      Schedule1F1B (ScheduleGPipe with `gpipe`); the figures are those of
+      the stage whose step peaks highest (`pp_stage`). Not combined with
+      the other axes yet.
 
     vram-parallel sets it as `nn.parallel` on `@step`, adds the buckets of a
     data-parallel training step as `nn.grad_bucket`, and rewrites a sharded
@@ -378,12 +383,17 @@ def NN_ParallelAttr : AttrDef<NN_Dialect, "Parallel"> {
                         DefaultValuedParameter<"int64_t", "0">:$zero,
                         DefaultValuedParameter<"int64_t", "500000000">:$reduceBucket,
                         DefaultValuedParameter<"int64_t", "0">:$zeroRank,
-                        DefaultValuedParameter<"bool", "false">:$overlapComm);
+                        DefaultValuedParameter<"bool", "false">:$overlapComm,
+                        DefaultValuedParameter<"int64_t", "1">:$pp,
+                        DefaultValuedParameter<"int64_t", "1">:$microbatches,
+                        DefaultValuedParameter<"bool", "false">:$gpipe,
+                        DefaultValuedParameter<"int64_t", "0">:$ppStage);
   let assemblyFormat = "`<` `dp` `=` $dp `,` `fsdp` `=` $fsdp `,` `shard` `=` "
                        "$shard `,` `bucket_cap` `=` $bucketCap `,` "
                        "`first_bucket` `=` $firstBucket `,` `bucket_view` `=` "
                        "$bucketView `` custom<ParallelTail>($tp, $zero, "
-                       "$reduceBucket, $zeroRank, $overlapComm) `>`";
+                       "$reduceBucket, $zeroRank, $overlapComm, $pp, "
+                       "$microbatches, $gpipe, $ppStage) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The most ranks a layout may have (the largest jobs run ~10^5 GPUs):
@@ -391,7 +401,9 @@ def NN_ParallelAttr : AttrDef<NN_Dialect, "Parallel"> {
     /// overflow.
     static constexpr int64_t kMaxWorldSize = int64_t(1) << 18;
     /// The ranks of the job.
-    int64_t getWorldSize() const { return getDp() * getFsdp() * getTp(); }
+    int64_t getWorldSize() const {
+      return getDp() * getFsdp() * getTp() * getPp();
+    }
     /// DeepSpeed's default reduce_bucket_size (elements).
     static constexpr int64_t kDefaultReduceBucket = 500000000;
   }];

@@ -112,11 +112,12 @@ def NN_Dialect : Dialect {
     /// How the ranks of a multi-GPU job share the step (#nn.parallel,
     /// vram-parallel) on `@step`.
     static constexpr ::llvm::StringLiteral kParallelAttrName = "nn.parallel";
-    /// On a ZeRO-1/2 `@step`: the exact peak of every data-parallel rank's
-    /// step (array<i64>, one per rank), which vram-parallel built and
-    /// analysed to pick the worst rank's.
-    static constexpr ::llvm::StringLiteral kZeroRankPeaksAttrName =
-        "nn.zero_rank_peaks";
+    /// On a ZeRO-1/2 or pipeline-parallel `@step`: the exact peak of every
+    /// data-parallel rank's (pipeline stage's) step (array<i64>, one per
+    /// rank), which vram-parallel built and analysed to pick the worst
+    /// rank's.
+    static constexpr ::llvm::StringLiteral kRankPeaksAttrName =
+        "nn.rank_peaks";
     /// On an nn.param of a sharded step: the parameter exists only as its
     /// shards (nn.shard) and the unsharded copies the step gathers; the
     /// nn.param itself holds no memory.

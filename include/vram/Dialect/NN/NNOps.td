@@ -2063,6 +2063,46 @@ def NN_ReleaseOp : NN_CollectiveOp<"release"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Pipeline parallelism (vram-parallel pp=N; torch.distributed.pipelining):
+// what one stage receives from and sends to its neighbours.
+//===----------------------------------------------------------------------===//
+
+def NN_P2PRecvOp : NN_CollectiveOp<"p2p_recv"> {
+  let summary = "a tensor received from another pipeline stage";
+  let description = [{
+    The buffer a pipeline stage allocates right before it receives a
+    micro-batch's activation from stage `peer` (in forward) or the
+    gradient of its output from it (in backward): a new tensor of the
+    result type (torch.distributed.pipelining's `_RecvInfo.allocate_buffer`).
+
+    ```mlir
+    %h = nn.p2p_recv {peer = 0 : i64, phase = #nn<phase forward>} : tensor<2x256x256xf32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$peer, NN_StepPhaseAttr:$phase);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let extraClassDeclaration = collectivePhase;
+}
+
+def NN_P2PSendOp : NN_CollectiveOp<"p2p_send"> {
+  let summary = "sends a tensor to another pipeline stage";
+  let description = [{
+    A stage's output activation (forward) or its input's gradient
+    (backward) sent to stage `peer`; the stage holds it until the send
+    completes, here (the memory analysis sees a use).
+
+    ```mlir
+    nn.p2p_send %h {peer = 1 : i64, phase = #nn<phase forward>} : tensor<2x256x256xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, I64Attr:$peer,
+                       NN_StepPhaseAttr:$phase);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let extraClassDeclaration = collectivePhase;
+}
+
+//===----------------------------------------------------------------------===//
 // DeepSpeed ZeRO-1/2 (vram-parallel zero=1|2 over the dp ranks; DeepSpeed's
 // runtime/zero/stage_1_and_2.py): the flat parameters, this rank's fp32
 // partition, and the buffers its gradients pass through on the way to it.

@@ -1,0 +1,177 @@
+"""Pipeline parallelism under torch 2.x on the CPU (issue 24, --parallel=pp=N).
+
+Each rank of a gloo process group on this machine builds transformers'
+LlamaForCausalLM (sdpa) from a config of test/Inputs/hf/small and keeps
+its own stage of it, as torchtitan splits a decoder for
+torch.distributed.pipelining (the manual PipelineStage frontend): the
+decoder layers in contiguous runs (the earlier stages one more when they
+do not divide), the embedding on the first stage, the final norm and
+lm_head on the last; every stage computes the rotary tables itself
+(rotary_emb has no parameters). A stage calls its decoder layers as
+LlamaModel does without a cache (position_ids = arange(seq), no mask:
+sdpa's is_causal), and the last stage returns the logits flattened to
+[B * T, V]. The schedule (ScheduleGPipe or Schedule1F1B) splits each
+step's [M x BATCH, SEQ] input and its targets into M micro-batches and
+computes cross_entropy per micro-batch on the last stage;
+`step(x, target=y, return_outputs=False)` as torchtitan calls it.
+
+Each rank trains as fsdp.py does (zero_grad(set_to_none=True), two
+warm-up steps, then one step) and records, counting the bytes PyTorch's
+CPU allocator holds in every thread (memhook/memhook.c, preloaded):
+  - persistent: the live bytes after the third zero_grad, counted from
+    before the model was built (the stage's parameters and optimizer
+    state, the whole model's until the other stages' are dropped, which
+    the count excludes: it starts after the split; the input batch);
+  - cpu_step_peak_above_baseline: the peak of one steady-state step above
+    the live bytes after its zero_grad.
+
+    benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/pp.py
+
+writes results/pp-torch-<version>-transformers-<version>-cpu.json, the
+reference of test/Transforms/parallel-pp.test; given case ids, runs only
+those and replaces or adds their rows (write_table).
+"""
+import ctypes
+import datetime
+import os
+import pathlib
+import platform
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+
+from gloo_ranks import preload_memhook, run_ranks, write_table
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+# (config, stages, schedule, micro-batches, optimizer)
+CASES = [("llama", 2, "gpipe", 2, "sgd"), ("llama", 2, "1f1b", 2, "sgd"),
+         ("llama", 2, "gpipe", 4, "sgd"), ("llama", 2, "1f1b", 4, "sgd"),
+         ("llama", 2, "1f1b", 4, "adam"),
+         ("llama4", 4, "1f1b", 4, "sgd"), ("llama4", 4, "gpipe", 4, "sgd"),
+         ("llama4", 4, "1f1b", 8, "adam")]
+BATCH, SEQ = 2, 256  # one micro-batch
+
+
+def stage_layers(layers, stages, index):
+    """torchtitan's even split: contiguous runs, the earlier stages one
+    more when `stages` does not divide `layers`."""
+    base, extra = divmod(layers, stages)
+    start = index * base + min(index, extra)
+    return range(start, start + base + (1 if index < extra else 0))
+
+
+class Stage(nn.Module):
+    def __init__(self, lm, index, stages):
+        super().__init__()
+        model = lm.model
+        self.first, self.last = index == 0, index == stages - 1
+        self.embed_tokens = model.embed_tokens if self.first else None
+        self.layers = nn.ModuleList(
+            model.layers[i] for i in stage_layers(len(model.layers), stages, index))
+        self.rotary_emb = model.rotary_emb
+        self.norm = model.norm if self.last else None
+        self.lm_head = lm.lm_head if self.last else None
+
+    def forward(self, h):
+        if self.first:
+            h = self.embed_tokens(h)
+        position_ids = torch.arange(h.shape[1]).unsqueeze(0)
+        position_embeddings = self.rotary_emb(h, position_ids)
+        for layer in self.layers:
+            h = layer(h, attention_mask=None, position_ids=position_ids,
+                      position_embeddings=position_embeddings)
+            if isinstance(h, tuple):
+                h = h[0]
+        if self.last:
+            h = self.lm_head(self.norm(h)).flatten(0, 1)
+        return h
+
+
+def config_path(name):
+    return ROOT / "test" / "Inputs" / "hf" / "small" / f"{name}.json"
+
+
+def run_rank(rank, stages, name, schedule, microbatches, optimizer, port, queue):
+    from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
+    from transformers import AutoConfig, AutoModelForCausalLM
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=stages)
+    torch.set_num_threads(1)
+    hook = ctypes.CDLL(None)  # memhook.so, preloaded
+    hook.vram_live.restype = hook.vram_peak.restype = ctypes.c_longlong
+    torch.manual_seed(0)
+    config = AutoConfig.from_pretrained(config_path(name))
+    lm = AutoModelForCausalLM.from_config(config, attn_implementation="sdpa")
+    stage_module = Stage(lm, rank, stages)
+    del lm
+    import gc
+    gc.collect()
+    # The stage's own parameters: the rest of the model is gone.
+    start = hook.vram_live() - sum(p.numel() * p.element_size()
+                                   for p in stage_module.parameters()) - sum(
+        b.numel() * b.element_size() for b in stage_module.buffers())
+    x = torch.randint(0, config.vocab_size, (microbatches * BATCH, SEQ))
+    y = torch.randint(0, config.vocab_size, (microbatches * BATCH * SEQ,))
+    stage = PipelineStage(stage_module, rank, stages, torch.device("cpu"))
+    kind = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}[schedule]
+    sched = kind(stage, n_microbatches=microbatches, loss_fn=F.cross_entropy)
+    opt = (torch.optim.SGD(stage_module.parameters(), lr=0.01) if optimizer == "sgd"
+           else torch.optim.Adam(stage_module.parameters(), lr=1e-3))
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        if stage.is_first:
+            sched.step(x, return_outputs=False)
+        elif stage.is_last:
+            sched.step(target=y, return_outputs=False)
+        else:
+            sched.step(return_outputs=False)
+        opt.step()
+
+    step()
+    step()
+    opt.zero_grad(set_to_none=True)
+    dist.barrier()
+    persistent = hook.vram_live() - start
+    hook.vram_reset_peak()
+    base = hook.vram_live()
+    step()
+    peak = hook.vram_peak() - base
+    dist.barrier()
+    queue.put({"rank": rank, "persistent": persistent, "peak": peak,
+               "layers": list(stage_layers(config.num_hidden_layers, stages, rank))})
+    dist.destroy_process_group()
+
+
+def main():
+    preload_memhook()
+    only = sys.argv[1:]
+    rows = []
+    for name, stages, schedule, microbatches, optimizer in CASES:
+        case = f"{name}_pp{stages}_{schedule}_m{microbatches}_{optimizer}"
+        if only and case not in only:
+            continue
+        ranks = run_ranks(run_rank, stages, stages, name, schedule, microbatches, optimizer)
+        row = {"id": case, "model": name, "config": f"test/Inputs/hf/small/{name}.json",
+               "world_size": stages, "pp": stages, "schedule": schedule,
+               "microbatches": microbatches, "optimizer": optimizer,
+               "batch": BATCH, "seq": SEQ,
+               "stage_layers": [r["layers"] for r in ranks],
+               "persistent": [r["persistent"] for r in ranks],
+               "cpu_step_peak_above_baseline": [r["peak"] for r in ranks]}
+        print(row, flush=True)
+        rows.append(row)
+    import transformers
+    version = torch.__version__.split("+")[0]
+    out = (ROOT / "benchmarks" / "accuracy" / "results" /
+           f"pp-torch-{version}-transformers-{transformers.__version__}-cpu.json")
+    measured_with = (f"torch {torch.__version__} cpu (PyPI wheel), gloo, transformers "
+                     f"{transformers.__version__}, {platform.platform()}, {datetime.date.today()}")
+    write_table(out, rows, measured_with, only)
+
+
+if __name__ == "__main__":
+    main()

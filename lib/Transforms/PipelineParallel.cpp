@@ -1,0 +1,573 @@
+//===- PipelineParallel.cpp - one stage's step of a pipeline --------------===//
+//
+// torch.distributed.pipelining as torchtitan applies it to a decoder: the
+// model's repeated blocks (`model.layers.*`) split into `stages` contiguous
+// runs, the earlier stages one more when they do not divide; the ops before
+// the blocks that read the input (the embedding) run on the first stage,
+// the ops after them (final norm, head, loss) on the last; what the blocks
+// read that depends on neither the input nor a parameter (the rotary
+// tables) every stage computes itself. Each rank is one stage
+// (PipelineStage) and runs a schedule over `microbatches` micro-batches of
+// the step's batch (schedules.py):
+//
+//   - ScheduleGPipe: every micro-batch's forward, then every backward;
+//   - Schedule1F1B: min(microbatches, stages - stage) forwards, then one
+//     backward and one forward in turn, then the remaining backwards.
+//
+// What a stage holds, as stage.py does: a received activation is a buffer
+// allocated right before the receive (nn.p2p_recv) and kept with the
+// micro-batch's inputs until its backward ends; a stage's output is kept
+// until its send completes (nn.p2p_send, at the end of the forward), the
+// last stage's (the logits) until its backward ends (the schedule computes
+// the loss outside the stage and backward starts from it); in backward the
+// gradient of the output is received into a new buffer and the input's
+// gradient sent. The first micro-batch's backward makes `.grad`; later
+// ones add into it in place (AccumulateGrad), their gradients freed as
+// soon as they are made. The optimizer then steps the stage's parameters.
+// Measured against torch 2.15 with gloo on the CPU:
+// benchmarks/accuracy/pp.py.
+//
+// The step is rebuilt from one micro-batch's: the stage's forward ops (and
+// the shared ones it reads) and backward ops are cloned once per
+// micro-batch in the schedule's order, so the memory analysis sees every
+// micro-batch's activations alive exactly as long as the schedule keeps
+// them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "vram/Transforms/PipelineParallel.h"
+
+#include "vram/Analysis/MemoryAnalysis.h"
+#include "vram/Analysis/StepInfo.h"
+#include "vram/Dialect/NN/NNDialect.h"
+#include "vram/Dialect/NN/NNOps.h"
+#include "vram/Transforms/ModulePatterns.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace vram;
+using namespace vram::nn;
+
+namespace {
+
+/// A forward op's stage: a stage index, or computed by every stage that
+/// reads it.
+constexpr int64_t kEveryStage = -1;
+
+/// Where the ops of the step run.
+struct StageAssignment {
+  /// The repeated blocks' list (`model.layers`) and how many there are.
+  std::string list;
+  int64_t blocks = 0;
+  DenseMap<Operation *, int64_t> stageOf;
+};
+
+} // namespace
+
+/// The element index of `layer` under `list` (`model.layers.3.mlp` under
+/// `model.layers`: 3).
+static std::optional<int64_t> getBlockIndex(StringRef layer, StringRef list) {
+  if (!layer.consume_front(list) || !layer.consume_front("."))
+    return std::nullopt;
+  unsigned index;
+  if (layer.take_until([](char c) { return c == '.'; }).getAsInteger(10, index))
+    return std::nullopt;
+  return index;
+}
+
+/// torchtitan's split of `blocks` over `stages`: contiguous runs, the
+/// earlier stages one more when `stages` does not divide `blocks`.
+static int64_t getStageOfBlock(int64_t block, int64_t blocks, int64_t stages) {
+  int64_t base = blocks / stages, extra = blocks % stages;
+  int64_t longRuns = extra * (base + 1);
+  return block < longRuns ? block / (base + 1)
+                          : extra + (block - longRuns) / base;
+}
+
+/// Whether every stage has `v`: a step argument or a persistent tensor.
+static bool isEverywhere(Value v) {
+  Operation *def = v.getDefiningOp();
+  return !def || isa<PersistentStorageOpInterface>(def);
+}
+
+static bool isBackwardPhase(Operation *op) {
+  StepPhase phase = getStepPhase(op);
+  return phase == StepPhase::Backward || phase == StepPhase::Recompute;
+}
+
+static FailureOr<StageAssignment> assignStages(func::FuncOp step,
+                                               int64_t stages) {
+  Block &body = step.getBody().front();
+  SmallVector<std::string> lists = getRepeatedBlockPatterns(step);
+  if (lists.size() != 1) {
+    InFlightDiagnostic diag = step.emitError()
+                              << "pipeline parallelism splits one stack of "
+                                 "repeated blocks into stages; the model has ";
+    if (lists.empty())
+      return diag << "none (no layer path with an element index)", failure();
+    diag << lists.size() << ": " << llvm::join(lists, ", ");
+    return failure();
+  }
+  StageAssignment a;
+  a.list = StringRef(lists.front()).drop_back(2).str(); // drop ".*"
+  for (Operation &op : body.without_terminator())
+    if (auto index = getBlockIndex(getLayerName(op.getLoc()), a.list))
+      a.blocks = std::max(a.blocks, *index + 1);
+  if (a.blocks < stages)
+    return step.emitError() << "pp=" << stages << " needs at least " << stages
+                            << " repeated blocks to split, the model has "
+                            << a.blocks << " (" << a.list << ".*)",
+           failure();
+
+  // Forward ops: by block, else before the blocks on the first stage when
+  // they read the input or a parameter (else every stage computes them),
+  // after the blocks on the last.
+  DenseSet<Value> readsData(body.getArguments().begin(),
+                            body.getArguments().end());
+  llvm::StringMap<int64_t> stageOfLayer;
+  bool pastFirstBlock = false;
+  for (Operation &op : body.without_terminator()) {
+    if (auto param = dyn_cast<ParamOp>(op)) {
+      readsData.insert(param.getResult());
+      continue;
+    }
+    if (isa<PersistentStorageOpInterface>(op) ||
+        getStepPhase(&op) != StepPhase::Forward)
+      continue;
+    bool data = llvm::any_of(op.getOperands(),
+                             [&](Value v) { return readsData.contains(v); });
+    if (data)
+      readsData.insert(op.result_begin(), op.result_end());
+    std::string layer = getLayerName(op.getLoc());
+    int64_t stage;
+    if (auto index = getBlockIndex(layer, a.list)) {
+      pastFirstBlock = true;
+      stage = getStageOfBlock(*index, a.blocks, stages);
+    } else if (!pastFirstBlock) {
+      stage = data ? 0 : kEveryStage;
+    } else {
+      stage = stages - 1;
+    }
+    a.stageOf[&op] = stage;
+    if (stage != kEveryStage)
+      stageOfLayer.try_emplace(layer, stage);
+  }
+  // Backward ops run where their forward op did (they share its layer).
+  for (Operation &op : body.without_terminator()) {
+    if (!isBackwardPhase(&op) || op.getNumResults() == 0)
+      continue;
+    auto it = stageOfLayer.find(getLayerName(op.getLoc()));
+    if (it == stageOfLayer.end())
+      return op.emitError() << "pipeline parallelism cannot place this "
+                               "backward op: no forward op of layer '"
+                            << getLayerName(op.getLoc()) << "' runs on a stage",
+             failure();
+    a.stageOf[&op] = it->second;
+  }
+  return a;
+}
+
+namespace {
+
+/// A send the schedule holds until it waits for it (its P2POp or work
+/// keeps the tensor).
+struct PendingSend {
+  Value value;
+  int64_t peer;
+  StepPhase phase;
+};
+
+/// Builds one stage's step: clones of the stage's forward and backward
+/// ops per micro-batch, in the schedule's order.
+class StageBuilder {
+public:
+  StageBuilder(func::FuncOp step, const StageAssignment &assignment,
+               const PipelineLayout &layout, int64_t stage)
+      : step(step), body(step.getBody().front()), assignment(assignment),
+        layout(layout), stage(stage),
+        builder(OpBuilder::atBlockTerminator(&body)) {}
+
+  LogicalResult run();
+
+private:
+  bool isLast() const { return stage == layout.stages - 1; }
+  void selectOps();
+  /// The stage of the op defining `v`, or nullopt for a value every stage
+  /// has (an argument, a persistent tensor, a shared op's result).
+  std::optional<int64_t> getDefiningStage(Value v) const;
+  /// Clones micro-batch `microbatch`'s forward (backward) of the stage;
+  /// returns what it sends, which the schedule holds until it waits.
+  SmallVector<PendingSend> cloneForward(int64_t microbatch);
+  SmallVector<PendingSend> cloneBackward(int64_t microbatch);
+  void emitSends(SmallVectorImpl<PendingSend> &sends);
+  /// The clone of `op` with its operands mapped (received when from
+  /// another stage, in `phase`); result-less ops keep only the operands
+  /// this stage has, and are dropped without any.
+  void cloneOp(Operation *op, IRMapping &mapping, StepPhase phase,
+               SmallVectorImpl<Value> &received);
+
+  func::FuncOp step;
+  Block &body;
+  const StageAssignment &assignment;
+  const PipelineLayout &layout;
+  int64_t stage;
+  OpBuilder builder;
+
+  /// The stage's forward ops (with the shared ones it reads) and backward
+  /// ops, in step order; the ops after backward (the optimizer).
+  SmallVector<Operation *> forward, backward, tail;
+  llvm::SmallPtrSet<Operation *, 16> inForward, inBackward;
+  /// Forward values that leave the stage: the activation it sends, and
+  /// the values the loss reads (the last stage's output).
+  llvm::SetVector<Value> sentForward, lossInputs;
+  /// Each micro-batch's forward mapping (the backward reads its values).
+  std::vector<IRMapping> forwardMaps;
+  std::vector<SmallVector<Value>> receivedForward;
+  IRMapping firstBackward;
+};
+
+} // namespace
+
+std::optional<int64_t> StageBuilder::getDefiningStage(Value v) const {
+  Operation *def = v.getDefiningOp();
+  if (!def || isa<PersistentStorageOpInterface>(def))
+    return std::nullopt;
+  auto it = assignment.stageOf.find(def);
+  if (it == assignment.stageOf.end() || it->second == kEveryStage)
+    return std::nullopt;
+  return it->second;
+}
+
+void StageBuilder::selectOps() {
+  // Backward ops first: the shared forward ops a stage needs are those its
+  // forward or backward ops read.
+  for (Operation &op : body.without_terminator()) {
+    if (isa<PersistentStorageOpInterface>(op))
+      continue;
+    if (isBackwardPhase(&op)) {
+      auto it = assignment.stageOf.find(&op);
+      if (op.getNumResults() == 0 ||
+          (it != assignment.stageOf.end() && it->second == stage)) {
+        backward.push_back(&op);
+        inBackward.insert(&op);
+      }
+    } else if (getStepPhase(&op) != StepPhase::Forward) {
+      tail.push_back(&op);
+    }
+  }
+  SmallVector<Operation *> reversed;
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    if (isa<PersistentStorageOpInterface>(op) ||
+        getStepPhase(&op) != StepPhase::Forward)
+      continue;
+    auto it = assignment.stageOf.find(&op);
+    bool take = op.getNumResults() == 0 ||
+                (it != assignment.stageOf.end() && it->second == stage);
+    if (!take && it != assignment.stageOf.end() && it->second == kEveryStage)
+      take = llvm::any_of(op.getUsers(), [&](Operation *user) {
+        return inForward.contains(user) || inBackward.contains(user);
+      });
+    if (!take)
+      continue;
+    reversed.push_back(&op);
+    inForward.insert(&op);
+  }
+  forward.assign(reversed.rbegin(), reversed.rend());
+  // What leaves the stage in forward: results read by another stage's
+  // forward ops; on the last stage, what its loss reads from the model.
+  // (Values every stage computes are not sent; a keep-alive or release
+  // elsewhere is not a reader.)
+  for (Operation *op : forward) {
+    auto own = assignment.stageOf.find(op);
+    if (own == assignment.stageOf.end() || own->second != stage)
+      continue;
+    for (Value result : op->getResults())
+      for (Operation *user : result.getUsers()) {
+        if (user->getNumResults() == 0 || isBackwardPhase(user) ||
+            getStepPhase(user) != StepPhase::Forward)
+          continue;
+        auto it = assignment.stageOf.find(user);
+        if (it != assignment.stageOf.end() && it->second > stage)
+          sentForward.insert(result);
+        if (isLast() && getLayerName(user->getLoc()) == kLossLayerName &&
+            getLayerName(op->getLoc()) != kLossLayerName)
+          lossInputs.insert(result);
+      }
+  }
+}
+
+void StageBuilder::cloneOp(Operation *op, IRMapping &mapping, StepPhase phase,
+                           SmallVectorImpl<Value> &received) {
+  if (op->getNumResults() == 0) {
+    // A release, a keep-alive: the operands this stage has.
+    SmallVector<Value> kept;
+    for (Value v : op->getOperands())
+      if (mapping.contains(v) || isEverywhere(v))
+        kept.push_back(mapping.lookupOrDefault(v));
+    if (kept.empty())
+      return;
+    Operation *clone = builder.clone(*op, mapping);
+    clone->setOperands(kept);
+    return;
+  }
+  for (Value v : op->getOperands()) {
+    if (mapping.contains(v))
+      continue;
+    std::optional<int64_t> from = getDefiningStage(v);
+    if (!from || *from == stage)
+      continue;
+    // From another stage: received into a new buffer.
+    auto recv = P2PRecvOp::create(
+        builder, v.getLoc(), v.getType(), builder.getI64IntegerAttr(*from),
+        StepPhaseAttr::get(builder.getContext(), phase));
+    mapping.map(v, recv.getResult());
+    received.push_back(recv.getResult());
+  }
+  builder.clone(*op, mapping);
+}
+
+void StageBuilder::emitSends(SmallVectorImpl<PendingSend> &sends) {
+  for (const PendingSend &send : sends)
+    P2PSendOp::create(builder, send.value.getLoc(), send.value,
+                      builder.getI64IntegerAttr(send.peer),
+                      StepPhaseAttr::get(builder.getContext(), send.phase));
+  sends.clear();
+}
+
+SmallVector<PendingSend> StageBuilder::cloneForward(int64_t microbatch) {
+  IRMapping &mapping = forwardMaps[microbatch];
+  SmallVectorImpl<Value> &received = receivedForward[microbatch];
+  for (Operation *op : forward)
+    cloneOp(op, mapping, StepPhase::Forward, received);
+  SmallVector<PendingSend> sends;
+  for (Value sent : sentForward) {
+    int64_t to = layout.stages - 1;
+    for (Operation *user : sent.getUsers())
+      if (auto it = assignment.stageOf.find(user);
+          it != assignment.stageOf.end() && it->second > stage)
+        to = std::min(to, it->second);
+    sends.push_back({mapping.lookup(sent), to, StepPhase::Forward});
+  }
+  return sends;
+}
+
+SmallVector<PendingSend> StageBuilder::cloneBackward(int64_t microbatch) {
+  IRMapping mapping = forwardMaps[microbatch];
+  SmallVector<Value> received;
+  for (Operation *op : backward)
+    cloneOp(op, mapping, StepPhase::Backward, received);
+  // Gradients for the stages before.
+  llvm::SetVector<Value> sent;
+  for (Operation *op : backward)
+    for (Value result : op->getResults())
+      for (Operation *user : result.getUsers())
+        if (auto it = assignment.stageOf.find(user);
+            it != assignment.stageOf.end() && it->second < stage &&
+            it->second != kEveryStage && isBackwardPhase(user))
+          sent.insert(result);
+  SmallVector<PendingSend> sends;
+  for (Value grad : sent) {
+    int64_t to = 0;
+    for (Operation *user : grad.getUsers())
+      if (auto it = assignment.stageOf.find(user);
+          it != assignment.stageOf.end() && it->second >= 0 &&
+          it->second < stage)
+        to = std::max(to, it->second);
+    sends.push_back({mapping.lookup(grad), to, StepPhase::Backward});
+  }
+  // The stage keeps the micro-batch's inputs until its backward ends (the
+  // last stage until the step's: the loss it keeps holds its graph, whose
+  // AccumulateGrad node holds the received leaf), and the last stage its
+  // output (the logits).
+  SmallVector<Value> held;
+  if (!isLast())
+    held.append(receivedForward[microbatch]);
+  for (Value v : lossInputs)
+    held.push_back(forwardMaps[microbatch].lookup(v));
+  if (!held.empty())
+    KeepAliveOp::create(builder, step.getLoc(), held);
+  if (microbatch == 0)
+    firstBackward = std::move(mapping);
+  return sends;
+}
+
+LogicalResult StageBuilder::run() {
+  selectOps();
+  Operation *terminator = body.getTerminator();
+  // The one micro-batch's step the clones are made from.
+  SmallVector<Operation *> original;
+  for (Operation &op : body.without_terminator())
+    if (!isa<PersistentStorageOpInterface>(op))
+      original.push_back(&op);
+  forwardMaps.resize(layout.microbatches);
+  receivedForward.resize(layout.microbatches);
+  builder.setInsertionPoint(terminator);
+
+  // The schedule (schedules.py), with where it drops each send.
+  int64_t m = layout.microbatches;
+  int64_t nextForward = 0, nextBackward = 0;
+  SmallVector<PendingSend> forwardSends, backwardSends;
+  if (layout.gpipe) {
+    // ScheduleGPipe waits for every forward send after the last forward,
+    // and for each backward send at the end.
+    for (; nextForward < m; ++nextForward)
+      forwardSends.append(cloneForward(nextForward));
+    emitSends(forwardSends);
+    for (; nextBackward < m; ++nextBackward) {
+      SmallVector<PendingSend> sends = cloneBackward(nextBackward);
+      emitSends(sends);
+    }
+  } else {
+    // Schedule1F1B: a warm-up forward's send is released after the next
+    // forward; in the 1B1F loop a forward's send is released before the
+    // next backward, and a backward's send list (`bwd_sends`) is replaced
+    // only after the next backward.
+    int64_t warmup = std::min(m, layout.stages - stage);
+    for (; nextForward < warmup; ++nextForward) {
+      SmallVector<PendingSend> sends = cloneForward(nextForward);
+      emitSends(forwardSends);
+      forwardSends = std::move(sends);
+    }
+    while (nextBackward < m) {
+      emitSends(forwardSends);
+      SmallVector<PendingSend> sends = cloneBackward(nextBackward++);
+      emitSends(backwardSends);
+      backwardSends = std::move(sends);
+      if (nextForward < m)
+        forwardSends = cloneForward(nextForward++);
+    }
+    emitSends(backwardSends);
+  }
+  if (isLast()) {
+    SmallVector<Value> held;
+    for (ArrayRef<Value> received : receivedForward)
+      held.append(received.begin(), received.end());
+    if (!held.empty())
+      KeepAliveOp::create(builder, step.getLoc(), held);
+  }
+
+  // The optimizer and what follows backward read the first backward's
+  // gradients (the other micro-batches' were added into them).
+  for (Operation *op : tail) {
+    auto update = dyn_cast<OptimizerStepOp>(op);
+    if (!update) {
+      if (op->getNumResults() == 0) {
+        SmallVector<Value> none;
+        cloneOp(op, firstBackward, getStepPhase(op), none);
+        continue;
+      }
+      // An update over every parameter's gradient (clipping's norm) would
+      // need the stages' norms reduced across ranks.
+      for (Value v : op->getOperands())
+        if (!firstBackward.contains(v) && !isEverywhere(v))
+          return op->emitError()
+                 << "pipeline parallelism with '" << op->getName()
+                 << "' after backward is not modelled yet";
+      builder.clone(*op, firstBackward);
+      continue;
+    }
+    // Only this stage's parameters.
+    SmallVector<Value> params, grads, states;
+    ValueRange state = update.getState();
+    unsigned next = 0;
+    for (auto [param, grad] :
+         llvm::zip(update.getParams(), update.getGrads())) {
+      SmallVector<OptimizerStateSlot> slots;
+      getOptimizerStateSlots(update.getOptimizer(),
+                             cast<RankedTensorType>(param.getType()), slots);
+      ValueRange own = state.slice(next, slots.size());
+      next += slots.size();
+      if (!firstBackward.contains(grad))
+        continue;
+      params.push_back(param);
+      grads.push_back(firstBackward.lookup(grad));
+      states.append(own.begin(), own.end());
+    }
+    if (next != state.size())
+      return update.emitError() << "pipeline parallelism: the optimizer's "
+                                   "state does not match its parameters";
+    if (params.empty())
+      continue;
+    auto clone = OptimizerStepOp::create(
+        builder, update.getLoc(), update.getOptimizerAttr(),
+        update.getImplementationAttr(), params, grads, states,
+        update.getWeightDecayAttr());
+    for (NamedAttribute attr : update->getDiscardableAttrs())
+      clone->setAttr(attr.getName(), attr.getValue());
+  }
+
+  // The loss the step returns: the last micro-batch's, on the last stage.
+  SmallVector<Value> results;
+  for (Value v : terminator->getOperands())
+    if (forwardMaps.back().contains(v))
+      results.push_back(forwardMaps.back().lookup(v));
+  terminator->setOperands(results);
+  step.setType(FunctionType::get(step.getContext(),
+                                 step.getFunctionType().getInputs(),
+                                 ValueRange(results).getTypes()));
+
+  // Drop the one micro-batch's step the clones were made from, and the
+  // state of parameters this stage does not hold.
+  for (Operation *op : llvm::reverse(original)) {
+    op->dropAllUses();
+    op->erase();
+  }
+  // Persistent tensors no op of the stage reads (other stages'
+  // parameters, their optimizer state).
+  bool erased = true;
+  while (erased) {
+    erased = false;
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+      if (isa<PersistentStorageOpInterface>(op) && op.use_empty()) {
+        op.erase();
+        erased = true;
+      }
+  }
+  return success();
+}
+
+static LogicalResult buildStage(func::FuncOp step,
+                                const StageAssignment &assignment,
+                                const PipelineLayout &layout, int64_t stage) {
+  return StageBuilder(step, assignment, layout, stage).run();
+}
+
+LogicalResult vram::partitionForPipeline(func::FuncOp step,
+                                         const PipelineLayout &layout,
+                                         int64_t &stage) {
+  if (stage >= layout.stages)
+    return step.emitError() << "pipeline stage " << stage << " of "
+                            << layout.stages << " stages";
+  FailureOr<StageAssignment> assignment = assignStages(step, layout.stages);
+  if (failed(assignment))
+    return failure();
+  // Every stage's step is built and analysed: the report lists their peaks.
+  SmallVector<int64_t> peaks;
+  bool pick = stage < 0;
+  {
+    for (int64_t s = 0; s < layout.stages; ++s) {
+      OwningOpRef<func::FuncOp> trial = step.clone();
+      // The clone's ops are new: assign them again.
+      FailureOr<StageAssignment> own = assignStages(*trial, layout.stages);
+      if (failed(own) || failed(buildStage(*trial, *own, layout, s)))
+        return failure();
+      MemoryAnalysis memory(*trial);
+      if (memory.failed())
+        return failure();
+      peaks.push_back(memory.getPeakBytes());
+      if (pick && (stage < 0 || peaks.back() > peaks[stage]))
+        stage = s;
+    }
+  }
+  if (failed(buildStage(step, *assignment, layout, stage)))
+    return failure();
+  step->setAttr(NNDialect::kRankPeaksAttrName,
+                DenseI64ArrayAttr::get(step.getContext(), peaks));
+  return success();
+}
