@@ -46,12 +46,19 @@ import torch.nn.functional as F
 from gloo_ranks import preload_memhook, run_ranks, write_table
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-# (config, stages, schedule, micro-batches, optimizer)
+# (config, stages, schedule, micro-batches, optimizer[, "checkpoint"])
 CASES = [("llama", 2, "gpipe", 2, "sgd"), ("llama", 2, "1f1b", 2, "sgd"),
          ("llama", 2, "gpipe", 4, "sgd"), ("llama", 2, "1f1b", 4, "sgd"),
          ("llama", 2, "1f1b", 4, "adam"),
          ("llama4", 4, "1f1b", 4, "sgd"), ("llama4", 4, "gpipe", 4, "sgd"),
-         ("llama4", 4, "1f1b", 8, "adam")]
+         ("llama4", 4, "1f1b", 8, "adam"),
+         # Other decoders of the LLaMA layout: Qwen3 (q/k norms), Mixtral
+         # (mixture of experts, transformers' grouped_mm experts).
+         ("qwen3", 2, "gpipe", 2, "sgd"), ("mixtral", 2, "1f1b", 2, "adam"),
+         # Activation checkpointing of every decoder layer
+         # (torch.utils.checkpoint, use_reentrant=False), as torchtitan's
+         # full AC: --checkpoint='*'.
+         ("llama4", 2, "1f1b", 4, "sgd", "checkpoint")]
 BATCH, SEQ = 2, 256  # one micro-batch
 
 
@@ -64,8 +71,9 @@ def stage_layers(layers, stages, index):
 
 
 class Stage(nn.Module):
-    def __init__(self, lm, index, stages):
+    def __init__(self, lm, index, stages, checkpoint=False):
         super().__init__()
+        self.checkpoint = checkpoint
         model = lm.model
         self.first, self.last = index == 0, index == stages - 1
         self.embed_tokens = model.embed_tokens if self.first else None
@@ -81,8 +89,13 @@ class Stage(nn.Module):
         position_ids = torch.arange(h.shape[1]).unsqueeze(0)
         position_embeddings = self.rotary_emb(h, position_ids)
         for layer in self.layers:
-            h = layer(h, attention_mask=None, position_ids=position_ids,
-                      position_embeddings=position_embeddings)
+            if self.checkpoint:
+                from torch.utils.checkpoint import checkpoint
+                h = checkpoint(layer, h, attention_mask=None, position_ids=position_ids,
+                               position_embeddings=position_embeddings, use_reentrant=False)
+            else:
+                h = layer(h, attention_mask=None, position_ids=position_ids,
+                          position_embeddings=position_embeddings)
             if isinstance(h, tuple):
                 h = h[0]
         if self.last:
@@ -94,7 +107,7 @@ def config_path(name):
     return ROOT / "test" / "Inputs" / "hf" / "small" / f"{name}.json"
 
 
-def run_rank(rank, stages, name, schedule, microbatches, optimizer, port, queue):
+def run_rank(rank, stages, name, schedule, microbatches, optimizer, checkpoint, port, queue):
     from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
     from transformers import AutoConfig, AutoModelForCausalLM
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
@@ -105,7 +118,7 @@ def run_rank(rank, stages, name, schedule, microbatches, optimizer, port, queue)
     torch.manual_seed(0)
     config = AutoConfig.from_pretrained(config_path(name))
     lm = AutoModelForCausalLM.from_config(config, attn_implementation="sdpa")
-    stage_module = Stage(lm, rank, stages)
+    stage_module = Stage(lm, rank, stages, checkpoint)
     del lm
     import gc
     gc.collect()
@@ -150,14 +163,19 @@ def main():
     preload_memhook()
     only = sys.argv[1:]
     rows = []
-    for name, stages, schedule, microbatches, optimizer in CASES:
-        case = f"{name}_pp{stages}_{schedule}_m{microbatches}_{optimizer}"
+    for name, stages, schedule, microbatches, optimizer, *extra in CASES:
+        checkpoint = "checkpoint" in extra
+        case = (f"{name}_pp{stages}_{schedule}_m{microbatches}_{optimizer}" +
+                ("_checkpoint" if checkpoint else ""))
         if only and case not in only:
             continue
-        ranks = run_ranks(run_rank, stages, stages, name, schedule, microbatches, optimizer)
+        ranks = run_ranks(run_rank, stages, stages, name, schedule, microbatches, optimizer,
+                          checkpoint)
         row = {"id": case, "model": name, "config": f"test/Inputs/hf/small/{name}.json",
                "world_size": stages, "pp": stages, "schedule": schedule,
                "microbatches": microbatches, "optimizer": optimizer,
+               **({"checkpoint": "each decoder layer (use_reentrant=False)"}
+                  if checkpoint else {}),
                "batch": BATCH, "seq": SEQ,
                "stage_layers": [r["layers"] for r in ranks],
                "persistent": [r["persistent"] for r in ranks],

@@ -50,6 +50,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <set>
+
 using namespace mlir;
 using namespace vram;
 using namespace vram::nn;
@@ -158,11 +160,36 @@ static FailureOr<StageAssignment> assignStages(func::FuncOp step,
     if (stage != kEveryStage)
       stageOfLayer.try_emplace(layer, stage);
   }
+  // A parameter is one stage's: tied weights (an embedding shared with
+  // the head) would need their gradients summed across stages.
+  for (ParamOp param : body.getOps<ParamOp>()) {
+    std::set<int64_t> stagesUsing;
+    for (Operation *user : param->getUsers())
+      if (auto it = a.stageOf.find(user); it != a.stageOf.end() &&
+                                          it->second != kEveryStage &&
+                                          user->getNumResults() != 0)
+        stagesUsing.insert(it->second);
+    if (stagesUsing.size() > 1)
+      return param.emitError()
+                 << "pipeline parallelism with a parameter used on two "
+                    "stages ('"
+                 << param.getName() << "' on stages " << *stagesUsing.begin()
+                 << " and " << *std::next(stagesUsing.begin())
+                 << ": tied weights) is not modelled yet; untie it "
+                    "(tie_word_embeddings: false)",
+             failure();
+  }
   // Backward ops run where their forward op did (they share its layer).
+  // A release or keep-alive of no stage's layer runs on every stage
+  // (with the operands it has there).
   for (Operation &op : body.without_terminator()) {
-    if (!isBackwardPhase(&op) || op.getNumResults() == 0)
+    if (!isBackwardPhase(&op))
       continue;
     auto it = stageOfLayer.find(getLayerName(op.getLoc()));
+    if (op.getNumResults() == 0) {
+      a.stageOf[&op] = it == stageOfLayer.end() ? kEveryStage : it->second;
+      continue;
+    }
     if (it == stageOfLayer.end())
       return op.emitError() << "pipeline parallelism cannot place this "
                                "backward op: no forward op of layer '"
@@ -252,8 +279,9 @@ void StageBuilder::selectOps() {
       continue;
     if (isBackwardPhase(&op)) {
       auto it = assignment.stageOf.find(&op);
-      if (op.getNumResults() == 0 ||
-          (it != assignment.stageOf.end() && it->second == stage)) {
+      if (it != assignment.stageOf.end() &&
+          (it->second == stage ||
+           (op.getNumResults() == 0 && it->second == kEveryStage))) {
         backward.push_back(&op);
         inBackward.insert(&op);
       }
@@ -267,8 +295,9 @@ void StageBuilder::selectOps() {
         getStepPhase(&op) != StepPhase::Forward)
       continue;
     auto it = assignment.stageOf.find(&op);
-    bool take = op.getNumResults() == 0 ||
-                (it != assignment.stageOf.end() && it->second == stage);
+    bool take = it != assignment.stageOf.end() &&
+                (it->second == stage ||
+                 (op.getNumResults() == 0 && it->second == kEveryStage));
     if (!take && it != assignment.stageOf.end() && it->second == kEveryStage)
       take = llvm::any_of(op.getUsers(), [&](Operation *user) {
         return inForward.contains(user) || inBackward.contains(user);
