@@ -242,6 +242,40 @@ static ReportFormat getReportFormat(OutputFormat format) {
   llvm_unreachable("unknown format");
 }
 
+/// Under pipeline parallelism the stages run different steps: each one
+/// other than the step's is built again from `source` and measured, for
+/// the report's `ranks`.
+static llvm::Error measureOtherStages(ModuleOp module, ModelSource &source,
+                                      const RunOptions &options,
+                                      std::vector<RankFigures> &ranks) {
+  const PipelineOptions &pipeline = options.pipeline;
+  auto step = module.lookupSymbol<func::FuncOp>("step");
+  auto layout = step ? step->getAttrOfType<nn::ParallelAttr>(
+                           nn::NNDialect::kParallelAttrName)
+                     : nullptr;
+  if (!layout || layout.getPp() < 2 || !pipeline.parallel)
+    return llvm::Error::success();
+  for (int64_t stage = 0; stage < layout.getPp(); ++stage) {
+    if (stage == layout.getPpStage())
+      continue;
+    PipelineOptions stageOptions = pipeline;
+    stageOptions.buildStep = true;
+    stageOptions.parallel->ppStage = stage;
+    syncModelSource(source, stageOptions);
+    llvm::Expected<OwningOpRef<ModuleOp>> built = source.build(options.batch);
+    if (!built)
+      return built.takeError();
+    if (llvm::Error error = runPipeline(**built, stageOptions))
+      return error;
+    std::unique_ptr<StepMemory> memory =
+        computeStepMemory(**built, stageOptions);
+    if (!memory)
+      return makeDiagnosedError();
+    ranks.push_back(collectRankFigures(**built, *memory, stage));
+  }
+  return llvm::Error::success();
+}
+
 llvm::Error vram::processModule(ModuleOp module, ModelSource &source,
                                 const RunOptions &options,
                                 llvm::raw_ostream &os, TimingScope &timing) {
@@ -276,6 +310,10 @@ llvm::Error vram::processModule(ModuleOp module, ModelSource &source,
   report.importFindings.assign(source.getFindings().begin(),
                                source.getFindings().end());
   report.budget = std::move(budget);
+  if (options.format != OutputFormat::Mlir)
+    if (llvm::Error error =
+            measureOtherStages(module, source, options, report.otherRanks))
+      return error;
   bool validationFailed = false;
   if (options.validation.target != ValidationTarget::None) {
     TimingScope validationTiming = timing.nest("Validation");

@@ -550,7 +550,58 @@ static json::Value optionalString(const std::string &s) {
 /// (docs/Report.md): every rank under DDP; under FSDP the ranks whose shards
 /// are as large as rank 0's (the others hold smaller shards: their figures
 /// are at most these).
-static void addParallelJson(const Analyses &a, json::Object &report) {
+RankFigures vram::collectRankFigures(ModuleOp module, const StepMemory &memory,
+                                     int64_t rank) {
+  RankFigures r;
+  r.rankIds = {rank};
+  const MemoryAnalysis &analysis = memory.getAnalysis();
+  r.peak = analysis.getPeakBytes();
+  r.persistent = analysis.getPersistentBytes();
+  r.allocated = memory.getAllocatorPeaks().allocated;
+  r.reserved = memory.getAllocatorPeaks().reserved;
+  if (memory.getDevice())
+    r.device = memory.getMetrics().device;
+  CategoryBytes breakdown = analysis.getBreakdown(analysis.getPeakIndex());
+  r.atPeak.assign(breakdown.begin(), breakdown.end());
+  module.walk([&](Operation *op) {
+    auto bytes = [](Value v) {
+      return getTensorBytes(v.getType()).value_or(0);
+    };
+    if (auto send = dyn_cast<nn::P2PSendOp>(op))
+      r.p2pSent = saturatingAdd(r.p2pSent, bytes(send.getInput()));
+    else if (auto recv = dyn_cast<nn::P2PRecvOp>(op))
+      r.p2pReceived = saturatingAdd(r.p2pReceived, bytes(recv.getResult()));
+  });
+  return r;
+}
+
+static json::Object rankJson(const RankFigures &r) {
+  json::Array ids;
+  for (int64_t id : r.rankIds)
+    ids.push_back(id);
+  json::Object atPeak;
+  for (unsigned c = 0; c < kNumMemoryCategories && c < r.atPeak.size(); ++c)
+    atPeak[stringifyEnum(static_cast<MemoryCategory>(c))] = r.atPeak[c];
+  return json::Object{
+      {"rank_ids", std::move(ids)},
+      {"peak_bytes", r.peak},
+      {"allocated_peak_bytes", r.allocated},
+      {"reserved_peak_bytes", r.reserved},
+      {"device_peak_bytes",
+       r.device ? json::Value(*r.device) : json::Value(nullptr)},
+      {"persistent_bytes", r.persistent},
+      {"at_peak", std::move(atPeak)},
+      {"communication", json::Object{{"all_reduce_bytes", 0},
+                                     {"all_gather_bytes", 0},
+                                     {"reduce_scatter_bytes", 0},
+                                     {"p2p_sent_bytes", r.p2pSent},
+                                     {"p2p_received_bytes", r.p2pReceived},
+                                     {"sent_bytes", r.p2pSent},
+                                     {"received_bytes", r.p2pReceived}}}};
+}
+
+static void addParallelJson(const Analyses &a, const ReportOptions &options,
+                            json::Object &report) {
   if (!a.parallel)
     return;
   const ParallelFigures &p = *a.parallel;
@@ -564,8 +615,15 @@ static void addParallelJson(const Analyses &a, json::Object &report) {
   for (Attribute pattern : layout.getShard())
     shard.push_back(cast<StringAttr>(pattern).getValue());
   json::Array ids;
-  for (int64_t r = 0; r < ranks; ++r)
-    (p.isFiguresRank(r) ? ids : smaller).push_back(r);
+  for (int64_t r = 0; r < ranks; ++r) {
+    if (p.isFiguresRank(r))
+      ids.push_back(r);
+    // A pipeline's other stages whose peaks are at most this one's.
+    else if (layout.getPp() == 1 ||
+             (static_cast<size_t>(r) < p.rankPeaks.size() &&
+              p.rankPeaks[r] <= p.rankPeaks[layout.getPpStage()]))
+      smaller.push_back(r);
+  }
   int64_t zero = layout.getZero();
   report["parallel"] = json::Object{
       {"strategy", p.getStrategyName()},
@@ -623,6 +681,23 @@ static void addParallelJson(const Analyses &a, json::Object &report) {
                     {"p2p_received_bytes", p.p2pReceivedBytes},
                     {"sent_bytes", p.getTotalSentBytes()},
                     {"received_bytes", p.getTotalReceivedBytes()}}}}};
+  // A pipeline's other stages, in stage order.
+  if (!options.otherRanks.empty()) {
+    json::Array &ranks = *report["ranks"].getAsArray();
+    json::Value own = std::move(ranks.front());
+    ranks.clear();
+    int64_t ownStage = layout.getPpStage();
+    bool placed = false;
+    for (const RankFigures &r : options.otherRanks) {
+      if (!placed && !r.rankIds.empty() && r.rankIds.front() > ownStage) {
+        ranks.push_back(std::move(own));
+        placed = true;
+      }
+      ranks.push_back(rankJson(r));
+    }
+    if (!placed)
+      ranks.push_back(std::move(own));
+  }
 }
 
 static json::Object peakOpJson(const Analyses &a) {
@@ -764,7 +839,7 @@ static void writeJson(const Analyses &a, const ReportOptions &options,
            {"at_peak", std::move(atPeak)},
            {"top_tensors", std::move(top)}}},
   };
-  addParallelJson(a, report);
+  addParallelJson(a, options, report);
   if (const auto &b = options.budget) {
     json::Array changes;
     for (const BudgetChange &c : b->changes)

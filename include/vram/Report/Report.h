@@ -95,6 +95,25 @@ struct SourceLine {
   unsigned line = 1;
 };
 
+/// The figures of one rank of a job whose ranks run different steps (a
+/// pipeline's stages), read off its own step: the report lists them beside
+/// the rank the step is.
+struct RankFigures {
+  std::vector<int64_t> rankIds;
+  int64_t peak = 0, allocated = 0, reserved = 0, persistent = 0;
+  /// With a GPU model (the caching allocator on CUDA).
+  std::optional<int64_t> device;
+  /// Bytes per memory category at the peak, in MemoryCategory order.
+  std::vector<int64_t> atPeak;
+  /// Point-to-point bytes sent and received per step.
+  int64_t p2pSent = 0, p2pReceived = 0;
+};
+
+class StepMemory;
+/// `module`'s rank `rank`, measured by `memory` (its step's figures).
+RankFigures collectRankFigures(mlir::ModuleOp module, const StepMemory &memory,
+                               int64_t rank);
+
 struct ReportOptions {
   std::string modelName;
   nn::FlopConvention flops = nn::FlopConvention::Flops;
@@ -129,6 +148,8 @@ struct ReportOptions {
   unsigned topTensors = 10;
   /// Set when the step was executed (--validate).
   std::optional<ValidationFinding> validation;
+  /// Under pipeline parallelism: every other stage's figures, by stage.
+  std::vector<RankFigures> otherRanks;
 };
 
 /// Writes the report of `module`: its `@step` (built by vram-build-step) or,
