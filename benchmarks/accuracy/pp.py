@@ -46,7 +46,8 @@ import torch.nn.functional as F
 from gloo_ranks import preload_memhook, run_ranks, write_table
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-# (config, stages, schedule, micro-batches, optimizer[, "checkpoint"])
+# (config, stages, schedule, micro-batches, optimizer[, "checkpoint"]
+#  [, "layers=A,B,..." decoder layers per stage])
 CASES = [("llama", 2, "gpipe", 2, "sgd"), ("llama", 2, "1f1b", 2, "sgd"),
          ("llama", 2, "gpipe", 4, "sgd"), ("llama", 2, "1f1b", 4, "sgd"),
          ("llama", 2, "1f1b", 4, "adam"),
@@ -58,27 +59,33 @@ CASES = [("llama", 2, "gpipe", 2, "sgd"), ("llama", 2, "1f1b", 2, "sgd"),
          # Activation checkpointing of every decoder layer
          # (torch.utils.checkpoint, use_reentrant=False), as torchtitan's
          # full AC: --checkpoint='*'.
-         ("llama4", 2, "1f1b", 4, "sgd", "checkpoint")]
+         ("llama4", 2, "1f1b", 4, "sgd", "checkpoint"),
+         # An explicit split (--pp-layers=3,1).
+         ("llama4", 2, "1f1b", 2, "sgd", "layers=3,1")]
 BATCH, SEQ = 2, 256  # one micro-batch
 
 
-def stage_layers(layers, stages, index):
+def stage_layers(layers, stages, index, split=None):
     """torchtitan's even split: contiguous runs, the earlier stages one
-    more when `stages` does not divide `layers`."""
+    more when `stages` does not divide `layers`; or `split`, the layers of
+    each stage."""
+    if split:
+        start = sum(split[:index])
+        return range(start, start + split[index])
     base, extra = divmod(layers, stages)
     start = index * base + min(index, extra)
     return range(start, start + base + (1 if index < extra else 0))
 
 
 class Stage(nn.Module):
-    def __init__(self, lm, index, stages, checkpoint=False):
+    def __init__(self, lm, index, stages, checkpoint=False, split=None):
         super().__init__()
         self.checkpoint = checkpoint
         model = lm.model
         self.first, self.last = index == 0, index == stages - 1
         self.embed_tokens = model.embed_tokens if self.first else None
         self.layers = nn.ModuleList(
-            model.layers[i] for i in stage_layers(len(model.layers), stages, index))
+            model.layers[i] for i in stage_layers(len(model.layers), stages, index, split))
         self.rotary_emb = model.rotary_emb
         self.norm = model.norm if self.last else None
         self.lm_head = lm.lm_head if self.last else None
@@ -107,7 +114,8 @@ def config_path(name):
     return ROOT / "test" / "Inputs" / "hf" / "small" / f"{name}.json"
 
 
-def run_rank(rank, stages, name, schedule, microbatches, optimizer, checkpoint, port, queue):
+def run_rank(rank, stages, name, schedule, microbatches, optimizer, checkpoint, split, port,
+             queue):
     from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
     from transformers import AutoConfig, AutoModelForCausalLM
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
@@ -118,7 +126,7 @@ def run_rank(rank, stages, name, schedule, microbatches, optimizer, checkpoint, 
     torch.manual_seed(0)
     config = AutoConfig.from_pretrained(config_path(name))
     lm = AutoModelForCausalLM.from_config(config, attn_implementation="sdpa")
-    stage_module = Stage(lm, rank, stages, checkpoint)
+    stage_module = Stage(lm, rank, stages, checkpoint, split)
     del lm
     import gc
     gc.collect()
@@ -155,7 +163,7 @@ def run_rank(rank, stages, name, schedule, microbatches, optimizer, checkpoint, 
     peak = hook.vram_peak() - base
     dist.barrier()
     queue.put({"rank": rank, "persistent": persistent, "peak": peak,
-               "layers": list(stage_layers(config.num_hidden_layers, stages, rank))})
+               "layers": list(stage_layers(config.num_hidden_layers, stages, rank, split))})
     dist.destroy_process_group()
 
 
@@ -165,17 +173,21 @@ def main():
     rows = []
     for name, stages, schedule, microbatches, optimizer, *extra in CASES:
         checkpoint = "checkpoint" in extra
+        split = next(([int(n) for n in e[len("layers="):].split(",")]
+                      for e in extra if e.startswith("layers=")), None)
         case = (f"{name}_pp{stages}_{schedule}_m{microbatches}_{optimizer}" +
-                ("_checkpoint" if checkpoint else ""))
+                ("_checkpoint" if checkpoint else "") +
+                ("_layers" + "-".join(map(str, split)) if split else ""))
         if only and case not in only:
             continue
         ranks = run_ranks(run_rank, stages, stages, name, schedule, microbatches, optimizer,
-                          checkpoint)
+                          checkpoint, split)
         row = {"id": case, "model": name, "config": f"test/Inputs/hf/small/{name}.json",
                "world_size": stages, "pp": stages, "schedule": schedule,
                "microbatches": microbatches, "optimizer": optimizer,
                **({"checkpoint": "each decoder layer (use_reentrant=False)"}
                   if checkpoint else {}),
+               **({"pp_layers": split} if split else {}),
                "batch": BATCH, "seq": SEQ,
                "stage_layers": [r["layers"] for r in ranks],
                "persistent": [r["persistent"] for r in ranks],

@@ -261,6 +261,12 @@ struct VramOptFlags {
       cl::desc("--parallel=pp=N: the figures of this stage (0 .. N-1); "
                "default: the stage whose step peaks highest"),
       cl::value_desc("S"), cl::init(-1), cl::cat(scenarioCat)};
+  cl::list<int64_t> ppLayers{
+      "pp-layers",
+      cl::desc("--parallel=pp=N: repeated blocks (decoder layers) per stage, "
+               "in order, N counts summing to the model's blocks (default: "
+               "as even as they divide, the earlier stages one more)"),
+      cl::value_desc("L,L,..."), cl::CommaSeparated, cl::cat(scenarioCat)};
   cl::list<std::string> shardModules{
       "shard",
       cl::desc("FSDP2: the modules wrapped with fully_shard before the root, "
@@ -715,12 +721,12 @@ VramOptFlags::parseParallel() const {
   bool zeroFlags = strategy.getNumOccurrences() ||
                    reduceBucketSize.getNumOccurrences() ||
                    overlapComm.getNumOccurrences() || zero3Flags;
-  bool ppFlags = ppSchedule.getNumOccurrences() ||
+  bool ppFlags = ppSchedule.getNumOccurrences() || !ppLayers.empty() ||
                  microbatches.getNumOccurrences() ||
                  ppStage.getNumOccurrences();
   if (ppFlags && !llvm::StringRef(parallelSpec).contains("pp"))
     return makeUsageError(
-        "--pp-schedule, --microbatches and --pp-stage configure "
+        "--pp-schedule, --microbatches, --pp-stage and --pp-layers configure "
         "pipeline parallelism: add --parallel=pp=N");
   if (!parallelSpec.getNumOccurrences()) {
     if (zeroFlags)
@@ -789,8 +795,8 @@ VramOptFlags::parseParallel() const {
       return makeUsageError("--microbatches must be at least 1, got " +
                             llvm::Twine(microbatches.getValue()));
     if (options.pp == 1 && ppFlags)
-      return makeUsageError("--pp-schedule, --microbatches and --pp-stage "
-                            "need pp > 1");
+      return makeUsageError("--pp-schedule, --microbatches, --pp-stage and "
+                            "--pp-layers need pp > 1");
     if (gradAccum > 1 || !setToNone)
       return makeUsageError("--parallel=pp with --grad-accum or "
                             "--set-to-none=false is not modelled yet (the "
@@ -810,6 +816,13 @@ VramOptFlags::parseParallel() const {
                             llvm::Twine(ppStage.getValue()));
     options.ppSchedule = ppSchedule;
     options.ppStage = ppStage;
+    if (!ppLayers.empty() &&
+        static_cast<int64_t>(ppLayers.size()) != options.pp)
+      return makeUsageError(
+          "--pp-layers gives one count per stage: " + llvm::Twine(options.pp) +
+          " for pp=" + llvm::Twine(options.pp) + ", got " +
+          llvm::Twine(ppLayers.size()));
+    options.ppLayers.assign(ppLayers.begin(), ppLayers.end());
     options.microbatches = options.pp > 1 ? m : 0;
     return std::optional<ParallelOptions>(options);
   }

@@ -240,12 +240,15 @@ void ParallelPass::runOnOperation() {
       return signalPassFailure();
     }
     stage = ppStage;
-    if (failed(partitionForPipeline(step, {pp, numMicrobatches, gpipe}, stage)))
+    PipelineLayout layout{pp, numMicrobatches, gpipe, {}};
+    layout.blocksPerStage.assign(ppLayers.begin(), ppLayers.end());
+    if (failed(partitionForPipeline(step, layout, stage)))
       return signalPassFailure();
-  } else if (microbatches > 1 || ppSchedule != "1f1b" || ppStage != -1) {
-    step.emitError() << "vram-parallel microbatches, pp-schedule and "
-                        "pp-stage configure pipeline parallelism: they need "
-                        "pp > 1";
+  } else if (microbatches > 1 || ppSchedule != "1f1b" || ppStage != -1 ||
+             !ppLayers.empty()) {
+    step.emitError() << "vram-parallel microbatches, pp-schedule, pp-stage "
+                        "and pp-layers configure pipeline parallelism: they "
+                        "need pp > 1";
     return signalPassFailure();
   }
   MLIRContext *ctx = &getContext();

@@ -83,13 +83,23 @@ static std::optional<int64_t> getBlockIndex(StringRef layer, StringRef list) {
   return index;
 }
 
-/// torchtitan's split of `blocks` over `stages`: contiguous runs, the
-/// earlier stages one more when `stages` does not divide `blocks`.
-static int64_t getStageOfBlock(int64_t block, int64_t blocks, int64_t stages) {
-  int64_t base = blocks / stages, extra = blocks % stages;
-  int64_t longRuns = extra * (base + 1);
-  return block < longRuns ? block / (base + 1)
-                          : extra + (block - longRuns) / base;
+/// The first block of each stage and the end: `blocksPerStage` when given,
+/// else torchtitan's split of `blocks` over `stages` (contiguous runs, the
+/// earlier stages one more when `stages` does not divide `blocks`).
+static SmallVector<int64_t> getStageStarts(int64_t blocks, int64_t stages,
+                                           ArrayRef<int64_t> blocksPerStage) {
+  SmallVector<int64_t> starts{0};
+  for (int64_t s = 0; s < stages; ++s)
+    starts.push_back(starts.back() +
+                     (blocksPerStage.empty()
+                          ? blocks / stages + (s < blocks % stages ? 1 : 0)
+                          : blocksPerStage[s]));
+  return starts;
+}
+
+static int64_t getStageOfBlock(int64_t block, ArrayRef<int64_t> starts) {
+  return std::upper_bound(starts.begin(), starts.end(), block) -
+         starts.begin() - 1;
 }
 
 /// Whether every stage has `v`: a step argument or a persistent tensor.
@@ -104,7 +114,8 @@ static bool isBackwardPhase(Operation *op) {
 }
 
 static FailureOr<StageAssignment> assignStages(func::FuncOp step,
-                                               int64_t stages) {
+                                               const PipelineLayout &layout) {
+  int64_t stages = layout.stages;
   Block &body = step.getBody().front();
   SmallVector<std::string> lists = getRepeatedBlockPatterns(step);
   if (lists.size() != 1) {
@@ -126,6 +137,25 @@ static FailureOr<StageAssignment> assignStages(func::FuncOp step,
                             << " repeated blocks to split, the model has "
                             << a.blocks << " (" << a.list << ".*)",
            failure();
+  if (!layout.blocksPerStage.empty()) {
+    int64_t sum = 0;
+    for (int64_t n : layout.blocksPerStage)
+      sum += n;
+    if (static_cast<int64_t>(layout.blocksPerStage.size()) != stages ||
+        llvm::any_of(layout.blocksPerStage, [](int64_t n) { return n < 1; }) ||
+        sum != a.blocks)
+      return step.emitError()
+                 << "pp-layers gives each of the " << stages
+                 << " stages at least one of the model's " << a.blocks
+                 << " repeated blocks (" << a.list << ".*), got "
+                 << llvm::join(llvm::map_range(
+                                   layout.blocksPerStage,
+                                   [](int64_t n) { return std::to_string(n); }),
+                               ","),
+             failure();
+  }
+  SmallVector<int64_t> starts =
+      getStageStarts(a.blocks, stages, layout.blocksPerStage);
 
   // Forward ops: by block, else before the blocks on the first stage when
   // they read the input or a parameter (else every stage computes them),
@@ -150,7 +180,7 @@ static FailureOr<StageAssignment> assignStages(func::FuncOp step,
     int64_t stage;
     if (auto index = getBlockIndex(layer, a.list)) {
       pastFirstBlock = true;
-      stage = getStageOfBlock(*index, a.blocks, stages);
+      stage = getStageOfBlock(*index, starts);
     } else if (!pastFirstBlock) {
       stage = data ? 0 : kEveryStage;
     } else {
@@ -573,7 +603,7 @@ LogicalResult vram::partitionForPipeline(func::FuncOp step,
   if (stage >= layout.stages)
     return step.emitError() << "pipeline stage " << stage << " of "
                             << layout.stages << " stages";
-  FailureOr<StageAssignment> assignment = assignStages(step, layout.stages);
+  FailureOr<StageAssignment> assignment = assignStages(step, layout);
   if (failed(assignment))
     return failure();
   // Every stage's step is built and analysed: the report lists their peaks.
@@ -583,7 +613,7 @@ LogicalResult vram::partitionForPipeline(func::FuncOp step,
     for (int64_t s = 0; s < layout.stages; ++s) {
       OwningOpRef<func::FuncOp> trial = step.clone();
       // The clone's ops are new: assign them again.
-      FailureOr<StageAssignment> own = assignStages(*trial, layout.stages);
+      FailureOr<StageAssignment> own = assignStages(*trial, layout);
       if (failed(own) || failed(buildStage(*trial, *own, layout, s)))
         return failure();
       MemoryAnalysis memory(*trial);

@@ -511,6 +511,9 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
     Option<"microbatches", "microbatches", "int64_t", /*default=*/"0",
            "micro-batches per pipeline step, each of the step's batch "
            "(n_microbatches; 0: as many as stages)">,
+    ListOption<"ppLayers", "pp-layers", "int64_t",
+               "repeated blocks per pipeline stage, in order (default: as "
+               "even as they divide, the earlier stages one more)">,
     Option<"ppStage", "pp-stage", "int64_t", /*default=*/"-1",
            "the pipeline stage whose step to build; -1: the one whose step "
            "peaks highest">,

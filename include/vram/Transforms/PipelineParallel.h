@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace vram {
 
@@ -21,6 +22,8 @@ struct PipelineLayout {
   /// ScheduleGPipe (every forward, then every backward) rather than
   /// Schedule1F1B.
   bool gpipe = false;
+  /// Repeated blocks per stage, in order; empty: torchtitan's even split.
+  llvm::SmallVector<int64_t> blocksPerStage;
 };
 
 /// Rewrites the built training step `step` into the step of pipeline stage
