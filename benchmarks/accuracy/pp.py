@@ -61,8 +61,12 @@ CASES = [("llama", 2, "gpipe", 2, "sgd"), ("llama", 2, "1f1b", 2, "sgd"),
          # full AC: --checkpoint='*'.
          ("llama4", 2, "1f1b", 4, "sgd", "checkpoint"),
          # An explicit split (--pp-layers=3,1).
-         ("llama4", 2, "1f1b", 2, "sgd", "layers=3,1")]
+         ("llama4", 2, "1f1b", 2, "sgd", "layers=3,1"),
+         # ScheduleInterleaved1F1B: two stages per rank (rank r holds stages
+         # r and r + 2), one decoder layer each.
+         ("llama4", 2, "interleaved", 2, "sgd"), ("llama4", 2, "interleaved", 4, "sgd")]
 BATCH, SEQ = 2, 256  # one micro-batch
+VIRTUAL_STAGES = 2  # stages per rank under ScheduleInterleaved1F1B
 
 
 def stage_layers(layers, stages, index, split=None):
@@ -114,39 +118,53 @@ def config_path(name):
     return ROOT / "test" / "Inputs" / "hf" / "small" / f"{name}.json"
 
 
-def run_rank(rank, stages, name, schedule, microbatches, optimizer, checkpoint, split, port,
+def run_rank(rank, ranks, name, schedule, microbatches, optimizer, checkpoint, split, port,
              queue):
-    from torch.distributed.pipelining import PipelineStage, Schedule1F1B, ScheduleGPipe
+    from torch.distributed.pipelining import (PipelineStage, Schedule1F1B, ScheduleGPipe,
+                                              ScheduleInterleaved1F1B)
     from transformers import AutoConfig, AutoModelForCausalLM
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=stages)
+    dist.init_process_group("gloo", rank=rank, world_size=ranks)
     torch.set_num_threads(1)
     hook = ctypes.CDLL(None)  # memhook.so, preloaded
     hook.vram_live.restype = hook.vram_peak.restype = ctypes.c_longlong
     torch.manual_seed(0)
     config = AutoConfig.from_pretrained(config_path(name))
     lm = AutoModelForCausalLM.from_config(config, attn_implementation="sdpa")
-    stage_module = Stage(lm, rank, stages, checkpoint, split)
+    # Interleaved: this rank's stages are rank, rank + ranks, ...
+    local = VIRTUAL_STAGES if schedule == "interleaved" else 1
+    stages = ranks * local
+    indices = [rank + k * ranks for k in range(local)]
+    modules = [Stage(lm, i, stages, checkpoint, split) for i in indices]
     del lm
     import gc
     gc.collect()
-    # The stage's own parameters: the rest of the model is gone.
-    start = hook.vram_live() - sum(p.numel() * p.element_size()
-                                   for p in stage_module.parameters()) - sum(
-        b.numel() * b.element_size() for b in stage_module.buffers())
+    # The stages' own parameters: the rest of the model is gone.
+    start = hook.vram_live() - sum(
+        t.numel() * t.element_size() for m in modules
+        for t in list(m.parameters()) + list(m.buffers()))
     x = torch.randint(0, config.vocab_size, (microbatches * BATCH, SEQ))
     y = torch.randint(0, config.vocab_size, (microbatches * BATCH * SEQ,))
-    stage = PipelineStage(stage_module, rank, stages, torch.device("cpu"))
-    kind = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}[schedule]
-    sched = kind(stage, n_microbatches=microbatches, loss_fn=F.cross_entropy)
-    opt = (torch.optim.SGD(stage_module.parameters(), lr=0.01) if optimizer == "sgd"
-           else torch.optim.Adam(stage_module.parameters(), lr=1e-3))
+    pipeline = [PipelineStage(m, i, stages, torch.device("cpu")) for m, i in zip(modules, indices)]
+    if schedule == "interleaved":
+        sched = ScheduleInterleaved1F1B(pipeline, n_microbatches=microbatches,
+                                        loss_fn=F.cross_entropy)
+    else:
+        kind = {"gpipe": ScheduleGPipe, "1f1b": Schedule1F1B}[schedule]
+        sched = kind(pipeline[0], n_microbatches=microbatches, loss_fn=F.cross_entropy)
+    params = [p for m in modules for p in m.parameters()]
+    opt = (torch.optim.SGD(params, lr=0.01) if optimizer == "sgd"
+           else torch.optim.Adam(params, lr=1e-3))
+    first = any(st.is_first for st in pipeline)
+    last = any(st.is_last for st in pipeline)
 
     def step():
         opt.zero_grad(set_to_none=True)
-        if stage.is_first:
+        if first and last:
+            sched.step(x, target=y, return_outputs=False)
+        elif first:
             sched.step(x, return_outputs=False)
-        elif stage.is_last:
+        elif last:
             sched.step(target=y, return_outputs=False)
         else:
             sched.step(return_outputs=False)
@@ -163,7 +181,10 @@ def run_rank(rank, stages, name, schedule, microbatches, optimizer, checkpoint, 
     peak = hook.vram_peak() - base
     dist.barrier()
     queue.put({"rank": rank, "persistent": persistent, "peak": peak,
-               "layers": list(stage_layers(config.num_hidden_layers, stages, rank, split))})
+               # Interleaved: each local stage's layers.
+               "layers": ([list(stage_layers(config.num_hidden_layers, stages, i, split))
+                           for i in indices] if local > 1 else
+                          list(stage_layers(config.num_hidden_layers, stages, rank, split)))})
     dist.destroy_process_group()
 
 
@@ -184,6 +205,7 @@ def main():
                           checkpoint, split)
         row = {"id": case, "model": name, "config": f"test/Inputs/hf/small/{name}.json",
                "world_size": stages, "pp": stages, "schedule": schedule,
+               **({"virtual_stages": VIRTUAL_STAGES} if schedule == "interleaved" else {}),
                "microbatches": microbatches, "optimizer": optimizer,
                **({"checkpoint": "each decoder layer (use_reentrant=False)"}
                   if checkpoint else {}),

@@ -789,7 +789,8 @@ VramOptFlags::parseParallel() const {
                  llvm::Twine(nn::ParallelAttr::kMaxWorldSize) +
                  " ranks modelled");
     if (ppSchedule != "1f1b" && ppSchedule != "gpipe")
-      return makeUsageError("--pp-schedule must be 1f1b or gpipe, got '" +
+      return makeUsageError("--pp-schedule must be 1f1b or gpipe (interleaved "
+                            "schedules are not modelled yet), got '" +
                             ppSchedule + "'");
     if (microbatches.getNumOccurrences() && microbatches < 1)
       return makeUsageError("--microbatches must be at least 1, got " +
