@@ -253,7 +253,11 @@ Value vram::zoo::buildGpt2Decoder(ModelBuilder &mb, Value ids,
   c.attentionBackend = getAttentionBackend(config, model, c.masked);
   c.eagerAttention =
       model.attention == vram::nn::AttentionImplementation::Eager;
-  c.decomposedGelu = true;
+  // transformers' ACT2FN: gelu_new written out, gelu and gelu_pytorch_tanh
+  // one F.gelu.
+  c.decomposedGelu = config.gelu == GeluKind::New;
+  c.gelu = config.gelu == GeluKind::Exact ? vram::nn::GeluApproximation::None
+                                          : vram::nn::GeluApproximation::Tanh;
   c.kvCache = model.kvCache;
   c.pythonLifetimes = true;
   return buildGpt(mb, ids, c);

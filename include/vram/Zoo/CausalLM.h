@@ -83,6 +83,14 @@ enum class GatedActivation {
   GeluTanh, ///< "gelu_pytorch_tanh" (gemma)
 };
 
+/// The MLP activation of the GPT-2 layout (config `activation_function`,
+/// transformers' ACT2FN).
+enum class GeluKind {
+  New,   ///< "gelu_new": NewGELUActivation, the tanh form written out
+  Exact, ///< "gelu": GELUActivation, F.gelu
+  Tanh,  ///< "gelu_pytorch_tanh": F.gelu(approximate="tanh")
+};
+
 /// One decoder-only model; field names follow transformers' config keys.
 struct CausalLMConfig {
   /// The model's name in reports (nn.model), e.g. the config's model_type.
@@ -159,6 +167,8 @@ struct CausalLMConfig {
   /// (1 + weight).
   bool gemmaScaling = false;
   GatedActivation activation = GatedActivation::Silu;
+  /// GPT-2's MLP activation.
+  GeluKind gelu = GeluKind::New;
   /// Gemma 2: an RMSNorm on the attention's and the MLP's outputs before
   /// each residual add (post_attention_layernorm, post_feedforward_layernorm;
   /// the MLP's input norm is pre_feedforward_layernorm).

@@ -1050,9 +1050,16 @@ LogicalResult readGpt2(ConfigReader &r, CausalLMConfig &c) {
   READ(tie, r.getBool("tie_word_embeddings", true));
   READ(useCache, r.getBool("use_cache", true));
   READ(act, r.getString("activation_function", std::string("gelu_new")));
-  if (act != "gelu_new") {
-    r.error("activation_function") << "unsupported \"activation_function\": \""
-                                   << act << "\" (supported: gelu_new)";
+  if (act == "gelu_new") {
+    c.gelu = zoo::GeluKind::New;
+  } else if (act == "gelu") {
+    c.gelu = zoo::GeluKind::Exact;
+  } else if (act == "gelu_pytorch_tanh") {
+    c.gelu = zoo::GeluKind::Tanh;
+  } else {
+    r.error("activation_function")
+        << "unsupported \"activation_function\": \"" << act
+        << "\" (supported: gelu_new, gelu, gelu_pytorch_tanh)";
     return failure();
   }
   if (residDropout != embdDropout) {
