@@ -83,9 +83,11 @@ BENCHMARK_CAPTURE(BM_Zoo, llama7b_seq4096, "llama-7b", 1, 4096)
 
 /// A chain of `layers` linear+relu layers of width `width`, as
 /// benchmarks/generate_chain.py writes it; `modules` names each layer a
-/// module (`lN`, its weight `lN.weight`), else the ops have no location.
+/// module (`lN`, its weight `lN.weight`; `prefix` replaces `l`), else the
+/// ops have no location.
 static OwningOpRef<ModuleOp> buildChain(MLIRContext &ctx, int64_t layers,
-                                        int64_t width, bool modules) {
+                                        int64_t width, bool modules,
+                                        llvm::StringRef prefix = "l") {
   OpBuilder b(&ctx);
   Location loc = b.getUnknownLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -97,7 +99,7 @@ static OwningOpRef<ModuleOp> buildChain(MLIRContext &ctx, int64_t layers,
   Value x = func.getArgument(0);
   auto weightType = RankedTensorType::get({width, width}, b.getF32Type());
   for (int64_t i = 0; i < layers; ++i) {
-    std::string name = "l" + std::to_string(i);
+    std::string name = prefix.str() + std::to_string(i);
     Location layer =
         modules ? Location(NameLoc::get(b.getStringAttr(name))) : loc;
     Value w = vram::nn::ParamOp::create(
@@ -153,6 +155,28 @@ static void BM_ChainZero3(benchmark::State &state) {
   setChainCounters(state, 3 * layers);
 }
 BENCHMARK(BM_ChainZero3)
+    ->RangeMultiplier(10)
+    ->Range(1000, 100000)
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity(benchmark::oN);
+
+/// The chain as 4 pipeline stages of repeated blocks (`layers.N`) under
+/// 1F1B over 8 micro-batches: every stage's step is built (the micro-
+/// batches' clones) and analysed, so the time per op should stay flat.
+static void BM_ChainPipeline(benchmark::State &state) {
+  MLIRContext &ctx = context();
+  int64_t layers = state.range(0) / 3;
+  runPipeline(
+      state, ctx,
+      [&] { return buildChain(ctx, layers, 64, /*modules=*/true, "layers."); },
+      [](vram::PipelineOptions &options) {
+        options.parallel = vram::ParallelOptions();
+        options.parallel->pp = 4;
+        options.parallel->microbatches = 8;
+      });
+  setChainCounters(state, 3 * layers);
+}
+BENCHMARK(BM_ChainPipeline)
     ->RangeMultiplier(10)
     ->Range(1000, 100000)
     ->Unit(benchmark::kMillisecond)
