@@ -138,21 +138,31 @@ BENCHMARK(BM_Chain)
     ->Unit(benchmark::kMillisecond)
     ->Complexity(benchmark::oN);
 
-/// The chain at width 512 (weights above ZeRO-3's persistence threshold)
-/// under --parallel=dp=8 --strategy=zero3: the coordinator's replay
-/// (lib/Transforms/Zero3.cpp) should keep the time per op flat too.
-static void BM_ChainZero3(benchmark::State &state) {
+/// The chain of state.range(0) forward ops at `width`, its layers named
+/// `prefix`N, through the pipeline as `configure` lays it out over ranks.
+static void
+runParallelChain(benchmark::State &state, int64_t width, llvm::StringRef prefix,
+                 llvm::function_ref<void(vram::ParallelOptions &)> configure) {
   MLIRContext &ctx = context();
   int64_t layers = state.range(0) / 3;
   runPipeline(
       state, ctx,
-      [&] { return buildChain(ctx, layers, 512, /*modules=*/true); },
-      [](vram::PipelineOptions &options) {
+      [&] { return buildChain(ctx, layers, width, /*modules=*/true, prefix); },
+      [&](vram::PipelineOptions &options) {
         options.parallel = vram::ParallelOptions();
-        options.parallel->dp = 8;
-        options.parallel->zero = 3;
+        configure(*options.parallel);
       });
   setChainCounters(state, 3 * layers);
+}
+
+/// The chain at width 512 (weights above ZeRO-3's persistence threshold)
+/// under --parallel=dp=8 --strategy=zero3: the coordinator's replay
+/// (lib/Transforms/Zero3.cpp) should keep the time per op flat too.
+static void BM_ChainZero3(benchmark::State &state) {
+  runParallelChain(state, 512, "l", [](vram::ParallelOptions &parallel) {
+    parallel.dp = 8;
+    parallel.zero = 3;
+  });
 }
 BENCHMARK(BM_ChainZero3)
     ->RangeMultiplier(10)
@@ -164,17 +174,10 @@ BENCHMARK(BM_ChainZero3)
 /// 1F1B over 8 micro-batches: every stage's step is built (the micro-
 /// batches' clones) and analysed, so the time per op should stay flat.
 static void BM_ChainPipeline(benchmark::State &state) {
-  MLIRContext &ctx = context();
-  int64_t layers = state.range(0) / 3;
-  runPipeline(
-      state, ctx,
-      [&] { return buildChain(ctx, layers, 64, /*modules=*/true, "layers."); },
-      [](vram::PipelineOptions &options) {
-        options.parallel = vram::ParallelOptions();
-        options.parallel->pp = 4;
-        options.parallel->microbatches = 8;
-      });
-  setChainCounters(state, 3 * layers);
+  runParallelChain(state, 64, "layers.", [](vram::ParallelOptions &parallel) {
+    parallel.pp = 4;
+    parallel.microbatches = 8;
+  });
 }
 BENCHMARK(BM_ChainPipeline)
     ->RangeMultiplier(10)

@@ -16,7 +16,7 @@ computes cross_entropy per micro-batch on the last stage;
 `step(x, target=y, return_outputs=False)` as torchtitan calls it.
 
 Each rank trains as fsdp.py does (zero_grad(set_to_none=True), two
-warm-up steps, then one step) and records, counting the bytes PyTorch's
+warm-up steps, then one step: gloo_ranks.steady_step_bytes) and records, counting the bytes PyTorch's
 CPU allocator holds in every thread (memhook/memhook.c, preloaded):
   - persistent: the live bytes after the third zero_grad, counted from
     before the model was built (the stage's parameters and optimizer
@@ -43,7 +43,7 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 
-from gloo_ranks import preload_memhook, run_ranks, write_table
+from gloo_ranks import preload_memhook, run_ranks, steady_step_bytes, write_table
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # (config, stages, schedule, micro-batches, optimizer[, "checkpoint"]
@@ -170,15 +170,7 @@ def run_rank(rank, ranks, name, schedule, microbatches, optimizer, checkpoint, s
             sched.step(return_outputs=False)
         opt.step()
 
-    step()
-    step()
-    opt.zero_grad(set_to_none=True)
-    dist.barrier()
-    persistent = hook.vram_live() - start
-    hook.vram_reset_peak()
-    base = hook.vram_live()
-    step()
-    peak = hook.vram_peak() - base
+    persistent, peak = steady_step_bytes(hook, start, step, opt)
     dist.barrier()
     queue.put({"rank": rank, "persistent": persistent, "peak": peak,
                # Interleaved: each local stage's layers.
