@@ -486,6 +486,31 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
                     o.parallel->zero = stage;
                     o.parallel->overlapComm &= stage < 3;
                   });
+    // A pipeline: GPipe holds every micro-batch's activations at once, 1F1B
+    // at most as many as there are stages; the same samples per step in
+    // smaller micro-batches, more of them.
+    if (options.parallel && options.parallel->pp > 1) {
+      int64_t stages = options.parallel->pp;
+      int64_t microbatches = options.parallel->microbatches
+                                 ? options.parallel->microbatches
+                                 : stages;
+      if (options.parallel->ppSchedule == "gpipe" && microbatches >= stages)
+        tryChange("--pp-schedule=1f1b",
+                  "1F1B holds at most " + llvm::Twine(stages) +
+                      " micro-batches' activations on a stage",
+                  [](PipelineOptions &o) { o.parallel->ppSchedule = "1f1b"; });
+      for (int64_t split : {2, 4})
+        if (*current % split == 0 && source.canRebuild())
+          tryChangeAt(
+              *current / split,
+              "--batch=" + llvm::Twine(*current / split) +
+                  " --microbatches=" + llvm::Twine(microbatches * split),
+              llvm::Twine(*current * microbatches) +
+                  " samples per step, as now",
+              [&](PipelineOptions &o) {
+                o.parallel->microbatches = microbatches * split;
+              });
+    }
     // DDP: .grad as a view into its bucket instead of a second copy.
     if (options.parallel && options.parallel->zero == 0 &&
         !options.parallel->bucketView)
