@@ -798,6 +798,13 @@ VramOptFlags::parseParallel() const {
     if (options.pp == 1 && ppFlags)
       return makeUsageError("--pp-schedule, --microbatches, --pp-stage and "
                             "--pp-layers need pp > 1");
+    // Where the schedule enters autocast decides how long its weight casts
+    // are cached (a micro-batch's forward or the whole step): not measured.
+    if (precision == nn::Precision::AmpFp16 ||
+        precision == nn::Precision::AmpBf16)
+      return makeUsageError("--parallel=pp with AMP (--precision=amp-*) is "
+                            "not modelled yet: load the model in its dtype "
+                            "(--precision=bf16)");
     if (gradAccum > 1 || !setToNone)
       return makeUsageError("--parallel=pp with --grad-accum or "
                             "--set-to-none=false is not modelled yet (the "

@@ -221,7 +221,8 @@ void vram::syncModelSource(ModelSource &source,
 }
 
 bool vram::isLigerModelledWith(const std::optional<ParallelOptions> &parallel) {
-  return !parallel || (parallel->tp == 1 && parallel->zero != 3);
+  return !parallel ||
+         (parallel->tp == 1 && parallel->zero != 3 && parallel->pp == 1);
 }
 
 FailureOr<int64_t> vram::measureModel(ModelSource &source,
