@@ -49,6 +49,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <set>
 
@@ -138,12 +139,14 @@ static FailureOr<StageAssignment> assignStages(func::FuncOp step,
                             << a.blocks << " (" << a.list << ".*)",
            failure();
   if (!layout.blocksPerStage.empty()) {
+    // Counts past the blocks (or that overflow adding up) do not sum to them.
     int64_t sum = 0;
+    bool overflow = false;
     for (int64_t n : layout.blocksPerStage)
-      sum += n;
+      overflow |= llvm::AddOverflow(sum, n, sum);
     if (static_cast<int64_t>(layout.blocksPerStage.size()) != stages ||
         llvm::any_of(layout.blocksPerStage, [](int64_t n) { return n < 1; }) ||
-        sum != a.blocks)
+        overflow || sum != a.blocks)
       return step.emitError()
                  << "pp-layers gives each of the " << stages
                  << " stages at least one of the model's " << a.blocks
@@ -606,6 +609,18 @@ LogicalResult vram::partitionForPipeline(func::FuncOp step,
   FailureOr<StageAssignment> assignment = assignStages(step, layout);
   if (failed(assignment))
     return failure();
+  // Each stage's step holds a copy of its ops per micro-batch: a count
+  // that would build more than kMaxOps ops is an error, not a hang.
+  constexpr int64_t kMaxOps = int64_t(1) << 24;
+  int64_t ops = 0;
+  for (Operation &op : step.getBody().front())
+    ops += !isa<PersistentStorageOpInterface>(op);
+  if (layout.microbatches > kMaxOps / std::max<int64_t>(ops, 1))
+    return step.emitError()
+               << "pipeline parallelism over " << layout.microbatches
+               << " micro-batches would build more than " << kMaxOps
+               << " ops from the step's " << ops << "; give fewer",
+           failure();
   // Every stage's step is built and analysed: the report lists their peaks.
   SmallVector<int64_t> peaks;
   bool pick = stage < 0;
