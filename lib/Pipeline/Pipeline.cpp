@@ -449,6 +449,38 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
     if (split)
       changes.push_back(*split);
   }
+  // Training on one GPU: the repeated blocks in 2, 4 or 8 pipeline stages
+  // (one a GPU, 1F1B), the same samples per step in as many micro-batches:
+  // the fewest stages that fit, else the most that help. A stage calls its
+  // layers without a cache.
+  if (!options.parallel && !generating && source.canRebuild()) {
+    std::optional<Change> split;
+    for (int64_t stages : {2, 4, 8}) {
+      if (*current % stages != 0)
+        continue;
+      PipelineOptions changed = options;
+      changed.parallel = ParallelOptions();
+      changed.parallel->pp = stages;
+      changed.parallel->microbatches = stages;
+      changed.useCache = false;
+      FailureOr<int64_t> needs =
+          measureModel(source, changed, *current / stages);
+      if (failed(needs) || *needs >= used)
+        continue;
+      split = Change{llvm::formatv("--parallel=pp={0} --batch={1} "
+                                   "--microbatches={0}",
+                                   stages, *current / stages)
+                         .str(),
+                     "pipeline parallelism over " + std::to_string(stages) +
+                         " GPUs, the same samples per step",
+                     *needs};
+      if (*needs <= limit)
+        break;
+    }
+    syncModelSource(source, options);
+    if (split)
+      changes.push_back(*split);
+  }
   // Training: its state, its activations, its precision.
   if (!generating) {
     // The same samples per update in smaller micro-batches.
