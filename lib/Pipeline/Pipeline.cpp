@@ -425,62 +425,69 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
                 });
     }
   }
-  // One GPU's share under tensor parallelism, for a model whose front end
-  // splits its layers (a build that cannot, or whose heads a group does not
-  // divide, does not measure): the smallest group of 2, 4 or 8 GPUs that
-  // fits, else the largest that helps.
-  if (!options.parallel && source.canVarySequence()) {
-    std::optional<Change> split;
-    for (int64_t ranks : {2, 4, 8}) {
-      PipelineOptions changed = options;
-      changed.parallel = ParallelOptions();
-      changed.parallel->tp = ranks;
-      FailureOr<int64_t> needs = measureModel(source, changed, *current);
-      if (failed(needs) || *needs >= used)
-        continue;
-      split = Change{"--parallel=tp=" + std::to_string(ranks),
-                     "tensor parallelism over " + std::to_string(ranks) +
-                         " GPUs, each holding its share",
-                     *needs};
-      if (*needs <= limit)
-        break;
-    }
-    syncModelSource(source, options);
-    if (split)
-      changes.push_back(*split);
-  }
-  // Training on one GPU: the repeated blocks in 2, 4 or 8 pipeline stages
-  // (one a GPU, 1F1B), the same samples per step in as many micro-batches:
-  // the fewest stages that fit, else the most that help. A stage calls its
+  // One GPU's job over 2, 4 or 8 GPUs: the fewest that fit, else the most
+  // that help. `layout` sets the layout over `ranks` and returns the batch
+  // to build at, or nullopt when it does not apply.
+  auto trySplit =
+      [&](llvm::function_ref<std::optional<int64_t>(PipelineOptions &,
+                                                    int64_t ranks)>
+              layout,
+          llvm::function_ref<Change(int64_t ranks, int64_t needs)> describe) {
+        std::optional<Change> split;
+        for (int64_t ranks : {2, 4, 8}) {
+          PipelineOptions changed = options;
+          changed.parallel = ParallelOptions();
+          std::optional<int64_t> batch = layout(changed, ranks);
+          if (!batch)
+            continue;
+          FailureOr<int64_t> needs = measureModel(source, changed, *batch);
+          if (failed(needs) || *needs >= used)
+            continue;
+          split = describe(ranks, *needs);
+          if (*needs <= limit)
+            break;
+        }
+        syncModelSource(source, options);
+        if (split)
+          changes.push_back(*split);
+      };
+  // Tensor parallelism, for a model whose front end splits its layers (a
+  // build that cannot, or whose heads a group does not divide, does not
+  // measure).
+  if (!options.parallel && source.canVarySequence())
+    trySplit(
+        [&](PipelineOptions &o, int64_t ranks) -> std::optional<int64_t> {
+          o.parallel->tp = ranks;
+          return *current;
+        },
+        [](int64_t ranks, int64_t needs) {
+          return Change{"--parallel=tp=" + std::to_string(ranks),
+                        "tensor parallelism over " + std::to_string(ranks) +
+                            " GPUs, each holding its share",
+                        needs};
+        });
+  // Training: the repeated blocks in pipeline stages (one a GPU, 1F1B), the
+  // same samples per step in as many micro-batches; a stage calls its
   // layers without a cache.
-  if (!options.parallel && !generating && source.canRebuild()) {
-    std::optional<Change> split;
-    for (int64_t stages : {2, 4, 8}) {
-      if (*current % stages != 0)
-        continue;
-      PipelineOptions changed = options;
-      changed.parallel = ParallelOptions();
-      changed.parallel->pp = stages;
-      changed.parallel->microbatches = stages;
-      changed.useCache = false;
-      FailureOr<int64_t> needs =
-          measureModel(source, changed, *current / stages);
-      if (failed(needs) || *needs >= used)
-        continue;
-      split = Change{llvm::formatv("--parallel=pp={0} --batch={1} "
-                                   "--microbatches={0}",
-                                   stages, *current / stages)
-                         .str(),
-                     "pipeline parallelism over " + std::to_string(stages) +
-                         " GPUs, the same samples per step",
-                     *needs};
-      if (*needs <= limit)
-        break;
-    }
-    syncModelSource(source, options);
-    if (split)
-      changes.push_back(*split);
-  }
+  if (!options.parallel && !generating && source.canRebuild())
+    trySplit(
+        [&](PipelineOptions &o, int64_t stages) -> std::optional<int64_t> {
+          if (*current % stages != 0)
+            return std::nullopt;
+          o.parallel->pp = stages;
+          o.parallel->microbatches = stages;
+          o.useCache = false;
+          return *current / stages;
+        },
+        [&](int64_t stages, int64_t needs) {
+          return Change{llvm::formatv("--parallel=pp={0} --batch={1} "
+                                      "--microbatches={0}",
+                                      stages, *current / stages)
+                            .str(),
+                        "pipeline parallelism over " + std::to_string(stages) +
+                            " GPUs, the same samples per step",
+                        needs};
+        });
   // Training: its state, its activations, its precision.
   if (!generating) {
     // The same samples per update in smaller micro-batches.
