@@ -35,7 +35,8 @@ from transformers import AutoConfig, AutoModelForCausalLM
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import measure  # noqa: E402  (saved bytes and the profiler's memory events)
-from small_models import ActNet, NormActNet, TinyAudioNet, TinyUNet  # noqa: E402
+from small_models import (ActNet, BiLstmNet, LstmNet, LstmNoBiasNet, NormActNet,  # noqa: E402
+                          TinyAudioNet, TinyUNet)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "test" / "Inputs" / "pt2"
@@ -392,6 +393,21 @@ def audio():
     regression_net("audio", TinyAudioNet, (2, 1, 1600))
 
 
+def recurrent(name, model_class, shape, batch_dim=0):
+    """regression_net for an LSTM (torch.nn.LSTM runs oneDNN's LSTM on the
+    CPU): exported with a dynamic batch (dimension `batch_dim` of the input),
+    saved bytes and SGD step peak on mse against a [2, 10] target."""
+    torch.manual_seed(0)
+    b = torch.export.Dim("batch", min=2, max=4096)
+    model = model_class().train()
+    x = torch.randn(*shape)
+    small(name, model, x, {batch_dim: b})
+    target = torch.randn(2, 10)
+    MEASURED[name]["cpu_sgd_step_peak_above_baseline"] = step_peak(
+        model, x, lambda out: torch.nn.functional.mse_loss(out, target))
+    print(f"  {MEASURED[name]}")
+
+
 def activations():
     regression_net("activations", ActNet, (2, 3, 16, 16))
 
@@ -500,6 +516,9 @@ MODELS = {
     "norm_act": norm_act,
     "prelu": prelu,
     "audio": audio,
+    "lstm": lambda: recurrent("lstm", LstmNet, (2, 12, 16)),
+    "lstm_bidir": lambda: recurrent("lstm_bidir", BiLstmNet, (2, 12, 8)),
+    "lstm_nobias": lambda: recurrent("lstm_nobias", LstmNoBiasNet, (12, 2, 16), batch_dim=1),
     "unsupported": unsupported,
     "where_grad": where_grad,
     "llama": lambda: causal_lm("llama", "llama.json"),

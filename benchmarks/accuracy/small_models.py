@@ -92,3 +92,45 @@ class TinyAudioNet(torch.nn.Module):
         x = torch.nn.functional.gelu(self.conv1(x))
         x = torch.nn.functional.gelu(self.norm(self.conv2(x)))
         return self.fc(x.mean(2))
+
+
+class LstmNet(torch.nn.Module):
+    """A sequence classifier: a 2-layer batch-first LSTM (dropout between
+    the layers), its last step's hidden state, a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(16, 32, num_layers=2, batch_first=True, dropout=0.25)
+        self.fc = torch.nn.Linear(32, 10)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.fc(y[:, -1])
+
+
+class BiLstmNet(torch.nn.Module):
+    """A bidirectional batch-first LSTM (two directions concatenated), the
+    mean over time, a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(8, 24, bidirectional=True, batch_first=True)
+        self.fc = torch.nn.Linear(48, 10)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.fc(y.mean(1))
+
+
+class LstmNoBiasNet(torch.nn.Module):
+    """A time-first LSTM without biases whose last hidden state (hy) feeds a
+    Linear: the gradient reaches the layer through hy, not its output."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(16, 40, bias=False)
+        self.fc = torch.nn.Linear(40, 10)
+
+    def forward(self, x):
+        _, (h, _) = self.rnn(x)
+        return self.fc(h[-1])

@@ -247,6 +247,18 @@ void BuildStepPass::runOnOperation() {
     return signalPassFailure();
   }
 
+  // Ops whose kernels are modelled on some targets only (measured there).
+  TorchTarget target{torchVersion, device, cudnnWorkspace};
+  bool autocast =
+      static_cast<bool>(forward->getAttr(NNDialect::kAutocastAttrName));
+  WalkResult unsupported = forward.walk([&](TargetSupportOpInterface op) {
+    return failed(op.verifyTarget(target, mode, autocast))
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (unsupported.wasInterrupted())
+    return signalPassFailure();
+
   OpBuilder b(forward);
   auto step = func::FuncOp::create(b, forward.getLoc(), "step",
                                    forward.getFunctionType());
@@ -789,8 +801,15 @@ void BuildStepPass::buildBackward(TrainStep &s) {
         rec.saved, b.getArrayAttr(rec.roles), outGrads,
         b.getDenseI64ArrayAttr(gradOperands),
         b.getDenseBoolArrayAttr(paramGrads), b.getDenseI64ArrayAttr(flops));
+    SmallVector<bool> resultHasGrad, resultGradContiguous;
+    for (Value result : op->getResults()) {
+      resultHasGrad.push_back(static_cast<bool>(s.gradOf.lookup(result)));
+      resultGradContiguous.push_back(!permutes(s.viewsOf.lookup(result)));
+    }
     SmallVector<int64_t> workspace;
-    autodiff.getBackwardWorkspace(s.target, rec.operandNeedsGrad, workspace);
+    autodiff.getBackwardWorkspaceForGrads(s.target, rec.operandNeedsGrad,
+                                          resultHasGrad, resultGradContiguous,
+                                          workspace);
     llvm::erase(workspace, 0);
     if (!workspace.empty())
       node.setWorkspace(workspace);

@@ -418,6 +418,39 @@ static LogicalResult convertMatmul(NodeBinder &op) {
   return failed(y) ? failure() : op.setResult(*y);
 }
 
+/// aten.lstm.input (torch.nn.LSTM, batched, no projections): the stack of
+/// nn.lstm_layer that PyTorch 2 runs on the CPU (LstmLayerOp::buildLstm).
+static LogicalResult convertLstm(NodeBinder &op) {
+  FailureOr<Value> x = op.tensor("input");
+  FailureOr<SmallVector<Value>> hx = op.tensors("hx"),
+                                params = op.tensors("params");
+  FailureOr<bool> hasBiases = op.boolean("has_biases"),
+                  train = op.boolean("train"),
+                  bidirectional = op.boolean("bidirectional"),
+                  batchFirst = op.boolean("batch_first");
+  FailureOr<int64_t> layers = op.integer("num_layers");
+  FailureOr<double> dropout = op.real("dropout");
+  if (failed(x) || failed(hx) || failed(params) || failed(hasBiases) ||
+      failed(train) || failed(bidirectional) || failed(batchFirst) ||
+      failed(layers) || failed(dropout))
+    return failure();
+  if (hx->size() != 2)
+    return op.error() << "expects hx = [h0, c0], got " << hx->size()
+                      << " tensors";
+  nn::LstmLayerOp::ModuleConfig config;
+  config.numLayers = *layers;
+  config.hasBiases = *hasBiases;
+  config.bidirectional = *bidirectional;
+  config.batchFirst = *batchFirst;
+  config.dropout = *dropout;
+  config.train = *train;
+  FailureOr<nn::LstmLayerOp::ModuleResults> lstm = nn::LstmLayerOp::buildLstm(
+      op.getBuilder(), op.getLoc(), config, *x, (*hx)[0], (*hx)[1], *params);
+  if (failed(lstm))
+    return failure();
+  return op.setResults({lstm->output, lstm->hy, lstm->cy});
+}
+
 void vram::torch_export::registerLayerConverters(ConverterTable &table) {
   table.on("aten.conv1d.default", convertConv1d);
   table.on("aten.conv2d.default", convertConv2d);
@@ -427,6 +460,7 @@ void vram::torch_export::registerLayerConverters(ConverterTable &table) {
   table.on("aten.upsample_bilinear2d.vec", convertUpsampleBilinear2d);
   table.on("aten.upsample_bilinear2d.default", convertUpsampleBilinear2d);
   table.on("aten.linear.default", convertLinear);
+  table.on("aten.lstm.input", convertLstm);
   table.on("aten.batch_norm.default", convertBatchNorm);
   table.on("aten.layer_norm.default", convertLayerNorm);
   table.on("aten.group_norm.default", convertGroupNorm);

@@ -102,6 +102,22 @@ def NN_AutodiffOpInterface : OpInterface<"AutodiffOpInterface"> {
            "::llvm::SmallVectorImpl<int64_t> &":$sizes), [{}], [{
         return; // most backward nodes allocate only their gradients
       }]>,
+    InterfaceMethod<[{
+        The same, knowing also which results receive a gradient
+        (`resultHasGrad`) and whether it arrives laid out contiguously
+        (`resultGradContiguous`, false when it is the gradient of a
+        transposing view): for a kernel that makes zeros for a missing
+        gradient or a contiguous copy of a strided one. The step builder
+        calls this; by default it is getBackwardWorkspace.
+      }],
+      "void", "getBackwardWorkspaceForGrads",
+      (ins "const ::vram::nn::TorchTarget &":$target,
+           "::llvm::ArrayRef<bool>":$operandNeedsGrad,
+           "::llvm::ArrayRef<bool>":$resultHasGrad,
+           "::llvm::ArrayRef<bool>":$resultGradContiguous,
+           "::llvm::SmallVectorImpl<int64_t> &":$sizes), [{}], [{
+        $_op.getBackwardWorkspace(target, operandNeedsGrad, sizes);
+      }]>,
   ];
 }
 
@@ -131,6 +147,25 @@ def NN_WorkspaceOpInterface : OpInterface<"WorkspaceOpInterface"> {
         if (int64_t bytes = $_op.getWorkspaceBytes(target))
           sizes.push_back(bytes);
       }]>,
+  ];
+}
+
+def NN_TargetSupportOpInterface : OpInterface<"TargetSupportOpInterface"> {
+  let description = [{
+    An op whose kernels are modelled for some PyTorch releases, devices or
+    step modes only (measured there): the step builder asks it before
+    building, so that a target it cannot answer for is one located error,
+    never a silent number.
+  }];
+  let cppNamespace = "::vram::nn";
+  let methods = [
+    InterfaceMethod<[{
+        Emits a located error and fails when the op's memory is not modelled
+        for `target` in a step of `mode` (`autocast`: under torch.autocast).
+      }],
+      "::mlir::LogicalResult", "verifyTarget",
+      (ins "const ::vram::nn::TorchTarget &":$target,
+           "::vram::nn::StepMode":$mode, "bool":$autocast)>,
   ];
 }
 

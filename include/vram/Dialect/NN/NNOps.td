@@ -1101,6 +1101,83 @@ def NN_GroupedMmOp : NN_LayerOp<"grouped_mm", [InferTypeOpAdaptor]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Recurrent
+//===----------------------------------------------------------------------===//
+
+def NN_LstmLayerOp : NN_LayerOp<"lstm_layer", [InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<NN_WorkspaceOpInterface,
+                              ["getWorkspaceAllocations"]>,
+    DeclareOpInterfaceMethods<NN_TargetSupportOpInterface>],
+    ["getBackwardWorkspace", "getBackwardWorkspaceForGrads"]> {
+  let summary = "one layer and direction of torch.nn.LSTM (mkldnn_rnn_layer)";
+  let description = [{
+    The unit PyTorch 2 runs an LSTM in on the CPU: oneDNN's LSTM primitive
+    over one layer in one direction (`reverse`: the backward direction of a
+    bidirectional layer), `mkldnn_rnn_layer` in aten/src/ATen/native/
+    mkldnn/RNN.cpp. `input` [T, B, I] (contiguous, time first), `h` and
+    `c` [B, H] (the layer's slice of h0 and c0), `weight_ih` [4H, I],
+    `weight_hh` [4H, H] and, with biases, `bias_ih` and `bias_hh` [4H];
+    results: the hidden state of every step [T, B, H], the last hidden and
+    cell state [B, H]. `nn.LSTM` is a stack of these
+    (LstmLayerOp::buildLstm): a layer's output (or the concatenation of its
+    two directions) is the next layer's input, with dropout between layers
+    while training, and the last states stacked into hy and cy.
+
+    Its backward keeps its input, `h`, `c`, the three results and oneDNN's
+    workspace (every step's gates and states, a uint8 tensor sized by
+    oneDNN's rnn_utils: TorchSemantics.h getLstmLayerBuffers). Without
+    biases PyTorch passes zero tensors of the weights' shapes in their
+    place, which autograd keeps as well.
+
+    ```mlir
+    %y, %hy, %cy = nn.lstm_layer %x, %h, %c, %wih, %whh, %bih, %bhh
+        : (tensor<5x3x16xf32>, tensor<3x32xf32>, tensor<3x32xf32>, tensor<128x16xf32>, tensor<128x32xf32>, tensor<128xf32>, tensor<128xf32>)
+        -> (tensor<5x3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>)
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$h,
+      NN_FloatTensor:$c, NN_FloatTensor:$weight_ih, NN_FloatTensor:$weight_hh,
+      Variadic<NN_FloatTensor>:$biases, UnitAttr:$reverse);
+  let results = (outs NN_FloatTensor:$output, NN_FloatTensor:$hy,
+                      NN_FloatTensor:$cy);
+  let assemblyFormat = [{
+    $input `,` $h `,` $c `,` $weight_ih `,` $weight_hh (`,` $biases^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// T, B, I and H.
+    int64_t getSeqLength();
+    int64_t getBatch();
+    int64_t getInputSize();
+    int64_t getHiddenSize();
+
+    /// torch.nn.LSTM's configuration (aten.lstm.input's arguments).
+    struct ModuleConfig {
+      int64_t numLayers = 1;
+      bool hasBiases = true, bidirectional = false, batchFirst = false;
+      double dropout = 0.0;
+      bool train = true;
+    };
+    /// The results of aten.lstm: output, hy, cy.
+    struct ModuleResults {
+      ::mlir::Value output, hy, cy;
+    };
+    /// Builds aten.lstm as PyTorch 2 runs it on the CPU (mkldnn_rnn in
+    /// aten/src/ATen/native/mkldnn/RNN.cpp): `input` [T, B, I] ([B, T, I]
+    /// batch first: transposed and made contiguous), `h0` and `c0`
+    /// [L * D, B, H], `params` the flat weights (w_ih, w_hh[, b_ih, b_hh]
+    /// per layer and direction). Emits a located error and fails on shapes
+    /// that do not fit together.
+    static ::mlir::FailureOr<ModuleResults>
+    buildLstm(::mlir::OpBuilder &b, ::mlir::Location loc,
+              const ModuleConfig &config, ::mlir::Value input,
+              ::mlir::Value h0, ::mlir::Value c0,
+              ::mlir::ValueRange params);
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Embedding and attention
 //===----------------------------------------------------------------------===//
 

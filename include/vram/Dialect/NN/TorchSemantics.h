@@ -40,6 +40,8 @@
 
 #include "mlir/IR/Types.h"
 
+#include <string>
+
 namespace vram::nn {
 
 /// Whether `mean` over dimensions keeps its whole input for backward.
@@ -141,6 +143,39 @@ enum class Int8Matmul {
 /// bnb.matmul picks MatMul8bitFp for a training layer (module.training) on
 /// the CPU and MatMul8bitLt otherwise (autograd/_functions.py matmul).
 Int8Matmul getInt8Matmul(const TorchTarget &target, bool training);
+
+/// What oneDNN's LSTM primitive allocates for one mkldnn_rnn_layer call of
+/// a training step (PyTorch 2 on the CPU, float32; oneDNN 3.x's rnn_utils
+/// with its 4 KiB-aligned parts, measured exactly with torch 2.15 / oneDNN
+/// 3.13.3 on an AVX-512 CPU: benchmarks/accuracy/results/
+/// lstm-torch-2.15.0-cpu.json).
+struct LstmLayerBuffers {
+  /// The workspace autograd keeps (every step's gates and states).
+  int64_t workspace = 0;
+  /// The weights reordered into the primitive's layout ([I, 4H] and
+  /// [H, 4H] with a padded leading dimension), in forward and backward (a
+  /// one-row weight: none in the forward, unpadded in the backward).
+  int64_t forwardWeightsIh = 0, forwardWeightsHh = 0;
+  int64_t backwardWeightsIh = 0, backwardWeightsHh = 0;
+  /// The transposed weights the backward GEMMs read ([4H, I] and [4H, H]
+  /// with a padded leading dimension): 0 where PyTorch's own layout is it.
+  int64_t transposedIh = 0, transposedHh = 0;
+  /// The float32 bias the backward primitive accumulates into ([4H]).
+  int64_t backwardBias = 0;
+  /// oneDNN's scratchpad in forward and backward.
+  int64_t forwardScratchpad = 0, backwardScratchpad = 0;
+};
+/// The buffers of one LSTM layer over `seq` steps of `batch` rows, `input`
+/// features in, `hidden` out (saturating).
+LstmLayerBuffers getLstmLayerBuffers(int64_t seq, int64_t batch, int64_t input,
+                                     int64_t hidden);
+
+/// Why torch.nn.LSTM's memory is not modelled for `target` in a step of
+/// `mode` on `elementType` (empty where it is): measured with torch 2 on the
+/// CPU in float32 training only (cuDNN's reserve space and oneDNN's
+/// inference scratchpad are not).
+std::string getLstmUnmodelledReason(const TorchTarget &target, StepMode mode,
+                                    bool autocast, mlir::Type elementType);
 
 } // namespace vram::nn
 

@@ -1,0 +1,322 @@
+//===- NNOpsRecurrent.cpp - torch.nn.LSTM as PyTorch 2 runs it on the CPU -===//
+//
+// PyTorch 2 runs an LSTM on the CPU as oneDNN's LSTM primitive, one call per
+// layer and direction (mkldnn_rnn_layer, aten/src/ATen/native/mkldnn/
+// RNN.cpp); derivatives.yaml keeps every input and output of the call and
+// the primitive's workspace. The sizes oneDNN allocates come from
+// TorchSemantics.h (getLstmLayerBuffers).
+//
+//===----------------------------------------------------------------------===//
+
+#include "NNOpsDetail.h"
+
+#include "vram/Dialect/NN/NNDialect.h"
+#include "vram/Dialect/NN/NNOps.h"
+#include "vram/Dialect/NN/TorchSemantics.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+using namespace vram::nn;
+using namespace vram::nn::detail;
+
+int64_t LstmLayerOp::getSeqLength() {
+  return tensorOf(getInput()).getDimSize(0);
+}
+int64_t LstmLayerOp::getBatch() { return tensorOf(getInput()).getDimSize(1); }
+int64_t LstmLayerOp::getInputSize() {
+  return tensorOf(getInput()).getDimSize(2);
+}
+int64_t LstmLayerOp::getHiddenSize() { return tensorOf(getH()).getDimSize(1); }
+
+LogicalResult LstmLayerOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  auto x = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto h = cast<RankedTensorType>(adaptor.getH().getType());
+  if (x.getRank() != 3)
+    return emitOptionalError(loc, "expects an input [T, B, I], got ",
+                             shapeStr(x.getShape()));
+  if (h.getRank() != 2 || h.getDimSize(0) != x.getDimSize(1))
+    return emitOptionalError(loc, "expects h [B, H] with B = ", x.getDimSize(1),
+                             ", got ", shapeStr(h.getShape()));
+  int64_t hidden = h.getDimSize(1), input = x.getDimSize(2);
+  int64_t gates = satMul(4, hidden);
+  Type et = x.getElementType();
+  auto expect = [&](Value v, ArrayRef<int64_t> shape,
+                    StringRef what) -> LogicalResult {
+    auto t = cast<RankedTensorType>(v.getType());
+    if (t.getShape() != shape || t.getElementType() != et)
+      return emitOptionalError(loc, what, " must be ", shapeStr(shape),
+                               " of the input's dtype, got ",
+                               shapeStr(t.getShape()));
+    return success();
+  };
+  if (failed(expect(adaptor.getC(), h.getShape(), "c")) ||
+      failed(expect(adaptor.getH(), h.getShape(), "h")) ||
+      failed(expect(adaptor.getWeightIh(), {gates, input}, "weight_ih")) ||
+      failed(expect(adaptor.getWeightHh(), {gates, hidden}, "weight_hh")))
+    return failure();
+  for (Value bias : adaptor.getBiases())
+    if (failed(expect(bias, {gates}, "a bias")))
+      return failure();
+  results.push_back(
+      RankedTensorType::get({x.getDimSize(0), x.getDimSize(1), hidden}, et));
+  results.push_back(h);
+  results.push_back(h);
+  return success();
+}
+
+LogicalResult LstmLayerOp::verify() {
+  if (!getBiases().empty() && getBiases().size() != 2)
+    return emitOpError("takes bias_ih and bias_hh, or no bias, got ")
+           << getBiases().size() << " biases";
+  return success();
+}
+
+/// Elementwise work per step and row under `full`: the bias added to 4H
+/// gates, their 4H activations, and c' = f * c + i * g, h' = o * tanh(c')
+/// (5 per hidden unit).
+static int64_t lstmFullFlops(LstmLayerOp op) {
+  int64_t t = op.getSeqLength(), b = op.getBatch(), i = op.getInputSize(),
+          h = op.getHiddenSize();
+  int64_t gemm = satMul(2, t, b, satMul(4, h), satAdd(i, h));
+  return satAdd(gemm, satMul(t, b, 13, h));
+}
+
+int64_t LstmLayerOp::getFlops(FlopConvention c, bool) {
+  // fvcore has no handle for aten::lstm and torch.utils.flop_counter no rule
+  // for mkldnn_rnn_layer: both count 0.
+  return c == FlopConvention::Full ? lstmFullFlops(*this) : 0;
+}
+
+int64_t LstmLayerOp::getBackwardFlops(FlopConvention c, ArrayRef<bool>) {
+  // The gradients of the gates' inputs, states and weights: twice the
+  // forward's products, and its elementwise work again.
+  return c == FlopConvention::Full ? satMul(2, lstmFullFlops(*this)) : 0;
+}
+
+/// Bytes of a [4H] tensor of the op's dtype: bias_ih + bias_hh.
+static int64_t lstmBiasBytes(LstmLayerOp op) {
+  return tensorBytes(
+      RankedTensorType::get({satMul(4, op.getHiddenSize())},
+                            tensorOf(op.getInput()).getElementType()));
+}
+
+void LstmLayerOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                  SmallVectorImpl<SavedTensor> &saved) {
+  // mkldnn_rnn_layer's backward reads input, weight0..3, hx_, cx_, its
+  // three results and the workspace (derivatives.yaml).
+  for (unsigned i = 0, e = getNumOperands(); i < e; ++i)
+    saved.push_back(SavedTensor::operand(i));
+  if (getBiases().empty()) {
+    // mkldnn_rnn passes at::zeros of the weights' shapes as the biases.
+    saved.push_back(
+        SavedTensor::extraBeforeOp(getWeightIh().getType(), "zero_bias_ih"));
+    saved.push_back(
+        SavedTensor::extraBeforeOp(getWeightHh().getType(), "zero_bias_hh"));
+  }
+  for (unsigned i = 0; i < 3; ++i)
+    saved.push_back(SavedTensor::result(i));
+  LstmLayerBuffers buffers = getLstmLayerBuffers(
+      getSeqLength(), getBatch(), getInputSize(), getHiddenSize());
+  // Allocated by the call, before oneDNN's temporaries: alive at its peak.
+  saved.push_back(SavedTensor::extraBeforeOp(
+      RankedTensorType::get({buffers.workspace},
+                            IntegerType::get(getContext(), 8)),
+      "workspace"));
+}
+
+void LstmLayerOp::getWorkspaceAllocations(const TorchTarget &,
+                                          SmallVectorImpl<int64_t> &sizes) {
+  // While the primitive runs: PyTorch's bias_ih + bias_hh (or zeros), the
+  // weights reordered for it, its scratchpad.
+  LstmLayerBuffers buffers = getLstmLayerBuffers(
+      getSeqLength(), getBatch(), getInputSize(), getHiddenSize());
+  for (int64_t bytes : {lstmBiasBytes(*this), buffers.forwardWeightsIh,
+                        buffers.forwardWeightsHh, buffers.forwardScratchpad})
+    if (bytes)
+      sizes.push_back(bytes);
+}
+
+int64_t LstmLayerOp::getWorkspaceBytes(const TorchTarget &target) {
+  SmallVector<int64_t> sizes;
+  getWorkspaceAllocations(target, sizes);
+  return sumAllocations(sizes);
+}
+
+void LstmLayerOp::getBackwardWorkspace(const TorchTarget &target,
+                                       ArrayRef<bool> operandNeedsGrad,
+                                       SmallVectorImpl<int64_t> &sizes) {
+  SmallVector<bool, 3> all(3, true);
+  getBackwardWorkspaceForGrads(target, operandNeedsGrad, all, all, sizes);
+}
+
+void LstmLayerOp::getBackwardWorkspaceForGrads(
+    const TorchTarget &, ArrayRef<bool> operandNeedsGrad,
+    ArrayRef<bool> resultHasGrad, ArrayRef<bool> resultGradContiguous,
+    SmallVectorImpl<int64_t> &sizes) {
+  // mkldnn_rnn_layer_backward: each incoming gradient made contiguous, or
+  // zeros where none comes; bias_ih + bias_hh again; every gradient of the
+  // primitive, also those nothing asked for (they are dropped afterwards);
+  // then oneDNN's reorders of the weights, its float32 bias and scratchpad.
+  auto needs = [&](unsigned i) {
+    return i < operandNeedsGrad.size() && operandNeedsGrad[i];
+  };
+  auto has = [&](ArrayRef<bool> flags, unsigned i) {
+    return i < flags.size() && flags[i];
+  };
+  for (unsigned r = 0; r < 3; ++r)
+    if (!has(resultHasGrad, r) || !has(resultGradContiguous, r))
+      sizes.push_back(tensorBytes(getResult(r)));
+  int64_t biasBytes = lstmBiasBytes(*this);
+  sizes.push_back(biasBytes);
+  for (unsigned i = 0; i < 5; ++i)
+    if (!needs(i))
+      sizes.push_back(tensorBytes(getOperand(i)));
+  // diff_b, the gradient of bias_ih (diff_b2, bias_hh's, is cloned from it
+  // after oneDNN's buffers are gone).
+  if (getBiases().empty() || !needs(5))
+    sizes.push_back(biasBytes);
+  LstmLayerBuffers buffers = getLstmLayerBuffers(
+      getSeqLength(), getBatch(), getInputSize(), getHiddenSize());
+  for (int64_t bytes : {buffers.transposedIh, buffers.transposedHh,
+                        buffers.backwardWeightsIh, buffers.backwardWeightsHh,
+                        buffers.backwardBias, buffers.backwardScratchpad})
+    sizes.push_back(bytes);
+}
+
+LogicalResult LstmLayerOp::verifyTarget(const TorchTarget &target,
+                                        StepMode mode, bool autocast) {
+  std::string reason = getLstmUnmodelledReason(
+      target, mode, autocast, tensorOf(getInput()).getElementType());
+  if (reason.empty())
+    return success();
+  return emitOpError("torch.nn.LSTM's memory is not modelled ") << reason;
+}
+
+//===----------------------------------------------------------------------===//
+// torch.nn.LSTM as a stack of nn.lstm_layer
+//===----------------------------------------------------------------------===//
+
+FailureOr<LstmLayerOp::ModuleResults>
+LstmLayerOp::buildLstm(OpBuilder &b, Location loc, const ModuleConfig &config,
+                       Value input, Value h0, Value c0, ValueRange params) {
+  auto x = cast<RankedTensorType>(input.getType());
+  auto h0Type = cast<RankedTensorType>(h0.getType());
+  int64_t directions = config.bidirectional ? 2 : 1;
+  int64_t perLayer = config.hasBiases ? 4 : 2;
+  if (config.numLayers < 1)
+    return mlir::emitError(loc)
+           << "an LSTM needs at least one layer, got " << config.numLayers;
+  if (x.getRank() != 3)
+    return mlir::emitError(loc)
+           << "an LSTM's input must be [T, B, I] or [B, T, I] "
+              "(batched), got "
+           << shapeStr(x.getShape());
+  if (static_cast<int64_t>(params.size()) !=
+      satMul(config.numLayers, directions, perLayer))
+    return mlir::emitError(loc)
+           << "an LSTM of " << config.numLayers << " layers"
+           << (config.bidirectional ? ", bidirectional," : "")
+           << (config.hasBiases ? " with" : " without") << " biases takes "
+           << config.numLayers * directions * perLayer << " weights, got "
+           << params.size();
+  int64_t stack = satMul(config.numLayers, directions);
+  int64_t batch = x.getDimSize(config.batchFirst ? 0 : 1);
+  if (h0Type.getRank() != 3 || h0Type.getDimSize(0) != stack ||
+      h0Type.getDimSize(1) != batch || h0.getType() != c0.getType())
+    return mlir::emitError(loc)
+           << "an LSTM's h0 and c0 must be [" << stack << ", " << batch
+           << ", H], got " << shapeStr(h0Type.getShape()) << " and "
+           << shapeStr(cast<RankedTensorType>(c0.getType()).getShape());
+  int64_t hidden = h0Type.getDimSize(2);
+  Type et = x.getElementType();
+  auto typeOf = [&](ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, et);
+  };
+
+  // mkldnn_rnn: the input time first, contiguous.
+  Value layerInput = input;
+  if (config.batchFirst) {
+    auto t = TransposeOp::create(
+        b, loc, typeOf({x.getDimSize(1), x.getDimSize(0), x.getDimSize(2)}),
+        input, 0, 1);
+    layerInput = ContiguousOp::create(b, loc, t.getType(), t);
+  }
+  int64_t seq = cast<RankedTensorType>(layerInput.getType()).getDimSize(0);
+  auto stateType = typeOf({batch, hidden});
+  // hx[index]: a view of h0's row.
+  auto row = [&](Value states, int64_t index) -> Value {
+    auto slice = SliceOp::create(b, loc, typeOf({1, batch, hidden}), states, 0,
+                                 index, index + 1, 1);
+    return ReshapeOp::create(b, loc, stateType, slice);
+  };
+  SmallVector<Value> hy, cy;
+  for (int64_t layer = 0; layer < config.numLayers; ++layer) {
+    SmallVector<Value> outputs;
+    for (int64_t direction = 0; direction < directions; ++direction) {
+      int64_t index = layer * directions + direction;
+      ValueRange weights = params.slice(index * perLayer, perLayer);
+      int64_t in = cast<RankedTensorType>(layerInput.getType()).getDimSize(2);
+      std::string name =
+          (Twine("_l") + Twine(layer) + (direction ? "_reverse" : "")).str();
+      auto check = [&](Value w, ArrayRef<int64_t> shape,
+                       StringRef what) -> LogicalResult {
+        auto t = cast<RankedTensorType>(w.getType());
+        if (t.getShape() == shape && t.getElementType() == et)
+          return success();
+        return mlir::emitError(loc)
+               << "an LSTM's " << what << name << " must be " << shapeStr(shape)
+               << " of the input's dtype, got " << shapeStr(t.getShape());
+      };
+      int64_t gates = satMul(4, hidden);
+      if (failed(check(weights[0], {gates, in}, "weight_ih")) ||
+          failed(check(weights[1], {gates, hidden}, "weight_hh")) ||
+          (config.hasBiases && (failed(check(weights[2], {gates}, "bias_ih")) ||
+                                failed(check(weights[3], {gates}, "bias_hh")))))
+        return failure();
+      SmallVector<Value> operands = {layerInput, row(h0, index),
+                                     row(c0, index)};
+      llvm::append_range(operands, weights);
+      SmallVector<NamedAttribute> attrs;
+      if (direction == 1)
+        attrs.push_back(b.getNamedAttr("reverse", b.getUnitAttr()));
+      auto lstm = LstmLayerOp::create(
+          b, loc, TypeRange{typeOf({seq, batch, hidden}), stateType, stateType},
+          operands, attrs);
+      outputs.push_back(lstm.getOutput());
+      hy.push_back(lstm.getHy());
+      cy.push_back(lstm.getCy());
+    }
+    layerInput = directions == 1
+                     ? outputs.front()
+                     : ConcatOp::create(
+                           b, loc, typeOf({seq, batch, 2 * hidden}), outputs, 2)
+                           .getResult();
+    if (config.dropout != 0 && config.train && layer + 1 < config.numLayers)
+      layerInput = DropoutOp::create(b, loc, layerInput.getType(), layerInput,
+                                     b.getF64FloatAttr(config.dropout),
+                                     /*inplace=*/nullptr);
+  }
+  auto stackStates = [&](ArrayRef<Value> states) -> Value {
+    SmallVector<Value> rows;
+    for (Value s : states)
+      rows.push_back(ReshapeOp::create(b, loc, typeOf({1, batch, hidden}), s));
+    return ConcatOp::create(b, loc, h0Type, rows, 0);
+  };
+  ModuleResults results;
+  results.output = layerInput;
+  if (config.batchFirst) {
+    auto t = cast<RankedTensorType>(layerInput.getType());
+    results.output = TransposeOp::create(
+        b, loc, typeOf({t.getDimSize(1), t.getDimSize(0), t.getDimSize(2)}),
+        layerInput, 0, 1);
+  }
+  results.hy = stackStates(hy);
+  results.cy = stackStates(cy);
+  return results;
+}
