@@ -767,6 +767,121 @@ static LayerInfo attentionLayer() {
   return info;
 }
 
+/// LSTMOptions(input_size, hidden_size): num_layers, bias, batch_first,
+/// dropout, bidirectional (proj_size is not modelled).
+struct LstmConfig {
+  int64_t input, hidden;
+  nn::LstmLayerOp::ModuleConfig module;
+};
+
+static FailureOr<LstmConfig> readLstm(Interpreter &interp, Module &m,
+                                      Location where) {
+  OptionReader r{interp, m, where};
+  FailureOr<int64_t> input = r.integer("input_size", 0),
+                     hidden = r.integer("hidden_size", 1),
+                     layers = r.integer("num_layers", -1, 1),
+                     proj = r.integer("proj_size", -1, 0);
+  FailureOr<bool> bias = r.flag("bias", -1, true),
+                  batchFirst = r.flag("batch_first", -1, false),
+                  bidirectional = r.flag("bidirectional", -1, false);
+  FailureOr<double> dropout = r.real("dropout", -1, 0.0);
+  if (failed(input) || failed(hidden) || failed(layers) || failed(proj) ||
+      failed(bias) || failed(batchFirst) || failed(bidirectional) ||
+      failed(dropout))
+    return failure();
+  if (*input <= 0 || *hidden <= 0 || *layers <= 0)
+    return interp.error(where)
+           << "torch::nn::LSTM: input_size, hidden_size and num_layers must "
+              "be positive, got "
+           << *input << ", " << *hidden << ", " << *layers;
+  if (*proj != 0)
+    return interp.error(where)
+           << "torch::nn::LSTM with proj_size is not modelled (oneDNN's LSTM "
+              "has no projections; PyTorch runs it cell by cell)";
+  LstmConfig c{*input, *hidden, {}};
+  c.module.numLayers = *layers;
+  c.module.hasBiases = *bias;
+  c.module.batchFirst = *batchFirst;
+  c.module.bidirectional = *bidirectional;
+  c.module.dropout = *dropout;
+  c.module.train = interp.isTraining();
+  return c;
+}
+
+/// torch::nn::LSTM: LSTMImpl::forward makes zero h0 and c0
+/// [layers * directions, B, H] and calls torch::lstm, which PyTorch 2 runs
+/// on the CPU as LstmLayerOp::buildLstm builds it. The result is the tuple
+/// (output, (hy, cy)).
+static LayerInfo lstmLayer() {
+  LayerInfo info;
+  info.declare = [](Interpreter &interp, Module &m,
+                    clang::SourceLocation where) -> LogicalResult {
+    FailureOr<LstmConfig> c = readLstm(interp, m, interp.loc(where));
+    if (failed(c))
+      return failure();
+    int64_t directions = c->module.bidirectional ? 2 : 1;
+    // The registration order of RNNImplBase::reset().
+    for (int64_t layer = 0; layer < c->module.numLayers; ++layer)
+      for (int64_t direction = 0; direction < directions; ++direction) {
+        std::string suffix = "_l" + std::to_string(layer) +
+                             (direction ? "_reverse" : "");
+        int64_t in = layer == 0 ? c->input : c->hidden * directions;
+        declare(m, "weight_ih" + suffix, {4 * c->hidden, in});
+        declare(m, "weight_hh" + suffix, {4 * c->hidden, c->hidden});
+        if (c->module.hasBiases) {
+          declare(m, "bias_ih" + suffix, {4 * c->hidden});
+          declare(m, "bias_hh" + suffix, {4 * c->hidden});
+        }
+      }
+    return success();
+  };
+  info.callMany = [](Interpreter &interp, Module &m, ArrayRef<Val> args,
+                     Location where) -> FailureOr<Val> {
+    FailureOr<LstmConfig> c = readLstm(interp, m, where);
+    if (failed(c))
+      return failure();
+    if (args.size() != 1 || args[0].kind != Val::Kind::Tensor)
+      return interp.error(where) << "torch::nn::LSTM's forward is modelled "
+                                    "for one tensor argument (zero h0 and c0)";
+    Value x = args[0].tensor;
+    ArrayRef<int64_t> shape = shapeOf(x);
+    if (shape.size() != 3 || shape[2] != c->input)
+      return interp.error(where)
+             << "torch::nn::LSTM expects a batched input with " << c->input
+             << " features, got " << shapeString(shape);
+    OpBuilder &b = interp.getBuilder();
+    int64_t stack = c->module.numLayers * (c->module.bidirectional ? 2 : 1);
+    int64_t batch = shape[c->module.batchFirst ? 0 : 1];
+    auto stateType = RankedTensorType::get(
+        {stack, batch, c->hidden},
+        cast<RankedTensorType>(x.getType()).getElementType());
+    auto zeros = [&]() -> Value {
+      return nn::ConstantOp::create(
+          b, where, stateType,
+          DenseElementsAttr::get(stateType,
+                                 b.getFloatAttr(stateType.getElementType(),
+                                                0.0)),
+          /*wrapped_number=*/nullptr, /*model_dtype=*/nullptr);
+    };
+    Value h0 = zeros(), c0 = zeros();
+    SmallVector<Value> params;
+    for (const TensorDecl &t : m.tensors)
+      params.push_back(tensorOf(interp, m, t.name));
+    FailureOr<nn::LstmLayerOp::ModuleResults> lstm =
+        nn::LstmLayerOp::buildLstm(b, where, c->module, x, h0, c0, params);
+    if (failed(lstm))
+      return failure();
+    Val state;
+    state.kind = Val::Kind::List;
+    state.list = {Val::ofTensor(lstm->hy), Val::ofTensor(lstm->cy)};
+    Val result;
+    result.kind = Val::Kind::List;
+    result.list = {Val::ofTensor(lstm->output), state};
+    return result;
+  };
+  return info;
+}
+
 const llvm::StringMap<LayerInfo> &vram::cxx_import::getLayerTable() {
   static const llvm::StringMap<LayerInfo> table = [] {
     llvm::StringMap<LayerInfo> t;
@@ -1214,6 +1329,7 @@ const llvm::StringMap<LayerInfo> &vram::cxx_import::getLayerTable() {
     t["Embedding"] = embeddingLayer();
     t["Conv1d"] = conv1dLayer();
     t["MultiheadAttention"] = attentionLayer();
+    t["LSTM"] = lstmLayer();
     t["Softmax"] = noTensors([](Interpreter &interp, Module &m,
                                 const Val &input,
                                 Location where) -> FailureOr<Val> {
@@ -1756,6 +1872,32 @@ static FailureOr<Val> unsqueeze(Interpreter &interp, CallInfo &call) {
   return Val::ofTensor(reshapeTo(interp.getBuilder(), call.loc, *x, shape));
 }
 
+/// x.select(dim, index): the row as a view (a slice viewed without `dim`).
+static FailureOr<Val> selectRow(Interpreter &interp, CallInfo &call) {
+  FailureOr<Value> x = interp.tensorArg(call, 0);
+  FailureOr<int64_t> dim = intArg(interp, call, 1),
+                     index = intArg(interp, call, 2);
+  if (failed(x) || failed(dim) || failed(index))
+    return failure();
+  SmallVector<int64_t> shape(shapeOf(*x));
+  int64_t rank = shape.size();
+  int64_t d = normalizeDim(*dim, rank);
+  if (d < 0 || d >= rank)
+    return interp.error(call.loc) << "'select': dimension " << *dim
+                                  << " out of range for rank " << rank;
+  int64_t i = *index < 0 ? *index + shape[d] : *index;
+  if (i < 0 || i >= shape[d])
+    return interp.error(call.loc) << "'select': index " << *index
+                                  << " out of range for size " << shape[d];
+  OpBuilder &b = interp.getBuilder();
+  SmallVector<int64_t> row(shape);
+  row[d] = 1;
+  Value slice = nn::SliceOp::create(b, call.loc, withShape(*x, row), *x, d, i,
+                                    i + 1, 1);
+  shape.erase(shape.begin() + d);
+  return Val::ofTensor(reshapeTo(b, call.loc, slice, shape));
+}
+
 static FailureOr<Val> permute(Interpreter &interp, CallInfo &call) {
   FailureOr<Value> x = interp.tensorArg(call, 0);
   if (failed(x))
@@ -1972,6 +2114,7 @@ vram::cxx_import::getTensorMethodTable() {
     t["chunk"] = chunk;
     t["view"] = reshape;
     t["reshape"] = reshape;
+    t["select"] = selectRow;
     t["transpose"] = transpose;
     // Tensor::flatten also flattens from dimension 0 by default.
     t["flatten"] = [](Interpreter &interp, CallInfo &call) {
