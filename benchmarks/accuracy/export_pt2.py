@@ -35,8 +35,8 @@ from transformers import AutoConfig, AutoModelForCausalLM
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import measure  # noqa: E402  (saved bytes and the profiler's memory events)
-from small_models import (ActNet, BiLstmNet, LstmNet, LstmNoBiasNet, NormActNet,  # noqa: E402
-                          TinyAudioNet, TinyUNet)
+from small_models import (ActNet, BiGruNoBiasNet, BiLstmNet, GruNet, LstmNet,  # noqa: E402
+                          LstmNoBiasNet, NormActNet, TinyAudioNet, TinyUNet)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "test" / "Inputs" / "pt2"
@@ -394,8 +394,8 @@ def audio():
 
 
 def recurrent(name, model_class, shape, batch_dim=0):
-    """regression_net for an LSTM (torch.nn.LSTM runs oneDNN's LSTM on the
-    CPU): exported with a dynamic batch (dimension `batch_dim` of the input),
+    """regression_net for an LSTM or GRU (torch.nn.LSTM runs oneDNN's LSTM
+    on the CPU, torch.nn.GRU its cells one by one): exported with a dynamic batch (dimension `batch_dim` of the input),
     saved bytes and SGD step peak on mse against a [2, 10] target."""
     torch.manual_seed(0)
     b = torch.export.Dim("batch", min=2, max=4096)
@@ -519,6 +519,8 @@ MODELS = {
     "lstm": lambda: recurrent("lstm", LstmNet, (2, 12, 16)),
     "lstm_bidir": lambda: recurrent("lstm_bidir", BiLstmNet, (2, 12, 8)),
     "lstm_nobias": lambda: recurrent("lstm_nobias", LstmNoBiasNet, (12, 2, 16), batch_dim=1),
+    "gru": lambda: recurrent("gru", GruNet, (2, 12, 16)),
+    "gru_bidir": lambda: recurrent("gru_bidir", BiGruNoBiasNet, (12, 2, 8), batch_dim=1),
     "unsupported": unsupported,
     "where_grad": where_grad,
     "llama": lambda: causal_lm("llama", "llama.json"),

@@ -134,3 +134,31 @@ class LstmNoBiasNet(torch.nn.Module):
     def forward(self, x):
         _, (h, _) = self.rnn(x)
         return self.fc(h[-1])
+
+
+class GruNet(torch.nn.Module):
+    """LstmNet with a GRU: 2 batch-first layers of 32, dropout between
+    them, the last step into a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.GRU(16, 32, num_layers=2, batch_first=True, dropout=0.25)
+        self.fc = torch.nn.Linear(32, 10)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.fc(y[:, -1])
+
+
+class BiGruNoBiasNet(torch.nn.Module):
+    """A time-first bidirectional GRU without biases, the mean over time
+    into a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.GRU(8, 24, bidirectional=True, bias=False)
+        self.fc = torch.nn.Linear(48, 10)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.fc(y.mean(0))

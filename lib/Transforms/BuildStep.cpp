@@ -251,8 +251,18 @@ void BuildStepPass::runOnOperation() {
   TorchTarget target{torchVersion, device, cudnnWorkspace};
   bool autocast =
       static_cast<bool>(forward->getAttr(NNDialect::kAutocastAttrName));
-  WalkResult unsupported = forward.walk([&](TargetSupportOpInterface op) {
-    return failed(op.verifyTarget(target, mode, autocast))
+  WalkResult unsupported = forward.walk([&](Operation *op) {
+    if (auto module =
+            op->getAttrOfType<StringAttr>(NNDialect::kCpuDecompositionAttrName);
+        module && device == Device::Cuda) {
+      op->emitOpError("is part of ")
+          << module.getValue()
+          << " as the CPU runs it; CUDA runs cuDNN's fused kernel, whose "
+             "reserve space is not measured (analyse with --device=cpu)";
+      return WalkResult::interrupt();
+    }
+    auto support = dyn_cast<TargetSupportOpInterface>(op);
+    return support && failed(support.verifyTarget(target, mode, autocast))
                ? WalkResult::interrupt()
                : WalkResult::advance();
   });

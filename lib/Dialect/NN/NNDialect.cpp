@@ -405,6 +405,10 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
   if (name == kFloat32AttrName || name == kPromoteAttrName)
     return expect(isa<UnitAttr>(value) && op->getNumResults() >= 1,
                   "a unit attribute on an op with results");
+  if (name == kCpuDecompositionAttrName)
+    return expect(isa<StringAttr>(value) &&
+                      !cast<StringAttr>(value).getValue().empty(),
+                  "a module name");
   if (name == kFunctionalAttrName)
     return expect(isa<UnitAttr>(value) && isa<LinearOp>(op),
                   "a unit attribute on an nn.linear");

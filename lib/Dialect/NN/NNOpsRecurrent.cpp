@@ -4,7 +4,8 @@
 // layer and direction (mkldnn_rnn_layer, aten/src/ATen/native/mkldnn/
 // RNN.cpp); derivatives.yaml keeps every input and output of the call and
 // the primitive's workspace. The sizes oneDNN allocates come from
-// TorchSemantics.h (getLstmLayerBuffers).
+// TorchSemantics.h (getLstmLayerBuffers). The modules' builders for the
+// front ends (Recurrent.h) are here too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 
 #include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Dialect/NN/NNOps.h"
+#include "vram/Dialect/NN/Recurrent.h"
 #include "vram/Dialect/NN/TorchSemantics.h"
 
 #include "mlir/IR/Builders.h"
@@ -199,124 +201,267 @@ LogicalResult LstmLayerOp::verifyTarget(const TorchTarget &target,
 }
 
 //===----------------------------------------------------------------------===//
-// torch.nn.LSTM as a stack of nn.lstm_layer
+// torch.nn.LSTM and torch.nn.GRU as PyTorch 2 runs them on the CPU
 //===----------------------------------------------------------------------===//
 
-FailureOr<LstmLayerOp::ModuleResults>
-LstmLayerOp::buildLstm(OpBuilder &b, Location loc, const ModuleConfig &config,
-                       Value input, Value h0, Value c0, ValueRange params) {
-  auto x = cast<RankedTensorType>(input.getType());
-  auto h0Type = cast<RankedTensorType>(h0.getType());
-  int64_t directions = config.bidirectional ? 2 : 1;
-  int64_t perLayer = config.hasBiases ? 4 : 2;
-  if (config.numLayers < 1)
-    return mlir::emitError(loc)
-           << "an LSTM needs at least one layer, got " << config.numLayers;
-  if (x.getRank() != 3)
-    return mlir::emitError(loc)
-           << "an LSTM's input must be [T, B, I] or [B, T, I] "
-              "(batched), got "
-           << shapeStr(x.getShape());
-  if (static_cast<int64_t>(params.size()) !=
-      satMul(config.numLayers, directions, perLayer))
-    return mlir::emitError(loc)
-           << "an LSTM of " << config.numLayers << " layers"
-           << (config.bidirectional ? ", bidirectional," : "")
-           << (config.hasBiases ? " with" : " without") << " biases takes "
-           << config.numLayers * directions * perLayer << " weights, got "
-           << params.size();
-  int64_t stack = satMul(config.numLayers, directions);
-  int64_t batch = x.getDimSize(config.batchFirst ? 0 : 1);
-  if (h0Type.getRank() != 3 || h0Type.getDimSize(0) != stack ||
-      h0Type.getDimSize(1) != batch || h0.getType() != c0.getType())
-    return mlir::emitError(loc)
-           << "an LSTM's h0 and c0 must be [" << stack << ", " << batch
-           << ", H], got " << shapeStr(h0Type.getShape()) << " and "
-           << shapeStr(cast<RankedTensorType>(c0.getType()).getShape());
-  int64_t hidden = h0Type.getDimSize(2);
-  Type et = x.getElementType();
-  auto typeOf = [&](ArrayRef<int64_t> shape) {
-    return RankedTensorType::get(shape, et);
-  };
+namespace {
+/// What the LSTM and GRU builders share: the checks of the module's tensors,
+/// h0's rows, the views and the stacking of states.
+struct RnnBuilder {
+  OpBuilder &b;
+  Location loc;
+  const RnnConfig &config;
+  StringRef kind; // "LSTM" or "GRU"
+  int64_t gates;  // 4 or 3
+  int64_t directions, perLayer, batch, hidden = 0;
+  Type et;
 
-  // mkldnn_rnn: the input time first, contiguous.
-  Value layerInput = input;
-  if (config.batchFirst) {
-    auto t = TransposeOp::create(
-        b, loc, typeOf({x.getDimSize(1), x.getDimSize(0), x.getDimSize(2)}),
-        input, 0, 1);
-    layerInput = ContiguousOp::create(b, loc, t.getType(), t);
+  RnnBuilder(OpBuilder &b, Location loc, const RnnConfig &config,
+             StringRef kind, int64_t gates)
+      : b(b), loc(loc), config(config), kind(kind), gates(gates),
+        directions(config.bidirectional ? 2 : 1),
+        perLayer(config.hasBiases ? 4 : 2), batch(0) {}
+
+  RankedTensorType typeOf(ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, et);
   }
-  int64_t seq = cast<RankedTensorType>(layerInput.getType()).getDimSize(0);
-  auto stateType = typeOf({batch, hidden});
-  // hx[index]: a view of h0's row.
-  auto row = [&](Value states, int64_t index) -> Value {
-    auto slice = SliceOp::create(b, loc, typeOf({1, batch, hidden}), states, 0,
-                                 index, index + 1, 1);
-    return ReshapeOp::create(b, loc, stateType, slice);
-  };
-  SmallVector<Value> hy, cy;
-  for (int64_t layer = 0; layer < config.numLayers; ++layer) {
-    SmallVector<Value> outputs;
-    for (int64_t direction = 0; direction < directions; ++direction) {
-      int64_t index = layer * directions + direction;
-      ValueRange weights = params.slice(index * perLayer, perLayer);
-      int64_t in = cast<RankedTensorType>(layerInput.getType()).getDimSize(2);
-      std::string name =
-          (Twine("_l") + Twine(layer) + (direction ? "_reverse" : "")).str();
-      auto check = [&](Value w, ArrayRef<int64_t> shape,
-                       StringRef what) -> LogicalResult {
-        auto t = cast<RankedTensorType>(w.getType());
-        if (t.getShape() == shape && t.getElementType() == et)
-          return success();
+
+  /// Checks the input, the initial states and the number of weights.
+  LogicalResult checkModule(Value input, ArrayRef<Value> states,
+                            ValueRange params) {
+    auto x = cast<RankedTensorType>(input.getType());
+    et = x.getElementType();
+    if (config.numLayers < 1)
+      return mlir::emitError(loc)
+             << "a " << kind << " needs at least one layer, got "
+             << config.numLayers;
+    if (x.getRank() != 3)
+      return mlir::emitError(loc)
+             << "a " << kind
+             << "'s input must be [T, B, I] or [B, T, I] (batched), got "
+             << shapeStr(x.getShape());
+    if (static_cast<int64_t>(params.size()) !=
+        satMul(config.numLayers, directions, perLayer))
+      return mlir::emitError(loc)
+             << "a " << kind << " of " << config.numLayers << " layers"
+             << (config.bidirectional ? ", bidirectional," : "")
+             << (config.hasBiases ? " with" : " without") << " biases takes "
+             << config.numLayers * directions * perLayer << " weights, got "
+             << params.size() << " (proj_size is not modelled)";
+    int64_t stack = satMul(config.numLayers, directions);
+    batch = x.getDimSize(config.batchFirst ? 0 : 1);
+    for (Value state : states) {
+      auto t = cast<RankedTensorType>(state.getType());
+      if (t.getRank() != 3 || t.getDimSize(0) != stack ||
+          t.getDimSize(1) != batch || t.getElementType() != et ||
+          (hidden && t.getDimSize(2) != hidden))
         return mlir::emitError(loc)
-               << "an LSTM's " << what << name << " must be " << shapeStr(shape)
-               << " of the input's dtype, got " << shapeStr(t.getShape());
-      };
-      int64_t gates = satMul(4, hidden);
-      if (failed(check(weights[0], {gates, in}, "weight_ih")) ||
-          failed(check(weights[1], {gates, hidden}, "weight_hh")) ||
-          (config.hasBiases && (failed(check(weights[2], {gates}, "bias_ih")) ||
-                                failed(check(weights[3], {gates}, "bias_hh")))))
-        return failure();
-      SmallVector<Value> operands = {layerInput, row(h0, index),
-                                     row(c0, index)};
-      llvm::append_range(operands, weights);
-      SmallVector<NamedAttribute> attrs;
-      if (direction == 1)
-        attrs.push_back(b.getNamedAttr("reverse", b.getUnitAttr()));
-      auto lstm = LstmLayerOp::create(
-          b, loc, TypeRange{typeOf({seq, batch, hidden}), stateType, stateType},
-          operands, attrs);
-      outputs.push_back(lstm.getOutput());
-      hy.push_back(lstm.getHy());
-      cy.push_back(lstm.getCy());
+               << "a " << kind << "'s initial states must be [" << stack << ", "
+               << batch << ", H] of the input's dtype, got "
+               << shapeStr(t.getShape());
+      hidden = t.getDimSize(2);
     }
-    layerInput = directions == 1
+    return success();
+  }
+
+  /// Checks one layer's and direction's weights for an input of `in`
+  /// features.
+  LogicalResult checkWeights(ValueRange weights, int64_t layer,
+                             int64_t direction, int64_t in) {
+    std::string suffix =
+        (Twine("_l") + Twine(layer) + (direction ? "_reverse" : "")).str();
+    auto check = [&](Value w, ArrayRef<int64_t> shape,
+                     StringRef what) -> LogicalResult {
+      auto t = cast<RankedTensorType>(w.getType());
+      if (t.getShape() == shape && t.getElementType() == et)
+        return success();
+      return mlir::emitError(loc)
+             << "a " << kind << "'s " << what << suffix << " must be "
+             << shapeStr(shape) << " of the input's dtype, got "
+             << shapeStr(t.getShape());
+    };
+    int64_t rows = satMul(gates, hidden);
+    if (failed(check(weights[0], {rows, in}, "weight_ih")) ||
+        failed(check(weights[1], {rows, hidden}, "weight_hh")))
+      return failure();
+    if (config.hasBiases && (failed(check(weights[2], {rows}, "bias_ih")) ||
+                             failed(check(weights[3], {rows}, "bias_hh"))))
+      return failure();
+    return success();
+  }
+
+  /// Row `index` of `tensor` along dimension 0, as a view without it
+  /// (hx[index], inputs.unbind(0)[index]).
+  Value row(Value tensor, int64_t index) {
+    auto t = cast<RankedTensorType>(tensor.getType());
+    SmallVector<int64_t> shape(t.getShape());
+    shape[0] = 1;
+    auto slice =
+        SliceOp::create(b, loc, typeOf(shape), tensor, 0, index, index + 1, 1);
+    return ReshapeOp::create(b, loc, typeOf(t.getShape().drop_front()), slice);
+  }
+
+  /// Columns [k * H, (k + 1) * H) of a [B, G * H] tensor (unsafe_chunk).
+  Value chunk(Value tensor, int64_t k) {
+    return SliceOp::create(b, loc, typeOf({batch, hidden}), tensor, 1,
+                           k * hidden, (k + 1) * hidden, 1);
+  }
+
+  /// at::stack(values, 0) of [B, H] tensors.
+  Value stack(ArrayRef<Value> values) {
+    SmallVector<Value> rows;
+    for (Value v : values)
+      rows.push_back(ReshapeOp::create(b, loc, typeOf({1, batch, hidden}), v));
+    return ConcatOp::create(
+        b, loc, typeOf({static_cast<int64_t>(values.size()), batch, hidden}),
+        rows, 0);
+  }
+
+  /// The layer's input from the previous layer's outputs: the directions
+  /// concatenated, dropout between layers while training.
+  Value nextInput(ArrayRef<Value> outputs, int64_t layer) {
+    int64_t seq = cast<RankedTensorType>(outputs[0].getType()).getDimSize(0);
+    Value next = outputs.size() == 1
                      ? outputs.front()
                      : ConcatOp::create(
                            b, loc, typeOf({seq, batch, 2 * hidden}), outputs, 2)
                            .getResult();
     if (config.dropout != 0 && config.train && layer + 1 < config.numLayers)
-      layerInput = DropoutOp::create(b, loc, layerInput.getType(), layerInput,
-                                     b.getF64FloatAttr(config.dropout),
-                                     /*inplace=*/nullptr);
+      next = DropoutOp::create(b, loc, next.getType(), next,
+                               b.getF64FloatAttr(config.dropout),
+                               /*inplace=*/nullptr);
+    return next;
   }
-  auto stackStates = [&](ArrayRef<Value> states) -> Value {
-    SmallVector<Value> rows;
-    for (Value s : states)
-      rows.push_back(ReshapeOp::create(b, loc, typeOf({1, batch, hidden}), s));
-    return ConcatOp::create(b, loc, h0Type, rows, 0);
-  };
-  ModuleResults results;
-  results.output = layerInput;
-  if (config.batchFirst) {
-    auto t = cast<RankedTensorType>(layerInput.getType());
-    results.output = TransposeOp::create(
+
+  /// The output back to batch first (a transposed view).
+  Value batchFirstOutput(Value output) {
+    if (!config.batchFirst)
+      return output;
+    auto t = cast<RankedTensorType>(output.getType());
+    return TransposeOp::create(
         b, loc, typeOf({t.getDimSize(1), t.getDimSize(0), t.getDimSize(2)}),
-        layerInput, 0, 1);
+        output, 0, 1);
   }
-  results.hy = stackStates(hy);
-  results.cy = stackStates(cy);
-  return results;
+
+  Value transposedInput(Value input) {
+    auto x = cast<RankedTensorType>(input.getType());
+    return TransposeOp::create(
+        b, loc, typeOf({x.getDimSize(1), x.getDimSize(0), x.getDimSize(2)}),
+        input, 0, 1);
+  }
+};
+} // namespace
+
+FailureOr<RnnResults> vram::nn::buildLstm(OpBuilder &b, Location loc,
+                                          const RnnConfig &config, Value input,
+                                          Value h0, Value c0,
+                                          ValueRange params) {
+  RnnBuilder rnn(b, loc, config, "LSTM", 4);
+  if (failed(rnn.checkModule(input, {h0, c0}, params)))
+    return failure();
+  // mkldnn_rnn: the input time first, contiguous.
+  Value layerInput = input;
+  if (config.batchFirst) {
+    Value t = rnn.transposedInput(input);
+    layerInput = ContiguousOp::create(b, loc, t.getType(), t);
+  }
+  int64_t seq = cast<RankedTensorType>(layerInput.getType()).getDimSize(0);
+  auto stateType = rnn.typeOf({rnn.batch, rnn.hidden});
+  SmallVector<Value> hy, cy;
+  for (int64_t layer = 0; layer < config.numLayers; ++layer) {
+    SmallVector<Value> outputs;
+    for (int64_t direction = 0; direction < rnn.directions; ++direction) {
+      int64_t index = layer * rnn.directions + direction;
+      ValueRange weights = params.slice(index * rnn.perLayer, rnn.perLayer);
+      int64_t in = cast<RankedTensorType>(layerInput.getType()).getDimSize(2);
+      if (failed(rnn.checkWeights(weights, layer, direction, in)))
+        return failure();
+      SmallVector<Value> operands = {layerInput, rnn.row(h0, index),
+                                     rnn.row(c0, index)};
+      llvm::append_range(operands, weights);
+      SmallVector<NamedAttribute> attrs;
+      if (direction == 1)
+        attrs.push_back(b.getNamedAttr("reverse", b.getUnitAttr()));
+      auto lstm = LstmLayerOp::create(
+          b, loc,
+          TypeRange{rnn.typeOf({seq, rnn.batch, rnn.hidden}), stateType,
+                    stateType},
+          operands, attrs);
+      outputs.push_back(lstm.getOutput());
+      hy.push_back(lstm.getHy());
+      cy.push_back(lstm.getCy());
+    }
+    layerInput = rnn.nextInput(outputs, layer);
+  }
+  return RnnResults{rnn.batchFirstOutput(layerInput), rnn.stack(hy),
+                    rnn.stack(cy)};
+}
+
+FailureOr<RnnResults> vram::nn::buildGru(OpBuilder &b, Location loc,
+                                         const RnnConfig &config, Value input,
+                                         Value h0, ValueRange params) {
+  RnnBuilder rnn(b, loc, config, "GRU", 3);
+  if (failed(rnn.checkModule(input, {h0}, params)))
+    return failure();
+  // gru_input: batch first is a transposed view; _rnn_impl_with_concat runs
+  // each layer and direction as FullLayer does on the CPU.
+  Value layerInput = config.batchFirst ? rnn.transposedInput(input) : input;
+  int64_t seq = cast<RankedTensorType>(layerInput.getType()).getDimSize(0);
+  auto stateType = rnn.typeOf({rnn.batch, rnn.hidden});
+  auto inplace = b.getUnitAttr();
+  SmallVector<Value> finalHidden;
+  for (int64_t layer = 0; layer < config.numLayers; ++layer) {
+    SmallVector<Value> outputs;
+    for (int64_t direction = 0; direction < rnn.directions; ++direction) {
+      int64_t index = layer * rnn.directions + direction;
+      ValueRange weights = params.slice(index * rnn.perLayer, rnn.perLayer);
+      int64_t in = cast<RankedTensorType>(layerInput.getType()).getDimSize(2);
+      if (failed(rnn.checkWeights(weights, layer, direction, in)))
+        return failure();
+      Value biasIh = config.hasBiases ? weights[2] : Value();
+      Value biasHh = config.hasBiases ? weights[3] : Value();
+      // params.linear_ih(input) for every step at once, unbound per step.
+      // CUDA runs cuDNN's fused GRU instead: the step builder rejects it.
+      auto cpuOnly = b.getNamedAttr(NNDialect::kCpuDecompositionAttrName,
+                                    b.getStringAttr("torch.nn.GRU"));
+      auto inputGates =
+          LinearOp::create(b, loc, rnn.typeOf({seq, rnn.batch, 3 * rnn.hidden}),
+                           layerInput, weights[0], biasIh);
+      inputGates->setAttrs({cpuOnly});
+      Value h = rnn.row(h0, index);
+      SmallVector<Value> steps;
+      for (int64_t i = 0; i < seq; ++i) {
+        int64_t t = direction == 0 ? i : seq - 1 - i;
+        // GRUCell with pre-computed input gates (RNN.cpp): the hidden
+        // projection, then its chunks updated in place.
+        Value ig = rnn.row(inputGates, t);
+        Value hg =
+            LinearOp::create(b, loc, rnn.typeOf({rnn.batch, 3 * rnn.hidden}), h,
+                             weights[1], biasHh);
+        Value reset = AddOp::create(b, loc, stateType, rnn.chunk(hg, 0),
+                                    rnn.chunk(ig, 0), inplace);
+        reset = SigmoidOp::create(b, loc, stateType, reset, inplace);
+        Value update = AddOp::create(b, loc, stateType, rnn.chunk(hg, 1),
+                                     rnn.chunk(ig, 1), inplace);
+        update = SigmoidOp::create(b, loc, stateType, update, inplace);
+        Value scaled =
+            MulOp::create(b, loc, stateType, rnn.chunk(hg, 2), reset, inplace);
+        Value candidate = AddOp::create(b, loc, stateType, rnn.chunk(ig, 2),
+                                        scaled, UnitAttr());
+        candidate = TanhOp::create(b, loc, stateType, candidate, inplace);
+        // (hidden - new_gate).mul_(input_gate).add_(new_gate)
+        Value next = SubOp::create(b, loc, stateType, h, candidate, UnitAttr());
+        next = MulOp::create(b, loc, stateType, next, update, inplace);
+        h = AddOp::create(b, loc, stateType, next, candidate, inplace);
+        steps.push_back(h);
+      }
+      finalHidden.push_back(h);
+      if (direction == 1)
+        std::reverse(steps.begin(), steps.end());
+      outputs.push_back(rnn.stack(steps));
+    }
+    layerInput = rnn.nextInput(outputs, layer);
+  }
+  return RnnResults{rnn.batchFirstOutput(layerInput), rnn.stack(finalHidden),
+                    Value()};
 }

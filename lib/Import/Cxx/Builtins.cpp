@@ -14,6 +14,7 @@
 #include "Interpreter.h"
 
 #include "vram/Dialect/NN/NNOps.h"
+#include "vram/Dialect/NN/Recurrent.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -767,15 +768,15 @@ static LayerInfo attentionLayer() {
   return info;
 }
 
-/// LSTMOptions(input_size, hidden_size): num_layers, bias, batch_first,
-/// dropout, bidirectional (proj_size is not modelled).
+/// LSTMOptions / GRUOptions(input_size, hidden_size): num_layers, bias,
+/// batch_first, dropout, bidirectional (LSTM's proj_size is not modelled).
 struct LstmConfig {
   int64_t input, hidden;
-  nn::LstmLayerOp::ModuleConfig module;
+  nn::RnnConfig module;
 };
 
-static FailureOr<LstmConfig> readLstm(Interpreter &interp, Module &m,
-                                      Location where) {
+static FailureOr<LstmConfig> readRnn(Interpreter &interp, Module &m,
+                                     Location where, StringRef name) {
   OptionReader r{interp, m, where};
   FailureOr<int64_t> input = r.integer("input_size", 0),
                      hidden = r.integer("hidden_size", 1),
@@ -791,10 +792,10 @@ static FailureOr<LstmConfig> readLstm(Interpreter &interp, Module &m,
     return failure();
   if (*input <= 0 || *hidden <= 0 || *layers <= 0)
     return interp.error(where)
-           << "torch::nn::LSTM: input_size, hidden_size and num_layers must "
-              "be positive, got "
+           << "torch::nn::" << name
+           << ": input_size, hidden_size and num_layers must be positive, got "
            << *input << ", " << *hidden << ", " << *layers;
-  if (*proj != 0)
+  if (*proj != 0 && name == "LSTM")
     return interp.error(where)
            << "torch::nn::LSTM with proj_size is not modelled (oneDNN's LSTM "
               "has no projections; PyTorch runs it cell by cell)";
@@ -808,47 +809,51 @@ static FailureOr<LstmConfig> readLstm(Interpreter &interp, Module &m,
   return c;
 }
 
-/// torch::nn::LSTM: LSTMImpl::forward makes zero h0 and c0
-/// [layers * directions, B, H] and calls torch::lstm, which PyTorch 2 runs
-/// on the CPU as LstmLayerOp::buildLstm builds it. The result is the tuple
-/// (output, (hy, cy)).
-static LayerInfo lstmLayer() {
+/// torch::nn::LSTM and GRU: their forward makes zero initial states
+/// [layers * directions, B, H] and calls torch::lstm / torch::gru, which
+/// PyTorch 2 runs on the CPU as buildLstm / buildGru (Recurrent.h) build
+/// them. The result is the tuple (output, (hy, cy)) / (output, hy).
+static LayerInfo rnnLayer(bool lstm) {
+  StringRef name = lstm ? "LSTM" : "GRU";
+  int64_t gates = lstm ? 4 : 3;
   LayerInfo info;
-  info.declare = [](Interpreter &interp, Module &m,
-                    clang::SourceLocation where) -> LogicalResult {
-    FailureOr<LstmConfig> c = readLstm(interp, m, interp.loc(where));
+  info.declare = [=](Interpreter &interp, Module &m,
+                     clang::SourceLocation where) -> LogicalResult {
+    FailureOr<LstmConfig> c = readRnn(interp, m, interp.loc(where), name);
     if (failed(c))
       return failure();
     int64_t directions = c->module.bidirectional ? 2 : 1;
     // The registration order of RNNImplBase::reset().
     for (int64_t layer = 0; layer < c->module.numLayers; ++layer)
       for (int64_t direction = 0; direction < directions; ++direction) {
-        std::string suffix = "_l" + std::to_string(layer) +
-                             (direction ? "_reverse" : "");
+        std::string suffix =
+            "_l" + std::to_string(layer) + (direction ? "_reverse" : "");
         int64_t in = layer == 0 ? c->input : c->hidden * directions;
-        declare(m, "weight_ih" + suffix, {4 * c->hidden, in});
-        declare(m, "weight_hh" + suffix, {4 * c->hidden, c->hidden});
+        declare(m, "weight_ih" + suffix, {gates * c->hidden, in});
+        declare(m, "weight_hh" + suffix, {gates * c->hidden, c->hidden});
         if (c->module.hasBiases) {
-          declare(m, "bias_ih" + suffix, {4 * c->hidden});
-          declare(m, "bias_hh" + suffix, {4 * c->hidden});
+          declare(m, "bias_ih" + suffix, {gates * c->hidden});
+          declare(m, "bias_hh" + suffix, {gates * c->hidden});
         }
       }
     return success();
   };
-  info.callMany = [](Interpreter &interp, Module &m, ArrayRef<Val> args,
-                     Location where) -> FailureOr<Val> {
-    FailureOr<LstmConfig> c = readLstm(interp, m, where);
+  info.callMany = [=](Interpreter &interp, Module &m, ArrayRef<Val> args,
+                      Location where) -> FailureOr<Val> {
+    FailureOr<LstmConfig> c = readRnn(interp, m, where, name);
     if (failed(c))
       return failure();
     if (args.size() != 1 || args[0].kind != Val::Kind::Tensor)
-      return interp.error(where) << "torch::nn::LSTM's forward is modelled "
-                                    "for one tensor argument (zero h0 and c0)";
+      return interp.error(where)
+             << "torch::nn::" << name
+             << "'s forward is modelled for one tensor argument (zero "
+                "initial states)";
     Value x = args[0].tensor;
     ArrayRef<int64_t> shape = shapeOf(x);
     if (shape.size() != 3 || shape[2] != c->input)
       return interp.error(where)
-             << "torch::nn::LSTM expects a batched input with " << c->input
-             << " features, got " << shapeString(shape);
+             << "torch::nn::" << name << " expects a batched input with "
+             << c->input << " features, got " << shapeString(shape);
     OpBuilder &b = interp.getBuilder();
     int64_t stack = c->module.numLayers * (c->module.bidirectional ? 2 : 1);
     int64_t batch = shape[c->module.batchFirst ? 0 : 1];
@@ -858,25 +863,32 @@ static LayerInfo lstmLayer() {
     auto zeros = [&]() -> Value {
       return nn::ConstantOp::create(
           b, where, stateType,
-          DenseElementsAttr::get(stateType,
-                                 b.getFloatAttr(stateType.getElementType(),
-                                                0.0)),
+          DenseElementsAttr::get(
+              stateType, b.getFloatAttr(stateType.getElementType(), 0.0)),
           /*wrapped_number=*/nullptr, /*model_dtype=*/nullptr);
     };
-    Value h0 = zeros(), c0 = zeros();
     SmallVector<Value> params;
     for (const TensorDecl &t : m.tensors)
       params.push_back(tensorOf(interp, m, t.name));
-    FailureOr<nn::LstmLayerOp::ModuleResults> lstm =
-        nn::LstmLayerOp::buildLstm(b, where, c->module, x, h0, c0, params);
-    if (failed(lstm))
+    Val result;
+    result.kind = Val::Kind::List;
+    if (!lstm) {
+      FailureOr<nn::RnnResults> gru =
+          nn::buildGru(b, where, c->module, x, zeros(), params);
+      if (failed(gru))
+        return failure();
+      result.list = {Val::ofTensor(gru->output), Val::ofTensor(gru->hy)};
+      return result;
+    }
+    Value h0 = zeros(), c0 = zeros();
+    FailureOr<nn::RnnResults> rnn =
+        nn::buildLstm(b, where, c->module, x, h0, c0, params);
+    if (failed(rnn))
       return failure();
     Val state;
     state.kind = Val::Kind::List;
-    state.list = {Val::ofTensor(lstm->hy), Val::ofTensor(lstm->cy)};
-    Val result;
-    result.kind = Val::Kind::List;
-    result.list = {Val::ofTensor(lstm->output), state};
+    state.list = {Val::ofTensor(rnn->hy), Val::ofTensor(rnn->cy)};
+    result.list = {Val::ofTensor(rnn->output), state};
     return result;
   };
   return info;
@@ -1329,7 +1341,8 @@ const llvm::StringMap<LayerInfo> &vram::cxx_import::getLayerTable() {
     t["Embedding"] = embeddingLayer();
     t["Conv1d"] = conv1dLayer();
     t["MultiheadAttention"] = attentionLayer();
-    t["LSTM"] = lstmLayer();
+    t["LSTM"] = rnnLayer(/*lstm=*/true);
+    t["GRU"] = rnnLayer(/*lstm=*/false);
     t["Softmax"] = noTensors([](Interpreter &interp, Module &m,
                                 const Val &input,
                                 Location where) -> FailureOr<Val> {
@@ -1892,8 +1905,8 @@ static FailureOr<Val> selectRow(Interpreter &interp, CallInfo &call) {
   OpBuilder &b = interp.getBuilder();
   SmallVector<int64_t> row(shape);
   row[d] = 1;
-  Value slice = nn::SliceOp::create(b, call.loc, withShape(*x, row), *x, d, i,
-                                    i + 1, 1);
+  Value slice =
+      nn::SliceOp::create(b, call.loc, withShape(*x, row), *x, d, i, i + 1, 1);
   shape.erase(shape.begin() + d);
   return Val::ofTensor(reshapeTo(b, call.loc, slice, shape));
 }

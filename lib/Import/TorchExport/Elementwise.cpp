@@ -328,7 +328,9 @@ void vram::torch_export::registerElementwiseConverters(ConverterTable &table) {
   table.on("aten.mish_.default", unaryInplace<nn::MishOp, true>);
   table.on("aten.gelu.default", convertGelu);
   table.on("aten.sigmoid.default", unary<nn::SigmoidOp>);
+  table.on("aten.sigmoid_.default", unaryInplace<nn::SigmoidOp, true>);
   table.on("aten.tanh.default", unary<nn::TanhOp>);
+  table.on("aten.tanh_.default", unaryInplace<nn::TanhOp, true>);
   table.on("aten.exp.default", unary<nn::ExpOp>);
   table.on("aten.neg.default", convertNeg);
   table.on("aten.rsqrt.default", unary<nn::RsqrtOp>);

@@ -8,6 +8,7 @@
 #include "ConverterTable.h"
 #include "Importer.h"
 
+#include "vram/Dialect/NN/Recurrent.h"
 #include "vram/Dialect/NN/TorchSemantics.h"
 #include "vram/Support/Findings.h"
 
@@ -418,37 +419,59 @@ static LogicalResult convertMatmul(NodeBinder &op) {
   return failed(y) ? failure() : op.setResult(*y);
 }
 
-/// aten.lstm.input (torch.nn.LSTM, batched, no projections): the stack of
-/// nn.lstm_layer that PyTorch 2 runs on the CPU (LstmLayerOp::buildLstm).
-static LogicalResult convertLstm(NodeBinder &op) {
-  FailureOr<Value> x = op.tensor("input");
-  FailureOr<SmallVector<Value>> hx = op.tensors("hx"),
-                                params = op.tensors("params");
+/// The configuration arguments aten.lstm.input and aten.gru.input share.
+static FailureOr<nn::RnnConfig> rnnConfig(NodeBinder &op) {
   FailureOr<bool> hasBiases = op.boolean("has_biases"),
                   train = op.boolean("train"),
                   bidirectional = op.boolean("bidirectional"),
                   batchFirst = op.boolean("batch_first");
   FailureOr<int64_t> layers = op.integer("num_layers");
   FailureOr<double> dropout = op.real("dropout");
-  if (failed(x) || failed(hx) || failed(params) || failed(hasBiases) ||
-      failed(train) || failed(bidirectional) || failed(batchFirst) ||
-      failed(layers) || failed(dropout))
+  if (failed(hasBiases) || failed(train) || failed(bidirectional) ||
+      failed(batchFirst) || failed(layers) || failed(dropout))
     return failure();
-  if (hx->size() != 2)
-    return op.error() << "expects hx = [h0, c0], got " << hx->size()
-                      << " tensors";
-  nn::LstmLayerOp::ModuleConfig config;
+  nn::RnnConfig config;
   config.numLayers = *layers;
   config.hasBiases = *hasBiases;
   config.bidirectional = *bidirectional;
   config.batchFirst = *batchFirst;
   config.dropout = *dropout;
   config.train = *train;
-  FailureOr<nn::LstmLayerOp::ModuleResults> lstm = nn::LstmLayerOp::buildLstm(
-      op.getBuilder(), op.getLoc(), config, *x, (*hx)[0], (*hx)[1], *params);
+  return config;
+}
+
+/// aten.lstm.input (torch.nn.LSTM, batched, no projections): the stack of
+/// nn.lstm_layer that PyTorch 2 runs on the CPU (Recurrent.h buildLstm).
+static LogicalResult convertLstm(NodeBinder &op) {
+  FailureOr<Value> x = op.tensor("input");
+  FailureOr<SmallVector<Value>> hx = op.tensors("hx"),
+                                params = op.tensors("params");
+  FailureOr<nn::RnnConfig> config = rnnConfig(op);
+  if (failed(x) || failed(hx) || failed(params) || failed(config))
+    return failure();
+  if (hx->size() != 2)
+    return op.error() << "expects hx = [h0, c0], got " << hx->size()
+                      << " tensors";
+  FailureOr<nn::RnnResults> lstm = nn::buildLstm(
+      op.getBuilder(), op.getLoc(), *config, *x, (*hx)[0], (*hx)[1], *params);
   if (failed(lstm))
     return failure();
   return op.setResults({lstm->output, lstm->hy, lstm->cy});
+}
+
+/// aten.gru.input (torch.nn.GRU, batched): cell by cell as PyTorch runs it
+/// on the CPU (Recurrent.h buildGru).
+static LogicalResult convertGru(NodeBinder &op) {
+  FailureOr<Value> x = op.tensor("input"), hx = op.tensor("hx");
+  FailureOr<SmallVector<Value>> params = op.tensors("params");
+  FailureOr<nn::RnnConfig> config = rnnConfig(op);
+  if (failed(x) || failed(hx) || failed(params) || failed(config))
+    return failure();
+  FailureOr<nn::RnnResults> gru =
+      nn::buildGru(op.getBuilder(), op.getLoc(), *config, *x, *hx, *params);
+  if (failed(gru))
+    return failure();
+  return op.setResults({gru->output, gru->hy});
 }
 
 void vram::torch_export::registerLayerConverters(ConverterTable &table) {
@@ -461,6 +484,7 @@ void vram::torch_export::registerLayerConverters(ConverterTable &table) {
   table.on("aten.upsample_bilinear2d.default", convertUpsampleBilinear2d);
   table.on("aten.linear.default", convertLinear);
   table.on("aten.lstm.input", convertLstm);
+  table.on("aten.gru.input", convertGru);
   table.on("aten.batch_norm.default", convertBatchNorm);
   table.on("aten.layer_norm.default", convertLayerNorm);
   table.on("aten.group_norm.default", convertGroupNorm);

@@ -167,6 +167,11 @@ def NN_Dialect : Dialect {
     /// chain transposes (a reshape alone follows from the types).
     static constexpr ::llvm::StringLiteral kGradViewsAttrName =
         "nn.grad_views";
+    /// On an op that a module's CPU kernels decompose into (torch.nn.GRU
+    /// cell by cell): the module, whose CUDA kernel (cuDNN's fused RNN) is
+    /// another computation; vram-build-step rejects the op on CUDA.
+    static constexpr ::llvm::StringLiteral kCpuDecompositionAttrName =
+        "nn.cpu_decomposition";
   }];
 }
 

@@ -684,24 +684,30 @@ def NN_GeluOp : NN_UnaryOp<"gelu"> {
                         "::vram::nn::GeluApproximation::None">:$approximate);
 }
 
-def NN_SigmoidOp : NN_UnaryOp<"sigmoid"> {
+def NN_SigmoidOp : NN_InplaceUnaryOp<"sigmoid"> {
   let summary = "1 / (1 + exp(-x))";
   let description = [{
+    Keeps its result for backward, also in place (`sigmoid_`: the result is
+    the input's storage, which the backward then keeps).
+
     ```mlir
     %y = nn.sigmoid %x : tensor<2x10xf32>
+    %z = nn.sigmoid %g {inplace} : tensor<3x32xf32>
     ```
   }];
-  let arguments = (ins NN_FloatTensor:$input);
+  let arguments = (ins NN_FloatTensor:$input, UnitAttr:$inplace);
 }
 
-def NN_TanhOp : NN_UnaryOp<"tanh"> {
+def NN_TanhOp : NN_InplaceUnaryOp<"tanh"> {
   let summary = "hyperbolic tangent";
   let description = [{
+    Keeps its result for backward, also in place (`tanh_`).
+
     ```mlir
     %y = nn.tanh %x : tensor<2x10xf32>
     ```
   }];
-  let arguments = (ins NN_FloatTensor:$input);
+  let arguments = (ins NN_FloatTensor:$input, UnitAttr:$inplace);
 }
 
 def NN_PowOp : NN_UnaryOp<"pow", [NN_AutocastFloat32], /*pure=*/1,
@@ -1119,7 +1125,7 @@ def NN_LstmLayerOp : NN_LayerOp<"lstm_layer", [InferTypeOpAdaptor,
     `weight_hh` [4H, H] and, with biases, `bias_ih` and `bias_hh` [4H];
     results: the hidden state of every step [T, B, H], the last hidden and
     cell state [B, H]. `nn.LSTM` is a stack of these
-    (LstmLayerOp::buildLstm): a layer's output (or the concatenation of its
+    (Recurrent.h buildLstm): a layer's output (or the concatenation of its
     two directions) is the next layer's input, with dropout between layers
     while training, and the last states stacked into hy and cy.
 
@@ -1151,28 +1157,6 @@ def NN_LstmLayerOp : NN_LayerOp<"lstm_layer", [InferTypeOpAdaptor,
     int64_t getInputSize();
     int64_t getHiddenSize();
 
-    /// torch.nn.LSTM's configuration (aten.lstm.input's arguments).
-    struct ModuleConfig {
-      int64_t numLayers = 1;
-      bool hasBiases = true, bidirectional = false, batchFirst = false;
-      double dropout = 0.0;
-      bool train = true;
-    };
-    /// The results of aten.lstm: output, hy, cy.
-    struct ModuleResults {
-      ::mlir::Value output, hy, cy;
-    };
-    /// Builds aten.lstm as PyTorch 2 runs it on the CPU (mkldnn_rnn in
-    /// aten/src/ATen/native/mkldnn/RNN.cpp): `input` [T, B, I] ([B, T, I]
-    /// batch first: transposed and made contiguous), `h0` and `c0`
-    /// [L * D, B, H], `params` the flat weights (w_ih, w_hh[, b_ih, b_hh]
-    /// per layer and direction). Emits a located error and fails on shapes
-    /// that do not fit together.
-    static ::mlir::FailureOr<ModuleResults>
-    buildLstm(::mlir::OpBuilder &b, ::mlir::Location loc,
-              const ModuleConfig &config, ::mlir::Value input,
-              ::mlir::Value h0, ::mlir::Value c0,
-              ::mlir::ValueRange params);
   }];
   let hasVerifier = 1;
 }

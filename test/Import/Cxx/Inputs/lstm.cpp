@@ -6,10 +6,11 @@
 struct LstmNetImpl : torch::nn::Module {
   LstmNetImpl() {
     namespace nn = torch::nn;
-    rnn = register_module("rnn", nn::LSTM(nn::LSTMOptions(16, 32)
-                                              .num_layers(2)
-                                              .batch_first(true)
-                                              .dropout(0.25)));
+    rnn = register_module(
+        "rnn",
+        nn::LSTM(
+            nn::LSTMOptions(16, 32).num_layers(2).batch_first(true).dropout(
+                0.25)));
     fc = register_module("fc", nn::Linear(32, 10));
   }
 

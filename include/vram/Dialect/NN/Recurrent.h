@@ -1,0 +1,55 @@
+//===- Recurrent.h - torch.nn.LSTM and GRU as nn ops ------------*- C++ -*-===//
+//
+// The recurrent modules as PyTorch 2 runs them on the CPU, built from nn ops
+// for every front end (aten.lstm.input / aten.gru.input of a torch.export
+// archive, torch::nn::LSTM / GRU of LibTorch): LSTM as one oneDNN call per
+// layer and direction (nn.lstm_layer, mkldnn_rnn in aten/src/ATen/native/
+// mkldnn/RNN.cpp), GRU cell by cell as GRUCell in aten/src/ATen/native/
+// RNN.cpp computes it (autograd records its elementwise ops one by one).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef VRAM_DIALECT_NN_RECURRENT_H
+#define VRAM_DIALECT_NN_RECURRENT_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+#include "mlir/Support/LLVM.h"
+
+namespace vram::nn {
+
+/// A recurrent module's configuration (aten.lstm.input's and
+/// aten.gru.input's arguments).
+struct RnnConfig {
+  int64_t numLayers = 1;
+  bool hasBiases = true, bidirectional = false, batchFirst = false;
+  double dropout = 0.0;
+  bool train = true;
+};
+
+/// The module's results: the output of every step, the last hidden state
+/// of every layer and direction ([L * D, B, H]) and, for an LSTM, the last
+/// cell state (null for a GRU).
+struct RnnResults {
+  mlir::Value output, hy, cy;
+};
+
+/// aten.lstm: `input` [T, B, I] ([B, T, I] batch first: transposed and made
+/// contiguous), `h0` and `c0` [L * D, B, H], `params` the flat weights
+/// (w_ih, w_hh[, b_ih, b_hh] per layer and direction). Emits a located
+/// error and fails on shapes that do not fit together.
+mlir::FailureOr<RnnResults> buildLstm(mlir::OpBuilder &b, mlir::Location loc,
+                                      const RnnConfig &config,
+                                      mlir::Value input, mlir::Value h0,
+                                      mlir::Value c0, mlir::ValueRange params);
+
+/// aten.gru on the CPU: per layer and direction the input's projection for
+/// every step at once, then per step the hidden projection and the gates in
+/// place (GRUCell), the steps' hidden states stacked.
+mlir::FailureOr<RnnResults> buildGru(mlir::OpBuilder &b, mlir::Location loc,
+                                     const RnnConfig &config, mlir::Value input,
+                                     mlir::Value h0, mlir::ValueRange params);
+
+} // namespace vram::nn
+
+#endif // VRAM_DIALECT_NN_RECURRENT_H
