@@ -255,7 +255,40 @@ def bad():
             if i["name"] == "indices":
                 i["arg"]["as_tensors"] = i["arg"]["as_tensors"] * 2
     rewrite("index-two.pt2", edit_node("torch.ops.aten.index.Tensor", two_indices))
+    bad_recurrent()
     print("bad/: " + " ".join(sorted(f.name for f in bad_dir.iterdir())))
+
+
+def bad_recurrent():
+    """lstm.pt2's aten.lstm.input node with a weight missing, and with one
+    initial state instead of h0 and c0."""
+    src = (OUT / "lstm.pt2").read_bytes()
+
+    def rewrite(name, edit_inputs):
+        out = io.BytesIO()
+        with zipfile.ZipFile(io.BytesIO(src)) as zin, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
+            for info in zin.infolist():
+                data = zin.read(info.filename)
+                if info.filename.endswith("models/model.json"):
+                    program = json.loads(data)
+                    for node in program["graph_module"]["graph"]["nodes"]:
+                        if node["target"] == "torch.ops.aten.lstm.input":
+                            edit_inputs(node["inputs"])
+                    data = json.dumps(program).encode()
+                zout.writestr(info, data)
+        (OUT / "bad" / name).write_bytes(out.getvalue())
+
+    def drop_weight(inputs):
+        for i in inputs:
+            if i["name"] == "params":
+                i["arg"]["as_tensors"].pop()
+    rewrite("lstm-params.pt2", drop_weight)
+
+    def one_state(inputs):
+        for i in inputs:
+            if i["name"] == "hx":
+                i["arg"]["as_tensors"].pop()
+    rewrite("lstm-hx.pt2", one_state)
 
 
 class TinyConvNet(torch.nn.Module):
@@ -529,6 +562,7 @@ MODELS = {
     "bert_large": lambda: bert("bert_large", large=True),
     "t5": t5,
     "bad": bad,
+    "bad_recurrent": bad_recurrent,
 }
 
 if __name__ == "__main__":

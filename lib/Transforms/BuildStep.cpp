@@ -252,14 +252,22 @@ void BuildStepPass::runOnOperation() {
   bool autocast =
       static_cast<bool>(forward->getAttr(NNDialect::kAutocastAttrName));
   WalkResult unsupported = forward.walk([&](Operation *op) {
-    if (auto module =
-            op->getAttrOfType<StringAttr>(NNDialect::kCpuDecompositionAttrName);
-        module && device == Device::Cuda) {
-      op->emitOpError("is part of ")
-          << module.getValue()
-          << " as the CPU runs it; CUDA runs cuDNN's fused kernel, whose "
-             "reserve space is not measured (analyse with --device=cpu)";
-      return WalkResult::interrupt();
+    if (auto module = op->getAttrOfType<StringAttr>(
+            NNDialect::kCpuDecompositionAttrName)) {
+      if (device == Device::Cuda) {
+        op->emitOpError("is part of ")
+            << module.getValue()
+            << " as the CPU runs it; CUDA runs cuDNN's fused kernel, whose "
+               "reserve space is not measured (analyse with --device=cpu)";
+        return WalkResult::interrupt();
+      }
+      if (autocast) {
+        // Autocast casts the module's weights once at its call, not per op.
+        op->emitOpError("is part of ")
+            << module.getValue()
+            << ", whose memory under torch.autocast is not measured";
+        return WalkResult::interrupt();
+      }
     }
     auto support = dyn_cast<TargetSupportOpInterface>(op);
     return support && failed(support.verifyTarget(target, mode, autocast))

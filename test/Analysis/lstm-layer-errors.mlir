@@ -51,3 +51,23 @@ func.func @forward(%x: tensor<5x3x16xf32>) -> tensor<5x3x32xf32> {
   %y, %hy, %cy = nn.lstm_layer %x, %h, %h, %wih, %whh : (tensor<5x3x16xf32>, tensor<4x32xf32>, tensor<4x32xf32>, tensor<128x16xf32>, tensor<128x32xf32>) -> (tensor<5x3x32xf32>, tensor<3x32xf32>, tensor<3x32xf32>)
   return %y : tensor<5x3x32xf32>
 }
+
+// -----
+
+// An op of a module the CPU decomposes (torch.nn.GRU cell by cell): CUDA
+// runs cuDNN's fused kernel instead.
+func.func @forward(%x: tensor<5x3x16xf32>) -> tensor<5x3x48xf32> {
+  %w = nn.param "rnn.weight_ih_l0" : tensor<48x16xf32>
+  // expected-error @below {{is part of torch.nn.GRU as the CPU runs it; CUDA runs cuDNN's fused kernel, whose reserve space is not measured (analyse with --device=cpu)}}
+  %y = nn.linear %x, %w {nn.cpu_decomposition = "torch.nn.GRU"} : (tensor<5x3x16xf32>, tensor<48x16xf32>) -> tensor<5x3x48xf32>
+  return %y : tensor<5x3x48xf32>
+}
+
+// -----
+
+func.func @forward(%x: tensor<5x3x16xf32>) -> tensor<5x3x48xf32> {
+  %w = nn.param "rnn.weight_ih_l0" : tensor<48x16xf32>
+  // expected-error @below {{'nn.cpu_decomposition' must be a module name}}
+  %y = nn.linear %x, %w {nn.cpu_decomposition = ""} : (tensor<5x3x16xf32>, tensor<48x16xf32>) -> tensor<5x3x48xf32>
+  return %y : tensor<5x3x48xf32>
+}

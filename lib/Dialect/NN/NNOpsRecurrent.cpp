@@ -211,7 +211,7 @@ struct RnnBuilder {
   OpBuilder &b;
   Location loc;
   const RnnConfig &config;
-  StringRef kind; // "LSTM" or "GRU"
+  StringRef kind; // "an LSTM" or "a GRU"
   int64_t gates;  // 4 or 3
   int64_t directions, perLayer, batch, hidden = 0;
   Type et;
@@ -233,17 +233,16 @@ struct RnnBuilder {
     et = x.getElementType();
     if (config.numLayers < 1)
       return mlir::emitError(loc)
-             << "a " << kind << " needs at least one layer, got "
-             << config.numLayers;
+             << kind << " needs at least one layer, got " << config.numLayers;
     if (x.getRank() != 3)
       return mlir::emitError(loc)
-             << "a " << kind
+             << kind
              << "'s input must be [T, B, I] or [B, T, I] (batched), got "
              << shapeStr(x.getShape());
     if (static_cast<int64_t>(params.size()) !=
         satMul(config.numLayers, directions, perLayer))
       return mlir::emitError(loc)
-             << "a " << kind << " of " << config.numLayers << " layers"
+             << kind << " of " << config.numLayers << " layers"
              << (config.bidirectional ? ", bidirectional," : "")
              << (config.hasBiases ? " with" : " without") << " biases takes "
              << config.numLayers * directions * perLayer << " weights, got "
@@ -256,11 +255,17 @@ struct RnnBuilder {
           t.getDimSize(1) != batch || t.getElementType() != et ||
           (hidden && t.getDimSize(2) != hidden))
         return mlir::emitError(loc)
-               << "a " << kind << "'s initial states must be [" << stack << ", "
+               << kind << "'s initial states must be [" << stack << ", "
                << batch << ", H] of the input's dtype, got "
                << shapeStr(t.getShape());
       hidden = t.getDimSize(2);
     }
+    if (hidden < 1 || x.getDimSize(2) < 1 || batch < 1 ||
+        x.getDimSize(config.batchFirst ? 1 : 0) < 1)
+      return mlir::emitError(loc)
+             << kind << " needs steps, rows, features and a hidden size of "
+             << "at least 1, got input " << shapeStr(x.getShape())
+             << " and H = " << hidden;
     return success();
   }
 
@@ -276,7 +281,7 @@ struct RnnBuilder {
       if (t.getShape() == shape && t.getElementType() == et)
         return success();
       return mlir::emitError(loc)
-             << "a " << kind << "'s " << what << suffix << " must be "
+             << kind << "'s " << what << suffix << " must be "
              << shapeStr(shape) << " of the input's dtype, got "
              << shapeStr(t.getShape());
     };
@@ -356,7 +361,7 @@ FailureOr<RnnResults> vram::nn::buildLstm(OpBuilder &b, Location loc,
                                           const RnnConfig &config, Value input,
                                           Value h0, Value c0,
                                           ValueRange params) {
-  RnnBuilder rnn(b, loc, config, "LSTM", 4);
+  RnnBuilder rnn(b, loc, config, "an LSTM", 4);
   if (failed(rnn.checkModule(input, {h0, c0}, params)))
     return failure();
   // mkldnn_rnn: the input time first, contiguous.
@@ -400,13 +405,23 @@ FailureOr<RnnResults> vram::nn::buildLstm(OpBuilder &b, Location loc,
 FailureOr<RnnResults> vram::nn::buildGru(OpBuilder &b, Location loc,
                                          const RnnConfig &config, Value input,
                                          Value h0, ValueRange params) {
-  RnnBuilder rnn(b, loc, config, "GRU", 3);
+  RnnBuilder rnn(b, loc, config, "a GRU", 3);
   if (failed(rnn.checkModule(input, {h0}, params)))
     return failure();
   // gru_input: batch first is a transposed view; _rnn_impl_with_concat runs
   // each layer and direction as FullLayer does on the CPU.
   Value layerInput = config.batchFirst ? rnn.transposedInput(input) : input;
   int64_t seq = cast<RankedTensorType>(layerInput.getType()).getDimSize(0);
+  // Each step is 16 ops (and the step builder adds as many for backward): a
+  // sequence that would unroll past 2^20 of them is one error rather than
+  // gigabytes of IR.
+  constexpr int64_t kMaxUnrolledOps = int64_t(1) << 20;
+  if (satMul(seq, config.numLayers, rnn.directions, 16) > kMaxUnrolledOps)
+    return mlir::emitError(loc)
+           << "a GRU of " << seq << " steps, " << config.numLayers
+           << " layers and " << rnn.directions
+           << " directions unrolls into more than 2^20 ops; analyse a "
+              "shorter sequence (the saved bytes grow linearly in it)";
   auto stateType = rnn.typeOf({rnn.batch, rnn.hidden});
   auto inplace = b.getUnitAttr();
   SmallVector<Value> finalHidden;
