@@ -338,6 +338,33 @@ struct RnnBuilder {
     return next;
   }
 
+  /// Runs every layer and direction on the previous layer's output
+  /// (`input` for the first): `direction(layerInput, index, reverse,
+  /// weights)` builds one and returns its output [T, B, H]. Returns the last
+  /// layer's output.
+  FailureOr<Value>
+  runLayers(Value input, ValueRange params,
+            function_ref<FailureOr<Value>(Value, int64_t, bool, ValueRange)>
+                direction) {
+    Value layerInput = input;
+    for (int64_t layer = 0; layer < config.numLayers; ++layer) {
+      SmallVector<Value> outputs;
+      for (int64_t d = 0; d < directions; ++d) {
+        int64_t index = layer * directions + d;
+        ValueRange weights = params.slice(index * perLayer, perLayer);
+        int64_t in = cast<RankedTensorType>(layerInput.getType()).getDimSize(2);
+        if (failed(checkWeights(weights, layer, d, in)))
+          return failure();
+        FailureOr<Value> output = direction(layerInput, index, d == 1, weights);
+        if (failed(output))
+          return failure();
+        outputs.push_back(*output);
+      }
+      layerInput = nextInput(outputs, layer);
+    }
+    return layerInput;
+  }
+
   /// The output back to batch first (a transposed view).
   Value batchFirstOutput(Value output) {
     if (!config.batchFirst)
@@ -373,32 +400,28 @@ FailureOr<RnnResults> vram::nn::buildLstm(OpBuilder &b, Location loc,
   int64_t seq = cast<RankedTensorType>(layerInput.getType()).getDimSize(0);
   auto stateType = rnn.typeOf({rnn.batch, rnn.hidden});
   SmallVector<Value> hy, cy;
-  for (int64_t layer = 0; layer < config.numLayers; ++layer) {
-    SmallVector<Value> outputs;
-    for (int64_t direction = 0; direction < rnn.directions; ++direction) {
-      int64_t index = layer * rnn.directions + direction;
-      ValueRange weights = params.slice(index * rnn.perLayer, rnn.perLayer);
-      int64_t in = cast<RankedTensorType>(layerInput.getType()).getDimSize(2);
-      if (failed(rnn.checkWeights(weights, layer, direction, in)))
-        return failure();
-      SmallVector<Value> operands = {layerInput, rnn.row(h0, index),
-                                     rnn.row(c0, index)};
-      llvm::append_range(operands, weights);
-      SmallVector<NamedAttribute> attrs;
-      if (direction == 1)
-        attrs.push_back(b.getNamedAttr("reverse", b.getUnitAttr()));
-      auto lstm = LstmLayerOp::create(
-          b, loc,
-          TypeRange{rnn.typeOf({seq, rnn.batch, rnn.hidden}), stateType,
-                    stateType},
-          operands, attrs);
-      outputs.push_back(lstm.getOutput());
-      hy.push_back(lstm.getHy());
-      cy.push_back(lstm.getCy());
-    }
-    layerInput = rnn.nextInput(outputs, layer);
-  }
-  return RnnResults{rnn.batchFirstOutput(layerInput), rnn.stack(hy),
+  FailureOr<Value> output = rnn.runLayers(
+      layerInput, params,
+      [&](Value x, int64_t index, bool reverse,
+          ValueRange weights) -> FailureOr<Value> {
+        SmallVector<Value> operands = {x, rnn.row(h0, index),
+                                       rnn.row(c0, index)};
+        llvm::append_range(operands, weights);
+        SmallVector<NamedAttribute> attrs;
+        if (reverse)
+          attrs.push_back(b.getNamedAttr("reverse", b.getUnitAttr()));
+        auto lstm = LstmLayerOp::create(
+            b, loc,
+            TypeRange{rnn.typeOf({seq, rnn.batch, rnn.hidden}), stateType,
+                      stateType},
+            operands, attrs);
+        hy.push_back(lstm.getHy());
+        cy.push_back(lstm.getCy());
+        return lstm.getOutput();
+      });
+  if (failed(output))
+    return failure();
+  return RnnResults{rnn.batchFirstOutput(*output), rnn.stack(hy),
                     rnn.stack(cy)};
 }
 
@@ -425,58 +448,55 @@ FailureOr<RnnResults> vram::nn::buildGru(OpBuilder &b, Location loc,
   auto stateType = rnn.typeOf({rnn.batch, rnn.hidden});
   auto inplace = b.getUnitAttr();
   SmallVector<Value> finalHidden;
-  for (int64_t layer = 0; layer < config.numLayers; ++layer) {
-    SmallVector<Value> outputs;
-    for (int64_t direction = 0; direction < rnn.directions; ++direction) {
-      int64_t index = layer * rnn.directions + direction;
-      ValueRange weights = params.slice(index * rnn.perLayer, rnn.perLayer);
-      int64_t in = cast<RankedTensorType>(layerInput.getType()).getDimSize(2);
-      if (failed(rnn.checkWeights(weights, layer, direction, in)))
-        return failure();
-      Value biasIh = config.hasBiases ? weights[2] : Value();
-      Value biasHh = config.hasBiases ? weights[3] : Value();
-      // params.linear_ih(input) for every step at once, unbound per step.
-      // CUDA runs cuDNN's fused GRU instead: the step builder rejects it.
-      auto cpuOnly = b.getNamedAttr(NNDialect::kCpuDecompositionAttrName,
-                                    b.getStringAttr("torch.nn.GRU"));
-      auto inputGates =
-          LinearOp::create(b, loc, rnn.typeOf({seq, rnn.batch, 3 * rnn.hidden}),
-                           layerInput, weights[0], biasIh);
-      inputGates->setAttrs({cpuOnly});
-      Value h = rnn.row(h0, index);
-      SmallVector<Value> steps;
-      for (int64_t i = 0; i < seq; ++i) {
-        int64_t t = direction == 0 ? i : seq - 1 - i;
-        // GRUCell with pre-computed input gates (RNN.cpp): the hidden
-        // projection, then its chunks updated in place.
-        Value ig = rnn.row(inputGates, t);
-        Value hg =
-            LinearOp::create(b, loc, rnn.typeOf({rnn.batch, 3 * rnn.hidden}), h,
-                             weights[1], biasHh);
-        Value reset = AddOp::create(b, loc, stateType, rnn.chunk(hg, 0),
-                                    rnn.chunk(ig, 0), inplace);
-        reset = SigmoidOp::create(b, loc, stateType, reset, inplace);
-        Value update = AddOp::create(b, loc, stateType, rnn.chunk(hg, 1),
-                                     rnn.chunk(ig, 1), inplace);
-        update = SigmoidOp::create(b, loc, stateType, update, inplace);
-        Value scaled =
-            MulOp::create(b, loc, stateType, rnn.chunk(hg, 2), reset, inplace);
-        Value candidate = AddOp::create(b, loc, stateType, rnn.chunk(ig, 2),
-                                        scaled, UnitAttr());
-        candidate = TanhOp::create(b, loc, stateType, candidate, inplace);
-        // (hidden - new_gate).mul_(input_gate).add_(new_gate)
-        Value next = SubOp::create(b, loc, stateType, h, candidate, UnitAttr());
-        next = MulOp::create(b, loc, stateType, next, update, inplace);
-        h = AddOp::create(b, loc, stateType, next, candidate, inplace);
-        steps.push_back(h);
-      }
-      finalHidden.push_back(h);
-      if (direction == 1)
-        std::reverse(steps.begin(), steps.end());
-      outputs.push_back(rnn.stack(steps));
-    }
-    layerInput = rnn.nextInput(outputs, layer);
-  }
-  return RnnResults{rnn.batchFirstOutput(layerInput), rnn.stack(finalHidden),
+  FailureOr<Value> output = rnn.runLayers(
+      layerInput, params,
+      [&](Value x, int64_t index, bool reverse,
+          ValueRange weights) -> FailureOr<Value> {
+        Value biasIh = config.hasBiases ? weights[2] : Value();
+        Value biasHh = config.hasBiases ? weights[3] : Value();
+        // params.linear_ih(input) for every step at once, unbound per step.
+        // CUDA runs cuDNN's fused GRU instead: the step builder rejects it.
+        auto cpuOnly = b.getNamedAttr(NNDialect::kCpuDecompositionAttrName,
+                                      b.getStringAttr("torch.nn.GRU"));
+        auto inputGates = LinearOp::create(
+            b, loc, rnn.typeOf({seq, rnn.batch, 3 * rnn.hidden}), x, weights[0],
+            biasIh);
+        inputGates->setAttrs({cpuOnly});
+        Value h = rnn.row(h0, index);
+        SmallVector<Value> steps;
+        for (int64_t i = 0; i < seq; ++i) {
+          int64_t t = reverse ? seq - 1 - i : i;
+          // GRUCell with pre-computed input gates (RNN.cpp): the hidden
+          // projection, then its chunks updated in place.
+          Value ig = rnn.row(inputGates, t);
+          Value hg =
+              LinearOp::create(b, loc, rnn.typeOf({rnn.batch, 3 * rnn.hidden}),
+                               h, weights[1], biasHh);
+          Value reset = AddOp::create(b, loc, stateType, rnn.chunk(hg, 0),
+                                      rnn.chunk(ig, 0), inplace);
+          reset = SigmoidOp::create(b, loc, stateType, reset, inplace);
+          Value update = AddOp::create(b, loc, stateType, rnn.chunk(hg, 1),
+                                       rnn.chunk(ig, 1), inplace);
+          update = SigmoidOp::create(b, loc, stateType, update, inplace);
+          Value scaled = MulOp::create(b, loc, stateType, rnn.chunk(hg, 2),
+                                       reset, inplace);
+          Value candidate = AddOp::create(b, loc, stateType, rnn.chunk(ig, 2),
+                                          scaled, UnitAttr());
+          candidate = TanhOp::create(b, loc, stateType, candidate, inplace);
+          // (hidden - new_gate).mul_(input_gate).add_(new_gate)
+          Value next =
+              SubOp::create(b, loc, stateType, h, candidate, UnitAttr());
+          next = MulOp::create(b, loc, stateType, next, update, inplace);
+          h = AddOp::create(b, loc, stateType, next, candidate, inplace);
+          steps.push_back(h);
+        }
+        finalHidden.push_back(h);
+        if (reverse)
+          std::reverse(steps.begin(), steps.end());
+        return rnn.stack(steps);
+      });
+  if (failed(output))
+    return failure();
+  return RnnResults{rnn.batchFirstOutput(*output), rnn.stack(finalHidden),
                     Value()};
 }
