@@ -100,26 +100,44 @@ StringRef vram::moduleOfParameter(StringRef paramName) {
   return dot == StringRef::npos ? StringRef() : paramName.take_front(dot);
 }
 
+/// The pattern of the list whose element component `i` of `parts` names:
+/// `model.layers.*` for `model.layers.3.mlp` (an integer, as ModuleList and
+/// Sequential name their elements), `encoder.layers.encoder_layer_*` for
+/// `encoder.layers.encoder_layer_3.mlp` (torchvision's ViT: an
+/// OrderedDict-built Sequential of `NAME_N` blocks, a module with
+/// submodules), or "" when it names none.
+static std::string getElementListPattern(ArrayRef<StringRef> parts, size_t i) {
+  StringRef part = parts[i];
+  std::string parent = llvm::join(parts.take_front(i), ".");
+  unsigned index;
+  if (i > 0 && !part.getAsInteger(10, index))
+    return parent + ".*";
+  StringRef digits = part.substr(part.find_last_not_of("0123456789") + 1);
+  StringRef prefix = part.drop_back(digits.size());
+  if (digits.empty() || !prefix.consume_back("_") || prefix.empty() ||
+      i + 1 == parts.size())
+    return "";
+  return (parent.empty() ? "" : parent + ".") + prefix.str() + "_*";
+}
+
 SmallVector<std::string> vram::getRepeatedBlockPatterns(func::FuncOp func) {
-  // A module path with an integer component names an element of a
-  // ModuleList or Sequential (`model.layers.3.mlp`, `layer2.1.conv1`): the
-  // outermost such list per path is where people checkpoint, one element at
-  // a time.
+  // A module path with an element component names an element of a
+  // ModuleList or Sequential (`model.layers.3.mlp`, `layer2.1.conv1`,
+  // `encoder.layers.encoder_layer_3.mlp`): the outermost such list per path
+  // is where people checkpoint, one element at a time.
   SmallVector<std::string> lists;
   llvm::StringSet<> seen;
   func.walk([&](Operation *op) {
     std::string layer = getLayerName(op->getLoc());
     SmallVector<StringRef> parts;
     StringRef(layer).split(parts, '.');
-    for (size_t i = 1; i < parts.size(); ++i) {
-      unsigned index;
-      if (!parts[i].getAsInteger(10, index)) {
-        std::string list =
-            llvm::join(ArrayRef(parts).take_front(i), ".") + ".*";
-        if (seen.insert(list).second)
-          lists.push_back(std::move(list));
-        return;
-      }
+    for (size_t i = 0; i < parts.size(); ++i) {
+      std::string list = getElementListPattern(parts, i);
+      if (list.empty())
+        continue;
+      if (seen.insert(list).second)
+        lists.push_back(std::move(list));
+      return;
     }
   });
   return lists;

@@ -73,10 +73,12 @@ struct StageAssignment {
 
 } // namespace
 
-/// The element index of `layer` under `list` (`model.layers.3.mlp` under
-/// `model.layers`: 3).
+/// The element index of `layer` under `list`, a repeated-block pattern
+/// without its `*` (`model.layers.3.mlp` under `model.layers.`: 3;
+/// `encoder.layers.encoder_layer_3.mlp` under
+/// `encoder.layers.encoder_layer_`: 3).
 static std::optional<int64_t> getBlockIndex(StringRef layer, StringRef list) {
-  if (!layer.consume_front(list) || !layer.consume_front("."))
+  if (!layer.consume_front(list))
     return std::nullopt;
   unsigned index;
   if (layer.take_until([](char c) { return c == '.'; }).getAsInteger(10, index))
@@ -129,14 +131,14 @@ static FailureOr<StageAssignment> assignStages(func::FuncOp step,
     return failure();
   }
   StageAssignment a;
-  a.list = StringRef(lists.front()).drop_back(2).str(); // drop ".*"
+  a.list = StringRef(lists.front()).drop_back().str(); // drop "*"
   for (Operation &op : body.without_terminator())
     if (auto index = getBlockIndex(getLayerName(op.getLoc()), a.list))
       a.blocks = std::max(a.blocks, *index + 1);
   if (a.blocks < stages)
     return step.emitError() << "pp=" << stages << " needs at least " << stages
                             << " repeated blocks to split, the model has "
-                            << a.blocks << " (" << a.list << ".*)",
+                            << a.blocks << " (" << a.list << "*)",
            failure();
   if (!layout.blocksPerStage.empty()) {
     // Counts past the blocks (or that overflow adding up) do not sum to them.
@@ -150,7 +152,7 @@ static FailureOr<StageAssignment> assignStages(func::FuncOp step,
       return step.emitError()
                  << "pp-layers gives each of the " << stages
                  << " stages at least one of the model's " << a.blocks
-                 << " repeated blocks (" << a.list << ".*), got "
+                 << " repeated blocks (" << a.list << "*), got "
                  << llvm::join(llvm::map_range(
                                    layout.blocksPerStage,
                                    [](int64_t n) { return std::to_string(n); }),

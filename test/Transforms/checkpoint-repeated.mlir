@@ -50,3 +50,36 @@ func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
   %o = nn.linear %r, %v : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32> loc("b.fc")
   return %o : tensor<2x4xf32>
 }
+
+// -----
+
+// torchvision's ViT names its blocks `encoder_layer_N` (a Sequential built
+// from an OrderedDict): `encoder.layers.encoder_layer_*` is the repeated
+// block, so each block's own relu is recomputed with its MLP (a Sequential
+// inside the block, `mlp.0`, `mlp.1`, is not the list); the head, a leaf
+// named `head_1`, is no block.
+// CHECK-LABEL: func.func @step
+// CHECK-NOT: recompute
+// CHECK: nn.backward "nn.linear" {{.*}} -> (tensor<2x8xf32>, tensor<4x8xf32>)
+// CHECK-NEXT: nn.relu {{.*}} {nn.phase = #nn<phase recompute>}
+// CHECK-NEXT: nn.linear {{.*}} {nn.phase = #nn<phase recompute>} : (tensor<2x8xf32>, tensor<8x8xf32>)
+// CHECK-NEXT: nn.relu {{.*}} {nn.phase = #nn<phase recompute>}
+// CHECK: nn.backward
+// CHECK: nn.relu {{.*}} {nn.phase = #nn<phase recompute>}
+// CHECK-NEXT: nn.linear {{.*}} {nn.phase = #nn<phase recompute>} : (tensor<2x8xf32>, tensor<8x8xf32>)
+// CHECK-NEXT: nn.relu {{.*}} {nn.phase = #nn<phase recompute>}
+// CHECK-NOT: recompute
+// CHECK: nn.optimizer_step
+func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
+  %a0 = nn.relu %x : tensor<2x8xf32> loc("encoder.layers.encoder_layer_0.act")
+  %w0 = nn.param "encoder.layers.encoder_layer_0.mlp.0.weight" : tensor<8x8xf32> loc("encoder.layers.encoder_layer_0.mlp.0")
+  %h0 = nn.linear %a0, %w0 : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32> loc("encoder.layers.encoder_layer_0.mlp.0")
+  %r0 = nn.relu %h0 : tensor<2x8xf32> loc("encoder.layers.encoder_layer_0.mlp.1")
+  %a1 = nn.relu %r0 : tensor<2x8xf32> loc("encoder.layers.encoder_layer_1.act")
+  %w1 = nn.param "encoder.layers.encoder_layer_1.mlp.0.weight" : tensor<8x8xf32> loc("encoder.layers.encoder_layer_1.mlp.0")
+  %h1 = nn.linear %a1, %w1 : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32> loc("encoder.layers.encoder_layer_1.mlp.0")
+  %r1 = nn.relu %h1 : tensor<2x8xf32> loc("encoder.layers.encoder_layer_1.mlp.1")
+  %wh = nn.param "head_1.weight" : tensor<4x8xf32> loc("head_1")
+  %o = nn.linear %r1, %wh : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x4xf32> loc("head_1")
+  return %o : tensor<2x4xf32>
+}

@@ -8,6 +8,7 @@
 
 #include "vram/Dialect/NN/TorchSemantics.h"
 #include "vram/Dialect/NN/NNOps.h"
+#include "vram/Support/CheckedMath.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/MathExtras.h"
@@ -15,6 +16,7 @@
 #include <algorithm>
 
 using namespace mlir;
+using namespace vram;
 using namespace vram::nn;
 
 int64_t vram::nn::getWrappedNumberBytes(const TorchTarget &target) {
@@ -195,32 +197,16 @@ int64_t vram::nn::getGemm4bitNestedAbsmaxCopies(const TorchTarget &target) {
   return target.device == Device::Cpu ? 1 : 2;
 }
 
-namespace {
-/// Sizes in bytes that saturate at INT64_MAX instead of wrapping.
-struct Bytes {
-  int64_t value = 0;
-  static int64_t mul(std::initializer_list<int64_t> factors) {
-    int64_t r = 1;
-    for (int64_t f : factors)
-      if (llvm::MulOverflow(r, f, r))
-        return INT64_MAX;
-    return r;
-  }
-  static int64_t add(int64_t a, int64_t b) {
-    int64_t r;
-    return llvm::AddOverflow(a, b, r) ? INT64_MAX : r;
-  }
-  static int64_t roundUp(int64_t x, int64_t to) {
-    return x > INT64_MAX - to ? INT64_MAX : (x + to - 1) / to * to;
-  }
-};
-} // namespace
+/// `x` rounded up to a multiple of `to`, saturating.
+static int64_t roundUpSaturating(int64_t x, int64_t to) {
+  return x > INT64_MAX - to ? INT64_MAX : (x + to - 1) / to * to;
+}
 
 /// oneDNN's leading dimension of a GEMM operand (rnn_utils::get_good_ld):
 /// 64-byte aligned, and not a multiple of 256 elements (4K aliasing).
 static int64_t goodLeadingDim(int64_t dim) {
-  int64_t ld = Bytes::roundUp(dim, 16); // 64 bytes of float32
-  return ld % 256 == 0 ? Bytes::add(ld, 16) : ld;
+  int64_t ld = roundUpSaturating(dim, 16); // 64 bytes of float32
+  return ld % 256 == 0 ? saturatingAdd(ld, 16) : ld;
 }
 
 LstmLayerBuffers vram::nn::getLstmLayerBuffers(int64_t seq, int64_t batch,
@@ -230,32 +216,32 @@ LstmLayerBuffers vram::nn::getLstmLayerBuffers(int64_t seq, int64_t batch,
   // What follows was checked allocation by allocation with torch 2.15
   // (oneDNN 3.13.3) over 34 shapes (benchmarks/accuracy/lstm.py).
   constexpr int64_t page = 4096, f32 = 4;
-  auto pages = [](int64_t bytes) { return Bytes::roundUp(bytes, page); };
+  auto pages = [](int64_t bytes) { return roundUpSaturating(bytes, page); };
   auto layout = [&](std::initializer_list<int64_t> parts) {
     int64_t offset = 0;
     for (int64_t part : parts)
-      offset = Bytes::add(pages(offset), part);
+      offset = saturatingAdd(pages(offset), part);
     return pages(offset);
   };
-  int64_t gates = Bytes::mul({4, hidden});
+  int64_t gates = saturatingMul(4, hidden);
   int64_t statesLd = goodLeadingDim(std::max(input, hidden));
   int64_t gatesLd = goodLeadingDim(gates), hiddenLd = goodLeadingDim(hidden);
   // (n_layer + 1) x (n_iter + 1) rows of states, as oneDNN keeps them.
-  int64_t stateRows = Bytes::mul({2, Bytes::add(seq, 1), batch});
-  int64_t states = Bytes::mul({stateRows, statesLd, f32});
-  int64_t cells = Bytes::mul({stateRows, hidden, f32});
+  int64_t stateRows = saturatingMul(2, saturatingAdd(seq, 1), batch);
+  int64_t states = saturatingMul(stateRows, statesLd, f32);
+  int64_t cells = saturatingMul(stateRows, hidden, f32);
   LstmLayerBuffers buffers;
   // ws_gates, ws_ht, ws_states_layer, ws_states_iter_c, ws_diff_states_layer,
   // ws_diff_states_iter, ws_diff_states_iter_c.
-  buffers.workspace = layout({Bytes::mul({seq, batch, gatesLd, f32}),
-                              Bytes::mul({seq, batch, hiddenLd, f32}), states,
+  buffers.workspace = layout({saturatingMul(seq, batch, gatesLd, f32),
+                              saturatingMul(seq, batch, hiddenLd, f32), states,
                               cells, states, states, cells});
   // A one-row weight ([1, 4H]) has no leading dimension to pad: the
   // forward reads PyTorch's, the backward reorders it unpadded.
   auto reordered = [&](int64_t rows, bool forward) -> int64_t {
     if (rows == 1)
-      return forward ? 0 : Bytes::mul({gates, f32});
-    return Bytes::mul({rows, gatesLd, f32});
+      return forward ? 0 : saturatingMul(gates, f32);
+    return saturatingMul(rows, gatesLd, f32);
   };
   buffers.forwardWeightsIh = reordered(input, true);
   buffers.forwardWeightsHh = reordered(hidden, true);
@@ -263,20 +249,20 @@ LstmLayerBuffers vram::nn::getLstmLayerBuffers(int64_t seq, int64_t batch,
   buffers.backwardWeightsHh = reordered(hidden, false);
   int64_t inputLd = goodLeadingDim(input);
   buffers.transposedIh =
-      inputLd == input ? 0 : Bytes::mul({gates, inputLd, f32});
+      inputLd == input ? 0 : saturatingMul(gates, inputLd, f32);
   buffers.transposedHh =
-      hiddenLd == hidden ? 0 : Bytes::mul({gates, hiddenLd, f32});
-  buffers.backwardBias = Bytes::mul({gates, f32});
+      hiddenLd == hidden ? 0 : saturatingMul(gates, hiddenLd, f32);
+  buffers.backwardBias = saturatingMul(gates, f32);
   // The scratchpad: scratch_gates (every step's when oneDNN merges the layer
   // GEMM: the forward below 128 rows, the backward always), scratch_ht,
   // scratch_diff_ht, one more page, and 568 bytes after them.
   auto scratchpad = [&](int64_t gateSteps) {
     int64_t bytes = 0;
-    for (int64_t part : {Bytes::mul({gateSteps, batch, gatesLd, f32}),
-                         Bytes::mul({batch, hiddenLd, f32}),
-                         Bytes::mul({batch, hiddenLd, f32}), page})
-      bytes = Bytes::add(bytes, pages(part));
-    return Bytes::add(bytes, 568);
+    for (int64_t part : {saturatingMul(gateSteps, batch, gatesLd, f32),
+                         saturatingMul(batch, hiddenLd, f32),
+                         saturatingMul(batch, hiddenLd, f32), page})
+      bytes = saturatingAdd(bytes, pages(part));
+    return saturatingAdd(bytes, 568);
   };
   buffers.forwardScratchpad = scratchpad(batch < 128 ? seq : 1);
   buffers.backwardScratchpad = scratchpad(seq);
