@@ -35,8 +35,9 @@ from transformers import AutoConfig, AutoModelForCausalLM
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import measure  # noqa: E402  (saved bytes and the profiler's memory events)
-from small_models import (ActNet, BiGruNoBiasNet, BiLstmNet, GruNet, LstmNet,  # noqa: E402
-                          LstmNoBiasNet, NormActNet, TinyAudioNet, TinyUNet)
+from small_models import (ActNet, BiGruNoBiasNet, BiLstmNet, BiRnnReluNet, GruNet,  # noqa: E402
+                          LstmNet, LstmNoBiasNet, NormActNet, RnnNet, TinyAudioNet,
+                          TinyUNet)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "test" / "Inputs" / "pt2"
@@ -427,8 +428,8 @@ def audio():
 
 
 def recurrent(name, model_class, shape, batch_dim=0):
-    """regression_net for an LSTM or GRU (torch.nn.LSTM runs oneDNN's LSTM
-    on the CPU, torch.nn.GRU its cells one by one): exported with a dynamic batch (dimension `batch_dim` of the input),
+    """regression_net for an LSTM, GRU or RNN (torch.nn.LSTM runs oneDNN's
+    LSTM on the CPU, GRU and RNN their cells one by one): exported with a dynamic batch (dimension `batch_dim` of the input),
     saved bytes and SGD step peak on mse against a [2, 10] target."""
     torch.manual_seed(0)
     b = torch.export.Dim("batch", min=2, max=4096)
@@ -554,6 +555,8 @@ MODELS = {
     "lstm_nobias": lambda: recurrent("lstm_nobias", LstmNoBiasNet, (12, 2, 16), batch_dim=1),
     "gru": lambda: recurrent("gru", GruNet, (2, 12, 16)),
     "gru_bidir": lambda: recurrent("gru_bidir", BiGruNoBiasNet, (12, 2, 8), batch_dim=1),
+    "rnn": lambda: recurrent("rnn", RnnNet, (2, 12, 16)),
+    "rnn_relu_bidir": lambda: recurrent("rnn_relu_bidir", BiRnnReluNet, (12, 2, 8), batch_dim=1),
     "unsupported": unsupported,
     "where_grad": where_grad,
     "llama": lambda: causal_lm("llama", "llama.json"),

@@ -162,3 +162,31 @@ class BiGruNoBiasNet(torch.nn.Module):
     def forward(self, x):
         y, _ = self.rnn(x)
         return self.fc(y.mean(0))
+
+
+class RnnNet(torch.nn.Module):
+    """LstmNet with an Elman RNN (tanh): 2 batch-first layers of 32, dropout
+    between them, the last step into a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.RNN(16, 32, num_layers=2, batch_first=True, dropout=0.25)
+        self.fc = torch.nn.Linear(32, 10)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.fc(y[:, -1])
+
+
+class BiRnnReluNet(torch.nn.Module):
+    """A time-first bidirectional ReLU RNN without biases, the mean over
+    time into a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.RNN(8, 24, nonlinearity="relu", bidirectional=True, bias=False)
+        self.fc = torch.nn.Linear(48, 10)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.fc(y.mean(0))

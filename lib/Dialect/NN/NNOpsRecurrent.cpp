@@ -500,3 +500,63 @@ FailureOr<RnnResults> vram::nn::buildGru(OpBuilder &b, Location loc,
   return RnnResults{rnn.batchFirstOutput(*output), rnn.stack(finalHidden),
                     Value()};
 }
+
+FailureOr<RnnResults> vram::nn::buildSimpleRnn(OpBuilder &b, Location loc,
+                                               const RnnConfig &config,
+                                               bool relu, Value input, Value h0,
+                                               ValueRange params) {
+  RnnBuilder rnn(b, loc, config, "an RNN", 1);
+  if (failed(rnn.checkModule(input, {h0}, params)))
+    return failure();
+  // _rnn_impl_with_concat with SimpleCell, as for the GRU.
+  Value layerInput = config.batchFirst ? rnn.transposedInput(input) : input;
+  int64_t seq = cast<RankedTensorType>(layerInput.getType()).getDimSize(0);
+  // Each step is 6 ops: past 2^20 of them, one error (as for the GRU).
+  constexpr int64_t kMaxUnrolledOps = int64_t(1) << 20;
+  if (satMul(seq, config.numLayers, rnn.directions, 6) > kMaxUnrolledOps)
+    return mlir::emitError(loc)
+           << "an RNN of " << seq << " steps, " << config.numLayers
+           << " layers and " << rnn.directions
+           << " directions unrolls into more than 2^20 ops; analyse a "
+              "shorter sequence (the saved bytes grow linearly in it)";
+  auto stateType = rnn.typeOf({rnn.batch, rnn.hidden});
+  SmallVector<Value> finalHidden;
+  FailureOr<Value> output = rnn.runLayers(
+      layerInput, params,
+      [&](Value x, int64_t index, bool reverse,
+          ValueRange weights) -> FailureOr<Value> {
+        Value biasIh = config.hasBiases ? weights[2] : Value();
+        Value biasHh = config.hasBiases ? weights[3] : Value();
+        // CUDA runs cuDNN's fused RNN instead: the step builder rejects it.
+        auto inputGates =
+            LinearOp::create(b, loc, rnn.typeOf({seq, rnn.batch, rnn.hidden}),
+                             x, weights[0], biasIh);
+        inputGates->setAttrs(
+            {b.getNamedAttr(NNDialect::kCpuDecompositionAttrName,
+                            b.getStringAttr("torch.nn.RNN"))});
+        Value h = rnn.row(h0, index);
+        SmallVector<Value> steps;
+        for (int64_t i = 0; i < seq; ++i) {
+          int64_t t = reverse ? seq - 1 - i : i;
+          // SimpleCell: nonlinearity(linear_hh(h).add_(input)), a new
+          // tensor that the activation keeps (tanh: its result; relu: its
+          // result too).
+          Value hg = LinearOp::create(b, loc, stateType, h, weights[1], biasHh);
+          hg = AddOp::create(b, loc, stateType, hg, rnn.row(inputGates, t),
+                             b.getUnitAttr());
+          h = relu ? ReluOp::create(b, loc, stateType, hg, UnitAttr())
+                         .getResult()
+                   : TanhOp::create(b, loc, stateType, hg, UnitAttr())
+                         .getResult();
+          steps.push_back(h);
+        }
+        finalHidden.push_back(h);
+        if (reverse)
+          std::reverse(steps.begin(), steps.end());
+        return rnn.stack(steps);
+      });
+  if (failed(output))
+    return failure();
+  return RnnResults{rnn.batchFirstOutput(*output), rnn.stack(finalHidden),
+                    Value()};
+}

@@ -474,6 +474,21 @@ static LogicalResult convertGru(NodeBinder &op) {
   return op.setResults({gru->output, gru->hy});
 }
 
+/// aten.rnn_tanh.input / aten.rnn_relu.input (torch.nn.RNN, batched): cell
+/// by cell as PyTorch runs it on the CPU (Recurrent.h buildSimpleRnn).
+template <bool Relu> static LogicalResult convertSimpleRnn(NodeBinder &op) {
+  FailureOr<Value> x = op.tensor("input"), hx = op.tensor("hx");
+  FailureOr<SmallVector<Value>> params = op.tensors("params");
+  FailureOr<nn::RnnConfig> config = rnnConfig(op);
+  if (failed(x) || failed(hx) || failed(params) || failed(config))
+    return failure();
+  FailureOr<nn::RnnResults> rnn = nn::buildSimpleRnn(
+      op.getBuilder(), op.getLoc(), *config, Relu, *x, *hx, *params);
+  if (failed(rnn))
+    return failure();
+  return op.setResults({rnn->output, rnn->hy});
+}
+
 void vram::torch_export::registerLayerConverters(ConverterTable &table) {
   table.on("aten.conv1d.default", convertConv1d);
   table.on("aten.conv2d.default", convertConv2d);
@@ -485,6 +500,8 @@ void vram::torch_export::registerLayerConverters(ConverterTable &table) {
   table.on("aten.linear.default", convertLinear);
   table.on("aten.lstm.input", convertLstm);
   table.on("aten.gru.input", convertGru);
+  table.on("aten.rnn_tanh.input", convertSimpleRnn<false>);
+  table.on("aten.rnn_relu.input", convertSimpleRnn<true>);
   table.on("aten.batch_norm.default", convertBatchNorm);
   table.on("aten.layer_norm.default", convertLayerNorm);
   table.on("aten.group_norm.default", convertGroupNorm);

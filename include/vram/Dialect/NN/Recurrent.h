@@ -5,7 +5,8 @@
 // archive, torch::nn::LSTM / GRU of LibTorch): LSTM as one oneDNN call per
 // layer and direction (nn.lstm_layer, mkldnn_rnn in aten/src/ATen/native/
 // mkldnn/RNN.cpp), GRU cell by cell as GRUCell in aten/src/ATen/native/
-// RNN.cpp computes it (autograd records its elementwise ops one by one).
+// RNN.cpp computes it (autograd records its elementwise ops one by one),
+// RNN likewise (SimpleCell).
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +50,15 @@ mlir::FailureOr<RnnResults> buildLstm(mlir::OpBuilder &b, mlir::Location loc,
 mlir::FailureOr<RnnResults> buildGru(mlir::OpBuilder &b, mlir::Location loc,
                                      const RnnConfig &config, mlir::Value input,
                                      mlir::Value h0, mlir::ValueRange params);
+
+/// aten.rnn_tanh / aten.rnn_relu (torch.nn.RNN) on the CPU: SimpleCell,
+/// per step `tanh(linear_hh(h).add_(ig))` (or relu) over the input's
+/// projection for every step.
+mlir::FailureOr<RnnResults> buildSimpleRnn(mlir::OpBuilder &b,
+                                           mlir::Location loc,
+                                           const RnnConfig &config, bool relu,
+                                           mlir::Value input, mlir::Value h0,
+                                           mlir::ValueRange params);
 
 } // namespace vram::nn
 
