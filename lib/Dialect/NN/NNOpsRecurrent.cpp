@@ -425,69 +425,48 @@ FailureOr<RnnResults> vram::nn::buildLstm(OpBuilder &b, Location loc,
                     rnn.stack(cy)};
 }
 
-FailureOr<RnnResults> vram::nn::buildGru(OpBuilder &b, Location loc,
-                                         const RnnConfig &config, Value input,
-                                         Value h0, ValueRange params) {
-  RnnBuilder rnn(b, loc, config, "a GRU", 3);
+/// A module the CPU runs cell by cell (_rnn_impl_with_concat with FullLayer
+/// and GRUCell or SimpleCell): batch first as a transposed view; per layer
+/// and direction the input's projection for every step at once (tagged
+/// `module`: CUDA runs cuDNN's fused kernel instead, which the step builder
+/// rejects), then `cell(input_t, h)` per step in time order (reversed for
+/// the backward direction), the steps' hidden states stacked.
+static FailureOr<RnnResults> buildCellByCell(
+    OpBuilder &b, Location loc, const RnnConfig &config, StringRef kind,
+    StringRef module, int64_t gates, int64_t opsPerStep, Value input, Value h0,
+    ValueRange params,
+    function_ref<Value(RnnBuilder &, Value, Value, ValueRange)> cell) {
+  RnnBuilder rnn(b, loc, config, kind, gates);
   if (failed(rnn.checkModule(input, {h0}, params)))
     return failure();
-  // gru_input: batch first is a transposed view; _rnn_impl_with_concat runs
-  // each layer and direction as FullLayer does on the CPU.
   Value layerInput = config.batchFirst ? rnn.transposedInput(input) : input;
   int64_t seq = cast<RankedTensorType>(layerInput.getType()).getDimSize(0);
-  // Each step is 16 ops (and the step builder adds as many for backward): a
-  // sequence that would unroll past 2^20 of them is one error rather than
-  // gigabytes of IR.
+  // The step builder adds as many ops for backward: a sequence that would
+  // unroll past 2^20 of them is one error rather than gigabytes of IR.
   constexpr int64_t kMaxUnrolledOps = int64_t(1) << 20;
-  if (satMul(seq, config.numLayers, rnn.directions, 16) > kMaxUnrolledOps)
+  if (satMul(seq, config.numLayers, rnn.directions, opsPerStep) >
+      kMaxUnrolledOps)
     return mlir::emitError(loc)
-           << "a GRU of " << seq << " steps, " << config.numLayers
+           << kind << " of " << seq << " steps, " << config.numLayers
            << " layers and " << rnn.directions
            << " directions unrolls into more than 2^20 ops; analyse a "
               "shorter sequence (the saved bytes grow linearly in it)";
-  auto stateType = rnn.typeOf({rnn.batch, rnn.hidden});
-  auto inplace = b.getUnitAttr();
   SmallVector<Value> finalHidden;
   FailureOr<Value> output = rnn.runLayers(
       layerInput, params,
       [&](Value x, int64_t index, bool reverse,
           ValueRange weights) -> FailureOr<Value> {
         Value biasIh = config.hasBiases ? weights[2] : Value();
-        Value biasHh = config.hasBiases ? weights[3] : Value();
-        // params.linear_ih(input) for every step at once, unbound per step.
-        // CUDA runs cuDNN's fused GRU instead: the step builder rejects it.
-        auto cpuOnly = b.getNamedAttr(NNDialect::kCpuDecompositionAttrName,
-                                      b.getStringAttr("torch.nn.GRU"));
         auto inputGates = LinearOp::create(
-            b, loc, rnn.typeOf({seq, rnn.batch, 3 * rnn.hidden}), x, weights[0],
-            biasIh);
-        inputGates->setAttrs({cpuOnly});
+            b, loc, rnn.typeOf({seq, rnn.batch, gates * rnn.hidden}), x,
+            weights[0], biasIh);
+        inputGates->setAttrs({b.getNamedAttr(
+            NNDialect::kCpuDecompositionAttrName, b.getStringAttr(module))});
         Value h = rnn.row(h0, index);
         SmallVector<Value> steps;
         for (int64_t i = 0; i < seq; ++i) {
-          int64_t t = reverse ? seq - 1 - i : i;
-          // GRUCell with pre-computed input gates (RNN.cpp): the hidden
-          // projection, then its chunks updated in place.
-          Value ig = rnn.row(inputGates, t);
-          Value hg =
-              LinearOp::create(b, loc, rnn.typeOf({rnn.batch, 3 * rnn.hidden}),
-                               h, weights[1], biasHh);
-          Value reset = AddOp::create(b, loc, stateType, rnn.chunk(hg, 0),
-                                      rnn.chunk(ig, 0), inplace);
-          reset = SigmoidOp::create(b, loc, stateType, reset, inplace);
-          Value update = AddOp::create(b, loc, stateType, rnn.chunk(hg, 1),
-                                       rnn.chunk(ig, 1), inplace);
-          update = SigmoidOp::create(b, loc, stateType, update, inplace);
-          Value scaled = MulOp::create(b, loc, stateType, rnn.chunk(hg, 2),
-                                       reset, inplace);
-          Value candidate = AddOp::create(b, loc, stateType, rnn.chunk(ig, 2),
-                                          scaled, UnitAttr());
-          candidate = TanhOp::create(b, loc, stateType, candidate, inplace);
-          // (hidden - new_gate).mul_(input_gate).add_(new_gate)
-          Value next =
-              SubOp::create(b, loc, stateType, h, candidate, UnitAttr());
-          next = MulOp::create(b, loc, stateType, next, update, inplace);
-          h = AddOp::create(b, loc, stateType, next, candidate, inplace);
+          h = cell(rnn, rnn.row(inputGates, reverse ? seq - 1 - i : i), h,
+                   weights);
           steps.push_back(h);
         }
         finalHidden.push_back(h);
@@ -501,62 +480,59 @@ FailureOr<RnnResults> vram::nn::buildGru(OpBuilder &b, Location loc,
                     Value()};
 }
 
+/// The hidden projection of one step: linear_hh(h).
+static Value hiddenProjection(RnnBuilder &rnn, Value h, ValueRange weights) {
+  Value biasHh = rnn.config.hasBiases ? weights[3] : Value();
+  return LinearOp::create(rnn.b, rnn.loc,
+                          rnn.typeOf({rnn.batch, rnn.gates * rnn.hidden}), h,
+                          weights[1], biasHh);
+}
+
+FailureOr<RnnResults> vram::nn::buildGru(OpBuilder &b, Location loc,
+                                         const RnnConfig &config, Value input,
+                                         Value h0, ValueRange params) {
+  auto inplace = b.getUnitAttr();
+  return buildCellByCell(
+      b, loc, config, "a GRU", "torch.nn.GRU", /*gates=*/3, /*opsPerStep=*/16,
+      input, h0, params,
+      [&](RnnBuilder &rnn, Value ig, Value h, ValueRange weights) -> Value {
+        // GRUCell with pre-computed input gates (RNN.cpp): the hidden
+        // projection, then its chunks updated in place.
+        auto stateType = rnn.typeOf({rnn.batch, rnn.hidden});
+        Value hg = hiddenProjection(rnn, h, weights);
+        Value reset = AddOp::create(b, loc, stateType, rnn.chunk(hg, 0),
+                                    rnn.chunk(ig, 0), inplace);
+        reset = SigmoidOp::create(b, loc, stateType, reset, inplace);
+        Value update = AddOp::create(b, loc, stateType, rnn.chunk(hg, 1),
+                                     rnn.chunk(ig, 1), inplace);
+        update = SigmoidOp::create(b, loc, stateType, update, inplace);
+        Value scaled =
+            MulOp::create(b, loc, stateType, rnn.chunk(hg, 2), reset, inplace);
+        Value candidate = AddOp::create(b, loc, stateType, rnn.chunk(ig, 2),
+                                        scaled, UnitAttr());
+        candidate = TanhOp::create(b, loc, stateType, candidate, inplace);
+        // (hidden - new_gate).mul_(input_gate).add_(new_gate)
+        Value next = SubOp::create(b, loc, stateType, h, candidate, UnitAttr());
+        next = MulOp::create(b, loc, stateType, next, update, inplace);
+        return AddOp::create(b, loc, stateType, next, candidate, inplace);
+      });
+}
+
 FailureOr<RnnResults> vram::nn::buildSimpleRnn(OpBuilder &b, Location loc,
                                                const RnnConfig &config,
                                                bool relu, Value input, Value h0,
                                                ValueRange params) {
-  RnnBuilder rnn(b, loc, config, "an RNN", 1);
-  if (failed(rnn.checkModule(input, {h0}, params)))
-    return failure();
-  // _rnn_impl_with_concat with SimpleCell, as for the GRU.
-  Value layerInput = config.batchFirst ? rnn.transposedInput(input) : input;
-  int64_t seq = cast<RankedTensorType>(layerInput.getType()).getDimSize(0);
-  // Each step is 6 ops: past 2^20 of them, one error (as for the GRU).
-  constexpr int64_t kMaxUnrolledOps = int64_t(1) << 20;
-  if (satMul(seq, config.numLayers, rnn.directions, 6) > kMaxUnrolledOps)
-    return mlir::emitError(loc)
-           << "an RNN of " << seq << " steps, " << config.numLayers
-           << " layers and " << rnn.directions
-           << " directions unrolls into more than 2^20 ops; analyse a "
-              "shorter sequence (the saved bytes grow linearly in it)";
-  auto stateType = rnn.typeOf({rnn.batch, rnn.hidden});
-  SmallVector<Value> finalHidden;
-  FailureOr<Value> output = rnn.runLayers(
-      layerInput, params,
-      [&](Value x, int64_t index, bool reverse,
-          ValueRange weights) -> FailureOr<Value> {
-        Value biasIh = config.hasBiases ? weights[2] : Value();
-        Value biasHh = config.hasBiases ? weights[3] : Value();
-        // CUDA runs cuDNN's fused RNN instead: the step builder rejects it.
-        auto inputGates =
-            LinearOp::create(b, loc, rnn.typeOf({seq, rnn.batch, rnn.hidden}),
-                             x, weights[0], biasIh);
-        inputGates->setAttrs(
-            {b.getNamedAttr(NNDialect::kCpuDecompositionAttrName,
-                            b.getStringAttr("torch.nn.RNN"))});
-        Value h = rnn.row(h0, index);
-        SmallVector<Value> steps;
-        for (int64_t i = 0; i < seq; ++i) {
-          int64_t t = reverse ? seq - 1 - i : i;
-          // SimpleCell: nonlinearity(linear_hh(h).add_(input)), a new
-          // tensor that the activation keeps (tanh: its result; relu: its
-          // result too).
-          Value hg = LinearOp::create(b, loc, stateType, h, weights[1], biasHh);
-          hg = AddOp::create(b, loc, stateType, hg, rnn.row(inputGates, t),
-                             b.getUnitAttr());
-          h = relu ? ReluOp::create(b, loc, stateType, hg, UnitAttr())
-                         .getResult()
-                   : TanhOp::create(b, loc, stateType, hg, UnitAttr())
-                         .getResult();
-          steps.push_back(h);
-        }
-        finalHidden.push_back(h);
-        if (reverse)
-          std::reverse(steps.begin(), steps.end());
-        return rnn.stack(steps);
+  return buildCellByCell(
+      b, loc, config, "an RNN", "torch.nn.RNN", /*gates=*/1, /*opsPerStep=*/6,
+      input, h0, params,
+      [&](RnnBuilder &rnn, Value ig, Value h, ValueRange weights) -> Value {
+        // SimpleCell: nonlinearity(linear_hh(h).add_(input)), a new tensor
+        // that the activation keeps (tanh and relu: their result).
+        auto stateType = rnn.typeOf({rnn.batch, rnn.hidden});
+        Value hg = hiddenProjection(rnn, h, weights);
+        hg = AddOp::create(b, loc, stateType, hg, ig, b.getUnitAttr());
+        if (relu)
+          return ReluOp::create(b, loc, stateType, hg, UnitAttr());
+        return TanhOp::create(b, loc, stateType, hg, UnitAttr());
       });
-  if (failed(output))
-    return failure();
-  return RnnResults{rnn.batchFirstOutput(*output), rnn.stack(finalHidden),
-                    Value()};
 }
