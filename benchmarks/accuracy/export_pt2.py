@@ -35,9 +35,9 @@ from transformers import AutoConfig, AutoModelForCausalLM
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import measure  # noqa: E402  (saved bytes and the profiler's memory events)
-from small_models import (ActNet, BiGruNoBiasNet, BiLstmNet, BiRnnReluNet, GruNet,  # noqa: E402
-                          LstmNet, LstmNoBiasNet, NormActNet, RnnNet, TinyAudioNet,
-                          TinyUNet)
+from small_models import (ActNet, BiGruNoBiasNet, BiLstmNet, BiLstmProjNoBiasNet,  # noqa: E402
+                          BiRnnReluNet, GruNet, LstmNet, LstmNoBiasNet, LstmProjNet,
+                          NormActNet, RnnNet, SplitNet, TinyAudioNet, TinyUNet)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "test" / "Inputs" / "pt2"
@@ -260,36 +260,55 @@ def bad():
     print("bad/: " + " ".join(sorted(f.name for f in bad_dir.iterdir())))
 
 
+def rewrite_node_inputs(src_name, name, target, edit_inputs):
+    """OUT/bad/NAME: OUT/SRC_NAME with edit_inputs(inputs) applied to every
+    node calling `target`."""
+    src = (OUT / src_name).read_bytes()
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(src)) as zin, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename.endswith("models/model.json"):
+                program = json.loads(data)
+                for node in program["graph_module"]["graph"]["nodes"]:
+                    if node["target"] == target:
+                        edit_inputs(node["inputs"])
+                data = json.dumps(program).encode()
+            zout.writestr(info, data)
+    (OUT / "bad" / name).write_bytes(out.getvalue())
+
+
 def bad_recurrent():
     """lstm.pt2's aten.lstm.input node with a weight missing, and with one
     initial state instead of h0 and c0."""
-    src = (OUT / "lstm.pt2").read_bytes()
-
-    def rewrite(name, edit_inputs):
-        out = io.BytesIO()
-        with zipfile.ZipFile(io.BytesIO(src)) as zin, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zout:
-            for info in zin.infolist():
-                data = zin.read(info.filename)
-                if info.filename.endswith("models/model.json"):
-                    program = json.loads(data)
-                    for node in program["graph_module"]["graph"]["nodes"]:
-                        if node["target"] == "torch.ops.aten.lstm.input":
-                            edit_inputs(node["inputs"])
-                    data = json.dumps(program).encode()
-                zout.writestr(info, data)
-        (OUT / "bad" / name).write_bytes(out.getvalue())
-
     def drop_weight(inputs):
         for i in inputs:
             if i["name"] == "params":
                 i["arg"]["as_tensors"].pop()
-    rewrite("lstm-params.pt2", drop_weight)
+    rewrite_node_inputs("lstm.pt2", "lstm-params.pt2", "torch.ops.aten.lstm.input", drop_weight)
 
     def one_state(inputs):
         for i in inputs:
             if i["name"] == "hx":
                 i["arg"]["as_tensors"].pop()
-    rewrite("lstm-hx.pt2", one_state)
+    rewrite_node_inputs("lstm.pt2", "lstm-hx.pt2", "torch.ops.aten.lstm.input", one_state)
+
+
+def bad_splits():
+    """splits.pt2 with split sizes that do not cover the dimension, and a
+    chunk into no pieces."""
+    def short_sizes(inputs):
+        for i in inputs:
+            if i["name"] == "split_sizes":
+                i["arg"]["as_ints"][-1] -= 1
+    rewrite_node_inputs("splits.pt2", "split-sizes.pt2",
+                        "torch.ops.aten.split_with_sizes.default", short_sizes)
+
+    def no_chunks(inputs):
+        for i in inputs:
+            if i["name"] == "chunks":
+                i["arg"]["as_int"] = 0
+    rewrite_node_inputs("splits.pt2", "chunk-zero.pt2", "torch.ops.aten.chunk.default", no_chunks)
 
 
 class TinyConvNet(torch.nn.Module):
@@ -427,6 +446,10 @@ def audio():
     regression_net("audio", TinyAudioNet, (2, 1, 1600))
 
 
+def splits():
+    regression_net("splits", SplitNet, (2, 8, 16))
+
+
 def recurrent(name, model_class, shape, batch_dim=0):
     """regression_net for an LSTM, GRU or RNN (torch.nn.LSTM runs oneDNN's
     LSTM on the CPU, GRU and RNN their cells one by one): exported with a dynamic batch (dimension `batch_dim` of the input),
@@ -550,9 +573,13 @@ MODELS = {
     "norm_act": norm_act,
     "prelu": prelu,
     "audio": audio,
+    "splits": splits,
     "lstm": lambda: recurrent("lstm", LstmNet, (2, 12, 16)),
     "lstm_bidir": lambda: recurrent("lstm_bidir", BiLstmNet, (2, 12, 8)),
     "lstm_nobias": lambda: recurrent("lstm_nobias", LstmNoBiasNet, (12, 2, 16), batch_dim=1),
+    "lstm_proj": lambda: recurrent("lstm_proj", LstmProjNet, (2, 12, 16)),
+    "lstm_proj_bidir": lambda: recurrent("lstm_proj_bidir", BiLstmProjNoBiasNet, (12, 2, 8),
+                                         batch_dim=1),
     "gru": lambda: recurrent("gru", GruNet, (2, 12, 16)),
     "gru_bidir": lambda: recurrent("gru_bidir", BiGruNoBiasNet, (12, 2, 8), batch_dim=1),
     "rnn": lambda: recurrent("rnn", RnnNet, (2, 12, 16)),
@@ -566,6 +593,7 @@ MODELS = {
     "t5": t5,
     "bad": bad,
     "bad_recurrent": bad_recurrent,
+    "bad_splits": bad_splits,
 }
 
 if __name__ == "__main__":

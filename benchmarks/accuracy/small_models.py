@@ -190,3 +190,52 @@ class BiRnnReluNet(torch.nn.Module):
     def forward(self, x):
         y, _ = self.rnn(x)
         return self.fc(y.mean(0))
+
+
+class SplitNet(torch.nn.Module):
+    """One projection split into pieces three ways (split with sizes, chunk,
+    unbind), some pieces unused: autograd concatenates the pieces' gradients
+    once they are all in (SplitBackward, UnbindBackward), zeros for the
+    unused ones."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(16, 3 * 128)
+        self.out = torch.nn.Linear(64, 10)
+
+    def forward(self, x):
+        q, k, v = self.proj(x).split([128, 128, 128], dim=-1)
+        h = torch.sigmoid(q) * torch.tanh(k) + v
+        first, second = h.chunk(2, dim=-1)
+        rows = (first * second).unbind(1)
+        return self.out(rows[0] + rows[-1])
+
+
+class LstmProjNet(torch.nn.Module):
+    """LstmNet with projections (proj_size 12: oneDNN does not run them, the
+    CPU runs LSTMCell step by step): 2 batch-first layers of 32, dropout
+    between them, the last step into a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(16, 32, num_layers=2, batch_first=True, dropout=0.25,
+                                 proj_size=12)
+        self.fc = torch.nn.Linear(12, 10)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.fc(y[:, -1])
+
+
+class BiLstmProjNoBiasNet(torch.nn.Module):
+    """A time-first bidirectional LSTM without biases, projected to 8, the
+    mean over time into a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(8, 24, bidirectional=True, bias=False, proj_size=8)
+        self.fc = torch.nn.Linear(16, 10)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.fc(y.mean(0))

@@ -64,8 +64,10 @@ struct TrainStep {
   /// have to flow through an op without an autograd formula.
   LogicalResult recordIfNeeded(Operation *op);
   /// Adds `grad` to the gradient of `forwardValue`, seen through `views`.
-  void contribute(Value forwardValue, Value grad, bool passthrough,
-                  Location loc, ArrayRef<Attribute> views = {});
+  /// `shares` says that the engine does not hold `grad`'s storage alone:
+  /// a pass-through gradient (another value's too) or a view.
+  void contribute(Value forwardValue, Value grad, bool shares, Location loc,
+                  ArrayRef<Attribute> views = {});
 
   func::FuncOp step;
   Block &body;
@@ -80,8 +82,9 @@ struct TrainStep {
   Operation *lossOp = nullptr;
 
   // Backward. `gradOf` holds the gradient buffer of each forward value;
-  // `shared` marks buffers that are another value's gradient too
-  // (pass-through), which the engine then adds out of place.
+  // `shared` marks buffers whose storage the engine does not hold alone
+  // (another value's gradient too, or a view of a tensor the backward
+  // computed): it adds the next gradient to them out of place.
   DenseMap<Value, Value> gradOf;
   DenseSet<Value> shared;
   // The inverse views between each forward value's gradient buffer and the
@@ -423,13 +426,13 @@ LogicalResult TrainStep::recordIfNeeded(Operation *op) {
   return success();
 }
 
-void TrainStep::contribute(Value forwardValue, Value grad, bool passthrough,
+void TrainStep::contribute(Value forwardValue, Value grad, bool shares,
                            Location loc, ArrayRef<Attribute> views) {
   auto it = gradOf.find(forwardValue);
   if (it == gradOf.end()) {
     gradOf[forwardValue] = grad;
     viewsOf[forwardValue].assign(views.begin(), views.end());
-    if (passthrough)
+    if (shares)
       shared.insert(grad);
     return;
   }
@@ -752,6 +755,30 @@ void BuildStepPass::saveForBackward(TrainStep &s) {
   }
 }
 
+/// The gradient of operand `index` of `op` as a view of its result's
+/// gradient, when the backward hands out a slice of it (CatBackward) that
+/// is contiguous: a block of the gradient buffer. Null otherwise: a strided
+/// slice stays a copy, which stands for the one most backward kernels make
+/// of a strided gradient (which kernels accept one is not modelled yet).
+static Value sliceOfResultGrad(TrainStep &s, Operation *op, unsigned index) {
+  std::optional<GradSlice> slice =
+      cast<AutodiffOpInterface>(op).getGradSlice(index);
+  if (!slice)
+    return {};
+  Value result = op->getResult(0);
+  Value grad = s.gradOf.lookup(result);
+  if (!grad || grad.getType() != result.getType() ||
+      !s.viewsOf.lookup(result).empty())
+    return {};
+  auto type = cast<RankedTensorType>(result.getType());
+  if (llvm::any_of(type.getShape().take_front(slice->dim),
+                   [](int64_t d) { return d != 1; }))
+    return {};
+  return SliceOp::create(s.b, op->getLoc(), op->getOperand(index).getType(),
+                         grad, slice->dim, slice->start,
+                         slice->start + slice->size, 1);
+}
+
 /// `loss.backward()`: the engine runs the recorded nodes in reverse order,
 /// from the loss. A value used by several ops gets its gradients summed as
 /// they arrive; a pass-through view hands its gradient on without a node.
@@ -775,6 +802,10 @@ void BuildStepPass::buildBackward(TrainStep &s) {
       if (!needs)
         continue;
       Value operand = op->getOperand(i);
+      if (Value view = sliceOfResultGrad(s, op, i)) {
+        s.contribute(operand, view, /*shares=*/true, op->getLoc());
+        continue;
+      }
       // A pass-through operand takes its result's gradient: the only
       // result's, or, for an op with a result per operand (Liger's RoPE
       // rotating q and k), result i's.
@@ -792,7 +823,7 @@ void BuildStepPass::buildBackward(TrainStep &s) {
                                cast<RankedTensorType>(reshape.getValue()))) {
           if (inverse)
             views.push_back(inverse);
-          s.contribute(operand, passedGrad, /*passthrough=*/true, op->getLoc(),
+          s.contribute(operand, passedGrad, /*shares=*/true, op->getLoc(),
                        views);
           continue;
         }
@@ -824,6 +855,9 @@ void BuildStepPass::buildBackward(TrainStep &s) {
       resultHasGrad.push_back(static_cast<bool>(s.gradOf.lookup(result)));
       resultGradContiguous.push_back(!permutes(s.viewsOf.lookup(result)));
     }
+    // The loss starts backward with no gradient of its own.
+    if (!outGrads.empty() && outGrads.size() != op->getNumResults())
+      node.setGradResults(resultHasGrad);
     SmallVector<int64_t> workspace;
     autodiff.getBackwardWorkspaceForGrads(s.target, rec.operandNeedsGrad,
                                           resultHasGrad, resultGradContiguous,
@@ -846,7 +880,7 @@ void BuildStepPass::buildBackward(TrainStep &s) {
     if (anyPermutes)
       node->setAttr(NNDialect::kGradViewsAttrName, b.getArrayAttr(gradViews));
     for (auto [i, grad] : llvm::zip(gradOperands, node.getResults()))
-      s.contribute(op->getOperand(i), grad, /*passthrough=*/false,
+      s.contribute(op->getOperand(i), grad, autodiff.isGradView(i),
                    op->getLoc());
   }
 }

@@ -100,12 +100,12 @@ Value causalSelfAttention(ModelBuilder &mb, Value x, Value mask,
   // The attention runs in the module that owns the qkv projection.
   std::string attnName = llvm::StringRef(qkvName).rsplit('.').first.str();
 
+  // c_attn(x).split(dim, dim=2).
   Value qkv = mb.linear(x, qkvName, 3 * c.dim);
+  SmallVector<Value> pieces = mb.split(qkv, attnName, 2, {c.dim, c.dim, c.dim});
   Value heads[3];
   for (int i = 0; i < 3; ++i)
-    heads[i] =
-        mb.splitHeads(mb.slice(qkv, attnName, 2, i * c.dim, (i + 1) * c.dim),
-                      attnName, c.heads);
+    heads[i] = mb.splitHeads(pieces[i], attnName, c.heads);
   // A decode step's query attends to every cached position, unmasked.
   bool causal = true;
   if (c.kvCache) {
@@ -436,9 +436,10 @@ Value vram::zoo::buildGptNeoxDecoder(ModelBuilder &mb, Value ids,
     Value qkv = mb.linear(h, attn + ".query_key_value", 3 * d, c.qkvBias);
     qkv = mb.transpose(mb.reshape(qkv, attn, {batch, seq, heads, 3 * headDim}),
                        attn, 1, 2);
-    Value q = mb.slice(qkv, attn, 3, 0, headDim);
-    Value k = mb.slice(qkv, attn, 3, headDim, 2 * headDim);
-    Value v = mb.slice(qkv, attn, 3, 2 * headDim, 3 * headDim);
+    // qkv.chunk(3, dim=-1).
+    SmallVector<Value> qkvs =
+        mb.split(qkv, attn, 3, {headDim, headDim, headDim});
+    Value q = qkvs[0], k = qkvs[1], v = qkvs[2];
     int64_t rotaryDim = c.rotaryDim ? c.rotaryDim : headDim;
     q = mb.applyRotary(q, cos, sin, rotaryDim, /*concatenate=*/true, attn);
     k = mb.applyRotary(k, cos, sin, rotaryDim, /*concatenate=*/true, attn);

@@ -326,8 +326,9 @@ private:
     if (c.fusedProjections) {
       // Phi3MLP: gate, up = gate_up_proj(x).chunk(2); up * act(gate).
       Value gateUp = mb.linear(x, name + ".gate_up_proj", 2 * inner, c.mlpBias);
-      Value gate = activation(mb.slice(gateUp, name, 2, 0, inner), name);
-      Value up = mb.slice(gateUp, name, 2, inner, 2 * inner);
+      SmallVector<Value> halves = mb.split(gateUp, name, 2, {inner, inner});
+      Value gate = activation(halves[0], name);
+      Value up = halves[1];
       return mb.linear(mb.mul(up, gate, name), name + ".down_proj",
                        c.hiddenSize, c.mlpBias);
     }
@@ -416,8 +417,10 @@ private:
         rows,
         mb.param(expertsName, "gate_up_proj", {experts, 2 * inner, hidden}),
         dispatch.offsets, expertsName);
-    Value gate = mb.slice(gateUp, expertsName, 1, 0, inner);
-    Value up = mb.slice(gateUp, expertsName, 1, inner, 2 * inner);
+    // gate_up_out.chunk(2, dim=-1).
+    SmallVector<Value> halves =
+        mb.split(gateUp, expertsName, 1, {inner, inner});
+    Value gate = halves[0], up = halves[1];
     Value y = mb.mul(mb.silu(gate, expertsName + ".act_fn"), up, expertsName);
     Value down = mb.groupedMm(
         y, mb.param(expertsName, "down_proj", {experts, hidden, inner}),

@@ -523,6 +523,12 @@ Value ModelBuilder::slice(Value x, StringRef layer, int64_t dim, int64_t start,
   return SliceOp::create(builder, loc(layer), x, dim, start, end);
 }
 
+SmallVector<Value> ModelBuilder::split(Value x, StringRef layer, int64_t dim,
+                                       ArrayRef<int64_t> sizes) {
+  return SplitOp::create(builder, loc(layer), x, dim, sizes, /*squeeze=*/false)
+      .getResults();
+}
+
 Value ModelBuilder::expand(Value x, StringRef layer, ArrayRef<int64_t> shape) {
   auto type = RankedTensorType::get(
       shape, cast<RankedTensorType>(x.getType()).getElementType());

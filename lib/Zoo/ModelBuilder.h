@@ -380,6 +380,11 @@ public:
                       llvm::ArrayRef<int64_t> dims);
   mlir::Value slice(mlir::Value x, llvm::StringRef layer, int64_t dim,
                     int64_t start, int64_t end);
+  /// x.split(sizes, dim) (or chunk): views whose gradients one backward
+  /// node concatenates.
+  llvm::SmallVector<mlir::Value> split(mlir::Value x, llvm::StringRef layer,
+                                       int64_t dim,
+                                       llvm::ArrayRef<int64_t> sizes);
   mlir::Value expand(mlir::Value x, llvm::StringRef layer,
                      llvm::ArrayRef<int64_t> shape);
 

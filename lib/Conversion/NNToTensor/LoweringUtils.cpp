@@ -346,6 +346,48 @@ Value applyViewChain(OpBuilder &b, Location loc, Value value, ArrayAttr chain) {
   return value;
 }
 
+Value concatenate(OpBuilder &b, Location loc, RankedTensorType outType,
+                  int64_t dim, ValueRange operands) {
+  int64_t rank = outType.getRank();
+  SmallVector<int64_t> starts, sizes;
+  int64_t offset = 0;
+  for (Value in : operands) {
+    starts.push_back(offset);
+    sizes.push_back(tensorType(in).getDimSize(dim));
+    offset += sizes.back();
+  }
+  // One pass over the result: each element is read from the input whose
+  // range along `dim` holds it (the others' reads are clamped in bounds).
+  return elementwise(
+      b, loc, {}, newTensor(b, loc, outType),
+      [&](OpBuilder &nb, Location nloc, ValueRange) {
+        SmallVector<Value> idx;
+        for (int64_t d = 0; d < rank; ++d)
+          idx.push_back(linalg::IndexOp::create(nb, nloc, d));
+        Value v;
+        for (int64_t k = operands.size() - 1; k >= 0; --k) {
+          SmallVector<Value> at(idx);
+          Value local = arith::SubIOp::create(
+              nb, nloc, idx[dim], indexConstant(nb, nloc, starts[k]));
+          at[dim] = arith::MinSIOp::create(
+              nb, nloc,
+              arith::MaxSIOp::create(nb, nloc, local,
+                                     indexConstant(nb, nloc, 0)),
+              indexConstant(nb, nloc, sizes[k] - 1));
+          Value e = tensor::ExtractOp::create(nb, nloc, operands[k], at);
+          if (!v) {
+            v = e;
+            continue;
+          }
+          Value inK = arith::CmpIOp::create(
+              nb, nloc, arith::CmpIPredicate::slt, idx[dim],
+              indexConstant(nb, nloc, starts[k] + sizes[k]));
+          v = arith::SelectOp::create(nb, nloc, inK, e, v);
+        }
+        return v;
+      });
+}
+
 } // namespace vram::lowering
 
 AffineMap vram::lowering::dimMap(MLIRContext *ctx, unsigned numDims,

@@ -189,6 +189,12 @@ mlir::Value reshapeOrCopy(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value copyToNewTensor(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value value);
 
+/// `operands` one after the other along `dim`, in a new tensor of
+/// `outType` (torch.cat).
+mlir::Value concatenate(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType outType, int64_t dim,
+                        mlir::ValueRange operands);
+
 /// Applies a view chain (NNDialect::kGradViewsAttrName: permutations and
 /// reshapes) to `value`.
 mlir::Value applyViewChain(mlir::OpBuilder &b, mlir::Location loc,

@@ -523,8 +523,17 @@ struct BackwardNodeLowering : ExternalModel<BackwardNodeLowering, BackwardOp> {
     // inverse views (nn.grad_views) give the forward result's, a reshape
     // when they are only re-chunking.
     auto chains = op->getAttrOfType<ArrayAttr>(NNDialect::kGradViewsAttrName);
+    if (ArrayRef<bool> of = node.getGradResults(); !of.empty())
+      info.resultHasGrad.assign(of.begin(), of.end());
+    else
+      info.resultHasGrad.assign(info.forwardType.getNumResults(), true);
+    SmallVector<unsigned> gradResults;
+    for (auto [r, has] : llvm::enumerate(info.resultHasGrad))
+      if (has)
+        gradResults.push_back(r);
     for (auto [i, g] : llvm::enumerate(operands.drop_front(numSaved))) {
-      auto want = cast<RankedTensorType>(info.forwardType.getResult(i));
+      auto want =
+          cast<RankedTensorType>(info.forwardType.getResult(gradResults[i]));
       if (chains && i < chains.size())
         g = applyViewChain(b, loc, g, cast<ArrayAttr>(chains[i]));
       if (g.getType() != want) {

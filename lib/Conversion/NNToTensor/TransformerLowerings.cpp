@@ -1166,6 +1166,57 @@ struct PermuteLowering : ExternalModel<PermuteLowering, PermuteOp> {
   }
 };
 
+struct SplitLowering : ExternalModel<SplitLowering, SplitOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    auto split = cast<SplitOp>(op);
+    Value x = operands[0];
+    int64_t d = normalize(split.getDim(), tensorType(x).getRank());
+    Layout l = getLayout(x);
+    SmallVector<int64_t> strides(l.strides);
+    int64_t step = strides[d];
+    if (split.getSqueeze())
+      strides.erase(strides.begin() + d);
+    int64_t start = 0;
+    for (auto [size, result] : llvm::zip(split.getSizes(), op->getResults())) {
+      results.push_back(stridedView(b, op->getLoc(), x,
+                                    cast<RankedTensorType>(result.getType()),
+                                    strides, l.offset + start * step));
+      start += size;
+    }
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    // The pieces' gradients concatenated, zeros for those without one.
+    auto inType = cast<RankedTensorType>(node.forwardType.getInput(0));
+    int64_t d = normalize(node.forwardAttrs.getAs<IntegerAttr>("dim").getInt(),
+                          inType.getRank());
+    bool squeeze = static_cast<bool>(node.forwardAttrs.get("squeeze"));
+    ArrayRef<int64_t> sizes =
+        node.forwardAttrs.getAs<DenseI64ArrayAttr>("sizes").asArrayRef();
+    SmallVector<Value> pieces;
+    auto grad = node.grads.begin();
+    for (auto [i, size] : llvm::enumerate(sizes)) {
+      SmallVector<int64_t> shape(inType.getShape());
+      shape[d] = size;
+      auto type = RankedTensorType::get(shape, inType.getElementType());
+      if (!node.resultHasGrad[i]) {
+        pieces.push_back(fill(b, loc, newTensor(b, loc, type), 0.0));
+        continue;
+      }
+      Value g = *grad++;
+      pieces.push_back(squeeze ? reshapeOrCopy(b, loc, g, type) : g);
+    }
+    grads.push_back(concatenate(b, loc, inType, d, pieces));
+    return success();
+  }
+};
+
 struct SliceLowering : ExternalModel<SliceLowering, SliceOp> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
@@ -1797,6 +1848,7 @@ void vram::lowering::attachTransformerLowerings(MLIRContext *ctx) {
   TransposeOp::attachInterface<TransposeLowering>(*ctx);
   PermuteOp::attachInterface<PermuteLowering>(*ctx);
   SliceOp::attachInterface<SliceLowering>(*ctx);
+  SplitOp::attachInterface<SplitLowering>(*ctx);
   ExpandOp::attachInterface<ExpandLowering>(*ctx);
   ContiguousOp::attachInterface<CopyLowering<ContiguousOp>>(*ctx);
   KvCacheUpdateOp::attachInterface<CopyLowering<KvCacheUpdateOp>>(*ctx);

@@ -320,6 +320,16 @@ void LinearOp::getSavedTensors(const TorchTarget &, ArrayRef<bool> needs,
     saved.push_back(SavedTensor::operand(1));
 }
 
+bool LinearOp::isGradView(unsigned index) {
+  // F.linear multiplies by weight.t() (TBackward hands back `grad.t()`), and
+  // folds an input that is not 2-D to [-1, in] (a view, or matmul's
+  // unsqueeze for a vector), whose backward reshapes the gradient back:
+  // measured, torch 2.15 adds the first two such gradients out of place.
+  if (index == 1)
+    return true;
+  return index == 0 && tensorOf(getInput()).getRank() != 2;
+}
+
 void LinearOp::getOperandViews(SmallVectorImpl<OperandView> &views) {
   // F.linear folds a >2-D input to [-1, in] for the matrix multiply.
   ArrayRef<int64_t> shape = tensorOf(getInput()).getShape();

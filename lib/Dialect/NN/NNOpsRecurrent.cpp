@@ -214,13 +214,17 @@ struct RnnBuilder {
   StringRef kind; // "an LSTM" or "a GRU"
   int64_t gates;  // 4 or 3
   int64_t directions, perLayer, batch, hidden = 0;
+  // The width of the states h and of the outputs: proj_size with LSTM
+  // projections (weight_hr, last of a layer's weights), else hidden.
+  int64_t outSize = 0;
   Type et;
 
   RnnBuilder(OpBuilder &b, Location loc, const RnnConfig &config,
              StringRef kind, int64_t gates)
       : b(b), loc(loc), config(config), kind(kind), gates(gates),
         directions(config.bidirectional ? 2 : 1),
-        perLayer(config.hasBiases ? 4 : 2), batch(0) {}
+        perLayer((config.hasBiases ? 4 : 2) + (config.projSize ? 1 : 0)),
+        batch(0) {}
 
   RankedTensorType typeOf(ArrayRef<int64_t> shape) {
     return RankedTensorType::get(shape, et);
@@ -246,19 +250,23 @@ struct RnnBuilder {
              << (config.bidirectional ? ", bidirectional," : "")
              << (config.hasBiases ? " with" : " without") << " biases takes "
              << config.numLayers * directions * perLayer << " weights, got "
-             << params.size() << " (proj_size is not modelled)";
+             << params.size();
     int64_t stack = satMul(config.numLayers, directions);
     batch = x.getDimSize(config.batchFirst ? 0 : 1);
-    for (Value state : states) {
+    // h0 (the first state) is [L * D, B, proj_size] with projections.
+    hidden = cast<RankedTensorType>(states.back().getType()).getShape().back();
+    outSize = config.projSize ? config.projSize : hidden;
+    for (auto [i, state] : llvm::enumerate(states)) {
       auto t = cast<RankedTensorType>(state.getType());
+      int64_t width = i == 0 ? outSize : hidden;
       if (t.getRank() != 3 || t.getDimSize(0) != stack ||
           t.getDimSize(1) != batch || t.getElementType() != et ||
-          (hidden && t.getDimSize(2) != hidden))
+          t.getDimSize(2) != width)
         return mlir::emitError(loc)
                << kind << "'s initial states must be [" << stack << ", "
-               << batch << ", H] of the input's dtype, got "
-               << shapeStr(t.getShape());
-      hidden = t.getDimSize(2);
+               << batch << ", "
+               << (i == 0 && config.projSize ? "proj_size" : "H")
+               << "] of the input's dtype, got " << shapeStr(t.getShape());
     }
     if (hidden < 1 || x.getDimSize(2) < 1 || batch < 1 ||
         x.getDimSize(config.batchFirst ? 1 : 0) < 1)
@@ -287,10 +295,13 @@ struct RnnBuilder {
     };
     int64_t rows = satMul(gates, hidden);
     if (failed(check(weights[0], {rows, in}, "weight_ih")) ||
-        failed(check(weights[1], {rows, hidden}, "weight_hh")))
+        failed(check(weights[1], {rows, outSize}, "weight_hh")))
       return failure();
     if (config.hasBiases && (failed(check(weights[2], {rows}, "bias_ih")) ||
                              failed(check(weights[3], {rows}, "bias_hh"))))
+      return failure();
+    if (config.projSize &&
+        failed(check(weights.back(), {outSize, hidden}, "weight_hr")))
       return failure();
     return success();
   }
@@ -306,19 +317,32 @@ struct RnnBuilder {
     return ReshapeOp::create(b, loc, typeOf(t.getShape().drop_front()), slice);
   }
 
-  /// Columns [k * H, (k + 1) * H) of a [B, G * H] tensor (unsafe_chunk).
-  Value chunk(Value tensor, int64_t k) {
-    return SliceOp::create(b, loc, typeOf({batch, hidden}), tensor, 1,
-                           k * hidden, (k + 1) * hidden, 1);
+  /// The rows of `tensor` along dimension 0, views without it
+  /// (inputs.unbind(0): one backward node stacks their gradients).
+  SmallVector<Value> unbind(Value tensor) {
+    int64_t rows = cast<RankedTensorType>(tensor.getType()).getDimSize(0);
+    return SplitOp::create(b, loc, tensor, 0, SmallVector<int64_t>(rows, 1),
+                           /*squeeze=*/true)
+        .getResults();
   }
 
-  /// at::stack(values, 0) of [B, H] tensors.
+  /// The G column blocks of H of a [B, G * H] tensor (unsafe_chunk(G, 1):
+  /// one backward node concatenates their gradients).
+  SmallVector<Value> chunks(Value tensor) {
+    return SplitOp::create(b, loc, tensor, 1,
+                           SmallVector<int64_t>(gates, hidden),
+                           /*squeeze=*/false)
+        .getResults();
+  }
+
+  /// at::stack(values, 0) of [B, W] tensors.
   Value stack(ArrayRef<Value> values) {
+    int64_t width = cast<RankedTensorType>(values[0].getType()).getDimSize(1);
     SmallVector<Value> rows;
     for (Value v : values)
-      rows.push_back(ReshapeOp::create(b, loc, typeOf({1, batch, hidden}), v));
+      rows.push_back(ReshapeOp::create(b, loc, typeOf({1, batch, width}), v));
     return ConcatOp::create(
-        b, loc, typeOf({static_cast<int64_t>(values.size()), batch, hidden}),
+        b, loc, typeOf({static_cast<int64_t>(values.size()), batch, width}),
         rows, 0);
   }
 
@@ -326,11 +350,12 @@ struct RnnBuilder {
   /// concatenated, dropout between layers while training.
   Value nextInput(ArrayRef<Value> outputs, int64_t layer) {
     int64_t seq = cast<RankedTensorType>(outputs[0].getType()).getDimSize(0);
-    Value next = outputs.size() == 1
-                     ? outputs.front()
-                     : ConcatOp::create(
-                           b, loc, typeOf({seq, batch, 2 * hidden}), outputs, 2)
-                           .getResult();
+    Value next =
+        outputs.size() == 1
+            ? outputs.front()
+            : ConcatOp::create(b, loc, typeOf({seq, batch, 2 * outSize}),
+                               outputs, 2)
+                  .getResult();
     if (config.dropout != 0 && config.train && layer + 1 < config.numLayers)
       next = DropoutOp::create(b, loc, next.getType(), next,
                                b.getF64FloatAttr(config.dropout),
@@ -384,10 +409,180 @@ struct RnnBuilder {
 };
 } // namespace
 
+/// A module the CPU runs cell by cell (_rnn_impl_with_concat with FullLayer
+/// and LSTMCell, GRUCell or SimpleCell): batch first as a transposed view;
+/// per layer and direction the input's projection for every step at once
+/// (tagged `module`: CUDA runs cuDNN's fused kernel instead, which the step
+/// builder rejects), unbound into steps, then `cell(input_t, state)` per
+/// step in time order (reversed for the backward direction), the steps'
+/// outputs (the first state, h) stacked, and each state's final values.
+static FailureOr<RnnResults>
+buildCellByCell(OpBuilder &b, Location loc, const RnnConfig &config,
+                StringRef kind, StringRef module, int64_t gates,
+                int64_t opsPerStep, Value input, ArrayRef<Value> initial,
+                ValueRange params,
+                function_ref<SmallVector<Value>(RnnBuilder &, Value,
+                                                ArrayRef<Value>, ValueRange)>
+                    cell) {
+  RnnBuilder rnn(b, loc, config, kind, gates);
+  if (failed(rnn.checkModule(input, initial, params)))
+    return failure();
+  Value layerInput = config.batchFirst ? rnn.transposedInput(input) : input;
+  int64_t seq = cast<RankedTensorType>(layerInput.getType()).getDimSize(0);
+  // The step builder adds as many ops for backward: a sequence that would
+  // unroll past 2^20 of them is one error rather than gigabytes of IR.
+  constexpr int64_t kMaxUnrolledOps = int64_t(1) << 20;
+  if (satMul(seq, config.numLayers, rnn.directions, opsPerStep) >
+      kMaxUnrolledOps)
+    return mlir::emitError(loc)
+           << kind << " of " << seq << " steps, " << config.numLayers
+           << " layers and " << rnn.directions
+           << " directions unrolls into more than 2^20 ops; analyse a "
+              "shorter sequence (the saved bytes grow linearly in it)";
+  SmallVector<SmallVector<Value>> finals(initial.size());
+  FailureOr<Value> output = rnn.runLayers(
+      layerInput, params,
+      [&](Value x, int64_t index, bool reverse,
+          ValueRange weights) -> FailureOr<Value> {
+        Value biasIh = config.hasBiases ? weights[2] : Value();
+        auto inputGates = LinearOp::create(
+            b, loc, rnn.typeOf({seq, rnn.batch, gates * rnn.hidden}), x,
+            weights[0], biasIh);
+        inputGates->setAttrs({b.getNamedAttr(
+            NNDialect::kCpuDecompositionAttrName, b.getStringAttr(module))});
+        SmallVector<Value> state;
+        for (Value v : initial)
+          state.push_back(rnn.row(v, index));
+        SmallVector<Value> stepGates = rnn.unbind(inputGates);
+        SmallVector<Value> steps;
+        for (int64_t i = 0; i < seq; ++i) {
+          state =
+              cell(rnn, stepGates[reverse ? seq - 1 - i : i], state, weights);
+          steps.push_back(state.front());
+        }
+        for (auto [last, all] : llvm::zip(state, finals))
+          all.push_back(last);
+        if (reverse)
+          std::reverse(steps.begin(), steps.end());
+        return rnn.stack(steps);
+      });
+  if (failed(output))
+    return failure();
+  return RnnResults{rnn.batchFirstOutput(*output), rnn.stack(finals.front()),
+                    finals.size() > 1 ? rnn.stack(finals[1]) : Value()};
+}
+
+/// The hidden projection of one step: linear_hh(h).
+static Value hiddenProjection(RnnBuilder &rnn, Value h, ValueRange weights) {
+  Value biasHh = rnn.config.hasBiases ? weights[3] : Value();
+  return LinearOp::create(rnn.b, rnn.loc,
+                          rnn.typeOf({rnn.batch, rnn.gates * rnn.hidden}), h,
+                          weights[1], biasHh);
+}
+
+FailureOr<RnnResults> vram::nn::buildGru(OpBuilder &b, Location loc,
+                                         const RnnConfig &config, Value input,
+                                         Value h0, ValueRange params) {
+  auto inplace = b.getUnitAttr();
+  return buildCellByCell(
+      b, loc, config, "a GRU", "torch.nn.GRU", /*gates=*/3, /*opsPerStep=*/16,
+      input, {h0}, params,
+      [&](RnnBuilder &rnn, Value ig, ArrayRef<Value> state,
+          ValueRange weights) -> SmallVector<Value> {
+        // GRUCell with pre-computed input gates (RNN.cpp): the hidden
+        // projection, then its chunks updated in place.
+        Value h = state.front();
+        auto stateType = rnn.typeOf({rnn.batch, rnn.hidden});
+        SmallVector<Value> hg = rnn.chunks(hiddenProjection(rnn, h, weights));
+        SmallVector<Value> igs = rnn.chunks(ig);
+        Value reset = AddOp::create(b, loc, stateType, hg[0], igs[0], inplace);
+        reset = SigmoidOp::create(b, loc, stateType, reset, inplace);
+        Value update = AddOp::create(b, loc, stateType, hg[1], igs[1], inplace);
+        update = SigmoidOp::create(b, loc, stateType, update, inplace);
+        Value scaled = MulOp::create(b, loc, stateType, hg[2], reset, inplace);
+        Value candidate =
+            AddOp::create(b, loc, stateType, igs[2], scaled, UnitAttr());
+        candidate = TanhOp::create(b, loc, stateType, candidate, inplace);
+        // (hidden - new_gate).mul_(input_gate).add_(new_gate)
+        Value next = SubOp::create(b, loc, stateType, h, candidate, UnitAttr());
+        next = MulOp::create(b, loc, stateType, next, update, inplace);
+        return {AddOp::create(b, loc, stateType, next, candidate, inplace)};
+      });
+}
+
+FailureOr<RnnResults> vram::nn::buildSimpleRnn(OpBuilder &b, Location loc,
+                                               const RnnConfig &config,
+                                               bool relu, Value input, Value h0,
+                                               ValueRange params) {
+  return buildCellByCell(
+      b, loc, config, "an RNN", "torch.nn.RNN", /*gates=*/1, /*opsPerStep=*/6,
+      input, {h0}, params,
+      [&](RnnBuilder &rnn, Value ig, ArrayRef<Value> state,
+          ValueRange weights) -> SmallVector<Value> {
+        // SimpleCell: nonlinearity(linear_hh(h).add_(input)), a new tensor
+        // that the activation keeps (tanh and relu: their result).
+        auto stateType = rnn.typeOf({rnn.batch, rnn.hidden});
+        Value hg = hiddenProjection(rnn, state.front(), weights);
+        hg = AddOp::create(b, loc, stateType, hg, ig, b.getUnitAttr());
+        if (relu)
+          return {ReluOp::create(b, loc, stateType, hg, UnitAttr())};
+        return {TanhOp::create(b, loc, stateType, hg, UnitAttr())};
+      });
+}
+
+/// torch.nn.LSTM with projections (proj_size), which oneDNN does not run:
+/// LSTMCell per step (RNN.cpp): the hidden projection plus the input's in
+/// place, its chunks' sigmoid_ / tanh_ in place (the [B, 4H] gates kept),
+/// `(f * c).add_(i * g)` (c kept), `o * c.tanh()` (both kept), then the
+/// projection `h.matmul(weight_hr.t())` (h kept).
+static FailureOr<RnnResults> buildProjectedLstm(OpBuilder &b, Location loc,
+                                                const RnnConfig &config,
+                                                Value input, Value h0, Value c0,
+                                                ValueRange params) {
+  auto inplace = b.getUnitAttr();
+  return buildCellByCell(
+      b, loc, config, "an LSTM", "torch.nn.LSTM", /*gates=*/4,
+      /*opsPerStep=*/20, input, {h0, c0}, params,
+      [&](RnnBuilder &rnn, Value ig, ArrayRef<Value> state,
+          ValueRange weights) -> SmallVector<Value> {
+        auto gatesType = rnn.typeOf({rnn.batch, 4 * rnn.hidden});
+        auto cellType = rnn.typeOf({rnn.batch, rnn.hidden});
+        Value all = AddOp::create(b, loc, gatesType,
+                                  hiddenProjection(rnn, state[0], weights), ig,
+                                  inplace);
+        SmallVector<Value> g = rnn.chunks(all);
+        Value in = SigmoidOp::create(b, loc, cellType, g[0], inplace);
+        Value forget = SigmoidOp::create(b, loc, cellType, g[1], inplace);
+        Value cand = TanhOp::create(b, loc, cellType, g[2], inplace);
+        Value out = SigmoidOp::create(b, loc, cellType, g[3], inplace);
+        Value c = MulOp::create(b, loc, cellType, forget, state[1], UnitAttr());
+        c = AddOp::create(b, loc, cellType, c,
+                          MulOp::create(b, loc, cellType, in, cand, UnitAttr()),
+                          inplace);
+        Value h = MulOp::create(b, loc, cellType, out,
+                                TanhOp::create(b, loc, cellType, c, UnitAttr()),
+                                UnitAttr());
+        Value projected =
+            LinearOp::create(b, loc, rnn.typeOf({rnn.batch, rnn.outSize}), h,
+                             weights.back(), Value());
+        return {projected, c};
+      });
+}
+
 FailureOr<RnnResults> vram::nn::buildLstm(OpBuilder &b, Location loc,
                                           const RnnConfig &config, Value input,
                                           Value h0, Value c0,
                                           ValueRange params) {
+  // With projections h0 is [L * D, B, proj_size], c0 [L * D, B, H] (and
+  // proj_size < H), and each layer has a weight_hr.
+  auto h0Type = cast<RankedTensorType>(h0.getType()),
+       c0Type = cast<RankedTensorType>(c0.getType());
+  if (h0Type.getRank() == 3 && c0Type.getRank() == 3 &&
+      h0Type.getDimSize(2) < c0Type.getDimSize(2)) {
+    RnnConfig projected = config;
+    projected.projSize = h0Type.getDimSize(2);
+    return buildProjectedLstm(b, loc, projected, input, h0, c0, params);
+  }
   RnnBuilder rnn(b, loc, config, "an LSTM", 4);
   if (failed(rnn.checkModule(input, {h0, c0}, params)))
     return failure();
@@ -423,116 +618,4 @@ FailureOr<RnnResults> vram::nn::buildLstm(OpBuilder &b, Location loc,
     return failure();
   return RnnResults{rnn.batchFirstOutput(*output), rnn.stack(hy),
                     rnn.stack(cy)};
-}
-
-/// A module the CPU runs cell by cell (_rnn_impl_with_concat with FullLayer
-/// and GRUCell or SimpleCell): batch first as a transposed view; per layer
-/// and direction the input's projection for every step at once (tagged
-/// `module`: CUDA runs cuDNN's fused kernel instead, which the step builder
-/// rejects), then `cell(input_t, h)` per step in time order (reversed for
-/// the backward direction), the steps' hidden states stacked.
-static FailureOr<RnnResults> buildCellByCell(
-    OpBuilder &b, Location loc, const RnnConfig &config, StringRef kind,
-    StringRef module, int64_t gates, int64_t opsPerStep, Value input, Value h0,
-    ValueRange params,
-    function_ref<Value(RnnBuilder &, Value, Value, ValueRange)> cell) {
-  RnnBuilder rnn(b, loc, config, kind, gates);
-  if (failed(rnn.checkModule(input, {h0}, params)))
-    return failure();
-  Value layerInput = config.batchFirst ? rnn.transposedInput(input) : input;
-  int64_t seq = cast<RankedTensorType>(layerInput.getType()).getDimSize(0);
-  // The step builder adds as many ops for backward: a sequence that would
-  // unroll past 2^20 of them is one error rather than gigabytes of IR.
-  constexpr int64_t kMaxUnrolledOps = int64_t(1) << 20;
-  if (satMul(seq, config.numLayers, rnn.directions, opsPerStep) >
-      kMaxUnrolledOps)
-    return mlir::emitError(loc)
-           << kind << " of " << seq << " steps, " << config.numLayers
-           << " layers and " << rnn.directions
-           << " directions unrolls into more than 2^20 ops; analyse a "
-              "shorter sequence (the saved bytes grow linearly in it)";
-  SmallVector<Value> finalHidden;
-  FailureOr<Value> output = rnn.runLayers(
-      layerInput, params,
-      [&](Value x, int64_t index, bool reverse,
-          ValueRange weights) -> FailureOr<Value> {
-        Value biasIh = config.hasBiases ? weights[2] : Value();
-        auto inputGates = LinearOp::create(
-            b, loc, rnn.typeOf({seq, rnn.batch, gates * rnn.hidden}), x,
-            weights[0], biasIh);
-        inputGates->setAttrs({b.getNamedAttr(
-            NNDialect::kCpuDecompositionAttrName, b.getStringAttr(module))});
-        Value h = rnn.row(h0, index);
-        SmallVector<Value> steps;
-        for (int64_t i = 0; i < seq; ++i) {
-          h = cell(rnn, rnn.row(inputGates, reverse ? seq - 1 - i : i), h,
-                   weights);
-          steps.push_back(h);
-        }
-        finalHidden.push_back(h);
-        if (reverse)
-          std::reverse(steps.begin(), steps.end());
-        return rnn.stack(steps);
-      });
-  if (failed(output))
-    return failure();
-  return RnnResults{rnn.batchFirstOutput(*output), rnn.stack(finalHidden),
-                    Value()};
-}
-
-/// The hidden projection of one step: linear_hh(h).
-static Value hiddenProjection(RnnBuilder &rnn, Value h, ValueRange weights) {
-  Value biasHh = rnn.config.hasBiases ? weights[3] : Value();
-  return LinearOp::create(rnn.b, rnn.loc,
-                          rnn.typeOf({rnn.batch, rnn.gates * rnn.hidden}), h,
-                          weights[1], biasHh);
-}
-
-FailureOr<RnnResults> vram::nn::buildGru(OpBuilder &b, Location loc,
-                                         const RnnConfig &config, Value input,
-                                         Value h0, ValueRange params) {
-  auto inplace = b.getUnitAttr();
-  return buildCellByCell(
-      b, loc, config, "a GRU", "torch.nn.GRU", /*gates=*/3, /*opsPerStep=*/16,
-      input, h0, params,
-      [&](RnnBuilder &rnn, Value ig, Value h, ValueRange weights) -> Value {
-        // GRUCell with pre-computed input gates (RNN.cpp): the hidden
-        // projection, then its chunks updated in place.
-        auto stateType = rnn.typeOf({rnn.batch, rnn.hidden});
-        Value hg = hiddenProjection(rnn, h, weights);
-        Value reset = AddOp::create(b, loc, stateType, rnn.chunk(hg, 0),
-                                    rnn.chunk(ig, 0), inplace);
-        reset = SigmoidOp::create(b, loc, stateType, reset, inplace);
-        Value update = AddOp::create(b, loc, stateType, rnn.chunk(hg, 1),
-                                     rnn.chunk(ig, 1), inplace);
-        update = SigmoidOp::create(b, loc, stateType, update, inplace);
-        Value scaled =
-            MulOp::create(b, loc, stateType, rnn.chunk(hg, 2), reset, inplace);
-        Value candidate = AddOp::create(b, loc, stateType, rnn.chunk(ig, 2),
-                                        scaled, UnitAttr());
-        candidate = TanhOp::create(b, loc, stateType, candidate, inplace);
-        // (hidden - new_gate).mul_(input_gate).add_(new_gate)
-        Value next = SubOp::create(b, loc, stateType, h, candidate, UnitAttr());
-        next = MulOp::create(b, loc, stateType, next, update, inplace);
-        return AddOp::create(b, loc, stateType, next, candidate, inplace);
-      });
-}
-
-FailureOr<RnnResults> vram::nn::buildSimpleRnn(OpBuilder &b, Location loc,
-                                               const RnnConfig &config,
-                                               bool relu, Value input, Value h0,
-                                               ValueRange params) {
-  return buildCellByCell(
-      b, loc, config, "an RNN", "torch.nn.RNN", /*gates=*/1, /*opsPerStep=*/6,
-      input, h0, params,
-      [&](RnnBuilder &rnn, Value ig, Value h, ValueRange weights) -> Value {
-        // SimpleCell: nonlinearity(linear_hh(h).add_(input)), a new tensor
-        // that the activation keeps (tanh and relu: their result).
-        auto stateType = rnn.typeOf({rnn.batch, rnn.hidden});
-        Value hg = hiddenProjection(rnn, h, weights);
-        hg = AddOp::create(b, loc, stateType, hg, ig, b.getUnitAttr());
-        if (relu)
-          return ReluOp::create(b, loc, stateType, hg, UnitAttr());
-        return TanhOp::create(b, loc, stateType, hg, UnitAttr());
-      });
 }

@@ -58,6 +58,15 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+std::optional<GradSlice> ConcatOp::getGradSlice(unsigned index) {
+  // cat_tensors_backward narrows the gradient, one view per input.
+  int64_t rank = tensorOf(getOutput()).getRank();
+  int64_t dim = normalizeDim(getDim(), rank), start = 0;
+  for (Value in : getInputs().take_front(index))
+    start += tensorOf(in).getDimSize(dim);
+  return GradSlice{dim, start, tensorOf(getInputs()[index]).getDimSize(dim)};
+}
+
 int64_t ConcatOp::getFlops(FlopConvention, bool) { return 0; }
 int64_t ConcatOp::getBackwardFlops(FlopConvention, ArrayRef<bool>) { return 0; }
 void ConcatOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
@@ -282,6 +291,93 @@ SliceOp::getResultStrides(ArrayRef<int64_t> in) {
                    ? INT64_MAX
                    : scaled;
   return strides;
+}
+
+//===----------------------------------------------------------------------===//
+// nn.split
+//===----------------------------------------------------------------------===//
+
+/// The type of piece `size` of `input` along `dim`.
+static RankedTensorType splitPieceType(RankedTensorType input, int64_t dim,
+                                       int64_t size, bool squeeze) {
+  SmallVector<int64_t> shape(input.getShape());
+  if (squeeze)
+    shape.erase(shape.begin() + dim);
+  else
+    shape[dim] = size;
+  return RankedTensorType::get(shape, input.getElementType());
+}
+
+void SplitOp::build(OpBuilder &b, OperationState &state, Value input,
+                    int64_t dim, ArrayRef<int64_t> sizes, bool squeeze) {
+  auto type = cast<RankedTensorType>(input.getType());
+  int64_t d = normalizeDim(dim, type.getRank());
+  SmallVector<Type> pieces;
+  for (int64_t size : sizes)
+    pieces.push_back(
+        splitPieceType(type, std::max<int64_t>(d, 0), size, squeeze));
+  build(b, state, pieces, input, dim, sizes, squeeze);
+}
+
+LogicalResult SplitOp::verify() {
+  auto in = tensorOf(getInput());
+  int64_t dim = normalizeDim(getDim(), in.getRank());
+  if (dim < 0)
+    return emitOpError("dim ")
+           << getDim() << " is out of range for rank " << in.getRank();
+  ArrayRef<int64_t> sizes = getSizes();
+  if (sizes.size() != getNumResults())
+    return emitOpError("has ")
+           << sizes.size() << " sizes for " << getNumResults() << " results";
+  int64_t total = 0;
+  for (auto [size, result] : llvm::zip(sizes, getResults())) {
+    if (size < 0 || (getSqueeze() && size != 1))
+      return emitOpError("piece sizes must be ")
+             << (getSqueeze() ? "1 with squeeze" : "non-negative") << ", got "
+             << size;
+    total += size;
+    if (result.getType() != splitPieceType(in, dim, size, getSqueeze()))
+      return emitOpError("result of type ")
+             << result.getType() << " is not a piece of " << size
+             << " along dim " << dim << " of " << in;
+  }
+  if (total != in.getDimSize(dim))
+    return emitOpError("pieces of ") << total << " elements do not cover dim "
+                                     << dim << " of " << in.getDimSize(dim);
+  return success();
+}
+
+Value SplitOp::getAliasedOperand(unsigned) { return getInput(); }
+
+std::optional<SmallVector<int64_t>>
+SplitOp::getResultStridesAt(unsigned, ArrayRef<int64_t> in) {
+  SmallVector<int64_t> strides(in);
+  if (getSqueeze())
+    strides.erase(strides.begin() + normalizeDim(getDim(), in.size()));
+  return strides;
+}
+
+int64_t SplitOp::getFlops(FlopConvention, bool) { return 0; }
+
+void SplitOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                              SmallVectorImpl<SavedTensor> &) {}
+
+void SplitOp::getBackwardWorkspace(const TorchTarget &target,
+                                   ArrayRef<bool> operandNeedsGrad,
+                                   SmallVectorImpl<int64_t> &sizes) {
+  SmallVector<bool> all(getNumResults(), true);
+  getBackwardWorkspaceForGrads(target, operandNeedsGrad, all, all, sizes);
+}
+
+void SplitOp::getBackwardWorkspaceForGrads(const TorchTarget &, ArrayRef<bool>,
+                                           ArrayRef<bool> resultHasGrad,
+                                           ArrayRef<bool>,
+                                           SmallVectorImpl<int64_t> &sizes) {
+  // split_backward / unbind_backward fill in a piece without a gradient
+  // with zeros of its size before concatenating.
+  for (auto [result, hasGrad] : llvm::zip(getResults(), resultHasGrad))
+    if (!hasGrad)
+      sizes.push_back(tensorBytes(result));
 }
 
 LogicalResult ExpandOp::verify() {

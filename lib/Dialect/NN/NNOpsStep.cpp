@@ -36,6 +36,13 @@ LogicalResult BackwardOp::verify() {
            << " results";
   if (getFlopCounts().size() != 3)
     return emitOpError("flop_counts needs 3 entries (macs, flops, full)");
+  if (ArrayRef<bool> of = getGradResults(); !of.empty()) {
+    if (of.size() != getForwardType().getNumResults() ||
+        (size_t)llvm::count(of, true) != getGrads().size())
+      return emitOpError("grad_results must mark one forward result per "
+                         "gradient, of ")
+             << getForwardType().getNumResults();
+  }
   if (llvm::any_of(getWorkspace(), [](int64_t bytes) { return bytes <= 0; }))
     return emitOpError("workspace sizes must be positive");
   if (getSavedRoles().size() != getSaved().size())

@@ -768,11 +768,15 @@ static LayerInfo attentionLayer() {
   return info;
 }
 
-/// LSTMOptions / GRUOptions(input_size, hidden_size): num_layers, bias,
-/// batch_first, dropout, bidirectional (LSTM's proj_size is not modelled).
+/// LSTMOptions / GRUOptions / RNNOptions(input_size, hidden_size):
+/// num_layers, bias, batch_first, dropout, bidirectional, LSTM's proj_size,
+/// RNN's nonlinearity.
 struct LstmConfig {
   int64_t input, hidden;
   nn::RnnConfig module;
+  bool relu = false;
+  /// The width of h and of the outputs: proj_size, else hidden_size.
+  int64_t outSize() const { return module.projSize ? module.projSize : hidden; }
 };
 
 static FailureOr<LstmConfig> readRnn(Interpreter &interp, Module &m,
@@ -795,11 +799,21 @@ static FailureOr<LstmConfig> readRnn(Interpreter &interp, Module &m,
            << "torch::nn::" << name
            << ": input_size, hidden_size and num_layers must be positive, got "
            << *input << ", " << *hidden << ", " << *layers;
-  if (*proj != 0 && name == "LSTM")
+  if (*proj < 0 || *proj >= *hidden || (*proj != 0 && name != "LSTM"))
     return interp.error(where)
-           << "torch::nn::LSTM with proj_size is not modelled (oneDNN's LSTM "
-              "has no projections; PyTorch runs it cell by cell)";
+           << "torch::nn::" << name << ": proj_size " << *proj
+           << (name == "LSTM" ? " must be in [0, hidden_size)"
+                              : " is an LSTM option");
   LstmConfig c{*input, *hidden, {}};
+  c.module.projSize = *proj;
+  if (const Val *v = m.options.get("nonlinearity", -1)) {
+    if (name != "RNN" || v->kind != Val::Kind::Str ||
+        (v->s != "kTanh" && v->s != "kReLU"))
+      return interp.error(where)
+             << "torch::nn::" << name << ": nonlinearity is " << v->describe()
+             << ", not torch::kTanh or torch::kReLU of an RNN";
+    c.relu = v->s == "kReLU";
+  }
   c.module.numLayers = *layers;
   c.module.hasBiases = *bias;
   c.module.batchFirst = *batchFirst;
@@ -809,13 +823,13 @@ static FailureOr<LstmConfig> readRnn(Interpreter &interp, Module &m,
   return c;
 }
 
-/// torch::nn::LSTM and GRU: their forward makes zero initial states
-/// [layers * directions, B, H] and calls torch::lstm / torch::gru, which
-/// PyTorch 2 runs on the CPU as buildLstm / buildGru (Recurrent.h) build
-/// them. The result is the tuple (output, (hy, cy)) / (output, hy).
-static LayerInfo rnnLayer(bool lstm) {
-  StringRef name = lstm ? "LSTM" : "GRU";
-  int64_t gates = lstm ? 4 : 3;
+/// torch::nn::LSTM, GRU and RNN: their forward makes zero initial states
+/// [layers * directions, B, H] and calls torch::lstm / torch::gru /
+/// torch::rnn_tanh or rnn_relu, which PyTorch runs on the CPU as buildLstm /
+/// buildGru / buildSimpleRnn (Recurrent.h) build them. The result is the
+/// tuple (output, (hy, cy)) / (output, hy).
+static LayerInfo rnnLayer(StringRef name, int64_t gates) {
+  bool lstm = name == "LSTM";
   LayerInfo info;
   info.declare = [=](Interpreter &interp, Module &m,
                      clang::SourceLocation where) -> LogicalResult {
@@ -828,13 +842,15 @@ static LayerInfo rnnLayer(bool lstm) {
       for (int64_t direction = 0; direction < directions; ++direction) {
         std::string suffix =
             "_l" + std::to_string(layer) + (direction ? "_reverse" : "");
-        int64_t in = layer == 0 ? c->input : c->hidden * directions;
+        int64_t in = layer == 0 ? c->input : c->outSize() * directions;
         declare(m, "weight_ih" + suffix, {gates * c->hidden, in});
-        declare(m, "weight_hh" + suffix, {gates * c->hidden, c->hidden});
+        declare(m, "weight_hh" + suffix, {gates * c->hidden, c->outSize()});
         if (c->module.hasBiases) {
           declare(m, "bias_ih" + suffix, {gates * c->hidden});
           declare(m, "bias_hh" + suffix, {gates * c->hidden});
         }
+        if (c->module.projSize)
+          declare(m, "weight_hr" + suffix, {c->module.projSize, c->hidden});
       }
     return success();
   };
@@ -857,10 +873,9 @@ static LayerInfo rnnLayer(bool lstm) {
     OpBuilder &b = interp.getBuilder();
     int64_t stack = c->module.numLayers * (c->module.bidirectional ? 2 : 1);
     int64_t batch = shape[c->module.batchFirst ? 0 : 1];
-    auto stateType = RankedTensorType::get(
-        {stack, batch, c->hidden},
-        cast<RankedTensorType>(x.getType()).getElementType());
-    auto zeros = [&]() -> Value {
+    Type et = cast<RankedTensorType>(x.getType()).getElementType();
+    auto zeros = [&](int64_t width) -> Value {
+      auto stateType = RankedTensorType::get({stack, batch, width}, et);
       return nn::ConstantOp::create(
           b, where, stateType,
           DenseElementsAttr::get(
@@ -873,14 +888,18 @@ static LayerInfo rnnLayer(bool lstm) {
     Val result;
     result.kind = Val::Kind::List;
     if (!lstm) {
-      FailureOr<nn::RnnResults> gru =
-          nn::buildGru(b, where, c->module, x, zeros(), params);
-      if (failed(gru))
+      FailureOr<nn::RnnResults> rnn =
+          name == "GRU"
+              ? nn::buildGru(b, where, c->module, x, zeros(c->hidden), params)
+              : nn::buildSimpleRnn(b, where, c->module, c->relu, x,
+                                   zeros(c->hidden), params);
+      if (failed(rnn))
         return failure();
-      result.list = {Val::ofTensor(gru->output), Val::ofTensor(gru->hy)};
+      result.list = {Val::ofTensor(rnn->output), Val::ofTensor(rnn->hy)};
       return result;
     }
-    Value h0 = zeros(), c0 = zeros();
+    // With projections h0 is [L * D, B, proj_size].
+    Value h0 = zeros(c->outSize()), c0 = zeros(c->hidden);
     FailureOr<nn::RnnResults> rnn =
         nn::buildLstm(b, where, c->module, x, h0, c0, params);
     if (failed(rnn))
@@ -1341,8 +1360,9 @@ const llvm::StringMap<LayerInfo> &vram::cxx_import::getLayerTable() {
     t["Embedding"] = embeddingLayer();
     t["Conv1d"] = conv1dLayer();
     t["MultiheadAttention"] = attentionLayer();
-    t["LSTM"] = rnnLayer(/*lstm=*/true);
-    t["GRU"] = rnnLayer(/*lstm=*/false);
+    t["LSTM"] = rnnLayer("LSTM", /*gates=*/4);
+    t["GRU"] = rnnLayer("GRU", /*gates=*/3);
+    t["RNN"] = rnnLayer("RNN", /*gates=*/1);
     t["Softmax"] = noTensors([](Interpreter &interp, Module &m,
                                 const Val &input,
                                 Location where) -> FailureOr<Val> {
@@ -1863,12 +1883,18 @@ static FailureOr<Val> chunk(Interpreter &interp, CallInfo &call) {
     return interp.error(call.loc) << "'chunk': invalid chunks or dimension";
   int64_t size = shapeOf(*x)[d];
   int64_t step = (size + *n - 1) / *n;
+  SmallVector<int64_t> sizes;
+  for (int64_t start = 0; start < size; start += step)
+    sizes.push_back(std::min(size, start + step) - start);
+  if (sizes.empty())
+    sizes.push_back(0);
+  // Views whose gradients one backward node (SplitBackward) concatenates.
+  auto split = nn::SplitOp::create(interp.getBuilder(), call.loc, *x, d, sizes,
+                                   /*squeeze=*/false);
   Val out;
   out.kind = Val::Kind::List;
-  for (int64_t start = 0; start < size; start += step)
-    out.list.push_back(Val::ofTensor(
-        nn::SliceOp::create(interp.getBuilder(), call.loc, *x, d, start,
-                            std::min(size, start + step))));
+  for (Value piece : split.getResults())
+    out.list.push_back(Val::ofTensor(piece));
   return out;
 }
 

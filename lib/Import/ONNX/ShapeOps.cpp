@@ -284,18 +284,20 @@ static LogicalResult convertSplit(OpBinder &op) {
     return op.error() << sizes.size() << " split sizes for " << outputs
                       << " outputs";
   int64_t start = 0;
-  for (size_t k = 0; k < sizes.size(); ++k) {
-    if (sizes[k] < 0 || start > dim - sizes[k])
+  for (int64_t size : sizes) {
+    if (size < 0 || start > dim - size)
       return op.error() << "split sizes exceed dimension " << axis
                         << " of size " << dim;
-    auto r = op.make<nn::SliceOp>(
-        *x, b.getI64IntegerAttr(axis), b.getI64IntegerAttr(start),
-        b.getI64IntegerAttr(start + sizes[k]), b.getI64IntegerAttr(1));
-    if (failed(r))
-      return failure();
-    start += sizes[k];
-    op.setResult(k, *r);
+    start += size;
   }
+  if (start != dim)
+    return op.error() << "split sizes sum to " << start << ", not to dimension "
+                      << axis << " of size " << dim;
+  // Views whose gradients one backward node (SplitBackward) concatenates.
+  auto split = nn::SplitOp::create(b, op.loc, *x, axis, sizes,
+                                   /*squeeze=*/false);
+  for (auto [k, piece] : llvm::enumerate(split.getResults()))
+    op.setResult(k, piece);
   return success();
 }
 

@@ -263,26 +263,85 @@ static LogicalResult convertSelect(NodeBinder &op) {
   return failed(y) ? failure() : op.setResult(*y);
 }
 
-static LogicalResult convertSplit(NodeBinder &op) {
+/// The tensor a split-like node cuts ("self") and the dimension ("dim", 0
+/// by default), normalized.
+static FailureOr<std::pair<Value, int64_t>> splitSource(NodeBinder &op) {
   FailureOr<Value> x = op.tensor("self");
-  FailureOr<int64_t> size = op.integer("split_size"),
-                     dim = op.integer("dim", 0);
-  if (failed(x) || failed(size) || failed(dim))
+  FailureOr<int64_t> dim = op.integer("dim", 0);
+  if (failed(x) || failed(dim))
+    return failure();
+  FailureOr<int64_t> d = normalizeDim(op, *dim, shapeOf(*x).size());
+  if (failed(d))
+    return failure();
+  return std::make_pair(*x, *d);
+}
+
+/// Tensor.split / chunk / split_with_sizes / unbind: views of consecutive
+/// pieces of `sizes` (each of equal `pieceSize` but the last, when `sizes`
+/// is empty), whose gradients one backward node (SplitBackward,
+/// UnbindBackward) concatenates once they are all in.
+static LogicalResult splitInto(NodeBinder &op, std::pair<Value, int64_t> src,
+                               SmallVector<int64_t> sizes, int64_t pieceSize,
+                               bool squeeze) {
+  auto [x, dim] = src;
+  if (sizes.empty()) {
+    int64_t total = shapeOf(x)[dim];
+    for (int64_t s = 0; s < std::max<int64_t>(total, 1); s += pieceSize)
+      sizes.push_back(std::min(pieceSize, total - s));
+  }
+  auto split =
+      nn::SplitOp::create(op.getBuilder(), op.getLoc(), x, dim, sizes, squeeze);
+  return op.setResults(SmallVector<Value>(split.getResults()));
+}
+
+static LogicalResult convertSplit(NodeBinder &op) {
+  auto src = splitSource(op);
+  FailureOr<int64_t> size = op.integer("split_size");
+  if (failed(src) || failed(size))
     return failure();
   if (*size < 1)
     return op.error() << "split_size must be positive";
-  ArrayRef<int64_t> in = shapeOf(*x);
-  FailureOr<int64_t> d = normalizeDim(op, *dim, in.size());
-  if (failed(d))
+  return splitInto(op, *src, {}, *size, /*squeeze=*/false);
+}
+
+static LogicalResult convertChunk(NodeBinder &op) {
+  auto src = splitSource(op);
+  FailureOr<int64_t> chunks = op.integer("chunks");
+  if (failed(src) || failed(chunks))
     return failure();
-  SmallVector<Value> parts;
-  for (int64_t s = 0; s < std::max<int64_t>(in[*d], 1); s += *size) {
-    FailureOr<Value> part = sliceOf(op, *x, *d, s, s + *size, 1);
-    if (failed(part))
-      return failure();
-    parts.push_back(*part);
+  if (*chunks < 1)
+    return op.error() << "chunks must be positive";
+  // Tensor.chunk splits into pieces of ceil(size / chunks).
+  int64_t total = shapeOf(src->first)[src->second];
+  return splitInto(op, *src, {},
+                   std::max<int64_t>((total + *chunks - 1) / *chunks, 1),
+                   /*squeeze=*/false);
+}
+
+static LogicalResult convertSplitWithSizes(NodeBinder &op) {
+  auto src = splitSource(op);
+  FailureOr<SmallVector<int64_t>> sizes = op.integers("split_sizes");
+  if (failed(src) || failed(sizes))
+    return failure();
+  int64_t total = 0, dim = src->second;
+  for (int64_t s : *sizes) {
+    if (s < 0)
+      return op.error() << "split size " << s << " is negative";
+    total += s;
   }
-  return op.setResults(parts);
+  if (sizes->empty() || total != shapeOf(src->first)[dim])
+    return op.error() << "split sizes sum to " << total << ", not to dim "
+                      << dim << "'s " << shapeOf(src->first)[dim];
+  return splitInto(op, *src, *sizes, 0, /*squeeze=*/false);
+}
+
+static LogicalResult convertUnbind(NodeBinder &op) {
+  auto src = splitSource(op);
+  if (failed(src))
+    return failure();
+  if (shapeOf(src->first)[src->second] == 0)
+    return op.error() << "unbind of an empty dimension";
+  return splitInto(op, *src, {}, 1, /*squeeze=*/true);
 }
 
 /// Ops that return their input (alias) or check metadata.
@@ -529,6 +588,9 @@ void vram::torch_export::registerShapeConverters(ConverterTable &table) {
   table.on("aten.slice.Tensor", convertSlice);
   table.on("aten.select.int", convertSelect);
   table.on("aten.split.Tensor", convertSplit);
+  table.on("aten.split_with_sizes.default", convertSplitWithSizes);
+  table.on("aten.unbind.int", convertUnbind);
+  table.on("aten.chunk.default", convertChunk);
   table.on("aten.alias.default", convertAlias);
   table.on("aten._assert_tensor_metadata.default", convertAssertMetadata);
   table.on("aten.sym_size.int", convertSymSize);

@@ -332,3 +332,48 @@ func.func @f(%x: tensor<2x1xf32>) {
   %0 = nn.expand %x : tensor<2x1xf32> -> tensor<2x4x2xf32>
   return
 }
+
+// -----
+
+// split: dim out of range
+func.func @f(%x: tensor<2x6xf32>) {
+  // expected-error @+1 {{'nn.split' op dim 2 is out of range for rank 2}}
+  %0:2 = nn.split %x {dim = 2 : i64, sizes = array<i64: 1, 1>} : (tensor<2x6xf32>) -> (tensor<2x6xf32>, tensor<2x6xf32>)
+  return
+}
+
+// -----
+
+// split: one size per result
+func.func @f(%x: tensor<2x6xf32>) {
+  // expected-error @+1 {{'nn.split' op has 3 sizes for 2 results}}
+  %0:2 = nn.split %x {dim = 1 : i64, sizes = array<i64: 2, 2, 2>} : (tensor<2x6xf32>) -> (tensor<2x2xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+// split: the pieces must cover the dimension
+func.func @f(%x: tensor<2x6xf32>) {
+  // expected-error @+1 {{'nn.split' op pieces of 5 elements do not cover dim 1 of 6}}
+  %0:2 = nn.split %x {dim = 1 : i64, sizes = array<i64: 2, 3>} : (tensor<2x6xf32>) -> (tensor<2x2xf32>, tensor<2x3xf32>)
+  return
+}
+
+// -----
+
+// split: a result that is not its piece
+func.func @f(%x: tensor<2x6xf32>) {
+  // expected-error @+1 {{'nn.split' op result of type 'tensor<2x3xf32>' is not a piece of 2 along dim 1 of 'tensor<2x6xf32>'}}
+  %0:2 = nn.split %x {dim = 1 : i64, sizes = array<i64: 2, 4>} : (tensor<2x6xf32>) -> (tensor<2x3xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+// split: squeeze (unbind) takes pieces of one
+func.func @f(%x: tensor<2x6xf32>) {
+  // expected-error @+1 {{'nn.split' op piece sizes must be 1 with squeeze, got 2}}
+  %0 = nn.split %x {dim = 0 : i64, sizes = array<i64: 2>, squeeze} : (tensor<2x6xf32>) -> tensor<6xf32>
+  return
+}

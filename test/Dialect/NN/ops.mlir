@@ -397,6 +397,10 @@ func.func @views(%x: tensor<2x512x1x1xf32>, %t: tensor<2x128x8x32xf32>, %p: tens
   // CHECK-NEXT: %[[V19:[0-9]+]] = nn.expand %[[ARG4]] : tensor<1x1x768xf32> -> tensor<4x2x197x768xf32>
   %20 = nn.expand %ids : tensor<1x16xi64> -> tensor<1x16xi64>
   // CHECK-NEXT: %[[V20:[0-9]+]] = nn.expand %[[ARG5]] : tensor<1x16xi64> -> tensor<1x16xi64>
+  %21:3 = nn.split %c {dim = 2 : i64, sizes = array<i64: 256, 256, 256>} : (tensor<2x197x768xf32>) -> (tensor<2x197x256xf32>, tensor<2x197x256xf32>, tensor<2x197x256xf32>)
+  // CHECK-NEXT: %[[V21:[0-9]+]]:3 = nn.split %[[ARG3]] {dim = 2 : i64, sizes = array<i64: 256, 256, 256>} : (tensor<2x197x768xf32>) -> (tensor<2x197x256xf32>, tensor<2x197x256xf32>, tensor<2x197x256xf32>)
+  %22:2 = nn.split %c {dim = 0 : i64, sizes = array<i64: 1, 1>, squeeze} : (tensor<2x197x768xf32>) -> (tensor<197x768xf32>, tensor<197x768xf32>)
+  // CHECK-NEXT: %[[V22:[0-9]+]]:2 = nn.split %[[ARG3]] {dim = 0 : i64, sizes = array<i64: 1, 1>, squeeze} : (tensor<2x197x768xf32>) -> (tensor<197x768xf32>, tensor<197x768xf32>)
   return
   // CHECK-NEXT: return
 }

@@ -69,6 +69,13 @@ struct SavedTensor {
   }
 };
 
+/// Where an operand's gradient lies in the gradient of result 0 when the
+/// backward hands out a view of it (AutodiffOpInterface::getGradSlice):
+/// elements [start, start + size) of dimension `dim`.
+struct GradSlice {
+  int64_t dim, start, size;
+};
+
 /// An operand that an op's kernel views as `shape` (LayoutOpInterface).
 struct OperandView {
   unsigned operand;
@@ -138,7 +145,10 @@ struct BackwardLowering {
   mlir::FunctionType forwardType;
   /// Saved operands / results / extras by index; null where not saved.
   llvm::SmallVector<mlir::Value> savedOperands, savedResults, savedExtras;
+  /// The gradients of the forward results, in order; resultHasGrad says
+  /// which results they are of (the others got none).
   llvm::SmallVector<mlir::Value> grads;
+  llvm::SmallVector<bool> resultHasGrad;
   llvm::SmallVector<int64_t> gradOperands;
 
   bool needsGrad(unsigned operand) const {

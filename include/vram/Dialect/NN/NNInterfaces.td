@@ -89,6 +89,28 @@ def NN_AutodiffOpInterface : OpInterface<"AutodiffOpInterface"> {
         return false;
       }]>,
     InterfaceMethod<[{
+        Where the gradient of operand `index` lies in the gradient of result
+        0 when the backward hands out a slice of that gradient, a view,
+        instead of a new tensor (CatBackward's narrow, StackBackward's
+        unbind); nullopt otherwise.
+      }],
+      "std::optional<::vram::nn::GradSlice>", "getGradSlice",
+      (ins "unsigned":$index), [{}], [{
+        return std::nullopt;
+      }]>,
+    InterfaceMethod<[{
+        Whether the gradient the backward returns for operand `index` is a
+        view of a tensor it computed (F.linear's weight gradient is TBackward's
+        `grad.t()`; the input it folds to 2-D gets ViewBackward's reshape).
+        The engine then cannot add the operand's next gradient into it in
+        place (InputBuffer::accumulate needs the only reference to the
+        tensor and to its storage, and the view's base holds the storage):
+        the first sum is a new tensor.
+      }],
+      "bool", "isGradView", (ins "unsigned":$index), [{}], [{
+        return false;
+      }]>,
+    InterfaceMethod<[{
         The tensors the backward node allocates and frees while it runs,
         beyond the gradients it returns, one size per allocation (a caching
         allocator rounds each): nll_loss_backward's dense gradient inside

@@ -238,7 +238,8 @@ def NN_ConvTranspose2dOp : NN_LayerOp<"conv_transpose2d", [InferTypeOpAdaptor,
 
 def NN_LinearOp : NN_LayerOp<"linear", [InferTypeOpAdaptor, NN_AutocastLowerPrecision,
     NN_CublasOpTrait,
-    DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getOperandViews"]>]> {
+    DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getOperandViews"]>],
+    ["isGradView"]> {
   let summary = "y = x W^T + b (torch.nn.Linear)";
   let description = [{
     `weight` is [out_features, in_features]; `input` is [..., in_features].
@@ -1263,7 +1264,8 @@ def NN_LigerRopeOp : NN_SimpleLayerOp<"liger_rope",
   }];
 }
 
-def NN_ConcatOp : NN_LayerOp<"concat", [InferTypeOpAdaptor, NN_AutocastPromote]> {
+def NN_ConcatOp : NN_LayerOp<"concat", [InferTypeOpAdaptor, NN_AutocastPromote],
+    ["getGradSlice"]> {
   let summary = "concatenation along `dim` (torch.cat)";
   let description = [{
     ```mlir
@@ -1521,6 +1523,39 @@ def NN_SliceOp : NN_ViewOp<"slice", [InferTypeOpAdaptor], /*gradIsView=*/0> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
+def NN_SplitOp : NN_Op<"split", [Pure,
+    DeclareOpInterfaceMethods<NN_AliasingOpInterface>,
+    DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getResultStridesAt"]>,
+    DeclareOpInterfaceMethods<NN_CostOpInterface>,
+    DeclareOpInterfaceMethods<NN_AutodiffOpInterface,
+        ["getBackwardWorkspace", "getBackwardWorkspaceForGrads"]>]> {
+  let summary = "consecutive pieces along `dim` (split, chunk, unbind): views";
+  let description = [{
+    Piece i has `sizes[i]` elements of `dim`; with `squeeze` (unbind) every
+    piece has one and loses the dimension. Each result is a view of the
+    input. The backward is one node for all the pieces (SplitBackward,
+    UnsafeSplitBackward, UnbindBackward): it runs once every piece's
+    gradient has arrived, each held until then, and concatenates them into
+    one new input-sized gradient, with zeros for the pieces that got none.
+    Slicing each piece instead would give every piece's backward a zeroed
+    input-sized gradient of its own.
+
+    ```mlir
+    %q, %k, %v = nn.split %qkv {dim = 2 : i64, sizes = array<i64: 64, 64, 64>} : (tensor<2x16x192xf32>) -> (tensor<2x16x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>)
+    %x0, %x1 = nn.split %x {dim = 0 : i64, sizes = array<i64: 1, 1>, squeeze} : (tensor<2x4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+    ```
+  }];
+  let arguments = (ins NN_AnyTensor:$input, I64Attr:$dim,
+                       DenseI64ArrayAttr:$sizes, UnitAttr:$squeeze);
+  let results = (outs Variadic<NN_AnyTensor>:$outputs);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "int64_t":$dim,
+                   "::llvm::ArrayRef<int64_t>":$sizes, "bool":$squeeze)>
+  ];
+}
+
 def NN_ExpandOp : NN_ViewOp<"expand", [], /*gradIsView=*/0> {
   let summary = "broadcasts size-1 dimensions to the result type (stride 0)";
   let description = [{
@@ -1660,7 +1695,9 @@ def NN_BackwardOp : NN_Op<"backward", [AttrSizedOperandSegments, NN_BackwardPhas
     the gradients it returns, one size in bytes each (AutodiffOpInterface).
     `grads_saved`, when present, names per result the saved tensor that is
     that gradient itself (-1: a new tensor): a forward kernel that computed
-    the gradient already (SavedTensor::gradient).
+    the gradient already (SavedTensor::gradient). `grad_results`, when not
+    empty, says which forward results the `grads` are of, in order (set
+    when some result has no gradient; empty, every result has one).
 
     ```mlir
     %gx, %gw = nn.backward "nn.conv2d" saved(%x, %w) grads(%gy)
@@ -1679,7 +1716,8 @@ def NN_BackwardOp : NN_Op<"backward", [AttrSizedOperandSegments, NN_BackwardPhas
       Variadic<NN_AnyTensor>:$grads, DenseI64ArrayAttr:$grad_operands,
       DenseBoolArrayAttr:$param_grads, DenseI64ArrayAttr:$flop_counts,
       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$workspace,
-      DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$grads_saved);
+      DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$grads_saved,
+      DefaultValuedAttr<DenseBoolArrayAttr, "{}">:$grad_results);
   let results = (outs Variadic<NN_FloatTensor>:$input_grads);
   let assemblyFormat = [{
     $forward_op `saved` `(` $saved `)` `grads` `(` $grads `)` attr-dict `:`

@@ -26,6 +26,8 @@ struct RnnConfig {
   bool hasBiases = true, bidirectional = false, batchFirst = false;
   double dropout = 0.0;
   bool train = true;
+  /// LSTM projections (proj_size): 0 for none.
+  int64_t projSize = 0;
 };
 
 /// The module's results: the output of every step, the last hidden state
