@@ -40,6 +40,24 @@ def input_read_by_linears(shape, uses):
     return adds(loss, x.shape)
 
 
+def matmul_operand(shape, other_shape, uses, index=0):
+    """One operand of torch.matmul (`index` 0: the left one) read by `uses`
+    products with fresh other operands."""
+    x = torch.randn(*shape, requires_grad=True) * 2
+    if index == 0:
+        loss = sum((x @ torch.randn(*other_shape)).sum() for _ in range(uses))
+    else:
+        loss = sum((torch.randn(*other_shape) @ x).sum() for _ in range(uses))
+    return adds(loss, x.shape)
+
+
+def tied_embedding():
+    """An embedding's weight that the output layer reads too (GPT-2's lm_head)."""
+    emb = torch.nn.Embedding(100, 16)
+    h = emb(torch.randint(0, 100, (2, 8)))
+    return adds(torch.nn.functional.linear(h, emb.weight).sum(), emb.weight.shape)
+
+
 def gru_weight_hh(steps):
     gru = torch.nn.GRU(16, 32, batch_first=True)
     y, _ = gru(torch.randn(2, steps, 16))
@@ -53,6 +71,13 @@ def main():
         "linear_input_3d_x3": input_read_by_linears((2, 8, 64), 3),
         "linear_input_2d_x3": input_read_by_linears((16, 64), 3),
         "gru_weight_hh_4_steps": gru_weight_hh(4),
+        "tied_embedding": tied_embedding(),
+        "matmul_3d_by_2d_x3": matmul_operand((2, 8, 64), (64, 64), 3),
+        "matmul_2d_weight_of_3d_x3": matmul_operand((64, 64), (2, 8, 64), 3, index=1),
+        "matmul_4d_x3": matmul_operand((2, 4, 8, 16), (2, 4, 16, 8), 3),
+        "matmul_3d_by_3d_x3": matmul_operand((4, 8, 16), (4, 16, 8), 3),
+        "matmul_2d_x3": matmul_operand((8, 16), (16, 8), 3),
+        "matmul_broadcast_batch_x3": matmul_operand((1, 4, 8, 16), (2, 4, 16, 8), 3),
     }
     print(json.dumps({"torch": torch.__version__, "machine": platform.platform(),
                       "rows": rows}, indent=1))

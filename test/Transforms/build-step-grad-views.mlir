@@ -8,8 +8,11 @@
 // Measured with torch 2.15 on the CPU (benchmarks/accuracy/grad_sums.py ->
 // results/grad-sums-torch-2.15.0-cpu.json: the profiler's aten::add, then
 // aten::add_ for the later sums): a weight read by five F.linear calls, a
-// [2, 8, 64] input read by three, a GRU's weight_hh over four steps; a
-// [16, 64] input read by three is added in place from the first sum.
+// [2, 8, 64] input read by three, a GRU's weight_hh over four steps, a
+// tied embedding's weight, torch.matmul's operands that are not 2-D (unless
+// their batch is broadcast: ExpandBackward sums into a new tensor); a
+// [16, 64] input read by three linears, or a 2-D matmul operand, is added
+// into in place from the first sum.
 // RUN: vram-opt %s -split-input-file --vram-build-step="mode=train optimizer=sgd loss=mse" | FileCheck %s
 // RUN: vram-opt %s -split-input-file --vram-build-step="mode=train optimizer=sgd loss=mse" --vram-print-memory -o /dev/null | FileCheck %s --check-prefix=MEM
 
@@ -132,4 +135,24 @@ func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x16xf32> {
   %b = nn.tanh %a : tensor<2x8xf32>
   %s = nn.concat %a, %b {dim = 1 : i64} : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x16xf32>
   return %s : tensor<2x16xf32>
+}
+
+// -----
+
+// torch.matmul folds its 3-D operand for mm (a view; the sum is a new
+// tensor) but hands the 2-D one a tensor of its own (added into in place).
+// CHECK-LABEL: func.func @step
+// CHECK: %[[GB:.*]]:2 = nn.backward "nn.matmul"
+// CHECK-NEXT: %[[GA:.*]]:2 = nn.backward "nn.matmul"
+// CHECK-NEXT: nn.accumulate_grad %[[GB]]#0, %[[GA]]#0 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+// CHECK-NEXT: nn.accumulate_grad %[[GB]]#1, %[[GA]]#1 {inplace} : tensor<8x8xf32>, tensor<8x8xf32>
+// MEM-LABEL: memory of @step
+func.func @forward(%x: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  %w0 = nn.param "w0" : tensor<8x8xf32>
+  %w1 = nn.param "w1" : tensor<8x8xf32>
+  %h = nn.linear %x, %w0 : (tensor<2x4x8xf32>, tensor<8x8xf32>) -> tensor<2x4x8xf32>
+  %a = nn.matmul %h, %w1 : (tensor<2x4x8xf32>, tensor<8x8xf32>) -> tensor<2x4x8xf32>
+  %b = nn.matmul %h, %w1 : (tensor<2x4x8xf32>, tensor<8x8xf32>) -> tensor<2x4x8xf32>
+  %s = nn.add %a, %b : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return %s : tensor<2x4x8xf32>
 }

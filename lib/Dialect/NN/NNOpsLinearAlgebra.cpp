@@ -795,6 +795,20 @@ void MatmulOp::getSavedTensors(const TorchTarget &, ArrayRef<bool> needs,
   saveMatmulOperands(needs, saved);
 }
 
+bool MatmulOp::isGradView(unsigned index) {
+  // torch.matmul folds (reshape) or expands an operand that is not 2-D for
+  // mm / bmm, and its backward reshapes the gradient back: a view, unless
+  // the operand's batch dimensions were broadcast, whose ExpandBackward
+  // sums into a new tensor (measured, grad_sums.py).
+  auto self = tensorOf(getOperand(index));
+  if (self.getRank() == 2)
+    return false;
+  if (self.getRank() < 2)
+    return true;
+  return self.getShape().drop_back(2) ==
+         tensorOf(getOutput()).getShape().drop_back(2);
+}
+
 void MatmulOp::getOperandViews(SmallVectorImpl<OperandView> &views) {
   // torch.matmul beyond bmm (rank > 3, or a batched lhs and a 2-D rhs)
   // reshapes its operands to 3-D (2-D) for bmm (mm).

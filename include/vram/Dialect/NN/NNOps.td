@@ -339,7 +339,8 @@ def NN_Linear8bitOp : NN_LayerOp<"linear_8bit", [InferTypeOpAdaptor,
 
 def NN_MatmulOp : NN_LayerOp<"matmul", [InferTypeOpAdaptor, NN_AutocastLowerPrecision,
     NN_CublasOpTrait,
-    DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getOperandViews"]>]> {
+    DeclareOpInterfaceMethods<NN_LayoutOpInterface, ["getOperandViews"]>],
+    ["isGradView"]> {
   let summary = "torch.matmul with batch broadcasting";
   let description = [{
     Both operands have rank >= 2; leading (batch) dimensions broadcast.
