@@ -85,6 +85,15 @@ func.func @f(%x: tensor<1x3x8x8xf32>, %gy: tensor<1x4x6x6xf32>) {
 
 // -----
 
+// backward: grad_results must mark one forward result per gradient
+func.func @f(%x: tensor<2x12xf32>, %g0: tensor<2x4xf32>) {
+  // expected-error @+1 {{'nn.backward' op grad_results must mark one forward result per gradient, of 3}}
+  %0 = nn.backward "nn.split" saved() grads(%g0) {forward_attrs = {dim = 1 : i64, sizes = array<i64: 4, 4, 4>}, forward_type = (tensor<2x12xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>), saved_roles = [], grad_operands = array<i64: 0>, param_grads = array<i1: false>, flop_counts = array<i64: 0, 0, 0>, grad_results = array<i1: true, false, true>} : (tensor<2x4xf32>) -> tensor<2x12xf32>
+  return
+}
+
+// -----
+
 // backward: flop_counts needs three conventions
 func.func @f(%x: tensor<1x3x8x8xf32>, %gy: tensor<1x4x6x6xf32>) {
   // expected-error @+1 {{'nn.backward' op flop_counts needs 3 entries (macs, flops, full)}}
