@@ -584,6 +584,10 @@ MODELS = {
     "gru_bidir": lambda: recurrent("gru_bidir", BiGruNoBiasNet, (12, 2, 8), batch_dim=1),
     "rnn": lambda: recurrent("rnn", RnnNet, (2, 12, 16)),
     "rnn_relu_bidir": lambda: recurrent("rnn_relu_bidir", BiRnnReluNet, (12, 2, 8), batch_dim=1),
+    # Without dropout between the layers: the models torch.onnx can export
+    # while training (test/Inputs/onnx/generate_small.py).
+    "gru_stack": lambda: recurrent("gru_stack", lambda: GruNet(dropout=0.0), (2, 12, 16)),
+    "rnn_stack": lambda: recurrent("rnn_stack", lambda: RnnNet(dropout=0.0), (2, 12, 16)),
     "unsupported": unsupported,
     "where_grad": where_grad,
     "llama": lambda: causal_lm("llama", "llama.json"),

@@ -138,11 +138,12 @@ class LstmNoBiasNet(torch.nn.Module):
 
 class GruNet(torch.nn.Module):
     """LstmNet with a GRU: 2 batch-first layers of 32, dropout between
-    them, the last step into a Linear."""
+    them (torch.onnx exports none while training: dropout=0 there), the
+    last step into a Linear."""
 
-    def __init__(self):
+    def __init__(self, dropout=0.25):
         super().__init__()
-        self.rnn = torch.nn.GRU(16, 32, num_layers=2, batch_first=True, dropout=0.25)
+        self.rnn = torch.nn.GRU(16, 32, num_layers=2, batch_first=True, dropout=dropout)
         self.fc = torch.nn.Linear(32, 10)
 
     def forward(self, x):
@@ -166,11 +167,11 @@ class BiGruNoBiasNet(torch.nn.Module):
 
 class RnnNet(torch.nn.Module):
     """LstmNet with an Elman RNN (tanh): 2 batch-first layers of 32, dropout
-    between them, the last step into a Linear."""
+    between them (GruNet's dropout), the last step into a Linear."""
 
-    def __init__(self):
+    def __init__(self, dropout=0.25):
         super().__init__()
-        self.rnn = torch.nn.RNN(16, 32, num_layers=2, batch_first=True, dropout=0.25)
+        self.rnn = torch.nn.RNN(16, 32, num_layers=2, batch_first=True, dropout=dropout)
         self.fc = torch.nn.Linear(32, 10)
 
     def forward(self, x):

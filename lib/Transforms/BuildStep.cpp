@@ -250,8 +250,16 @@ void BuildStepPass::runOnOperation() {
     return signalPassFailure();
   }
 
-  // Ops whose kernels are modelled on some targets only (measured there).
+  // Ops whose kernels are modelled on some targets only (measured there);
+  // those the target runs as other ops become those ops first.
   TorchTarget target{torchVersion, device, cudnnWorkspace};
+  SmallVector<TargetSupportOpInterface> targetOps;
+  forward.walk([&](TargetSupportOpInterface op) { targetOps.push_back(op); });
+  for (TargetSupportOpInterface op : targetOps) {
+    OpBuilder builder(op);
+    if (failed(op.decomposeForTarget(builder, target)))
+      return signalPassFailure();
+  }
   bool autocast =
       static_cast<bool>(forward->getAttr(NNDialect::kAutocastAttrName));
   WalkResult unsupported = forward.walk([&](Operation *op) {
@@ -343,10 +351,10 @@ static bool permutes(ArrayRef<Attribute> chain) {
   return llvm::any_of(chain, llvm::IsaPred<DenseI64ArrayAttr>);
 }
 
-/// Whether a gradient buffer (contiguous) seen through `views` can be
-/// viewed as `type` (at::detail::computeStride).
-static bool gradStridesExpress(Value grad, ArrayRef<Attribute> views,
-                               RankedTensorType type) {
+/// The strides of a gradient buffer (contiguous) seen through `views`, and
+/// the shape it then has.
+static std::pair<SmallVector<int64_t>, SmallVector<int64_t>>
+gradViewLayout(Value grad, ArrayRef<Attribute> views) {
   auto gradType = cast<RankedTensorType>(grad.getType());
   SmallVector<int64_t> shape(gradType.getShape());
   SmallVector<int64_t> strides = getContiguousStrides(shape);
@@ -368,7 +376,34 @@ static bool gradStridesExpress(Value grad, ArrayRef<Attribute> views,
     strides = viewed ? *viewed : getContiguousStrides(next);
     shape.assign(next.begin(), next.end());
   }
+  return {shape, strides};
+}
+
+/// Whether a gradient buffer (contiguous) seen through `views` can be
+/// viewed as `type` (at::detail::computeStride).
+static bool gradStridesExpress(Value grad, ArrayRef<Attribute> views,
+                               RankedTensorType type) {
+  auto [shape, strides] = gradViewLayout(grad, views);
   return getViewStrides(shape, strides, type.getShape()).has_value();
+}
+
+/// Whether a gradient buffer seen through `views` is laid out as a
+/// contiguous tensor of `type` (PyTorch's is_contiguous: the strides of
+/// dimensions of size 1 do not matter), e.g. through reshapes only, or a
+/// transpose that moves a dimension of size 1.
+static bool gradContiguousAs(Value grad, ArrayRef<Attribute> views,
+                             RankedTensorType type) {
+  auto [shape, strides] = gradViewLayout(grad, views);
+  std::optional<SmallVector<int64_t>> viewed =
+      getViewStrides(shape, strides, type.getShape());
+  if (!viewed)
+    return false;
+  SmallVector<int64_t> contiguous = getContiguousStrides(type.getShape());
+  for (auto [size, stride, expected] :
+       llvm::zip(type.getShape(), *viewed, contiguous))
+    if (size != 1 && stride != expected)
+      return false;
+  return true;
 }
 
 /// The inverse of pass-through view `op` for its operand `i`, whose
@@ -757,9 +792,11 @@ void BuildStepPass::saveForBackward(TrainStep &s) {
 
 /// The gradient of operand `index` of `op` as a view of its result's
 /// gradient, when the backward hands out a slice of it (CatBackward) that
-/// is contiguous: a block of the gradient buffer. Null otherwise: a strided
-/// slice stays a copy, which stands for the one most backward kernels make
-/// of a strided gradient (which kernels accept one is not modelled yet).
+/// is contiguous: a block of the gradient buffer, which may have reached
+/// the result through views that keep it contiguous (a reshape). Null
+/// otherwise: a strided slice stays a copy, which stands for the one most
+/// backward kernels make of a strided gradient (which kernels accept one is
+/// not modelled yet).
 static Value sliceOfResultGrad(TrainStep &s, Operation *op, unsigned index) {
   std::optional<GradSlice> slice =
       cast<AutodiffOpInterface>(op).getGradSlice(index);
@@ -767,13 +804,19 @@ static Value sliceOfResultGrad(TrainStep &s, Operation *op, unsigned index) {
     return {};
   Value result = op->getResult(0);
   Value grad = s.gradOf.lookup(result);
-  if (!grad || grad.getType() != result.getType() ||
-      !s.viewsOf.lookup(result).empty())
-    return {};
   auto type = cast<RankedTensorType>(result.getType());
-  if (llvm::any_of(type.getShape().take_front(slice->dim),
-                   [](int64_t d) { return d != 1; }))
+  if (!grad || llvm::any_of(type.getShape().take_front(slice->dim),
+                            [](int64_t d) { return d != 1; }))
     return {};
+  SmallVector<Attribute> views(s.viewsOf.lookup(result));
+  if (!views.empty()) {
+    if (!gradContiguousAs(grad, views, type))
+      return {};
+    if (grad.getType() != type)
+      grad = ReshapeOp::create(s.b, op->getLoc(), type, grad);
+  } else if (grad.getType() != type) {
+    return {};
+  }
   return SliceOp::create(s.b, op->getLoc(), op->getOperand(index).getType(),
                          grad, slice->dim, slice->start,
                          slice->start + slice->size, 1);

@@ -1,11 +1,13 @@
-// torch.nn.LSTM's memory is measured with torch 2 on the CPU in float32
-// training only: any other target is one located error at the layer, never
-// a number without cuDNN's reserve space or oneDNN's inference scratchpad.
+// oneDNN's LSTM layer's memory is measured with torch 2 on the CPU in
+// float32 training only: any other target is one located error at the
+// layer, never a number without cuDNN's reserve space or oneDNN's inference
+// scratchpad (torch 1.13's CPU runs LSTMCell instead:
+// test/Transforms/build-step-lstm-cells.mlir).
 // RUN: vram-opt %s -split-input-file -verify-diagnostics --vram-build-step="mode=train device=cuda optimizer=sgd loss=mse"
 // RUN: not vram-opt %S/lstm-layer.mlir -split-input-file --vram-build-step="mode=inference device=cpu" 2>&1 | FileCheck %s --check-prefix=INFERENCE
-// RUN: not vram-opt %S/lstm-layer.mlir -split-input-file --vram-build-step="mode=train device=cpu torch-version=1.13 optimizer=sgd loss=mse" 2>&1 | FileCheck %s --check-prefix=V113
+// RUN: not vram-opt %S/lstm-layer.mlir -split-input-file --vram-build-step="mode=train device=cuda torch-version=1.13 optimizer=sgd loss=mse" 2>&1 | FileCheck %s --check-prefix=V113
 // INFERENCE: lstm-layer.mlir:1 offset :{{[0-9]+}}:{{[0-9]+}}: error: 'nn.lstm_layer' op torch.nn.LSTM's memory is not modelled in inference (oneDNN's inference scratchpad is not measured)
-// V113: error: 'nn.lstm_layer' op torch.nn.LSTM's memory is not modelled with torch 1.13 (its CPU LSTM runs cell by cell; modelled: torch 2's oneDNN LSTM)
+// V113: error: 'nn.lstm_layer' op torch.nn.LSTM's memory is not modelled on CUDA
 
 func.func @forward(%x: tensor<5x3x16xf32>) -> tensor<5x3x32xf32> {
   %h = nn.constant dense<0.0> : tensor<3x32xf32>

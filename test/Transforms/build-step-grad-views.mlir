@@ -124,6 +124,51 @@ func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x2x8xf32> {
 
 // -----
 
+// The stacked rows' gradient reaches the concatenation through views that
+// keep it contiguous (an ONNX RNN's output Y: reshaped to [T, B, D, H],
+// its size-1 direction dimension moved, [T, D, B, H]): CatBackward's rows
+// are still views of it, as in PyTorch (a size-1 dimension's stride does
+// not make a tensor strided).
+// CHECK-LABEL: func.func @step
+// CHECK-NOT: nn.backward "nn.concat"
+// CHECK: %[[G:.*]] = nn.backward "nn.mse_loss"
+// CHECK-NEXT: %[[V0:.*]] = nn.reshape %[[G]] : tensor<2x1x2x8xf32> -> tensor<2x2x8xf32>
+// CHECK-NEXT: nn.slice %[[V0]] {dim = 0 : i64, end = 1 : i64, start = 0 : i64} : (tensor<2x2x8xf32>) -> tensor<1x2x8xf32>
+// CHECK-NEXT: %[[V1:.*]] = nn.reshape %[[G]] : tensor<2x1x2x8xf32> -> tensor<2x2x8xf32>
+// CHECK-NEXT: nn.slice %[[V1]] {dim = 0 : i64, end = 2 : i64, start = 1 : i64} : (tensor<2x2x8xf32>) -> tensor<1x2x8xf32>
+// MEM-LABEL: memory of @step
+func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x1x2x8xf32> {
+  %w = nn.param "w" : tensor<8x8xf32>
+  %a = nn.linear %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  %b = nn.tanh %a : tensor<2x8xf32>
+  %ra = nn.reshape %a : tensor<2x8xf32> -> tensor<1x2x8xf32>
+  %rb = nn.reshape %b : tensor<2x8xf32> -> tensor<1x2x8xf32>
+  %s = nn.concat %ra, %rb {dim = 0 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>) -> tensor<2x2x8xf32>
+  %y = nn.reshape %s : tensor<2x2x8xf32> -> tensor<2x2x1x8xf32>
+  %t = nn.transpose %y {dim0 = 1 : i64, dim1 = 2 : i64} : (tensor<2x2x1x8xf32>) -> tensor<2x1x2x8xf32>
+  return %t : tensor<2x1x2x8xf32>
+}
+
+// -----
+
+// The same through a transpose that moves a dimension larger than 1: the
+// rows are strided, each a copy.
+// CHECK-LABEL: func.func @step
+// CHECK: nn.backward "nn.concat"
+// MEM-LABEL: memory of @step
+func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x2x8xf32> {
+  %w = nn.param "w" : tensor<8x8xf32>
+  %a = nn.linear %x, %w : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32>
+  %b = nn.tanh %a : tensor<2x8xf32>
+  %ra = nn.reshape %a : tensor<2x8xf32> -> tensor<1x2x8xf32>
+  %rb = nn.reshape %b : tensor<2x8xf32> -> tensor<1x2x8xf32>
+  %s = nn.concat %ra, %rb {dim = 0 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>) -> tensor<2x2x8xf32>
+  %t = nn.transpose %s {dim0 = 0 : i64, dim1 = 1 : i64} : (tensor<2x2x8xf32>) -> tensor<2x2x8xf32>
+  return %t : tensor<2x2x8xf32>
+}
+
+// -----
+
 // A strided block (columns) stays a copy per input: it stands for the
 // contiguous copy most backward kernels make of a strided gradient.
 // CHECK-LABEL: func.func @step

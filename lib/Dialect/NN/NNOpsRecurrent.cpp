@@ -200,6 +200,38 @@ LogicalResult LstmLayerOp::verifyTarget(const TorchTarget &target,
   return emitOpError("torch.nn.LSTM's memory is not modelled ") << reason;
 }
 
+FailureOr<bool> LstmLayerOp::decomposeForTarget(OpBuilder &b,
+                                                const TorchTarget &target) {
+  // torch 1.13 has no oneDNN LSTM: its CPU runs LSTMCell step by step
+  // (_lstm_impl in aten/src/ATen/native/RNN.cpp). CUDA's cuDNN LSTM stays
+  // one op (verifyTarget rejects it).
+  if (target.device != Device::Cpu || target.version == TorchVersion::V2)
+    return false;
+  b.setInsertionPoint(*this);
+  SmallVector<Value> weights = {getWeightIh(), getWeightHh()};
+  llvm::append_range(weights, getBiases());
+  // mkldnn_rnn makes a batch-first input contiguous once (buildLstm's
+  // transpose and copy); without it, each direction's input projection
+  // copies the transposed view itself (matmul's reshape).
+  Value input = getInput();
+  auto sharedCopy = input.getDefiningOp<ContiguousOp>();
+  auto transpose =
+      sharedCopy ? sharedCopy.getInput().getDefiningOp<TransposeOp>() : nullptr;
+  if (transpose && transpose.getDim0() == 0 && transpose.getDim1() == 1)
+    input = ContiguousOp::create(b, getLoc(), input.getType(), transpose);
+  else
+    sharedCopy = nullptr;
+  FailureOr<SmallVector<Value, 3>> cells = buildLstmLayerCells(
+      b, getLoc(), input, getH(), getC(), weights, getReverse());
+  if (failed(cells))
+    return failure();
+  replaceAllUsesWith(*cells);
+  erase();
+  if (sharedCopy && sharedCopy->use_empty())
+    sharedCopy->erase();
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // torch.nn.LSTM and torch.nn.GRU as PyTorch 2 runs them on the CPU
 //===----------------------------------------------------------------------===//
@@ -409,67 +441,92 @@ struct RnnBuilder {
 };
 } // namespace
 
+/// One step of a cell: the next states from the step's input projection and
+/// the current states.
+using CellFn = function_ref<SmallVector<Value>(RnnBuilder &, Value,
+                                               ArrayRef<Value>, ValueRange)>;
+
+/// The step builder adds as many ops for backward: a sequence that would
+/// unroll past 2^20 of them is one error rather than gigabytes of IR.
+static LogicalResult checkUnrolledOps(Location loc, StringRef kind, int64_t seq,
+                                      int64_t layers, int64_t directions,
+                                      int64_t opsPerStep) {
+  constexpr int64_t kMaxUnrolledOps = int64_t(1) << 20;
+  if (satMul(seq, layers, directions, opsPerStep) <= kMaxUnrolledOps)
+    return success();
+  return mlir::emitError(loc)
+         << kind << " of " << seq << " steps, " << layers << " layers and "
+         << directions
+         << " directions unrolls into more than 2^20 ops; analyse a "
+            "shorter sequence (the saved bytes grow linearly in it)";
+}
+
+/// One layer and direction run cell by cell (FullLayer): the input's
+/// projection for every step at once (tagged `module`: CUDA runs cuDNN's
+/// fused kernel instead, which the step builder rejects), unbound into
+/// steps, then `cell(input_t, state)` per step in time order (reversed for
+/// the backward direction). Returns the steps' outputs (the first state, h)
+/// stacked and sets `state` to the final states.
+static Value buildCellLayer(RnnBuilder &rnn, StringRef module, Value x,
+                            SmallVectorImpl<Value> &state, bool reverse,
+                            ValueRange weights, CellFn cell) {
+  OpBuilder &b = rnn.b;
+  int64_t seq = cast<RankedTensorType>(x.getType()).getDimSize(0);
+  Value biasIh = rnn.config.hasBiases ? weights[2] : Value();
+  auto inputGates = LinearOp::create(
+      b, rnn.loc, rnn.typeOf({seq, rnn.batch, rnn.gates * rnn.hidden}), x,
+      weights[0], biasIh);
+  inputGates->setAttrs({b.getNamedAttr(NNDialect::kCpuDecompositionAttrName,
+                                       b.getStringAttr(module))});
+  SmallVector<Value> stepGates = rnn.unbind(inputGates);
+  SmallVector<Value> steps;
+  for (int64_t i = 0; i < seq; ++i) {
+    SmallVector<Value> next =
+        cell(rnn, stepGates[reverse ? seq - 1 - i : i], state, weights);
+    state.assign(next.begin(), next.end());
+    steps.push_back(state.front());
+  }
+  if (reverse)
+    std::reverse(steps.begin(), steps.end());
+  return rnn.stack(steps);
+}
+
 /// A module the CPU runs cell by cell (_rnn_impl_with_concat with FullLayer
 /// and LSTMCell, GRUCell or SimpleCell): batch first as a transposed view;
-/// per layer and direction the input's projection for every step at once
-/// (tagged `module`: CUDA runs cuDNN's fused kernel instead, which the step
-/// builder rejects), unbound into steps, then `cell(input_t, state)` per
-/// step in time order (reversed for the backward direction), the steps'
-/// outputs (the first state, h) stacked, and each state's final values.
+/// each layer and direction by buildCellLayer from its rows of the initial
+/// states; the last layer's output and each state's final values stacked.
 static FailureOr<RnnResults>
 buildCellByCell(OpBuilder &b, Location loc, const RnnConfig &config,
                 StringRef kind, StringRef module, int64_t gates,
                 int64_t opsPerStep, Value input, ArrayRef<Value> initial,
-                ValueRange params,
-                function_ref<SmallVector<Value>(RnnBuilder &, Value,
-                                                ArrayRef<Value>, ValueRange)>
-                    cell) {
+                ValueRange params, CellFn cell) {
   RnnBuilder rnn(b, loc, config, kind, gates);
   if (failed(rnn.checkModule(input, initial, params)))
     return failure();
   Value layerInput = config.batchFirst ? rnn.transposedInput(input) : input;
   int64_t seq = cast<RankedTensorType>(layerInput.getType()).getDimSize(0);
-  // The step builder adds as many ops for backward: a sequence that would
-  // unroll past 2^20 of them is one error rather than gigabytes of IR.
-  constexpr int64_t kMaxUnrolledOps = int64_t(1) << 20;
-  if (satMul(seq, config.numLayers, rnn.directions, opsPerStep) >
-      kMaxUnrolledOps)
-    return mlir::emitError(loc)
-           << kind << " of " << seq << " steps, " << config.numLayers
-           << " layers and " << rnn.directions
-           << " directions unrolls into more than 2^20 ops; analyse a "
-              "shorter sequence (the saved bytes grow linearly in it)";
+  if (failed(checkUnrolledOps(loc, kind, seq, config.numLayers, rnn.directions,
+                              opsPerStep)))
+    return failure();
   SmallVector<SmallVector<Value>> finals(initial.size());
-  FailureOr<Value> output = rnn.runLayers(
-      layerInput, params,
-      [&](Value x, int64_t index, bool reverse,
-          ValueRange weights) -> FailureOr<Value> {
-        Value biasIh = config.hasBiases ? weights[2] : Value();
-        auto inputGates = LinearOp::create(
-            b, loc, rnn.typeOf({seq, rnn.batch, gates * rnn.hidden}), x,
-            weights[0], biasIh);
-        inputGates->setAttrs({b.getNamedAttr(
-            NNDialect::kCpuDecompositionAttrName, b.getStringAttr(module))});
-        SmallVector<Value> state;
-        for (Value v : initial)
-          state.push_back(rnn.row(v, index));
-        SmallVector<Value> stepGates = rnn.unbind(inputGates);
-        SmallVector<Value> steps;
-        for (int64_t i = 0; i < seq; ++i) {
-          state =
-              cell(rnn, stepGates[reverse ? seq - 1 - i : i], state, weights);
-          steps.push_back(state.front());
-        }
-        for (auto [last, all] : llvm::zip(state, finals))
-          all.push_back(last);
-        if (reverse)
-          std::reverse(steps.begin(), steps.end());
-        return rnn.stack(steps);
-      });
+  FailureOr<Value> output =
+      rnn.runLayers(layerInput, params,
+                    [&](Value x, int64_t index, bool reverse,
+                        ValueRange weights) -> FailureOr<Value> {
+                      SmallVector<Value> state;
+                      for (Value v : initial)
+                        state.push_back(rnn.row(v, index));
+                      Value steps = buildCellLayer(rnn, module, x, state,
+                                                   reverse, weights, cell);
+                      for (auto [last, all] : llvm::zip(state, finals))
+                        all.push_back(last);
+                      return steps;
+                    });
   if (failed(output))
     return failure();
   return RnnResults{rnn.batchFirstOutput(*output), rnn.stack(finals.front()),
-                    finals.size() > 1 ? rnn.stack(finals[1]) : Value()};
+                    finals.size() > 1 ? rnn.stack(finals[1]) : Value(),
+                    *output};
 }
 
 /// The hidden projection of one step: linear_hh(h).
@@ -495,13 +552,16 @@ FailureOr<RnnResults> vram::nn::buildGru(OpBuilder &b, Location loc,
         auto stateType = rnn.typeOf({rnn.batch, rnn.hidden});
         SmallVector<Value> hg = rnn.chunks(hiddenProjection(rnn, h, weights));
         SmallVector<Value> igs = rnn.chunks(ig);
-        Value reset = AddOp::create(b, loc, stateType, hg[0], igs[0], inplace);
+        // The blocks of the reset, update and new gates.
+        int64_t r = config.onnxGateOrder ? 1 : 0,
+                z = config.onnxGateOrder ? 0 : 1, n = 2;
+        Value reset = AddOp::create(b, loc, stateType, hg[r], igs[r], inplace);
         reset = SigmoidOp::create(b, loc, stateType, reset, inplace);
-        Value update = AddOp::create(b, loc, stateType, hg[1], igs[1], inplace);
+        Value update = AddOp::create(b, loc, stateType, hg[z], igs[z], inplace);
         update = SigmoidOp::create(b, loc, stateType, update, inplace);
-        Value scaled = MulOp::create(b, loc, stateType, hg[2], reset, inplace);
+        Value scaled = MulOp::create(b, loc, stateType, hg[n], reset, inplace);
         Value candidate =
-            AddOp::create(b, loc, stateType, igs[2], scaled, UnitAttr());
+            AddOp::create(b, loc, stateType, igs[n], scaled, UnitAttr());
         candidate = TanhOp::create(b, loc, stateType, candidate, inplace);
         // (hidden - new_gate).mul_(input_gate).add_(new_gate)
         Value next = SubOp::create(b, loc, stateType, h, candidate, UnitAttr());
@@ -530,43 +590,66 @@ FailureOr<RnnResults> vram::nn::buildSimpleRnn(OpBuilder &b, Location loc,
       });
 }
 
+/// LSTMCell with pre-computed input gates (RNN.cpp): the hidden projection
+/// plus the input's in place, its chunks' sigmoid_ / tanh_ in place (the
+/// [B, 4H] gates kept), `(f * c).add_(i * g)` (c kept), `o * c.tanh()`
+/// (both kept), then with projections `h.matmul(weight_hr.t())` (h kept).
+static SmallVector<Value> lstmCell(RnnBuilder &rnn, Value ig,
+                                   ArrayRef<Value> state, ValueRange weights) {
+  OpBuilder &b = rnn.b;
+  Location loc = rnn.loc;
+  auto inplace = b.getUnitAttr();
+  auto gatesType = rnn.typeOf({rnn.batch, 4 * rnn.hidden});
+  auto cellType = rnn.typeOf({rnn.batch, rnn.hidden});
+  Value all = AddOp::create(
+      b, loc, gatesType, hiddenProjection(rnn, state[0], weights), ig, inplace);
+  SmallVector<Value> g = rnn.chunks(all);
+  Value in = SigmoidOp::create(b, loc, cellType, g[0], inplace);
+  Value forget = SigmoidOp::create(b, loc, cellType, g[1], inplace);
+  Value cand = TanhOp::create(b, loc, cellType, g[2], inplace);
+  Value out = SigmoidOp::create(b, loc, cellType, g[3], inplace);
+  Value c = MulOp::create(b, loc, cellType, forget, state[1], UnitAttr());
+  c = AddOp::create(b, loc, cellType, c,
+                    MulOp::create(b, loc, cellType, in, cand, UnitAttr()),
+                    inplace);
+  Value h = MulOp::create(b, loc, cellType, out,
+                          TanhOp::create(b, loc, cellType, c, UnitAttr()),
+                          UnitAttr());
+  if (!rnn.config.projSize)
+    return {h, c};
+  Value projected = LinearOp::create(
+      b, loc, rnn.typeOf({rnn.batch, rnn.outSize}), h, weights.back(), Value());
+  return {projected, c};
+}
+
 /// torch.nn.LSTM with projections (proj_size), which oneDNN does not run:
-/// LSTMCell per step (RNN.cpp): the hidden projection plus the input's in
-/// place, its chunks' sigmoid_ / tanh_ in place (the [B, 4H] gates kept),
-/// `(f * c).add_(i * g)` (c kept), `o * c.tanh()` (both kept), then the
-/// projection `h.matmul(weight_hr.t())` (h kept).
+/// LSTMCell per step.
 static FailureOr<RnnResults> buildProjectedLstm(OpBuilder &b, Location loc,
                                                 const RnnConfig &config,
                                                 Value input, Value h0, Value c0,
                                                 ValueRange params) {
-  auto inplace = b.getUnitAttr();
-  return buildCellByCell(
-      b, loc, config, "an LSTM", "torch.nn.LSTM", /*gates=*/4,
-      /*opsPerStep=*/20, input, {h0, c0}, params,
-      [&](RnnBuilder &rnn, Value ig, ArrayRef<Value> state,
-          ValueRange weights) -> SmallVector<Value> {
-        auto gatesType = rnn.typeOf({rnn.batch, 4 * rnn.hidden});
-        auto cellType = rnn.typeOf({rnn.batch, rnn.hidden});
-        Value all = AddOp::create(b, loc, gatesType,
-                                  hiddenProjection(rnn, state[0], weights), ig,
-                                  inplace);
-        SmallVector<Value> g = rnn.chunks(all);
-        Value in = SigmoidOp::create(b, loc, cellType, g[0], inplace);
-        Value forget = SigmoidOp::create(b, loc, cellType, g[1], inplace);
-        Value cand = TanhOp::create(b, loc, cellType, g[2], inplace);
-        Value out = SigmoidOp::create(b, loc, cellType, g[3], inplace);
-        Value c = MulOp::create(b, loc, cellType, forget, state[1], UnitAttr());
-        c = AddOp::create(b, loc, cellType, c,
-                          MulOp::create(b, loc, cellType, in, cand, UnitAttr()),
-                          inplace);
-        Value h = MulOp::create(b, loc, cellType, out,
-                                TanhOp::create(b, loc, cellType, c, UnitAttr()),
-                                UnitAttr());
-        Value projected =
-            LinearOp::create(b, loc, rnn.typeOf({rnn.batch, rnn.outSize}), h,
-                             weights.back(), Value());
-        return {projected, c};
-      });
+  return buildCellByCell(b, loc, config, "an LSTM", "torch.nn.LSTM",
+                         /*gates=*/4, /*opsPerStep=*/20, input, {h0, c0},
+                         params, lstmCell);
+}
+
+FailureOr<SmallVector<Value, 3>>
+vram::nn::buildLstmLayerCells(OpBuilder &b, Location loc, Value input, Value h,
+                              Value c, ValueRange weights, bool reverse) {
+  RnnConfig config;
+  config.hasBiases = weights.size() == 4;
+  RnnBuilder rnn(b, loc, config, "an LSTM", 4);
+  auto x = cast<RankedTensorType>(input.getType());
+  rnn.et = x.getElementType();
+  rnn.batch = x.getDimSize(1);
+  rnn.hidden = rnn.outSize = cast<RankedTensorType>(h.getType()).getDimSize(1);
+  if (failed(checkUnrolledOps(loc, rnn.kind, x.getDimSize(0), 1, 1,
+                              /*opsPerStep=*/20)))
+    return failure();
+  SmallVector<Value> state = {h, c};
+  Value output = buildCellLayer(rnn, "torch.nn.LSTM", input, state, reverse,
+                                weights, lstmCell);
+  return SmallVector<Value, 3>{output, state[0], state[1]};
 }
 
 FailureOr<RnnResults> vram::nn::buildLstm(OpBuilder &b, Location loc,
@@ -616,6 +699,6 @@ FailureOr<RnnResults> vram::nn::buildLstm(OpBuilder &b, Location loc,
       });
   if (failed(output))
     return failure();
-  return RnnResults{rnn.batchFirstOutput(*output), rnn.stack(hy),
-                    rnn.stack(cy)};
+  return RnnResults{rnn.batchFirstOutput(*output), rnn.stack(hy), rnn.stack(cy),
+                    *output};
 }

@@ -275,9 +275,6 @@ std::string vram::nn::getLstmUnmodelledReason(const TorchTarget &target,
   if (target.device == Device::Cuda)
     return "on CUDA (cuDNN's RNN reserve space is not measured; analyse "
            "with --device=cpu)";
-  if (target.version != TorchVersion::V2)
-    return "with torch 1.13 (its CPU LSTM runs cell by cell; modelled: "
-           "torch 2's oneDNN LSTM)";
   if (mode != StepMode::Train)
     return "in inference (oneDNN's inference scratchpad is not measured)";
   if (autocast || !elementType.isF32())

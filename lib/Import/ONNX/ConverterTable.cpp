@@ -57,6 +57,7 @@ const ConverterTable &ConverterTable::get() {
     registerElementwiseConverters(*t);
     registerShapeConverters(*t);
     registerReductionConverters(*t);
+    registerRecurrentConverters(*t);
     return t;
   }();
   return *table;

@@ -70,6 +70,7 @@ void registerMatMulConverters(ConverterTable &table);
 void registerElementwiseConverters(ConverterTable &table);
 void registerShapeConverters(ConverterTable &table);
 void registerReductionConverters(ConverterTable &table);
+void registerRecurrentConverters(ConverterTable &table);
 
 } // namespace vram::onnx_import
 

@@ -15,13 +15,6 @@ using namespace vram::onnx_import;
 namespace nn = vram::nn;
 using llvm::SmallVector;
 
-static int64_t product(ArrayRef<int64_t> dims) {
-  int64_t p = 1;
-  for (int64_t v : dims)
-    p = mulSat(p, v); // a 0 dim allows any others
-  return p;
-}
-
 static LogicalResult convertMatMul(OpBinder &op) {
   if (!op.hasInput(0) || !op.hasInput(1))
     return op.error() << "expects two inputs";

@@ -54,3 +54,17 @@ def reference_steps(model, initial, prefix, loss_of, optimizers=OPTIMIZERS):
         save_step(prefix + "-" + name, loss, model, optimizer)
         losses[name] = loss.item()
     return losses
+
+
+def regression_reference(prefix, model_class, shape, optimizers=OPTIMIZERS):
+    """A small_models.py regression net from seed 0, x of `shape` and an
+    mse target [2, 10]: PREFIX/ holds x, labels and the initial parameters,
+    PREFIX-NAME/ each optimizer's step (reference_steps)."""
+    torch.manual_seed(0)
+    model = model_class()
+    x = torch.randn(*shape)
+    target = torch.randn(2, 10)
+    initial = save_initial(prefix, model, {"x": x, "labels": target})
+    return reference_steps(model, initial, prefix,
+                           lambda m: torch.nn.functional.mse_loss(m(x), target),
+                           optimizers)

@@ -20,7 +20,7 @@ import sys
 
 import torch
 
-from fixtures import reference_steps, save_initial
+from fixtures import regression_reference
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "benchmarks", "accuracy"))
@@ -28,14 +28,7 @@ from small_models import SplitNet  # noqa: E402
 
 
 def main():
-    torch.manual_seed(0)
-    model = SplitNet()
-    x = torch.randn(2, 8, 16)
-    target = torch.randn(2, 10)
-    initial = save_initial(os.path.join(HERE, "splits"), model,
-                           {"x": x, "labels": target})
-    reference_steps(model, initial, os.path.join(HERE, "splits"),
-                    lambda m: torch.nn.functional.mse_loss(m(x), target))
+    regression_reference(os.path.join(HERE, "splits"), SplitNet, (2, 8, 16))
 
 
 if __name__ == "__main__":

@@ -188,6 +188,17 @@ def NN_TargetSupportOpInterface : OpInterface<"TargetSupportOpInterface"> {
       "::mlir::LogicalResult", "verifyTarget",
       (ins "const ::vram::nn::TorchTarget &":$target,
            "::vram::nn::StepMode":$mode, "bool":$autocast)>,
+    InterfaceMethod<[{
+        When `target` runs the op as a composition of other ops (torch
+        1.13's CPU LSTM: LSTMCell step by step), replaces the op by them
+        (built with `builder`, the op erased) and returns true; false when
+        the target runs the op itself. The step builder asks before anything
+        reads the op; a located error fails.
+      }],
+      "::mlir::FailureOr<bool>", "decomposeForTarget",
+      (ins "::mlir::OpBuilder &":$builder,
+           "const ::vram::nn::TorchTarget &":$target),
+      /*methodBody=*/"", /*defaultImplementation=*/[{ return false; }]>,
   ];
 }
 

@@ -1115,7 +1115,8 @@ def NN_GroupedMmOp : NN_LayerOp<"grouped_mm", [InferTypeOpAdaptor]> {
 def NN_LstmLayerOp : NN_LayerOp<"lstm_layer", [InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<NN_WorkspaceOpInterface,
                               ["getWorkspaceAllocations"]>,
-    DeclareOpInterfaceMethods<NN_TargetSupportOpInterface>],
+    DeclareOpInterfaceMethods<NN_TargetSupportOpInterface,
+                              ["decomposeForTarget"]>],
     ["getBackwardWorkspace", "getBackwardWorkspaceForGrads"]> {
   let summary = "one layer and direction of torch.nn.LSTM (mkldnn_rnn_layer)";
   let description = [{
@@ -1135,7 +1136,9 @@ def NN_LstmLayerOp : NN_LayerOp<"lstm_layer", [InferTypeOpAdaptor,
     workspace (every step's gates and states, a uint8 tensor sized by
     oneDNN's rnn_utils: TorchSemantics.h getLstmLayerBuffers). Without
     biases PyTorch passes zero tensors of the weights' shapes in their
-    place, which autograd keeps as well.
+    place, which autograd keeps as well. torch 1.13 has no oneDNN LSTM: for
+    it the step builder replaces the layer by LSTMCell step by step on the
+    CPU (decomposeForTarget, Recurrent.h buildLstmLayerCells).
 
     ```mlir
     %y, %hy, %cy = nn.lstm_layer %x, %h, %c, %wih, %whh, %bih, %bhh

@@ -16,6 +16,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace vram::nn {
 
@@ -28,13 +29,21 @@ struct RnnConfig {
   bool train = true;
   /// LSTM projections (proj_size): 0 for none.
   int64_t projSize = 0;
+  /// A GRU's weights with their row blocks in ONNX's gate order (z, r, h)
+  /// instead of PyTorch's (r, z, n): an ONNX model's own GRU weights, not
+  /// torch.onnx's reordering of PyTorch parameters. The bytes are the same;
+  /// the cell reads each gate from its block.
+  bool onnxGateOrder = false;
 };
 
 /// The module's results: the output of every step, the last hidden state
 /// of every layer and direction ([L * D, B, H]) and, for an LSTM, the last
-/// cell state (null for a GRU).
+/// cell state (null for a GRU). `timeFirstOutput` is `output` before a batch
+/// first module transposes it back ([T, B, D * H]; `output` itself when the
+/// module is time first).
 struct RnnResults {
   mlir::Value output, hy, cy;
+  mlir::Value timeFirstOutput;
 };
 
 /// aten.lstm: `input` [T, B, I] ([B, T, I] batch first: transposed and made
@@ -45,6 +54,16 @@ mlir::FailureOr<RnnResults> buildLstm(mlir::OpBuilder &b, mlir::Location loc,
                                       const RnnConfig &config,
                                       mlir::Value input, mlir::Value h0,
                                       mlir::Value c0, mlir::ValueRange params);
+
+/// One layer and direction of an LSTM as a CPU without oneDNN's LSTM runs
+/// it (torch 1.13): the input's projection for every step at once, then
+/// LSTMCell per step (in reverse time order for `reverse`). `input` [T, B,
+/// I], `h` and `c` [B, H], `weights` (w_ih, w_hh[, b_ih, b_hh]); returns the
+/// output [T, B, H] and the last h and c.
+mlir::FailureOr<llvm::SmallVector<mlir::Value, 3>>
+buildLstmLayerCells(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
+                    mlir::Value h, mlir::Value c, mlir::ValueRange weights,
+                    bool reverse);
 
 /// aten.gru on the CPU: per layer and direction the input's projection for
 /// every step at once, then per step the hidden projection and the gates in

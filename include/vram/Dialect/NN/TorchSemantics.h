@@ -170,10 +170,11 @@ struct LstmLayerBuffers {
 LstmLayerBuffers getLstmLayerBuffers(int64_t seq, int64_t batch, int64_t input,
                                      int64_t hidden);
 
-/// Why torch.nn.LSTM's memory is not modelled for `target` in a step of
-/// `mode` on `elementType` (empty where it is): measured with torch 2 on the
-/// CPU in float32 training only (cuDNN's reserve space and oneDNN's
-/// inference scratchpad are not).
+/// Why oneDNN's LSTM layer's memory is not modelled for `target` in a step
+/// of `mode` on `elementType` (empty where it is): measured with torch 2 on
+/// the CPU in float32 training only (cuDNN's reserve space and oneDNN's
+/// inference scratchpad are not; torch 1.13's CPU runs LSTMCell instead,
+/// which the step builder builds in the layer's place).
 std::string getLstmUnmodelledReason(const TorchTarget &target, StepMode mode,
                                     bool autocast, mlir::Type elementType);
 
