@@ -465,6 +465,30 @@ def recurrent(name, model_class, shape, batch_dim=0):
     print(f"  {MEASURED[name]}")
 
 
+def onnx_dynamo(name, model_class, shape):
+    """test/Inputs/onnx/NAME_dynamo.onnx: torch 2's default ONNX exporter
+    (torch.onnx.export(dynamo=True), onnxscript's optimizer) on a recurrent
+    module, as a user of torch 2 exports it: the weights' gate reordering
+    and the zero initial states are folded into initializers (val_N), in
+    ONNX's gate order. Static shapes (the example's); the weights stripped
+    (tensors over 1 KiB as external data, deleted: the small constants, the
+    index scalars and the initial states stay). test/Import/ONNX/recurrent.test compares it
+    with the module's row of this file's table. Needs onnx and onnxscript
+    in the truth environment."""
+    import onnx
+    torch.manual_seed(0)
+    model = model_class().train()
+    x = torch.randn(*shape)
+    program = torch.onnx.export(model, (x,), dynamo=True)
+    directory = ROOT / "test" / "Inputs" / "onnx"
+    path = directory / f"{name}_dynamo.onnx"
+    onnx.save_model(program.model_proto, path, save_as_external_data=True,
+                    all_tensors_to_one_file=True, location=f"{name}_dynamo.onnx.data",
+                    size_threshold=1024)
+    (directory / f"{name}_dynamo.onnx.data").unlink()
+    print(f"  wrote {path} (onnx {onnx.__version__})")
+
+
 def activations():
     regression_net("activations", ActNet, (2, 3, 16, 16))
 
@@ -586,6 +610,8 @@ MODELS = {
     "rnn_relu_bidir": lambda: recurrent("rnn_relu_bidir", BiRnnReluNet, (12, 2, 8), batch_dim=1),
     # Without dropout between the layers: the models torch.onnx can export
     # while training (test/Inputs/onnx/generate_small.py).
+    "lstm_nobias_dynamo": lambda: onnx_dynamo("lstm_nobias", LstmNoBiasNet, (12, 2, 16)),
+    "gru_bidir_dynamo": lambda: onnx_dynamo("gru_bidir", BiGruNoBiasNet, (12, 2, 8)),
     "gru_stack": lambda: recurrent("gru_stack", lambda: GruNet(dropout=0.0), (2, 12, 16)),
     "rnn_stack": lambda: recurrent("rnn_stack", lambda: RnnNet(dropout=0.0), (2, 12, 16)),
     "unsupported": unsupported,

@@ -221,8 +221,9 @@ FailureOr<bool> LstmLayerOp::decomposeForTarget(OpBuilder &b,
     input = ContiguousOp::create(b, getLoc(), input.getType(), transpose);
   else
     sharedCopy = nullptr;
-  FailureOr<SmallVector<Value, 3>> cells = buildLstmLayerCells(
-      b, getLoc(), input, getH(), getC(), weights, getReverse());
+  FailureOr<SmallVector<Value, 3>> cells =
+      buildLstmLayerCells(b, getLoc(), input, getH(), getC(), weights,
+                          getReverse(), getOnnxGateOrder());
   if (failed(cells))
     return failure();
   replaceAllUsesWith(*cells);
@@ -604,10 +605,12 @@ static SmallVector<Value> lstmCell(RnnBuilder &rnn, Value ig,
   Value all = AddOp::create(
       b, loc, gatesType, hiddenProjection(rnn, state[0], weights), ig, inplace);
   SmallVector<Value> g = rnn.chunks(all);
+  // The blocks of the input, forget, cell and output gates.
+  bool onnx = rnn.config.onnxGateOrder;
   Value in = SigmoidOp::create(b, loc, cellType, g[0], inplace);
-  Value forget = SigmoidOp::create(b, loc, cellType, g[1], inplace);
-  Value cand = TanhOp::create(b, loc, cellType, g[2], inplace);
-  Value out = SigmoidOp::create(b, loc, cellType, g[3], inplace);
+  Value forget = SigmoidOp::create(b, loc, cellType, g[onnx ? 2 : 1], inplace);
+  Value cand = TanhOp::create(b, loc, cellType, g[onnx ? 3 : 2], inplace);
+  Value out = SigmoidOp::create(b, loc, cellType, g[onnx ? 1 : 3], inplace);
   Value c = MulOp::create(b, loc, cellType, forget, state[1], UnitAttr());
   c = AddOp::create(b, loc, cellType, c,
                     MulOp::create(b, loc, cellType, in, cand, UnitAttr()),
@@ -635,9 +638,11 @@ static FailureOr<RnnResults> buildProjectedLstm(OpBuilder &b, Location loc,
 
 FailureOr<SmallVector<Value, 3>>
 vram::nn::buildLstmLayerCells(OpBuilder &b, Location loc, Value input, Value h,
-                              Value c, ValueRange weights, bool reverse) {
+                              Value c, ValueRange weights, bool reverse,
+                              bool onnxGateOrder) {
   RnnConfig config;
   config.hasBiases = weights.size() == 4;
+  config.onnxGateOrder = onnxGateOrder;
   RnnBuilder rnn(b, loc, config, "an LSTM", 4);
   auto x = cast<RankedTensorType>(input.getType());
   rnn.et = x.getElementType();
@@ -688,6 +693,8 @@ FailureOr<RnnResults> vram::nn::buildLstm(OpBuilder &b, Location loc,
         SmallVector<NamedAttribute> attrs;
         if (reverse)
           attrs.push_back(b.getNamedAttr("reverse", b.getUnitAttr()));
+        if (config.onnxGateOrder)
+          attrs.push_back(b.getNamedAttr("onnx_gate_order", b.getUnitAttr()));
         auto lstm = LstmLayerOp::create(
             b, loc,
             TypeRange{rnn.typeOf({seq, rnn.batch, rnn.hidden}), stateType,

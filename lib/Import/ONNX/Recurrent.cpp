@@ -294,10 +294,6 @@ static LogicalResult convertRecurrent(OpBinder &op, const RecurrentKind &kind) {
     biases = reader.torchBiases(*bias, directions);
   bool torchOrder = !wih.empty() && !whh.empty() && (!*bias || !biases.empty());
   if (!torchOrder) {
-    if (&kind == &kLstm)
-      return op.error()
-             << "LSTM weights in ONNX's gate order (not torch.onnx's "
-                "reordering of torch.nn.LSTM's parameters) are not modelled";
     config.onnxGateOrder = kind.gates > 1;
     wih.clear();
     whh.clear();
@@ -330,10 +326,29 @@ static LogicalResult convertRecurrent(OpBinder &op, const RecurrentKind &kind) {
                  DenseElementsAttr::get(stateType,
                                         b.getFloatAttr(et, 0.0).getValue()))
           .getResult();
-    FailureOr<Value> state = op.tensor(idx);
+    // torch.onnx's dynamo exporter folds the module's zero states into an
+    // initializer: a constant, not a parameter (its values when the file
+    // has them, else PyTorch's zeros).
+    FailureOr<Value> state;
+    if (Entry *e = op.inputEntry(idx); e && e->kind == Entry::Init) {
+      ConstTensor values;
+      std::string err;
+      if (decodeTensor(*e->init, values, err))
+        state = op.im.materialize(values, et, loc);
+      else
+        state =
+            nn::ConstantOp::create(
+                b, loc,
+                DenseElementsAttr::get(RankedTensorType::get(e->shape(), et),
+                                       b.getFloatAttr(et, 0.0).getValue()))
+                .getResult();
+    } else {
+      state = op.tensor(idx);
+    }
     if (failed(state))
       return failure();
-    if (batchFirstLayout) // [B, D, H]
+    if (batchFirstLayout && // [B, D, H]
+        cast<RankedTensorType>(state->getType()).getRank() == 3)
       return swapDims(b, loc, *state, 0, 1);
     return state;
   };

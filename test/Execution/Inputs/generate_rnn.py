@@ -20,7 +20,10 @@ state feeds a Linear), x [12, 2, 16], the same target shape; one SGD step:
   lstm-sgd/  loss.npy, NAME.grad.npy, updated NAME.npy
 
 for numerics-gru.test's torch 1.13 LSTM (LSTMCell step by step, the same
-arithmetic as torch 2's oneDNN layer).
+arithmetic as torch 2's oneDNN layer), and its weights in ONNX's gate order
+(i, o, f, c) as torch 2's ONNX exporter folds them
+(test/Inputs/onnx/lstm_nobias_dynamo.onnx): lstm-onnx/ and lstm-onnx-sgd/,
+as the GRU's below.
 
 The same GRU's weights as an ONNX model keeps them when they are
 initializers in ONNX's gate order (test/Inputs/onnx/gru_onnx_order.textproto:
@@ -52,27 +55,38 @@ def main():
     onnx_gate_order(os.path.join(HERE, "gru-sgd"), os.path.join(HERE, "gru-onnx-sgd"))
     regression_reference(os.path.join(HERE, "lstm"), LstmNoBiasNet, (12, 2, 16),
                          optimizers=[o for o in OPTIMIZERS if o[0] == "sgd"])
+    for source, out in (("lstm", "lstm-onnx"), ("lstm-sgd", "lstm-onnx-sgd")):
+        # W and R are lstm_nobias_dynamo.onnx's initializers val_40, val_41.
+        onnx_gate_order(os.path.join(HERE, source), os.path.join(HERE, out),
+                        LSTM_ORDER, ("",), ("val_40", "val_41"))
 
 
-def onnx_gate_order(source, out):
-    """The weights (and gradients) in SOURCE as ONNX's GRU W and R in OUT:
-    the two directions stacked, each one's row blocks r, z, n reordered to
-    z, r, h; a step's other files (loss, fc) copied."""
+# ONNX's gate blocks as PyTorch's: GRU z, r, h from r, z, n; LSTM i, o, f, c
+# from i, f, g, o.
+GRU_ORDER, LSTM_ORDER = (1, 0, 2), (0, 3, 1, 2)
+
+
+def onnx_gate_order(source, out, order=GRU_ORDER, directions=("", "_reverse"),
+                    names=("W", "R")):
+    """The weights (and gradients) in SOURCE as ONNX's W and R in OUT (named
+    after the model's initializers): the directions stacked, each one's row
+    blocks reordered from PyTorch's gate order to ONNX's; a step's other
+    files (loss, fc) copied."""
     os.makedirs(out, exist_ok=True)
 
     def reorder(name, suffix):
         blocks = []
-        for direction in ("", "_reverse"):
+        for direction in directions:
             w = numpy.load(os.path.join(source, f"rnn.{name}_l0{direction}{suffix}.npy"))
-            r, z, n = numpy.split(w, 3)
-            blocks.append(numpy.concatenate([z, r, n]))
+            gates = numpy.split(w, len(order))
+            blocks.append(numpy.concatenate([gates[k] for k in order]))
         return numpy.stack(blocks)
 
     for suffix in ("", ".grad"):
         if not os.path.exists(os.path.join(source, f"rnn.weight_ih_l0{suffix}.npy")):
             continue
-        numpy.save(os.path.join(out, f"W{suffix}.npy"), reorder("weight_ih", suffix))
-        numpy.save(os.path.join(out, f"R{suffix}.npy"), reorder("weight_hh", suffix))
+        numpy.save(os.path.join(out, f"{names[0]}{suffix}.npy"), reorder("weight_ih", suffix))
+        numpy.save(os.path.join(out, f"{names[1]}{suffix}.npy"), reorder("weight_hh", suffix))
     for f in os.listdir(source):
         if os.path.exists(os.path.join(source, "loss.npy")) and not f.startswith("rnn."):
             numpy.save(os.path.join(out, f), numpy.load(os.path.join(source, f)))

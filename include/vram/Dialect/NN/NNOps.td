@@ -1139,6 +1139,10 @@ def NN_LstmLayerOp : NN_LayerOp<"lstm_layer", [InferTypeOpAdaptor,
     place, which autograd keeps as well. torch 1.13 has no oneDNN LSTM: for
     it the step builder replaces the layer by LSTMCell step by step on the
     CPU (decomposeForTarget, Recurrent.h buildLstmLayerCells).
+    `onnx_gate_order`: the weights' and biases' row blocks are in ONNX's
+    gate order (i, o, f, c) instead of PyTorch's (i, f, g, o), as an ONNX
+    model's own initializers are; the bytes are the same, the arithmetic
+    reads each gate from its block.
 
     ```mlir
     %y, %hy, %cy = nn.lstm_layer %x, %h, %c, %wih, %whh, %bih, %bhh
@@ -1148,7 +1152,8 @@ def NN_LstmLayerOp : NN_LayerOp<"lstm_layer", [InferTypeOpAdaptor,
   }];
   let arguments = (ins NN_FloatTensor:$input, NN_FloatTensor:$h,
       NN_FloatTensor:$c, NN_FloatTensor:$weight_ih, NN_FloatTensor:$weight_hh,
-      Variadic<NN_FloatTensor>:$biases, UnitAttr:$reverse);
+      Variadic<NN_FloatTensor>:$biases, UnitAttr:$reverse,
+      UnitAttr:$onnx_gate_order);
   let results = (outs NN_FloatTensor:$output, NN_FloatTensor:$hy,
                       NN_FloatTensor:$cy);
   let assemblyFormat = [{

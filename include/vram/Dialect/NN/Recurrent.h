@@ -29,10 +29,11 @@ struct RnnConfig {
   bool train = true;
   /// LSTM projections (proj_size): 0 for none.
   int64_t projSize = 0;
-  /// A GRU's weights with their row blocks in ONNX's gate order (z, r, h)
-  /// instead of PyTorch's (r, z, n): an ONNX model's own GRU weights, not
+  /// Weights with their row blocks in ONNX's gate order (LSTM i, o, f, c;
+  /// GRU z, r, h) instead of PyTorch's (i, f, g, o; r, z, n): an ONNX
+  /// model's own weights (a constant-folded export's initializers), not
   /// torch.onnx's reordering of PyTorch parameters. The bytes are the same;
-  /// the cell reads each gate from its block.
+  /// the cells read each gate from its block (nn.lstm_layer records it).
   bool onnxGateOrder = false;
 };
 
@@ -59,11 +60,12 @@ mlir::FailureOr<RnnResults> buildLstm(mlir::OpBuilder &b, mlir::Location loc,
 /// it (torch 1.13): the input's projection for every step at once, then
 /// LSTMCell per step (in reverse time order for `reverse`). `input` [T, B,
 /// I], `h` and `c` [B, H], `weights` (w_ih, w_hh[, b_ih, b_hh]); returns the
-/// output [T, B, H] and the last h and c.
+/// output [T, B, H] and the last h and c. `onnxGateOrder`: the weights'
+/// blocks are in ONNX's order (RnnConfig).
 mlir::FailureOr<llvm::SmallVector<mlir::Value, 3>>
 buildLstmLayerCells(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
                     mlir::Value h, mlir::Value c, mlir::ValueRange weights,
-                    bool reverse);
+                    bool reverse, bool onnxGateOrder);
 
 /// aten.gru on the CPU: per layer and direction the input's projection for
 /// every step at once, then per step the hidden projection and the gates in
