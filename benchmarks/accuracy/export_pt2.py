@@ -613,6 +613,8 @@ MODELS = {
     "lstm_nobias_dynamo": lambda: onnx_dynamo("lstm_nobias", LstmNoBiasNet, (12, 2, 16)),
     "gru_bidir_dynamo": lambda: onnx_dynamo("gru_bidir", BiGruNoBiasNet, (12, 2, 8)),
     "gru_stack": lambda: recurrent("gru_stack", lambda: GruNet(dropout=0.0), (2, 12, 16)),
+    "lstm_bidir_stack": lambda: recurrent("lstm_bidir_stack", lambda: BiLstmNet(num_layers=2),
+                                          (2, 12, 8)),
     "rnn_stack": lambda: recurrent("rnn_stack", lambda: RnnNet(dropout=0.0), (2, 12, 16)),
     "unsupported": unsupported,
     "where_grad": where_grad,

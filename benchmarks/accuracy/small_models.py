@@ -109,12 +109,13 @@ class LstmNet(torch.nn.Module):
 
 
 class BiLstmNet(torch.nn.Module):
-    """A bidirectional batch-first LSTM (two directions concatenated), the
-    mean over time, a Linear."""
+    """A bidirectional batch-first LSTM (two directions concatenated; one
+    layer, or a stack without dropout), the mean over time, a Linear."""
 
-    def __init__(self):
+    def __init__(self, num_layers=1):
         super().__init__()
-        self.rnn = torch.nn.LSTM(8, 24, bidirectional=True, batch_first=True)
+        self.rnn = torch.nn.LSTM(8, 24, num_layers=num_layers, bidirectional=True,
+                                 batch_first=True)
         self.fc = torch.nn.Linear(48, 10)
 
     def forward(self, x):

@@ -29,7 +29,7 @@ then grouped and padded), GroupNorm over [N, C, L], GELU, a mean over time,
 a Linear. F.interpolate(scale_factor=2.0) is a Resize with constant scales.
 
 The recurrent modules (gru_stack, rnn_stack, gru_bidir, rnn_relu_bidir,
-lstm_bidir, lstm_nobias) are export_pt2.py's (GruNet and RnnNet without
+lstm_bidir, lstm_bidir_stack, lstm_nobias) are export_pt2.py's (GruNet and RnnNet without
 dropout, which torch.onnx cannot export while training) with its inputs;
 test/Import/ONNX/recurrent.test.
 
@@ -72,13 +72,14 @@ MODELS = {"activations": (lambda: ActNet(inplace=False, softplus_beta=1.0),
           "gru_bidir": (BiGruNoBiasNet, (12, 2, 8), 1),
           "rnn_relu_bidir": (BiRnnReluNet, (12, 2, 8), 1),
           "lstm_bidir": (BiLstmNet, (2, 12, 8)),
+          "lstm_bidir_stack": (lambda: BiLstmNet(num_layers=2), (2, 12, 8)),
           "lstm_nobias": (LstmNoBiasNet, (12, 2, 16), 1)}
 
 
 # The recurrent models' SGD step peak on mse against a [2, 10] target, as
 # benchmarks/accuracy/export_pt2.py measures torch 2's.
 RECURRENT = {"gru_stack", "rnn_stack", "gru_bidir", "rnn_relu_bidir",
-             "lstm_bidir", "lstm_nobias"}
+             "lstm_bidir", "lstm_bidir_stack", "lstm_nobias"}
 
 
 def step_peak(model, x):
