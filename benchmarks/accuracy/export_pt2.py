@@ -37,7 +37,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import measure  # noqa: E402  (saved bytes and the profiler's memory events)
 from small_models import (ActNet, BiGruNoBiasNet, BiLstmNet, BiLstmProjNoBiasNet,  # noqa: E402
                           BiRnnReluNet, GruNet, LstmNet, LstmNoBiasNet, LstmProjNet,
-                          NormActNet, RnnNet, SplitNet, TinyAudioNet, TinyUNet)
+                          NormActNet, ReduceNet, RnnNet, SplitNet, TinyAudioNet, TinyUNet)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OUT = ROOT / "test" / "Inputs" / "pt2"
@@ -311,6 +311,22 @@ def bad_splits():
     rewrite_node_inputs("splits.pt2", "chunk-zero.pt2", "torch.ops.aten.chunk.default", no_chunks)
 
 
+def bad_reductions():
+    """reductions.pt2 with topk of the smallest values (largest=False, not
+    modelled) and with k larger than the dimension."""
+    def smallest(inputs):
+        inputs.append({"name": "largest", "arg": {"as_bool": False}})
+
+    rewrite_node_inputs("reductions.pt2", "topk-smallest.pt2", "torch.ops.aten.topk.default",
+                        smallest)
+
+    def too_many(inputs):
+        for i in inputs:
+            if i["name"] == "k":
+                i["arg"]["as_int"] = 65
+    rewrite_node_inputs("reductions.pt2", "topk-k.pt2", "torch.ops.aten.topk.default", too_many)
+
+
 class TinyConvNet(torch.nn.Module):
     """Conv, BatchNorm, in-place ReLU, pooling, dropout, Linear."""
 
@@ -448,6 +464,10 @@ def audio():
 
 def splits():
     regression_net("splits", SplitNet, (2, 8, 16))
+
+
+def reductions():
+    regression_net("reductions", ReduceNet, (2, 8, 16))
 
 
 def recurrent(name, model_class, shape, batch_dim=0):
@@ -612,6 +632,7 @@ MODELS = {
     # while training (test/Inputs/onnx/generate_small.py).
     "lstm_nobias_dynamo": lambda: onnx_dynamo("lstm_nobias", LstmNoBiasNet, (12, 2, 16)),
     "gru_bidir_dynamo": lambda: onnx_dynamo("gru_bidir", BiGruNoBiasNet, (12, 2, 8)),
+    "reductions": reductions,
     "gru_stack": lambda: recurrent("gru_stack", lambda: GruNet(dropout=0.0), (2, 12, 16)),
     "lstm_bidir_stack": lambda: recurrent("lstm_bidir_stack", lambda: BiLstmNet(num_layers=2),
                                           (2, 12, 8)),
@@ -626,6 +647,7 @@ MODELS = {
     "bad": bad,
     "bad_recurrent": bad_recurrent,
     "bad_splits": bad_splits,
+    "bad_reductions": bad_reductions,
 }
 
 if __name__ == "__main__":

@@ -241,3 +241,22 @@ class BiLstmProjNoBiasNet(torch.nn.Module):
     def forward(self, x):
         y, _ = self.rnn(x)
         return self.fc(y.mean(0))
+
+
+class ReduceNet(torch.nn.Module):
+    """Reductions (issue 22): a projection's sum over time, its top 4 over
+    the features and its maximum over time (values and indices), joined,
+    and the sum of everything as a second term, into a Linear."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(16, 64)
+        self.out = torch.nn.Linear(64 + 64 + 8 * 4, 10)
+
+    def forward(self, x):
+        h = torch.tanh(self.proj(x))
+        total = h.sum(dim=1)
+        top, _ = h.topk(4, dim=-1)
+        peak, _ = h.max(dim=1)
+        y = self.out(torch.cat([total, peak, top.flatten(1)], dim=-1))
+        return y + h.sum()

@@ -63,6 +63,17 @@ Value countIf(OpBuilder &b, Location loc, Value hit, Value acc) {
 // (value_selecting_reduction_backward).
 //===----------------------------------------------------------------------===//
 
+/// The iteration dimension of each of a rank-`rank` tensor's dimensions
+/// when the iteration runs over its other dimensions in order (0 ..
+/// rank - 2) and puts dimension `dim` at `at`.
+static SmallVector<unsigned> withReducedDim(unsigned rank, unsigned dim,
+                                            unsigned at) {
+  SmallVector<unsigned> dims;
+  for (unsigned i = 0; i < rank; ++i)
+    dims.push_back(i < dim ? i : i == dim ? at : i - 1);
+  return dims;
+}
+
 struct TopkLowering : ExternalModel<TopkLowering, TopkOp> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
@@ -74,17 +85,17 @@ struct TopkLowering : ExternalModel<TopkLowering, TopkOp> {
     Value x = operands[0];
     RankedTensorType in = tensorType(x);
     unsigned rank = in.getRank();
-    if (topk.getDim() != -1 && topk.getDim() != (int64_t)rank - 1)
-      return emitError(loc)
-             << "nn.topk: the lowering supports the last dimension only";
+    int64_t topkDim = static_cast<int64_t>(topk.getDim());
+    unsigned dim = topkDim < 0 ? topkDim + rank : topkDim;
     int64_t k = topk.getK();
     Type i64 = b.getI64Type();
-    auto rowsOf = [&](Type et) {
-      return RankedTensorType::get(in.getShape().drop_back(), et);
-    };
-    // Iteration (rows..., e); a column [rows] reads (rows...).
+    SmallVector<int64_t> rowShape(in.getShape());
+    rowShape.erase(rowShape.begin() + dim);
+    auto rowsOf = [&](Type et) { return RankedTensorType::get(rowShape, et); };
+    // Iteration (rows..., e): the rows are the input's other dimensions in
+    // order, e its dimension `dim`; a column [rows] reads (rows...).
     AffineMap rowMap = dimMap(ctx, rank, range(0, rank - 1));
-    AffineMap inMap = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap inMap = dimMap(ctx, rank, withReducedDim(rank, dim, rank - 1));
     SmallVector<Value> maxima, indices;
     for (int64_t j = 0; j < k; ++j) {
       // Whether no earlier pass took e (the block arguments after the
@@ -125,7 +136,7 @@ struct TopkLowering : ExternalModel<TopkLowering, TopkOp> {
       Value index = generic(
           b, loc, ins,
           fillInt(b, loc, stackScratch(b, loc, rowsOf(i64)),
-                  in.getShape()[rank - 1]),
+                  in.getShape()[dim]),
           maps, [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
             Value acc = a.back();
             Value e = indexAs(nb, nloc, rank - 1, i64);
@@ -141,13 +152,17 @@ struct TopkLowering : ExternalModel<TopkLowering, TopkOp> {
       maxima.push_back(max);
       indices.push_back(index);
     }
-    // Columns into the [rows..., k] results.
+    // Columns into the results, k at `dim` (iteration: the results'
+    // dimensions; a column reads all but `dim`).
+    SmallVector<unsigned> others = range(0, rank);
+    others.erase(others.begin() + dim);
+    AffineMap resultRowMap = dimMap(ctx, rank, others);
     auto gather = [&](ArrayRef<Value> columns, RankedTensorType type) {
-      SmallVector<AffineMap> maps(columns.size(), rowMap);
-      maps.push_back(inMap);
+      SmallVector<AffineMap> maps(columns.size(), resultRowMap);
+      maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
       return generic(b, loc, columns, newTensor(b, loc, type), maps,
                      [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
-                       Value j = linalg::IndexOp::create(nb, nloc, rank - 1);
+                       Value j = linalg::IndexOp::create(nb, nloc, dim);
                        Value v = a[0];
                        for (int64_t i = 1; i < k; ++i)
                          v = arith::SelectOp::create(
@@ -173,14 +188,16 @@ struct TopkLowering : ExternalModel<TopkLowering, TopkOp> {
     Value g = node.grads[0], idx = node.savedResults[1];
     auto in = cast<RankedTensorType>(node.forwardType.getInput(0));
     unsigned rank = in.getRank();
-    // Iteration (rows..., e, j): gx[rows, e] += g[rows, j] where idx == e.
+    auto dimAttr = node.forwardAttrs.getAs<IntegerAttr>("dim");
+    int64_t topkDim = dimAttr ? dimAttr.getInt() : -1;
+    unsigned dim = topkDim < 0 ? topkDim + rank : topkDim;
+    // Iteration (rows..., e, j): gx[rows, e] += g[rows, j] where idx == e
+    // (e and j at `dim` of gx and of g and idx).
     unsigned n = rank + 1;
-    SmallVector<unsigned> byJ = range(0, rank - 1);
-    byJ.push_back(rank);
+    AffineMap byJ = dimMap(ctx, n, withReducedDim(rank, dim, rank));
     grads.push_back(generic(
         b, loc, {g, idx}, fill(b, loc, newTensor(b, loc, in), 0.0),
-        {dimMap(ctx, n, byJ), dimMap(ctx, n, byJ),
-         dimMap(ctx, n, range(0, rank))},
+        {byJ, byJ, dimMap(ctx, n, withReducedDim(rank, dim, rank - 1))},
         [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
           Value e = indexAs(nb, nloc, rank - 1, nb.getI64Type());
           return arith::SelectOp::create(nb, nloc, eqInt(nb, nloc, a[1], e),

@@ -3,13 +3,16 @@
 #include "ConverterTable.h"
 #include "Importer.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 using namespace mlir;
 using namespace vram::onnx_import;
 namespace nn = vram::nn;
 
-/// ReduceMean: axes from the attribute, or from input 1 from opset 18 on
-/// (models newer than libonnx's version converter keep their opset).
-static LogicalResult convertReduceMean(OpBinder &op) {
+/// ReduceMean and ReduceSum: nn.mean, nn.sum. Axes from the attribute, or
+/// from input 1 (ReduceSum from opset 13, ReduceMean from 18; models newer
+/// than libonnx's version converter keep their opset).
+template <typename OpTy> static LogicalResult convertReduce(OpBinder &op) {
   OpBuilder &b = op.builder();
   auto x = op.tensor(0);
   if (failed(x))
@@ -38,10 +41,50 @@ static LogicalResult convertReduceMean(OpBinder &op) {
   }
   llvm::sort(axes);
   bool keep = op.intAttr("keepdims", 1);
-  return op.makeResult<nn::MeanOp>(*x, b.getDenseI64ArrayAttr(axes),
-                                   keep ? b.getUnitAttr() : UnitAttr());
+  return op.makeResult<OpTy>(*x, b.getDenseI64ArrayAttr(axes),
+                             keep ? b.getUnitAttr() : UnitAttr());
+}
+
+/// TopK: the K largest values along `axis` and their indices, nn.topk
+/// (torch.topk; K from input 1, or the `k` attribute before opset 10). The
+/// K smallest (largest=0) are not modelled.
+static LogicalResult convertTopK(OpBinder &op) {
+  auto x = op.tensor(0);
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  if (!isFloatTensor(*x))
+    return op.error() << "expects a floating-point tensor";
+  if (op.intAttr("largest", 1) != 1)
+    return op.error() << "the K smallest values (largest=0) are not modelled";
+  auto kOr = op.scalarInputOrAttr(1, "k");
+  if (failed(kOr))
+    return failure();
+  if (!*kOr)
+    return op.error() << "K must be a constant";
+  int64_t rank = type.getRank(), axis = op.intAttr("axis", -1);
+  if (axis < -rank || axis >= rank)
+    return op.error() << "axis " << axis << " is out of range for rank "
+                      << rank;
+  axis = axis < 0 ? axis + rank : axis;
+  double k = **kOr;
+  if (!(k >= 1 && k <= 9.0e18) ||
+      k != static_cast<double>(static_cast<int64_t>(k)))
+    return op.error() << "K must be a positive integer, got "
+                      << llvm::formatv("{0}", k);
+  if (static_cast<int64_t>(k) > type.getDimSize(axis))
+    return op.error() << "K = " << static_cast<int64_t>(k) << " must be in [1, "
+                      << type.getDimSize(axis) << "] (axis " << axis << ")";
+  // sorted=0 leaves the order unspecified: the sorted one is one.
+  auto topk = nn::TopkOp::create(op.builder(), op.loc, *x,
+                                 static_cast<int64_t>(k), axis);
+  op.setResult(0, topk.getValues());
+  op.setResult(1, topk.getIndices());
+  return success();
 }
 
 void vram::onnx_import::registerReductionConverters(ConverterTable &table) {
-  table.onOp("ReduceMean", 1, convertReduceMean);
+  table.onOp("ReduceMean", 1, convertReduce<nn::MeanOp>);
+  table.onOp("ReduceSum", 1, convertReduce<nn::SumOp>);
+  table.onOp("TopK", 1, convertTopK);
 }

@@ -206,24 +206,105 @@ static LogicalResult convertPow(NodeBinder &op) {
                         op.getBuilder().getF64FloatAttr(*exponent)));
 }
 
-static LogicalResult convertMean(NodeBinder &op) {
-  FailureOr<Value> x = floatTensor(op, "self");
+/// The dimensions a reduction's `dim` argument names, normalized (all of
+/// them when it is None or absent).
+static FailureOr<SmallVector<int64_t>> reducedDims(NodeBinder &op, Value x) {
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  if (!op.has("dim"))
+    return llvm::to_vector(llvm::seq<int64_t>(0, rank));
   FailureOr<SmallVector<int64_t>> dims = op.integers("dim");
-  FailureOr<bool> keepdim = op.boolean("keepdim", false);
-  if (failed(x) || failed(dims) || failed(keepdim))
+  if (failed(dims))
     return failure();
-  if (op.has("dtype"))
-    return op.error() << "mean with a dtype is not modelled";
-  int64_t rank = cast<RankedTensorType>(x->getType()).getRank();
+  if (dims->empty()) // sum(x, []) reduces every dimension
+    return llvm::to_vector(llvm::seq<int64_t>(0, rank));
   for (int64_t &d : *dims) {
     if (d < -rank || d >= rank)
       return op.error() << "dim " << d << " is out of range";
     d = d < 0 ? d + rank : d;
   }
-  FailureOr<Value> y = op.make<nn::MeanOp>(
-      *x, op.getBuilder().getDenseI64ArrayAttr(*dims),
-      *keepdim ? op.getBuilder().getUnitAttr() : UnitAttr());
+  return dims;
+}
+
+/// aten.mean.dim and aten.sum.dim_IntList / aten.sum.default: nn.mean,
+/// nn.sum (whose backward expands the gradient: nothing kept).
+template <typename OpTy> static LogicalResult convertReduction(NodeBinder &op) {
+  FailureOr<Value> x = floatTensor(op, "self");
+  if (failed(x))
+    return failure();
+  FailureOr<SmallVector<int64_t>> dims = reducedDims(op, *x);
+  FailureOr<bool> keepdim = op.boolean("keepdim", false);
+  if (failed(dims) || failed(keepdim))
+    return failure();
+  if (op.has("dtype"))
+    return op.error() << "a reduction with a dtype is not modelled";
+  FailureOr<Value> y =
+      op.make<OpTy>(*x, op.getBuilder().getDenseI64ArrayAttr(*dims),
+                    *keepdim ? op.getBuilder().getUnitAttr() : UnitAttr());
   return failed(y) ? failure() : op.setResult(*y);
+}
+
+/// nn.topk of the `k` largest values of `x` along `dim` (checked first: an
+/// error at the node, not a failed build).
+static FailureOr<nn::TopkOp> buildTopk(NodeBinder &op, Value x, int64_t k,
+                                       int64_t dim) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  if (dim < -rank || dim >= rank)
+    return op.error() << "dim " << dim << " is out of range for rank " << rank;
+  dim = dim < 0 ? dim + rank : dim;
+  if (k < 1 || k > type.getDimSize(dim))
+    return op.error() << "k = " << k << " must be in [1, "
+                      << type.getDimSize(dim) << "] (dimension " << dim << ")";
+  return nn::TopkOp::create(op.getBuilder(), op.getLoc(), x, k, dim);
+}
+
+/// aten.topk.default: nn.topk (autograd keeps the indices). The `k`
+/// smallest (largest=False) are not modelled.
+static LogicalResult convertTopk(NodeBinder &op) {
+  FailureOr<Value> x = floatTensor(op, "self");
+  FailureOr<int64_t> k = op.integer("k"), dim = op.integer("dim", -1);
+  FailureOr<bool> largest = op.boolean("largest", true);
+  // sorted=False leaves the order unspecified: the sorted one is one.
+  op.ignore("sorted");
+  if (failed(x) || failed(k) || failed(dim) || failed(largest))
+    return failure();
+  if (!*largest)
+    return op.error() << "topk of the smallest values (largest=False) is "
+                         "not modelled";
+  FailureOr<nn::TopkOp> topk = buildTopk(op, *x, *k, *dim);
+  if (failed(topk))
+    return failure();
+  return op.setResults({topk->getValues(), topk->getIndices()});
+}
+
+/// aten.max.dim: the values and indices of the maximum along `dim`, which
+/// autograd handles as topk's k = 1 (value_selecting_reduction_backward
+/// keeps the indices and scatters into zeros of the input's size): nn.topk
+/// with k = 1, its results viewed without the dimension unless keepdim.
+static LogicalResult convertMaxDim(NodeBinder &op) {
+  FailureOr<Value> x = floatTensor(op, "self");
+  FailureOr<int64_t> dim = op.integer("dim");
+  FailureOr<bool> keepdim = op.boolean("keepdim", false);
+  if (failed(x) || failed(dim) || failed(keepdim))
+    return failure();
+  FailureOr<nn::TopkOp> topk = buildTopk(op, *x, 1, *dim);
+  if (failed(topk))
+    return failure();
+  SmallVector<Value> results = {topk->getValues(), topk->getIndices()};
+  if (!*keepdim) {
+    int64_t rank = cast<RankedTensorType>(x->getType()).getRank();
+    int64_t d = *dim < 0 ? *dim + rank : *dim;
+    for (Value &v : results) {
+      SmallVector<int64_t> shape(
+          cast<RankedTensorType>(v.getType()).getShape());
+      shape.erase(shape.begin() + d);
+      FailureOr<Value> view = op.reshape(v, shape);
+      if (failed(view))
+        return failure();
+      v = *view;
+    }
+  }
+  return op.setResults(results);
 }
 
 static LogicalResult convertSoftmax(NodeBinder &op) {
@@ -347,6 +428,10 @@ void vram::torch_export::registerElementwiseConverters(ConverterTable &table) {
   table.on("aten.masked_fill_.Scalar", convertMaskedFill<true>);
   table.on("aten.where.ScalarOther", convertWhereScalarOther);
   table.on("aten.pow.Tensor_Scalar", convertPow);
-  table.on("aten.mean.dim", convertMean);
+  table.on("aten.mean.dim", convertReduction<nn::MeanOp>);
+  table.on("aten.sum.dim_IntList", convertReduction<nn::SumOp>);
+  table.on("aten.sum.default", convertReduction<nn::SumOp>);
+  table.on("aten.topk.default", convertTopk);
+  table.on("aten.max.dim", convertMaxDim);
   table.on("aten.softmax.int", convertSoftmax);
 }
