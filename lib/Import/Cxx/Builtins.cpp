@@ -1898,6 +1898,134 @@ static FailureOr<Val> chunk(Interpreter &interp, CallInfo &call) {
   return out;
 }
 
+/// The declared name of argument `index` of the overload the call picked
+/// (a Tensor method's argument 0 is the object), or "".
+static StringRef declaredArgName(CallInfo &call, unsigned index) {
+  const clang::FunctionDecl *fn = nullptr;
+  unsigned param = index;
+  if (auto *member = dyn_cast<clang::CXXMemberCallExpr>(call.expr)) {
+    fn = member->getMethodDecl();
+    if (index == 0)
+      return "";
+    param = index - 1;
+  } else if (auto *callExpr = dyn_cast<clang::CallExpr>(call.expr)) {
+    fn = callExpr->getDirectCallee();
+  }
+  if (!fn || param >= fn->getNumParams() ||
+      !fn->getParamDecl(param)->getDeclName().isIdentifier())
+    return "";
+  return fn->getParamDecl(param)->getName();
+}
+
+/// Argument `index` as reduced dimensions, normalized: an integer or a
+/// list of them; every dimension when absent or when the overload has no
+/// dimensions there (`x.sum()` is sum(dtype)).
+static FailureOr<SmallVector<int64_t>> reducedDimsArg(Interpreter &interp,
+                                                      CallInfo &call,
+                                                      unsigned index,
+                                                      int64_t rank) {
+  if (index >= call.args.size() || call.args[index].kind == Val::Kind::None ||
+      declaredArgName(call, index) != "dim")
+    return llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  const Val &v = call.args[index];
+  SmallVector<int64_t> dims;
+  if (std::optional<int64_t> d = v.getInt())
+    dims.push_back(*d);
+  else if (std::optional<SmallVector<int64_t>> ds = v.getInts())
+    dims = *ds;
+  else
+    return interp.error(call.loc)
+           << "argument " << index << " of '" << call.name << "' is "
+           << v.describe() << ", not constant dimensions";
+  for (int64_t &d : dims) {
+    int64_t n = normalizeDim(d, rank);
+    if (n < 0 || n >= rank)
+      return interp.error(call.loc) << "'" << call.name << "': dimension " << d
+                                    << " of a rank-" << rank << " tensor";
+    d = n;
+  }
+  return dims;
+}
+
+/// x.sum(dims, keepdim) / x.mean(...) (torch::sum, torch::mean): nn.sum,
+/// nn.mean; without dims, over every dimension. The dtype argument is not
+/// read (the interpreter gives the defaulted optional as an integer, as for
+/// softmax).
+template <typename OpTy>
+static FailureOr<Val> reduction(Interpreter &interp, CallInfo &call) {
+  FailureOr<Value> x = interp.tensorArg(call, 0);
+  if (failed(x))
+    return failure();
+  FailureOr<SmallVector<int64_t>> dims =
+      reducedDimsArg(interp, call, 1, shapeOf(*x).size());
+  FailureOr<int64_t> keepdim =
+      declaredArgName(call, 2) == "keepdim" ? intArg(interp, call, 2, 0) : 0;
+  if (failed(dims) || failed(keepdim))
+    return failure();
+  return Val::ofTensor(
+      OpTy::create(interp.getBuilder(), call.loc, *x, *dims, *keepdim != 0));
+}
+
+/// x.topk(k, dim, largest, sorted): {values, indices} (nn.topk; the k
+/// smallest are not modelled).
+static FailureOr<Val> topk(Interpreter &interp, CallInfo &call) {
+  FailureOr<Value> x = interp.tensorArg(call, 0);
+  FailureOr<int64_t> k = intArg(interp, call, 1),
+                     dim = intArg(interp, call, 2, -1),
+                     largest = intArg(interp, call, 3, 1);
+  if (failed(x) || failed(k) || failed(dim) || failed(largest))
+    return failure();
+  int64_t rank = shapeOf(*x).size(), d = normalizeDim(*dim, rank);
+  if (d < 0 || d >= rank || *k < 1 || *k > shapeOf(*x)[d])
+    return interp.error(call.loc) << "'topk': k = " << *k << " along dimension "
+                                  << *dim << " of a rank-" << rank << " tensor";
+  if (!*largest)
+    return interp.error(call.loc)
+           << "'topk' of the smallest values (largest=false) is not modelled";
+  auto op = nn::TopkOp::create(interp.getBuilder(), call.loc, *x, *k, d);
+  Val out;
+  out.kind = Val::Kind::List;
+  out.list = {Val::ofTensor(op.getValues()), Val::ofTensor(op.getIndices())};
+  return out;
+}
+
+/// x.max(dim, keepdim): {values, indices}, which autograd handles as
+/// topk's k = 1 (value_selecting_reduction_backward keeps the indices):
+/// nn.topk, viewed without the dimension unless keepdim. x.max() over
+/// every element (amax's backward) is not modelled.
+static FailureOr<Val> maxDim(Interpreter &interp, CallInfo &call) {
+  FailureOr<Value> x = interp.tensorArg(call, 0);
+  if (failed(x))
+    return failure();
+  if (call.args.size() < 2 || call.args[1].kind == Val::Kind::Tensor)
+    return interp.error(call.loc)
+           << "'max' over every element or of two tensors is not modelled; "
+              "max(dim) is";
+  FailureOr<int64_t> dim = intArg(interp, call, 1),
+                     keepdim = intArg(interp, call, 2, 0);
+  if (failed(dim) || failed(keepdim))
+    return failure();
+  int64_t rank = shapeOf(*x).size(), d = normalizeDim(*dim, rank);
+  if (d < 0 || d >= rank)
+    return interp.error(call.loc)
+           << "'max': dimension " << *dim << " of a rank-" << rank << " tensor";
+  OpBuilder &b = interp.getBuilder();
+  auto op = nn::TopkOp::create(b, call.loc, *x, int64_t(1), d);
+  Val out;
+  out.kind = Val::Kind::List;
+  for (Value v : op.getResults()) {
+    if (!*keepdim) {
+      auto type = cast<RankedTensorType>(v.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape.erase(shape.begin() + d);
+      v = nn::ReshapeOp::create(
+          b, call.loc, RankedTensorType::get(shape, type.getElementType()), v);
+    }
+    out.list.push_back(Val::ofTensor(v));
+  }
+  return out;
+}
+
 static FailureOr<Val> unsqueeze(Interpreter &interp, CallInfo &call) {
   FailureOr<Value> x = interp.tensorArg(call, 0);
   FailureOr<int64_t> dim = intArg(interp, call, 1);
@@ -2102,6 +2230,10 @@ const llvm::StringMap<FunctionConverter> &vram::cxx_import::getFunctionTable() {
     t["unsqueeze"] = unsqueeze;
     t["permute"] = permute;
     t["chunk"] = chunk;
+    t["sum"] = reduction<nn::SumOp>;
+    t["mean"] = reduction<nn::MeanOp>;
+    t["topk"] = topk;
+    t["max"] = maxDim;
     // torch::dtype(torch::kBool): TensorOptions with a dtype.
     t["dtype"] = [](Interpreter &interp, CallInfo &call) -> FailureOr<Val> {
       Val out;
@@ -2151,6 +2283,10 @@ vram::cxx_import::getTensorMethodTable() {
     t["unsqueeze"] = unsqueeze;
     t["permute"] = permute;
     t["chunk"] = chunk;
+    t["sum"] = reduction<nn::SumOp>;
+    t["mean"] = reduction<nn::MeanOp>;
+    t["topk"] = topk;
+    t["max"] = maxDim;
     t["view"] = reshape;
     t["reshape"] = reshape;
     t["select"] = selectRow;
