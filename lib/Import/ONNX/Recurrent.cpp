@@ -10,11 +10,12 @@
 // concatenated, B = the two biases concatenated. That reordering is not part
 // of what PyTorch runs, so it is read back to the parameters themselves
 // (their names and PyTorch's gate order). Weights that are not such a
-// reordering (an initializer in ONNX's order, as a constant-folded export or
-// another framework writes it) are read per direction as views in ONNX's
-// order. A batch-first module's input is the Transpose torch.onnx adds
-// before the node: the module is built batch first from the Transpose's
-// input, as PyTorch runs it.
+// reordering (initializers in ONNX's order, as torch 2's default exporter,
+// a constant-folded export or another framework writes them) are read per
+// direction as views in ONNX's order, which the cells and nn.lstm_layer
+// record (RnnConfig::onnxGateOrder). A batch-first module's input is the
+// Transpose torch.onnx adds before the node: the module is built batch
+// first from the Transpose's input, as PyTorch runs it.
 //
 //===----------------------------------------------------------------------===//
 
