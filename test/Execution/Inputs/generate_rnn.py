@@ -13,6 +13,11 @@ step (lr 0.01) from the same parameters, written as .npy:
 
 The CPU runs a GRU cell by cell (GRUCell in aten/src/ATen/native/RNN.cpp).
 
+GruNet without dropout (2 batch-first layers of 32 with biases), x
+[2, 12, 16], one SGD step: gru-stack/ and gru-stack-sgd/, for the ONNX
+export's run in numerics-onnx.test (the second layer reads the first's Y
+through views).
+
 LstmNoBiasNet (a time-first LSTM(16, 40) without biases whose last hidden
 state feeds a Linear), x [12, 2, 16], the same target shape; one SGD step:
 
@@ -46,7 +51,7 @@ from fixtures import OPTIMIZERS, regression_reference
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "benchmarks", "accuracy"))
-from small_models import BiGruNoBiasNet, LstmNoBiasNet  # noqa: E402
+from small_models import BiGruNoBiasNet, GruNet, LstmNoBiasNet  # noqa: E402
 
 
 def main():
@@ -55,6 +60,8 @@ def main():
     onnx_gate_order(os.path.join(HERE, "gru-sgd"), os.path.join(HERE, "gru-onnx-sgd"))
     regression_reference(os.path.join(HERE, "lstm"), LstmNoBiasNet, (12, 2, 16),
                          optimizers=[o for o in OPTIMIZERS if o[0] == "sgd"])
+    regression_reference(os.path.join(HERE, "gru-stack"), lambda: GruNet(dropout=0.0),
+                         (2, 12, 16), optimizers=[o for o in OPTIMIZERS if o[0] == "sgd"])
     for source, out in (("lstm", "lstm-onnx"), ("lstm-sgd", "lstm-onnx-sgd")):
         # W and R are lstm_nobias_dynamo.onnx's initializers val_40, val_41.
         onnx_gate_order(os.path.join(HERE, source), os.path.join(HERE, out),
