@@ -236,7 +236,8 @@ static LogicalResult convertResize(OpBinder &op) {
   int scalesInput = op.opset() < 11 ? 1 : 2;
   SmallVector<int64_t> out(xt.getShape());
   SmallVector<double> spatialScales;
-  if (const ConstTensor *sizes = op.opset() < 11 ? nullptr : op.constInput(3);
+  if (const ConstTensor *sizes =
+          op.opset() < 11 ? nullptr : op.constOnlyInput(3);
       sizes && sizes->numElements()) {
     std::vector<int64_t> v = sizes->toInts();
     if (v.size() != 4)
@@ -245,7 +246,7 @@ static LogicalResult convertResize(OpBinder &op) {
       if (d < 1 || d > INT32_MAX)
         return op.error() << "size " << d << " is not a valid dimension";
     out.assign(v.begin(), v.end());
-  } else if (const ConstTensor *scales = op.constInput(scalesInput);
+  } else if (const ConstTensor *scales = op.constOnlyInput(scalesInput);
              scales && scales->numElements()) {
     if (scales->numElements() != 4)
       return op.error() << "expects 4 scales";

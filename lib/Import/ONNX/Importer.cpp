@@ -294,6 +294,22 @@ const ConstTensor *Importer::constOf(StringRef name) {
   return nullptr;
 }
 
+const ConstTensor *Importer::constOrInitializerOf(StringRef name) {
+  if (const ConstTensor *c = constOf(name))
+    return c;
+  Entry *e = lookup(name);
+  if (!e || e->kind != Entry::Init)
+    return nullptr;
+  if (e->cst)
+    return e->cst.get();
+  ConstTensor c;
+  std::string err;
+  if (!decodeTensor(*e->init, c, err))
+    return nullptr;
+  e->cst = std::make_shared<ConstTensor>(std::move(c));
+  return e->cst.get();
+}
+
 Value Importer::materialize(const ConstTensor &c, Type elemType, Location loc) {
   auto type = RankedTensorType::get(c.shape, elemType);
   int64_t n = c.numElements();

@@ -107,6 +107,11 @@ public:
   /// The folded value of `name`: our own folding or a decoded integer
   /// initializer.
   const ConstTensor *constOf(llvm::StringRef name);
+  /// constOf, or the values of a floating-point initializer the file
+  /// carries: for inputs that can only be constants (Resize's scales),
+  /// which torch 2's dynamo exporter writes as initializers. Never for an
+  /// input that may be a parameter (constOf keeps those out of folding).
+  const ConstTensor *constOrInitializerOf(llvm::StringRef name);
   mlir::Value materialize(const ConstTensor &c, mlir::Type elemType,
                           mlir::Location loc);
   void setTensor(llvm::StringRef name, mlir::Value v);
@@ -222,6 +227,11 @@ public:
   /// Input `idx` when it folded to a constant, else null.
   const ConstTensor *constInput(int idx) {
     return hasInput(idx) ? im.constOf(node.input(idx)) : nullptr;
+  }
+  /// Input `idx` of an op that reads it as a constant only: a folded
+  /// constant or an initializer's values (Importer::constOrInitializerOf).
+  const ConstTensor *constOnlyInput(int idx) {
+    return hasInput(idx) ? im.constOrInitializerOf(node.input(idx)) : nullptr;
   }
   /// A constant scalar input, or the attribute `attr` of older opsets, or
   /// `dflt`; an error (failure) when the input is present but not constant.
