@@ -321,12 +321,13 @@ static LogicalResult convertRecurrent(OpBinder &op, const RecurrentKind &kind) {
   Type et = xType.getElementType();
   auto stateType = RankedTensorType::get({directions, batch, hidden}, et);
   auto initialState = [&](int idx) -> FailureOr<Value> {
-    if (!op.hasInput(idx))
+    auto zeros = [&](RankedTensorType type) -> Value {
       return nn::ConstantOp::create(
-                 b, loc,
-                 DenseElementsAttr::get(stateType,
-                                        b.getFloatAttr(et, 0.0).getValue()))
-          .getResult();
+          b, loc,
+          DenseElementsAttr::get(type, b.getFloatAttr(et, 0.0).getValue()));
+    };
+    if (!op.hasInput(idx))
+      return zeros(stateType);
     // torch.onnx's dynamo exporter folds the module's zero states into an
     // initializer: a constant, not a parameter (its values when the file
     // has them, else PyTorch's zeros).
@@ -337,12 +338,7 @@ static LogicalResult convertRecurrent(OpBinder &op, const RecurrentKind &kind) {
       if (decodeTensor(*e->init, values, err))
         state = op.im.materialize(values, et, loc);
       else
-        state =
-            nn::ConstantOp::create(
-                b, loc,
-                DenseElementsAttr::get(RankedTensorType::get(e->shape(), et),
-                                       b.getFloatAttr(et, 0.0).getValue()))
-                .getResult();
+        state = zeros(RankedTensorType::get(e->shape(), et));
     } else {
       state = op.tensor(idx);
     }

@@ -1,6 +1,8 @@
 """What the numerics generators share: .npy output and the two reference
 steps (one SGD step, lr 0.1, and one Adam step, lr 0.01, from the same
-initial parameters), run with Debian's torch 1.13 on the CPU."""
+initial parameters), run with the torch each generator names (Debian's
+torch 1.13, or torch 2.15 in benchmarks/accuracy/truth-env.sh), on the CPU;
+regression_reference for the small_models.py nets trained on mse."""
 import os
 
 import numpy as np
