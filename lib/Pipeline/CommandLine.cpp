@@ -249,8 +249,15 @@ struct VramOptFlags {
   cl::opt<std::string> ppSchedule{
       "pp-schedule",
       cl::desc("--parallel=pp=N: torch.distributed.pipelining's schedule, "
-               "1f1b (Schedule1F1B, default) or gpipe (ScheduleGPipe)"),
+               "1f1b (Schedule1F1B, default), gpipe (ScheduleGPipe) or "
+               "interleaved-1f1b (ScheduleInterleaved1F1B: each rank holds "
+               "--pp-stages-per-rank stages)"),
       cl::value_desc("1f1b"), cl::init("1f1b"), cl::cat(scenarioCat)};
+  cl::opt<int64_t> ppStagesPerRank{
+      "pp-stages-per-rank",
+      cl::desc("--pp-schedule=interleaved-1f1b: the stages each rank holds "
+               "(rank r: r, r + N, ...), 2 or more (default: 2)"),
+      cl::value_desc("V"), cl::init(2), cl::cat(scenarioCat)};
   cl::opt<int64_t> microbatches{
       "microbatches",
       cl::desc("--parallel=pp=N: micro-batches per step (n_microbatches), "
@@ -258,14 +265,17 @@ struct VramOptFlags {
       cl::value_desc("M"), cl::init(0), cl::cat(scenarioCat)};
   cl::opt<int64_t> ppStage{
       "pp-stage",
-      cl::desc("--parallel=pp=N: the figures of this stage (0 .. N-1); "
-               "default: the stage whose step peaks highest"),
+      cl::desc("--parallel=pp=N: the figures of this stage (0 .. N-1; "
+               "with --pp-schedule=interleaved-1f1b, of this rank); "
+               "default: the one whose step peaks highest"),
       cl::value_desc("S"), cl::init(-1), cl::cat(scenarioCat)};
   cl::list<int64_t> ppLayers{
       "pp-layers",
       cl::desc("--parallel=pp=N: repeated blocks (decoder layers) per stage, "
-               "in order, N counts summing to the model's blocks (default: "
-               "as even as they divide, the earlier stages one more)"),
+               "in order, one count per stage (N, or N x "
+               "--pp-stages-per-rank interleaved) summing to the model's "
+               "blocks (default: as even as they divide, the earlier stages "
+               "one more)"),
       cl::value_desc("L,L,..."), cl::CommaSeparated, cl::cat(scenarioCat)};
   cl::list<std::string> shardModules{
       "shard",
@@ -723,11 +733,13 @@ VramOptFlags::parseParallel() const {
                    overlapComm.getNumOccurrences() || zero3Flags;
   bool ppFlags = ppSchedule.getNumOccurrences() || !ppLayers.empty() ||
                  microbatches.getNumOccurrences() ||
-                 ppStage.getNumOccurrences();
+                 ppStage.getNumOccurrences() ||
+                 ppStagesPerRank.getNumOccurrences();
   if (ppFlags && !llvm::StringRef(parallelSpec).contains("pp"))
     return makeUsageError(
-        "--pp-schedule, --microbatches, --pp-stage and --pp-layers configure "
-        "pipeline parallelism: add --parallel=pp=N");
+        "--pp-schedule, --microbatches, --pp-stage, --pp-layers and "
+        "--pp-stages-per-rank configure pipeline parallelism: add "
+        "--parallel=pp=N");
   if (!parallelSpec.getNumOccurrences()) {
     if (zeroFlags)
       return makeUsageError("--strategy, --reduce-bucket-size and "
@@ -788,16 +800,30 @@ VramOptFlags::parseParallel() const {
       return bad(llvm::Twine("more than the ") +
                  llvm::Twine(nn::ParallelAttr::kMaxWorldSize) +
                  " ranks modelled");
-    if (ppSchedule != "1f1b" && ppSchedule != "gpipe")
-      return makeUsageError("--pp-schedule must be 1f1b or gpipe (interleaved "
+    bool interleaved = ppSchedule == "interleaved-1f1b";
+    if (ppSchedule != "1f1b" && ppSchedule != "gpipe" && !interleaved)
+      return makeUsageError("--pp-schedule must be 1f1b, gpipe or "
+                            "interleaved-1f1b (the looped and zero-bubble "
                             "schedules are not modelled yet), got '" +
                             ppSchedule + "'");
+    if (ppStagesPerRank.getNumOccurrences() && !interleaved)
+      return makeUsageError("--pp-stages-per-rank applies to "
+                            "--pp-schedule=interleaved-1f1b (Schedule1F1B "
+                            "and ScheduleGPipe run one stage a rank)");
+    if (interleaved &&
+        (ppStagesPerRank < 2 ||
+         ppStagesPerRank > nn::ParallelAttr::kMaxWorldSize / options.pp))
+      return makeUsageError("--pp-stages-per-rank must be at least 2 (and "
+                            "pp x stages at most " +
+                            llvm::Twine(nn::ParallelAttr::kMaxWorldSize) +
+                            "), got " +
+                            llvm::Twine(ppStagesPerRank.getValue()));
     if (microbatches.getNumOccurrences() && microbatches < 1)
       return makeUsageError("--microbatches must be at least 1, got " +
                             llvm::Twine(microbatches.getValue()));
     if (options.pp == 1 && ppFlags)
-      return makeUsageError("--pp-schedule, --microbatches, --pp-stage and "
-                            "--pp-layers need pp > 1");
+      return makeUsageError("--pp-schedule, --microbatches, --pp-stage, "
+                            "--pp-layers and --pp-stages-per-rank need pp > 1");
     // Where the schedule enters autocast decides how long its weight casts
     // are cached (a micro-batch's forward or the whole step): not measured.
     if (precision == nn::Precision::AmpFp16 ||
@@ -818,18 +844,32 @@ VramOptFlags::parseParallel() const {
           "stages (Schedule1F1B), got --microbatches=" +
           llvm::Twine(m) + " for pp=" + llvm::Twine(options.pp) +
           ": give more or --pp-schedule=gpipe");
+    // ScheduleInterleaved1F1B raises ValueError unless the micro-batches
+    // are a multiple of its rounds.
+    int64_t rounds = std::max<int64_t>(1, m / options.pp);
+    if (interleaved && m % rounds != 0)
+      return makeUsageError(
+          "--pp-schedule=interleaved-1f1b needs micro-batches that are a "
+          "multiple of its rounds (max(1, microbatches / pp) = " +
+          llvm::Twine(rounds) + "), got --microbatches=" + llvm::Twine(m) +
+          " for pp=" + llvm::Twine(options.pp));
     if (ppStage.getNumOccurrences() && (ppStage < 0 || ppStage >= options.pp))
-      return makeUsageError("--pp-stage must be a stage 0 .. " +
+      return makeUsageError(llvm::Twine("--pp-stage must be a ") +
+                            (interleaved ? "rank" : "stage") + " 0 .. " +
                             llvm::Twine(options.pp - 1) + ", got " +
                             llvm::Twine(ppStage.getValue()));
     options.ppSchedule = ppSchedule;
     options.ppStage = ppStage;
-    if (!ppLayers.empty() &&
-        static_cast<int64_t>(ppLayers.size()) != options.pp)
+    options.ppStagesPerRank = interleaved ? ppStagesPerRank.getValue() : 0;
+    int64_t stages = options.pp * (interleaved ? ppStagesPerRank : 1);
+    if (!ppLayers.empty() && static_cast<int64_t>(ppLayers.size()) != stages)
       return makeUsageError(
-          "--pp-layers gives one count per stage: " + llvm::Twine(options.pp) +
-          " for pp=" + llvm::Twine(options.pp) + ", got " +
-          llvm::Twine(ppLayers.size()));
+          "--pp-layers gives one count per stage: " + llvm::Twine(stages) +
+          " for pp=" + llvm::Twine(options.pp) +
+          (interleaved ? " x " + llvm::Twine(ppStagesPerRank.getValue()) +
+                             " stages per rank"
+                       : llvm::Twine("")) +
+          ", got " + llvm::Twine(ppLayers.size()));
     options.ppLayers.assign(ppLayers.begin(), ppLayers.end());
     options.microbatches = options.pp > 1 ? m : 0;
     return std::optional<ParallelOptions>(options);

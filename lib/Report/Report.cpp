@@ -638,9 +638,15 @@ static void addParallelJson(const Analyses &a, const ReportOptions &options,
       {"fsdp", layout.getFsdp()},
       {"tp", layout.getTp()},
       {"pp", layout.getPp()},
-      {"pp_schedule", layout.getPp() > 1
-                          ? json::Value(layout.getGpipe() ? "gpipe" : "1f1b")
-                          : json::Value(nullptr)},
+      {"pp_schedule",
+       layout.getPp() > 1
+           ? json::Value(layout.getGpipe()                 ? "gpipe"
+                         : layout.getPpStagesPerRank() > 1 ? "interleaved-1f1b"
+                                                           : "1f1b")
+           : json::Value(nullptr)},
+      {"pp_stages_per_rank", layout.getPp() > 1
+                                 ? json::Value(layout.getPpStagesPerRank())
+                                 : json::Value(nullptr)},
       {"microbatches", layout.getPp() > 1
                            ? json::Value(layout.getMicrobatches())
                            : json::Value(nullptr)},
@@ -1046,12 +1052,22 @@ static void writeText(const Analyses &a, const ReportOptions &options,
     int64_t ranks = p.layout.getWorldSize();
     int64_t tp = p.layout.getTp();
     if (p.layout.getPp() > 1) {
+      // Under an interleaved schedule a rank holds several stages: the
+      // figures are a rank's.
+      int64_t perRank = p.layout.getPpStagesPerRank();
+      StringRef unit = perRank > 1 ? "rank" : "stage";
       os << llvm::formatv(
           "parallel: pp={0} (pipeline parallelism, {1} schedule over {2} "
-          "micro-batches), figures of stage {3}{4}; per step it sends {5} "
-          "and receives {6}",
-          ranks, p.layout.getGpipe() ? "GPipe" : "1F1B",
-          p.layout.getMicrobatches(), p.layout.getPpStage(),
+          "micro-batches{3}), figures of {4} {5}{6}; per step it sends {7} "
+          "and receives {8}",
+          ranks,
+          p.layout.getGpipe() ? "GPipe"
+          : perRank > 1       ? "interleaved 1F1B"
+                              : "1F1B",
+          p.layout.getMicrobatches(),
+          perRank > 1 ? llvm::formatv(", {0} stages a rank", perRank).str()
+                      : std::string(),
+          unit, p.layout.getPpStage(),
           llvm::all_of(p.rankPeaks,
                        [&](int64_t peak) {
                          return peak <= p.rankPeaks[p.layout.getPpStage()];
@@ -1060,9 +1076,9 @@ static void writeText(const Analyses &a, const ReportOptions &options,
               : "",
           humanBytes(p.p2pSentBytes), humanBytes(p.p2pReceivedBytes));
       if (!p.rankPeaks.empty()) {
-        os << "\n  each stage's peak (exact):";
+        os << "\n  each " << unit << "'s peak (exact):";
         for (auto [r, peak] : llvm::enumerate(p.rankPeaks))
-          os << (r ? ", " : " ") << "stage " << r << " " << humanBytes(peak);
+          os << (r ? ", " : " ") << unit << " " << r << " " << humanBytes(peak);
       }
     } else if (tp > 1 && !p.isSharded()) {
       os << llvm::formatv(

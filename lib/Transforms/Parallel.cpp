@@ -192,15 +192,31 @@ void ParallelPass::runOnOperation() {
                         "modelled yet (with fsdp it is)";
     return signalPassFailure();
   }
+  bool interleaved = ppSchedule == "interleaved-1f1b";
   if (pp < 1 || pp > ParallelAttr::kMaxWorldSize || microbatches < 0 ||
-      (ppSchedule != "gpipe" && ppSchedule != "1f1b")) {
+      (ppSchedule != "gpipe" && ppSchedule != "1f1b" && !interleaved)) {
     emitError(step.getLoc())
         << "vram-parallel needs pp >= 1 (at most "
         << ParallelAttr::kMaxWorldSize
-        << "), microbatches >= 0 and pp-schedule gpipe or 1f1b, got pp="
+        << "), microbatches >= 0 and pp-schedule gpipe, 1f1b or "
+           "interleaved-1f1b, got pp="
         << static_cast<int64_t>(pp)
         << " microbatches=" << static_cast<int64_t>(microbatches)
         << " pp-schedule=" << ppSchedule;
+    return signalPassFailure();
+  }
+  // ScheduleInterleaved1F1B: each rank holds several stages (torchtitan's
+  // default for interleaved schedules is two).
+  int64_t stagesPerRank =
+      interleaved ? (ppStagesPerRank == 0 ? 2 : ppStagesPerRank) : 1;
+  if ((interleaved && (stagesPerRank < 2 ||
+                       stagesPerRank > ParallelAttr::kMaxWorldSize / pp)) ||
+      (!interleaved && ppStagesPerRank > 1) || ppStagesPerRank < 0) {
+    emitError(step.getLoc())
+        << "vram-parallel pp-stages-per-rank is the stages each rank holds "
+           "under pp-schedule=interleaved-1f1b, 2 or more (0: 2), got "
+        << static_cast<int64_t>(ppStagesPerRank)
+        << " with pp-schedule=" << ppSchedule;
     return signalPassFailure();
   }
   int64_t numMicrobatches = microbatches == 0 ? pp : microbatches;
@@ -225,8 +241,19 @@ void ParallelPass::runOnOperation() {
              "micro-batches are the pipeline's";
       return signalPassFailure();
     }
-    // Schedule1F1B raises ValueError with fewer micro-batches than stages.
-    if (!gpipe && numMicrobatches < pp) {
+    // Schedule1F1B raises ValueError with fewer micro-batches than stages,
+    // ScheduleInterleaved1F1B with micro-batches that are not a multiple
+    // of its rounds.
+    int64_t rounds = std::max<int64_t>(1, numMicrobatches / pp);
+    if (interleaved && numMicrobatches % rounds != 0) {
+      step.emitError() << "the interleaved 1F1B schedule needs micro-batches "
+                          "that are a multiple of its rounds (max(1, "
+                          "microbatches / pp) = "
+                       << rounds << "), got microbatches=" << numMicrobatches
+                       << " for pp=" << static_cast<int64_t>(pp);
+      return signalPassFailure();
+    }
+    if (!gpipe && !interleaved && numMicrobatches < pp) {
       step.emitError() << "the 1F1B schedule needs at least as many "
                           "micro-batches as stages, got microbatches="
                        << numMicrobatches
@@ -240,15 +267,16 @@ void ParallelPass::runOnOperation() {
       return signalPassFailure();
     }
     stage = ppStage;
-    PipelineLayout layout{pp, numMicrobatches, gpipe, {}};
+    PipelineLayout layout{
+        pp * stagesPerRank, numMicrobatches, gpipe, {}, stagesPerRank};
     layout.blocksPerStage.assign(ppLayers.begin(), ppLayers.end());
     if (failed(partitionForPipeline(step, layout, stage)))
       return signalPassFailure();
   } else if (microbatches > 1 || ppSchedule != "1f1b" || ppStage != -1 ||
-             !ppLayers.empty()) {
-    step.emitError() << "vram-parallel microbatches, pp-schedule, pp-stage "
-                        "and pp-layers configure pipeline parallelism: they "
-                        "need pp > 1";
+             !ppLayers.empty() || ppStagesPerRank != 0) {
+    step.emitError() << "vram-parallel microbatches, pp-schedule, pp-stage, "
+                        "pp-layers and pp-stages-per-rank configure pipeline "
+                        "parallelism: they need pp > 1";
     return signalPassFailure();
   }
   MLIRContext *ctx = &getContext();
@@ -288,11 +316,12 @@ void ParallelPass::runOnOperation() {
                               zeroRank)))
     return signalPassFailure();
   step->setAttr(NNDialect::kParallelAttrName,
-                ParallelAttr::get(
-                    ctx, dp, fsdp, ArrayAttr::get(ctx, shardPatterns),
-                    bucketCap, firstBucket, bucketView, tp, zero, reduceBucket,
-                    std::max<int64_t>(zeroRank, 0), overlapComm, pp,
-                    pp > 1 ? numMicrobatches : 1, gpipe, stage));
+                ParallelAttr::get(ctx, dp, fsdp,
+                                  ArrayAttr::get(ctx, shardPatterns), bucketCap,
+                                  firstBucket, bucketView, tp, zero,
+                                  reduceBucket, std::max<int64_t>(zeroRank, 0),
+                                  overlapComm, pp, pp > 1 ? numMicrobatches : 1,
+                                  gpipe, stage, pp > 1 ? stagesPerRank : 1));
   if (zero > 0 || pp > 1)
     return;
   // FSDP2 over a (fsdp, tp) mesh shards each rank's tensor-parallel

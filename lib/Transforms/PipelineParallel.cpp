@@ -13,6 +13,11 @@
 //   - ScheduleGPipe: every micro-batch's forward, then every backward;
 //   - Schedule1F1B: min(microbatches, stages - stage) forwards, then one
 //     backward and one forward in turn, then the remaining backwards.
+//   - ScheduleInterleaved1F1B: each rank holds several stages (rank r:
+//     r, r + ranks, ...); its step replays the rank's action list as
+//     torch's runtime lowers it (PipelineSchedule.cpp): receives where
+//     the list posts them, a forward send held until the stage's backward
+//     of that micro-batch, the backward sends until the step ends.
 //
 // What a stage holds, as stage.py does: a received activation is a buffer
 // allocated right before the receive (nn.p2p_recv) and kept with the
@@ -42,6 +47,7 @@
 #include "vram/Dialect/NN/NNDialect.h"
 #include "vram/Dialect/NN/NNOps.h"
 #include "vram/Transforms/ModulePatterns.h"
+#include "vram/Transforms/PipelineSchedule.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -51,6 +57,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <map>
 #include <set>
 
 using namespace mlir;
@@ -135,11 +142,15 @@ static FailureOr<StageAssignment> assignStages(func::FuncOp step,
   for (Operation &op : body.without_terminator())
     if (auto index = getBlockIndex(getLayerName(op.getLoc()), a.list))
       a.blocks = std::max(a.blocks, *index + 1);
-  if (a.blocks < stages)
-    return step.emitError() << "pp=" << stages << " needs at least " << stages
-                            << " repeated blocks to split, the model has "
-                            << a.blocks << " (" << a.list << "*)",
+  if (a.blocks < stages) {
+    InFlightDiagnostic diag = step.emitError() << "pp=" << layout.getRanks();
+    if (layout.stagesPerRank > 1)
+      diag << " with " << layout.stagesPerRank << " stages per rank";
+    return diag << " needs at least " << stages
+                << " repeated blocks to split, the model has " << a.blocks
+                << " (" << a.list << "*)",
            failure();
+  }
   if (!layout.blocksPerStage.empty()) {
     // Counts past the blocks (or that overflow adding up) do not sum to them.
     int64_t sum = 0;
@@ -245,56 +256,84 @@ struct PendingSend {
   StepPhase phase;
 };
 
-/// Builds one stage's step: clones of the stage's forward and backward
-/// ops per micro-batch, in the schedule's order.
+/// What one stage runs and keeps, and its clones per micro-batch.
+struct StageOps {
+  int64_t stage;
+  /// The stage's forward ops (with the shared ones it reads) and backward
+  /// ops, in step order.
+  SmallVector<Operation *> forward, backward;
+  llvm::SmallPtrSet<Operation *, 16> inForward, inBackward;
+  /// Forward values that leave the stage: the activation it sends, and
+  /// the values the loss reads (the last stage's output).
+  llvm::SetVector<Value> sentForward, lossInputs;
+  /// Each micro-batch's forward mapping (the backward reads its values),
+  /// what it received in forward, and the gradients received ahead of its
+  /// backward (an interleaved schedule's RECV_B).
+  std::vector<IRMapping> forwardMaps, receivedGrads;
+  std::vector<SmallVector<Value>> receivedForward;
+};
+
+/// Builds one rank's step: clones of its stages' forward and backward ops
+/// per micro-batch, in the schedule's order.
 class StageBuilder {
 public:
   StageBuilder(func::FuncOp step, const StageAssignment &assignment,
-               const PipelineLayout &layout, int64_t stage)
+               const PipelineLayout &layout, int64_t rank)
       : step(step), body(step.getBody().front()), assignment(assignment),
-        layout(layout), stage(stage),
+        layout(layout), rank(rank),
         builder(OpBuilder::atBlockTerminator(&body)) {}
 
   LogicalResult run();
 
 private:
-  bool isLast() const { return stage == layout.stages - 1; }
-  void selectOps();
+  bool isLast(const StageOps &s) const { return s.stage == layout.stages - 1; }
+  /// The rank's StageOps of `stage`, or null when another rank holds it.
+  StageOps *getLocal(int64_t stage);
+  void selectOps(StageOps &s);
   /// The stage of the op defining `v`, or nullopt for a value every stage
   /// has (an argument, a persistent tensor, a shared op's result).
   std::optional<int64_t> getDefiningStage(Value v) const;
-  /// Clones micro-batch `microbatch`'s forward (backward) of the stage;
+  /// Clones micro-batch `microbatch`'s forward (backward) of stage `s`;
   /// returns what it sends, which the schedule holds until it waits.
-  SmallVector<PendingSend> cloneForward(int64_t microbatch);
-  SmallVector<PendingSend> cloneBackward(int64_t microbatch);
+  SmallVector<PendingSend> cloneForward(StageOps &s, int64_t microbatch);
+  SmallVector<PendingSend> cloneBackward(StageOps &s, int64_t microbatch);
+  /// An interleaved schedule's RECV_F / RECV_B: the buffers the stage's
+  /// forward (backward) of `microbatch` reads from other ranks.
+  void receiveForward(StageOps &s, int64_t microbatch);
+  void receiveGrads(StageOps &s, int64_t microbatch);
   void emitSends(SmallVectorImpl<PendingSend> &sends);
-  /// The clone of `op` with its operands mapped (received when from
-  /// another stage, in `phase`); result-less ops keep only the operands
-  /// this stage has, and are dropped without any.
-  void cloneOp(Operation *op, IRMapping &mapping, StepPhase phase,
+  /// The clone of `op` of stage `s` with its operands mapped (received
+  /// when from another rank, in `phase`); result-less ops keep only the
+  /// operands this stage has, and are dropped without any.
+  void cloneOp(Operation *op, StageOps &s, int64_t microbatch,
+               IRMapping &mapping, StepPhase phase,
                SmallVectorImpl<Value> &received);
+  void runSingleStageSchedule(StageOps &s);
+  LogicalResult runInterleavedSchedule();
 
   func::FuncOp step;
   Block &body;
   const StageAssignment &assignment;
   const PipelineLayout &layout;
-  int64_t stage;
+  int64_t rank;
   OpBuilder builder;
 
-  /// The stage's forward ops (with the shared ones it reads) and backward
-  /// ops, in step order; the ops after backward (the optimizer).
-  SmallVector<Operation *> forward, backward, tail;
-  llvm::SmallPtrSet<Operation *, 16> inForward, inBackward;
-  /// Forward values that leave the stage: the activation it sends, and
-  /// the values the loss reads (the last stage's output).
-  llvm::SetVector<Value> sentForward, lossInputs;
-  /// Each micro-batch's forward mapping (the backward reads its values).
-  std::vector<IRMapping> forwardMaps;
-  std::vector<SmallVector<Value>> receivedForward;
+  std::vector<StageOps> local;
+  /// The ops after backward (the optimizer).
+  SmallVector<Operation *> tail;
+  /// The first micro-batch's values of every local stage: the optimizer
+  /// reads the gradients its backward made (the others add into them).
   IRMapping firstBackward;
 };
 
 } // namespace
+
+StageOps *StageBuilder::getLocal(int64_t stage) {
+  for (StageOps &s : local)
+    if (s.stage == stage)
+      return &s;
+  return nullptr;
+}
 
 std::optional<int64_t> StageBuilder::getDefiningStage(Value v) const {
   Operation *def = v.getDefiningOp();
@@ -306,22 +345,19 @@ std::optional<int64_t> StageBuilder::getDefiningStage(Value v) const {
   return it->second;
 }
 
-void StageBuilder::selectOps() {
+void StageBuilder::selectOps(StageOps &s) {
+  int64_t stage = s.stage;
   // Backward ops first: the shared forward ops a stage needs are those its
   // forward or backward ops read.
   for (Operation &op : body.without_terminator()) {
-    if (isa<PersistentStorageOpInterface>(op))
+    if (isa<PersistentStorageOpInterface>(op) || !isBackwardPhase(&op))
       continue;
-    if (isBackwardPhase(&op)) {
-      auto it = assignment.stageOf.find(&op);
-      if (it != assignment.stageOf.end() &&
-          (it->second == stage ||
-           (op.getNumResults() == 0 && it->second == kEveryStage))) {
-        backward.push_back(&op);
-        inBackward.insert(&op);
-      }
-    } else if (getStepPhase(&op) != StepPhase::Forward) {
-      tail.push_back(&op);
+    auto it = assignment.stageOf.find(&op);
+    if (it != assignment.stageOf.end() &&
+        (it->second == stage ||
+         (op.getNumResults() == 0 && it->second == kEveryStage))) {
+      s.backward.push_back(&op);
+      s.inBackward.insert(&op);
     }
   }
   SmallVector<Operation *> reversed;
@@ -335,19 +371,19 @@ void StageBuilder::selectOps() {
                  (op.getNumResults() == 0 && it->second == kEveryStage));
     if (!take && it != assignment.stageOf.end() && it->second == kEveryStage)
       take = llvm::any_of(op.getUsers(), [&](Operation *user) {
-        return inForward.contains(user) || inBackward.contains(user);
+        return s.inForward.contains(user) || s.inBackward.contains(user);
       });
     if (!take)
       continue;
     reversed.push_back(&op);
-    inForward.insert(&op);
+    s.inForward.insert(&op);
   }
-  forward.assign(reversed.rbegin(), reversed.rend());
+  s.forward.assign(reversed.rbegin(), reversed.rend());
   // What leaves the stage in forward: results read by another stage's
   // forward ops; on the last stage, what its loss reads from the model.
   // (Values every stage computes are not sent; a keep-alive or release
   // elsewhere is not a reader.)
-  for (Operation *op : forward) {
+  for (Operation *op : s.forward) {
     auto own = assignment.stageOf.find(op);
     if (own == assignment.stageOf.end() || own->second != stage)
       continue;
@@ -358,15 +394,19 @@ void StageBuilder::selectOps() {
           continue;
         auto it = assignment.stageOf.find(user);
         if (it != assignment.stageOf.end() && it->second > stage)
-          sentForward.insert(result);
-        if (isLast() && getLayerName(user->getLoc()) == kLossLayerName &&
+          s.sentForward.insert(result);
+        if (isLast(s) && getLayerName(user->getLoc()) == kLossLayerName &&
             getLayerName(op->getLoc()) != kLossLayerName)
-          lossInputs.insert(result);
+          s.lossInputs.insert(result);
       }
   }
+  s.forwardMaps.resize(layout.microbatches);
+  s.receivedGrads.resize(layout.microbatches);
+  s.receivedForward.resize(layout.microbatches);
 }
 
-void StageBuilder::cloneOp(Operation *op, IRMapping &mapping, StepPhase phase,
+void StageBuilder::cloneOp(Operation *op, StageOps &s, int64_t microbatch,
+                           IRMapping &mapping, StepPhase phase,
                            SmallVectorImpl<Value> &received) {
   if (op->getNumResults() == 0) {
     // A release, a keep-alive: the operands this stage has.
@@ -384,9 +424,15 @@ void StageBuilder::cloneOp(Operation *op, IRMapping &mapping, StepPhase phase,
     if (mapping.contains(v))
       continue;
     std::optional<int64_t> from = getDefiningStage(v);
-    if (!from || *from == stage)
+    if (!from || *from == s.stage)
       continue;
-    // From another stage: received into a new buffer.
+    // From another stage of this rank: its value, no communication.
+    if (StageOps *other = getLocal(*from);
+        other && other->forwardMaps[microbatch].contains(v)) {
+      mapping.map(v, other->forwardMaps[microbatch].lookup(v));
+      continue;
+    }
+    // From another rank: received into a new buffer.
     auto recv = P2PRecvOp::create(
         builder, v.getLoc(), v.getType(), builder.getI64IntegerAttr(*from),
         StepPhaseAttr::get(builder.getContext(), phase));
@@ -394,6 +440,38 @@ void StageBuilder::cloneOp(Operation *op, IRMapping &mapping, StepPhase phase,
     received.push_back(recv.getResult());
   }
   builder.clone(*op, mapping);
+}
+
+void StageBuilder::receiveForward(StageOps &s, int64_t microbatch) {
+  IRMapping &mapping = s.forwardMaps[microbatch];
+  for (Operation *op : s.forward)
+    for (Value v : op->getOperands()) {
+      std::optional<int64_t> from = getDefiningStage(v);
+      if (op->getNumResults() == 0 || mapping.contains(v) || !from ||
+          *from == s.stage || getLocal(*from))
+        continue;
+      auto recv = P2PRecvOp::create(
+          builder, v.getLoc(), v.getType(), builder.getI64IntegerAttr(*from),
+          StepPhaseAttr::get(builder.getContext(), StepPhase::Forward));
+      mapping.map(v, recv.getResult());
+      s.receivedForward[microbatch].push_back(recv.getResult());
+    }
+}
+
+void StageBuilder::receiveGrads(StageOps &s, int64_t microbatch) {
+  IRMapping &grads = s.receivedGrads[microbatch];
+  for (Operation *op : s.backward)
+    for (Value v : op->getOperands()) {
+      std::optional<int64_t> from = getDefiningStage(v);
+      if (op->getNumResults() == 0 || grads.contains(v) || !from ||
+          *from <= s.stage || getLocal(*from) ||
+          !isBackwardPhase(v.getDefiningOp()))
+        continue;
+      auto recv = P2PRecvOp::create(
+          builder, v.getLoc(), v.getType(), builder.getI64IntegerAttr(*from),
+          StepPhaseAttr::get(builder.getContext(), StepPhase::Backward));
+      grads.map(v, recv.getResult());
+    }
 }
 
 void StageBuilder::emitSends(SmallVectorImpl<PendingSend> &sends) {
@@ -404,35 +482,40 @@ void StageBuilder::emitSends(SmallVectorImpl<PendingSend> &sends) {
   sends.clear();
 }
 
-SmallVector<PendingSend> StageBuilder::cloneForward(int64_t microbatch) {
-  IRMapping &mapping = forwardMaps[microbatch];
-  SmallVectorImpl<Value> &received = receivedForward[microbatch];
-  for (Operation *op : forward)
-    cloneOp(op, mapping, StepPhase::Forward, received);
+SmallVector<PendingSend> StageBuilder::cloneForward(StageOps &s,
+                                                    int64_t microbatch) {
+  IRMapping &mapping = s.forwardMaps[microbatch];
+  SmallVectorImpl<Value> &received = s.receivedForward[microbatch];
+  for (Operation *op : s.forward)
+    cloneOp(op, s, microbatch, mapping, StepPhase::Forward, received);
   SmallVector<PendingSend> sends;
-  for (Value sent : sentForward) {
+  for (Value sent : s.sentForward) {
     int64_t to = layout.stages - 1;
     for (Operation *user : sent.getUsers())
       if (auto it = assignment.stageOf.find(user);
-          it != assignment.stageOf.end() && it->second > stage)
+          it != assignment.stageOf.end() && it->second > s.stage)
         to = std::min(to, it->second);
-    sends.push_back({mapping.lookup(sent), to, StepPhase::Forward});
+    if (!getLocal(to))
+      sends.push_back({mapping.lookup(sent), to, StepPhase::Forward});
   }
   return sends;
 }
 
-SmallVector<PendingSend> StageBuilder::cloneBackward(int64_t microbatch) {
-  IRMapping mapping = forwardMaps[microbatch];
+SmallVector<PendingSend> StageBuilder::cloneBackward(StageOps &s,
+                                                     int64_t microbatch) {
+  IRMapping mapping = s.forwardMaps[microbatch];
+  for (auto [from, to] : s.receivedGrads[microbatch].getValueMap())
+    mapping.map(from, to);
   SmallVector<Value> received;
-  for (Operation *op : backward)
-    cloneOp(op, mapping, StepPhase::Backward, received);
+  for (Operation *op : s.backward)
+    cloneOp(op, s, microbatch, mapping, StepPhase::Backward, received);
   // Gradients for the stages before.
   llvm::SetVector<Value> sent;
-  for (Operation *op : backward)
+  for (Operation *op : s.backward)
     for (Value result : op->getResults())
       for (Operation *user : result.getUsers())
         if (auto it = assignment.stageOf.find(user);
-            it != assignment.stageOf.end() && it->second < stage &&
+            it != assignment.stageOf.end() && it->second < s.stage &&
             it->second != kEveryStage && isBackwardPhase(user))
           sent.insert(result);
   SmallVector<PendingSend> sends;
@@ -441,7 +524,7 @@ SmallVector<PendingSend> StageBuilder::cloneBackward(int64_t microbatch) {
     for (Operation *user : grad.getUsers())
       if (auto it = assignment.stageOf.find(user);
           it != assignment.stageOf.end() && it->second >= 0 &&
-          it->second < stage)
+          it->second < s.stage)
         to = std::max(to, it->second);
     sends.push_back({mapping.lookup(grad), to, StepPhase::Backward});
   }
@@ -450,30 +533,21 @@ SmallVector<PendingSend> StageBuilder::cloneBackward(int64_t microbatch) {
   // AccumulateGrad node holds the received leaf), and the last stage its
   // output (the logits).
   SmallVector<Value> held;
-  if (!isLast())
-    held.append(receivedForward[microbatch]);
-  for (Value v : lossInputs)
-    held.push_back(forwardMaps[microbatch].lookup(v));
+  if (!isLast(s))
+    held.append(s.receivedForward[microbatch]);
+  for (Value v : s.lossInputs)
+    held.push_back(s.forwardMaps[microbatch].lookup(v));
   if (!held.empty())
     KeepAliveOp::create(builder, step.getLoc(), held);
   if (microbatch == 0)
-    firstBackward = std::move(mapping);
+    for (Operation *op : llvm::concat<Operation *const>(s.forward, s.backward))
+      for (Value v : op->getResults())
+        if (mapping.contains(v))
+          firstBackward.map(v, mapping.lookup(v));
   return sends;
 }
 
-LogicalResult StageBuilder::run() {
-  selectOps();
-  Operation *terminator = body.getTerminator();
-  // The one micro-batch's step the clones are made from.
-  SmallVector<Operation *> original;
-  for (Operation &op : body.without_terminator())
-    if (!isa<PersistentStorageOpInterface>(op))
-      original.push_back(&op);
-  forwardMaps.resize(layout.microbatches);
-  receivedForward.resize(layout.microbatches);
-  builder.setInsertionPoint(terminator);
-
-  // The schedule (schedules.py), with where it drops each send.
+void StageBuilder::runSingleStageSchedule(StageOps &s) {
   int64_t m = layout.microbatches;
   int64_t nextForward = 0, nextBackward = 0;
   SmallVector<PendingSend> forwardSends, backwardSends;
@@ -481,36 +555,112 @@ LogicalResult StageBuilder::run() {
     // ScheduleGPipe waits for every forward send after the last forward,
     // and for each backward send at the end.
     for (; nextForward < m; ++nextForward)
-      forwardSends.append(cloneForward(nextForward));
+      forwardSends.append(cloneForward(s, nextForward));
     emitSends(forwardSends);
     for (; nextBackward < m; ++nextBackward) {
-      SmallVector<PendingSend> sends = cloneBackward(nextBackward);
+      SmallVector<PendingSend> sends = cloneBackward(s, nextBackward);
       emitSends(sends);
     }
-  } else {
-    // Schedule1F1B: a warm-up forward's send is released after the next
-    // forward; in the 1B1F loop a forward's send is released before the
-    // next backward, and a backward's send list (`bwd_sends`) is replaced
-    // only after the next backward.
-    int64_t warmup = std::min(m, layout.stages - stage);
-    for (; nextForward < warmup; ++nextForward) {
-      SmallVector<PendingSend> sends = cloneForward(nextForward);
-      emitSends(forwardSends);
-      forwardSends = std::move(sends);
-    }
-    while (nextBackward < m) {
-      emitSends(forwardSends);
-      SmallVector<PendingSend> sends = cloneBackward(nextBackward++);
-      emitSends(backwardSends);
-      backwardSends = std::move(sends);
-      if (nextForward < m)
-        forwardSends = cloneForward(nextForward++);
-    }
-    emitSends(backwardSends);
+    return;
   }
-  if (isLast()) {
+  // Schedule1F1B: a warm-up forward's send is released after the next
+  // forward; in the 1B1F loop a forward's send is released before the
+  // next backward, and a backward's send list (`bwd_sends`) is replaced
+  // only after the next backward.
+  int64_t warmup = std::min(m, layout.stages - s.stage);
+  for (; nextForward < warmup; ++nextForward) {
+    SmallVector<PendingSend> sends = cloneForward(s, nextForward);
+    emitSends(forwardSends);
+    forwardSends = std::move(sends);
+  }
+  while (nextBackward < m) {
+    emitSends(forwardSends);
+    SmallVector<PendingSend> sends = cloneBackward(s, nextBackward++);
+    emitSends(backwardSends);
+    backwardSends = std::move(sends);
+    if (nextForward < m)
+      forwardSends = cloneForward(s, nextForward++);
+  }
+  emitSends(backwardSends);
+}
+
+LogicalResult StageBuilder::runInterleavedSchedule() {
+  FailureOr<SmallVector<SmallVector<PipelineAction>>> actions =
+      getInterleaved1F1BActions(layout.getRanks(), layout.stagesPerRank,
+                                layout.microbatches);
+  if (failed(actions))
+    return step.emitError()
+           << "the interleaved 1F1B schedule cannot run " << layout.microbatches
+           << " micro-batches over " << layout.getRanks() << " ranks";
+  // A send's tensor lives until the runtime waits for it: a forward send
+  // after the stage's backward of that micro-batch, a backward send at
+  // the end of the step.
+  std::map<std::pair<int64_t, int64_t>, SmallVector<PendingSend>> forwardSends,
+      backwardSends;
+  using Kind = PipelineAction::Kind;
+  for (const PipelineAction &a : (*actions)[rank]) {
+    StageOps *s = getLocal(a.stage);
+    if (!s)
+      return step.emitError()
+             << "the interleaved 1F1B schedule gives rank " << rank << " stage "
+             << a.stage << ", which it does not hold";
+    std::pair<int64_t, int64_t> key{a.stage, a.microbatch};
+    switch (a.kind) {
+    case Kind::Forward:
+      forwardSends[key] = cloneForward(*s, a.microbatch);
+      break;
+    case Kind::Backward:
+      backwardSends[key] = cloneBackward(*s, a.microbatch);
+      break;
+    case Kind::RecvF:
+      receiveForward(*s, a.microbatch);
+      break;
+    case Kind::RecvB:
+      receiveGrads(*s, a.microbatch);
+      break;
+    case Kind::WaitSendF:
+      emitSends(forwardSends[key]);
+      break;
+    case Kind::WaitSendB:
+      emitSends(backwardSends[key]);
+      break;
+    default:
+      // The sends start where the stage computed; FSDP's and the
+      // gradients' steps allocate nothing without FSDP.
+      break;
+    }
+  }
+  return success();
+}
+
+LogicalResult StageBuilder::run() {
+  local.resize(layout.stagesPerRank);
+  for (auto [k, s] : llvm::enumerate(local))
+    s.stage = rank + static_cast<int64_t>(k) * layout.getRanks();
+  for (StageOps &s : local)
+    selectOps(s);
+  for (Operation &op : body.without_terminator())
+    if (!isa<PersistentStorageOpInterface>(op) && !isBackwardPhase(&op) &&
+        getStepPhase(&op) != StepPhase::Forward)
+      tail.push_back(&op);
+  Operation *terminator = body.getTerminator();
+  // The one micro-batch's step the clones are made from.
+  SmallVector<Operation *> original;
+  for (Operation &op : body.without_terminator())
+    if (!isa<PersistentStorageOpInterface>(op))
+      original.push_back(&op);
+  builder.setInsertionPoint(terminator);
+
+  // The schedule (schedules.py), with where it drops each send.
+  if (layout.stagesPerRank == 1)
+    runSingleStageSchedule(local.front());
+  else if (failed(runInterleavedSchedule()))
+    return failure();
+  for (StageOps &s : local) {
+    if (!isLast(s))
+      continue;
     SmallVector<Value> held;
-    for (ArrayRef<Value> received : receivedForward)
+    for (ArrayRef<Value> received : s.receivedForward)
       held.append(received.begin(), received.end());
     if (!held.empty())
       KeepAliveOp::create(builder, step.getLoc(), held);
@@ -523,7 +673,7 @@ LogicalResult StageBuilder::run() {
     if (!update) {
       if (op->getNumResults() == 0) {
         SmallVector<Value> none;
-        cloneOp(op, firstBackward, getStepPhase(op), none);
+        cloneOp(op, local.front(), 0, firstBackward, getStepPhase(op), none);
         continue;
       }
       // An update over every parameter's gradient (clipping's norm) would
@@ -536,7 +686,7 @@ LogicalResult StageBuilder::run() {
       builder.clone(*op, firstBackward);
       continue;
     }
-    // Only this stage's parameters.
+    // Only this rank's parameters.
     SmallVector<Value> params, grads, states;
     ValueRange state = update.getState();
     unsigned next = 0;
@@ -569,21 +719,24 @@ LogicalResult StageBuilder::run() {
   // The loss the step returns: the last micro-batch's, on the last stage.
   SmallVector<Value> results;
   for (Value v : terminator->getOperands())
-    if (forwardMaps.back().contains(v))
-      results.push_back(forwardMaps.back().lookup(v));
+    for (StageOps &s : local)
+      if (s.forwardMaps.back().contains(v)) {
+        results.push_back(s.forwardMaps.back().lookup(v));
+        break;
+      }
   terminator->setOperands(results);
   step.setType(FunctionType::get(step.getContext(),
                                  step.getFunctionType().getInputs(),
                                  ValueRange(results).getTypes()));
 
   // Drop the one micro-batch's step the clones were made from, and the
-  // state of parameters this stage does not hold.
+  // state of parameters this rank does not hold.
   for (Operation *op : llvm::reverse(original)) {
     op->dropAllUses();
     op->erase();
   }
-  // Persistent tensors no op of the stage reads (other stages'
-  // parameters, their optimizer state).
+  // Persistent tensors no op of the rank reads (other ranks' parameters,
+  // their optimizer state).
   bool erased = true;
   while (erased) {
     erased = false;
@@ -596,22 +749,23 @@ LogicalResult StageBuilder::run() {
   return success();
 }
 
-static LogicalResult buildStage(func::FuncOp step,
-                                const StageAssignment &assignment,
-                                const PipelineLayout &layout, int64_t stage) {
-  return StageBuilder(step, assignment, layout, stage).run();
+static LogicalResult buildRank(func::FuncOp step,
+                               const StageAssignment &assignment,
+                               const PipelineLayout &layout, int64_t rank) {
+  return StageBuilder(step, assignment, layout, rank).run();
 }
 
 LogicalResult vram::partitionForPipeline(func::FuncOp step,
                                          const PipelineLayout &layout,
-                                         int64_t &stage) {
-  if (stage >= layout.stages)
-    return step.emitError() << "pipeline stage " << stage << " of "
-                            << layout.stages << " stages";
+                                         int64_t &rank) {
+  int64_t ranks = layout.getRanks();
+  if (rank >= ranks)
+    return step.emitError()
+           << "pipeline rank " << rank << " of " << ranks << " ranks";
   FailureOr<StageAssignment> assignment = assignStages(step, layout);
   if (failed(assignment))
     return failure();
-  // Each stage's step holds a copy of its ops per micro-batch: a count
+  // Each rank's step holds a copy of its ops per micro-batch: a count
   // that would build more than kMaxOps ops is an error, not a hang.
   constexpr int64_t kMaxOps = int64_t(1) << 24;
   int64_t ops = 0;
@@ -623,25 +777,23 @@ LogicalResult vram::partitionForPipeline(func::FuncOp step,
                << " micro-batches would build more than " << kMaxOps
                << " ops from the step's " << ops << "; give fewer",
            failure();
-  // Every stage's step is built and analysed: the report lists their peaks.
+  // Every rank's step is built and analysed: the report lists their peaks.
   SmallVector<int64_t> peaks;
-  bool pick = stage < 0;
-  {
-    for (int64_t s = 0; s < layout.stages; ++s) {
-      OwningOpRef<func::FuncOp> trial = step.clone();
-      // The clone's ops are new: assign them again.
-      FailureOr<StageAssignment> own = assignStages(*trial, layout);
-      if (failed(own) || failed(buildStage(*trial, *own, layout, s)))
-        return failure();
-      MemoryAnalysis memory(*trial);
-      if (memory.failed())
-        return failure();
-      peaks.push_back(memory.getPeakBytes());
-      if (pick && (stage < 0 || peaks.back() > peaks[stage]))
-        stage = s;
-    }
+  bool pick = rank < 0;
+  for (int64_t r = 0; r < ranks; ++r) {
+    OwningOpRef<func::FuncOp> trial = step.clone();
+    // The clone's ops are new: assign them again.
+    FailureOr<StageAssignment> own = assignStages(*trial, layout);
+    if (failed(own) || failed(buildRank(*trial, *own, layout, r)))
+      return failure();
+    MemoryAnalysis memory(*trial);
+    if (memory.failed())
+      return failure();
+    peaks.push_back(memory.getPeakBytes());
+    if (pick && (rank < 0 || peaks.back() > peaks[rank]))
+      rank = r;
   }
-  if (failed(buildStage(step, *assignment, layout, stage)))
+  if (failed(buildRank(step, *assignment, layout, rank)))
     return failure();
   step->setAttr(NNDialect::kRankPeaksAttrName,
                 DenseI64ArrayAttr::get(step.getContext(), peaks));

@@ -429,7 +429,11 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
     forward and backward of the stage in the schedule's order, the
     activations received from and sent to the neighbouring stages
     (`nn.p2p_recv`, `nn.p2p_send`). The step is the stage's whose peak is
-    highest (`pp_stage`).
+    highest (`pp_stage`). Under `interleaved-1f1b` (ScheduleInterleaved1F1B)
+    the blocks are split into `pp` x `pp-stages-per-rank` stages and rank r
+    holds stages r, r + pp, ...: the step is one rank's, its stages' actions
+    replayed in the order torch's runtime lowers them
+    (lib/Transforms/PipelineSchedule.cpp), and `pp-stage` names the rank.
 
     With `tp` > 1 the step must be built from one rank's tensor-parallel
     model (its forward's `nn.tensor_parallel`, which its front end sets
@@ -506,8 +510,11 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
            ">= 1">,
     Option<"ppSchedule", "pp-schedule", "std::string",
            /*default=*/"\"1f1b\"",
-           "the pipeline schedule: gpipe (ScheduleGPipe) or 1f1b "
-           "(Schedule1F1B)">,
+           "the pipeline schedule: gpipe (ScheduleGPipe), 1f1b "
+           "(Schedule1F1B) or interleaved-1f1b (ScheduleInterleaved1F1B)">,
+    Option<"ppStagesPerRank", "pp-stages-per-rank", "int64_t",
+           /*default=*/"0",
+           "interleaved-1f1b: the stages each rank holds (0: 2)">,
     Option<"microbatches", "microbatches", "int64_t", /*default=*/"0",
            "micro-batches per pipeline step, each of the step's batch "
            "(n_microbatches; 0: as many as stages)">,
@@ -515,8 +522,8 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
                "repeated blocks per pipeline stage, in order (default: as "
                "even as they divide, the earlier stages one more)">,
     Option<"ppStage", "pp-stage", "int64_t", /*default=*/"-1",
-           "the pipeline stage whose step to build; -1: the one whose step "
-           "peaks highest">,
+           "the pipeline stage (with interleaved-1f1b the rank) whose step to "
+           "build; -1: the one whose step peaks highest">,
     Option<"entry", "entry", "std::string", /*default=*/"\"step\"",
            "name of the built step">,
   ];

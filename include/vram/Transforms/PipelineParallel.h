@@ -1,7 +1,8 @@
 //===- PipelineParallel.h - one stage's step of a pipeline ------*- C++ -*-===//
 //
 // The rewrite vram-parallel applies for `pp=N`: torch.distributed.pipelining
-// (PipelineStage, ScheduleGPipe / Schedule1F1B) over N ranks, one stage each.
+// (PipelineStage, ScheduleGPipe / Schedule1F1B) over N ranks, one stage each,
+// or ScheduleInterleaved1F1B with several stages a rank.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +16,7 @@
 namespace vram {
 
 struct PipelineLayout {
-  /// Stages, one per rank.
+  /// Stages: ranks x stagesPerRank.
   int64_t stages = 1;
   /// Micro-batches per step, each the step's batch.
   int64_t microbatches = 1;
@@ -24,15 +25,21 @@ struct PipelineLayout {
   bool gpipe = false;
   /// Repeated blocks per stage, in order; empty: torchtitan's even split.
   llvm::SmallVector<int64_t> blocksPerStage;
+  /// Stages each rank holds (rank r: r, r + ranks, ...); more than one:
+  /// ScheduleInterleaved1F1B.
+  int64_t stagesPerRank = 1;
+
+  int64_t getRanks() const { return stages / stagesPerRank; }
 };
 
-/// Rewrites the built training step `step` into the step of pipeline stage
-/// `stage`, or, when `stage` is negative, of the stage whose step peaks
-/// highest, which it returns in `stage`; each stage's step is built and
-/// analysed, and `nn.rank_peaks` set to their peaks.
+/// Rewrites the built training step `step` into the step of pipeline rank
+/// `rank` (its stage, or its stages under an interleaved schedule), or,
+/// when `rank` is negative, of the rank whose step peaks highest, which it
+/// returns in `rank`; each rank's step is built and analysed, and
+/// `nn.rank_peaks` set to their peaks.
 mlir::LogicalResult partitionForPipeline(mlir::func::FuncOp step,
                                          const PipelineLayout &layout,
-                                         int64_t &stage);
+                                         int64_t &rank);
 
 } // namespace vram
 

@@ -24,12 +24,13 @@ static ParseResult parseParallelTail(AsmParser &parser, int64_t &tp,
                                      int64_t &zero, int64_t &reduceBucket,
                                      int64_t &zeroRank, bool &overlapComm,
                                      int64_t &pp, int64_t &microbatches,
-                                     bool &gpipe, int64_t &ppStage);
+                                     bool &gpipe, int64_t &ppStage,
+                                     int64_t &ppStagesPerRank);
 static void printParallelTail(AsmPrinter &printer, int64_t tp, int64_t zero,
                               int64_t reduceBucket, int64_t zeroRank,
                               bool overlapComm, int64_t pp,
-                              int64_t microbatches, bool gpipe,
-                              int64_t ppStage);
+                              int64_t microbatches, bool gpipe, int64_t ppStage,
+                              int64_t ppStagesPerRank);
 
 #define GET_ATTRDEF_CLASSES
 #include "vram/Dialect/NN/NNAttributes.cpp.inc"
@@ -61,14 +62,16 @@ OptimizerConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 /// The optional tail of #nn.parallel: `, tp = 2`, `, zero = 2`,
 /// `, reduce_bucket = N`, `, zero_rank = R`, `, overlap_comm`, `, pp = 4`,
-/// `, microbatches = 8`, `, gpipe`, `, pp_stage = S`, each printed when not
+/// `, microbatches = 8`, `, gpipe`, `, pp_stage = S`,
+/// `, pp_stages_per_rank = V`, each printed when not
 /// its default, parsed in any order.
 static ParseResult parseParallelTail(AsmParser &parser, int64_t &tp,
                                      int64_t &zero, int64_t &reduceBucket,
                                      int64_t &zeroRank, bool &overlapComm,
                                      int64_t &pp, int64_t &microbatches,
-                                     bool &gpipe, int64_t &ppStage) {
-  tp = pp = microbatches = 1;
+                                     bool &gpipe, int64_t &ppStage,
+                                     int64_t &ppStagesPerRank) {
+  tp = pp = microbatches = ppStagesPerRank = 1;
   zero = zeroRank = ppStage = 0;
   reduceBucket = ParallelAttr::kDefaultReduceBucket;
   overlapComm = gpipe = false;
@@ -98,10 +101,12 @@ static ParseResult parseParallelTail(AsmParser &parser, int64_t &tp,
       microbatches = value;
     else if (key == "pp_stage")
       ppStage = value;
+    else if (key == "pp_stages_per_rank")
+      ppStagesPerRank = value;
     else
       return parser.emitError(at)
              << "expected tp, zero, reduce_bucket, zero_rank, overlap_comm, "
-                "pp, microbatches, gpipe or pp_stage, got '"
+                "pp, microbatches, gpipe, pp_stage or pp_stages_per_rank, got '"
              << key << "'";
   }
   return success();
@@ -110,8 +115,8 @@ static ParseResult parseParallelTail(AsmParser &parser, int64_t &tp,
 static void printParallelTail(AsmPrinter &printer, int64_t tp, int64_t zero,
                               int64_t reduceBucket, int64_t zeroRank,
                               bool overlapComm, int64_t pp,
-                              int64_t microbatches, bool gpipe,
-                              int64_t ppStage) {
+                              int64_t microbatches, bool gpipe, int64_t ppStage,
+                              int64_t ppStagesPerRank) {
   if (tp != 1)
     printer << ", tp = " << tp;
   if (zero != 0)
@@ -130,13 +135,18 @@ static void printParallelTail(AsmPrinter &printer, int64_t tp, int64_t zero,
     printer << ", gpipe";
   if (ppStage != 0)
     printer << ", pp_stage = " << ppStage;
+  if (ppStagesPerRank != 1)
+    printer << ", pp_stages_per_rank = " << ppStagesPerRank;
 }
 
-LogicalResult ParallelAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, int64_t dp, int64_t fsdp,
-    ArrayAttr shard, int64_t bucketCap, int64_t firstBucket, bool, int64_t tp,
-    int64_t zero, int64_t reduceBucket, int64_t zeroRank, bool overlapComm,
-    int64_t pp, int64_t microbatches, bool gpipe, int64_t ppStage) {
+LogicalResult ParallelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   int64_t dp, int64_t fsdp, ArrayAttr shard,
+                                   int64_t bucketCap, int64_t firstBucket, bool,
+                                   int64_t tp, int64_t zero,
+                                   int64_t reduceBucket, int64_t zeroRank,
+                                   bool overlapComm, int64_t pp,
+                                   int64_t microbatches, bool gpipe,
+                                   int64_t ppStage, int64_t ppStagesPerRank) {
   if (dp < 1 || fsdp < 1 || tp < 1 || pp < 1)
     return emitError() << "parallel dp, fsdp, tp and pp must be >= 1, got dp = "
                        << dp << ", fsdp = " << fsdp << ", tp = " << tp
@@ -153,6 +163,15 @@ LogicalResult ParallelAttr::verify(
       (pp == 1 && (microbatches != 1 || gpipe)))
     return emitError() << "parallel pp_stage must be a stage of pp, and "
                           "microbatches >= 1 and gpipe need pp > 1";
+  // ScheduleInterleaved1F1B; the looped GPipe (ScheduleLoopedBFS) is not
+  // modelled.
+  if (ppStagesPerRank < 1 ||
+      (ppStagesPerRank > 1 &&
+       (pp == 1 || gpipe || ppStagesPerRank > kMaxWorldSize / pp)))
+    return emitError() << "parallel pp_stages_per_rank must be >= 1, more "
+                          "than 1 only with pp > 1 and without gpipe "
+                          "(interleaved 1F1B), got "
+                       << ppStagesPerRank;
   if (!shard || !llvm::all_of(shard, [](Attribute a) {
         auto s = dyn_cast<StringAttr>(a);
         return s && !s.getValue().empty();

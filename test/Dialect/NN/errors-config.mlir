@@ -261,3 +261,27 @@ func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.paral
 func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 1, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, gpipe>} {
   return
 }
+
+// -----
+
+// nn.parallel: several stages a rank is ScheduleInterleaved1F1B, not GPipe
+// (the looped ScheduleLoopedBFS is not modelled)
+// expected-error @+1 {{parallel pp_stages_per_rank must be >= 1, more than 1 only with pp > 1 and without gpipe (interleaved 1F1B), got 2}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 1, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, pp = 2, microbatches = 2, gpipe, pp_stages_per_rank = 2>} {
+  return
+}
+
+// -----
+
+// nn.parallel: stages per rank without a pipeline
+// expected-error @+1 {{parallel pp_stages_per_rank must be >= 1, more than 1 only with pp > 1 and without gpipe (interleaved 1F1B), got 2}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 1, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, pp_stages_per_rank = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{parallel pp_stages_per_rank must be >= 1, more than 1 only with pp > 1 and without gpipe (interleaved 1F1B), got 0}}
+func.func @step() attributes {nn.mode = #nn<mode train>, nn.parallel = #nn.parallel<dp = 1, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, pp = 2, pp_stages_per_rank = 0>} {
+  return
+}

@@ -453,7 +453,7 @@ func.func @f() attributes {nn.parallel = #nn.parallel<dp = 2, fsdp = 1, shard = 
 
 // -----
 
-// expected-error @+1 {{expected tp, zero, reduce_bucket, zero_rank, overlap_comm, pp, microbatches, gpipe or pp_stage, got 'stage'}}
+// expected-error @+1 {{expected tp, zero, reduce_bucket, zero_rank, overlap_comm, pp, microbatches, gpipe, pp_stage or pp_stages_per_rank, got 'stage'}}
 func.func @f() attributes {nn.parallel = #nn.parallel<dp = 2, fsdp = 1, shard = [], bucket_cap = 26214400, first_bucket = 1048576, bucket_view = false, stage = 2>} {
   return
 }

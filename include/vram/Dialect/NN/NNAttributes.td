@@ -368,8 +368,10 @@ def NN_ParallelAttr : AttrDef<NN_Dialect, "Parallel"> {
     - `pp` (printed when > 1): pipeline parallelism over that many stages,
       one per rank, with `microbatches` micro-batches per step under
       Schedule1F1B (ScheduleGPipe with `gpipe`); the figures are those of
-      the stage whose step peaks highest (`pp_stage`). Not combined with
-      the other axes yet.
+      the stage whose step peaks highest (`pp_stage`). With
+      `pp_stages_per_rank` (printed when > 1) each rank holds that many
+      stages (rank r: r, r + pp, ...) under ScheduleInterleaved1F1B, and
+      `pp_stage` is the rank. Not combined with the other axes yet.
 
     vram-parallel sets it as `nn.parallel` on `@step`, adds the buckets of a
     data-parallel training step as `nn.grad_bucket`, and rewrites a sharded
@@ -387,13 +389,14 @@ def NN_ParallelAttr : AttrDef<NN_Dialect, "Parallel"> {
                         DefaultValuedParameter<"int64_t", "1">:$pp,
                         DefaultValuedParameter<"int64_t", "1">:$microbatches,
                         DefaultValuedParameter<"bool", "false">:$gpipe,
-                        DefaultValuedParameter<"int64_t", "0">:$ppStage);
+                        DefaultValuedParameter<"int64_t", "0">:$ppStage,
+                        DefaultValuedParameter<"int64_t", "1">:$ppStagesPerRank);
   let assemblyFormat = "`<` `dp` `=` $dp `,` `fsdp` `=` $fsdp `,` `shard` `=` "
                        "$shard `,` `bucket_cap` `=` $bucketCap `,` "
                        "`first_bucket` `=` $firstBucket `,` `bucket_view` `=` "
                        "$bucketView `` custom<ParallelTail>($tp, $zero, "
                        "$reduceBucket, $zeroRank, $overlapComm, $pp, "
-                       "$microbatches, $gpipe, $ppStage) `>`";
+                       "$microbatches, $gpipe, $ppStage, $ppStagesPerRank) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// The most ranks a layout may have (the largest jobs run ~10^5 GPUs):
