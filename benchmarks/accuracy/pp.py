@@ -47,7 +47,8 @@ from gloo_ranks import preload_memhook, run_ranks, steady_step_bytes, write_tabl
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 # (config, stages, schedule, micro-batches, optimizer[, "checkpoint"]
-#  [, "layers=A,B,..." decoder layers per stage])
+#  [, "layers=A,B,..." decoder layers per stage][, "v=V" stages per rank,
+#  interleaved])
 CASES = [("llama", 2, "gpipe", 2, "sgd"), ("llama", 2, "1f1b", 2, "sgd"),
          ("llama", 2, "gpipe", 4, "sgd"), ("llama", 2, "1f1b", 4, "sgd"),
          ("llama", 2, "1f1b", 4, "adam"),
@@ -64,9 +65,15 @@ CASES = [("llama", 2, "gpipe", 2, "sgd"), ("llama", 2, "1f1b", 2, "sgd"),
          ("llama4", 2, "1f1b", 2, "sgd", "layers=3,1"),
          # ScheduleInterleaved1F1B: two stages per rank (rank r holds stages
          # r and r + 2), one decoder layer each.
-         ("llama4", 2, "interleaved", 2, "sgd"), ("llama4", 2, "interleaved", 4, "sgd")]
+         ("llama4", 2, "interleaved", 2, "sgd"), ("llama4", 2, "interleaved", 4, "sgd"),
+         # Micro-batches not a multiple of the ranks (one round of 3) and
+         # three rounds of 2; 4 ranks (llama8.json: 8 decoder layers, one a
+         # stage); 4 stages a rank.
+         ("llama4", 2, "interleaved", 3, "sgd"), ("llama4", 2, "interleaved", 6, "sgd"),
+         ("llama8", 4, "interleaved", 4, "sgd"), ("llama8", 4, "interleaved", 8, "sgd"),
+         ("llama8", 2, "interleaved", 4, "sgd", "v=4")]
 BATCH, SEQ = 2, 256  # one micro-batch
-VIRTUAL_STAGES = 2  # stages per rank under ScheduleInterleaved1F1B
+VIRTUAL_STAGES = 2  # stages per rank under ScheduleInterleaved1F1B (v=V: V)
 
 
 def stage_layers(layers, stages, index, split=None):
@@ -118,8 +125,8 @@ def config_path(name):
     return ROOT / "test" / "Inputs" / "hf" / "small" / f"{name}.json"
 
 
-def run_rank(rank, ranks, name, schedule, microbatches, optimizer, checkpoint, split, port,
-             queue):
+def run_rank(rank, ranks, name, schedule, microbatches, optimizer, checkpoint, split, virtual,
+             port, queue):
     from torch.distributed.pipelining import (PipelineStage, Schedule1F1B, ScheduleGPipe,
                                               ScheduleInterleaved1F1B)
     from transformers import AutoConfig, AutoModelForCausalLM
@@ -132,7 +139,7 @@ def run_rank(rank, ranks, name, schedule, microbatches, optimizer, checkpoint, s
     config = AutoConfig.from_pretrained(config_path(name))
     lm = AutoModelForCausalLM.from_config(config, attn_implementation="sdpa")
     # Interleaved: this rank's stages are rank, rank + ranks, ...
-    local = VIRTUAL_STAGES if schedule == "interleaved" else 1
+    local = virtual if schedule == "interleaved" else 1
     stages = ranks * local
     indices = [rank + k * ranks for k in range(local)]
     modules = [Stage(lm, i, stages, checkpoint, split) for i in indices]
@@ -188,16 +195,19 @@ def main():
         checkpoint = "checkpoint" in extra
         split = next(([int(n) for n in e[len("layers="):].split(",")]
                       for e in extra if e.startswith("layers=")), None)
+        virtual = next((int(e[len("v="):]) for e in extra if e.startswith("v=")),
+                       VIRTUAL_STAGES)
         case = (f"{name}_pp{stages}_{schedule}_m{microbatches}_{optimizer}" +
                 ("_checkpoint" if checkpoint else "") +
-                ("_layers" + "-".join(map(str, split)) if split else ""))
+                ("_layers" + "-".join(map(str, split)) if split else "") +
+                (f"_v{virtual}" if virtual != VIRTUAL_STAGES else ""))
         if only and case not in only:
             continue
         ranks = run_ranks(run_rank, stages, stages, name, schedule, microbatches, optimizer,
-                          checkpoint, split)
+                          checkpoint, split, virtual)
         row = {"id": case, "model": name, "config": f"test/Inputs/hf/small/{name}.json",
                "world_size": stages, "pp": stages, "schedule": schedule,
-               **({"virtual_stages": VIRTUAL_STAGES} if schedule == "interleaved" else {}),
+               **({"virtual_stages": virtual} if schedule == "interleaved" else {}),
                "microbatches": microbatches, "optimizer": optimizer,
                **({"checkpoint": "each decoder layer (use_reentrant=False)"}
                   if checkpoint else {}),

@@ -37,7 +37,8 @@ Cases: (config, world size, optimizer, "inference" or "generate"); world
 size 1 is the model without tensor parallelism, the one-process reference;
 a pair (S, T) is FSDP2 over S groups of T tensor-parallel ranks (each
 decoder layer and the root fully_shard-ed over the S groups, FSDP2's
-collectives done in place as fsdp.py does).
+collectives done in place as fsdp.py does); a triple (R, S, T) is HSDP
+over R replicas of that (fully_shard on the (R, S) sub-mesh).
 
     benchmarks/accuracy/truth-env.sh python3 benchmarks/accuracy/tp.py
 
@@ -67,6 +68,9 @@ CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
          ("llama", 1, "generate"), ("llama", 2, "generate"), ("llama-mha", 4, "generate"),
          # FSDP2 + TP on a (fsdp, tp) mesh.
          ("llama-mha", (2, 2), "sgd"), ("llama-mha", (2, 2), "adam"),
+         # HSDP + TP (torchtitan's 3-D layout) on a (replicate, shard, tp)
+         # mesh: FSDP2 over the shard groups, replicated over 2.
+         ("llama-mha", (2, 2, 2), "adam"),
          # Mixtures of experts in one process (transformers' grouped_mm
          # experts): test/Import/HuggingFace/moe.test.
          ("mixtral", 1, "sgd"), ("mixtral", 1, "adam"), ("mixtral", 1, "inference"),
@@ -166,8 +170,8 @@ def run_rank(rank, shape, name, optimizer, port, queue):
                                                    parallelize_module)
     from torch.distributed.fsdp import fully_shard
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    shards, tp = shape
-    world = shards * tp
+    replicas, shards, tp = shape if len(shape) == 3 else (1, *shape)
+    world = replicas * shards * tp
     dist.init_process_group("gloo", rank=rank, world_size=world)
     if shards > 1:
         use_in_place_collectives()
@@ -181,14 +185,17 @@ def run_rank(rank, shape, name, optimizer, port, queue):
         # FSDP2 + TP (torchtitan's 2-D layout): tensor parallelism inside
         # each group of `tp` ranks, each layer and the root fully_shard-ed
         # over the `shards` groups.
-        mesh = init_device_mesh("cpu", (shards, tp), mesh_dim_names=("dp", "tp"))
+        mesh = init_device_mesh("cpu", (replicas, shards, tp),
+                                mesh_dim_names=("replicate", "dp", "tp"))
         styles = {"colwise": ColwiseParallel, "rowwise": RowwiseParallel}
         for layer in model.lm.model.layers:
             parallelize_module(layer, mesh["tp"], {k: styles[v]() for k, v in PLAN.items()})
+        # FSDP2 over the shard groups (HSDP: a 2-D mesh of the replicas).
+        fsdp_mesh = mesh["replicate", "dp"] if replicas > 1 else mesh["dp"]
         if shards > 1:
             for layer in model.lm.model.layers:
-                fully_shard(layer, mesh=mesh["dp"])
-            fully_shard(model, mesh=mesh["dp"])
+                fully_shard(layer, mesh=fsdp_mesh)
+            fully_shard(model, mesh=fsdp_mesh)
     if optimizer == "generate":
         persistent, peak = measure_generate(model.lm.eval(), hook, start)
     elif optimizer == "inference":
@@ -226,8 +233,11 @@ def main():
     rows = []
     for name, world, optimizer in CASES:
         shape = world if isinstance(world, tuple) else (1, world)
-        world = shape[0] * shape[1]
-        case = (f"{name}_fsdp{shape[0]}_tp{shape[1]}_{optimizer}" if shape[0] > 1 else
+        world = 1
+        for n in shape:
+            world *= n
+        case = (f"{name}_hsdp{shape[0]}x{shape[1]}_tp{shape[2]}_{optimizer}" if len(shape) == 3 else
+                f"{name}_fsdp{shape[0]}_tp{shape[1]}_{optimizer}" if shape[0] > 1 else
                 f"{name}_tp{world}_{optimizer}" if world > 1 else f"{name}_plain_{optimizer}")
         if only and case not in only:
             continue
@@ -243,7 +253,11 @@ def main():
         row = {"id": case, "model": name, "config": f"test/Inputs/hf/small/{name}.json",
                "world_size": world, "optimizer": optimizer, **sizes,
                **({"plan": PLAN} if world > 1 else {}),
-               **({"fsdp": shape[0], "tp": shape[1],
+               **({"hsdp": list(shape[:2]), "tp": shape[2],
+                   "units": "each decoder layer and the root, fully_shard over the "
+                            "(replicate, shard) mesh"}
+                  if len(shape) == 3 else
+                  {"fsdp": shape[0], "tp": shape[1],
                    "units": "each decoder layer and the root, fully_shard over fsdp"}
                   if shape[0] > 1 else {}),
                "persistent": [r["persistent"] for r in ranks],

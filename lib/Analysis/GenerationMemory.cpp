@@ -29,6 +29,17 @@ vram::getGenerationFigures(const MemoryAnalysis &memory,
   func.walk([&](nn::KvCacheUpdateOp update) {
     g.staticCache |= update.getStaticCache();
   });
+  func.walk([&](nn::NextTokenOp choice) {
+    nn::NextTokenOp::Warpers w = choice.getWarpers();
+    g.sample = choice.getSample();
+    if (w.temperature)
+      g.temperature = choice.getTemperatureAttr().getValueAsDouble();
+    if (w.topK)
+      g.topK = choice.getTopKAttr().getInt();
+    if (w.topP)
+      g.topP = choice.getTopPAttr().getValueAsDouble();
+    return WalkResult::interrupt();
+  });
 
   unsigned numOps = memory.getNumOps();
   bool decoding = false;

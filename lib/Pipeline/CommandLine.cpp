@@ -96,8 +96,30 @@ struct VramOptFlags {
   cl::opt<int64_t> maxNewTokens{
       "max-new-tokens",
       cl::desc("--mode=generate: tokens generated per sequence "
-               "(generate(max_new_tokens=T), greedy, with a DynamicCache)"),
+               "(generate(max_new_tokens=T), greedy unless --do-sample, "
+               "with a DynamicCache)"),
       cl::init(0), cl::cat(modelCat)};
+  cl::opt<bool> doSample{
+      "do-sample",
+      cl::desc("--mode=generate: generate(do_sample=True): softmax and "
+               "multinomial after the logits warpers (--temperature, "
+               "--top-k, --top-p) instead of argmax"),
+      cl::init(false), cl::cat(modelCat)};
+  cl::opt<double> temperature{
+      "temperature",
+      cl::desc("--do-sample: generate(temperature=T), > 0 (1.0, the default: "
+               "no warper)"),
+      cl::init(1.0), cl::cat(modelCat)};
+  cl::opt<int64_t> topK{
+      "top-k",
+      cl::desc("--do-sample: generate(top_k=K), >= 0 (transformers' default "
+               "50; 0: no warper)"),
+      cl::init(50), cl::cat(modelCat)};
+  cl::opt<double> topP{
+      "top-p",
+      cl::desc("--do-sample: generate(top_p=P), in (0, 1] (1.0, the "
+               "default: no warper)"),
+      cl::init(1.0), cl::cat(modelCat)};
   cl::opt<CacheImplementation> cacheImplementation{
       "cache-implementation",
       cl::desc("--mode=generate: the KV cache, as generate()'s "
@@ -626,6 +648,10 @@ struct VramOptFlags {
   /// The step's loss: --loss, Liger's fused one, or a Hugging Face
   /// model's own.
   nn::LossKind getLossKind() const;
+  /// --do-sample and its warpers (greedy without).
+  zoo::Sampling getSampling() const {
+    return {doSample, temperature, topK, topP};
+  }
   llvm::Expected<std::optional<ParallelOptions>> parseParallel() const;
   /// --mode=generate and its flags against the input and the other flags.
   llvm::Error checkGeneration(ModelKind kind) const;
@@ -886,8 +912,9 @@ VramOptFlags::parseParallel() const {
   if (seen.count("dp") && seen.count("fsdp"))
     return bad("dp with fsdp is HSDP: write hsdp=" + llvm::Twine(options.dp) +
                "x" + llvm::Twine(options.fsdp));
-  if (seen.count("tp") && (seen.count("dp") || seen.count("hsdp")))
-    return bad("tp with dp or hsdp is not modelled yet (fsdp=N,tp=M is)");
+  if (seen.count("tp") && seen.count("dp"))
+    return bad("tp with dp (DDP over tensor-parallel groups) is not modelled "
+               "yet (fsdp=N,tp=M and hsdp=RxS,tp=M are)");
   if (seen.count("tp") && ddpFlags)
     return makeUsageError("--gradient-as-bucket-view and --bucket-cap-mb "
                           "configure DistributedDataParallel (dp=N), not tp");
@@ -1061,8 +1088,26 @@ llvm::Error VramOptFlags::checkGeneration(ModelKind kind) const {
     if (cacheImplementation.getNumOccurrences())
       return usage("--cache-implementation describes generation's cache: "
                    "add --mode=generate");
+    if (doSample.getNumOccurrences() || temperature.getNumOccurrences() ||
+        topK.getNumOccurrences() || topP.getNumOccurrences())
+      return usage("--do-sample, --temperature, --top-k and --top-p describe "
+                   "generation's choice of tokens: add --mode=generate");
     return llvm::Error::success();
   }
+  bool warperFlags = temperature.getNumOccurrences() ||
+                     topK.getNumOccurrences() || topP.getNumOccurrences();
+  if (warperFlags && !doSample)
+    return usage("--temperature, --top-k and --top-p are sampling's logits "
+                 "warpers (generate() runs them only with do_sample=True): "
+                 "add --do-sample");
+  if (!(temperature > 0.0) || !std::isfinite(temperature))
+    return usage("--temperature must be a finite number > 0, got " +
+                 std::to_string(temperature));
+  if (topK < 0)
+    return usage("--top-k must be >= 0 (0: no top-k warper), got " +
+                 std::to_string(topK));
+  if (!(topP > 0.0 && topP <= 1.0))
+    return usage("--top-p must be in (0, 1], got " + std::to_string(topP));
   // A .mlir generation program carries its own tokens (nn.max_new_tokens).
   if (kind == ModelKind::Mlir) {
     if (promptLen.getNumOccurrences() || maxNewTokens.getNumOccurrences())
@@ -1071,6 +1116,9 @@ llvm::Error VramOptFlags::checkGeneration(ModelKind kind) const {
     if (cacheImplementation.getNumOccurrences())
       return usage("--cache-implementation builds a generation program "
                    "(--zoo or --hf); a .mlir one has its own cache");
+    if (doSample.getNumOccurrences() || warperFlags)
+      return usage("--do-sample and its warpers build a generation program "
+                   "(--zoo or --hf); a .mlir one has its own nn.next_token");
   } else if (kind != ModelKind::Zoo && kind != ModelKind::HuggingFace) {
     return usage("--mode=generate runs the generation loop of a model whose "
                  "layers vram-opt builds (--zoo or --hf): an imported graph "
@@ -1752,6 +1800,7 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     options.padded = f.padded;
     options.maxNewTokens = f.maxNewTokens;
     options.staticCache = f.cacheImplementation == CacheImplementation::Static;
+    options.sampling = f.getSampling();
     if (f.numClasses > 0)
       options.numClasses = f.numClasses;
     options.target = {f.torchVersion, f.device};
@@ -1775,6 +1824,7 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     options.padded = f.padded;
     options.maxNewTokens = f.maxNewTokens;
     options.staticCache = f.cacheImplementation == CacheImplementation::Static;
+    options.sampling = f.getSampling();
     options.target = {f.torchVersion, f.device};
     options.attention = f.attention;
     llvm::Expected<std::unique_ptr<ModelSource>> source =

@@ -62,6 +62,7 @@ public:
     zooOptions.attention = options.attention;
     zooOptions.maxNewTokens = options.maxNewTokens;
     zooOptions.staticCache = options.staticCache;
+    zooOptions.sampling = options.sampling;
     zooOptions.tensorParallel = options.tensorParallel;
     zooOptions.packed = options.packed;
     zooOptions.padded = options.padded;
@@ -114,6 +115,7 @@ public:
     zooOptions.attention = options.attention;
     zooOptions.maxNewTokens = options.maxNewTokens;
     zooOptions.staticCache = options.staticCache;
+    zooOptions.sampling = options.sampling;
     zooOptions.tensorParallel = options.tensorParallel;
     zooOptions.packed = options.packed;
     zooOptions.padded = options.padded;

@@ -14,6 +14,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -435,15 +436,19 @@ static int64_t ringBytes(int64_t bytes, int64_t ranks, int64_t factor) {
 }
 
 int64_t ParallelFigures::getSentBytes() const {
-  // All-reduces run across the dp replicas (or the tensor-parallel group,
-  // which is not combined with dp yet), all-gathers and reduce-scatters
-  // within the fsdp group.
-  int64_t replicas = layout.getTp() > 1 ? layout.getTp() : layout.getDp();
+  // All-reduces run in the tensor-parallel group (activations and their
+  // gradients) or across the dp replicas (DDP's buckets, ZeRO's, HSDP's
+  // gradient shards); all-gathers and reduce-scatters within the fsdp
+  // group.
+  int64_t group = layout.getTp() > 1 ? layout.getTp() : layout.getDp();
   // ZeRO all-gathers the flat parameters across the dp ranks.
   int64_t shards = layout.getZero() > 0 ? layout.getDp() : layout.getFsdp();
-  return saturatingAdd(saturatingAdd(ringBytes(allReduceBytes, replicas, 2),
-                                     ringBytes(allGatherBytes, shards, 1)),
-                       ringBytes(reduceScatterBytes, shards, 1));
+  int64_t inGroup = allReduceBytes - replicaAllReduceBytes;
+  return saturatingAdd(
+      saturatingAdd(ringBytes(inGroup, group, 2),
+                    ringBytes(replicaAllReduceBytes, layout.getDp(), 2)),
+      saturatingAdd(ringBytes(allGatherBytes, shards, 1),
+                    ringBytes(reduceScatterBytes, shards, 1)));
 }
 
 int64_t ParallelFigures::getTotalSentBytes() const {
@@ -527,8 +532,11 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
       p.reduceDtype =
           getPrecisionName(scatter.getResult().getType().getElementType());
       // HSDP all-reduces the gradient shards across the replicas in place.
-      if (layout.getDp() > 1)
+      if (layout.getDp() > 1) {
         p.allReduceBytes = saturatingAdd(p.allReduceBytes, bytes(scatter));
+        p.replicaAllReduceBytes =
+            saturatingAdd(p.replicaAllReduceBytes, bytes(scatter));
+      }
     } else if (auto shard = dyn_cast<nn::ShardOp>(op)) {
       // Shard index i holds a full chunk of c rows while (i + 1) c <= dim 0.
       p.shardDtype = getPrecisionName(shard.getType().getElementType());
@@ -739,14 +747,36 @@ static json::Value quantizeJson(Attribute attr) {
 }
 
 /// config.generate: `{"prompt_len": 64, "max_new_tokens": 32, "kv_cache":
-/// "dynamic"}`, or null.
+/// "dynamic", "do_sample": false, "temperature": 1.0, "top_k": 0, "top_p":
+/// 1.0}` (the warpers' settings as they run: 1.0, 0 and 1.0 when not), or
+/// null.
 static json::Value generateJson(const Analyses &a) {
   if (!a.generation)
     return nullptr;
-  return json::Object{
-      {"prompt_len", a.generation->promptLength},
-      {"max_new_tokens", a.generation->maxNewTokens},
-      {"kv_cache", a.generation->staticCache ? "static" : "dynamic"}};
+  const GenerationFigures &g = *a.generation;
+  return json::Object{{"prompt_len", g.promptLength},
+                      {"max_new_tokens", g.maxNewTokens},
+                      {"kv_cache", g.staticCache ? "static" : "dynamic"},
+                      {"do_sample", g.sample},
+                      {"temperature", g.temperature},
+                      {"top_k", g.topK},
+                      {"top_p", g.topP}};
+}
+
+/// "greedy", or "sampling" with the warpers that run.
+static std::string describeChoice(const GenerationFigures &g) {
+  if (!g.sample)
+    return "greedy";
+  SmallVector<std::string> warpers;
+  if (g.temperature != 1.0)
+    warpers.push_back(llvm::formatv("temperature {0}", g.temperature));
+  if (g.topK)
+    warpers.push_back(llvm::formatv("top-k {0}", g.topK));
+  if (g.topP != 1.0)
+    warpers.push_back(llvm::formatv("top-p {0}", g.topP));
+  return "sampling" + (warpers.empty()
+                           ? std::string()
+                           : " (" + llvm::join(warpers, ", ") + ")");
 }
 
 static void writeJson(const Analyses &a, const ReportOptions &options,
@@ -981,7 +1011,9 @@ std::string vram::report::withCommas(int64_t n) {
 StringRef ParallelFigures::getStrategyName() const {
   int64_t zero = layout.getZero();
   return layout.getPp() > 1   ? "pp"
-         : layout.getTp() > 1 ? (isSharded() ? "fsdp_tp" : "tp")
+         : layout.getTp() > 1 ? (!isSharded()         ? "tp"
+                                 : layout.getDp() > 1 ? "hsdp_tp"
+                                                      : "fsdp_tp")
          : zero > 0           ? (zero == 1   ? "zero1"
                                  : zero == 2 ? "zero2"
                                              : "zero3")
@@ -1089,7 +1121,12 @@ static void writeText(const Analyses &a, const ReportOptions &options,
           humanBytes(p.allReduceBytes), humanBytes(p.getSentBytes()));
     } else if (p.isSharded()) {
       int64_t replicas = p.layout.getDp(), shards = p.layout.getFsdp();
-      if (replicas > 1)
+      if (replicas > 1 && tp > 1)
+        os << llvm::formatv("parallel: hsdp={0}x{1},tp={2} (FSDP2 over {1} "
+                            "groups of {2} tensor-parallel ranks, {0} "
+                            "replicas",
+                            replicas, shards, tp);
+      else if (replicas > 1)
         os << llvm::formatv("parallel: hsdp={0}x{1} (FSDP2 over {1} ranks, "
                             "{0} replicas",
                             replicas, shards);
@@ -1125,10 +1162,15 @@ static void writeText(const Analyses &a, const ReportOptions &options,
                           "reduce-scatters {1}",
                           humanBytes(p.allGatherBytes),
                           humanBytes(p.reduceScatterBytes));
-      if (p.allReduceBytes)
-        os << llvm::formatv(", all-reduces {0} across {1}",
-                            humanBytes(p.allReduceBytes),
-                            tp > 1 ? "its tensor-parallel group" : "replicas");
+      int64_t inGroup = p.allReduceBytes - p.replicaAllReduceBytes;
+      if (tp > 1 && inGroup)
+        os << llvm::formatv(", all-reduces {0} across its tensor-parallel "
+                            "group",
+                            humanBytes(inGroup));
+      if (p.replicaAllReduceBytes || (tp == 1 && p.allReduceBytes))
+        os << llvm::formatv(
+            ", all-reduces {0} across replicas",
+            humanBytes(tp > 1 ? p.replicaAllReduceBytes : p.allReduceBytes));
       os << llvm::formatv(", sending and receiving {0}",
                           humanBytes(p.getSentBytes()));
     } else if (p.layout.getZero() == 3) {
@@ -1249,9 +1291,9 @@ static void writeText(const Analyses &a, const ReportOptions &options,
                           100.0 * breakdown[c] / peak);
   if (const auto &g = a.generation) {
     os << llvm::formatv("generation: {0} {1}sequences x ({2} prompt + {3} "
-                        "new tokens), greedy, {4}\n",
+                        "new tokens), {4}, {5}\n",
                         a.batch.value_or(1), a.padded ? "left-padded " : "",
-                        g->promptLength, g->maxNewTokens,
+                        g->promptLength, g->maxNewTokens, describeChoice(*g),
                         g->staticCache ? "StaticCache" : "DynamicCache");
     os << llvm::formatv("  KV cache: {0} ({1})\n", withCommas(g->kvCacheBytes),
                         humanBytes(g->kvCacheBytes));

@@ -53,6 +53,10 @@ struct ParallelFigures {
   /// Per step: bytes all-reduced (DDP's buckets), all-gathered (the
   /// all-gather outputs) and reduce-scattered (the reduce-scatter inputs).
   int64_t allReduceBytes = 0, allGatherBytes = 0, reduceScatterBytes = 0;
+  /// The part of allReduceBytes HSDP all-reduces across the dp replicas
+  /// (the gradient shards); the rest runs in the tensor-parallel group,
+  /// or across the dp replicas without tensor parallelism.
+  int64_t replicaAllReduceBytes = 0;
   /// Shard indices 0 .. fullShards - 1 hold chunks as large as rank 0's
   /// (every index without sharding). The mesh is (dp, fsdp) or (fsdp, tp),
   /// ranks row-major: rank r's shard index is r % fsdp, or (r / tp) % fsdp.
@@ -85,7 +89,7 @@ struct ParallelFigures {
   int64_t getTotalSentBytes() const;
   int64_t getTotalReceivedBytes() const;
   /// The report's name of the layout: ddp, zero1, zero2, zero3, fsdp, hsdp,
-  /// tp, fsdp_tp or pp.
+  /// tp, fsdp_tp, hsdp_tp or pp.
   llvm::StringRef getStrategyName() const;
 };
 

@@ -187,9 +187,12 @@ void ParallelPass::runOnOperation() {
         << " overlap-comm=" << (overlapComm ? "true" : "false");
     return signalPassFailure();
   }
-  if (tp > 1 && dp > 1) {
+  // HSDP over tensor-parallel groups (torchtitan's 3-D layout) is FSDP2's
+  // step on each (fsdp, tp) rank, the gradient shards all-reduced across
+  // the dp replicas in place; DDP over them is not modelled.
+  if (tp > 1 && dp > 1 && fsdp == 1) {
     step.emitError() << "vram-parallel: tensor parallelism with dp is not "
-                        "modelled yet (with fsdp it is)";
+                        "modelled yet (with fsdp, or hsdp, it is)";
     return signalPassFailure();
   }
   bool interleaved = ppSchedule == "interleaved-1f1b";

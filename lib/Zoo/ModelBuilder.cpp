@@ -644,9 +644,18 @@ Value ModelBuilder::kvCachePast(Value cache, int64_t tokens, StringRef layer,
                                       : IntegerAttr());
 }
 
-std::pair<Value, Value> ModelBuilder::nextToken(Value logits, StringRef layer) {
-  auto op = NextTokenOp::create(builder, loc(layer), logits);
-  return {op.getScores(), op.getTokens()};
+NextTokenOp ModelBuilder::nextToken(Value logits, StringRef layer,
+                                    ValueRange previous,
+                                    const Sampling &sampling) {
+  if (!sampling.sample)
+    return NextTokenOp::create(builder, loc(layer), logits, previous,
+                               /*sample=*/false, FloatAttr(), IntegerAttr(),
+                               FloatAttr());
+  return NextTokenOp::create(builder, loc(layer), logits, previous,
+                             /*sample=*/true,
+                             builder.getF64FloatAttr(sampling.temperature),
+                             builder.getI64IntegerAttr(sampling.topK),
+                             builder.getF64FloatAttr(sampling.topP));
 }
 
 std::pair<Value, Value> KvCache::update(ModelBuilder &mb, size_t index, Value k,

@@ -18,6 +18,7 @@
 #define VRAM_LIB_ZOO_MODELBUILDER_H
 
 #include "vram/Dialect/NN/NNInterfaces.h"
+#include "vram/Dialect/NN/NNOps.h"
 #include "vram/Zoo/Zoo.h"
 
 #include "mlir/IR/Builders.h"
@@ -137,6 +138,8 @@ struct ModelConfig {
   /// Liger-Kernel's kernels in place of transformers' modules (LLaMA
   /// layout, training).
   LigerKernels liger;
+  /// Generation: greedy search, or sampling with these warpers.
+  Sampling sampling;
 };
 
 class ModelBuilder {
@@ -450,9 +453,12 @@ public:
   mlir::Value kvCachePast(mlir::Value cache, int64_t tokens,
                           llvm::StringRef layer,
                           std::optional<int64_t> window = std::nullopt);
-  /// nn.next_token: the float32 scores and the next input ids [B, 1].
-  std::pair<mlir::Value, mlir::Value> nextToken(mlir::Value logits,
-                                                llvm::StringRef layer);
+  /// nn.next_token: the float32 scores, the next input ids [B, 1] and
+  /// what the step keeps until the next one (its results after the
+  /// tokens), given the previous step's (`previous`) it replaces.
+  vram::nn::NextTokenOp nextToken(mlir::Value logits, llvm::StringRef layer,
+                                  mlir::ValueRange previous,
+                                  const Sampling &sampling);
 
 private:
   std::string qualify(llvm::StringRef layer, llvm::StringRef leaf);

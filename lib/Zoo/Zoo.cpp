@@ -308,6 +308,7 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
       return std::move(e);
     c.packed = options.packed;
     c.padded = options.padded;
+    c.sampling = options.sampling;
     if (llvm::Error e =
             checkAttentionMasks(causalLM ? &*causalLM : nullptr, name, c))
       return std::move(e);
@@ -389,14 +390,15 @@ vram::zoo::buildModel(MLIRContext *context, StringRef name,
                             model->kind == Kind::Language, model->build);
 }
 
-/// GenerationMixin.generate's greedy search with a DynamicCache (or a
-/// StaticCache, whose buffers span every position from the prefill on), as
+/// GenerationMixin.generate's greedy search or sampling with a DynamicCache (or
+/// a StaticCache, whose buffers span every position from the prefill on), as
 /// one program: the prefill forward over the prompt `ids`, the first token's
 /// choice, the decode steps but the last as nn.kv_cache_past (the cache
 /// grown to prompt + new tokens - 2), and the last decode step's forward
 /// over one token. Returns what outlives the program: the last tokens, the
-/// scores of the last two steps (the previous step's are still alive while
-/// the next is chosen), and the cache.
+/// last step's scores (sampling: and its warped scores and probabilities),
+/// and the cache. The previous step's are alive until the last step's
+/// choice replaces them (its nn.next_token's `previous`).
 ///
 /// generate() also keeps the sequences so far (input_ids, grown by a
 /// torch.cat of each token) and, given one, the attention_mask (grown by a
@@ -416,8 +418,17 @@ static SmallVector<Value> buildGenerationProgram(ModelBuilder &mb, Value ids,
   cache.isStatic = config.staticCache;
   ModelConfig step = config;
   step.kvCache = &cache;
-  auto [scores, tokens] = mb.nextToken(build(mb, ids, step), "generate");
-  SmallVector<Value> results{tokens, scores};
+  // _sample's variables keep each step's scores (and, sampling, the warped
+  // scores and the probabilities) until the next step replaces them.
+  vram::nn::NextTokenOp first = mb.nextToken(build(mb, ids, step), "generate",
+                                             ValueRange(), config.sampling);
+  auto kept = [](vram::nn::NextTokenOp op) {
+    SmallVector<Value> values{op.getScores()};
+    llvm::append_range(values, op.getHeld());
+    return values;
+  };
+  SmallVector<Value> results{first.getTokens()};
+  llvm::append_range(results, kept(first));
   if (config.maxNewTokens > 1) {
     cache.position = cache.totalTokens - 1;
     // A static cache's buffers already span every position.
@@ -439,10 +450,12 @@ static SmallVector<Value> buildGenerationProgram(ModelBuilder &mb, Value ids,
     if (config.padded)
       sequences.push_back(
           mb.int64Tensor({batch, cache.totalTokens}, "generate"));
-    auto [lastScores, lastTokens] =
-        mb.nextToken(build(mb, tokens, step), "generate");
+    vram::nn::NextTokenOp last =
+        mb.nextToken(build(mb, first.getTokens(), step), "generate",
+                     kept(first), config.sampling);
     mb.keepAlive(sequences, "generate");
-    results = {lastTokens, scores, lastScores};
+    results = {last.getTokens()};
+    llvm::append_range(results, kept(last));
   }
   for (KvCache *part : {&cache, cache.cross.get()})
     if (part)
@@ -790,6 +803,7 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
     return std::move(e);
   c.packed = options.packed;
   c.padded = options.padded;
+  c.sampling = options.sampling;
   if (llvm::Error e = checkAttentionMasks(&config, config.name, c))
     return std::move(e);
   c.liger = options.liger;

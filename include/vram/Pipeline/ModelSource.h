@@ -128,6 +128,8 @@ struct ZooSourceOptions {
   int64_t maxNewTokens = 0;
   /// --cache-implementation=static: transformers' StaticCache.
   bool staticCache = false;
+  /// --do-sample and its warpers (ZooOptions::sampling).
+  zoo::Sampling sampling;
   /// --parallel=tp=N: one rank's model of N tensor-parallel ranks.
   int64_t tensorParallel = 1;
   /// --tokens: one packed row of `seq` tokens (ZooOptions::packed).
@@ -155,6 +157,8 @@ struct HuggingFaceSourceOptions {
   int64_t maxNewTokens = 0;
   /// --cache-implementation=static: transformers' StaticCache.
   bool staticCache = false;
+  /// --do-sample and its warpers (ZooOptions::sampling).
+  zoo::Sampling sampling;
   /// --parallel=tp=N: one rank's model of N tensor-parallel ranks.
   int64_t tensorParallel = 1;
   /// --tokens: one packed row of `seq` tokens (ZooOptions::packed).

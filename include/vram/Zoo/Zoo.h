@@ -35,6 +35,17 @@ struct LigerKernels {
   bool any() const { return rmsNorm || swiglu || rope; }
 };
 
+/// --do-sample: generate(do_sample=True) and the logits warpers it runs
+/// (transformers' GenerationConfig defaults: temperature 1.0, top_k 50,
+/// top_p 1.0); greedy search without.
+struct Sampling {
+  bool sample = false;
+  double temperature = 1.0;
+  /// 0: no top-k warper.
+  int64_t topK = 50;
+  double topP = 1.0;
+};
+
 /// Shape options; an unset value takes the model's default.
 struct ZooOptions {
   int64_t batch = 1;
@@ -76,6 +87,8 @@ struct ZooOptions {
   bool padded = false;
   /// --liger: Liger-Kernel's kernels in the decoder's layers.
   LigerKernels liger;
+  /// --mode=generate: greedy search, or sampling with these warpers.
+  Sampling sampling;
 };
 
 struct ZooModelInfo {

@@ -17,6 +17,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/ErrorHandling.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace vram::nn;
 using namespace vram::nn::detail;
@@ -846,6 +848,19 @@ LogicalResult KvCachePastOp::verify() {
   return success();
 }
 
+NextTokenOp::Warpers NextTokenOp::getWarpers(bool sample, FloatAttr temperature,
+                                             IntegerAttr topK, FloatAttr topP) {
+  // GenerationMixin._get_logits_processor adds them only when sampling,
+  // and only when they change something.
+  Warpers w;
+  if (!sample)
+    return w;
+  w.temperature = temperature && temperature.getValueAsDouble() != 1.0;
+  w.topK = topK && topK.getInt() != 0;
+  w.topP = topP && topP.getValueAsDouble() < 1.0;
+  return w;
+}
+
 LogicalResult NextTokenOp::inferReturnTypes(MLIRContext *context,
                                             std::optional<Location> location,
                                             Adaptor adaptor,
@@ -855,10 +870,18 @@ LogicalResult NextTokenOp::inferReturnTypes(MLIRContext *context,
     return emitOptionalError(location, "nn.next_token takes the last "
                                        "position's logits [batch, 1, vocab]");
   int64_t batch = logits.getDimSize(0);
-  types.push_back(RankedTensorType::get({batch, logits.getDimSize(2)},
-                                        Float32Type::get(context)));
+  auto scores = RankedTensorType::get({batch, logits.getDimSize(2)},
+                                      Float32Type::get(context));
+  types.push_back(scores);
   types.push_back(
       RankedTensorType::get({batch, 1}, IntegerType::get(context, 64)));
+  bool sample = static_cast<bool>(adaptor.getSampleAttr());
+  if (getWarpers(sample, adaptor.getTemperatureAttr(), adaptor.getTopKAttr(),
+                 adaptor.getTopPAttr())
+          .any())
+    types.push_back(scores);
+  if (sample)
+    types.push_back(scores);
   return success();
 }
 
@@ -878,7 +901,134 @@ LogicalResult NextTokenOp::verify() {
   if (tokens.getShape() != ArrayRef<int64_t>{batch, 1} ||
       !tokens.getElementType().isSignlessInteger(64))
     return emitOpError("tokens are [batch, 1] int64, got ") << tokens;
+  if (!getSample() && (getTemperatureAttr() || getTopKAttr() || getTopPAttr()))
+    return emitOpError("temperature, top_k and top_p are sampling's warpers: "
+                       "they need `sample` (generate(do_sample=True))");
+  if (auto t = getTemperatureAttr();
+      t && !(t.getValueAsDouble() > 0.0 && std::isfinite(t.getValueAsDouble())))
+    return emitOpError("temperature must be a finite number > 0, got ")
+           << t.getValueAsDouble();
+  if (auto k = getTopKAttr(); k && k.getInt() < 0)
+    return emitOpError("top_k must be >= 0 (0: no top-k warper), got ")
+           << k.getInt();
+  if (auto p = getTopPAttr();
+      p && !(p.getValueAsDouble() > 0.0 && p.getValueAsDouble() <= 1.0))
+    return emitOpError("top_p must be in (0, 1], got ") << p.getValueAsDouble();
+  // The previous step's scores and held tensors, each as this step's.
+  if (!getPrevious().empty() && getPrevious().size() != 1 + getHeld().size())
+    return emitOpError("previous are the previous step's scores and held "
+                       "tensors: ")
+           << 1 + getHeld().size() << " values, got " << getPrevious().size();
+  for (Value v : llvm::concat<Value>(getPrevious(), getHeld()))
+    if (v.getType() != scores)
+      return emitOpError("previous and held tensors are float32 [batch, "
+                         "vocab] as the scores, got ")
+             << v.getType();
   return success();
+}
+
+/// What _sample allocates and frees choosing the tokens, in its order: the
+/// peak bytes above those alive before the op (the previous step's
+/// tensors, which it frees as it rebinds its variables; the logits are
+/// read throughout).
+static int64_t getNextTokenPeak(NextTokenOp op) {
+  auto scores = cast<RankedTensorType>(op.getScores().getType());
+  int64_t batch = scores.getDimSize(0), vocab = scores.getDimSize(1);
+  int64_t elements = saturatingMul(batch, vocab);
+  int64_t f32 = saturatingMul(elements, 4), i64 = saturatingMul(elements, 8);
+  int64_t live = 0, peak = 0;
+  for (Value v : op.getPrevious())
+    live = saturatingAdd(live, tensorBytes(v));
+  peak = live;
+  auto alloc = [&](int64_t bytes) {
+    live = saturatingAdd(live, bytes);
+    peak = std::max(peak, live);
+  };
+  auto free = [&](int64_t bytes) { live -= bytes; };
+  ValueRange previous = op.getPrevious();
+  NextTokenOp::Warpers w = op.getWarpers();
+  // next_token_logits: a float32 copy; the previous one goes.
+  alloc(f32);
+  if (!previous.empty())
+    free(f32);
+  // Each warper returns a new tensor; the chain drops the one before it
+  // (not next_token_logits, which _sample keeps).
+  bool warped = false;
+  auto replace = [&]() {
+    if (warped)
+      free(f32);
+    warped = true;
+  };
+  if (w.temperature) { // scores / temperature
+    alloc(f32);
+    replace();
+  }
+  if (w.topK) {
+    // scores < torch.topk(scores, k)[0][..., -1, None]: the values and
+    // indices, the indices dropped with the tuple, a bool mask; then
+    // masked_fill.
+    int64_t k = std::min<int64_t>(op.getTopKAttr().getInt(), vocab);
+    int64_t kept = saturatingMul(batch, k);
+    alloc(saturatingAdd(saturatingMul(kept, 4), saturatingMul(kept, 8)));
+    free(saturatingMul(kept, 8));
+    alloc(elements);
+    free(saturatingMul(kept, 4));
+    alloc(f32);
+    free(elements);
+    replace();
+  }
+  if (w.topP) {
+    // torch.sort (values, int64 indices), softmax, cumsum (the softmax
+    // dropped), `<=` and scatter (bool masks), masked_fill.
+    alloc(f32);
+    alloc(i64);
+    alloc(f32);
+    alloc(f32);
+    free(f32);
+    alloc(elements);
+    alloc(elements);
+    alloc(f32);
+    free(saturatingAdd(saturatingAdd(f32, i64), saturatingAdd(f32, elements)));
+    free(elements);
+    replace();
+  }
+  // next_token_scores rebound: the previous step's warped scores go.
+  if (w.any() && !previous.empty())
+    free(f32);
+  int64_t tokens = saturatingMul(batch, 8);
+  if (op.getSample()) {
+    // probs = softmax(next_token_scores), the previous probs dropped;
+    // multinomial(probs, 1) divides by a tensor of exponentials and takes
+    // the argmax (Distributions.cpp's one-sample path).
+    alloc(f32);
+    if (!previous.empty())
+      free(f32);
+    alloc(f32);
+    alloc(tokens);
+    free(f32);
+  } else {
+    alloc(tokens);
+  }
+  return peak;
+}
+
+Value NextTokenOp::getAliasedOperand(unsigned resultIndex) {
+  // scores, tokens, held...: each kept tensor replaces the previous step's.
+  if (getPrevious().empty() || resultIndex == 1)
+    return Value();
+  return getPrevious()[resultIndex == 0 ? 0 : resultIndex - 1];
+}
+
+int64_t NextTokenOp::getWorkspaceBytes(const TorchTarget &) {
+  // The analysis counts, for the whole op, the results (in the previous
+  // tensors' places when they replace them): the workspace is what
+  // _sample's order adds above them.
+  int64_t counted = tensorBytes(getTokens());
+  for (Value v : getPrevious().empty() ? ValueRange(getResults())
+                                       : ValueRange(getPrevious()))
+    if (v != getTokens())
+      counted = saturatingAdd(counted, tensorBytes(v));
+  return std::max<int64_t>(0, getNextTokenPeak(*this) - counted);
 }
 
 int64_t NextTokenOp::getFlops(FlopConvention c, bool) {

@@ -66,6 +66,66 @@ func.func @next_token_scores_are_float32(%l: tensor<2x1x16xbf16>) {
 
 // -----
 
+// generate() runs the warpers only when sampling.
+func.func @warpers_need_sampling(%l: tensor<2x1x16xf32>) {
+  // expected-error @+1 {{'nn.next_token' op temperature, top_k and top_p are sampling's warpers: they need `sample` (generate(do_sample=True))}}
+  %s, %t = nn.next_token %l {top_k = 50 : i64} : tensor<2x1x16xf32> -> (tensor<2x16xf32>, tensor<2x1xi64>)
+  return
+}
+
+// -----
+
+func.func @temperature_positive(%l: tensor<2x1x16xf32>) {
+  // expected-error @+1 {{'nn.next_token' op temperature must be a finite number > 0, got 0.000000e+00}}
+  %s, %t, %w, %p = nn.next_token %l {sample, temperature = 0.0 : f64} : tensor<2x1x16xf32> -> (tensor<2x16xf32>, tensor<2x1xi64>, tensor<2x16xf32>, tensor<2x16xf32>)
+  return
+}
+
+// -----
+
+func.func @top_k_not_negative(%l: tensor<2x1x16xf32>) {
+  // expected-error @+1 {{'nn.next_token' op top_k must be >= 0 (0: no top-k warper), got -1}}
+  %s, %t, %w, %p = nn.next_token %l {sample, top_k = -1 : i64} : tensor<2x1x16xf32> -> (tensor<2x16xf32>, tensor<2x1xi64>, tensor<2x16xf32>, tensor<2x16xf32>)
+  return
+}
+
+// -----
+
+func.func @top_p_a_probability(%l: tensor<2x1x16xf32>) {
+  // expected-error @+1 {{'nn.next_token' op top_p must be in (0, 1], got 1.500000e+00}}
+  %s, %t, %p = nn.next_token %l {sample, top_p = 1.5 : f64} : tensor<2x1x16xf32> -> (tensor<2x16xf32>, tensor<2x1xi64>, tensor<2x16xf32>)
+  return
+}
+
+// -----
+
+// Sampling without a warper keeps the probabilities only (one `held`).
+func.func @held_as_sampling_keeps(%l: tensor<2x1x16xf32>) {
+  // expected-error @+2 {{'nn.next_token' op inferred type(s)}}
+  // expected-error @+1 {{'nn.next_token' op failed to infer returned types}}
+  %s, %t, %w, %p = nn.next_token %l {sample} : tensor<2x1x16xf32> -> (tensor<2x16xf32>, tensor<2x1xi64>, tensor<2x16xf32>, tensor<2x16xf32>)
+  return
+}
+
+// -----
+
+// The previous step's scores and held tensors, all of them.
+func.func @previous_as_held(%l: tensor<2x1x16xf32>, %s0: tensor<2x16xf32>) {
+  // expected-error @+1 {{'nn.next_token' op previous are the previous step's scores and held tensors: 2 values, got 1}}
+  %s, %t, %p = nn.next_token %l previous(%s0 : tensor<2x16xf32>) {sample, top_k = 0 : i64} : tensor<2x1x16xf32> -> (tensor<2x16xf32>, tensor<2x1xi64>, tensor<2x16xf32>)
+  return
+}
+
+// -----
+
+func.func @previous_like_scores(%l: tensor<2x1x16xf32>, %s0: tensor<2x8xf32>) {
+  // expected-error @+1 {{'nn.next_token' op previous and held tensors are float32 [batch, vocab] as the scores, got 'tensor<2x8xf32>'}}
+  %s, %t = nn.next_token %l previous(%s0 : tensor<2x8xf32>) : tensor<2x1x16xf32> -> (tensor<2x16xf32>, tensor<2x1xi64>)
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'nn.max_new_tokens' must be an i64 >= 1 on a function, got 0 : i64}}
 func.func @no_tokens() attributes {nn.max_new_tokens = 0 : i64} {
   return

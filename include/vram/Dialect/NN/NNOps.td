@@ -1934,24 +1934,69 @@ def NN_KvCachePastOp : NN_Op<"kv_cache_past", [Pure, NN_KvCacheTrait]> {
 }
 
 def NN_NextTokenOp : NN_Op<"next_token", [Pure, InferTypeOpAdaptor,
-    DeclareOpInterfaceMethods<NN_CostOpInterface>]> {
-  let summary = "GenerationMixin._sample's greedy choice of the next tokens";
+    DeclareOpInterfaceMethods<NN_AliasingOpInterface>,
+    DeclareOpInterfaceMethods<NN_CostOpInterface>,
+    DeclareOpInterfaceMethods<NN_WorkspaceOpInterface>]> {
+  let summary = "GenerationMixin._sample's choice of the next tokens";
   let description = [{
     `next_token_logits = logits[:, -1].to(copy=True, dtype=torch.float32)`
     (`scores`, [batch, vocab] float32, alive until the next step's
-    replaces it) and `next_tokens = torch.argmax(scores, dim=-1)` viewed as
-    the next step's input ids [batch, 1] (int64). `logits` is the model's
+    replaces it), `next_token_scores = logits_processor(input_ids,
+    next_token_logits)`, then the tokens [batch, 1] (int64): greedy,
+    `torch.argmax(next_token_scores, dim=-1)`; with `sample`
+    (generate(do_sample=True)), `probs = softmax(next_token_scores)` and
+    `torch.multinomial(probs, num_samples=1)`. `logits` is the model's
     output for the last position, [batch, 1, vocab].
+
+    Sampling runs transformers' logits warpers, in its order, each making
+    new tensors: `temperature` (absent: 1.0, no warper; `scores /
+    temperature`), `top_k` (absent: none; `torch.topk`, a bool mask,
+    `masked_fill`), `top_p` (absent: 1.0, none; `torch.sort` with int64
+    indices, softmax, cumsum, two bool masks, `masked_fill`); multinomial
+    draws through an [batch, vocab] float32 tensor of exponentials. Their
+    temporaries are the op's workspace. `held` are the [batch, vocab]
+    float32 tensors _sample's variables keep until the next step replaces
+    them besides `scores`: the last warper's output (when a warper runs)
+    and `probs` (when sampling). `previous` are the previous step's
+    `scores` and `held`, which this step's replace: each is freed where
+    _sample rebinds its variable (the scores after the copy, the warped
+    scores after the warpers, the probabilities after softmax). Each result
+    takes the place of the previous one in the analysis (it aliases it:
+    the two are never both alive past the op), and the workspace is what
+    the step holds above them while it runs (each new tensor and the one it
+    replaces, the warpers' temporaries).
 
     ```mlir
     %s, %t = nn.next_token %logits : tensor<2x1x32000xf16> -> (tensor<2x32000xf32>, tensor<2x1xi64>)
+    %s2, %t2, %w, %p = nn.next_token %logits2 previous(%s1, %w1, %p1 : tensor<2x32000xf32>, tensor<2x32000xf32>, tensor<2x32000xf32>) {sample, temperature = 7.000000e-01 : f64, top_k = 50 : i64, top_p = 9.000000e-01 : f64} : tensor<2x1x32000xf16> -> (tensor<2x32000xf32>, tensor<2x1xi64>, tensor<2x32000xf32>, tensor<2x32000xf32>)
     ```
   }];
-  let arguments = (ins NN_FloatTensor:$logits);
-  let results = (outs NN_FloatTensor:$scores, NN_IntTensor:$tokens);
-  let assemblyFormat =
-      "$logits attr-dict `:` type($logits) `->` `(` type(results) `)`";
+  let arguments = (ins NN_FloatTensor:$logits,
+                       Variadic<NN_FloatTensor>:$previous, UnitAttr:$sample,
+                       OptionalAttr<F64Attr>:$temperature,
+                       OptionalAttr<I64Attr>:$top_k,
+                       OptionalAttr<F64Attr>:$top_p);
+  let results = (outs NN_FloatTensor:$scores, NN_IntTensor:$tokens,
+                      Variadic<NN_FloatTensor>:$held);
+  let assemblyFormat = [{
+    $logits (`previous` `(` $previous^ `:` type($previous) `)`)? attr-dict
+    `:` type($logits) `->` `(` type(results) `)`
+  }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The warpers transformers runs, in its order (sampling only).
+    struct Warpers {
+      bool temperature = false, topK = false, topP = false;
+      bool any() const { return temperature || topK || topP; }
+    };
+    static Warpers getWarpers(bool sample, ::mlir::FloatAttr temperature,
+                              ::mlir::IntegerAttr topK,
+                              ::mlir::FloatAttr topP);
+    Warpers getWarpers() {
+      return getWarpers(getSample(), getTemperatureAttr(), getTopKAttr(),
+                        getTopPAttr());
+    }
+  }];
 }
 
 def NN_OptimizerBufferOp : NN_Op<"optimizer_buffer",
