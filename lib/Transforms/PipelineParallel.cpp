@@ -301,6 +301,9 @@ private:
   /// forward (backward) of `microbatch` reads from other ranks.
   void receiveForward(StageOps &s, int64_t microbatch);
   void receiveGrads(StageOps &s, int64_t microbatch);
+  /// `v` received from stage `from` into a new buffer (nn.p2p_recv, in
+  /// `phase`), mapped in `mapping`.
+  Value receive(Value v, int64_t from, StepPhase phase, IRMapping &mapping);
   void emitSends(SmallVectorImpl<PendingSend> &sends);
   /// The clone of `op` of stage `s` with its operands mapped (received
   /// when from another rank, in `phase`); result-less ops keep only the
@@ -433,13 +436,18 @@ void StageBuilder::cloneOp(Operation *op, StageOps &s, int64_t microbatch,
       continue;
     }
     // From another rank: received into a new buffer.
-    auto recv = P2PRecvOp::create(
-        builder, v.getLoc(), v.getType(), builder.getI64IntegerAttr(*from),
-        StepPhaseAttr::get(builder.getContext(), phase));
-    mapping.map(v, recv.getResult());
-    received.push_back(recv.getResult());
+    received.push_back(receive(v, *from, phase, mapping));
   }
   builder.clone(*op, mapping);
+}
+
+Value StageBuilder::receive(Value v, int64_t from, StepPhase phase,
+                            IRMapping &mapping) {
+  auto recv = P2PRecvOp::create(
+      builder, v.getLoc(), v.getType(), builder.getI64IntegerAttr(from),
+      StepPhaseAttr::get(builder.getContext(), phase));
+  mapping.map(v, recv.getResult());
+  return recv.getResult();
 }
 
 void StageBuilder::receiveForward(StageOps &s, int64_t microbatch) {
@@ -450,11 +458,8 @@ void StageBuilder::receiveForward(StageOps &s, int64_t microbatch) {
       if (op->getNumResults() == 0 || mapping.contains(v) || !from ||
           *from == s.stage || getLocal(*from))
         continue;
-      auto recv = P2PRecvOp::create(
-          builder, v.getLoc(), v.getType(), builder.getI64IntegerAttr(*from),
-          StepPhaseAttr::get(builder.getContext(), StepPhase::Forward));
-      mapping.map(v, recv.getResult());
-      s.receivedForward[microbatch].push_back(recv.getResult());
+      s.receivedForward[microbatch].push_back(
+          receive(v, *from, StepPhase::Forward, mapping));
     }
 }
 
@@ -467,10 +472,7 @@ void StageBuilder::receiveGrads(StageOps &s, int64_t microbatch) {
           *from <= s.stage || getLocal(*from) ||
           !isBackwardPhase(v.getDefiningOp()))
         continue;
-      auto recv = P2PRecvOp::create(
-          builder, v.getLoc(), v.getType(), builder.getI64IntegerAttr(*from),
-          StepPhaseAttr::get(builder.getContext(), StepPhase::Backward));
-      grads.map(v, recv.getResult());
+      receive(v, *from, StepPhase::Backward, grads);
     }
 }
 
