@@ -85,17 +85,27 @@ CASES = ([("llama", d, b, p, t, c, False) for c in ("dynamic", "static")
          [("llama", "bf16", 2, 64, 32, "dynamic", False,
            {"temperature": 0.7, "top_k": 50, "top_p": 0.9})] +
          [("gpt2", "fp32", 2, 64, 32, "dynamic", False,
-           {"temperature": 0.7, "top_k": 50, "top_p": 0.9})])
+           {"temperature": 0.7, "top_k": 50, "top_p": 0.9})] +
+         # The repetition penalty (a logits processor: greedy too) and the
+         # min-p warper.
+         [("llama", "fp32", b, p, t, "dynamic", False, s)
+          for b, p, t in ((8, 16, 8), (2, 64, 32))
+          for s in ({"do_sample": False, "repetition_penalty": 1.2},
+                    {"temperature": 0.7, "top_k": 50, "top_p": 0.9,
+                     "repetition_penalty": 1.2})] +
+         [("llama", "fp32", 8, 16, 8, "dynamic", False, {"top_k": 0, "min_p": 0.1})])
 
 
 def sampling_suffix(sampling):
-    """A sampling case's id suffix: _sample, then the warpers' settings
-    given (t temperature, k top_k, p top_p)."""
+    """A case's id suffix for its choice of tokens: _sample (or _greedy
+    with do_sample False), then the processors' settings given (t
+    temperature, k top_k, p top_p, m min_p, r repetition_penalty)."""
     if sampling is None:
         return ""
-    keys = (("temperature", "t"), ("top_k", "k"), ("top_p", "p"))
-    return "_sample" + "".join("_%s%s" % (short, sampling[key]) for key, short in keys
-                               if key in sampling)
+    keys = (("temperature", "t"), ("top_k", "k"), ("top_p", "p"), ("min_p", "m"),
+            ("repetition_penalty", "r"))
+    return ("_sample" if sampling.get("do_sample", True) else "_greedy") + "".join(
+        "_%s%s" % (short, sampling[key]) for key, short in keys if key in sampling)
 
 
 def left_padding_mask(batch, prompt):
@@ -131,7 +141,8 @@ def generate_peaks(model, ids, new_tokens, hook, before_call=lambda: None,
 
     kwargs = dict(max_new_tokens=new_tokens, do_sample=sampling is not None,
                   logits_processor=transformers.LogitsProcessorList([Probe()]),
-                  return_dict_in_generate=True, **(sampling or {}))
+                  return_dict_in_generate=True)
+    kwargs.update(sampling or {})
     if cache != "dynamic":
         kwargs["cache_implementation"] = cache
     if attention_mask is not None:

@@ -30,8 +30,13 @@ vram::getGenerationFigures(const MemoryAnalysis &memory,
     g.staticCache |= update.getStaticCache();
   });
   func.walk([&](nn::NextTokenOp choice) {
-    nn::NextTokenOp::Warpers w = choice.getWarpers();
+    nn::NextTokenOp::Processors w = choice.getProcessors();
     g.sample = choice.getSample();
+    if (w.repetitionPenalty)
+      g.repetitionPenalty =
+          choice.getRepetitionPenaltyAttr().getValueAsDouble();
+    if (w.minP)
+      g.minP = choice.getMinPAttr().getValueAsDouble();
     if (w.temperature)
       g.temperature = choice.getTemperatureAttr().getValueAsDouble();
     if (w.topK)

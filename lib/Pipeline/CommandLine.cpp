@@ -120,6 +120,16 @@ struct VramOptFlags {
       cl::desc("--do-sample: generate(top_p=P), in (0, 1] (1.0, the "
                "default: no warper)"),
       cl::init(1.0), cl::cat(modelCat)};
+  cl::opt<double> minP{
+      "min-p",
+      cl::desc("--do-sample: generate(min_p=P), in [0, 1] (default: no "
+               "warper)"),
+      cl::init(-1.0), cl::cat(modelCat)};
+  cl::opt<double> repetitionPenalty{
+      "repetition-penalty",
+      cl::desc("--mode=generate: generate(repetition_penalty=R), > 0, "
+               "greedy or sampling (1.0, the default: none)"),
+      cl::init(1.0), cl::cat(modelCat)};
   cl::opt<CacheImplementation> cacheImplementation{
       "cache-implementation",
       cl::desc("--mode=generate: the KV cache, as generate()'s "
@@ -650,7 +660,11 @@ struct VramOptFlags {
   nn::LossKind getLossKind() const;
   /// --do-sample and its warpers (greedy without).
   zoo::Sampling getSampling() const {
-    return {doSample, temperature, topK, topP};
+    zoo::Sampling s{doSample, temperature,  topK,
+                    topP,     std::nullopt, repetitionPenalty};
+    if (minP.getNumOccurrences())
+      s.minP = minP.getValue();
+    return s;
   }
   llvm::Expected<std::optional<ParallelOptions>> parseParallel() const;
   /// --mode=generate and its flags against the input and the other flags.
@@ -1089,17 +1103,29 @@ llvm::Error VramOptFlags::checkGeneration(ModelKind kind) const {
       return usage("--cache-implementation describes generation's cache: "
                    "add --mode=generate");
     if (doSample.getNumOccurrences() || temperature.getNumOccurrences() ||
-        topK.getNumOccurrences() || topP.getNumOccurrences())
-      return usage("--do-sample, --temperature, --top-k and --top-p describe "
-                   "generation's choice of tokens: add --mode=generate");
+        topK.getNumOccurrences() || topP.getNumOccurrences() ||
+        minP.getNumOccurrences() || repetitionPenalty.getNumOccurrences())
+      return usage("--do-sample, --temperature, --top-k, --top-p, --min-p "
+                   "and --repetition-penalty describe generation's choice "
+                   "of tokens: add --mode=generate");
     return llvm::Error::success();
   }
   bool warperFlags = temperature.getNumOccurrences() ||
-                     topK.getNumOccurrences() || topP.getNumOccurrences();
+                     topK.getNumOccurrences() || topP.getNumOccurrences() ||
+                     minP.getNumOccurrences();
   if (warperFlags && !doSample)
-    return usage("--temperature, --top-k and --top-p are sampling's logits "
-                 "warpers (generate() runs them only with do_sample=True): "
-                 "add --do-sample");
+    return usage("--temperature, --top-k, --top-p and --min-p are sampling's "
+                 "logits warpers (generate() runs them only with "
+                 "do_sample=True): add --do-sample");
+  if (minP.getNumOccurrences() && !(minP >= 0.0 && minP <= 1.0))
+    return usage("--min-p must be in [0, 1], got " + std::to_string(minP));
+  if (!(repetitionPenalty > 0.0) || !std::isfinite(repetitionPenalty))
+    return usage("--repetition-penalty must be a finite number > 0, got " +
+                 std::to_string(repetitionPenalty));
+  // With padded prompts the penalty ignores each row's padding through
+  // tensors of its own (prompt_ignore_length): not modelled.
+  if (padded && repetitionPenalty != 1.0)
+    return usage("--repetition-penalty with --padded is not modelled yet");
   if (!(temperature > 0.0) || !std::isfinite(temperature))
     return usage("--temperature must be a finite number > 0, got " +
                  std::to_string(temperature));
@@ -1116,9 +1142,11 @@ llvm::Error VramOptFlags::checkGeneration(ModelKind kind) const {
     if (cacheImplementation.getNumOccurrences())
       return usage("--cache-implementation builds a generation program "
                    "(--zoo or --hf); a .mlir one has its own cache");
-    if (doSample.getNumOccurrences() || warperFlags)
-      return usage("--do-sample and its warpers build a generation program "
-                   "(--zoo or --hf); a .mlir one has its own nn.next_token");
+    if (doSample.getNumOccurrences() || warperFlags ||
+        repetitionPenalty.getNumOccurrences())
+      return usage("--do-sample, its warpers and --repetition-penalty build "
+                   "a generation program (--zoo or --hf); a .mlir one has "
+                   "its own nn.next_token");
   } else if (kind != ModelKind::Zoo && kind != ModelKind::HuggingFace) {
     return usage("--mode=generate runs the generation loop of a model whose "
                  "layers vram-opt builds (--zoo or --hf): an imported graph "

@@ -748,8 +748,8 @@ static json::Value quantizeJson(Attribute attr) {
 
 /// config.generate: `{"prompt_len": 64, "max_new_tokens": 32, "kv_cache":
 /// "dynamic", "do_sample": false, "temperature": 1.0, "top_k": 0, "top_p":
-/// 1.0}` (the warpers' settings as they run: 1.0, 0 and 1.0 when not), or
-/// null.
+/// 1.0, "min_p": null, "repetition_penalty": 1.0}` (the processors'
+/// settings as they run: 1.0, 0, 1.0, null and 1.0 when not), or null.
 static json::Value generateJson(const Analyses &a) {
   if (!a.generation)
     return nullptr;
@@ -760,13 +760,21 @@ static json::Value generateJson(const Analyses &a) {
                       {"do_sample", g.sample},
                       {"temperature", g.temperature},
                       {"top_k", g.topK},
-                      {"top_p", g.topP}};
+                      {"top_p", g.topP},
+                      {"min_p", g.minP ? json::Value(*g.minP) : nullptr},
+                      {"repetition_penalty", g.repetitionPenalty}};
 }
 
-/// "greedy", or "sampling" with the warpers that run.
+/// "greedy", or "sampling" with the warpers that run, and the repetition
+/// penalty.
 static std::string describeChoice(const GenerationFigures &g) {
+  std::string penalty =
+      g.repetitionPenalty != 1.0
+          ? llvm::formatv(" with repetition penalty {0}", g.repetitionPenalty)
+                .str()
+          : std::string();
   if (!g.sample)
-    return "greedy";
+    return "greedy" + penalty;
   SmallVector<std::string> warpers;
   if (g.temperature != 1.0)
     warpers.push_back(llvm::formatv("temperature {0}", g.temperature));
@@ -774,9 +782,12 @@ static std::string describeChoice(const GenerationFigures &g) {
     warpers.push_back(llvm::formatv("top-k {0}", g.topK));
   if (g.topP != 1.0)
     warpers.push_back(llvm::formatv("top-p {0}", g.topP));
-  return "sampling" + (warpers.empty()
-                           ? std::string()
-                           : " (" + llvm::join(warpers, ", ") + ")");
+  if (g.minP)
+    warpers.push_back(llvm::formatv("min-p {0}", *g.minP));
+  return "sampling" +
+         (warpers.empty() ? std::string()
+                          : " (" + llvm::join(warpers, ", ") + ")") +
+         penalty;
 }
 
 static void writeJson(const Analyses &a, const ReportOptions &options,

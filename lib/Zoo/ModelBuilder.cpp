@@ -646,16 +646,24 @@ Value ModelBuilder::kvCachePast(Value cache, int64_t tokens, StringRef layer,
 
 NextTokenOp ModelBuilder::nextToken(Value logits, StringRef layer,
                                     ValueRange previous,
-                                    const Sampling &sampling) {
+                                    const Sampling &sampling,
+                                    int64_t inputLength) {
+  FloatAttr penalty = sampling.repetitionPenalty != 1.0
+                          ? builder.getF64FloatAttr(sampling.repetitionPenalty)
+                          : FloatAttr();
+  IntegerAttr length =
+      penalty ? builder.getI64IntegerAttr(inputLength) : IntegerAttr();
   if (!sampling.sample)
     return NextTokenOp::create(builder, loc(layer), logits, previous,
                                /*sample=*/false, FloatAttr(), IntegerAttr(),
-                               FloatAttr());
-  return NextTokenOp::create(builder, loc(layer), logits, previous,
-                             /*sample=*/true,
-                             builder.getF64FloatAttr(sampling.temperature),
-                             builder.getI64IntegerAttr(sampling.topK),
-                             builder.getF64FloatAttr(sampling.topP));
+                               FloatAttr(), FloatAttr(), penalty, length);
+  return NextTokenOp::create(
+      builder, loc(layer), logits, previous, /*sample=*/true,
+      builder.getF64FloatAttr(sampling.temperature),
+      builder.getI64IntegerAttr(sampling.topK),
+      builder.getF64FloatAttr(sampling.topP),
+      sampling.minP ? builder.getF64FloatAttr(*sampling.minP) : FloatAttr(),
+      penalty, length);
 }
 
 std::pair<Value, Value> KvCache::update(ModelBuilder &mb, size_t index, Value k,

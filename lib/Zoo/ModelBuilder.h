@@ -455,10 +455,13 @@ public:
                           std::optional<int64_t> window = std::nullopt);
   /// nn.next_token: the float32 scores, the next input ids [B, 1] and
   /// what the step keeps until the next one (its results after the
-  /// tokens), given the previous step's (`previous`) it replaces.
+  /// tokens), given the previous step's (`previous`) it replaces and the
+  /// length of the sequences so far (`inputLength`, which a repetition
+  /// penalty reads).
   vram::nn::NextTokenOp nextToken(mlir::Value logits, llvm::StringRef layer,
                                   mlir::ValueRange previous,
-                                  const Sampling &sampling);
+                                  const Sampling &sampling,
+                                  int64_t inputLength);
 
 private:
   std::string qualify(llvm::StringRef layer, llvm::StringRef leaf);

@@ -420,8 +420,10 @@ static SmallVector<Value> buildGenerationProgram(ModelBuilder &mb, Value ids,
   step.kvCache = &cache;
   // _sample's variables keep each step's scores (and, sampling, the warped
   // scores and the probabilities) until the next step replaces them.
-  vram::nn::NextTokenOp first = mb.nextToken(build(mb, ids, step), "generate",
-                                             ValueRange(), config.sampling);
+  // A repetition penalty reads the sequences so far: the prompt (an
+  // encoder-decoder's start token), then one more a token.
+  vram::nn::NextTokenOp first = mb.nextToken(
+      build(mb, ids, step), "generate", ValueRange(), config.sampling, prompt);
   auto kept = [](vram::nn::NextTokenOp op) {
     SmallVector<Value> values{op.getScores()};
     llvm::append_range(values, op.getHeld());
@@ -452,7 +454,7 @@ static SmallVector<Value> buildGenerationProgram(ModelBuilder &mb, Value ids,
           mb.int64Tensor({batch, cache.totalTokens}, "generate"));
     vram::nn::NextTokenOp last =
         mb.nextToken(build(mb, first.getTokens(), step), "generate",
-                     kept(first), config.sampling);
+                     kept(first), config.sampling, cache.totalTokens);
     mb.keepAlive(sequences, "generate");
     results = {last.getTokens()};
     llvm::append_range(results, kept(last));

@@ -25,11 +25,13 @@ struct GenerationFigures {
   /// Whether the cache is transformers' StaticCache (the program's
   /// nn.kv_cache_update ops write buffers in place), else a DynamicCache.
   bool staticCache = false;
-  /// generate(do_sample=True) and its warpers (the first nn.next_token's):
-  /// temperature 1.0, top_k 0, top_p 1.0 when they do not run.
+  /// generate(do_sample=True) and its logits processors (the first
+  /// nn.next_token's): temperature 1.0, top_k 0, top_p 1.0, no min_p,
+  /// repetition_penalty 1.0 when they do not run.
   bool sample = false;
-  double temperature = 1.0, topP = 1.0;
+  double temperature = 1.0, topP = 1.0, repetitionPenalty = 1.0;
   int64_t topK = 0;
+  std::optional<double> minP;
   /// The cache when generation ends: prompt + new tokens - 1 positions of
   /// every layer's keys and values.
   int64_t kvCacheBytes = 0;

@@ -37,13 +37,16 @@ struct LigerKernels {
 
 /// --do-sample: generate(do_sample=True) and the logits warpers it runs
 /// (transformers' GenerationConfig defaults: temperature 1.0, top_k 50,
-/// top_p 1.0); greedy search without.
+/// top_p 1.0, no min_p); greedy search without. The repetition penalty
+/// (1.0: none) applies to both.
 struct Sampling {
   bool sample = false;
   double temperature = 1.0;
   /// 0: no top-k warper.
   int64_t topK = 50;
   double topP = 1.0;
+  std::optional<double> minP;
+  double repetitionPenalty = 1.0;
 };
 
 /// Shape options; an unset value takes the model's default.

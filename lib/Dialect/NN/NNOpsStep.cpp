@@ -848,17 +848,22 @@ LogicalResult KvCachePastOp::verify() {
   return success();
 }
 
-NextTokenOp::Warpers NextTokenOp::getWarpers(bool sample, FloatAttr temperature,
-                                             IntegerAttr topK, FloatAttr topP) {
-  // GenerationMixin._get_logits_processor adds them only when sampling,
-  // and only when they change something.
-  Warpers w;
+NextTokenOp::Processors
+NextTokenOp::getProcessors(bool sample, FloatAttr repetitionPenalty,
+                           FloatAttr temperature, IntegerAttr topK,
+                           FloatAttr topP, FloatAttr minP) {
+  // GenerationMixin._get_logits_processor adds each only when it changes
+  // something, and the warpers only when sampling.
+  Processors p;
+  p.repetitionPenalty =
+      repetitionPenalty && repetitionPenalty.getValueAsDouble() != 1.0;
   if (!sample)
-    return w;
-  w.temperature = temperature && temperature.getValueAsDouble() != 1.0;
-  w.topK = topK && topK.getInt() != 0;
-  w.topP = topP && topP.getValueAsDouble() < 1.0;
-  return w;
+    return p;
+  p.temperature = temperature && temperature.getValueAsDouble() != 1.0;
+  p.topK = topK && topK.getInt() != 0;
+  p.topP = topP && topP.getValueAsDouble() < 1.0;
+  p.minP = static_cast<bool>(minP);
+  return p;
 }
 
 LogicalResult NextTokenOp::inferReturnTypes(MLIRContext *context,
@@ -876,8 +881,9 @@ LogicalResult NextTokenOp::inferReturnTypes(MLIRContext *context,
   types.push_back(
       RankedTensorType::get({batch, 1}, IntegerType::get(context, 64)));
   bool sample = static_cast<bool>(adaptor.getSampleAttr());
-  if (getWarpers(sample, adaptor.getTemperatureAttr(), adaptor.getTopKAttr(),
-                 adaptor.getTopPAttr())
+  if (getProcessors(sample, adaptor.getRepetitionPenaltyAttr(),
+                    adaptor.getTemperatureAttr(), adaptor.getTopKAttr(),
+                    adaptor.getTopPAttr(), adaptor.getMinPAttr())
           .any())
     types.push_back(scores);
   if (sample)
@@ -901,9 +907,22 @@ LogicalResult NextTokenOp::verify() {
   if (tokens.getShape() != ArrayRef<int64_t>{batch, 1} ||
       !tokens.getElementType().isSignlessInteger(64))
     return emitOpError("tokens are [batch, 1] int64, got ") << tokens;
-  if (!getSample() && (getTemperatureAttr() || getTopKAttr() || getTopPAttr()))
-    return emitOpError("temperature, top_k and top_p are sampling's warpers: "
-                       "they need `sample` (generate(do_sample=True))");
+  if (!getSample() &&
+      (getTemperatureAttr() || getTopKAttr() || getTopPAttr() || getMinPAttr()))
+    return emitOpError(
+        "temperature, top_k, top_p and min_p are sampling's "
+        "warpers: they need `sample` (generate(do_sample=True))");
+  if (auto p = getMinPAttr();
+      p && !(p.getValueAsDouble() >= 0.0 && p.getValueAsDouble() <= 1.0))
+    return emitOpError("min_p must be in [0, 1], got ") << p.getValueAsDouble();
+  if (auto r = getRepetitionPenaltyAttr();
+      r && !(r.getValueAsDouble() > 0.0 && std::isfinite(r.getValueAsDouble())))
+    return emitOpError("repetition_penalty must be a finite number > 0, got ")
+           << r.getValueAsDouble();
+  if (getProcessors().repetitionPenalty &&
+      (!getInputLengthAttr() || getInputLengthAttr().getInt() < 1))
+    return emitOpError("repetition_penalty reads the sequences so far: it "
+                       "needs their input_length >= 1");
   if (auto t = getTemperatureAttr();
       t && !(t.getValueAsDouble() > 0.0 && std::isfinite(t.getValueAsDouble())))
     return emitOpError("temperature must be a finite number > 0, got ")
@@ -946,22 +965,40 @@ static int64_t getNextTokenPeak(NextTokenOp op) {
   };
   auto free = [&](int64_t bytes) { live -= bytes; };
   ValueRange previous = op.getPrevious();
-  NextTokenOp::Warpers w = op.getWarpers();
+  NextTokenOp::Processors w = op.getProcessors();
   // next_token_logits: a float32 copy; the previous one goes.
   alloc(f32);
   if (!previous.empty())
     free(f32);
-  // Each warper returns a new tensor; the chain drops the one before it
+  // Each processor returns a new tensor; the chain drops the one before it
   // (not next_token_logits, which _sample keeps).
-  bool warped = false;
-  auto replace = [&]() {
-    if (warped)
-      free(f32);
-    warped = true;
+  int64_t processed = 0; // the current processed scores' bytes, or 0
+  auto replace = [&](int64_t bytes) {
+    free(processed);
+    processed = bytes;
   };
+  if (w.repetitionPenalty) {
+    // The ids clamped (int64 [B, L]), the scores padded by a column, the
+    // gathered scores, torch.where(score < 0, score * p, score / p) (a
+    // mask and two products dropped after it, the gathered ones at the
+    // rebinding), scatter: a [B, V + 1] tensor viewed as [B, V].
+    int64_t read = saturatingMul(batch, op.getInputLengthAttr().getInt());
+    int64_t padded = saturatingMul(batch, vocab + 1, 4);
+    alloc(saturatingMul(read, 8));
+    alloc(padded);
+    alloc(saturatingMul(read, 4));
+    alloc(read);
+    alloc(saturatingMul(read, 8));
+    alloc(saturatingMul(read, 4));
+    free(saturatingAdd(read, saturatingMul(read, 8)));
+    free(saturatingMul(read, 4));
+    alloc(padded);
+    free(saturatingAdd(saturatingMul(read, 12), padded));
+    replace(padded);
+  }
   if (w.temperature) { // scores / temperature
     alloc(f32);
-    replace();
+    replace(f32);
   }
   if (w.topK) {
     // scores < torch.topk(scores, k)[0][..., -1, None]: the values and
@@ -975,7 +1012,7 @@ static int64_t getNextTokenPeak(NextTokenOp op) {
     free(saturatingMul(kept, 4));
     alloc(f32);
     free(elements);
-    replace();
+    replace(f32);
   }
   if (w.topP) {
     // torch.sort (values, int64 indices), softmax, cumsum (the softmax
@@ -990,11 +1027,28 @@ static int64_t getNextTokenPeak(NextTokenOp op) {
     alloc(f32);
     free(saturatingAdd(saturatingAdd(f32, i64), saturatingAdd(f32, elements)));
     free(elements);
-    replace();
+    replace(f32);
   }
-  // next_token_scores rebound: the previous step's warped scores go.
+  if (w.minP) {
+    // softmax, amax and its scaling ([B, 1] each), `<` (a bool mask),
+    // topk(probs, 1): [B, 1] values (dropped with the tuple) and int64
+    // indices; masked_fill; then the locals go.
+    int64_t column = saturatingMul(batch, 4);
+    int64_t locals = saturatingAdd(saturatingAdd(f32, elements),
+                                   saturatingMul(batch, 4 + 4 + 8));
+    alloc(f32);
+    alloc(column);
+    alloc(column);
+    alloc(elements);
+    alloc(saturatingMul(batch, 12));
+    free(column);
+    alloc(f32);
+    free(locals);
+    replace(f32);
+  }
+  // next_token_scores rebound: the previous step's processed scores go.
   if (w.any() && !previous.empty())
-    free(f32);
+    free(tensorBytes(previous[1]));
   int64_t tokens = saturatingMul(batch, 8);
   if (op.getSample()) {
     // probs = softmax(next_token_scores), the previous probs dropped;

@@ -68,7 +68,7 @@ func.func @next_token_scores_are_float32(%l: tensor<2x1x16xbf16>) {
 
 // generate() runs the warpers only when sampling.
 func.func @warpers_need_sampling(%l: tensor<2x1x16xf32>) {
-  // expected-error @+1 {{'nn.next_token' op temperature, top_k and top_p are sampling's warpers: they need `sample` (generate(do_sample=True))}}
+  // expected-error @+1 {{'nn.next_token' op temperature, top_k, top_p and min_p are sampling's warpers: they need `sample` (generate(do_sample=True))}}
   %s, %t = nn.next_token %l {top_k = 50 : i64} : tensor<2x1x16xf32> -> (tensor<2x16xf32>, tensor<2x1xi64>)
   return
 }
@@ -113,6 +113,31 @@ func.func @held_as_sampling_keeps(%l: tensor<2x1x16xf32>) {
 func.func @previous_as_held(%l: tensor<2x1x16xf32>, %s0: tensor<2x16xf32>) {
   // expected-error @+1 {{'nn.next_token' op previous are the previous step's scores and held tensors: 2 values, got 1}}
   %s, %t, %p = nn.next_token %l previous(%s0 : tensor<2x16xf32>) {sample, top_k = 0 : i64} : tensor<2x1x16xf32> -> (tensor<2x16xf32>, tensor<2x1xi64>, tensor<2x16xf32>)
+  return
+}
+
+// -----
+
+func.func @min_p_a_probability(%l: tensor<2x1x16xf32>) {
+  // expected-error @+1 {{'nn.next_token' op min_p must be in [0, 1], got 2.000000e+00}}
+  %s, %t, %w, %p = nn.next_token %l {sample, min_p = 2.0 : f64} : tensor<2x1x16xf32> -> (tensor<2x16xf32>, tensor<2x1xi64>, tensor<2x16xf32>, tensor<2x16xf32>)
+  return
+}
+
+// -----
+
+// The penalty reads the sequences so far: their length is part of the op.
+func.func @penalty_needs_length(%l: tensor<2x1x16xf32>) {
+  // expected-error @+1 {{'nn.next_token' op repetition_penalty reads the sequences so far: it needs their input_length >= 1}}
+  %s, %t, %w = nn.next_token %l {repetition_penalty = 1.2 : f64} : tensor<2x1x16xf32> -> (tensor<2x16xf32>, tensor<2x1xi64>, tensor<2x16xf32>)
+  return
+}
+
+// -----
+
+func.func @penalty_positive(%l: tensor<2x1x16xf32>) {
+  // expected-error @+1 {{'nn.next_token' op repetition_penalty must be a finite number > 0, got -1.000000e+00}}
+  %s, %t, %w = nn.next_token %l {repetition_penalty = -1.0 : f64, input_length = 4 : i64} : tensor<2x1x16xf32> -> (tensor<2x16xf32>, tensor<2x1xi64>, tensor<2x16xf32>)
   return
 }
 

@@ -1948,23 +1948,29 @@ def NN_NextTokenOp : NN_Op<"next_token", [Pure, InferTypeOpAdaptor,
     `torch.multinomial(probs, num_samples=1)`. `logits` is the model's
     output for the last position, [batch, 1, vocab].
 
-    Sampling runs transformers' logits warpers, in its order, each making
-    new tensors: `temperature` (absent: 1.0, no warper; `scores /
-    temperature`), `top_k` (absent: none; `torch.topk`, a bool mask,
-    `masked_fill`), `top_p` (absent: 1.0, none; `torch.sort` with int64
-    indices, softmax, cumsum, two bool masks, `masked_fill`); multinomial
-    draws through an [batch, vocab] float32 tensor of exponentials. Their
-    temporaries are the op's workspace. `held` are the [batch, vocab]
-    float32 tensors _sample's variables keep until the next step replaces
-    them besides `scores`: the last warper's output (when a warper runs)
-    and `probs` (when sampling). `previous` are the previous step's
-    `scores` and `held`, which this step's replace: each is freed where
-    _sample rebinds its variable (the scores after the copy, the warped
-    scores after the warpers, the probabilities after softmax). Each result
-    takes the place of the previous one in the analysis (it aliases it:
-    the two are never both alive past the op), and the workspace is what
-    the step holds above them while it runs (each new tensor and the one it
-    replaces, the warpers' temporaries).
+    The logits processors run in transformers' order, each making new
+    tensors: `repetition_penalty` (absent: 1.0, none; greedy or sampling:
+    the ids clamped, the scores padded by a column, gathered at the ids of
+    the sequences so far (`input_length` of them), penalized through
+    `torch.where`, scattered back: a [batch, vocab + 1] tensor whose
+    [:, :vocab] view is the result); then, sampling only, the warpers:
+    `temperature` (absent: 1.0, none; `scores / temperature`), `top_k`
+    (absent: none; `torch.topk`, a bool mask, `masked_fill`), `top_p`
+    (absent: 1.0, none; `torch.sort` with int64 indices, softmax, cumsum,
+    two bool masks, `masked_fill`), `min_p` (absent: none; softmax, amax, a
+    bool mask, `masked_fill`); multinomial draws through an [batch, vocab]
+    float32 tensor of exponentials. Their temporaries are the op's
+    workspace. `held` are the [batch, vocab] float32 tensors _sample's
+    variables keep until the next step replaces them besides `scores`: the
+    last processor's output (when one runs) and `probs` (when sampling).
+    `previous` are the previous step's `scores` and `held`, which this
+    step's replace: each is freed where _sample rebinds its variable (the
+    scores after the copy, the processed scores after the processors, the
+    probabilities after softmax). Each result takes the place of the
+    previous one in the analysis (it aliases it: the two are never both
+    alive past the op), and the workspace is what the step holds above
+    them while it runs (each new tensor and the one it replaces, the
+    processors' temporaries).
 
     ```mlir
     %s, %t = nn.next_token %logits : tensor<2x1x32000xf16> -> (tensor<2x32000xf32>, tensor<2x1xi64>)
@@ -1975,7 +1981,10 @@ def NN_NextTokenOp : NN_Op<"next_token", [Pure, InferTypeOpAdaptor,
                        Variadic<NN_FloatTensor>:$previous, UnitAttr:$sample,
                        OptionalAttr<F64Attr>:$temperature,
                        OptionalAttr<I64Attr>:$top_k,
-                       OptionalAttr<F64Attr>:$top_p);
+                       OptionalAttr<F64Attr>:$top_p,
+                       OptionalAttr<F64Attr>:$min_p,
+                       OptionalAttr<F64Attr>:$repetition_penalty,
+                       OptionalAttr<I64Attr>:$input_length);
   let results = (outs NN_FloatTensor:$scores, NN_IntTensor:$tokens,
                       Variadic<NN_FloatTensor>:$held);
   let assemblyFormat = [{
@@ -1984,17 +1993,25 @@ def NN_NextTokenOp : NN_Op<"next_token", [Pure, InferTypeOpAdaptor,
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// The warpers transformers runs, in its order (sampling only).
-    struct Warpers {
-      bool temperature = false, topK = false, topP = false;
-      bool any() const { return temperature || topK || topP; }
+    /// The logits processors transformers runs, in its order (the warpers
+    /// when sampling only).
+    struct Processors {
+      bool repetitionPenalty = false;
+      bool temperature = false, topK = false, topP = false, minP = false;
+      bool any() const {
+        return repetitionPenalty || temperature || topK || topP || minP;
+      }
     };
-    static Warpers getWarpers(bool sample, ::mlir::FloatAttr temperature,
-                              ::mlir::IntegerAttr topK,
-                              ::mlir::FloatAttr topP);
-    Warpers getWarpers() {
-      return getWarpers(getSample(), getTemperatureAttr(), getTopKAttr(),
-                        getTopPAttr());
+    static Processors getProcessors(bool sample,
+                                    ::mlir::FloatAttr repetitionPenalty,
+                                    ::mlir::FloatAttr temperature,
+                                    ::mlir::IntegerAttr topK,
+                                    ::mlir::FloatAttr topP,
+                                    ::mlir::FloatAttr minP);
+    Processors getProcessors() {
+      return getProcessors(getSample(), getRepetitionPenaltyAttr(),
+                           getTemperatureAttr(), getTopKAttr(),
+                           getTopPAttr(), getMinPAttr());
     }
   }];
 }
