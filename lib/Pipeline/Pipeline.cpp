@@ -539,8 +539,27 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
                   "1F1B holds at most " + llvm::Twine(stages) +
                       " micro-batches' activations on a stage",
                   [](PipelineOptions &o) { o.parallel->ppSchedule = "1f1b"; });
+      // Interleaving trades memory for a smaller bubble: its warm-up runs
+      // (stages per rank - 1) rounds of forwards more than 1F1B's before
+      // the first backward. (Explicit --pp-layers count its stages.)
+      bool interleaved = options.parallel->ppSchedule == "interleaved-1f1b";
+      if (interleaved && microbatches >= stages &&
+          options.parallel->ppLayers.empty())
+        tryChange("--pp-schedule=1f1b",
+                  "one stage a rank: 1F1B holds at most " +
+                      llvm::Twine(stages) + " micro-batches' activations",
+                  [](PipelineOptions &o) {
+                    o.parallel->ppSchedule = "1f1b";
+                    o.parallel->ppStagesPerRank = 0;
+                  });
+      // ScheduleInterleaved1F1B needs micro-batches that are a multiple of
+      // its rounds, max(1, M / stages).
+      auto runs = [&](int64_t m) {
+        return !interleaved || m % std::max<int64_t>(1, m / stages) == 0;
+      };
       for (int64_t split : {2, 4})
-        if (*current % split == 0 && source.canRebuild())
+        if (*current % split == 0 && source.canRebuild() &&
+            runs(microbatches * split))
           tryChangeAt(
               *current / split,
               "--batch=" + llvm::Twine(*current / split) +
