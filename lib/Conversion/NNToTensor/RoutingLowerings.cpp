@@ -56,10 +56,10 @@ Value countIf(OpBuilder &b, Location loc, Value hit, Value acc) {
 }
 
 //===----------------------------------------------------------------------===//
-// nn.topk over the last dimension: pass j finds the j-th largest value of
-// each row (the largest not chosen by an earlier pass) and its first index,
-// as torch.topk(sorted=True) orders them. Backward: the gradient scattered
-// into zeros of the input's shape at the indices
+// nn.topk over the last dimension: pass j finds the j-th largest (smallest)
+// value of each row (the largest not chosen by an earlier pass) and its
+// first index, as torch.topk(sorted=True) orders them. Backward: the gradient
+// scattered into zeros of the input's shape at the indices
 // (value_selecting_reduction_backward).
 //===----------------------------------------------------------------------===//
 
@@ -118,14 +118,19 @@ struct TopkLowering : ExternalModel<TopkLowering, TopkOp> {
         maps.push_back(rowMap);
       }
       maps.push_back(rowMap);
+      bool smallest = topk.getSmallest();
+      double worst = std::numeric_limits<double>::infinity();
       Value max = generic(
           b, loc, ins,
           fill(b, loc, stackScratch(b, loc, rowsOf(in.getElementType())),
-               -std::numeric_limits<double>::infinity()),
+               smallest ? worst : -worst),
           maps, [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
             Value acc = a.back();
-            Value larger = arith::CmpFOp::create(
-                nb, nloc, arith::CmpFPredicate::OGT, a[0], acc);
+            Value larger =
+                arith::CmpFOp::create(nb, nloc,
+                                      smallest ? arith::CmpFPredicate::OLT
+                                               : arith::CmpFPredicate::OGT,
+                                      a[0], acc);
             Value take = arith::AndIOp::create(nb, nloc, larger,
                                                untaken(nb, nloc, a, 1));
             return arith::SelectOp::create(nb, nloc, take, a[0], acc);

@@ -1966,8 +1966,8 @@ static FailureOr<Val> reduction(Interpreter &interp, CallInfo &call) {
       OpTy::create(interp.getBuilder(), call.loc, *x, *dims, *keepdim != 0));
 }
 
-/// x.topk(k, dim, largest, sorted): {values, indices} (nn.topk; the k
-/// smallest are not modelled).
+/// x.topk(k, dim, largest, sorted): {values, indices} (nn.topk, of the k
+/// smallest with largest=false).
 static FailureOr<Val> topk(Interpreter &interp, CallInfo &call) {
   FailureOr<Value> x = interp.tensorArg(call, 0);
   FailureOr<int64_t> k = intArg(interp, call, 1),
@@ -1979,38 +1979,39 @@ static FailureOr<Val> topk(Interpreter &interp, CallInfo &call) {
   if (d < 0 || d >= rank || *k < 1 || *k > shapeOf(*x)[d])
     return interp.error(call.loc) << "'topk': k = " << *k << " along dimension "
                                   << *dim << " of a rank-" << rank << " tensor";
-  if (!*largest)
-    return interp.error(call.loc)
-           << "'topk' of the smallest values (largest=false) is not modelled";
-  auto op = nn::TopkOp::create(interp.getBuilder(), call.loc, *x, *k, d);
+  auto op = nn::TopkOp::create(interp.getBuilder(), call.loc, *x, *k, d,
+                               /*smallest=*/*largest == 0);
   Val out;
   out.kind = Val::Kind::List;
   out.list = {Val::ofTensor(op.getValues()), Val::ofTensor(op.getIndices())};
   return out;
 }
 
-/// x.max(dim, keepdim): {values, indices}, which autograd handles as
-/// topk's k = 1 (value_selecting_reduction_backward keeps the indices):
+/// x.max(dim, keepdim) (x.min): {values, indices}, which autograd handles
+/// as topk's k = 1 (value_selecting_reduction_backward keeps the indices):
 /// nn.topk, viewed without the dimension unless keepdim. x.max() over
 /// every element (amax's backward) is not modelled.
+template <bool Smallest>
 static FailureOr<Val> maxDim(Interpreter &interp, CallInfo &call) {
+  StringRef name = Smallest ? "min" : "max";
   FailureOr<Value> x = interp.tensorArg(call, 0);
   if (failed(x))
     return failure();
   if (call.args.size() < 2 || call.args[1].kind == Val::Kind::Tensor)
     return interp.error(call.loc)
-           << "'max' over every element or of two tensors is not modelled; "
-              "max(dim) is";
+           << "'" << name
+           << "' over every element or of two tensors is not modelled; " << name
+           << "(dim) is";
   FailureOr<int64_t> dim = intArg(interp, call, 1),
                      keepdim = intArg(interp, call, 2, 0);
   if (failed(dim) || failed(keepdim))
     return failure();
   int64_t rank = shapeOf(*x).size(), d = normalizeDim(*dim, rank);
   if (d < 0 || d >= rank)
-    return interp.error(call.loc)
-           << "'max': dimension " << *dim << " of a rank-" << rank << " tensor";
+    return interp.error(call.loc) << "'" << name << "': dimension " << *dim
+                                  << " of a rank-" << rank << " tensor";
   OpBuilder &b = interp.getBuilder();
-  auto op = nn::TopkOp::create(b, call.loc, *x, int64_t(1), d);
+  auto op = nn::TopkOp::create(b, call.loc, *x, int64_t(1), d, Smallest);
   Val out;
   out.kind = Val::Kind::List;
   for (Value v : op.getResults()) {
@@ -2233,7 +2234,8 @@ const llvm::StringMap<FunctionConverter> &vram::cxx_import::getFunctionTable() {
     t["sum"] = reduction<nn::SumOp>;
     t["mean"] = reduction<nn::MeanOp>;
     t["topk"] = topk;
-    t["max"] = maxDim;
+    t["max"] = maxDim</*Smallest=*/false>;
+    t["min"] = maxDim</*Smallest=*/true>;
     // torch::dtype(torch::kBool): TensorOptions with a dtype.
     t["dtype"] = [](Interpreter &interp, CallInfo &call) -> FailureOr<Val> {
       Val out;
@@ -2286,7 +2288,8 @@ vram::cxx_import::getTensorMethodTable() {
     t["sum"] = reduction<nn::SumOp>;
     t["mean"] = reduction<nn::MeanOp>;
     t["topk"] = topk;
-    t["max"] = maxDim;
+    t["max"] = maxDim</*Smallest=*/false>;
+    t["min"] = maxDim</*Smallest=*/true>;
     t["view"] = reshape;
     t["reshape"] = reshape;
     t["select"] = selectRow;

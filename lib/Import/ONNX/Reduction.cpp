@@ -45,9 +45,9 @@ template <typename OpTy> static LogicalResult convertReduce(OpBinder &op) {
                              keep ? b.getUnitAttr() : UnitAttr());
 }
 
-/// TopK: the K largest values along `axis` and their indices, nn.topk
-/// (torch.topk; K from input 1, or the `k` attribute before opset 10). The
-/// K smallest (largest=0) are not modelled.
+/// TopK: the K largest (largest=0: smallest) values along `axis` and their
+/// indices, nn.topk (torch.topk; K from input 1, or the `k` attribute
+/// before opset 10).
 static LogicalResult convertTopK(OpBinder &op) {
   auto x = op.tensor(0);
   if (failed(x))
@@ -55,8 +55,9 @@ static LogicalResult convertTopK(OpBinder &op) {
   auto type = cast<RankedTensorType>(x->getType());
   if (!isFloatTensor(*x))
     return op.error() << "expects a floating-point tensor";
-  if (op.intAttr("largest", 1) != 1)
-    return op.error() << "the K smallest values (largest=0) are not modelled";
+  int64_t largest = op.intAttr("largest", 1);
+  if (largest != 0 && largest != 1)
+    return op.error() << "largest must be 0 or 1, got " << largest;
   auto kOr = op.scalarInputOrAttr(1, "k");
   if (failed(kOr))
     return failure();
@@ -77,7 +78,8 @@ static LogicalResult convertTopK(OpBinder &op) {
                       << type.getDimSize(axis) << "] (axis " << axis << ")";
   // sorted=0 leaves the order unspecified: the sorted one is one.
   auto topk = nn::TopkOp::create(op.builder(), op.loc, *x,
-                                 static_cast<int64_t>(k), axis);
+                                 static_cast<int64_t>(k), axis,
+                                 /*smallest=*/largest == 0);
   op.setResult(0, topk.getValues());
   op.setResult(1, topk.getIndices());
   return success();

@@ -243,10 +243,10 @@ template <typename OpTy> static LogicalResult convertReduction(NodeBinder &op) {
   return failed(y) ? failure() : op.setResult(*y);
 }
 
-/// nn.topk of the `k` largest values of `x` along `dim` (checked first: an
-/// error at the node, not a failed build).
+/// nn.topk of the `k` largest (`smallest`) values of `x` along `dim`
+/// (checked first: an error at the node, not a failed build).
 static FailureOr<nn::TopkOp> buildTopk(NodeBinder &op, Value x, int64_t k,
-                                       int64_t dim) {
+                                       int64_t dim, bool smallest = false) {
   auto type = cast<RankedTensorType>(x.getType());
   int64_t rank = type.getRank();
   if (dim < -rank || dim >= rank)
@@ -255,11 +255,11 @@ static FailureOr<nn::TopkOp> buildTopk(NodeBinder &op, Value x, int64_t k,
   if (k < 1 || k > type.getDimSize(dim))
     return op.error() << "k = " << k << " must be in [1, "
                       << type.getDimSize(dim) << "] (dimension " << dim << ")";
-  return nn::TopkOp::create(op.getBuilder(), op.getLoc(), x, k, dim);
+  return nn::TopkOp::create(op.getBuilder(), op.getLoc(), x, k, dim, smallest);
 }
 
-/// aten.topk.default: nn.topk (autograd keeps the indices). The `k`
-/// smallest (largest=False) are not modelled.
+/// aten.topk.default: nn.topk (autograd keeps the indices), of the `k`
+/// smallest with largest=False.
 static LogicalResult convertTopk(NodeBinder &op) {
   FailureOr<Value> x = floatTensor(op, "self");
   FailureOr<int64_t> k = op.integer("k"), dim = op.integer("dim", -1);
@@ -268,26 +268,24 @@ static LogicalResult convertTopk(NodeBinder &op) {
   op.ignore("sorted");
   if (failed(x) || failed(k) || failed(dim) || failed(largest))
     return failure();
-  if (!*largest)
-    return op.error() << "topk of the smallest values (largest=False) is "
-                         "not modelled";
-  FailureOr<nn::TopkOp> topk = buildTopk(op, *x, *k, *dim);
+  FailureOr<nn::TopkOp> topk = buildTopk(op, *x, *k, *dim, !*largest);
   if (failed(topk))
     return failure();
   return op.setResults({topk->getValues(), topk->getIndices()});
 }
 
-/// aten.max.dim: the values and indices of the maximum along `dim`, which
-/// autograd handles as topk's k = 1 (value_selecting_reduction_backward
-/// keeps the indices and scatters into zeros of the input's size): nn.topk
-/// with k = 1, its results viewed without the dimension unless keepdim.
-static LogicalResult convertMaxDim(NodeBinder &op) {
+/// aten.max.dim (aten.min.dim): the values and indices of the maximum
+/// (minimum) along `dim`, which autograd handles as topk's k = 1
+/// (value_selecting_reduction_backward keeps the indices and scatters into
+/// zeros of the input's size): nn.topk with k = 1, its results viewed
+/// without the dimension unless keepdim.
+template <bool Smallest> static LogicalResult convertMaxDim(NodeBinder &op) {
   FailureOr<Value> x = floatTensor(op, "self");
   FailureOr<int64_t> dim = op.integer("dim");
   FailureOr<bool> keepdim = op.boolean("keepdim", false);
   if (failed(x) || failed(dim) || failed(keepdim))
     return failure();
-  FailureOr<nn::TopkOp> topk = buildTopk(op, *x, 1, *dim);
+  FailureOr<nn::TopkOp> topk = buildTopk(op, *x, 1, *dim, Smallest);
   if (failed(topk))
     return failure();
   SmallVector<Value> results = {topk->getValues(), topk->getIndices()};
@@ -432,6 +430,7 @@ void vram::torch_export::registerElementwiseConverters(ConverterTable &table) {
   table.on("aten.sum.dim_IntList", convertReduction<nn::SumOp>);
   table.on("aten.sum.default", convertReduction<nn::SumOp>);
   table.on("aten.topk.default", convertTopk);
-  table.on("aten.max.dim", convertMaxDim);
+  table.on("aten.max.dim", convertMaxDim</*Smallest=*/false>);
+  table.on("aten.min.dim", convertMaxDim</*Smallest=*/true>);
   table.on("aten.softmax.int", convertSoftmax);
 }

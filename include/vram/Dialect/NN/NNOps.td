@@ -1030,18 +1030,23 @@ def NN_SumOp : NN_SimpleLayerOp<"sum", [InferTypeOpAdaptor]> {
 //===----------------------------------------------------------------------===//
 
 def NN_TopkOp : NN_SimpleLayerOp<"topk", [InferTypeOpAdaptor]> {
-  let summary = "the `k` largest values along `dim` and their int64 indices (torch.topk)";
+  let summary = "the `k` largest (or `smallest`) values along `dim` and their int64 indices (torch.topk)";
   let description = [{
     Autograd keeps the indices (a result): the backward scatters the
-    gradient into an input-sized tensor of zeros.
+    gradient into an input-sized tensor of zeros. With `smallest`
+    (torch.topk(largest=False), torch.min(dim)) the `k` smallest, in
+    ascending order; the memory is the same.
 
     ```mlir
     %v, %i = nn.topk %p {k = 2 : i64, dim = -1 : i64}
         : (tensor<128x8xf32>) -> (tensor<128x2xf32>, tensor<128x2xi64>)
+    %s, %j = nn.topk %p {k = 1 : i64, smallest}
+        : (tensor<128x8xf32>) -> (tensor<128x1xf32>, tensor<128x1xi64>)
     ```
   }];
   let arguments = (ins NN_FloatTensor:$input, I64Attr:$k,
-                       DefaultValuedAttr<I64Attr, "-1">:$dim);
+                       DefaultValuedAttr<I64Attr, "-1">:$dim,
+                       UnitAttr:$smallest);
   let results = (outs NN_FloatTensor:$values, NN_IntTensor:$indices);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
