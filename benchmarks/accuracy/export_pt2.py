@@ -312,14 +312,7 @@ def bad_splits():
 
 
 def bad_reductions():
-    """reductions.pt2 with topk of the smallest values (largest=False, not
-    modelled) and with k larger than the dimension."""
-    def smallest(inputs):
-        inputs.append({"name": "largest", "arg": {"as_bool": False}})
-
-    rewrite_node_inputs("reductions.pt2", "topk-smallest.pt2", "torch.ops.aten.topk.default",
-                        smallest)
-
+    """reductions.pt2 with k larger than the dimension."""
     def too_many(inputs):
         for i in inputs:
             if i["name"] == "k":
@@ -468,6 +461,11 @@ def splits():
 
 def reductions():
     regression_net("reductions", ReduceNet, (2, 8, 16))
+
+
+def reductions_smallest():
+    """ReduceNet with the 4 smallest (topk largest=False) and min(dim)."""
+    regression_net("reductions_smallest", lambda: ReduceNet(smallest=True), (2, 8, 16))
 
 
 def recurrent(name, model_class, shape, batch_dim=0):
@@ -633,6 +631,7 @@ MODELS = {
     "lstm_nobias_dynamo": lambda: onnx_dynamo("lstm_nobias", LstmNoBiasNet, (12, 2, 16)),
     "gru_bidir_dynamo": lambda: onnx_dynamo("gru_bidir", BiGruNoBiasNet, (12, 2, 8)),
     "reductions": reductions,
+    "reductions_smallest": reductions_smallest,
     "gru_stack": lambda: recurrent("gru_stack", lambda: GruNet(dropout=0.0), (2, 12, 16)),
     "lstm_bidir_stack": lambda: recurrent("lstm_bidir_stack", lambda: BiLstmNet(num_layers=2),
                                           (2, 12, 8)),

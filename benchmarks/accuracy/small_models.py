@@ -246,17 +246,19 @@ class BiLstmProjNoBiasNet(torch.nn.Module):
 class ReduceNet(torch.nn.Module):
     """Reductions (issue 22): a projection's sum over time, its top 4 over
     the features and its maximum over time (values and indices), joined,
-    and the sum of everything as a second term, into a Linear."""
+    and the sum of everything as a second term, into a Linear. With
+    `smallest`, the 4 smallest (largest=False) and the minimum."""
 
-    def __init__(self):
+    def __init__(self, smallest=False):
         super().__init__()
+        self.smallest = smallest
         self.proj = torch.nn.Linear(16, 64)
         self.out = torch.nn.Linear(64 + 64 + 8 * 4, 10)
 
     def forward(self, x):
         h = torch.tanh(self.proj(x))
         total = h.sum(dim=1)
-        top, _ = h.topk(4, dim=-1)
-        peak, _ = h.max(dim=1)
+        top, _ = h.topk(4, dim=-1, largest=not self.smallest)
+        peak, _ = h.min(dim=1) if self.smallest else h.max(dim=1)
         y = self.out(torch.cat([total, peak, top.flatten(1)], dim=-1))
         return y + h.sum()

@@ -24,7 +24,8 @@ PReLU rows (make_cases_10) were made with torch 2.15 on a machine without
 Debian's torch (benchmarks/accuracy/truth-env.sh python3 generate_ops.py
 prelu prelu-single prelu-vector prelu-0d-weight), as were the bilinear
 rows (make_cases_12: generate_ops.py upsample_bilinear2d
-upsample_bilinear2d-align ...).
+upsample_bilinear2d-align ...) and the k smallest (make_cases_13:
+generate_ops.py topk-smallest).
 """
 import os
 import sys
@@ -856,10 +857,34 @@ def make_cases_12():
     ]
 
 
+def topk_smallest_case():
+    """torch.topk(largest=False): the 2 smallest of 6 per row (softmax
+    first), then their sum per row."""
+    x, s = ttype((4, 6)), ttype((4, 2))
+    def fn(p):
+        v, _ = torch.topk(F.softmax(p["x"], -1), 2, largest=False)
+        return v.sum(-1, keepdim=True)
+    return Case(
+        "topk-smallest", "softmax, nn.topk {smallest} k=2 (torch.topk "
+        "largest=False) and nn.sum", {"x": randn(4, 6, scale=2)},
+        ["%%p = nn.softmax %%x {dim = -1 : i64} : %s" % x,
+         "%%v, %%i = nn.topk %%p {k = 2 : i64, smallest} : (%s) -> (%s, %s)"
+         % (x, s, ttype((4, 2), "i64")),
+         "%%y = nn.sum %%v {dims = array<i64: -1>, keepdim} : (%s) -> %s"
+         % (s, ttype((4, 1)))],
+        fn, (4, 1))
+
+
+def make_cases_13():
+    """The k smallest (own seed, as above)."""
+    return [topk_smallest_case()]
+
+
 # The row sets, each drawn from its own seed (its index).
 CASE_SETS = [make_cases, make_cases_2, make_cases_3, make_cases_4,
              make_cases_5, make_cases_6, make_cases_7, make_cases_8,
-             make_cases_9, make_cases_10, make_cases_11, make_cases_12]
+             make_cases_9, make_cases_10, make_cases_11, make_cases_12,
+             make_cases_13]
 
 
 def main(names):
