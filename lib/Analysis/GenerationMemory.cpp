@@ -27,7 +27,15 @@ vram::getGenerationFigures(const MemoryAnalysis &memory,
       g.promptLength = ids.getDimSize(1);
 
   func.walk([&](nn::KvCacheUpdateOp update) {
-    g.staticCache |= update.getStaticCache();
+    std::optional<int64_t> block = update.getBlockSize();
+    g.staticCache |= update.getStaticCache() && !block;
+    if (!block || update.getPast())
+      return;
+    // A layer's buffer: [batch, kv heads, blocks x block size, head dim].
+    auto type = cast<RankedTensorType>(update.getResult().getType());
+    g.kvBlockSize = *block;
+    g.kvCacheBlocks = std::max(
+        g.kvCacheBlocks, type.getDimSize(0) * type.getDimSize(2) / *block);
   });
   func.walk([&](nn::NextTokenOp choice) {
     nn::NextTokenOp::Processors w = choice.getProcessors();

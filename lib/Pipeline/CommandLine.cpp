@@ -22,7 +22,7 @@ using nn::EnumValues;
 namespace {
 enum class InputKind { Auto, Mlir, Onnx, TorchExport, Cxx };
 enum class GpuBinary { Ptx, Cubin };
-enum class CacheImplementation { Dynamic, Static };
+enum class CacheImplementation { Dynamic, Static, Paged };
 enum class AllocationFlag { PyTorch, Compiler };
 
 bool isCxxSource(llvm::StringRef path) {
@@ -140,8 +140,16 @@ struct VramOptFlags {
                  clEnumValN(CacheImplementation::Static, "static",
                             "StaticCache: every layer's prompt + new tokens "
                             "- 1 positions allocated by the prefill, written "
-                            "in place")),
+                            "in place"),
+                 clEnumValN(CacheImplementation::Paged, "paged",
+                            "vLLM's paged cache: each sequence's blocks of "
+                            "--kv-block-size positions, written in place")),
       cl::init(CacheImplementation::Dynamic), cl::cat(modelCat)};
+  cl::opt<int64_t> kvBlockSize{
+      "kv-block-size",
+      cl::desc("--cache-implementation=paged: positions a block holds "
+               "(vLLM's block_size, default 16)"),
+      cl::init(16), cl::cat(modelCat)};
   cl::opt<int64_t> numClasses{"num-classes", cl::desc("Classifier classes"),
                               cl::init(-1), cl::cat(modelCat)};
   cl::list<std::string> dimBindings{
@@ -1099,9 +1107,12 @@ llvm::Error VramOptFlags::checkGeneration(ModelKind kind) const {
     if (promptLen.getNumOccurrences() || maxNewTokens.getNumOccurrences())
       return usage("--prompt-len and --max-new-tokens describe generation: "
                    "add --mode=generate");
-    if (cacheImplementation.getNumOccurrences())
-      return usage("--cache-implementation describes generation's cache: "
-                   "add --mode=generate");
+    if (cacheImplementation.getNumOccurrences() ||
+        kvBlockSize.getNumOccurrences())
+      return usage(std::string(cacheImplementation.getNumOccurrences()
+                                   ? "--cache-implementation"
+                                   : "--kv-block-size") +
+                   " describes generation's cache: add --mode=generate");
     if (doSample.getNumOccurrences() || temperature.getNumOccurrences() ||
         topK.getNumOccurrences() || topP.getNumOccurrences() ||
         minP.getNumOccurrences() || repetitionPenalty.getNumOccurrences())
@@ -1113,6 +1124,13 @@ llvm::Error VramOptFlags::checkGeneration(ModelKind kind) const {
   bool warperFlags = temperature.getNumOccurrences() ||
                      topK.getNumOccurrences() || topP.getNumOccurrences() ||
                      minP.getNumOccurrences();
+  if (kvBlockSize.getNumOccurrences() &&
+      cacheImplementation != CacheImplementation::Paged)
+    return usage("--kv-block-size sizes a paged cache's blocks: add "
+                 "--cache-implementation=paged");
+  if (kvBlockSize < 1)
+    return usage("--kv-block-size must be >= 1, got " +
+                 std::to_string(kvBlockSize));
   if (warperFlags && !doSample)
     return usage("--temperature, --top-k, --top-p and --min-p are sampling's "
                  "logits warpers (generate() runs them only with "
@@ -1139,9 +1157,13 @@ llvm::Error VramOptFlags::checkGeneration(ModelKind kind) const {
     if (promptLen.getNumOccurrences() || maxNewTokens.getNumOccurrences())
       return usage("--prompt-len and --max-new-tokens build a generation "
                    "program (--zoo or --hf); a .mlir one has its own");
-    if (cacheImplementation.getNumOccurrences())
-      return usage("--cache-implementation builds a generation program "
-                   "(--zoo or --hf); a .mlir one has its own cache");
+    if (cacheImplementation.getNumOccurrences() ||
+        kvBlockSize.getNumOccurrences())
+      return usage(std::string(cacheImplementation.getNumOccurrences()
+                                   ? "--cache-implementation"
+                                   : "--kv-block-size") +
+                   " builds a generation program (--zoo or --hf); a .mlir "
+                   "one has its own cache");
     if (doSample.getNumOccurrences() || warperFlags ||
         repetitionPenalty.getNumOccurrences())
       return usage("--do-sample, its warpers and --repetition-penalty build "
@@ -1828,6 +1850,8 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     options.padded = f.padded;
     options.maxNewTokens = f.maxNewTokens;
     options.staticCache = f.cacheImplementation == CacheImplementation::Static;
+    if (f.cacheImplementation == CacheImplementation::Paged)
+      options.kvBlockSize = f.kvBlockSize;
     options.sampling = f.getSampling();
     if (f.numClasses > 0)
       options.numClasses = f.numClasses;
@@ -1852,6 +1876,8 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     options.padded = f.padded;
     options.maxNewTokens = f.maxNewTokens;
     options.staticCache = f.cacheImplementation == CacheImplementation::Static;
+    if (f.cacheImplementation == CacheImplementation::Paged)
+      options.kvBlockSize = f.kvBlockSize;
     options.sampling = f.getSampling();
     options.target = {f.torchVersion, f.device};
     options.attention = f.attention;

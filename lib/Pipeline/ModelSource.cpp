@@ -62,6 +62,7 @@ public:
     zooOptions.attention = options.attention;
     zooOptions.maxNewTokens = options.maxNewTokens;
     zooOptions.staticCache = options.staticCache;
+    zooOptions.kvBlockSize = options.kvBlockSize;
     zooOptions.sampling = options.sampling;
     zooOptions.tensorParallel = options.tensorParallel;
     zooOptions.packed = options.packed;
@@ -115,6 +116,7 @@ public:
     zooOptions.attention = options.attention;
     zooOptions.maxNewTokens = options.maxNewTokens;
     zooOptions.staticCache = options.staticCache;
+    zooOptions.kvBlockSize = options.kvBlockSize;
     zooOptions.sampling = options.sampling;
     zooOptions.tensorParallel = options.tensorParallel;
     zooOptions.packed = options.packed;

@@ -746,17 +746,29 @@ static json::Value quantizeJson(Attribute attr) {
   return object;
 }
 
+/// The cache's kind as config.generate.kv_cache names it.
+static StringRef kvCacheKind(const GenerationFigures &g) {
+  return g.kvBlockSize ? "paged" : g.staticCache ? "static" : "dynamic";
+}
+
 /// config.generate: `{"prompt_len": 64, "max_new_tokens": 32, "kv_cache":
-/// "dynamic", "do_sample": false, "temperature": 1.0, "top_k": 0, "top_p":
-/// 1.0, "min_p": null, "repetition_penalty": 1.0}` (the processors'
-/// settings as they run: 1.0, 0, 1.0, null and 1.0 when not), or null.
+/// "dynamic", "kv_block_size": null, "kv_cache_blocks": null, "do_sample":
+/// false, "temperature": 1.0, "top_k": 0, "top_p": 1.0, "min_p": null,
+/// "repetition_penalty": 1.0}` (the processors' settings as they run: 1.0,
+/// 0, 1.0, null and 1.0 when not; a paged cache's block size and the
+/// blocks the batch holds), or null.
 static json::Value generateJson(const Analyses &a) {
   if (!a.generation)
     return nullptr;
   const GenerationFigures &g = *a.generation;
+  auto paged = [&](int64_t n) {
+    return g.kvBlockSize ? json::Value(n) : json::Value(nullptr);
+  };
   return json::Object{{"prompt_len", g.promptLength},
                       {"max_new_tokens", g.maxNewTokens},
-                      {"kv_cache", g.staticCache ? "static" : "dynamic"},
+                      {"kv_cache", kvCacheKind(g)},
+                      {"kv_block_size", paged(g.kvBlockSize)},
+                      {"kv_cache_blocks", paged(g.kvCacheBlocks)},
                       {"do_sample", g.sample},
                       {"temperature", g.temperature},
                       {"top_k", g.topK},
@@ -1305,9 +1317,15 @@ static void writeText(const Analyses &a, const ReportOptions &options,
                         "new tokens), {4}, {5}\n",
                         a.batch.value_or(1), a.padded ? "left-padded " : "",
                         g->promptLength, g->maxNewTokens, describeChoice(*g),
-                        g->staticCache ? "StaticCache" : "DynamicCache");
-    os << llvm::formatv("  KV cache: {0} ({1})\n", withCommas(g->kvCacheBytes),
+                        g->kvBlockSize   ? "paged cache (vLLM's blocks)"
+                        : g->staticCache ? "StaticCache"
+                                         : "DynamicCache");
+    os << llvm::formatv("  KV cache: {0} ({1})", withCommas(g->kvCacheBytes),
                         humanBytes(g->kvCacheBytes));
+    if (g->kvBlockSize)
+      os << llvm::formatv(", {0} blocks of {1} positions", g->kvCacheBlocks,
+                          g->kvBlockSize);
+    os << "\n";
     os << llvm::formatv("  prefill peak: {0} ({1})\n",
                         withCommas(g->prefillPeakBytes),
                         humanBytes(g->prefillPeakBytes));

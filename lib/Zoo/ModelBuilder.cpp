@@ -615,17 +615,20 @@ Value ModelBuilder::kvCacheUpdate(Value past, Value states, StringRef layer) {
   if (past)
     shape[2] += shapeOf(past)[2];
   auto type = cast<RankedTensorType>(states.getType()).clone(shape);
-  return KvCacheUpdateOp::create(builder, loc(layer), type, past, states);
+  return KvCacheUpdateOp::create(builder, loc(layer), type, past, states,
+                                 /*static_cache=*/false, IntegerAttr());
 }
 
 Value ModelBuilder::staticCacheUpdate(Value past, Value states,
-                                      int64_t capacity, StringRef layer) {
+                                      int64_t capacity, StringRef layer,
+                                      int64_t blockSize) {
   SmallVector<int64_t> shape(shapeOf(states));
   shape[2] = capacity;
   auto type = past ? cast<RankedTensorType>(past.getType())
                    : cast<RankedTensorType>(states.getType()).clone(shape);
-  return KvCacheUpdateOp::create(builder, loc(layer), type, past, states,
-                                 /*static_cache=*/true);
+  return KvCacheUpdateOp::create(
+      builder, loc(layer), type, past, states, /*static_cache=*/true,
+      blockSize ? builder.getI64IntegerAttr(blockSize) : IntegerAttr());
 }
 
 Value ModelBuilder::int64Scalar(StringRef layer) {
@@ -674,7 +677,7 @@ std::pair<Value, Value> KvCache::update(ModelBuilder &mb, size_t index, Value k,
     values.resize(index + 1);
     windows.resize(index + 1);
   }
-  if (window && generation && !isStatic) {
+  if (window && generation && !isBuffered()) {
     // DynamicSlidingWindowLayer: its 0-d int64 _sliding_window_tensor lives
     // with the cache; each update concatenates the view of the last
     // window - 1 cached positions with the new ones and keeps a view of the
@@ -699,6 +702,17 @@ std::pair<Value, Value> KvCache::update(ModelBuilder &mb, size_t index, Value k,
     if (oldKeys)
       mb.keepAlive(oldKeys, layer);
     return {keys[index], values[index]};
+  }
+  if (isPaged()) {
+    // vLLM's kernels read the blocks in place, up to the last position
+    // written: a view of the buffer.
+    keys[index] =
+        mb.staticCacheUpdate(keys[index], k, capacity(), layer, blockSize);
+    values[index] =
+        mb.staticCacheUpdate(values[index], v, capacity(), layer, blockSize);
+    int64_t written = keyLength(ModelBuilder::shapeOf(k)[2]);
+    return {mb.slice(keys[index], layer, 2, 0, written),
+            mb.slice(values[index], layer, 2, 0, written)};
   }
   if (isStatic) {
     if (!keys[index])

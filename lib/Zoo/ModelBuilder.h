@@ -49,6 +49,12 @@ struct KvCache {
   /// keys and values are buffers of `totalTokens` positions, allocated by
   /// the layer's first update and written in place.
   bool isStatic = false;
+  /// A paged cache as vLLM allocates it (--cache-implementation=paged; 0:
+  /// none): each layer's keys and values are buffers of whole blocks of
+  /// `blockSize` positions, enough for `totalTokens`, allocated by the
+  /// layer's first update (vLLM's pool exists before the request) and
+  /// written in place; attention reads the positions written so far.
+  int64_t blockSize = 0;
   /// The position of the first token the forward being built reads: 0 in
   /// the prefill, the number of cached tokens in a decode step.
   int64_t position = 0;
@@ -72,6 +78,15 @@ struct KvCache {
   std::vector<std::optional<int64_t>> windows;
 
   bool isDecoding() const { return position > 0; }
+  bool isPaged() const { return blockSize > 0; }
+  /// Whether the keys and values are buffers written in place.
+  bool isBuffered() const { return isStatic || isPaged(); }
+  /// A buffered cache's positions: a static cache's `totalTokens`, a paged
+  /// cache's whole blocks.
+  int64_t capacity() const {
+    return isPaged() ? llvm::divideCeil(totalTokens, blockSize) * blockSize
+                     : totalTokens;
+  }
   /// The positions a forward over `tokens` new tokens attends to: a static
   /// cache's every position, else the cached ones and the new; a
   /// generation's sliding-window layer's decode step reads at most the
@@ -114,6 +129,9 @@ struct ModelConfig {
   /// Generation with transformers' StaticCache (cache_implementation=
   /// "static") instead of its DynamicCache.
   bool staticCache = false;
+  /// Generation with a paged cache in blocks of this many positions, as
+  /// vLLM allocates it (--cache-implementation=paged; 0: none).
+  int64_t kvBlockSize = 0;
   /// While a generation program is built: the cache the decoder's forward
   /// reads and updates; it then computes logits for the last position only
   /// (generate's logits_to_keep=1).
@@ -442,9 +460,10 @@ public:
                             llvm::StringRef layer);
   /// nn.kv_cache_update {static_cache}: `states` written in place into the
   /// buffer `past`, or (null `past`) into a new buffer of `capacity`
-  /// positions.
+  /// positions; a paged cache's (`blockSize` > 0) in blocks of that many.
   mlir::Value staticCacheUpdate(mlir::Value past, mlir::Value states,
-                                int64_t capacity, llvm::StringRef layer);
+                                int64_t capacity, llvm::StringRef layer,
+                                int64_t blockSize = 0);
   /// A 0-d int64 tensor (a counter such as StaticLayer.cumulative_length).
   mlir::Value int64Scalar(llvm::StringRef layer);
   /// nn.kv_cache_past: `cache` after the decode steps up to `tokens`.

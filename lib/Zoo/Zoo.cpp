@@ -210,6 +210,13 @@ llvm::Error checkGeneration(StringRef name, std::optional<DecoderLayout> layout,
   if (layout == DecoderLayout::T5 && config.staticCache)
     return error("a StaticCache for an encoder-decoder (" + name +
                  "'s self- and cross-attention) is not modelled yet");
+  if (layout == DecoderLayout::T5 && config.kvBlockSize)
+    return error("a paged cache for an encoder-decoder (" + name +
+                 "'s self- and cross-attention) is not modelled yet");
+  // vLLM batches sequences unpadded, each its own blocks.
+  if (config.kvBlockSize && config.padded)
+    return error("a paged cache holds each sequence unpadded (vLLM batches "
+                 "them so): --padded is for transformers' caches");
   if (layout == DecoderLayout::Bert || layout == DecoderLayout::Vit)
     return error(name + " is an encoder (" +
                  (layout == DecoderLayout::Vit
@@ -227,6 +234,13 @@ llvm::Error checkGeneration(StringRef name, std::optional<DecoderLayout> layout,
     return error("a prompt of " + Twine(config.seq) + " and " +
                  Twine(config.maxNewTokens) +
                  " new tokens overflow 64 bits of positions");
+  // A paged cache's positions: whole blocks.
+  if (config.kvBlockSize &&
+      tokens > std::numeric_limits<int64_t>::max() - (config.kvBlockSize - 1))
+    return error("a prompt of " + Twine(config.seq) + " and " +
+                 Twine(config.maxNewTokens) + " new tokens in blocks of " +
+                 Twine(config.kvBlockSize) +
+                 " positions overflow 64 bits of positions");
   if (maxPositions && tokens > maxPositions)
     return error(name + " has " + Twine(maxPositions) +
                  " learned positions: a prompt of " + Twine(config.seq) +
@@ -297,6 +311,8 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
       return error("sequence length must be >= 1, got " + Twine(c.seq));
     c.maxNewTokens = options.maxNewTokens;
     c.staticCache = options.staticCache;
+    c.kvBlockSize = options.kvBlockSize;
+    c.padded = options.padded;
     if (llvm::Error e = checkGeneration(name, model.layout, model.maxSeq, c))
       return std::move(e);
     std::optional<CausalLMConfig> causalLM;
@@ -307,7 +323,6 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
                                             name, c.tensorParallel))
       return std::move(e);
     c.packed = options.packed;
-    c.padded = options.padded;
     c.sampling = options.sampling;
     if (llvm::Error e =
             checkAttentionMasks(causalLM ? &*causalLM : nullptr, name, c))
@@ -416,6 +431,7 @@ static SmallVector<Value> buildGenerationProgram(ModelBuilder &mb, Value ids,
   int64_t prompt = config.encoderDecoder ? 1 : ModelBuilder::shapeOf(ids)[1];
   cache.totalTokens = prompt + config.maxNewTokens - 1;
   cache.isStatic = config.staticCache;
+  cache.blockSize = config.kvBlockSize;
   ModelConfig step = config;
   step.kvCache = &cache;
   // _sample's variables keep each step's scores (and, sampling, the warped
@@ -436,7 +452,7 @@ static SmallVector<Value> buildGenerationProgram(ModelBuilder &mb, Value ids,
     // A static cache's buffers already span every position.
     // A sliding-window layer holds the storage of its last update: at most
     // the window (the last window - 1 positions and one new).
-    if (cache.position > prompt && !cache.isStatic)
+    if (cache.position > prompt && !cache.isBuffered())
       for (size_t i = 0; i < cache.keys.size(); ++i) {
         std::optional<int64_t> window = cache.windows[i];
         int64_t tokens =
@@ -582,6 +598,7 @@ bool vram::zoo::passesAttentionMask(const CausalLMConfig &config,
                                  config.slidingWindow) >= *config.slidingWindow)
       return true;
     return model.kvCache->isStatic && model.kvCache->isDecoding();
+    // A paged cache's kernels read the written positions: no mask.
   }
   if (model.packed && !model.useCache)
     return true;
@@ -732,6 +749,7 @@ buildVisionTransformer(MLIRContext *context, const CausalLMConfig &config,
   c.channels = config.numChannels;
   c.maxNewTokens = options.maxNewTokens;
   c.staticCache = options.staticCache;
+  c.kvBlockSize = options.kvBlockSize;
   if (llvm::Error e =
           checkGeneration(config.name, config.layout, /*maxPositions=*/0, c))
     return std::move(e);
@@ -771,6 +789,8 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
       options.attention};
   c.maxNewTokens = options.maxNewTokens;
   c.staticCache = options.staticCache;
+  c.kvBlockSize = options.kvBlockSize;
+  c.padded = options.padded;
   c.useCache = options.useCache && config.useCache;
   if (llvm::Error e =
           checkAttention(config.name, config.layout, options.attention))
@@ -804,7 +824,6 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
           checkGeneration(config.name, config.layout, config.maxPositions, c))
     return std::move(e);
   c.packed = options.packed;
-  c.padded = options.padded;
   c.sampling = options.sampling;
   if (llvm::Error e = checkAttentionMasks(&config, config.name, c))
     return std::move(e);
@@ -818,6 +837,14 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
                  " tokens, whose StaticCache layer (StaticSlidingWindowLayer) "
                  "is not modelled: prompt + new tokens - 1 must be at most "
                  "that");
+  // vLLM frees a sliding layer's blocks that leave its window.
+  if (c.maxNewTokens && c.kvBlockSize && config.slidingWindow &&
+      c.seq + c.maxNewTokens - 1 > *config.slidingWindow)
+    return error(config.name + " attends within a sliding window of " +
+                 Twine(*config.slidingWindow) +
+                 " tokens, whose blocks a paged cache frees as they leave "
+                 "it (not modelled): prompt + new tokens - 1 must be at "
+                 "most that");
   llvm::Expected<OwningOpRef<ModuleOp>> module = buildForwardModule(
       context, config.name, loc, c, /*language=*/true,
       [&](ModelBuilder &mb, Value ids, const ModelConfig &model) {

@@ -25,6 +25,10 @@ struct GenerationFigures {
   /// Whether the cache is transformers' StaticCache (the program's
   /// nn.kv_cache_update ops write buffers in place), else a DynamicCache.
   bool staticCache = false;
+  /// A paged cache's block size (its nn.kv_cache_update ops' block_size),
+  /// 0 for transformers' caches; the blocks the batch's sequences hold
+  /// (each sequence's, shared by every layer as vLLM's block ids are).
+  int64_t kvBlockSize = 0, kvCacheBlocks = 0;
   /// generate(do_sample=True) and its logits processors (the first
   /// nn.next_token's): temperature 1.0, top_k 0, top_p 1.0, no min_p,
   /// repetition_penalty 1.0 when they do not run.

@@ -128,6 +128,8 @@ struct ZooSourceOptions {
   int64_t maxNewTokens = 0;
   /// --cache-implementation=static: transformers' StaticCache.
   bool staticCache = false;
+  /// --cache-implementation=paged: vLLM's blocks of --kv-block-size.
+  int64_t kvBlockSize = 0;
   /// --do-sample and its warpers (ZooOptions::sampling).
   zoo::Sampling sampling;
   /// --parallel=tp=N: one rank's model of N tensor-parallel ranks.
@@ -157,6 +159,8 @@ struct HuggingFaceSourceOptions {
   int64_t maxNewTokens = 0;
   /// --cache-implementation=static: transformers' StaticCache.
   bool staticCache = false;
+  /// --cache-implementation=paged: vLLM's blocks of --kv-block-size.
+  int64_t kvBlockSize = 0;
   /// --do-sample and its warpers (ZooOptions::sampling).
   zoo::Sampling sampling;
   /// --parallel=tp=N: one rank's model of N tensor-parallel ranks.

@@ -70,6 +70,9 @@ struct ZooOptions {
   /// --cache-implementation=static: generation with transformers'
   /// StaticCache instead of its DynamicCache.
   bool staticCache = false;
+  /// --cache-implementation=paged: generation with a paged cache in blocks
+  /// of this many positions, as vLLM allocates it (0: none).
+  int64_t kvBlockSize = 0;
   /// --parallel=tp=N: build one rank's model of N tensor-parallel ranks
   /// (LLaMA-layout language models; 1: the whole model).
   int64_t tensorParallel = 1;

@@ -797,6 +797,16 @@ LogicalResult KvCacheUpdateOp::verify() {
       return failure();
     past = pastType.getDimSize(2);
   }
+  if (std::optional<int64_t> block = getBlockSize()) {
+    if (!getStaticCache())
+      return emitOpError("has a block_size but no static_cache: a paged "
+                         "cache is a buffer written in place");
+    if (*block < 1)
+      return emitOpError("block_size must be >= 1, got ") << *block;
+    if (result.getDimSize(2) % *block)
+      return emitOpError("holds whole blocks of ")
+             << *block << " positions, not " << result.getDimSize(2);
+  }
   // A static cache's buffer keeps its max_cache_len positions.
   if (getStaticCache()) {
     if (getPast() && getPast().getType() != result)

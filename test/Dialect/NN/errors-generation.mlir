@@ -172,3 +172,29 @@ func.func @static_buffer_too_small(%k: tensor<1x2x8x8xf32>) {
   %c = nn.kv_cache_update %k {static_cache} : (tensor<1x2x8x8xf32>) -> tensor<1x2x6x8xf32>
   return
 }
+
+// -----
+
+// A paged cache is a buffer written in place: block_size needs static_cache.
+func.func @paged_is_buffered(%k: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{'nn.kv_cache_update' op has a block_size but no static_cache: a paged cache is a buffer written in place}}
+  %c = nn.kv_cache_update %k {block_size = 4 : i64} : (tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @paged_block_positive(%k: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{'nn.kv_cache_update' op block_size must be >= 1, got 0}}
+  %c = nn.kv_cache_update %k {block_size = 0 : i64, static_cache} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+// A paged cache holds whole blocks: 6 positions are not blocks of 4.
+func.func @paged_whole_blocks(%k: tensor<1x2x4x8xf32>) {
+  // expected-error @+1 {{'nn.kv_cache_update' op holds whole blocks of 4 positions, not 6}}
+  %c = nn.kv_cache_update %k {block_size = 4 : i64, static_cache} : (tensor<1x2x4x8xf32>) -> tensor<1x2x6x8xf32>
+  return
+}

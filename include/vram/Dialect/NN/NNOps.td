@@ -1892,6 +1892,15 @@ def NN_KvCacheUpdateOp : NN_Op<"kv_cache_update", [Pure, NN_KvCacheTrait,
     first positions; with `past` (the buffer) the result is `past` itself
     with `states` copied in (index_copy_), no allocation.
 
+    With `block_size` too, the buffer is a paged cache's (vLLM's
+    PagedAttention, --cache-implementation=paged): each sequence's blocks
+    of `block_size` positions (vLLM's KV cache page: block_size x kv heads
+    x head dim elements of keys, as many of values), as many as the
+    sequence reaches, so the buffer's positions are a whole number of
+    blocks. vLLM allocates its pool before any request and writes each
+    token into its block's slot in place, as a static cache does; its
+    attention kernels read the positions written so far in place.
+
     A training forward makes the same copies: transformers' decoders build
     a DynamicCache whenever `use_cache` is on (the configs' default; only
     gradient checkpointing turns it off), and attention reads, and saves,
@@ -1903,10 +1912,12 @@ def NN_KvCacheUpdateOp : NN_Op<"kv_cache_update", [Pure, NN_KvCacheTrait,
     %d = nn.kv_cache_update past %p, %k1 : (tensor<1x8x20x64xf32>, tensor<1x8x1x64xf32>) -> tensor<1x8x21x64xf32>
     %s = nn.kv_cache_update %k {static_cache} : (tensor<1x8x16x64xf32>) -> tensor<1x8x40x64xf32>
     %t = nn.kv_cache_update past %s, %k1 {static_cache} : (tensor<1x8x40x64xf32>, tensor<1x8x1x64xf32>) -> tensor<1x8x40x64xf32>
+    %b = nn.kv_cache_update %k {block_size = 16 : i64, static_cache} : (tensor<1x8x16x64xf32>) -> tensor<1x8x48x64xf32>
     ```
   }];
   let arguments = (ins Optional<NN_FloatTensor>:$past, NN_FloatTensor:$states,
-                       UnitAttr:$static_cache);
+                       UnitAttr:$static_cache,
+                       OptionalAttr<I64Attr>:$block_size);
   let results = (outs NN_FloatTensor:$result);
   let assemblyFormat = [{
     (`past` $past^ `,`)? $states attr-dict `:`
