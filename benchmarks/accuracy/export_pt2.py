@@ -468,6 +468,11 @@ def reductions_smallest():
     regression_net("reductions_smallest", lambda: ReduceNet(smallest=True), (2, 8, 16))
 
 
+def reductions_extremes():
+    """ReduceNet with torch.amax over time, x.max() and torch.amin."""
+    regression_net("reductions_extremes", lambda: ReduceNet(extremes=True), (2, 8, 16))
+
+
 def recurrent(name, model_class, shape, batch_dim=0):
     """regression_net for an LSTM, GRU or RNN (torch.nn.LSTM runs oneDNN's
     LSTM on the CPU, GRU and RNN their cells one by one): exported with a dynamic batch (dimension `batch_dim` of the input),
@@ -632,6 +637,7 @@ MODELS = {
     "gru_bidir_dynamo": lambda: onnx_dynamo("gru_bidir", BiGruNoBiasNet, (12, 2, 8)),
     "reductions": reductions,
     "reductions_smallest": reductions_smallest,
+    "reductions_extremes": reductions_extremes,
     "gru_stack": lambda: recurrent("gru_stack", lambda: GruNet(dropout=0.0), (2, 12, 16)),
     "lstm_bidir_stack": lambda: recurrent("lstm_bidir_stack", lambda: BiLstmNet(num_layers=2),
                                           (2, 12, 8)),

@@ -247,11 +247,15 @@ class ReduceNet(torch.nn.Module):
     """Reductions (issue 22): a projection's sum over time, its top 4 over
     the features and its maximum over time (values and indices), joined,
     and the sum of everything as a second term, into a Linear. With
-    `smallest`, the 4 smallest (largest=False) and the minimum."""
+    `smallest`, the 4 smallest (largest=False) and the minimum. With
+    `extremes`, the maximum over time as torch.amax, and as second terms
+    the maximum of everything (x.max(), aten.max.default) less each row's
+    minimum (torch.amin over two dimensions)."""
 
-    def __init__(self, smallest=False):
+    def __init__(self, smallest=False, extremes=False):
         super().__init__()
         self.smallest = smallest
+        self.extremes = extremes
         self.proj = torch.nn.Linear(16, 64)
         self.out = torch.nn.Linear(64 + 64 + 8 * 4, 10)
 
@@ -259,6 +263,11 @@ class ReduceNet(torch.nn.Module):
         h = torch.tanh(self.proj(x))
         total = h.sum(dim=1)
         top, _ = h.topk(4, dim=-1, largest=not self.smallest)
-        peak, _ = h.min(dim=1) if self.smallest else h.max(dim=1)
+        if self.extremes:
+            peak = h.amax(dim=1)
+        else:
+            peak, _ = h.min(dim=1) if self.smallest else h.max(dim=1)
         y = self.out(torch.cat([total, peak, top.flatten(1)], dim=-1))
+        if self.extremes:
+            return y + h.max() - h.amin(dim=(1, 2)).unsqueeze(-1)
         return y + h.sum()

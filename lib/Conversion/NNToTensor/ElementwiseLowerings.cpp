@@ -837,6 +837,179 @@ struct ReductionLowering
 };
 
 //===----------------------------------------------------------------------===//
+// nn.amax / nn.amin: the largest (smallest) value over `dims`, NaN
+// propagating; backward gives each element equal to the result an equal
+// share of its gradient (scale_grad_by_count), from the saved input and
+// result.
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+struct ExtremumLowering : ExternalModel<ExtremumLowering<OpTy>, OpTy> {
+  static Value pick(OpBuilder &b, Location loc, Value x, Value y) {
+    if (OpTy::kSmallest)
+      return arith::MinimumFOp::create(b, loc, x, y);
+    return arith::MaximumFOp::create(b, loc, x, y);
+  }
+
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    Location loc = op->getLoc();
+    auto reduce = cast<OpTy>(op);
+    MLIRContext *ctx = b.getContext();
+    RankedTensorType in = tensorType(operands[0]);
+    MeanShape s = meanShape(in, reduce.getDims(), reduce.getKeepdim(), ctx);
+    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
+    SmallVector<utils::IteratorType> iterators;
+    for (bool r : s.reduced)
+      iterators.push_back(r ? utils::IteratorType::reduction
+                            : utils::IteratorType::parallel);
+    double start = OpTy::kSmallest ? INFINITY : -INFINITY;
+    results.push_back(
+        linalg::GenericOp::create(
+            b, loc, outType, operands[0],
+            fill(b, loc, newTensor(b, loc, outType), start),
+            {AffineMap::getMultiDimIdentityMap(in.getRank(), ctx), s.resultMap},
+            iterators,
+            [](OpBuilder &nb, Location nloc, ValueRange a) {
+              linalg::YieldOp::create(nb, nloc, pick(nb, nloc, a[1], a[0]));
+            })
+            .getResult(0));
+    return success();
+  }
+
+  /// A linalg.generic over the input's iteration space making a new tensor
+  /// of `type` (`reduce`: over the reduced dimensions, into zeros).
+  static Value
+  generic(OpBuilder &b, Location loc, RankedTensorType type, ValueRange ins,
+          ArrayRef<AffineMap> inMaps, AffineMap outMap,
+          ArrayRef<utils::IteratorType> iters,
+          function_ref<Value(OpBuilder &, Location, ValueRange)> body,
+          Value init = Value()) {
+    SmallVector<AffineMap> maps(inMaps);
+    maps.push_back(outMap);
+    if (!init)
+      init = newTensor(b, loc, type);
+    return linalg::GenericOp::create(
+               b, loc, type, ins, init, maps, iters,
+               [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                 linalg::YieldOp::create(nb, nloc, body(nb, nloc, a));
+               })
+        .getResult(0);
+  }
+
+  /// The gradient of each element equal to the result: an equal share. The
+  /// tensors PyTorch's backward keeps until it returns are made as it makes
+  /// them (the bool masks, the int64 count, the quotient, the CPU's float
+  /// copy of the mask, the gradient: getExtremumBackwardBytes); the rest it
+  /// frees on the way (the int64 copy of the mask, before the quotient
+  /// exists), which the executed step, freeing at the op's end, holds as
+  /// one scratch buffer of the largest phase's excess.
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    MLIRContext *ctx = b.getContext();
+    Value self = node.savedOperands[0], result = node.savedResults[0];
+    auto in = cast<RankedTensorType>(self.getType());
+    auto outType = cast<RankedTensorType>(result.getType());
+    auto dims = node.forwardAttrs.getAs<DenseI64ArrayAttr>("dims");
+    MeanShape s = meanShape(in, dims.asArrayRef(),
+                            node.forwardAttrs.contains("keepdim"), ctx);
+    bool cpu = node.target.device == Device::Cpu;
+    bool evenly = node.forwardAttrs.contains("evenly");
+    Type i1 = b.getI1Type(), i64 = b.getI64Type(), f = in.getElementType();
+    int64_t elem = f.getIntOrFloatBitWidth() / 8;
+    ExtremumBackwardBytes bytes =
+        getExtremumBackwardBytes(in.getNumElements(), outType.getNumElements(),
+                                 elem, evenly, node.target.device);
+
+    AffineMap id = AffineMap::getMultiDimIdentityMap(in.getRank(), ctx);
+    AffineMap r = s.resultMap;
+    AffineMap outId = AffineMap::getMultiDimIdentityMap(outType.getRank(), ctx);
+    auto iterators = [](ArrayRef<bool> reduced) {
+      SmallVector<utils::IteratorType> its;
+      for (bool red : reduced)
+        its.push_back(red ? utils::IteratorType::reduction
+                          : utils::IteratorType::parallel);
+      return its;
+    };
+    SmallVector<bool> none(in.getRank(), false);
+    SmallVector<utils::IteratorType> parallel = iterators(none);
+    SmallVector<utils::IteratorType> outParallel(outType.getRank(),
+                                                 utils::IteratorType::parallel);
+    auto toFloat = [&](OpBuilder &nb, Location nl, Value v) -> Value {
+      if (v.getType() == i1)
+        return arith::UIToFPOp::create(nb, nl, f, v);
+      return arith::SIToFPOp::create(nb, nl, f, v);
+    };
+    auto isNan = [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+      return cmp(nb, nl, arith::CmpFPredicate::UNO, a[0], a[0]);
+    };
+
+    SmallVector<Value> kept;
+    SmallVector<AffineMap> keptMaps;
+    if (bytes.nanMask) {
+      kept.push_back(
+          generic(b, loc, in.clone(i1), self, {id}, id, parallel, isNan));
+      keptMaps.push_back(id);
+      kept.push_back(generic(b, loc, outType.clone(i1), result, {outId}, outId,
+                             outParallel, isNan));
+      keptMaps.push_back(r);
+    }
+    Value mask =
+        generic(b, loc, in.clone(i1), {self, result}, {id, r}, id, parallel,
+                [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                  return cmp(nb, nl, arith::CmpFPredicate::OEQ, a[0], a[1]);
+                });
+    Value zeros =
+        evenly && cpu ? fill(b, loc, newTensor(b, loc, in), 0.0) : Value();
+    Value count = generic(
+        b, loc, outType.clone(i64), mask, {id}, r, iterators(s.reduced),
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          return arith::AddIOp::create(
+              nb, nl, arith::ExtUIOp::create(nb, nl, i64, a[0]), a[1]);
+        },
+        fillInteger(b, loc, newTensor(b, loc, outType.clone(i64)), 0));
+    Value quotient =
+        generic(b, loc, outType, {node.grads[0], count}, {outId, outId}, outId,
+                outParallel, [&](OpBuilder &nb, Location nl, ValueRange a) {
+                  return div(nb, nl, a[0], toFloat(nb, nl, a[1]));
+                });
+    Value factor = mask;
+    int64_t held =
+        8 * outType.getNumElements() + elem * outType.getNumElements();
+    if (cpu && !evenly) {
+      factor = generic(b, loc, in, mask, {id}, id, parallel,
+                       [&](OpBuilder &nb, Location nl, ValueRange a) {
+                         return toFloat(nb, nl, a[0]);
+                       });
+      held += elem * in.getNumElements();
+    }
+    if (int64_t scratch = bytes.phase - held; scratch > 0) {
+      auto type = RankedTensorType::get({scratch}, b.getI8Type());
+      kept.push_back(fillInteger(b, loc, newTensor(b, loc, type), 0));
+      keptMaps.push_back(
+          AffineMap::get(in.getRank(), 0, getAffineConstantExpr(0, ctx), ctx));
+    }
+    // The last generic reads what C++ keeps until the expression ends.
+    SmallVector<Value> ins{factor, quotient, count, mask};
+    SmallVector<AffineMap> maps{id, r, r, id};
+    llvm::append_range(ins, kept);
+    llvm::append_range(maps, keptMaps);
+    auto body = [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+      if (zeros) // masked_fill_(mask, quotient) into the zeros
+        return select(nb, nl, a[0], a[1], a.back());
+      Value m = a[0].getType() == f ? a[0] : toFloat(nb, nl, a[0]);
+      return mul(nb, nl, m, a[1]);
+    };
+    grads.push_back(generic(b, loc, in, ins, maps, id, parallel, body,
+                            zeros ? zeros : Value()));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // nn.concat: copies into one new tensor; backward copies each input's slice
 // of the gradient into a new tensor (the memory analysis's input gradients).
 //===----------------------------------------------------------------------===//
@@ -1126,6 +1299,8 @@ void vram::lowering::attachElementwiseLowerings(MLIRContext *ctx) {
   DivOp::attachInterface<BinaryLowering<DivOp, DivFormula>>(*ctx);
   MeanOp::attachInterface<ReductionLowering<MeanOp, true>>(*ctx);
   SumOp::attachInterface<ReductionLowering<SumOp, false>>(*ctx);
+  AmaxOp::attachInterface<ExtremumLowering<AmaxOp>>(*ctx);
+  AminOp::attachInterface<ExtremumLowering<AminOp>>(*ctx);
   ConcatOp::attachInterface<ConcatLowering>(*ctx);
   PadOp::attachInterface<PadLowering>(*ctx);
   RollOp::attachInterface<RollLowering>(*ctx);

@@ -41,6 +41,12 @@ Value fill(OpBuilder &b, Location loc, Value init, double value) {
   return linalg::FillOp::create(b, loc, v, init).getResult(0);
 }
 
+Value fillInteger(OpBuilder &b, Location loc, Value init, int64_t value) {
+  Type et = tensorType(init).getElementType();
+  Value v = arith::ConstantOp::create(b, loc, et, b.getIntegerAttr(et, value));
+  return linalg::FillOp::create(b, loc, v, init).getResult(0);
+}
+
 AffineMap broadcastMap(ArrayRef<int64_t> shape, ArrayRef<int64_t> iterShape,
                        MLIRContext *ctx) {
   SmallVector<AffineExpr> exprs;

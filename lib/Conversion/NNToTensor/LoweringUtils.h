@@ -43,6 +43,9 @@ mlir::Value stackScratch(mlir::OpBuilder &b, mlir::Location loc,
 /// `init` filled with `value`.
 mlir::Value fill(mlir::OpBuilder &b, mlir::Location loc, mlir::Value init,
                  double value);
+/// `init` filled with the integer `value`.
+mlir::Value fillInteger(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value init, int64_t value);
 
 /// The map reading an operand of `shape` at the iteration point of
 /// `iterShape` under NumPy broadcasting (trailing dimensions aligned; size-1

@@ -489,7 +489,7 @@ struct KeepAliveLowering : ExternalModel<KeepAliveLowering<OpTy>, OpTy> {
 struct BackwardNodeLowering : ExternalModel<BackwardNodeLowering, BackwardOp> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
-                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                const LoweringOptions &options, SmallVectorImpl<Value> &results,
                 SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     auto node = cast<BackwardOp>(op);
     Location loc = op->getLoc();
@@ -497,6 +497,7 @@ struct BackwardNodeLowering : ExternalModel<BackwardNodeLowering, BackwardOp> {
     if (failed(concept))
       return failure();
     BackwardLowering info;
+    info.target = options.target;
     info.forwardAttrs = node.getForwardAttrs();
     info.forwardType = node.getForwardType();
     info.savedOperands.resize(info.forwardType.getNumInputs());

@@ -30,13 +30,6 @@ using namespace vram::lowering;
 
 namespace {
 
-/// `init` filled with the integer `value`.
-Value fillInt(OpBuilder &b, Location loc, Value init, int64_t value) {
-  Type et = tensorType(init).getElementType();
-  Value v = arith::ConstantOp::create(b, loc, et, b.getIntegerAttr(et, value));
-  return linalg::FillOp::create(b, loc, v, init).getResult(0);
-}
-
 /// The iteration index `dim` as an integer of `type`.
 Value indexAs(OpBuilder &b, Location loc, unsigned dim, Type type) {
   return arith::IndexCastOp::create(b, loc, type,
@@ -140,8 +133,8 @@ struct TopkLowering : ExternalModel<TopkLowering, TopkOp> {
       maps.insert(maps.begin() + 1, rowMap);
       Value index = generic(
           b, loc, ins,
-          fillInt(b, loc, stackScratch(b, loc, rowsOf(i64)),
-                  in.getShape()[dim]),
+          fillInteger(b, loc, stackScratch(b, loc, rowsOf(i64)),
+                      in.getShape()[dim]),
           maps, [&](OpBuilder &nb, Location nloc, ValueRange a) -> Value {
             Value acc = a.back();
             Value e = indexAs(nb, nloc, rank - 1, i64);
@@ -245,7 +238,7 @@ struct MoeDispatchLowering : ExternalModel<MoeDispatchLowering, MoeDispatchOp> {
     // (e, s): counts[e] = #{s : id[s] = e}.
     Value counts = generic(
         b, loc, ids,
-        fillInt(b, loc, newTensor(b, loc, typeOf(dispatch.getCounts())), 0),
+        fillInteger(b, loc, newTensor(b, loc, typeOf(dispatch.getCounts())), 0),
         {second, first}, [&](OpBuilder &nb, Location nloc, ValueRange a) {
           Value e = indexAs(nb, nloc, 0, i64);
           return countIf(nb, nloc, eqInt(nb, nloc, a[0], e), a[1]);
@@ -253,7 +246,8 @@ struct MoeDispatchLowering : ExternalModel<MoeDispatchLowering, MoeDispatchOp> {
     // (e, e2): offsets[e] = sum_{e2 <= e} counts[e2].
     Value offsets = generic(
         b, loc, counts,
-        fillInt(b, loc, newTensor(b, loc, typeOf(dispatch.getOffsets())), 0),
+        fillInteger(b, loc, newTensor(b, loc, typeOf(dispatch.getOffsets())),
+                    0),
         {second, first}, [&](OpBuilder &nb, Location nloc, ValueRange a) {
           Value upTo =
               arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::ule,
@@ -265,18 +259,18 @@ struct MoeDispatchLowering : ExternalModel<MoeDispatchLowering, MoeDispatchOp> {
               .getResult();
         });
     // (s, s2): rank[s] = #{s2 < s : id[s2] = id[s]}.
-    Value rank = generic(
-        b, loc, {ids, ids}, fillInt(b, loc, stackScratch(b, loc, pairType), 0),
-        {first, second, first},
-        [&](OpBuilder &nb, Location nloc, ValueRange a) {
-          Value before =
-              arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::ult,
-                                    linalg::IndexOp::create(nb, nloc, 1),
-                                    linalg::IndexOp::create(nb, nloc, 0));
-          Value hit = arith::AndIOp::create(nb, nloc, before,
-                                            eqInt(nb, nloc, a[0], a[1]));
-          return countIf(nb, nloc, hit, a[2]);
-        });
+    Value rank = generic(b, loc, {ids, ids},
+                         fillInteger(b, loc, stackScratch(b, loc, pairType), 0),
+                         {first, second, first},
+                         [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                           Value before = arith::CmpIOp::create(
+                               nb, nloc, arith::CmpIPredicate::ult,
+                               linalg::IndexOp::create(nb, nloc, 1),
+                               linalg::IndexOp::create(nb, nloc, 0));
+                           Value hit = arith::AndIOp::create(
+                               nb, nloc, before, eqInt(nb, nloc, a[0], a[1]));
+                           return countIf(nb, nloc, hit, a[2]);
+                         });
     // inverse[s]: the group's start plus the pair's rank in it.
     Value inverse = generic(
         b, loc, {ids, rank}, newTensor(b, loc, pairType), {one, one, one},
@@ -290,7 +284,7 @@ struct MoeDispatchLowering : ExternalModel<MoeDispatchLowering, MoeDispatchOp> {
         });
     // (i, s): perm[i] = the s with inverse[s] = i.
     Value perm = generic(
-        b, loc, inverse, fillInt(b, loc, newTensor(b, loc, pairType), 0),
+        b, loc, inverse, fillInteger(b, loc, newTensor(b, loc, pairType), 0),
         {second, first}, [&](OpBuilder &nb, Location nloc, ValueRange a) {
           Value i = indexAs(nb, nloc, 0, i64);
           return arith::SelectOp::create(nb, nloc, eqInt(nb, nloc, a[0], i),
@@ -333,7 +327,7 @@ struct GroupedMmLowering : ExternalModel<GroupedMmLowering, GroupedMmOp> {
                          int64_t rows) {
     MLIRContext *ctx = b.getContext();
     Type i64 = b.getI64Type();
-    Value init = fillInt(
+    Value init = fillInteger(
         b, loc, stackScratch(b, loc, RankedTensorType::get({rows}, i64)), 0);
     return generic(b, loc, offsets, init,
                    {dimMap(ctx, 2, {1}), dimMap(ctx, 2, {0})},

@@ -297,3 +297,124 @@ void SumOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                             SmallVectorImpl<SavedTensor> &) {
   // sum_backward: grad.expand(sizes), from sizes alone.
 }
+
+LogicalResult AmaxOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &results) {
+  return inferReduction(loc,
+                        cast<RankedTensorType>(adaptor.getInput().getType()),
+                        adaptor.getDims(), adaptor.getKeepdim(), results);
+}
+
+LogicalResult AminOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &results) {
+  return inferReduction(loc,
+                        cast<RankedTensorType>(adaptor.getInput().getType()),
+                        adaptor.getDims(), adaptor.getKeepdim(), results);
+}
+
+// One comparison per input element; flop_counter counts no reductions.
+int64_t AmaxOp::getFlops(FlopConvention c, bool) {
+  return c == Conv::Full ? numel(getInput()) : 0;
+}
+int64_t AminOp::getFlops(FlopConvention c, bool) {
+  return c == Conv::Full ? numel(getInput()) : 0;
+}
+
+// AmaxBackward0 / AminBackward0 (and MaxBackward1 / MinBackward1 over
+// every element): `self` and `result`.
+void AmaxOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                             SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(0));
+  saved.push_back(SavedTensor::result(0));
+}
+void AminOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                             SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(0));
+  saved.push_back(SavedTensor::result(0));
+}
+
+/// What AmaxBackward0 / AminBackward0 allocate beside the input's
+/// gradient (`grad`, which the analysis counts at the node): each phase's
+/// bytes, less the gradient where it is not yet allocated.
+///
+/// scale_grad_by_count: `mask = result == self` (bool, n_in), then
+/// `(grad / mask.sum(dims, true)) * mask`: the sum copies the mask to int64
+/// (8 n_in, freed after it) into an int64 count (8 n_out); the quotient is
+/// the result's size; the count and quotient live to the end of the
+/// expression, with the product (the gradient). On the CPU the division
+/// reads a copy of the count and the product a copy of the mask in the
+/// gradient's dtype. Measured with torch 2.15 on the CPU (export_pt2.py's
+/// reductions_extremes; the profiler's memory events).
+///
+/// evenly_distribute_backward (x.max() over every element): on the CPU the
+/// mask, zeros of the input's size (the gradient) and mask.sum() (its int64
+/// copy and count), then a float copy of the count and the quotient; on
+/// CUDA two bool masks of the input (isnan and eq, a 1-byte isnan of the
+/// result) and `mask * (grad / mask.sum())`.
+ExtremumBackwardBytes
+vram::nn::getExtremumBackwardBytes(int64_t nIn, int64_t nOut, int64_t elem,
+                                   bool evenly, Device device) {
+  int64_t grad = nIn * elem, count = 8 * nOut, sumCopy = 8 * nIn;
+  bool cpu = device == Device::Cpu;
+  ExtremumBackwardBytes bytes;
+  bytes.mask = nIn;
+  if (evenly) {
+    if (cpu) {
+      // The zeros (the gradient) are alive through the sum; the float copy
+      // of the count and the quotient (4 + 4) come after the int64 copy.
+      bytes.phase = std::max(sumCopy, 2 * elem) + count;
+      return bytes;
+    }
+    bytes.nanMask = nIn;
+    bytes.nanValue = 1;
+    bytes.phase = std::max(sumCopy + count - grad, count + elem);
+    return bytes;
+  }
+  int64_t summing = sumCopy + count - grad; // before the gradient exists
+  int64_t dividing = count + (cpu ? nOut * elem : 0) + nOut * elem - grad;
+  int64_t multiplying = count + nOut * elem + (cpu ? nIn * elem : 0);
+  bytes.phase = std::max({summing, dividing, multiplying, int64_t(0)});
+  return bytes;
+}
+
+template <typename OpTy>
+static void getExtremumBackwardWorkspace(OpTy op, const TorchTarget &target,
+                                         SmallVectorImpl<int64_t> &sizes) {
+  int64_t nOut = numel(op.getOutput());
+  ExtremumBackwardBytes bytes = getExtremumBackwardBytes(
+      numel(op.getInput()), nOut,
+      tensorBytes(op.getOutput()) / std::max<int64_t>(nOut, 1), op.getEvenly(),
+      target.device);
+  sizes.append({bytes.mask, bytes.nanMask, bytes.nanValue, bytes.phase});
+}
+
+void AmaxOp::getBackwardWorkspace(const TorchTarget &target,
+                                  ArrayRef<bool> needs,
+                                  SmallVectorImpl<int64_t> &sizes) {
+  if (needs[0])
+    getExtremumBackwardWorkspace(*this, target, sizes);
+}
+void AminOp::getBackwardWorkspace(const TorchTarget &target,
+                                  ArrayRef<bool> needs,
+                                  SmallVectorImpl<int64_t> &sizes) {
+  if (needs[0])
+    getExtremumBackwardWorkspace(*this, target, sizes);
+}
+
+/// `evenly` is x.max() over every element: all dimensions, none kept.
+template <typename OpTy> static LogicalResult verifyExtremum(OpTy op) {
+  if (!op.getEvenly())
+    return success();
+  if (op.getKeepdim() ||
+      static_cast<int64_t>(op.getDims().size()) !=
+          cast<RankedTensorType>(op.getInput().getType()).getRank())
+    return op.emitOpError("evenly (x.max() over every element) reduces "
+                          "every dimension without keepdim");
+  return success();
+}
+LogicalResult AmaxOp::verify() { return verifyExtremum(*this); }
+LogicalResult AminOp::verify() { return verifyExtremum(*this); }

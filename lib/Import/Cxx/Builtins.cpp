@@ -1947,8 +1947,9 @@ static FailureOr<SmallVector<int64_t>> reducedDimsArg(Interpreter &interp,
   return dims;
 }
 
-/// x.sum(dims, keepdim) / x.mean(...) (torch::sum, torch::mean): nn.sum,
-/// nn.mean; without dims, over every dimension. The dtype argument is not
+/// x.sum(dims, keepdim) / x.mean(...) / x.amax(...) / x.amin(...)
+/// (torch::sum, ...): nn.sum, nn.mean, nn.amax, nn.amin; without dims,
+/// over every dimension. The dtype argument is not
 /// read (the interpreter gives the defaulted optional as an integer, as for
 /// softmax).
 template <typename OpTy>
@@ -1990,18 +1991,28 @@ static FailureOr<Val> topk(Interpreter &interp, CallInfo &call) {
 /// x.max(dim, keepdim) (x.min): {values, indices}, which autograd handles
 /// as topk's k = 1 (value_selecting_reduction_backward keeps the indices):
 /// nn.topk, viewed without the dimension unless keepdim. x.max() over
-/// every element (amax's backward) is not modelled.
+/// every element: nn.amax {evenly} of every dimension (MaxBackward1 keeps
+/// the input and the result, as amax's backward).
 template <bool Smallest>
 static FailureOr<Val> maxDim(Interpreter &interp, CallInfo &call) {
   StringRef name = Smallest ? "min" : "max";
   FailureOr<Value> x = interp.tensorArg(call, 0);
   if (failed(x))
     return failure();
-  if (call.args.size() < 2 || call.args[1].kind == Val::Kind::Tensor)
+  if (call.args.size() < 2) {
+    SmallVector<int64_t> every =
+        llvm::to_vector(llvm::seq<int64_t>(0, shapeOf(*x).size()));
+    if (Smallest)
+      return Val::ofTensor(nn::AminOp::create(interp.getBuilder(), call.loc, *x,
+                                              every, false,
+                                              /*evenly=*/true));
+    return Val::ofTensor(nn::AmaxOp::create(interp.getBuilder(), call.loc, *x,
+                                            every, false, /*evenly=*/true));
+  }
+  if (call.args[1].kind == Val::Kind::Tensor)
     return interp.error(call.loc)
-           << "'" << name
-           << "' over every element or of two tensors is not modelled; " << name
-           << "(dim) is";
+           << "'" << name << "' of two tensors is not modelled; " << name
+           << "(dim) and " << name << "() are";
   FailureOr<int64_t> dim = intArg(interp, call, 1),
                      keepdim = intArg(interp, call, 2, 0);
   if (failed(dim) || failed(keepdim))
@@ -2236,6 +2247,8 @@ const llvm::StringMap<FunctionConverter> &vram::cxx_import::getFunctionTable() {
     t["topk"] = topk;
     t["max"] = maxDim</*Smallest=*/false>;
     t["min"] = maxDim</*Smallest=*/true>;
+    t["amax"] = reduction<nn::AmaxOp>;
+    t["amin"] = reduction<nn::AminOp>;
     // torch::dtype(torch::kBool): TensorOptions with a dtype.
     t["dtype"] = [](Interpreter &interp, CallInfo &call) -> FailureOr<Val> {
       Val out;
@@ -2290,6 +2303,8 @@ vram::cxx_import::getTensorMethodTable() {
     t["topk"] = topk;
     t["max"] = maxDim</*Smallest=*/false>;
     t["min"] = maxDim</*Smallest=*/true>;
+    t["amax"] = reduction<nn::AmaxOp>;
+    t["amin"] = reduction<nn::AminOp>;
     t["view"] = reshape;
     t["reshape"] = reshape;
     t["select"] = selectRow;

@@ -9,9 +9,11 @@ using namespace mlir;
 using namespace vram::onnx_import;
 namespace nn = vram::nn;
 
-/// ReduceMean and ReduceSum: nn.mean, nn.sum. Axes from the attribute, or
-/// from input 1 (ReduceSum from opset 13, ReduceMean from 18; models newer
-/// than libonnx's version converter keep their opset).
+/// ReduceMean, ReduceSum, ReduceMax and ReduceMin: nn.mean, nn.sum,
+/// nn.amax, nn.amin (torch.onnx exports amax, amin and max() over every
+/// element so; their autograd keeps the input and the result). Axes from
+/// the attribute, or from input 1 (ReduceSum from opset 13, the others from
+/// 18; models newer than libonnx's version converter keep their opset).
 template <typename OpTy> static LogicalResult convertReduce(OpBinder &op) {
   OpBuilder &b = op.builder();
   auto x = op.tensor(0);
@@ -88,5 +90,7 @@ static LogicalResult convertTopK(OpBinder &op) {
 void vram::onnx_import::registerReductionConverters(ConverterTable &table) {
   table.onOp("ReduceMean", 1, convertReduce<nn::MeanOp>);
   table.onOp("ReduceSum", 1, convertReduce<nn::SumOp>);
+  table.onOp("ReduceMax", 1, convertReduce<nn::AmaxOp>);
+  table.onOp("ReduceMin", 1, convertReduce<nn::AminOp>);
   table.onOp("TopK", 1, convertTopK);
 }

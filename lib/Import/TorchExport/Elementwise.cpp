@@ -226,7 +226,9 @@ static FailureOr<SmallVector<int64_t>> reducedDims(NodeBinder &op, Value x) {
 }
 
 /// aten.mean.dim and aten.sum.dim_IntList / aten.sum.default: nn.mean,
-/// nn.sum (whose backward expands the gradient: nothing kept).
+/// nn.sum (whose backward expands the gradient: nothing kept); aten.amax /
+/// aten.amin (and aten.max / aten.min over every element): nn.amax,
+/// nn.amin (input and result kept).
 template <typename OpTy> static LogicalResult convertReduction(NodeBinder &op) {
   FailureOr<Value> x = floatTensor(op, "self");
   if (failed(x))
@@ -240,6 +242,20 @@ template <typename OpTy> static LogicalResult convertReduction(NodeBinder &op) {
   FailureOr<Value> y =
       op.make<OpTy>(*x, op.getBuilder().getDenseI64ArrayAttr(*dims),
                     *keepdim ? op.getBuilder().getUnitAttr() : UnitAttr());
+  return failed(y) ? failure() : op.setResult(*y);
+}
+
+/// aten.max.default / aten.min.default: x.max() over every element,
+/// nn.amax {evenly} (nn.amin): MaxBackward1's evenly_distribute_backward.
+template <typename OpTy> static LogicalResult convertMaxAll(NodeBinder &op) {
+  FailureOr<Value> x = floatTensor(op, "self");
+  if (failed(x))
+    return failure();
+  int64_t rank = cast<RankedTensorType>(x->getType()).getRank();
+  OpBuilder &b = op.getBuilder();
+  FailureOr<Value> y = op.make<OpTy>(
+      *x, b.getDenseI64ArrayAttr(llvm::to_vector(llvm::seq<int64_t>(0, rank))),
+      UnitAttr(), b.getUnitAttr());
   return failed(y) ? failure() : op.setResult(*y);
 }
 
@@ -429,6 +445,10 @@ void vram::torch_export::registerElementwiseConverters(ConverterTable &table) {
   table.on("aten.mean.dim", convertReduction<nn::MeanOp>);
   table.on("aten.sum.dim_IntList", convertReduction<nn::SumOp>);
   table.on("aten.sum.default", convertReduction<nn::SumOp>);
+  table.on("aten.amax.default", convertReduction<nn::AmaxOp>);
+  table.on("aten.amin.default", convertReduction<nn::AminOp>);
+  table.on("aten.max.default", convertMaxAll<nn::AmaxOp>);
+  table.on("aten.min.default", convertMaxAll<nn::AminOp>);
   table.on("aten.topk.default", convertTopk);
   table.on("aten.max.dim", convertMaxDim</*Smallest=*/false>);
   table.on("aten.min.dim", convertMaxDim</*Smallest=*/true>);

@@ -125,3 +125,30 @@ func.func @f(%x: tensor<2x7x7x8xf32>) {
   %0 = nn.roll %x {shifts = array<i64: 3, 1>, dims = array<i64: 1, 1>} : tensor<2x7x7x8xf32>
   return
 }
+
+// -----
+
+// nn.amax / nn.amin reduce as nn.mean does.
+func.func @amax_dim_range(%x: tensor<2x3xf32>) {
+  // expected-error @+2 {{dim 2 is out of range for rank 2}}
+  // expected-error @+1 {{'nn.amax' op failed to infer returned types}}
+  %y = nn.amax %x {dims = array<i64: 2>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// `evenly` is x.max() over every element: every dimension, none kept.
+func.func @amax_evenly_every_dim(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'nn.amax' op evenly (x.max() over every element) reduces every dimension without keepdim}}
+  %y = nn.amax %x {dims = array<i64: 1>, evenly} : (tensor<2x3xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @amin_evenly_keepdim(%x: tensor<2x3xf32>) {
+  // expected-error @+1 {{'nn.amin' op evenly (x.max() over every element) reduces every dimension without keepdim}}
+  %y = nn.amin %x {dims = array<i64: 0, 1>, evenly, keepdim} : (tensor<2x3xf32>) -> tensor<1x1xf32>
+  return
+}

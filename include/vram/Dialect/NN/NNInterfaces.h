@@ -141,6 +141,9 @@ struct SavedTensorLowering {
 /// what it saved (lowered values by role), the lowered incoming gradients
 /// of its results and the operands whose gradients it returns.
 struct BackwardLowering {
+  /// The PyTorch whose backward kernels' temporaries the lowering
+  /// reproduces (LoweringOptions::target).
+  TorchTarget target;
   mlir::DictionaryAttr forwardAttrs;
   mlir::FunctionType forwardType;
   /// Saved operands / results / extras by index; null where not saved.

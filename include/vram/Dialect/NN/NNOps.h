@@ -30,6 +30,21 @@ void getInplaceEffects(bool inplace,
 #include "vram/Dialect/NN/NNOps.h.inc"
 
 namespace vram::nn {
+/// What AmaxBackward0 / AminBackward0 (MaxBackward1 with `evenly`) allocate
+/// beside the input's gradient, for an input of `inputElements` and a
+/// result of `resultElements` of `elementBytes` each on `device`
+/// (NNOpsPooling.cpp says which tensors): the bool mask of the input, the
+/// bool isnan masks evenly_distribute_backward keeps on CUDA (input, then
+/// result), and the largest of the phases' other temporaries, less the
+/// gradient where a phase runs before it exists.
+struct ExtremumBackwardBytes {
+  int64_t mask = 0, nanMask = 0, nanValue = 0, phase = 0;
+};
+ExtremumBackwardBytes getExtremumBackwardBytes(int64_t inputElements,
+                                               int64_t resultElements,
+                                               int64_t elementBytes,
+                                               bool evenly, Device device);
+
 /// One persistent state tensor an optimizer keeps for a parameter.
 struct OptimizerStateSlot {
   OptimizerStateKind kind;

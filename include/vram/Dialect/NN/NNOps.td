@@ -1023,6 +1023,45 @@ def NN_SumOp : NN_SimpleLayerOp<"sum", [InferTypeOpAdaptor]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
+// torch.amax / torch.amin (and x.max() / x.min() over every element, the
+// same backward): a reduction whose backward needs both ends.
+class NN_ExtremumOp<string mnemonic, string which>
+    : NN_SimpleLayerOp<mnemonic, [InferTypeOpAdaptor], 1,
+                       ["getBackwardWorkspace"]> {
+  let summary = which # " over `dims` (torch." # mnemonic # "(x, dims, keepdim))";
+  let description = [{
+    Reduces the listed dimensions as `nn.mean` does, keeping the }] # which #
+    [{ (NaN if any is). Autograd keeps the input and the result
+    (derivatives.yaml: `scale_grad_by_count(restore_reduced_dims(grad),
+    restore_reduced_dims(result) == self, dim)`: the gradient goes evenly
+    to every element equal to the result), in 1.13 and 2.x alike.
+    `evenly`: x.max() / x.min() over every element (MaxBackward1,
+    evenly_distribute_backward), the same gradient made in another order.
+
+    The backward's temporaries: the bool mask of the input's size, its
+    sum (the mask copied to int64 first, as reductions of bool do, then
+    an int64 count), the gradient divided by the count; on the CPU,
+    TensorIterator also copies the count and the mask to the gradient's
+    dtype for the division and the product (CUDA kernels cast as they
+    read). evenly_distribute_backward on the CPU makes zeros of the
+    input's size first and fills them where the mask is; on CUDA it
+    also keeps a bool isnan mask of the input.
+  }];
+  let arguments = (ins NN_FloatTensor:$input, DenseI64ArrayAttr:$dims,
+                       UnitAttr:$keepdim, UnitAttr:$evenly);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+let hasVerifier = 1 in
+def NN_AmaxOp : NN_ExtremumOp<"amax", "the largest value"> {
+  let extraClassDeclaration = [{ static constexpr bool kSmallest = false; }];
+}
+let hasVerifier = 1 in
+def NN_AminOp : NN_ExtremumOp<"amin", "the smallest value"> {
+  let extraClassDeclaration = [{ static constexpr bool kSmallest = true; }];
+}
+
 //===----------------------------------------------------------------------===//
 // Mixture of experts: routing and the experts' grouped products (a row
 // gather x[indices] is nn.embedding: the same kernel, saved indices and

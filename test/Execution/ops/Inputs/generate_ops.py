@@ -24,8 +24,9 @@ PReLU rows (make_cases_10) were made with torch 2.15 on a machine without
 Debian's torch (benchmarks/accuracy/truth-env.sh python3 generate_ops.py
 prelu prelu-single prelu-vector prelu-0d-weight), as were the bilinear
 rows (make_cases_12: generate_ops.py upsample_bilinear2d
-upsample_bilinear2d-align ...) and the k smallest (make_cases_13:
-generate_ops.py topk-smallest).
+upsample_bilinear2d-align ...). The k smallest (make_cases_13:
+generate_ops.py topk-smallest) and amax / amin (make_cases_14:
+generate_ops.py amax amin) were made by name with Debian's torch 1.13.
 """
 import os
 import sys
@@ -880,11 +881,48 @@ def make_cases_13():
     return [topk_smallest_case()]
 
 
+def amax_case():
+    """torch.amax over the rows (keepdim) plus x.min() over every element,
+    of a tensor of whole numbers: ties, whose gradient each equal element
+    shares."""
+    x, a = ttype((4, 6)), ttype((4, 1))
+    def fn(p):
+        return torch.amax(p["x"], 1, keepdim=True) + p["x"].min()
+    return Case(
+        "amax", "nn.amax over dim 1 (torch.amax, keepdim) and nn.amin "
+        "{evenly} (x.min()), ties included", {"x": torch.round(randn(4, 6, scale=1.5))},
+        ["%%a = nn.amax %%x {dims = array<i64: 1>, keepdim} : (%s) -> %s" % (x, a),
+         "%%m = nn.amin %%x {dims = array<i64: 0, 1>, evenly} : (%s) -> %s"
+         % (x, ttype(())),
+         "%%y = nn.add %%a, %%m : (%s, %s) -> %s" % (a, ttype(()), a)],
+        fn, (4, 1))
+
+
+def amin_case():
+    """torch.amin over the columns of whole numbers (ties), then their
+    sum."""
+    x, t = ttype((4, 6)), ttype((6,))
+    def fn(p):
+        return torch.amin(p["x"], 0).sum(0, keepdim=True)
+    return Case(
+        "amin", "nn.amin over dim 0 (torch.amin) of whole numbers and nn.sum",
+        {"x": torch.round(randn(4, 6, scale=1.5))},
+        ["%%t = nn.amin %%x {dims = array<i64: 0>} : (%s) -> %s" % (x, t),
+         "%%y = nn.sum %%t {dims = array<i64: 0>, keepdim} : (%s) -> %s"
+         % (t, ttype((1,)))],
+        fn, (1,))
+
+
+def make_cases_14():
+    """amax and amin (own seed, as above)."""
+    return [amax_case(), amin_case()]
+
+
 # The row sets, each drawn from its own seed (its index).
 CASE_SETS = [make_cases, make_cases_2, make_cases_3, make_cases_4,
              make_cases_5, make_cases_6, make_cases_7, make_cases_8,
              make_cases_9, make_cases_10, make_cases_11, make_cases_12,
-             make_cases_13]
+             make_cases_13, make_cases_14]
 
 
 def main(names):
