@@ -830,21 +830,20 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
   c.liger = options.liger;
   if (llvm::Error e = checkLiger(&config, config.name, c.liger))
     return std::move(e);
-  if (c.maxNewTokens && c.staticCache && config.slidingWindow &&
+  // A StaticCache's sliding layers (StaticSlidingWindowLayer) and a paged
+  // cache's (vLLM frees the blocks that leave the window) are not modelled
+  // past the window.
+  if (c.maxNewTokens && (c.staticCache || c.kvBlockSize) &&
+      config.slidingWindow &&
       c.seq + c.maxNewTokens - 1 > *config.slidingWindow)
-    return error(config.name + " attends within a sliding window of " +
-                 Twine(*config.slidingWindow) +
-                 " tokens, whose StaticCache layer (StaticSlidingWindowLayer) "
-                 "is not modelled: prompt + new tokens - 1 must be at most "
-                 "that");
-  // vLLM frees a sliding layer's blocks that leave its window.
-  if (c.maxNewTokens && c.kvBlockSize && config.slidingWindow &&
-      c.seq + c.maxNewTokens - 1 > *config.slidingWindow)
-    return error(config.name + " attends within a sliding window of " +
-                 Twine(*config.slidingWindow) +
-                 " tokens, whose blocks a paged cache frees as they leave "
-                 "it (not modelled): prompt + new tokens - 1 must be at "
-                 "most that");
+    return error(
+        config.name + " attends within a sliding window of " +
+        Twine(*config.slidingWindow) + " tokens, whose " +
+        (c.staticCache
+             ? "StaticCache layer (StaticSlidingWindowLayer)"
+             : "paged cache (its blocks freed as they leave the window)") +
+        " is not modelled: prompt + new tokens - 1 must be at most "
+        "that");
   llvm::Expected<OwningOpRef<ModuleOp>> module = buildForwardModule(
       context, config.name, loc, c, /*language=*/true,
       [&](ModelBuilder &mb, Value ids, const ModelConfig &model) {

@@ -977,17 +977,13 @@ struct ExtremumLowering : ExternalModel<ExtremumLowering<OpTy>, OpTy> {
                   return div(nb, nl, a[0], toFloat(nb, nl, a[1]));
                 });
     Value factor = mask;
-    int64_t held =
-        8 * outType.getNumElements() + elem * outType.getNumElements();
-    if (cpu && !evenly) {
+    if (bytes.maskCopy)
       factor = generic(b, loc, in, mask, {id}, id, parallel,
                        [&](OpBuilder &nb, Location nl, ValueRange a) {
                          return toFloat(nb, nl, a[0]);
                        });
-      held += elem * in.getNumElements();
-    }
-    if (int64_t scratch = bytes.phase - held; scratch > 0) {
-      auto type = RankedTensorType::get({scratch}, b.getI8Type());
+    if (bytes.scratch) {
+      auto type = RankedTensorType::get({bytes.scratch}, b.getI8Type());
       kept.push_back(fillInteger(b, loc, newTensor(b, loc, type), 0));
       keptMaps.push_back(
           AffineMap::get(in.getRank(), 0, getAffineConstantExpr(0, ctx), ctx));

@@ -252,13 +252,21 @@ static LogicalResult inferReduction(std::optional<Location> loc,
   return success();
 }
 
+/// The result type of nn.mean, nn.sum, nn.amax and nn.amin.
+template <typename Adaptor>
+static LogicalResult inferReductionOf(std::optional<Location> loc,
+                                      Adaptor adaptor,
+                                      SmallVectorImpl<Type> &results) {
+  return inferReduction(loc,
+                        cast<RankedTensorType>(adaptor.getInput().getType()),
+                        adaptor.getDims(), adaptor.getKeepdim(), results);
+}
+
 LogicalResult MeanOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &results) {
-  return inferReduction(loc,
-                        cast<RankedTensorType>(adaptor.getInput().getType()),
-                        adaptor.getDims(), adaptor.getKeepdim(), results);
+  return inferReductionOf(loc, adaptor, results);
 }
 
 int64_t MeanOp::getFlops(FlopConvention c, bool) {
@@ -283,9 +291,7 @@ LogicalResult SumOp::inferReturnTypes(MLIRContext *,
                                       std::optional<Location> loc,
                                       Adaptor adaptor,
                                       SmallVectorImpl<Type> &results) {
-  return inferReduction(loc,
-                        cast<RankedTensorType>(adaptor.getInput().getType()),
-                        adaptor.getDims(), adaptor.getKeepdim(), results);
+  return inferReductionOf(loc, adaptor, results);
 }
 
 int64_t SumOp::getFlops(FlopConvention c, bool) {
@@ -302,18 +308,14 @@ LogicalResult AmaxOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &results) {
-  return inferReduction(loc,
-                        cast<RankedTensorType>(adaptor.getInput().getType()),
-                        adaptor.getDims(), adaptor.getKeepdim(), results);
+  return inferReductionOf(loc, adaptor, results);
 }
 
 LogicalResult AminOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &results) {
-  return inferReduction(loc,
-                        cast<RankedTensorType>(adaptor.getInput().getType()),
-                        adaptor.getDims(), adaptor.getKeepdim(), results);
+  return inferReductionOf(loc, adaptor, results);
 }
 
 // One comparison per input element; flop_counter counts no reductions.
@@ -358,26 +360,34 @@ void AminOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
 ExtremumBackwardBytes
 vram::nn::getExtremumBackwardBytes(int64_t nIn, int64_t nOut, int64_t elem,
                                    bool evenly, Device device) {
-  int64_t grad = nIn * elem, count = 8 * nOut, sumCopy = 8 * nIn;
+  int64_t grad = nIn * elem, sumCopy = 8 * nIn;
   bool cpu = device == Device::Cpu;
   ExtremumBackwardBytes bytes;
   bytes.mask = nIn;
-  if (evenly) {
-    if (cpu) {
-      // The zeros (the gradient) are alive through the sum; the float copy
-      // of the count and the quotient (4 + 4) come after the int64 copy.
-      bytes.phase = std::max(sumCopy, 2 * elem) + count;
-      return bytes;
-    }
+  bytes.count = 8 * nOut;
+  bytes.quotient = nOut * elem;
+  // The largest phase's temporaries but the mask, less the gradient where
+  // the phase runs before it exists.
+  int64_t phase;
+  if (evenly && cpu) {
+    // The zeros (the gradient) are alive through the sum; the float copy
+    // of the count and the quotient come after the int64 copy.
+    phase = std::max(sumCopy, elem + bytes.quotient) + bytes.count;
+  } else if (evenly) {
     bytes.nanMask = nIn;
     bytes.nanValue = 1;
-    bytes.phase = std::max(sumCopy + count - grad, count + elem);
-    return bytes;
+    phase =
+        std::max(sumCopy + bytes.count - grad, bytes.count + bytes.quotient);
+  } else {
+    bytes.maskCopy = cpu ? nIn * elem : 0;
+    int64_t summing = sumCopy + bytes.count - grad;
+    int64_t dividing =
+        bytes.count + (cpu ? nOut * elem : 0) + bytes.quotient - grad;
+    int64_t multiplying = bytes.count + bytes.quotient + bytes.maskCopy;
+    phase = std::max({summing, dividing, multiplying});
   }
-  int64_t summing = sumCopy + count - grad; // before the gradient exists
-  int64_t dividing = count + (cpu ? nOut * elem : 0) + nOut * elem - grad;
-  int64_t multiplying = count + nOut * elem + (cpu ? nIn * elem : 0);
-  bytes.phase = std::max({summing, dividing, multiplying, int64_t(0)});
+  bytes.scratch = std::max<int64_t>(
+      phase - bytes.count - bytes.quotient - bytes.maskCopy, 0);
   return bytes;
 }
 
@@ -389,7 +399,8 @@ static void getExtremumBackwardWorkspace(OpTy op, const TorchTarget &target,
       numel(op.getInput()), nOut,
       tensorBytes(op.getOutput()) / std::max<int64_t>(nOut, 1), op.getEvenly(),
       target.device);
-  sizes.append({bytes.mask, bytes.nanMask, bytes.nanValue, bytes.phase});
+  sizes.append({bytes.nanMask, bytes.nanValue, bytes.mask, bytes.count,
+                bytes.quotient, bytes.maskCopy, bytes.scratch});
 }
 
 void AmaxOp::getBackwardWorkspace(const TorchTarget &target,

@@ -33,12 +33,14 @@ namespace vram::nn {
 /// What AmaxBackward0 / AminBackward0 (MaxBackward1 with `evenly`) allocate
 /// beside the input's gradient, for an input of `inputElements` and a
 /// result of `resultElements` of `elementBytes` each on `device`
-/// (NNOpsPooling.cpp says which tensors): the bool mask of the input, the
-/// bool isnan masks evenly_distribute_backward keeps on CUDA (input, then
-/// result), and the largest of the phases' other temporaries, less the
-/// gradient where a phase runs before it exists.
+/// (NNOpsPooling.cpp says which tensors), one allocation each: the bool
+/// mask of the input, the bool isnan masks evenly_distribute_backward keeps
+/// on CUDA (input, then result), the int64 count, the quotient, the CPU's
+/// float copy of the mask, and `scratch`: what the largest phase holds
+/// beyond them (the int64 copy of the mask the sum makes and frees).
 struct ExtremumBackwardBytes {
-  int64_t mask = 0, nanMask = 0, nanValue = 0, phase = 0;
+  int64_t mask = 0, nanMask = 0, nanValue = 0, count = 0, quotient = 0,
+          maskCopy = 0, scratch = 0;
 };
 ExtremumBackwardBytes getExtremumBackwardBytes(int64_t inputElements,
                                                int64_t resultElements,
