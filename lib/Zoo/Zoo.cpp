@@ -406,8 +406,8 @@ vram::zoo::buildModel(MLIRContext *context, StringRef name,
 }
 
 /// GenerationMixin.generate's greedy search or sampling with a DynamicCache (or
-/// a StaticCache, whose buffers span every position from the prefill on), as
-/// one program: the prefill forward over the prompt `ids`, the first token's
+/// a StaticCache, whose buffers span every position from the prefill on, or
+/// vLLM's paged cache, whose blocks do), as one program: the prefill forward over the prompt `ids`, the first token's
 /// choice, the decode steps but the last as nn.kv_cache_past (the cache
 /// grown to prompt + new tokens - 2), and the last decode step's forward
 /// over one token. Returns what outlives the program: the last tokens, the
