@@ -10,7 +10,8 @@ The small llama, gpt2, opt and t5 configs of test/Inputs/hf/small
 float32 (t5 as AutoModelForSeq2SeqLM, its prompts' ids from 2 on: no
 padding or end token from which generate() would infer a mask), saved and loaded with from_pretrained (attention "sdpa"), eval mode, torch.set_num_threads(1); prompts of random token ids
 (batch x prompt_len), generate(max_new_tokens=T, do_sample=False; the
-*_sample* rows do_sample=True with their warpers, torch.manual_seed(2)) with no
+*_sample* rows do_sample=True with their warpers, torch.manual_seed(2); the
+*_n4 rows beam search with num_beams=4) with no
 end-of-sequence token, so that exactly T tokens are made; the *_padded
 rows left-pad all rows but the first (left_padding_mask) and pass their
 attention_mask. Per case:
@@ -93,7 +94,12 @@ CASES = ([("llama", d, b, p, t, c, False) for c in ("dynamic", "static")
           for s in ({"do_sample": False, "repetition_penalty": 1.2},
                     {"temperature": 0.7, "top_k": 50, "top_p": 0.9,
                      "repetition_penalty": 1.2})] +
-         [("llama", "fp32", 8, 16, 8, "dynamic", False, {"top_k": 0, "min_p": 0.1})])
+         [("llama", "fp32", 8, 16, 8, "dynamic", False, {"top_k": 0, "min_p": 0.1})] +
+         # Beam search (num_beams, greedy): the model runs on batch x beams
+         # rows; _beam_search's bookkeeping, its log_softmax and the
+         # DynamicCache's reorder_cache (index_select per layer) each step.
+         [("llama", "fp32", b, p, t, "dynamic", False, {"do_sample": False, "num_beams": 4})
+          for b, p, t in ((2, 64, 32), (1, 64, 32), (2, 16, 8))])
 
 
 def sampling_suffix(sampling):
@@ -103,7 +109,7 @@ def sampling_suffix(sampling):
     if sampling is None:
         return ""
     keys = (("temperature", "t"), ("top_k", "k"), ("top_p", "p"), ("min_p", "m"),
-            ("repetition_penalty", "r"))
+            ("repetition_penalty", "r"), ("num_beams", "n"))
     return ("_sample" if sampling.get("do_sample", True) else "_greedy") + "".join(
         "_%s%s" % (short, sampling[key]) for key, short in keys if key in sampling)
 
