@@ -185,4 +185,21 @@ BENCHMARK(BM_ChainPipeline)
     ->Unit(benchmark::kMillisecond)
     ->Complexity(benchmark::oN);
 
+/// The same under interleaved 1F1B, 2 stages a rank: the rank's action list
+/// (PipelineSchedule.cpp's lockstep simulation of torch's lowering) is
+/// replayed op by op, so the time per op should stay flat too.
+static void BM_ChainInterleaved(benchmark::State &state) {
+  runParallelChain(state, 64, "layers.", [](vram::ParallelOptions &parallel) {
+    parallel.pp = 4;
+    parallel.ppSchedule = "interleaved-1f1b";
+    parallel.ppStagesPerRank = 2;
+    parallel.microbatches = 8;
+  });
+}
+BENCHMARK(BM_ChainInterleaved)
+    ->RangeMultiplier(10)
+    ->Range(1000, 100000)
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity(benchmark::oN);
+
 BENCHMARK_MAIN();
