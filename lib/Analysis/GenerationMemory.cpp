@@ -21,6 +21,9 @@ vram::getGenerationFigures(const MemoryAnalysis &memory,
     return std::nullopt;
   GenerationFigures g;
   g.maxNewTokens = tokens.getInt();
+  if (auto beams =
+          func->getAttrOfType<IntegerAttr>(nn::NNDialect::kNumBeamsAttrName))
+    g.numBeams = beams.getInt();
   if (func.getNumArguments())
     if (auto ids = dyn_cast<RankedTensorType>(func.getArgumentTypes()[0]);
         ids && ids.getRank() == 2)

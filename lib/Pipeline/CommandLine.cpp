@@ -145,6 +145,11 @@ struct VramOptFlags {
                             "vLLM's paged cache: each sequence's blocks of "
                             "--kv-block-size positions, written in place")),
       cl::init(CacheImplementation::Dynamic), cl::cat(modelCat)};
+  cl::opt<int64_t> numBeams{
+      "num-beams",
+      cl::desc("--mode=generate: beam search, generate(num_beams=N) (1, the "
+               "default: none)"),
+      cl::init(1), cl::cat(modelCat)};
   cl::opt<int64_t> kvBlockSize{
       "kv-block-size",
       cl::desc("--cache-implementation=paged: positions a block holds "
@@ -1119,6 +1124,9 @@ llvm::Error VramOptFlags::checkGeneration(ModelKind kind) const {
       return usage("--do-sample, --temperature, --top-k, --top-p, --min-p "
                    "and --repetition-penalty describe generation's choice "
                    "of tokens: add --mode=generate");
+    if (numBeams.getNumOccurrences())
+      return usage("--num-beams describes generation's search: add "
+                   "--mode=generate");
     return llvm::Error::success();
   }
   bool warperFlags = temperature.getNumOccurrences() ||
@@ -1128,6 +1136,11 @@ llvm::Error VramOptFlags::checkGeneration(ModelKind kind) const {
       cacheImplementation != CacheImplementation::Paged)
     return usage("--kv-block-size sizes a paged cache's blocks: add "
                  "--cache-implementation=paged");
+  if (numBeams < 1)
+    return usage("--num-beams must be >= 1, got " + std::to_string(numBeams));
+  if (numBeams > 1 && (doSample || repetitionPenalty != 1.0))
+    return usage("--num-beams with --do-sample or --repetition-penalty "
+                 "(beam sampling, penalized beams) is not modelled yet");
   if (kvBlockSize < 1)
     return usage("--kv-block-size must be >= 1, got " +
                  std::to_string(kvBlockSize));
@@ -1169,6 +1182,9 @@ llvm::Error VramOptFlags::checkGeneration(ModelKind kind) const {
       return usage("--do-sample, its warpers and --repetition-penalty build "
                    "a generation program (--zoo or --hf); a .mlir one has "
                    "its own nn.next_token");
+    if (numBeams.getNumOccurrences())
+      return usage("--num-beams builds a generation program (--zoo or --hf); "
+                   "a .mlir one has its own search");
   } else if (kind != ModelKind::Zoo && kind != ModelKind::HuggingFace) {
     return usage("--mode=generate runs the generation loop of a model whose "
                  "layers vram-opt builds (--zoo or --hf): an imported graph "
@@ -1852,6 +1868,7 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     options.staticCache = f.cacheImplementation == CacheImplementation::Static;
     if (f.cacheImplementation == CacheImplementation::Paged)
       options.kvBlockSize = f.kvBlockSize;
+    options.numBeams = f.numBeams;
     options.sampling = f.getSampling();
     if (f.numClasses > 0)
       options.numClasses = f.numClasses;
@@ -1878,6 +1895,7 @@ vram::createModelSourceFromCommandLine(MLIRContext *context, ModelKind kind,
     options.staticCache = f.cacheImplementation == CacheImplementation::Static;
     if (f.cacheImplementation == CacheImplementation::Paged)
       options.kvBlockSize = f.kvBlockSize;
+    options.numBeams = f.numBeams;
     options.sampling = f.getSampling();
     options.target = {f.torchVersion, f.device};
     options.attention = f.attention;

@@ -63,6 +63,7 @@ public:
     zooOptions.maxNewTokens = options.maxNewTokens;
     zooOptions.staticCache = options.staticCache;
     zooOptions.kvBlockSize = options.kvBlockSize;
+    zooOptions.numBeams = options.numBeams;
     zooOptions.sampling = options.sampling;
     zooOptions.tensorParallel = options.tensorParallel;
     zooOptions.packed = options.packed;
@@ -117,6 +118,7 @@ public:
     zooOptions.maxNewTokens = options.maxNewTokens;
     zooOptions.staticCache = options.staticCache;
     zooOptions.kvBlockSize = options.kvBlockSize;
+    zooOptions.numBeams = options.numBeams;
     zooOptions.sampling = options.sampling;
     zooOptions.tensorParallel = options.tensorParallel;
     zooOptions.packed = options.packed;

@@ -769,6 +769,7 @@ static json::Value generateJson(const Analyses &a) {
                       {"kv_cache", kvCacheKind(g)},
                       {"kv_block_size", paged(g.kvBlockSize)},
                       {"kv_cache_blocks", paged(g.kvCacheBlocks)},
+                      {"num_beams", g.numBeams},
                       {"do_sample", g.sample},
                       {"temperature", g.temperature},
                       {"top_k", g.topK},
@@ -785,6 +786,8 @@ static std::string describeChoice(const GenerationFigures &g) {
           ? llvm::formatv(" with repetition penalty {0}", g.repetitionPenalty)
                 .str()
           : std::string();
+  if (g.numBeams > 1)
+    return llvm::formatv("beam search ({0} beams)", g.numBeams).str();
   if (!g.sample)
     return "greedy" + penalty;
   SmallVector<std::string> warpers;

@@ -317,8 +317,9 @@ void BuildStepPass::runOnOperation() {
         NNDialect::kTokenClassifierAttrName,
         NNDialect::kSequenceClassifierAttrName, NNDialect::kAutocastAttrName,
         NNDialect::kLoraAttrName, NNDialect::kQuantizeAttrName,
-        NNDialect::kMaxNewTokensAttrName, NNDialect::kTensorParallelAttrName,
-        NNDialect::kPackedTokensAttrName, NNDialect::kPaddedAttrName})
+        NNDialect::kMaxNewTokensAttrName, NNDialect::kNumBeamsAttrName,
+        NNDialect::kTensorParallelAttrName, NNDialect::kPackedTokensAttrName,
+        NNDialect::kPaddedAttrName})
     if (Attribute attr = forward->getAttr(name))
       step->setAttr(name, attr);
 

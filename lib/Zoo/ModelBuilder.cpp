@@ -631,6 +631,10 @@ Value ModelBuilder::staticCacheUpdate(Value past, Value states,
       blockSize ? builder.getI64IntegerAttr(blockSize) : IntegerAttr());
 }
 
+Value ModelBuilder::kvCacheReorder(Value cache, StringRef layer) {
+  return KvCacheReorderOp::create(builder, loc(layer), cache);
+}
+
 Value ModelBuilder::int64Scalar(StringRef layer) {
   auto type = RankedTensorType::get({}, builder.getI64Type());
   return ConstantOp::create(builder, loc(layer),

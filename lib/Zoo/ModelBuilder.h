@@ -132,6 +132,8 @@ struct ModelConfig {
   /// Generation with a paged cache in blocks of this many positions, as
   /// vLLM allocates it (--cache-implementation=paged; 0: none).
   int64_t kvBlockSize = 0;
+  /// Generation by beam search with this many beams (1: none).
+  int64_t numBeams = 1;
   /// While a generation program is built: the cache the decoder's forward
   /// reads and updates; it then computes logits for the last position only
   /// (generate's logits_to_keep=1).
@@ -464,6 +466,8 @@ public:
   mlir::Value staticCacheUpdate(mlir::Value past, mlir::Value states,
                                 int64_t capacity, llvm::StringRef layer,
                                 int64_t blockSize = 0);
+  /// nn.kv_cache_reorder: beam search's index_select of `cache` by beam.
+  mlir::Value kvCacheReorder(mlir::Value cache, llvm::StringRef layer);
   /// A 0-d int64 tensor (a counter such as StaticLayer.cumulative_length).
   mlir::Value int64Scalar(llvm::StringRef layer);
   /// nn.kv_cache_past: `cache` after the decode steps up to `tokens`.

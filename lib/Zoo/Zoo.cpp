@@ -213,6 +213,20 @@ llvm::Error checkGeneration(StringRef name, std::optional<DecoderLayout> layout,
   if (layout == DecoderLayout::T5 && config.kvBlockSize)
     return error("a paged cache for an encoder-decoder (" + name +
                  "'s self- and cross-attention) is not modelled yet");
+  if (config.numBeams > 1) {
+    if (layout == DecoderLayout::T5)
+      return error("beam search for an encoder-decoder (" + name +
+                   ": the encoder's output and the cross-attention's cache "
+                   "per beam) is not modelled yet");
+    if (config.staticCache || config.kvBlockSize)
+      return error("beam search is modelled with a DynamicCache "
+                   "(--cache-implementation=dynamic)");
+    if (config.padded)
+      return error("beam search with --padded is not modelled yet");
+    if (config.sampling.sample || config.sampling.repetitionPenalty != 1.0)
+      return error("beam search is modelled without sampling or a "
+                   "repetition penalty (generate(num_beams=N))");
+  }
   // vLLM batches sequences unpadded, each its own blocks.
   if (config.kvBlockSize && config.padded)
     return error("a paged cache holds each sequence unpadded (vLLM batches "
@@ -312,7 +326,9 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
     c.maxNewTokens = options.maxNewTokens;
     c.staticCache = options.staticCache;
     c.kvBlockSize = options.kvBlockSize;
+    c.numBeams = options.numBeams;
     c.padded = options.padded;
+    c.sampling = options.sampling;
     if (llvm::Error e = checkGeneration(name, model.layout, model.maxSeq, c))
       return std::move(e);
     std::optional<CausalLMConfig> causalLM;
@@ -323,7 +339,6 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
                                             name, c.tensorParallel))
       return std::move(e);
     c.packed = options.packed;
-    c.sampling = options.sampling;
     if (llvm::Error e =
             checkAttentionMasks(causalLM ? &*causalLM : nullptr, name, c))
       return std::move(e);
@@ -405,15 +420,97 @@ vram::zoo::buildModel(MLIRContext *context, StringRef name,
                             model->kind == Kind::Language, model->build);
 }
 
+/// _beam_search's state, made before the prefill and kept to the end:
+/// running_sequences and its clone `sequences` [B, beams, prompt + new
+/// tokens] int64, running_beam_indices and `beam_indices` [B, beams, new
+/// tokens] int32, the running and finished beam scores [B, beams] float32.
+static SmallVector<Value> beamSearchState(ModelBuilder &mb, int64_t batch,
+                                          int64_t beams, int64_t prompt,
+                                          int64_t newTokens) {
+  OpBuilder &b = mb.getBuilder();
+  auto splat = [&](ArrayRef<int64_t> shape, Type type) -> Value {
+    auto tensor = RankedTensorType::get(shape, type);
+    Attribute zero = isa<FloatType>(type) ? Attribute(b.getFloatAttr(type, 0))
+                                          : b.getIntegerAttr(type, 0);
+    return vram::nn::ConstantOp::create(b, mb.loc("generate"),
+                                        DenseElementsAttr::get(tensor, zero));
+  };
+  SmallVector<Value> state;
+  for (int copy = 0; copy < 2; ++copy) {
+    state.push_back(splat({batch, beams, prompt + newTokens}, b.getI64Type()));
+    state.push_back(splat({batch, beams, newTokens}, b.getI32Type()));
+    state.push_back(splat({batch, beams}, b.getF32Type()));
+  }
+  return state;
+}
+
+/// The end of a beam search step after the model's logits were copied
+/// (`choice`'s scores): `log_probs = log_softmax(logits)` (the previous
+/// step's `log_probs` freed as it is rebound), `del model_outputs` (the
+/// model's logits), `log_probs + running_beam_scores[:, :, None]` over
+/// [B, beams, V] (the log_softmax freed as log_probs is rebound again),
+/// the top 2 x beams of its [B, beams x V] view and the continuations
+/// gathered from them (topk_running_sequences [B, 2 x beams, prompt + new
+/// tokens] int64 and topk_running_beam_indices [B, 2 x beams, new tokens]
+/// int32, which the loop's variables keep until the next step's replace
+/// them: `continuations`, in and out), then reorder_cache: each layer's
+/// keys and values index_selected by beam. Returns the step's log_probs,
+/// which live until the next step's log_softmax. (The gathers' int64
+/// remainders and the merged [B, 3 x beams, ...] candidates, freed within
+/// the step, are not modelled.)
+static Value beamSearchStep(ModelBuilder &mb, vram::nn::NextTokenOp choice,
+                            Value previousLogProbs, KvCache &cache,
+                            int64_t batch, int64_t beams, int64_t length,
+                            int64_t newTokens,
+                            SmallVectorImpl<Value> &continuations) {
+  OpBuilder &b = mb.getBuilder();
+  Location loc = mb.loc("generate");
+  Value scores = choice.getScores();
+  int64_t vocab = ModelBuilder::shapeOf(scores).back();
+  Value logProbs =
+      vram::nn::LogSoftmaxOp::create(b, loc, scores, -1, TypeAttr());
+  SmallVector<Value> held{choice.getLogits()};
+  if (previousLogProbs)
+    held.push_back(previousLogProbs);
+  mb.keepAlive(held, "generate");
+  auto running = RankedTensorType::get({batch, beams, 1}, b.getF32Type());
+  Value runningScores = vram::nn::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(running, b.getF32FloatAttr(0)));
+  Value accumulated =
+      mb.add(mb.reshape(logProbs, "generate", {batch, beams, vocab}),
+             runningScores, "generate");
+  mb.topk(mb.reshape(accumulated, "generate", {batch, beams * vocab}),
+          "generate", 2 * beams);
+  auto splat = [&](ArrayRef<int64_t> shape, Type type) -> Value {
+    return vram::nn::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(RankedTensorType::get(shape, type),
+                               b.getIntegerAttr(type, 0)));
+  };
+  SmallVector<Value> made{splat({batch, 2 * beams, length}, b.getI64Type()),
+                          splat({batch, 2 * beams, newTokens}, b.getI32Type())};
+  if (!continuations.empty())
+    mb.keepAlive(continuations, "generate");
+  continuations.assign(made.begin(), made.end());
+  for (KvCache *part : {&cache, cache.cross.get()})
+    if (part)
+      for (size_t i = 0; i < part->keys.size(); ++i) {
+        part->keys[i] = mb.kvCacheReorder(part->keys[i], "generate");
+        part->values[i] = mb.kvCacheReorder(part->values[i], "generate");
+      }
+  return accumulated;
+}
+
 /// GenerationMixin.generate's greedy search or sampling with a DynamicCache (or
 /// a StaticCache, whose buffers span every position from the prefill on, or
-/// vLLM's paged cache, whose blocks do), as one program: the prefill forward over the prompt `ids`, the first token's
-/// choice, the decode steps but the last as nn.kv_cache_past (the cache
-/// grown to prompt + new tokens - 2), and the last decode step's forward
-/// over one token. Returns what outlives the program: the last tokens, the
-/// last step's scores (sampling: and its warped scores and probabilities),
-/// and the cache. The previous step's are alive until the last step's
-/// choice replaces them (its nn.next_token's `previous`).
+/// vLLM's paged cache, whose blocks do), as one program: the prefill forward
+/// over the prompt `ids`, the first token's choice, the decode steps but the
+/// last as nn.kv_cache_past (the cache grown to prompt + new tokens - 2),
+/// and the last decode step's forward over one token. Returns what outlives
+/// the program: the last tokens, the last step's scores (sampling: and its
+/// warped scores and probabilities), and the cache. The previous step's are
+/// alive until the last step's choice replaces them (its nn.next_token's
+/// `previous`).
 ///
 /// generate() also keeps the sequences so far (input_ids, grown by a
 /// torch.cat of each token) and, given one, the attention_mask (grown by a
@@ -422,6 +519,13 @@ vram::zoo::buildModel(MLIRContext *context, StringRef name,
 /// benchmarks/accuracy/generate.py; without padding generate() makes no
 /// attention_mask). An encoder-decoder's sequences are the decoder's: its
 /// start token and the new tokens.
+///
+/// Beam search (_beam_search, `numBeams` > 1) runs the forwards on batch x
+/// beams rows (_expand_inputs_for_generation repeats the ids), keeps its
+/// state (beamSearchState) and ends each step with beamSearchStep; its
+/// sequences so far are the copy `running_sequences[:, :, :cur_len]`
+/// flattened, [batch x beams, prompt + new tokens - 1] through the last
+/// step.
 static SmallVector<Value> buildGenerationProgram(ModelBuilder &mb, Value ids,
                                                  const ModelConfig &config,
                                                  ForwardBuilder build) {
@@ -434,12 +538,28 @@ static SmallVector<Value> buildGenerationProgram(ModelBuilder &mb, Value ids,
   cache.blockSize = config.kvBlockSize;
   ModelConfig step = config;
   step.kvCache = &cache;
+  int64_t batch = ModelBuilder::shapeOf(ids)[0];
+  int64_t beams = config.numBeams;
+  Value input = ids;
+  SmallVector<Value> beamState;
+  if (beams > 1) {
+    beamState = beamSearchState(mb, batch, beams, prompt, config.maxNewTokens);
+    step.batch = batch * beams;
+    input = mb.int64Tensor({batch * beams, prompt}, "generate");
+  }
   // _sample's variables keep each step's scores (and, sampling, the warped
   // scores and the probabilities) until the next step replaces them.
   // A repetition penalty reads the sequences so far: the prompt (an
   // encoder-decoder's start token), then one more a token.
-  vram::nn::NextTokenOp first = mb.nextToken(
-      build(mb, ids, step), "generate", ValueRange(), config.sampling, prompt);
+  vram::nn::NextTokenOp first =
+      mb.nextToken(build(mb, input, step), "generate", ValueRange(),
+                   config.sampling, prompt);
+  Value logProbs;
+  SmallVector<Value> continuations;
+  int64_t length = prompt + config.maxNewTokens;
+  if (beams > 1)
+    logProbs = beamSearchStep(mb, first, Value(), cache, batch, beams, length,
+                              config.maxNewTokens, continuations);
   auto kept = [](vram::nn::NextTokenOp op) {
     SmallVector<Value> values{op.getScores()};
     llvm::append_range(values, op.getHeld());
@@ -462,19 +582,25 @@ static SmallVector<Value> buildGenerationProgram(ModelBuilder &mb, Value ids,
         cache.values[i] =
             mb.kvCachePast(cache.values[i], tokens, "generate", window);
       }
-    int64_t batch = ModelBuilder::shapeOf(ids)[0];
     SmallVector<Value> sequences{
-        mb.int64Tensor({batch, cache.totalTokens}, "generate")};
+        mb.int64Tensor({batch * beams, cache.totalTokens}, "generate")};
     if (config.padded)
       sequences.push_back(
           mb.int64Tensor({batch, cache.totalTokens}, "generate"));
     vram::nn::NextTokenOp last =
         mb.nextToken(build(mb, first.getTokens(), step), "generate",
                      kept(first), config.sampling, cache.totalTokens);
+    if (beams > 1)
+      logProbs = beamSearchStep(mb, last, logProbs, cache, batch, beams, length,
+                                config.maxNewTokens, continuations);
     mb.keepAlive(sequences, "generate");
     results = {last.getTokens()};
     llvm::append_range(results, kept(last));
   }
+  if (logProbs)
+    results.push_back(logProbs);
+  llvm::append_range(results, continuations);
+  llvm::append_range(results, beamState);
   for (KvCache *part : {&cache, cache.cross.get()})
     if (part)
       for (auto [k, v] : llvm::zip(part->keys, part->values))
@@ -544,6 +670,9 @@ static OwningOpRef<ModuleOp> buildForwardModule(MLIRContext *context,
   if (config.maxNewTokens)
     forward->setAttr(vram::nn::NNDialect::kMaxNewTokensAttrName,
                      b.getI64IntegerAttr(config.maxNewTokens));
+  if (config.maxNewTokens && config.numBeams > 1)
+    forward->setAttr(vram::nn::NNDialect::kNumBeamsAttrName,
+                     b.getI64IntegerAttr(config.numBeams));
   if (config.packed)
     forward->setAttr(vram::nn::NNDialect::kPackedTokensAttrName,
                      b.getI64IntegerAttr(config.seq));
@@ -750,6 +879,7 @@ buildVisionTransformer(MLIRContext *context, const CausalLMConfig &config,
   c.maxNewTokens = options.maxNewTokens;
   c.staticCache = options.staticCache;
   c.kvBlockSize = options.kvBlockSize;
+  c.numBeams = options.numBeams;
   if (llvm::Error e =
           checkGeneration(config.name, config.layout, /*maxPositions=*/0, c))
     return std::move(e);
@@ -790,7 +920,9 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
   c.maxNewTokens = options.maxNewTokens;
   c.staticCache = options.staticCache;
   c.kvBlockSize = options.kvBlockSize;
+  c.numBeams = options.numBeams;
   c.padded = options.padded;
+  c.sampling = options.sampling;
   c.useCache = options.useCache && config.useCache;
   if (llvm::Error e =
           checkAttention(config.name, config.layout, options.attention))
@@ -824,7 +956,6 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
           checkGeneration(config.name, config.layout, config.maxPositions, c))
     return std::move(e);
   c.packed = options.packed;
-  c.sampling = options.sampling;
   if (llvm::Error e = checkAttentionMasks(&config, config.name, c))
     return std::move(e);
   c.liger = options.liger;

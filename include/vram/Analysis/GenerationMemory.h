@@ -29,6 +29,8 @@ struct GenerationFigures {
   /// 0 for transformers' caches; the blocks the batch's sequences hold
   /// (each sequence's, shared by every layer as vLLM's block ids are).
   int64_t kvBlockSize = 0, kvCacheBlocks = 0;
+  /// Beam search's beams (nn.num_beams), 1 for greedy search or sampling.
+  int64_t numBeams = 1;
   /// generate(do_sample=True) and its logits processors (the first
   /// nn.next_token's): temperature 1.0, top_k 0, top_p 1.0, no min_p,
   /// repetition_penalty 1.0 when they do not run.

@@ -130,6 +130,8 @@ struct ZooSourceOptions {
   bool staticCache = false;
   /// --cache-implementation=paged: vLLM's blocks of --kv-block-size.
   int64_t kvBlockSize = 0;
+  /// --num-beams: beam search (1: none).
+  int64_t numBeams = 1;
   /// --do-sample and its warpers (ZooOptions::sampling).
   zoo::Sampling sampling;
   /// --parallel=tp=N: one rank's model of N tensor-parallel ranks.
@@ -161,6 +163,8 @@ struct HuggingFaceSourceOptions {
   bool staticCache = false;
   /// --cache-implementation=paged: vLLM's blocks of --kv-block-size.
   int64_t kvBlockSize = 0;
+  /// --num-beams: beam search (1: none).
+  int64_t numBeams = 1;
   /// --do-sample and its warpers (ZooOptions::sampling).
   zoo::Sampling sampling;
   /// --parallel=tp=N: one rank's model of N tensor-parallel ranks.

@@ -73,6 +73,8 @@ struct ZooOptions {
   /// --cache-implementation=paged: generation with a paged cache in blocks
   /// of this many positions, as vLLM allocates it (0: none).
   int64_t kvBlockSize = 0;
+  /// --num-beams: generation by beam search with this many beams (1: none).
+  int64_t numBeams = 1;
   /// --parallel=tp=N: build one rank's model of N tensor-parallel ranks
   /// (LLaMA-layout language models; 1: the whole model).
   int64_t tensorParallel = 1;

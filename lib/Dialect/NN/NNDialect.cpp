@@ -329,6 +329,13 @@ LogicalResult NNDialect::verifyOperationAttribute(Operation *op,
                       tokens.getInt() >= 1 && isa<FunctionOpInterface>(op),
                   "an i64 >= 1 on a function");
   }
+  if (name == kNumBeamsAttrName) {
+    auto beams = dyn_cast<IntegerAttr>(value);
+    return expect(beams && beams.getType().isSignlessInteger(64) &&
+                      beams.getInt() >= 2 && isa<FunctionOpInterface>(op) &&
+                      op->hasAttr(kMaxNewTokensAttrName),
+                  "an i64 >= 2 on a generation program");
+  }
   if (name == kTensorParallelAttrName) {
     auto ranks = dyn_cast<IntegerAttr>(value);
     return expect(ranks && ranks.getType().isSignlessInteger(64) &&

@@ -827,6 +827,11 @@ LogicalResult KvCacheUpdateOp::verify() {
   return success();
 }
 
+LogicalResult KvCacheReorderOp::verify() {
+  auto type = cast<RankedTensorType>(getCache().getType());
+  return verifyCacheLike(*this, type, type, "cache");
+}
+
 Value KvCacheUpdateOp::getAliasedOperand(unsigned) {
   return getStaticCache() ? getPast() : Value();
 }

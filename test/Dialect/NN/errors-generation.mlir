@@ -198,3 +198,20 @@ func.func @paged_whole_blocks(%k: tensor<1x2x4x8xf32>) {
   %c = nn.kv_cache_update %k {block_size = 4 : i64, static_cache} : (tensor<1x2x4x8xf32>) -> tensor<1x2x6x8xf32>
   return
 }
+
+// -----
+
+// Beam search's reorder keeps a layer's cache shape.
+func.func @reorder_is_cache(%c: tensor<8x32xf32>) {
+  // expected-error @+1 {{'nn.kv_cache_reorder' op caches are [batch, kv heads, tokens, head dim], got cache of rank 2 and 2}}
+  %r = nn.kv_cache_reorder %c : tensor<8x32xf32>
+  return
+}
+
+// -----
+
+// nn.num_beams marks a generation program.
+// expected-error @+1 {{'nn.num_beams' must be an i64 >= 2 on a generation program, got 4 : i64}}
+func.func @beams_without_tokens(%x: tensor<2x4xi64>) attributes {nn.num_beams = 4 : i64} {
+  return
+}

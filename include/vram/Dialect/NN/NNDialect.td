@@ -92,6 +92,11 @@ def NN_Dialect : Dialect {
     /// the step built from it: the tokens GenerationMixin.generate makes.
     static constexpr ::llvm::StringLiteral kMaxNewTokensAttrName =
         "nn.max_new_tokens";
+    /// `nn.num_beams` (i64 >= 2) on a generation program made for beam
+    /// search (GenerationMixin._beam_search): its forwards run on batch x
+    /// beams rows.
+    static constexpr ::llvm::StringLiteral kNumBeamsAttrName =
+        "nn.num_beams";
     /// `nn.tensor_parallel` (i64 >= 2) on a forward its front end built as
     /// one rank's of that many tensor-parallel ranks (the column- and
     /// row-parallel linears' shards, nn.all_reduce, nn.all_reduce_grad),

@@ -1988,6 +1988,27 @@ def NN_KvCachePastOp : NN_Op<"kv_cache_past", [Pure, NN_KvCacheTrait]> {
   let hasVerifier = 1;
 }
 
+def NN_KvCacheReorderOp : NN_Op<"kv_cache_reorder", [Pure, NN_KvCacheTrait,
+    SameOperandsAndResultType]> {
+  let summary = "DynamicLayer.reorder_cache: a layer's cache in the order "
+                "of the beams kept";
+  let description = [{
+    Beam search ends each step by reordering every layer's cache along
+    its batch (`self.keys = self.keys.index_select(0, beam_idx)`, then the
+    values): a new tensor of the same size; the old one is dropped when
+    the layer's attribute is rebound, so one layer's keys or values are
+    held twice at a time.
+
+    ```mlir
+    %r = nn.kv_cache_reorder %c : tensor<8x2x20x32xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$cache);
+  let results = (outs NN_FloatTensor:$result);
+  let assemblyFormat = "$cache attr-dict `:` type($cache)";
+  let hasVerifier = 1;
+}
+
 def NN_NextTokenOp : NN_Op<"next_token", [Pure, InferTypeOpAdaptor,
     DeclareOpInterfaceMethods<NN_AliasingOpInterface>,
     DeclareOpInterfaceMethods<NN_CostOpInterface>,
