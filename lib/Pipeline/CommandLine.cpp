@@ -1138,9 +1138,6 @@ llvm::Error VramOptFlags::checkGeneration(ModelKind kind) const {
                  "--cache-implementation=paged");
   if (numBeams < 1)
     return usage("--num-beams must be >= 1, got " + std::to_string(numBeams));
-  if (numBeams > 1 && (doSample || repetitionPenalty != 1.0))
-    return usage("--num-beams with --do-sample or --repetition-penalty "
-                 "(beam sampling, penalized beams) is not modelled yet");
   if (kvBlockSize < 1)
     return usage("--kv-block-size must be >= 1, got " +
                  std::to_string(kvBlockSize));

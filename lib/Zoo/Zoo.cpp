@@ -492,12 +492,12 @@ static Value beamSearchStep(ModelBuilder &mb, vram::nn::NextTokenOp choice,
   if (!continuations.empty())
     mb.keepAlive(continuations, "generate");
   continuations.assign(made.begin(), made.end());
-  for (KvCache *part : {&cache, cache.cross.get()})
-    if (part)
-      for (size_t i = 0; i < part->keys.size(); ++i) {
-        part->keys[i] = mb.kvCacheReorder(part->keys[i], "generate");
-        part->values[i] = mb.kvCacheReorder(part->values[i], "generate");
-      }
+  // (An encoder-decoder's cross-attention cache is not reordered here:
+  // checkGeneration rejects beams for one.)
+  for (size_t i = 0; i < cache.keys.size(); ++i) {
+    cache.keys[i] = mb.kvCacheReorder(cache.keys[i], "generate");
+    cache.values[i] = mb.kvCacheReorder(cache.values[i], "generate");
+  }
   return accumulated;
 }
 
