@@ -420,6 +420,17 @@ vram::zoo::buildModel(MLIRContext *context, StringRef name,
                             model->kind == Kind::Language, model->build);
 }
 
+/// A tensor of `type` whose values nothing reads (beam search's int64 and
+/// int32 bookkeeping, its float32 scores): a splat of zeros.
+static Value zeroTensor(ModelBuilder &mb, ArrayRef<int64_t> shape, Type type) {
+  OpBuilder &b = mb.getBuilder();
+  Attribute zero = isa<FloatType>(type) ? Attribute(b.getFloatAttr(type, 0))
+                                        : b.getIntegerAttr(type, 0);
+  return vram::nn::ConstantOp::create(
+      b, mb.loc("generate"),
+      DenseElementsAttr::get(RankedTensorType::get(shape, type), zero));
+}
+
 /// _beam_search's state, made before the prefill and kept to the end:
 /// running_sequences and its clone `sequences` [B, beams, prompt + new
 /// tokens] int64, running_beam_indices and `beam_indices` [B, beams, new
@@ -428,18 +439,12 @@ static SmallVector<Value> beamSearchState(ModelBuilder &mb, int64_t batch,
                                           int64_t beams, int64_t prompt,
                                           int64_t newTokens) {
   OpBuilder &b = mb.getBuilder();
-  auto splat = [&](ArrayRef<int64_t> shape, Type type) -> Value {
-    auto tensor = RankedTensorType::get(shape, type);
-    Attribute zero = isa<FloatType>(type) ? Attribute(b.getFloatAttr(type, 0))
-                                          : b.getIntegerAttr(type, 0);
-    return vram::nn::ConstantOp::create(b, mb.loc("generate"),
-                                        DenseElementsAttr::get(tensor, zero));
-  };
   SmallVector<Value> state;
   for (int copy = 0; copy < 2; ++copy) {
-    state.push_back(splat({batch, beams, prompt + newTokens}, b.getI64Type()));
-    state.push_back(splat({batch, beams, newTokens}, b.getI32Type()));
-    state.push_back(splat({batch, beams}, b.getF32Type()));
+    state.push_back(
+        zeroTensor(mb, {batch, beams, prompt + newTokens}, b.getI64Type()));
+    state.push_back(zeroTensor(mb, {batch, beams, newTokens}, b.getI32Type()));
+    state.push_back(zeroTensor(mb, {batch, beams}, b.getF32Type()));
   }
   return state;
 }
@@ -473,22 +478,15 @@ static Value beamSearchStep(ModelBuilder &mb, vram::nn::NextTokenOp choice,
   if (previousLogProbs)
     held.push_back(previousLogProbs);
   mb.keepAlive(held, "generate");
-  auto running = RankedTensorType::get({batch, beams, 1}, b.getF32Type());
-  Value runningScores = vram::nn::ConstantOp::create(
-      b, loc, DenseElementsAttr::get(running, b.getF32FloatAttr(0)));
+  Value runningScores = zeroTensor(mb, {batch, beams, 1}, b.getF32Type());
   Value accumulated =
       mb.add(mb.reshape(logProbs, "generate", {batch, beams, vocab}),
              runningScores, "generate");
   mb.topk(mb.reshape(accumulated, "generate", {batch, beams * vocab}),
           "generate", 2 * beams);
-  auto splat = [&](ArrayRef<int64_t> shape, Type type) -> Value {
-    return vram::nn::ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(RankedTensorType::get(shape, type),
-                               b.getIntegerAttr(type, 0)));
-  };
-  SmallVector<Value> made{splat({batch, 2 * beams, length}, b.getI64Type()),
-                          splat({batch, 2 * beams, newTokens}, b.getI32Type())};
+  SmallVector<Value> made{
+      zeroTensor(mb, {batch, 2 * beams, length}, b.getI64Type()),
+      zeroTensor(mb, {batch, 2 * beams, newTokens}, b.getI32Type())};
   if (!continuations.empty())
     mb.keepAlive(continuations, "generate");
   continuations.assign(made.begin(), made.end());
@@ -726,8 +724,8 @@ bool vram::zoo::passesAttentionMask(const CausalLMConfig &config,
         model.kvCache->keyLength(model.kvCache->isDecoding() ? 1 : model.seq,
                                  config.slidingWindow) >= *config.slidingWindow)
       return true;
+    // (A paged cache's kernels read the written positions: no mask.)
     return model.kvCache->isStatic && model.kvCache->isDecoding();
-    // A paged cache's kernels read the written positions: no mask.
   }
   if (model.packed && !model.useCache)
     return true;
