@@ -9,6 +9,14 @@ decoder layer, as torch's tensor-parallel tutorial and torchtitan write it
     self_attn.o_proj, mlp.down_proj:                          RowwiseParallel()
 
 The embedding, the norms and lm_head stay whole on every rank (replicated).
+A case whose fourth field is "transformers" runs transformers' own plan
+(LlamaForCausalLM's tp_plan="auto": base_model_tp_plan on the layers as
+above, and _tp_plan's lm_head "colwise_gather_output", which
+transformers.distributed.tensor_parallel registers as
+ColwiseParallel(input_layouts=Replicate(), output_layouts=Replicate())):
+lm_head holds vocab / N rows and all-gathers its logits. Applied with
+torch's ColwiseParallel of the same layouts; a tied lm_head (qwen2.json)
+becomes its own sharded parameter, the embedding stays whole.
 It then trains as fsdp.py does (cross-entropy over the flattened logits,
 zero_grad(set_to_none=True), two warm-up steps, then one step) and records
 per rank, counting the bytes PyTorch's CPU allocator holds in every thread
@@ -71,6 +79,12 @@ CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
          # HSDP + TP (torchtitan's 3-D layout) on a (replicate, shard, tp)
          # mesh: FSDP2 over the shard groups, replicated over 2.
          ("llama-mha", (2, 2, 2), "adam"),
+         # transformers' tp_plan="auto": lm_head sharded over the vocabulary,
+         # its logits all-gathered.
+         ("llama", 2, "sgd", "transformers"), ("llama-mha", 2, "sgd", "transformers"),
+         ("llama-mha", 4, "adam", "transformers"),
+         ("llama", 2, "inference", "transformers"), ("llama", 2, "generate", "transformers"),
+         ("llama-mha", (2, 2), "adam", "transformers"), ("qwen2", 2, "adam", "transformers"),
          # Mixtures of experts in one process (transformers' grouped_mm
          # experts): test/Import/HuggingFace/moe.test.
          ("mixtral", 1, "sgd"), ("mixtral", 1, "adam"), ("mixtral", 1, "inference"),
@@ -164,11 +178,12 @@ def measure_generate(lm, hook, start):
                           "kv_cache_bytes": kv_cache_bytes(out)}
 
 
-def run_rank(rank, shape, name, optimizer, port, queue):
+def run_rank(rank, shape, name, optimizer, plan, port, queue):
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor.parallel import (ColwiseParallel, RowwiseParallel,
                                                    parallelize_module)
     from torch.distributed.fsdp import fully_shard
+    from torch.distributed.tensor import Replicate
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     replicas, shards, tp = shape if len(shape) == 3 else (1, *shape)
     world = replicas * shards * tp
@@ -190,6 +205,9 @@ def run_rank(rank, shape, name, optimizer, port, queue):
         styles = {"colwise": ColwiseParallel, "rowwise": RowwiseParallel}
         for layer in model.lm.model.layers:
             parallelize_module(layer, mesh["tp"], {k: styles[v]() for k, v in PLAN.items()})
+        if plan == "transformers":
+            parallelize_module(model.lm, mesh["tp"],
+                               {"lm_head": ColwiseParallel(output_layouts=Replicate())})
         # FSDP2 over the shard groups (HSDP: a 2-D mesh of the replicas).
         fsdp_mesh = mesh["replicate", "dp"] if replicas > 1 else mesh["dp"]
         if shards > 1:
@@ -231,7 +249,8 @@ def main():
     preload_memhook()
     only = sys.argv[1:]
     rows = []
-    for name, world, optimizer in CASES:
+    for name, world, optimizer, *plan in CASES:
+        plan = plan[0] if plan else "layers"
         shape = world if isinstance(world, tuple) else (1, world)
         world = 1
         for n in shape:
@@ -239,9 +258,11 @@ def main():
         case = (f"{name}_hsdp{shape[0]}x{shape[1]}_tp{shape[2]}_{optimizer}" if len(shape) == 3 else
                 f"{name}_fsdp{shape[0]}_tp{shape[1]}_{optimizer}" if shape[0] > 1 else
                 f"{name}_tp{world}_{optimizer}" if world > 1 else f"{name}_plain_{optimizer}")
+        if plan != "layers":
+            case += f"_{plan}"
         if only and case not in only:
             continue
-        ranks = run_ranks(run_rank, world, shape, name, optimizer)
+        ranks = run_ranks(run_rank, world, shape, name, optimizer, plan)
         key = {"inference": "cpu_forward_peak_above_baseline",
                "generate": "generate"}.get(optimizer, "cpu_step_peak_above_baseline")
         sizes = ({"batch": GEN_BATCH, "prompt_len": GEN_PROMPT, "max_new_tokens": GEN_NEW}
@@ -252,7 +273,9 @@ def main():
                  {"batch": BATCH, "seq": SEQ})
         row = {"id": case, "model": name, "config": f"test/Inputs/hf/small/{name}.json",
                "world_size": world, "optimizer": optimizer, **sizes,
-               **({"plan": PLAN} if world > 1 else {}),
+               **({"plan": {**PLAN, **({"lm_head": "colwise_gather_output"}
+                                        if plan == "transformers" else {})}}
+                  if world > 1 else {}),
                **({"hsdp": list(shape[:2]), "tp": shape[2],
                    "units": "each decoder layer and the root, fully_shard over the "
                             "(replicate, shard) mesh"}

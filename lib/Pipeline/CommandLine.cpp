@@ -347,6 +347,15 @@ struct VramOptFlags {
                "--param-dtype's"),
       EnumValues<nn::Precision>(), cl::init(nn::Precision::Fp32),
       cl::cat(scenarioCat)};
+  cl::opt<std::string> tpPlan{
+      "tp-plan",
+      cl::desc("--parallel=tp=N: transformers (tp_plan=\"auto\": the decoder "
+               "layers' column- and row-parallel linears, and lm_head "
+               "column-parallel over the vocabulary with its logits "
+               "all-gathered; default) or layers (the decoder layers alone, "
+               "lm_head whole on every rank)"),
+      cl::value_desc("transformers"), cl::init("transformers"),
+      cl::cat(scenarioCat)};
   cl::opt<bool> gradientAsBucketView{
       "gradient-as-bucket-view",
       cl::desc("DDP's gradient_as_bucket_view=True: .grad views its bucket"),
@@ -788,6 +797,13 @@ VramOptFlags::parseParallel() const {
                  microbatches.getNumOccurrences() ||
                  ppStage.getNumOccurrences() ||
                  ppStagesPerRank.getNumOccurrences();
+  if (tpPlan != "transformers" && tpPlan != "layers")
+    return makeUsageError("--tp-plan must be transformers or layers, got '" +
+                          tpPlan + "'");
+  if (tpPlan.getNumOccurrences() &&
+      !llvm::StringRef(parallelSpec).contains("tp"))
+    return makeUsageError("--tp-plan configures tensor parallelism: add "
+                          "--parallel=tp=N");
   if (ppFlags && !llvm::StringRef(parallelSpec).contains("pp"))
     return makeUsageError(
         "--pp-schedule, --microbatches, --pp-stage, --pp-layers and "
@@ -1658,6 +1674,7 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
     options.liger = *liger;
   else
     llvm::consumeError(liger.takeError()); // check() rejected it before
+  options.tensorParallelLmHead = tpPlan == "transformers";
   options.step.gradAccum = gradAccum;
   options.step.optimizerInBackward = optimizerInBackward;
   options.step.ema = ema;

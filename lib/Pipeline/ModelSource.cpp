@@ -43,8 +43,9 @@ public:
   MLIRContext *getContext() const override { return context; }
   bool canVarySequence() const override { return true; }
   void setSequenceLength(int64_t seq) override { options.seq = seq; }
-  void setTensorParallel(int64_t ranks) override {
+  void setTensorParallel(int64_t ranks, bool lmHead) override {
     options.tensorParallel = ranks;
+    options.tensorParallelLmHead = lmHead;
   }
   void setLiger(const zoo::LigerKernels &liger) override {
     options.liger = liger;
@@ -66,6 +67,7 @@ public:
     zooOptions.numBeams = options.numBeams;
     zooOptions.sampling = options.sampling;
     zooOptions.tensorParallel = options.tensorParallel;
+    zooOptions.tensorParallelLmHead = options.tensorParallelLmHead;
     zooOptions.packed = options.packed;
     zooOptions.padded = options.padded;
     zooOptions.liger = options.liger;
@@ -96,8 +98,9 @@ public:
     return config.layout != zoo::DecoderLayout::Vit;
   }
   void setSequenceLength(int64_t seq) override { options.seq = seq; }
-  void setTensorParallel(int64_t ranks) override {
+  void setTensorParallel(int64_t ranks, bool lmHead) override {
     options.tensorParallel = ranks;
+    options.tensorParallelLmHead = lmHead;
   }
   void setLiger(const zoo::LigerKernels &liger) override {
     options.liger = liger;
@@ -121,6 +124,7 @@ public:
     zooOptions.numBeams = options.numBeams;
     zooOptions.sampling = options.sampling;
     zooOptions.tensorParallel = options.tensorParallel;
+    zooOptions.tensorParallelLmHead = options.tensorParallelLmHead;
     zooOptions.packed = options.packed;
     zooOptions.padded = options.padded;
     zooOptions.useCache = options.useCache;

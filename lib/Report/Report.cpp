@@ -447,8 +447,9 @@ int64_t ParallelFigures::getSentBytes() const {
   return saturatingAdd(
       saturatingAdd(ringBytes(inGroup, group, 2),
                     ringBytes(replicaAllReduceBytes, layout.getDp(), 2)),
-      saturatingAdd(ringBytes(allGatherBytes, shards, 1),
-                    ringBytes(reduceScatterBytes, shards, 1)));
+      saturatingAdd(saturatingAdd(ringBytes(allGatherBytes, shards, 1),
+                                  ringBytes(reduceScatterBytes, shards, 1)),
+                    ringBytes(tpAllGatherBytes, layout.getTp(), 1)));
 }
 
 int64_t ParallelFigures::getTotalSentBytes() const {
@@ -485,6 +486,9 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
     } else if (auto recv = dyn_cast<nn::P2PRecvOp>(op)) {
       p.p2pReceivedBytes =
           saturatingAdd(p.p2pReceivedBytes, bytes(recv.getResult()));
+    } else if (isa<nn::AllGatherOutputOp>(op)) {
+      p.tpAllGatherBytes = saturatingAdd(
+          p.tpAllGatherBytes, saturatingMul(bytes(op.getResult(0)), runs));
     } else if (isa<nn::AllReduceOp>(op)) {
       p.allReduceBytes = saturatingAdd(
           p.allReduceBytes, saturatingMul(bytes(op.getResult(0)), runs));
@@ -547,6 +551,8 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
             std::min(p.fullShards, std::max<int64_t>(rows / chunk, 1));
     }
   }
+  if (layout.getTp() > 1)
+    p.tpPlan = p.tpAllGatherBytes ? "transformers" : "layers";
   return p;
 }
 
@@ -645,6 +651,7 @@ static void addParallelJson(const Analyses &a, const ReportOptions &options,
       {"dp", layout.getDp()},
       {"fsdp", layout.getFsdp()},
       {"tp", layout.getTp()},
+      {"tp_plan", optionalString(p.tpPlan.str())},
       {"pp", layout.getPp()},
       {"pp_schedule",
        layout.getPp() > 1
@@ -689,7 +696,8 @@ static void addParallelJson(const Analyses &a, const ReportOptions &options,
       {"at_peak", std::move(atPeak)},
       {"communication",
        json::Object{{"all_reduce_bytes", p.allReduceBytes},
-                    {"all_gather_bytes", p.allGatherBytes},
+                    {"all_gather_bytes",
+                     saturatingAdd(p.allGatherBytes, p.tpAllGatherBytes)},
                     {"reduce_scatter_bytes", p.reduceScatterBytes},
                     {"p2p_sent_bytes", p.p2pSentBytes},
                     {"p2p_received_bytes", p.p2pReceivedBytes},
@@ -1141,10 +1149,15 @@ static void writeText(const Analyses &a, const ReportOptions &options,
     } else if (tp > 1 && !p.isSharded()) {
       os << llvm::formatv(
           "parallel: tp={0} (tensor parallelism: column- and row-parallel "
-          "linears, figures per rank); per {1} a rank all-reduces {2}, "
-          "sending and receiving {3}",
-          ranks, a.generation ? "generate() call" : "step",
-          humanBytes(p.allReduceBytes), humanBytes(p.getSentBytes()));
+          "linears{1}, figures per rank); per {2} a rank all-reduces {3}{4}, "
+          "sending and receiving {5}",
+          ranks, p.tpAllGatherBytes ? ", lm_head over the vocabulary" : "",
+          a.generation ? "generate() call" : "step",
+          humanBytes(p.allReduceBytes),
+          p.tpAllGatherBytes
+              ? " and all-gathers " + humanBytes(p.tpAllGatherBytes)
+              : std::string(),
+          humanBytes(p.getSentBytes()));
     } else if (p.isSharded()) {
       int64_t replicas = p.layout.getDp(), shards = p.layout.getFsdp();
       if (replicas > 1 && tp > 1)
@@ -1193,6 +1206,9 @@ static void writeText(const Analyses &a, const ReportOptions &options,
         os << llvm::formatv(", all-reduces {0} across its tensor-parallel "
                             "group",
                             humanBytes(inGroup));
+      if (p.tpAllGatherBytes)
+        os << llvm::formatv(", all-gathers {0} of logits across it",
+                            humanBytes(p.tpAllGatherBytes));
       if (p.replicaAllReduceBytes || (tp == 1 && p.allReduceBytes))
         os << llvm::formatv(
             ", all-reduces {0} across replicas",

@@ -57,6 +57,11 @@ struct ParallelFigures {
   /// (the gradient shards); the rest runs in the tensor-parallel group,
   /// or across the dp replicas without tensor parallelism.
   int64_t replicaAllReduceBytes = 0;
+  /// Bytes all-gathered within the tensor-parallel group (a column-parallel
+  /// lm_head's logits, nn.all_gather_output): transformers' tp plan, which
+  /// shards lm_head over the vocabulary ("layers": the decoder layers only).
+  int64_t tpAllGatherBytes = 0;
+  llvm::StringRef tpPlan;
   /// Shard indices 0 .. fullShards - 1 hold chunks as large as rank 0's
   /// (every index without sharding). The mesh is (dp, fsdp) or (fsdp, tp),
   /// ranks row-major: rank r's shard index is r % fsdp, or (r / tp) % fsdp.

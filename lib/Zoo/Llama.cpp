@@ -122,13 +122,14 @@ public:
     mb.keepAlive(modelLocals, "model");
     // generate() asks for the last position's logits only (logits_to_keep:
     // lm_head(hidden_states[:, -1:, :])).
+    Value hidden = x;
     if (model.kvCache && model.kvCache->generation && seq > 1)
       x = mb.slice(x, "model", 1, seq - 1, seq);
-    Value logits = c.tieWordEmbeddings
-                       ? mb.linear(x, "lm_head", embed, /*bias=*/Value())
-                       : mb.linear(x, "lm_head", c.vocabSize, /*bias=*/false);
+    Value logits = lmHead(x, embed);
     if (c.finalLogitSoftcap)
       logits = mb.softcap(logits, *c.finalLogitSoftcap, "softcap");
+    // LlamaForCausalLM.forward holds the hidden states until it returns.
+    mb.keepAlive(hidden, "model");
     return logits;
   }
 
@@ -471,6 +472,23 @@ private:
     y = mb.allReduce(y, name, model.tensorParallel);
     mb.keepAlive(x, name);
     return y;
+  }
+
+  /// lm_head, tied to the embedding or its own. Under transformers' tp
+  /// plan ("colwise_gather_output") it is column-parallel: each rank holds
+  /// vocab / N rows, reads the replicated hidden states and all-gathers its
+  /// logits. Sharding replaces lm_head's weight by a new parameter, so a
+  /// tied lm_head becomes its own shard and the embedding stays whole
+  /// (measured: tp.py's qwen2_tp2_adam_transformers).
+  Value lmHead(Value x, Value embed) {
+    int64_t ranks = model.tensorParallel;
+    if (ranks == 1 || !model.tensorParallelLmHead)
+      return c.tieWordEmbeddings
+                 ? mb.linear(x, "lm_head", embed, /*bias=*/Value())
+                 : mb.linear(x, "lm_head", c.vocabSize, /*bias=*/false);
+    Value shard = mb.linear(columnParallelInput(x, "lm_head"), "lm_head",
+                            c.vocabSize / ranks, /*bias=*/false);
+    return mb.allGatherOutput(shard, "lm_head", ranks);
   }
 
   /// Pre-norm residual blocks; Gemma 2 also normalizes each block's output

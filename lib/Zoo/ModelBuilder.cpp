@@ -602,6 +602,15 @@ Value ModelBuilder::allReduce(Value x, StringRef layer, int64_t ranks) {
   return AllReduceOp::create(builder, loc(layer), x, ranks);
 }
 
+Value ModelBuilder::allGatherOutput(Value x, StringRef layer, int64_t ranks) {
+  SmallVector<int64_t> shape(shapeOf(x));
+  shape.back() *= ranks;
+  return AllGatherOutputOp::create(
+      builder, loc(layer),
+      RankedTensorType::get(shape, getElementTypeOrSelf(x.getType())), x,
+      ranks);
+}
+
 Value ModelBuilder::allReduceGrad(Value x, StringRef layer, int64_t ranks) {
   return AllReduceGradOp::create(builder, loc(layer), x, ranks);
 }

@@ -145,6 +145,11 @@ struct ModelConfig {
   /// --parallel=tp=N: the model is one rank's of N tensor-parallel ranks
   /// (models from a CausalLMConfig of the LLaMA layout).
   int64_t tensorParallel = 1;
+  /// With tensorParallel > 1: lm_head too is column-parallel over the
+  /// vocabulary, its logits all-gathered (transformers' tp_plan="auto",
+  /// "colwise_gather_output"); false: it stays whole (the plan of the
+  /// decoder layers alone, --tp-plan=layers).
+  bool tensorParallelLmHead = true;
   /// Vision models: the image's channels.
   int64_t channels = 3;
   /// Encoder-decoder models: the decoder's tokens.
@@ -451,6 +456,10 @@ public:
   /// all-reduced (nn.all_reduce), a column-parallel linear's input whose
   /// gradient is all-reduced (nn.all_reduce_grad).
   mlir::Value allReduce(mlir::Value x, llvm::StringRef layer, int64_t ranks);
+  /// A column-parallel linear's output shards gathered along the last dim
+  /// into a new tensor (nn.all_gather_output).
+  mlir::Value allGatherOutput(mlir::Value x, llvm::StringRef layer,
+                              int64_t ranks);
   mlir::Value allReduceGrad(mlir::Value x, llvm::StringRef layer,
                             int64_t ranks);
 

@@ -133,7 +133,7 @@ llvm::Error checkAttention(StringRef name, std::optional<DecoderLayout> layout,
 /// layer (a message saying why not): every rank holds whole query and KV
 /// heads and an equal share of the MLP.
 llvm::Error checkTensorParallel(const CausalLMConfig *config, StringRef name,
-                                int64_t ranks) {
+                                int64_t ranks, bool lmHead) {
   if (ranks == 1)
     return llvm::Error::success();
   if (ranks < 1)
@@ -161,6 +161,11 @@ llvm::Error checkTensorParallel(const CausalLMConfig *config, StringRef name,
       return error("tp=" + Twine(ranks) + " must divide " + key + " (" +
                    Twine(value) + "): each rank holds an equal share of " +
                    (key == "intermediate_size" ? "the MLP" : "the heads"));
+  if (lmHead && config->vocabSize % ranks)
+    return error("tp=" + Twine(ranks) + " must divide vocab_size (" +
+                 Twine(config->vocabSize) +
+                 "): each rank holds an equal share of lm_head's rows "
+                 "(--tp-plan=layers keeps lm_head whole)");
   return llvm::Error::success();
 }
 
@@ -335,8 +340,10 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
     if (model.causalLM)
       causalLM = model.causalLM();
     c.tensorParallel = options.tensorParallel;
-    if (llvm::Error e = checkTensorParallel(causalLM ? &*causalLM : nullptr,
-                                            name, c.tensorParallel))
+    c.tensorParallelLmHead = options.tensorParallelLmHead;
+    if (llvm::Error e =
+            checkTensorParallel(causalLM ? &*causalLM : nullptr, name,
+                                c.tensorParallel, c.tensorParallelLmHead))
       return std::move(e);
     c.packed = options.packed;
     if (llvm::Error e =
@@ -882,7 +889,8 @@ buildVisionTransformer(MLIRContext *context, const CausalLMConfig &config,
           checkGeneration(config.name, config.layout, /*maxPositions=*/0, c))
     return std::move(e);
   if (llvm::Error e =
-          checkTensorParallel(&config, config.name, options.tensorParallel))
+          checkTensorParallel(&config, config.name, options.tensorParallel,
+                              options.tensorParallelLmHead))
     return std::move(e);
   if (c.batch < 1)
     return error("batch size must be >= 1, got " + Twine(c.batch));
@@ -926,8 +934,9 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
           checkAttention(config.name, config.layout, options.attention))
     return std::move(e);
   c.tensorParallel = options.tensorParallel;
-  if (llvm::Error e =
-          checkTensorParallel(&config, config.name, c.tensorParallel))
+  c.tensorParallelLmHead = options.tensorParallelLmHead;
+  if (llvm::Error e = checkTensorParallel(
+          &config, config.name, c.tensorParallel, c.tensorParallelLmHead))
     return std::move(e);
   if (c.batch < 1)
     return error("batch size must be >= 1, got " + Twine(c.batch));

@@ -71,9 +71,10 @@ public:
   /// Builds one rank's model of `ranks` tensor-parallel ranks from now on
   /// (1: the whole model). Only front ends that build the layers can split
   /// them (zoo and Hugging Face decoders); the others keep the whole model,
-  /// which vram-parallel then refuses to run as one rank's. The pipeline
-  /// sets it from its options (vram::syncModelSource).
-  virtual void setTensorParallel(int64_t ranks) {}
+  /// which vram-parallel then refuses to run as one rank's. `lmHead`:
+  /// lm_head is split too (transformers' plan). The pipeline sets both from
+  /// its options (vram::syncModelSource).
+  virtual void setTensorParallel(int64_t ranks, bool lmHead) {}
   /// Whether a training forward runs with transformers' use_cache (the
   /// Hugging Face decoders; the others have no cache). Set by
   /// vram::syncModelSource.
@@ -136,6 +137,9 @@ struct ZooSourceOptions {
   zoo::Sampling sampling;
   /// --parallel=tp=N: one rank's model of N tensor-parallel ranks.
   int64_t tensorParallel = 1;
+  /// --tp-plan=transformers: lm_head column-parallel too
+  /// (zoo::ZooOptions::tensorParallelLmHead).
+  bool tensorParallelLmHead = true;
   /// --tokens: one packed row of `seq` tokens (ZooOptions::packed).
   bool packed = false;
   /// --padded: padded rows with their attention_mask (ZooOptions::padded).
@@ -169,6 +173,9 @@ struct HuggingFaceSourceOptions {
   zoo::Sampling sampling;
   /// --parallel=tp=N: one rank's model of N tensor-parallel ranks.
   int64_t tensorParallel = 1;
+  /// --tp-plan=transformers: lm_head column-parallel too
+  /// (zoo::ZooOptions::tensorParallelLmHead).
+  bool tensorParallelLmHead = true;
   /// --tokens: one packed row of `seq` tokens (ZooOptions::packed).
   bool packed = false;
   /// --padded: padded rows with their attention_mask (ZooOptions::padded).

@@ -92,6 +92,10 @@ struct PipelineOptions {
   /// Liger-Kernel's kernels in the layers of a decoder the front end
   /// builds (--liger; its fused loss is step.loss).
   zoo::LigerKernels liger;
+  /// --tp-plan: under --parallel=tp=N, whether lm_head is column-parallel
+  /// too (transformers' tp_plan="auto"; false: "layers", the decoder
+  /// layers' plan alone).
+  bool tensorParallelLmHead = true;
   /// The multi-GPU layout (vram-parallel on the built step); none for one
   /// GPU.
   std::optional<ParallelOptions> parallel;

@@ -78,6 +78,10 @@ struct ZooOptions {
   /// --parallel=tp=N: build one rank's model of N tensor-parallel ranks
   /// (LLaMA-layout language models; 1: the whole model).
   int64_t tensorParallel = 1;
+  /// With tensorParallel > 1: transformers' tp plan, lm_head column-parallel
+  /// over the vocabulary with its logits all-gathered (false: the decoder
+  /// layers' plan alone, lm_head whole; ModelConfig::tensorParallelLmHead).
+  bool tensorParallelLmHead = true;
   /// A training forward with transformers' use_cache on: decoders built
   /// from a Hugging Face config (buildCausalLM; not when the config says
   /// use_cache false) copy each layer's keys and values into a DynamicCache.

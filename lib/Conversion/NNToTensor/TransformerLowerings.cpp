@@ -1372,6 +1372,68 @@ struct AllReduceGradLowering
   }
 };
 
+/// nn.all_gather_output on one rank, as if every rank held this rank's
+/// columns: all_gather_into_tensor's [ranks x d0, ...] buffer (the shards
+/// stacked along dim 0), then its chunks concatenated along the last dim
+/// into a new tensor, which reads the buffer (freed after it, as DTensor's
+/// _maybe_view_chunk_cat frees it). Backward copies this rank's columns of
+/// the gradient (rank 0's: the first chunk) into a new tensor.
+struct AllGatherOutputLowering
+    : ExternalModel<AllGatherOutputLowering, AllGatherOutputOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    Location loc = op->getLoc();
+    auto gather = cast<AllGatherOutputOp>(op);
+    RankedTensorType shard = tensorType(operands[0]);
+    auto outType = cast<RankedTensorType>(gather.getType());
+    int64_t ranks = gather.getRanks();
+    SmallVector<int64_t> stacked(shard.getShape());
+    stacked[0] *= ranks;
+    SmallVector<Value> copies(ranks, operands[0]);
+    Value buffer = concatenate(
+        b, loc, RankedTensorType::get(stacked, shard.getElementType()), 0,
+        copies);
+    int64_t rank = shard.getRank(), rows = shard.getDimSize(0),
+            columns = shard.getDimSize(rank - 1);
+    results.push_back(elementwise(
+        b, loc, {}, newTensor(b, loc, outType),
+        [&](OpBuilder &nb, Location nl, ValueRange) {
+          // out[i0, ..., j] = buffer[(j / c) d0 + i0, ..., j mod c]
+          SmallVector<Value> idx;
+          for (int64_t d = 0; d < rank; ++d)
+            idx.push_back(linalg::IndexOp::create(nb, nl, d));
+          Value j = idx.back(), c = indexConstant(nb, nl, columns);
+          idx.back() = arith::RemUIOp::create(nb, nl, j, c);
+          Value chunk = arith::DivUIOp::create(nb, nl, j, c);
+          idx[0] = arith::AddIOp::create(
+              nb, nl, idx[0],
+              arith::MulIOp::create(nb, nl, chunk,
+                                    indexConstant(nb, nl, rows)));
+          return tensor::ExtractOp::create(nb, nl, buffer, idx).getResult();
+        }));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    // gx[..., j] = g[..., j]: rank 0's columns, cloned.
+    Value g = node.grads[0];
+    auto type = cast<RankedTensorType>(node.forwardType.getInput(0));
+    grads.push_back(elementwise(
+        b, loc, {}, newTensor(b, loc, type),
+        [&](OpBuilder &nb, Location nl, ValueRange) {
+          SmallVector<Value> idx;
+          for (int64_t d = 0; d < type.getRank(); ++d)
+            idx.push_back(linalg::IndexOp::create(nb, nl, d));
+          return tensor::ExtractOp::create(nb, nl, g, idx).getResult();
+        }));
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // nn.masked_fill: select(mask, value, x) (a new tensor, or x itself with
 // `inplace`); backward grad.masked_fill(mask, 0), a new tensor.
@@ -1854,6 +1916,7 @@ void vram::lowering::attachTransformerLowerings(MLIRContext *ctx) {
   KvCacheUpdateOp::attachInterface<CopyLowering<KvCacheUpdateOp>>(*ctx);
   AllReduceOp::attachInterface<CopyLowering<AllReduceOp>>(*ctx);
   AllReduceGradOp::attachInterface<AllReduceGradLowering>(*ctx);
+  AllGatherOutputOp::attachInterface<AllGatherOutputLowering>(*ctx);
   MaskedFillOp::attachInterface<MaskedFillLowering>(*ctx);
   ScaledDotProductAttentionOp::attachInterface<AttentionLowering>(*ctx);
   attachIfAbsent<ConstantOp, ConstantLowering>(ctx);

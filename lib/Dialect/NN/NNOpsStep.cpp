@@ -174,6 +174,36 @@ AllReduceGradOp::getResultStrides(ArrayRef<int64_t> in) {
   return SmallVector<int64_t>(in);
 }
 
+LogicalResult AllGatherOutputOp::verify() {
+  if (failed(verifyTensorParallelRanks(*this, getRanks())))
+    return failure();
+  auto shard = cast<RankedTensorType>(getInput().getType());
+  auto full = cast<RankedTensorType>(getOutput().getType());
+  SmallVector<int64_t> expected(shard.getShape());
+  if (expected.empty())
+    return emitOpError("gathers the last dim: the input needs one");
+  int64_t &last = expected.back();
+  if (!ShapedType::isDynamic(last) &&
+      llvm::MulOverflow(last, static_cast<int64_t>(getRanks()), last))
+    return emitOpError("gathered size does not fit in 64 bits");
+  if (full.getElementType() != shard.getElementType() ||
+      full.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result must be the input with its last dim times ")
+           << getRanks() << ", "
+           << RankedTensorType::get(expected, shard.getElementType())
+           << ", got " << full;
+  return success();
+}
+// A collective: no kernel PyTorch counts.
+int64_t AllGatherOutputOp::getFlops(FlopConvention, bool) { return 0; }
+void AllGatherOutputOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                        SmallVectorImpl<SavedTensor> &) {}
+// all_gather_into_tensor's [ranks x d0, ...] buffer, alive until the
+// concatenation along the last dim returns.
+int64_t AllGatherOutputOp::getWorkspaceBytes(const TorchTarget &) {
+  return tensorBytes(getOutput());
+}
+
 LogicalResult ShardOp::verify() {
   auto full = cast<RankedTensorType>(getParam().getType());
   auto shard = cast<RankedTensorType>(getResult().getType());

@@ -503,3 +503,27 @@ func.func @all_reduce_grad_over_no_rank(%x: tensor<2x8xf32>) {
   %y = nn.all_reduce_grad %x {ranks = 0 : i64} : tensor<2x8xf32>
   return
 }
+
+// -----
+
+func.func @all_gather_output_over_one_rank(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'nn.all_gather_output' op needs 2 <= ranks <= 262144, got 1}}
+  %y = nn.all_gather_output %x {ranks = 1 : i64} : tensor<2x8xf32> -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @all_gather_output_wrong_width(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'nn.all_gather_output' op result must be the input with its last dim times 2, 'tensor<2x16xf32>', got 'tensor<4x8xf32>'}}
+  %y = nn.all_gather_output %x {ranks = 2 : i64} : tensor<2x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @all_gather_output_of_scalar(%x: tensor<f32>) {
+  // expected-error @+1 {{'nn.all_gather_output' op gathers the last dim: the input needs one}}
+  %y = nn.all_gather_output %x {ranks = 2 : i64} : tensor<f32> -> tensor<f32>
+  return
+}

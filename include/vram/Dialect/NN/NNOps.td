@@ -2185,6 +2185,34 @@ def NN_AllReduceGradOp : NN_ViewOp<"all_reduce_grad",
   let hasVerifier = 1;
 }
 
+def NN_AllGatherOutputOp : NN_Op<"all_gather_output", [Pure,
+    DeclareOpInterfaceMethods<NN_CostOpInterface>,
+    DeclareOpInterfaceMethods<NN_AutodiffOpInterface>,
+    DeclareOpInterfaceMethods<NN_WorkspaceOpInterface>]> {
+  let summary = "gathers a column-parallel linear's output shards";
+  let description = [{
+    ColwiseParallel with output_layouts=Replicate() (transformers'
+    "colwise_gather_output", its plan for lm_head): each of `ranks` ranks
+    holds its columns of the output, [..., n / ranks]; DTensor redistributes
+    them from Shard(-1) to Replicate with all_gather_into_tensor into a
+    [ranks x d0, ..., n / ranks] buffer (the workspace: freed when the op
+    returns), then concatenates its chunks along the last dim into a new
+    tensor. Megatron-LM's gather_from_tensor_model_parallel_region. Backward
+    clones this rank's columns of the gradient into a new tensor and keeps
+    nothing.
+
+    ```mlir
+    %logits = nn.all_gather_output %shard {ranks = 2 : i64}
+        : tensor<2x256x512xf32> -> tensor<2x256x1024xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, I64Attr:$ranks);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat =
+      "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Sharded data parallelism (FSDP2, vram-parallel fsdp=N): the collectives of
 // one rank and the buffers they allocate. The memory analysis sees them as
