@@ -85,6 +85,12 @@ CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
          ("llama-mha", 4, "adam", "transformers"),
          ("llama", 2, "inference", "transformers"), ("llama", 2, "generate", "transformers"),
          ("llama-mha", (2, 2), "adam", "transformers"), ("qwen2", 2, "adam", "transformers"),
+         # DDP over tensor-parallel groups: a (dp, tp) mesh, parallelize_module
+         # on the tp axis, then torch's _pre_dp_module_transform (DTensor
+         # parameters as local tensors) and DistributedDataParallel over the
+         # dp axis, as torch's 2-D DDP + TP tests compose them.
+         ("llama-mha", ("ddp", 2, 2), "sgd"), ("llama-mha", ("ddp", 2, 2), "adam"),
+         ("llama-mha", ("ddp", 2, 2), "adam", "transformers"),
          # Mixtures of experts in one process (transformers' grouped_mm
          # experts): test/Import/HuggingFace/moe.test.
          ("mixtral", 1, "sgd"), ("mixtral", 1, "adam"), ("mixtral", 1, "inference"),
@@ -185,6 +191,9 @@ def run_rank(rank, shape, name, optimizer, plan, port, queue):
     from torch.distributed.fsdp import fully_shard
     from torch.distributed.tensor import Replicate
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    ddp = shape[0] == "ddp"
+    if ddp:
+        shape = (shape[1], 1, shape[2])
     replicas, shards, tp = shape if len(shape) == 3 else (1, *shape)
     world = replicas * shards * tp
     dist.init_process_group("gloo", rank=rank, world_size=world)
@@ -214,6 +223,12 @@ def run_rank(rank, shape, name, optimizer, plan, port, queue):
             for layer in model.lm.model.layers:
                 fully_shard(layer, mesh=fsdp_mesh)
             fully_shard(model, mesh=fsdp_mesh)
+    seq2seq = model.seq2seq
+    if ddp:
+        from torch.distributed.tensor.parallel.ddp import _pre_dp_module_transform
+        _pre_dp_module_transform(model)
+        model = torch.nn.parallel.DistributedDataParallel(
+            model, process_group=mesh["replicate"].get_group())
     if optimizer == "generate":
         persistent, peak = measure_generate(model.lm.eval(), hook, start)
     elif optimizer == "inference":
@@ -237,11 +252,17 @@ def run_rank(rank, shape, name, optimizer, plan, port, queue):
         model.train()
         opt = (torch.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
                else torch.optim.Adam(model.parameters(), lr=1e-3))
-        step = loss_step if model.seq2seq else train_step
+        step = loss_step if seq2seq else train_step
         persistent, peak = steady_step_bytes(
             hook, start, lambda: step(model, opt, x, y), opt)
         persistent -= scratch_bytes()
-    queue.put({"rank": rank, "persistent": persistent, "peak": peak})
+    row = {"rank": rank, "persistent": persistent, "peak": peak}
+    if ddp:
+        # DDP's buckets after its rebuild in gradient-ready order (bytes).
+        data = model._get_ddp_logging_data()
+        row["bucket_sizes"] = [int(b) for b in str(data["rebuilt_bucket_sizes"]).split(",")
+                               if b.strip()]
+    queue.put(row)
     dist.destroy_process_group()
 
 
@@ -254,8 +275,9 @@ def main():
         shape = world if isinstance(world, tuple) else (1, world)
         world = 1
         for n in shape:
-            world *= n
-        case = (f"{name}_hsdp{shape[0]}x{shape[1]}_tp{shape[2]}_{optimizer}" if len(shape) == 3 else
+            world *= 1 if n == "ddp" else n
+        case = (f"{name}_ddp{shape[1]}_tp{shape[2]}_{optimizer}" if shape[0] == "ddp" else
+                f"{name}_hsdp{shape[0]}x{shape[1]}_tp{shape[2]}_{optimizer}" if len(shape) == 3 else
                 f"{name}_fsdp{shape[0]}_tp{shape[1]}_{optimizer}" if shape[0] > 1 else
                 f"{name}_tp{world}_{optimizer}" if world > 1 else f"{name}_plain_{optimizer}")
         if plan != "layers":
@@ -276,13 +298,19 @@ def main():
                **({"plan": {**PLAN, **({"lm_head": "colwise_gather_output"}
                                         if plan == "transformers" else {})}}
                   if world > 1 else {}),
-               **({"hsdp": list(shape[:2]), "tp": shape[2],
+               **({"dp": shape[1], "tp": shape[2],
+                   "units": "DistributedDataParallel over dp (default buckets) after "
+                            "_pre_dp_module_transform"}
+                  if shape[0] == "ddp" else
+                  {"hsdp": list(shape[:2]), "tp": shape[2],
                    "units": "each decoder layer and the root, fully_shard over the "
                             "(replicate, shard) mesh"}
                   if len(shape) == 3 else
                   {"fsdp": shape[0], "tp": shape[1],
                    "units": "each decoder layer and the root, fully_shard over fsdp"}
                   if shape[0] > 1 else {}),
+               **({"bucket_sizes": [r["bucket_sizes"] for r in ranks]}
+                  if "bucket_sizes" in ranks[0] else {}),
                "persistent": [r["persistent"] for r in ranks],
                key: [r["peak"] for r in ranks]}
         print(row, flush=True)

@@ -955,10 +955,7 @@ VramOptFlags::parseParallel() const {
   if (seen.count("dp") && seen.count("fsdp"))
     return bad("dp with fsdp is HSDP: write hsdp=" + llvm::Twine(options.dp) +
                "x" + llvm::Twine(options.fsdp));
-  if (seen.count("tp") && seen.count("dp"))
-    return bad("tp with dp (DDP over tensor-parallel groups) is not modelled "
-               "yet (fsdp=N,tp=M and hsdp=RxS,tp=M are)");
-  if (seen.count("tp") && ddpFlags)
+  if (seen.count("tp") && !seen.count("dp") && ddpFlags)
     return makeUsageError("--gradient-as-bucket-view and --bucket-cap-mb "
                           "configure DistributedDataParallel (dp=N), not tp");
   if (seen.count("fsdp") || seen.count("hsdp")) {

@@ -521,6 +521,10 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
     } else if (auto bucket = dyn_cast<nn::GradBucketOp>(op)) {
       p.bucketBytes.push_back(bytes(bucket));
       p.allReduceBytes = saturatingAdd(p.allReduceBytes, bytes(bucket));
+      // DDP over tensor-parallel groups all-reduces across the replicas.
+      if (layout.getTp() > 1)
+        p.replicaAllReduceBytes =
+            saturatingAdd(p.replicaAllReduceBytes, bytes(bucket));
     } else if (auto gather = dyn_cast<nn::AllGatherOp>(op)) {
       p.allGatherBytes = saturatingAdd(p.allGatherBytes, bytes(gather));
       // FSDP's units and param_dtype; ZeRO-3 gathers per module.
@@ -1044,10 +1048,11 @@ std::string vram::report::withCommas(int64_t n) {
 
 StringRef ParallelFigures::getStrategyName() const {
   int64_t zero = layout.getZero();
-  return layout.getPp() > 1   ? "pp"
-         : layout.getTp() > 1 ? (!isSharded()         ? "tp"
-                                 : layout.getDp() > 1 ? "hsdp_tp"
-                                                      : "fsdp_tp")
+  return layout.getPp() > 1 ? "pp"
+         : layout.getTp() > 1
+             ? (!isSharded()         ? (layout.getDp() > 1 ? "ddp_tp" : "tp")
+                : layout.getDp() > 1 ? "hsdp_tp"
+                                     : "fsdp_tp")
          : zero > 0           ? (zero == 1   ? "zero1"
                                  : zero == 2 ? "zero2"
                                              : "zero3")
@@ -1146,6 +1151,25 @@ static void writeText(const Analyses &a, const ReportOptions &options,
         for (auto [r, peak] : llvm::enumerate(p.rankPeaks))
           os << (r ? ", " : " ") << unit << " " << r << " " << humanBytes(peak);
       }
+    } else if (tp > 1 && !p.isSharded() && p.layout.getDp() > 1) {
+      int64_t inGroup = p.allReduceBytes - p.replicaAllReduceBytes;
+      os << llvm::formatv(
+          "parallel: dp={0},tp={1} (DistributedDataParallel over {0} groups "
+          "of {1} tensor-parallel ranks{2}, figures per rank); per step a "
+          "rank all-reduces {3} across its tensor-parallel group{4}",
+          p.layout.getDp(), tp,
+          p.tpAllGatherBytes ? ", lm_head over the vocabulary" : "",
+          humanBytes(inGroup),
+          p.tpAllGatherBytes ? ", all-gathers " + humanBytes(p.tpAllGatherBytes)
+                             : std::string());
+      if (!p.bucketBytes.empty())
+        os << llvm::formatv(" and {0} gradient bucket{1} of {2} across "
+                            "replicas",
+                            p.bucketBytes.size(),
+                            p.bucketBytes.size() == 1 ? "" : "s",
+                            humanBytes(p.replicaAllReduceBytes));
+      os << llvm::formatv(", sending and receiving {0}",
+                          humanBytes(p.getSentBytes()));
     } else if (tp > 1 && !p.isSharded()) {
       os << llvm::formatv(
           "parallel: tp={0} (tensor parallelism: column- and row-parallel "

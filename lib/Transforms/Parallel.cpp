@@ -55,6 +55,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -78,6 +79,8 @@ struct ReadyGradient {
   std::string param;
   RankedTensorType type;
   unsigned readyAt;
+  /// A tensor-parallel shard: its gradient reaches DDP last (below).
+  bool tensorParallelShard = false;
 };
 
 /// A bucket being filled or closed: the parameters it holds, in order.
@@ -185,14 +188,6 @@ void ParallelPass::runOnOperation() {
         << " tp=" << static_cast<int64_t>(tp)
         << " reduce-bucket-size=" << static_cast<int64_t>(reduceBucket)
         << " overlap-comm=" << (overlapComm ? "true" : "false");
-    return signalPassFailure();
-  }
-  // HSDP over tensor-parallel groups (torchtitan's 3-D layout) is FSDP2's
-  // step on each (fsdp, tp) rank, the gradient shards all-reduced across
-  // the dp replicas in place; DDP over them is not modelled.
-  if (tp > 1 && dp > 1 && fsdp == 1) {
-    step.emitError() << "vram-parallel: tensor parallelism with dp is not "
-                        "modelled yet (with fsdp, or hsdp, it is)";
     return signalPassFailure();
   }
   bool interleaved = ppSchedule == "interleaved-1f1b";
@@ -334,7 +329,10 @@ void ParallelPass::runOnOperation() {
       return signalPassFailure();
     return;
   }
-  if (tp > 1)
+  // DDP over tensor-parallel groups (dp with tp): each rank's buckets hold
+  // its own shards' gradients (_pre_dp_module_transform hands DDP the
+  // DTensors' local tensors), all-reduced across the dp replicas.
+  if (tp > 1 && dp == 1)
     return;
   if (getStepMode(step) == StepMode::Train && failed(addGradBuckets(step)))
     signalPassFailure();
@@ -346,6 +344,25 @@ LogicalResult ParallelPass::addGradBuckets(func::FuncOp step) {
   DenseMap<Operation *, unsigned> position;
   for (auto [i, op] : llvm::enumerate(body))
     position[&op] = i;
+  // Over tensor-parallel groups, _pre_dp_module_transform rebuilds each
+  // sharded parameter as a DTensor (DTensor.from_local) at the start of
+  // every forward: the autograd engine runs those nodes, created first, after
+  // every other ready node, so the shards' gradients reach DDP after the
+  // replicated parameters' (measured: tp.py's ddp2_tp2 bucket sizes). The
+  // shards are the weights of the column-parallel linears (reading an
+  // nn.all_reduce_grad) and the row-parallel ones (feeding an nn.all_reduce).
+  llvm::DenseSet<Value> shards;
+  for (auto linear : body.getOps<LinearOp>()) {
+    bool column = linear.getInput().getDefiningOp<AllReduceGradOp>() != nullptr;
+    bool row = llvm::any_of(linear->getUsers(), [](Operation *user) {
+      return isa<AllReduceOp>(user);
+    });
+    if (!column && !row)
+      continue;
+    shards.insert(linear.getWeight());
+    if (Value bias = linear.getBias())
+      shards.insert(bias);
+  }
   std::vector<ReadyGradient> ready;
   for (auto update : body.getOps<OptimizerStepOp>())
     for (auto [param, grad] :
@@ -355,11 +372,12 @@ LogicalResult ParallelPass::addGradBuckets(func::FuncOp step) {
         name = owner.getStorageName();
       Operation *def = grad.getDefiningOp();
       ready.push_back({name, cast<RankedTensorType>(grad.getType()),
-                       def ? position.lookup(def) : 0});
+                       def ? position.lookup(def) : 0, shards.contains(param)});
     }
   std::stable_sort(ready.begin(), ready.end(),
                    [](const ReadyGradient &a, const ReadyGradient &b) {
-                     return a.readyAt < b.readyAt;
+                     return std::make_pair(a.tensorParallelShard, a.readyAt) <
+                            std::make_pair(b.tensorParallelShard, b.readyAt);
                    });
 
   // compute_bucket_assignment_by_size over the ready order, one open bucket

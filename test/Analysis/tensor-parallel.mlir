@@ -30,6 +30,16 @@
 // STEP-NOT: nn.backward "nn.all_reduce"
 // STEP: nn.backward "nn.all_reduce_grad"
 // STEP-NOT: nn.backward "nn.all_reduce"
+//
+// DDP over tensor-parallel groups (dp=2): one bucket of the rank's
+// gradients, 64 + 32 + 32 = 128 elements. w1 (column-parallel: it reads the
+// nn.all_reduce_grad) and w2 (row-parallel: it feeds the nn.all_reduce) are
+// shards, whose gradients reach DDP after the replicated w0's
+// (_pre_dp_module_transform's DTensor.from_local nodes run last); among
+// them, backward order: w2, then w1.
+// RUN: vram-opt %s -split-input-file --vram-build-step="mode=train optimizer=sgd" --vram-parallel="tp=2 dp=2" | FileCheck %s --check-prefix=STEP-DDP
+// STEP-DDP: nn.parallel = #nn.parallel<dp = 2, {{.*}}tp = 2>
+// STEP-DDP: nn.grad_bucket "ddp.bucket0" params ["w0", "w2", "w1"] : tensor<128xf32>
 
 func.func @forward(%x: tensor<4x8xf32>) -> tensor<4x8xf32> attributes {nn.tensor_parallel = 2 : i64} {
   %w0 = nn.param "w0" : tensor<8x8xf32>

@@ -6,9 +6,6 @@
 // error, not a wrapped number.
 // RUN: not vram-opt %S/parallel.mlir --vram-build-step --vram-parallel="dp=4000000000 fsdp=4000000000" 2>&1 | FileCheck %s --check-prefix=HUGE
 // HUGE: error: vram-parallel needs fsdp >= 1, tp >= 1 and at most 262144 ranks, got dp=4000000000 fsdp=4000000000 tp=1
-// Tensor parallelism with data parallelism is not modelled yet.
-// RUN: not vram-opt %S/../Analysis/tensor-parallel.mlir --vram-build-step --vram-parallel="tp=2 dp=2" 2>&1 | FileCheck %s --check-prefix=TP-DP
-// TP-DP: error: vram-parallel: tensor parallelism with dp is not modelled yet (with fsdp, or hsdp, it is)
 // A paged optimizer's state (CUDA unified memory) over ranks is not modelled.
 // RUN: not vram-opt %S/build-step-paged-optimizer.mlir --vram-build-step="mode=train optimizer=paged_adamw loss=mse" --vram-parallel="dp=2" 2>&1 | FileCheck %s --check-prefix=PAGED
 // PAGED: error: vram-parallel with a paged optimizer's state (paged_adamw, paged_adamw8bit) is not modelled yet
