@@ -1419,17 +1419,16 @@ struct AllGatherOutputLowering
   static LogicalResult lowerBackward(OpBuilder &b, Location loc,
                                      const BackwardLowering &node,
                                      SmallVectorImpl<Value> &grads) {
-    // gx[..., j] = g[..., j]: rank 0's columns, cloned.
-    Value g = node.grads[0];
+    // Rank 0's columns of the gradient, cloned.
     auto type = cast<RankedTensorType>(node.forwardType.getInput(0));
-    grads.push_back(elementwise(
-        b, loc, {}, newTensor(b, loc, type),
-        [&](OpBuilder &nb, Location nl, ValueRange) {
-          SmallVector<Value> idx;
-          for (int64_t d = 0; d < type.getRank(); ++d)
-            idx.push_back(linalg::IndexOp::create(nb, nl, d));
-          return tensor::ExtractOp::create(nb, nl, g, idx).getResult();
-        }));
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)),
+        strides(type.getRank(), b.getIndexAttr(1)), sizes;
+    for (int64_t size : type.getShape())
+      sizes.push_back(b.getIndexAttr(size));
+    grads.push_back(copyToNewTensor(
+        b, loc,
+        tensor::ExtractSliceOp::create(b, loc, type, node.grads[0], offsets,
+                                       sizes, strides)));
     return success();
   }
 };
