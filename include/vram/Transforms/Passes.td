@@ -439,7 +439,11 @@ def Parallel : Pass<"vram-parallel", "mlir::ModuleOp"> {
     model (its forward's `nn.tensor_parallel`, which its front end sets
     with the shards and collectives): the pass checks the ranks agree and
     records them; it does not shard a whole model itself. With `fsdp` too,
-    FSDP2 shards those shards over the `fsdp` groups (a (fsdp, tp) mesh).
+    FSDP2 shards those shards over the `fsdp` groups (a (fsdp, tp) mesh);
+    with `dp`, DDP buckets each rank's gradients (a (dp, tp) mesh), the
+    shards' last: torch's _pre_dp_module_transform rebuilds them as
+    DTensors at each forward's start, and the autograd engine runs those
+    nodes after every other ready node.
 
     ```
     vram-opt --zoo=resnet18 --vram-build-step --vram-parallel="dp=8"
