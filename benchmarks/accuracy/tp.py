@@ -16,7 +16,13 @@ transformers.distributed.tensor_parallel registers as
 ColwiseParallel(input_layouts=Replicate(), output_layouts=Replicate())):
 lm_head holds vocab / N rows and all-gathers its logits. Applied with
 torch's ColwiseParallel of the same layouts; a tied lm_head (qwen2.json)
-becomes its own sharded parameter, the embedding stays whole.
+becomes its own sharded parameter, the embedding stays whole. Phi-3's
+"transformers" cases use Phi3Config.base_model_tp_plan instead of the
+layers' plan (PHI3_PLAN: qkv_proj and gate_up_proj colwise_gather_output,
+o_proj and down_proj rowwise_split_input = RowwiseParallel(input_layouts=
+Replicate())). A shape ("ddp", D, T) is DistributedDataParallel over D
+groups of T tensor-parallel ranks (_pre_dp_module_transform first); its
+rows record DDP's rebuilt bucket sizes.
 It then trains as fsdp.py does (cross-entropy over the flattened logits,
 zero_grad(set_to_none=True), two warm-up steps, then one step) and records
 per rank, counting the bytes PyTorch's CPU allocator holds in every thread
@@ -91,6 +97,12 @@ CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
          # dp axis, as torch's 2-D DDP + TP tests compose them.
          ("llama-mha", ("ddp", 2, 2), "sgd"), ("llama-mha", ("ddp", 2, 2), "adam"),
          ("llama-mha", ("ddp", 2, 2), "adam", "transformers"),
+         # Phi-3's plan (transformers' Phi3Config.base_model_tp_plan): the
+         # fused qkv_proj and gate_up_proj gather their outputs
+         # (colwise_gather_output), o_proj and down_proj split their
+         # replicated inputs (rowwise_split_input).
+         ("phi3", 2, "sgd", "transformers"), ("phi3", 2, "adam", "transformers"),
+         ("phi3", 2, "inference", "transformers"),
          # Mixtures of experts in one process (transformers' grouped_mm
          # experts): test/Import/HuggingFace/moe.test.
          ("mixtral", 1, "sgd"), ("mixtral", 1, "adam"), ("mixtral", 1, "inference"),
@@ -119,6 +131,11 @@ GEN_BATCH, GEN_PROMPT, GEN_NEW = 2, 64, 32
 PLAN = {"self_attn.q_proj": "colwise", "self_attn.k_proj": "colwise",
         "self_attn.v_proj": "colwise", "self_attn.o_proj": "rowwise",
         "mlp.gate_proj": "colwise", "mlp.up_proj": "colwise", "mlp.down_proj": "rowwise"}
+
+PHI3_PLAN = {"self_attn.qkv_proj": "colwise_gather_output",
+             "self_attn.o_proj": "rowwise_split_input",
+             "mlp.gate_up_proj": "colwise_gather_output",
+             "mlp.down_proj": "rowwise_split_input"}
 
 
 def build(name):
@@ -211,9 +228,13 @@ def run_rank(rank, shape, name, optimizer, plan, port, queue):
         # over the `shards` groups.
         mesh = init_device_mesh("cpu", (replicas, shards, tp),
                                 mesh_dim_names=("replicate", "dp", "tp"))
-        styles = {"colwise": ColwiseParallel, "rowwise": RowwiseParallel}
+        styles = {"colwise": ColwiseParallel, "rowwise": RowwiseParallel,
+                  "colwise_gather_output": lambda: ColwiseParallel(output_layouts=Replicate()),
+                  "rowwise_split_input": lambda: RowwiseParallel(input_layouts=Replicate())}
+        plan_of_layer = PHI3_PLAN if name.startswith("phi3") else PLAN
         for layer in model.lm.model.layers:
-            parallelize_module(layer, mesh["tp"], {k: styles[v]() for k, v in PLAN.items()})
+            parallelize_module(layer, mesh["tp"],
+                               {k: styles[v]() for k, v in plan_of_layer.items()})
         if plan == "transformers":
             parallelize_module(model.lm, mesh["tp"],
                                {"lm_head": ColwiseParallel(output_layouts=Replicate())})
@@ -295,7 +316,8 @@ def main():
                  {"batch": BATCH, "seq": SEQ})
         row = {"id": case, "model": name, "config": f"test/Inputs/hf/small/{name}.json",
                "world_size": world, "optimizer": optimizer, **sizes,
-               **({"plan": {**PLAN, **({"lm_head": "colwise_gather_output"}
+               **({"plan": {**(PHI3_PLAN if name.startswith("phi3") else PLAN),
+                            **({"lm_head": "colwise_gather_output"}
                                         if plan == "transformers" else {})}}
                   if world > 1 else {}),
                **({"dp": shape[1], "tp": shape[2],

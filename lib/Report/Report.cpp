@@ -496,6 +496,10 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
       if (node.getForwardOp() == nn::AllReduceGradOp::getOperationName())
         for (Value grad : node.getInputGrads())
           p.allReduceBytes = saturatingAdd(p.allReduceBytes, bytes(grad));
+      // A split input's gradient is gathered from the ranks' columns.
+      if (node.getForwardOp() == nn::SplitInputOp::getOperationName())
+        for (Value grad : node.getInputGrads())
+          p.tpAllGatherBytes = saturatingAdd(p.tpAllGatherBytes, bytes(grad));
     } else if (auto reduce = dyn_cast<nn::ZeroReduceOp>(op)) {
       // ZeRO all-reduces each bucket's gradients and all-gathers the flat
       // parameters after the step.

@@ -58,8 +58,10 @@ struct ParallelFigures {
   /// or across the dp replicas without tensor parallelism.
   int64_t replicaAllReduceBytes = 0;
   /// Bytes all-gathered within the tensor-parallel group (a column-parallel
-  /// lm_head's logits, nn.all_gather_output): transformers' tp plan, which
-  /// shards lm_head over the vocabulary ("layers": the decoder layers only).
+  /// lm_head's logits and Phi-3's fused projections' outputs,
+  /// nn.all_gather_output; the gradients of nn.split_input's inputs):
+  /// transformers' tp plan, which shards lm_head over the vocabulary
+  /// ("layers": the decoder layers only).
   int64_t tpAllGatherBytes = 0;
   llvm::StringRef tpPlan;
   /// Shard indices 0 .. fullShards - 1 hold chunks as large as rank 0's

@@ -223,8 +223,8 @@ private:
     std::string proj = name + ".qkv_proj";
     int64_t widths[3] = {c.numHeads * c.headDim, c.numKeyValueHeads * c.headDim,
                          c.numKeyValueHeads * c.headDim};
-    Value qkv =
-        mb.linear(x, proj, widths[0] + widths[1] + widths[2], c.qkvBias);
+    Value qkv = gatheredColumnParallel(
+        x, proj, widths[0] + widths[1] + widths[2], c.qkvBias);
     ArrayRef<int64_t> s = ModelBuilder::shapeOf(qkv);
     std::array<Value, 3> heads;
     for (int64_t i = 0, start = 0; i < 3; start += widths[i++]) {
@@ -284,8 +284,7 @@ private:
     if (model.attention == vram::nn::AttentionImplementation::Eager ||
         c.eagerAttentionOnly) {
       Value merged = mb.mergeHeads(eagerAttention(q, k, v, name), name);
-      Value out =
-          rowParallel(merged, name + ".o_proj", c.hiddenSize, c.outputBias);
+      Value out = outputProjection(merged, name);
       mb.keepAlive({q, k, v}, name);
       return out;
     }
@@ -306,8 +305,7 @@ private:
     }
     Value y = mb.attention(q, k, v, name, causal && !mask, backend, enableGqa,
                            c.attentionDropout, mask);
-    Value out = rowParallel(mb.mergeHeads(y, name), name + ".o_proj",
-                            c.hiddenSize, c.outputBias);
+    Value out = outputProjection(mb.mergeHeads(y, name), name);
     mb.keepAlive({q, k, v}, name);
     return out;
   }
@@ -323,16 +321,18 @@ private:
   /// `width` (the config's intermediate_size by default).
   Value mlp(Value x, const std::string &name,
             std::optional<int64_t> width = std::nullopt) {
-    int64_t inner = width.value_or(c.intermediateSize) / model.tensorParallel;
     if (c.fusedProjections) {
       // Phi3MLP: gate, up = gate_up_proj(x).chunk(2); up * act(gate).
-      Value gateUp = mb.linear(x, name + ".gate_up_proj", 2 * inner, c.mlpBias);
+      int64_t inner = width.value_or(c.intermediateSize);
+      Value gateUp = gatheredColumnParallel(x, name + ".gate_up_proj",
+                                            2 * inner, c.mlpBias);
       SmallVector<Value> halves = mb.split(gateUp, name, 2, {inner, inner});
       Value gate = activation(halves[0], name);
       Value up = halves[1];
-      return mb.linear(mb.mul(up, gate, name), name + ".down_proj",
-                       c.hiddenSize, c.mlpBias);
+      return splitRowParallel(mb.mul(up, gate, name), name + ".down_proj",
+                              c.hiddenSize, c.mlpBias);
     }
+    int64_t inner = width.value_or(c.intermediateSize) / model.tensorParallel;
     Value gate = mb.linear(columnParallelInput(x, name + ".gate_proj"),
                            name + ".gate_proj", inner, c.mlpBias);
     if (model.liger.swiglu) {
@@ -489,6 +489,37 @@ private:
     Value shard = mb.linear(columnParallelInput(x, "lm_head"), "lm_head",
                             c.vocabSize / ranks, /*bias=*/false);
     return mb.allGatherOutput(shard, "lm_head", ranks);
+  }
+
+  /// Phi-3's plan (transformers' Phi3Config.base_model_tp_plan): the fused
+  /// qkv_proj and gate_up_proj are column-parallel with their outputs
+  /// gathered ("colwise_gather_output": q, k and v, gate and up are sliced
+  /// from the whole output), so every rank computes every head; o_proj and
+  /// down_proj are row-parallel over their replicated inputs' columns
+  /// ("rowwise_split_input").
+  Value gatheredColumnParallel(Value x, const std::string &name, int64_t out,
+                               bool bias) {
+    int64_t ranks = model.tensorParallel;
+    if (ranks == 1)
+      return mb.linear(x, name, out, bias);
+    Value shard =
+        mb.linear(columnParallelInput(x, name), name, out / ranks, bias);
+    return mb.allGatherOutput(shard, name, ranks);
+  }
+  /// o_proj: row-parallel over this rank's heads, or (Phi-3) over its
+  /// columns of every head's merged output.
+  Value outputProjection(Value merged, const std::string &name) {
+    return c.fusedProjections ? splitRowParallel(merged, name + ".o_proj",
+                                                 c.hiddenSize, c.outputBias)
+                              : rowParallel(merged, name + ".o_proj",
+                                            c.hiddenSize, c.outputBias);
+  }
+  Value splitRowParallel(Value x, const std::string &name, int64_t out,
+                         bool bias) {
+    if (model.tensorParallel == 1)
+      return mb.linear(x, name, out, bias);
+    return rowParallel(mb.splitInput(x, name, model.tensorParallel), name, out,
+                       bias);
   }
 
   /// Pre-norm residual blocks; Gemma 2 also normalizes each block's output

@@ -611,6 +611,15 @@ Value ModelBuilder::allGatherOutput(Value x, StringRef layer, int64_t ranks) {
       ranks);
 }
 
+Value ModelBuilder::splitInput(Value x, StringRef layer, int64_t ranks) {
+  SmallVector<int64_t> shape(shapeOf(x));
+  shape.back() /= ranks;
+  return SplitInputOp::create(
+      builder, loc(layer),
+      RankedTensorType::get(shape, getElementTypeOrSelf(x.getType())), x,
+      ranks);
+}
+
 Value ModelBuilder::allReduceGrad(Value x, StringRef layer, int64_t ranks) {
   return AllReduceGradOp::create(builder, loc(layer), x, ranks);
 }

@@ -460,6 +460,8 @@ public:
   /// into a new tensor (nn.all_gather_output).
   mlir::Value allGatherOutput(mlir::Value x, llvm::StringRef layer,
                               int64_t ranks);
+  /// This rank's columns of a replicated input, cloned (nn.split_input).
+  mlir::Value splitInput(mlir::Value x, llvm::StringRef layer, int64_t ranks);
   mlir::Value allReduceGrad(mlir::Value x, llvm::StringRef layer,
                             int64_t ranks);
 

@@ -139,28 +139,47 @@ llvm::Error checkTensorParallel(const CausalLMConfig *config, StringRef name,
   if (ranks < 1)
     return error("tensor-parallel ranks must be >= 1, got " + Twine(ranks));
   if (!config || config->layout != DecoderLayout::Llama)
-    return error("tensor parallelism is modelled for LLaMA-layout decoders "
-                 "(llama-7b, --hf llama, mistral, qwen2, qwen3, gemma), not "
-                 "for " +
-                 name);
+    return error(
+        "tensor parallelism is modelled for LLaMA-layout decoders "
+        "(llama-7b, --hf llama, mistral, qwen2, qwen3, gemma, phi3), not "
+        "for " +
+        name);
   // transformers shards a mixture of experts by expert parallelism and
   // Phi-3's fused projections need a plan that splits q, k and v apart.
   if (config->numExperts)
     return error("tensor parallelism of a mixture of experts is not "
                  "modelled (" +
                  name + ")");
-  if (config->fusedProjections)
-    return error("tensor parallelism of fused qkv_proj and gate_up_proj "
-                 "projections is not modelled (" +
-                 name + ")");
-  for (auto [value, key] :
-       {std::pair<int64_t, StringRef>{config->numHeads, "num_attention_heads"},
-        {config->numKeyValueHeads, "num_key_value_heads"},
-        {config->intermediateSize, "intermediate_size"}})
-    if (value % ranks)
-      return error("tp=" + Twine(ranks) + " must divide " + key + " (" +
-                   Twine(value) + "): each rank holds an equal share of " +
-                   (key == "intermediate_size" ? "the MLP" : "the heads"));
+  // Phi-3's fused projections: only transformers' plan splits them (their
+  // outputs gathered, every rank computing every head), by rows of the
+  // fused weights and columns of o_proj's and down_proj's.
+  if (config->fusedProjections) {
+    if (!lmHead)
+      return error("tensor parallelism of fused qkv_proj and gate_up_proj "
+                   "projections (" +
+                   name +
+                   ") is modelled with transformers' plan only "
+                   "(--tp-plan=transformers)");
+    for (auto [value, key] :
+         {std::pair<int64_t, StringRef>{config->numHeads * config->headDim,
+                                        "num_attention_heads x head_dim"},
+          {config->numKeyValueHeads * config->headDim,
+           "num_key_value_heads x head_dim"},
+          {config->intermediateSize, "intermediate_size"}})
+      if (value % ranks)
+        return error("tp=" + Twine(ranks) + " must divide " + key + " (" +
+                     Twine(value) +
+                     "): each rank holds an equal share of the projections");
+  } else {
+    for (auto [value, key] : {std::pair<int64_t, StringRef>{
+                                  config->numHeads, "num_attention_heads"},
+                              {config->numKeyValueHeads, "num_key_value_heads"},
+                              {config->intermediateSize, "intermediate_size"}})
+      if (value % ranks)
+        return error("tp=" + Twine(ranks) + " must divide " + key + " (" +
+                     Twine(value) + "): each rank holds an equal share of " +
+                     (key == "intermediate_size" ? "the MLP" : "the heads"));
+  }
   if (lmHead && config->vocabSize % ranks)
     return error("tp=" + Twine(ranks) + " must divide vocab_size (" +
                  Twine(config->vocabSize) +

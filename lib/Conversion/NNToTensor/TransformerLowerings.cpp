@@ -1372,63 +1372,95 @@ struct AllReduceGradLowering
   }
 };
 
-/// nn.all_gather_output on one rank, as if every rank held this rank's
-/// columns: all_gather_into_tensor's [ranks x d0, ...] buffer (the shards
-/// stacked along dim 0), then its chunks concatenated along the last dim
-/// into a new tensor, which reads the buffer (freed after it, as DTensor's
-/// _maybe_view_chunk_cat frees it). Backward copies this rank's columns of
-/// the gradient (rank 0's: the first chunk) into a new tensor.
+/// A rank's all-gather along the last dim, as if every rank held `shard`:
+/// all_gather_into_tensor's [ranks x d0, ...] buffer (the shards stacked
+/// along dim 0), then its chunks concatenated along the last dim into a new
+/// tensor of `fullType`, which reads the buffer (freed after it, as
+/// DTensor's _maybe_view_chunk_cat frees it).
+static Value gatherLastDim(OpBuilder &b, Location loc, Value shard,
+                           int64_t ranks, RankedTensorType fullType) {
+  RankedTensorType type = tensorType(shard);
+  SmallVector<int64_t> stacked(type.getShape());
+  stacked[0] *= ranks;
+  SmallVector<Value> copies(ranks, shard);
+  Value buffer = concatenate(
+      b, loc, RankedTensorType::get(stacked, type.getElementType()), 0, copies);
+  int64_t rank = type.getRank(), rows = type.getDimSize(0),
+          columns = type.getDimSize(rank - 1);
+  return elementwise(
+      b, loc, {}, newTensor(b, loc, fullType),
+      [&](OpBuilder &nb, Location nl, ValueRange) {
+        // out[i0, ..., j] = buffer[(j / c) d0 + i0, ..., j mod c]
+        SmallVector<Value> idx;
+        for (int64_t d = 0; d < rank; ++d)
+          idx.push_back(linalg::IndexOp::create(nb, nl, d));
+        Value j = idx.back(), c = indexConstant(nb, nl, columns);
+        idx.back() = arith::RemUIOp::create(nb, nl, j, c);
+        Value chunk = arith::DivUIOp::create(nb, nl, j, c);
+        idx[0] = arith::AddIOp::create(
+            nb, nl, idx[0],
+            arith::MulIOp::create(nb, nl, chunk, indexConstant(nb, nl, rows)));
+        return tensor::ExtractOp::create(nb, nl, buffer, idx).getResult();
+      });
+}
+
+/// Rank 0's columns of `full` (its leading `shardType` block), cloned.
+static Value cloneFirstColumns(OpBuilder &b, Location loc, Value full,
+                               RankedTensorType shardType) {
+  SmallVector<OpFoldResult> offsets(shardType.getRank(), b.getIndexAttr(0)),
+      strides(shardType.getRank(), b.getIndexAttr(1)), sizes;
+  for (int64_t size : shardType.getShape())
+    sizes.push_back(b.getIndexAttr(size));
+  return copyToNewTensor(b, loc,
+                         tensor::ExtractSliceOp::create(
+                             b, loc, shardType, full, offsets, sizes, strides));
+}
+
+/// nn.all_gather_output on one rank: the gather; backward clones this
+/// rank's columns of the gradient (rank 0's).
 struct AllGatherOutputLowering
     : ExternalModel<AllGatherOutputLowering, AllGatherOutputOp> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
                 const LoweringOptions &, SmallVectorImpl<Value> &results,
                 SmallVectorImpl<std::pair<unsigned, Value>> &) const {
-    Location loc = op->getLoc();
     auto gather = cast<AllGatherOutputOp>(op);
-    RankedTensorType shard = tensorType(operands[0]);
-    auto outType = cast<RankedTensorType>(gather.getType());
-    int64_t ranks = gather.getRanks();
-    SmallVector<int64_t> stacked(shard.getShape());
-    stacked[0] *= ranks;
-    SmallVector<Value> copies(ranks, operands[0]);
-    Value buffer = concatenate(
-        b, loc, RankedTensorType::get(stacked, shard.getElementType()), 0,
-        copies);
-    int64_t rank = shard.getRank(), rows = shard.getDimSize(0),
-            columns = shard.getDimSize(rank - 1);
-    results.push_back(elementwise(
-        b, loc, {}, newTensor(b, loc, outType),
-        [&](OpBuilder &nb, Location nl, ValueRange) {
-          // out[i0, ..., j] = buffer[(j / c) d0 + i0, ..., j mod c]
-          SmallVector<Value> idx;
-          for (int64_t d = 0; d < rank; ++d)
-            idx.push_back(linalg::IndexOp::create(nb, nl, d));
-          Value j = idx.back(), c = indexConstant(nb, nl, columns);
-          idx.back() = arith::RemUIOp::create(nb, nl, j, c);
-          Value chunk = arith::DivUIOp::create(nb, nl, j, c);
-          idx[0] = arith::AddIOp::create(
-              nb, nl, idx[0],
-              arith::MulIOp::create(nb, nl, chunk,
-                                    indexConstant(nb, nl, rows)));
-          return tensor::ExtractOp::create(nb, nl, buffer, idx).getResult();
-        }));
+    results.push_back(gatherLastDim(b, op->getLoc(), operands[0],
+                                    gather.getRanks(),
+                                    cast<RankedTensorType>(gather.getType())));
     return success();
   }
 
   static LogicalResult lowerBackward(OpBuilder &b, Location loc,
                                      const BackwardLowering &node,
                                      SmallVectorImpl<Value> &grads) {
-    // Rank 0's columns of the gradient, cloned.
-    auto type = cast<RankedTensorType>(node.forwardType.getInput(0));
-    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)),
-        strides(type.getRank(), b.getIndexAttr(1)), sizes;
-    for (int64_t size : type.getShape())
-      sizes.push_back(b.getIndexAttr(size));
-    grads.push_back(copyToNewTensor(
-        b, loc,
-        tensor::ExtractSliceOp::create(b, loc, type, node.grads[0], offsets,
-                                       sizes, strides)));
+    grads.push_back(cloneFirstColumns(
+        b, loc, node.grads[0],
+        cast<RankedTensorType>(node.forwardType.getInput(0))));
+    return success();
+  }
+};
+
+/// nn.split_input on one rank: rank 0's columns cloned; backward gathers
+/// the gradient's columns as if every rank held these.
+struct SplitInputLowering : ExternalModel<SplitInputLowering, SplitInputOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    results.push_back(
+        cloneFirstColumns(b, op->getLoc(), operands[0],
+                          cast<RankedTensorType>(op->getResult(0).getType())));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    int64_t ranks = cast<IntegerAttr>(node.forwardAttrs.get("ranks")).getInt();
+    grads.push_back(
+        gatherLastDim(b, loc, node.grads[0], ranks,
+                      cast<RankedTensorType>(node.forwardType.getInput(0))));
     return success();
   }
 };
@@ -1916,6 +1948,7 @@ void vram::lowering::attachTransformerLowerings(MLIRContext *ctx) {
   AllReduceOp::attachInterface<CopyLowering<AllReduceOp>>(*ctx);
   AllReduceGradOp::attachInterface<AllReduceGradLowering>(*ctx);
   AllGatherOutputOp::attachInterface<AllGatherOutputLowering>(*ctx);
+  SplitInputOp::attachInterface<SplitInputLowering>(*ctx);
   MaskedFillOp::attachInterface<MaskedFillLowering>(*ctx);
   ScaledDotProductAttentionOp::attachInterface<AttentionLowering>(*ctx);
   attachIfAbsent<ConstantOp, ConstantLowering>(ctx);

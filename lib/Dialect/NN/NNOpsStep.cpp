@@ -174,25 +174,33 @@ AllReduceGradOp::getResultStrides(ArrayRef<int64_t> in) {
   return SmallVector<int64_t>(in);
 }
 
-LogicalResult AllGatherOutputOp::verify() {
-  if (failed(verifyTensorParallelRanks(*this, getRanks())))
+/// `full` is `shard` with its last dim `ranks` times as large (the two
+/// sides of a gather or a split along the last dim).
+static LogicalResult verifyLastDimShards(Operation *op, int64_t ranks,
+                                         RankedTensorType shard,
+                                         RankedTensorType full) {
+  if (failed(verifyTensorParallelRanks(op, ranks)))
     return failure();
-  auto shard = cast<RankedTensorType>(getInput().getType());
-  auto full = cast<RankedTensorType>(getOutput().getType());
   SmallVector<int64_t> expected(shard.getShape());
   if (expected.empty())
-    return emitOpError("gathers the last dim: the input needs one");
+    return op->emitOpError("shards the last dim: the tensor needs one");
   int64_t &last = expected.back();
-  if (!ShapedType::isDynamic(last) &&
-      llvm::MulOverflow(last, static_cast<int64_t>(getRanks()), last))
-    return emitOpError("gathered size does not fit in 64 bits");
+  if (!ShapedType::isDynamic(last) && llvm::MulOverflow(last, ranks, last))
+    return op->emitOpError("gathered size does not fit in 64 bits");
   if (full.getElementType() != shard.getElementType() ||
       full.getShape() != ArrayRef<int64_t>(expected))
-    return emitOpError("result must be the input with its last dim times ")
-           << getRanks() << ", "
+    return op->emitOpError("the whole tensor must be the shard with its last "
+                           "dim times ")
+           << ranks << ", "
            << RankedTensorType::get(expected, shard.getElementType())
            << ", got " << full;
   return success();
+}
+
+LogicalResult AllGatherOutputOp::verify() {
+  return verifyLastDimShards(*this, getRanks(),
+                             cast<RankedTensorType>(getInput().getType()),
+                             cast<RankedTensorType>(getOutput().getType()));
 }
 // A collective: no kernel PyTorch counts.
 int64_t AllGatherOutputOp::getFlops(FlopConvention, bool) { return 0; }
@@ -202,6 +210,20 @@ void AllGatherOutputOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
 // concatenation along the last dim returns.
 int64_t AllGatherOutputOp::getWorkspaceBytes(const TorchTarget &) {
   return tensorBytes(getOutput());
+}
+
+LogicalResult SplitInputOp::verify() {
+  return verifyLastDimShards(*this, getRanks(),
+                             cast<RankedTensorType>(getOutput().getType()),
+                             cast<RankedTensorType>(getInput().getType()));
+}
+int64_t SplitInputOp::getFlops(FlopConvention, bool) { return 0; }
+void SplitInputOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                   SmallVectorImpl<SavedTensor> &) {}
+// The gradient's all_gather_into_tensor buffer, as large as the input.
+void SplitInputOp::getBackwardWorkspace(const TorchTarget &, ArrayRef<bool>,
+                                        SmallVectorImpl<int64_t> &sizes) {
+  sizes.push_back(tensorBytes(getInput()));
 }
 
 LogicalResult ShardOp::verify() {

@@ -515,7 +515,7 @@ func.func @all_gather_output_over_one_rank(%x: tensor<2x8xf32>) {
 // -----
 
 func.func @all_gather_output_wrong_width(%x: tensor<2x8xf32>) {
-  // expected-error @+1 {{'nn.all_gather_output' op result must be the input with its last dim times 2, 'tensor<2x16xf32>', got 'tensor<4x8xf32>'}}
+  // expected-error @+1 {{'nn.all_gather_output' op the whole tensor must be the shard with its last dim times 2, 'tensor<2x16xf32>', got 'tensor<4x8xf32>'}}
   %y = nn.all_gather_output %x {ranks = 2 : i64} : tensor<2x8xf32> -> tensor<4x8xf32>
   return
 }
@@ -523,7 +523,15 @@ func.func @all_gather_output_wrong_width(%x: tensor<2x8xf32>) {
 // -----
 
 func.func @all_gather_output_of_scalar(%x: tensor<f32>) {
-  // expected-error @+1 {{'nn.all_gather_output' op gathers the last dim: the input needs one}}
+  // expected-error @+1 {{'nn.all_gather_output' op shards the last dim: the tensor needs one}}
   %y = nn.all_gather_output %x {ranks = 2 : i64} : tensor<f32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @split_input_wrong_width(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'nn.split_input' op the whole tensor must be the shard with its last dim times 4, 'tensor<2x12xf32>', got 'tensor<2x8xf32>'}}
+  %y = nn.split_input %x {ranks = 4 : i64} : tensor<2x8xf32> -> tensor<2x3xf32>
   return
 }

@@ -2213,6 +2213,34 @@ def NN_AllGatherOutputOp : NN_Op<"all_gather_output", [Pure,
   let hasVerifier = 1;
 }
 
+def NN_SplitInputOp : NN_Op<"split_input", [Pure,
+    DeclareOpInterfaceMethods<NN_CostOpInterface>,
+    DeclareOpInterfaceMethods<NN_AutodiffOpInterface, ["getBackwardWorkspace"]>]> {
+  let summary = "a row-parallel linear's columns of a replicated input";
+  let description = [{
+    RowwiseParallel with input_layouts=Replicate() (transformers'
+    "rowwise_split_input", Phi-3's plan for o_proj and down_proj, whose
+    inputs come from gathered outputs): DTensor redistributes the
+    replicated input [..., n] from Replicate to Shard(-1), cloning this
+    rank's columns [..., n / ranks] into a new tensor. Megatron-LM's
+    scatter_to_tensor_model_parallel_region. Backward redistributes the
+    gradient from Shard(-1) to Replicate: all_gather_into_tensor into a
+    [ranks x d0, ..., n / ranks] buffer (the workspace), then its chunks
+    concatenated along the last dim into the input's new gradient. Keeps
+    nothing.
+
+    ```mlir
+    %cols = nn.split_input %x {ranks = 2 : i64}
+        : tensor<2x256x256xf32> -> tensor<2x256x128xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, I64Attr:$ranks);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat =
+      "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Sharded data parallelism (FSDP2, vram-parallel fsdp=N): the collectives of
 // one rank and the buffers they allocate. The memory analysis sees them as
