@@ -63,6 +63,11 @@ public:
   /// A required integer; the family's default when `fallback` is given.
   FailureOr<int64_t> getInt(llvm::StringRef key,
                             std::optional<int64_t> fallback = std::nullopt);
+  /// A layer count (getInt), at most kMaxLayers: readers make per-layer
+  /// tables (layer types, sliding windows) before anything is built.
+  FailureOr<int64_t>
+  getLayerCount(llvm::StringRef key,
+                std::optional<int64_t> fallback = std::nullopt);
   FailureOr<double> getNumber(llvm::StringRef key, double fallback);
   FailureOr<bool> getBool(llvm::StringRef key, bool fallback);
   FailureOr<std::string> getString(llvm::StringRef key,
@@ -161,6 +166,22 @@ FailureOr<int64_t> ConfigReader::getInt(llvm::StringRef key,
     return failure();
   }
   return *value;
+}
+
+/// Published decoders have at most a few hundred layers (Llama 3.1 405B:
+/// 126); a count past this is a malformed config, not a model.
+static constexpr int64_t kMaxLayers = 1024;
+
+FailureOr<int64_t>
+ConfigReader::getLayerCount(llvm::StringRef key,
+                            std::optional<int64_t> fallback) {
+  FailureOr<int64_t> layers = getInt(key, fallback);
+  if (succeeded(layers) && *layers > kMaxLayers) {
+    error(key) << "\"" << key << "\" must be at most " << kMaxLayers << ", got "
+               << *layers;
+    return failure();
+  }
+  return layers;
 }
 
 FailureOr<double> ConfigReader::getNumber(llvm::StringRef key,
@@ -301,7 +322,7 @@ LogicalResult readLlamaLayout(ConfigReader &r, CausalLMConfig &c,
   READ(vocab, r.getInt("vocab_size"));
   READ(hidden, r.getInt("hidden_size"));
   READ(intermediate, r.getInt("intermediate_size"));
-  READ(layers, r.getInt("num_hidden_layers"));
+  READ(layers, r.getLayerCount("num_hidden_layers"));
   READ(heads, r.getInt("num_attention_heads"));
   READ(kvHeads, r.getInt("num_key_value_heads", heads));
   if (heads < 1) {
@@ -660,7 +681,7 @@ LogicalResult readGptNeox(ConfigReader &r, CausalLMConfig &c) {
   c.layout = DecoderLayout::GptNeox;
   READ(vocab, r.getInt("vocab_size", 50432));
   READ(hidden, r.getInt("hidden_size", 6144));
-  READ(layers, r.getInt("num_hidden_layers", 44));
+  READ(layers, r.getLayerCount("num_hidden_layers", 44));
   READ(heads, r.getInt("num_attention_heads", 64));
   READ(inner, r.getInt("intermediate_size", 24576));
   READ(eps, r.getNumber("layer_norm_eps", 1e-5));
@@ -708,7 +729,7 @@ LogicalResult readBert(ConfigReader &r, CausalLMConfig &c) {
   // and pad_token_id 1.
   READ(vocab, r.getInt("vocab_size", 30522));
   READ(hidden, r.getInt("hidden_size", 768));
-  READ(layers, r.getInt("num_hidden_layers", 12));
+  READ(layers, r.getLayerCount("num_hidden_layers", 12));
   READ(heads, r.getInt("num_attention_heads", 12));
   READ(inner, r.getInt("intermediate_size", 3072));
   READ(positions, r.getInt("max_position_embeddings", 512));
@@ -756,7 +777,7 @@ LogicalResult readBert(ConfigReader &r, CausalLMConfig &c) {
 LogicalResult readVit(ConfigReader &r, CausalLMConfig &c) {
   c.layout = DecoderLayout::Vit;
   READ(hidden, r.getInt("hidden_size", 768));
-  READ(layers, r.getInt("num_hidden_layers", 12));
+  READ(layers, r.getLayerCount("num_hidden_layers", 12));
   READ(heads, r.getInt("num_attention_heads", 12));
   READ(inner, r.getInt("intermediate_size", 3072));
   READ(eps, r.getNumber("layer_norm_eps", 1e-12));
@@ -798,7 +819,7 @@ LogicalResult readT5(ConfigReader &r, CausalLMConfig &c) {
   READ(hidden, r.getInt("d_model", 512));
   READ(headDim, r.getInt("d_kv", 64));
   READ(inner, r.getInt("d_ff", 2048));
-  READ(layers, r.getInt("num_layers", 6));
+  READ(layers, r.getLayerCount("num_layers", 6));
   READ(heads, r.getInt("num_heads", 8));
   READ(buckets, r.getInt("relative_attention_num_buckets", 32));
   READ(dropout, r.getNumber("dropout_rate", 0.1));
@@ -825,7 +846,6 @@ LogicalResult readT5(ConfigReader &r, CausalLMConfig &c) {
       r.error(key) << key << " must be >= 1, got " << value;
       return failure();
     }
-  constexpr int64_t kMaxLayers = 1024;
   if (decoderLayers > kMaxLayers) {
     r.error("num_decoder_layers") << "num_decoder_layers must be at most "
                                   << kMaxLayers << ", got " << decoderLayers;
@@ -922,7 +942,7 @@ LogicalResult readDistilBert(ConfigReader &r, CausalLMConfig &c) {
   c.encoder = EncoderFlavor::DistilBert;
   READ(vocab, r.getInt("vocab_size", 30522));
   READ(dim, r.getInt("dim", 768));
-  READ(layers, r.getInt("n_layers", 6));
+  READ(layers, r.getLayerCount("n_layers", 6));
   READ(heads, r.getInt("n_heads", 12));
   READ(inner, r.getInt("hidden_dim", 3072));
   READ(positions, r.getInt("max_position_embeddings", 512));
@@ -1040,7 +1060,7 @@ LogicalResult readGpt2(ConfigReader &r, CausalLMConfig &c) {
   READ(vocab, r.getInt("vocab_size", 50257));
   READ(positions, r.getInt("n_positions", 1024));
   READ(dim, r.getInt("n_embd", 768));
-  READ(layers, r.getInt("n_layer", 12));
+  READ(layers, r.getLayerCount("n_layer", 12));
   READ(heads, r.getInt("n_head", 12));
   READ(inner, r.getInt("n_inner", 4 * dim));
   READ(eps, r.getNumber("layer_norm_epsilon", 1e-5));
@@ -1088,7 +1108,7 @@ LogicalResult readOpt(ConfigReader &r, CausalLMConfig &c) {
   c.layout = DecoderLayout::Opt;
   READ(vocab, r.getInt("vocab_size", 50272));
   READ(dim, r.getInt("hidden_size", 768));
-  READ(layers, r.getInt("num_hidden_layers", 12));
+  READ(layers, r.getLayerCount("num_hidden_layers", 12));
   READ(heads, r.getInt("num_attention_heads", 12));
   READ(ffn, r.getInt("ffn_dim", 3072));
   READ(positions, r.getInt("max_position_embeddings", 2048));
