@@ -1235,7 +1235,7 @@ static void writeText(const Analyses &a, const ReportOptions &options,
                             "group",
                             humanBytes(inGroup));
       if (p.tpAllGatherBytes)
-        os << llvm::formatv(", all-gathers {0} of logits across it",
+        os << llvm::formatv(", all-gathers {0} of activations across it",
                             humanBytes(p.tpAllGatherBytes));
       if (p.replicaAllReduceBytes || (tp == 1 && p.allReduceBytes))
         os << llvm::formatv(
