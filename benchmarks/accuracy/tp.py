@@ -90,6 +90,7 @@ CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
          ("llama", 2, "sgd", "transformers"), ("llama-mha", 2, "sgd", "transformers"),
          ("llama-mha", 4, "adam", "transformers"),
          ("llama", 2, "inference", "transformers"), ("llama", 2, "generate", "transformers"),
+         ("llama-mha", 4, "generate", "transformers"),
          ("llama-mha", (2, 2), "adam", "transformers"), ("qwen2", 2, "adam", "transformers"),
          # DDP over tensor-parallel groups: a (dp, tp) mesh, parallelize_module
          # on the tp axis, then torch's _pre_dp_module_transform (DTensor
