@@ -20,7 +20,12 @@ becomes its own sharded parameter, the embedding stays whole. Phi-3's
 "transformers" cases use Phi3Config.base_model_tp_plan instead of the
 layers' plan (PHI3_PLAN: qkv_proj and gate_up_proj colwise_gather_output,
 o_proj and down_proj rowwise_split_input = RowwiseParallel(input_layouts=
-Replicate())). A shape ("ddp", D, T) is DistributedDataParallel over D
+Replicate())). "vocab" adds the embedding row-parallel over the
+vocabulary (RowwiseParallel(input_layouts=Replicate()) on
+model.embed_tokens); "loss_parallel" leaves lm_head's logits sharded
+(ColwiseParallel(output_layouts=Shard(-1), use_local_output=False)) and
+trains under torch's loss_parallel() (parallel_loss_step);
+"vocab_loss_parallel" is both. A shape ("ddp", D, T) is DistributedDataParallel over D
 groups of T tensor-parallel ranks (_pre_dp_module_transform first); its
 rows record DDP's rebuilt bucket sizes.
 It then trains as fsdp.py does (cross-entropy over the flattened logits,
@@ -103,7 +108,26 @@ CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
          # (colwise_gather_output), o_proj and down_proj split their
          # replicated inputs (rowwise_split_input).
          ("phi3", 2, "sgd", "transformers"), ("phi3", 2, "adam", "transformers"),
-         ("phi3", 2, "inference", "transformers"),
+         ("phi3", 2, "inference", "transformers"), ("phi3", 2, "generate", "transformers"),
+         # GPT-NeoX (GPTNeoXConfig.base_model_tp_plan, NEOX_PLAN): the
+         # layers' plan, and transformers' with embed_in and lm_head split.
+         ("gpt_neox", 2, "sgd"), ("gpt_neox", 2, "adam", "transformers"),
+         ("gpt_neox-sequential", 2, "sgd", "transformers"),
+         ("gpt_neox", 2, "inference", "transformers"),
+         ("gpt_neox", 2, "generate", "transformers"),
+         # Vocabulary parallelism (torchtitan's and Megatron's layout):
+         # "vocab" adds the embedding row-parallel over the vocabulary to
+         # transformers' plan (RowwiseParallel(input_layouts=Replicate()):
+         # each rank looks up its vocab / N rows, the masked partial sums
+         # all-reduced); "loss_parallel" keeps lm_head's logits sharded
+         # (ColwiseParallel(output_layouts=Shard(-1), use_local_output=
+         # False)) and trains under torch's loss_parallel(); "vocab_loss_parallel"
+         # is both.
+         ("llama-mha", 2, "sgd", "vocab"), ("llama-mha", 2, "sgd", "loss_parallel"),
+         ("llama-mha", 2, "sgd", "vocab_loss_parallel"),
+         ("llama-mha", 4, "adam", "vocab_loss_parallel"),
+         ("llama-mha", 2, "inference", "vocab"),
+         ("llama-mha", ("ddp", 2, 2), "adam", "vocab_loss_parallel"),
          # Mixtures of experts in one process (transformers' grouped_mm
          # experts): test/Import/HuggingFace/moe.test.
          ("mixtral", 1, "sgd"), ("mixtral", 1, "adam"), ("mixtral", 1, "inference"),
@@ -133,10 +157,23 @@ PLAN = {"self_attn.q_proj": "colwise", "self_attn.k_proj": "colwise",
         "self_attn.v_proj": "colwise", "self_attn.o_proj": "rowwise",
         "mlp.gate_proj": "colwise", "mlp.up_proj": "colwise", "mlp.down_proj": "rowwise"}
 
+# GPTNeoXConfig.base_model_tp_plan's layers; its "transformers" plan adds
+# embed_in "embedding_rowwise" (EmbeddingParallel(shard_dim=0): the
+# vocabulary-parallel lookup RowwiseParallel(input_layouts=Replicate())
+# makes) and lm_head's "colwise_gather_output".
+NEOX_PLAN = {"attention.query_key_value": "colwise", "attention.dense": "rowwise",
+             "mlp.dense_h_to_4h": "colwise", "mlp.dense_4h_to_h": "rowwise"}
+
 PHI3_PLAN = {"self_attn.qkv_proj": "colwise_gather_output",
              "self_attn.o_proj": "rowwise_split_input",
              "mlp.gate_up_proj": "colwise_gather_output",
              "mlp.down_proj": "rowwise_split_input"}
+
+
+def layer_plan(name):
+    """The tensor-parallel plan of a decoder layer of config `name`."""
+    return (PHI3_PLAN if name.startswith("phi3") else
+            NEOX_PLAN if name.startswith("gpt_neox") else PLAN)
 
 
 def build(name):
@@ -181,6 +218,19 @@ def loss_step(model, opt, x, y):
     opt.zero_grad(set_to_none=True)
     loss = model(x, labels=y)
     loss.backward()
+    del loss
+    opt.step()
+
+
+def parallel_loss_step(model, opt, x, y):
+    """train_step under torch's loss_parallel(): the cross-entropy reads
+    lm_head's logits sharded over the vocabulary (a DTensor)."""
+    import torch.nn.functional as F
+    from torch.distributed.tensor.parallel import loss_parallel
+    opt.zero_grad(set_to_none=True)
+    with loss_parallel():
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
     del loss
     opt.step()
 
@@ -232,17 +282,26 @@ def run_rank(rank, shape, name, optimizer, plan, port, queue):
         styles = {"colwise": ColwiseParallel, "rowwise": RowwiseParallel,
                   "colwise_gather_output": lambda: ColwiseParallel(output_layouts=Replicate()),
                   "rowwise_split_input": lambda: RowwiseParallel(input_layouts=Replicate())}
-        plan_of_layer = PHI3_PLAN if name.startswith("phi3") else PLAN
-        for layer in model.lm.model.layers:
+        neox = name.startswith("gpt_neox")
+        plan_of_layer = layer_plan(name)
+        decoder = model.lm.gpt_neox if neox else model.lm.model
+        for layer in decoder.layers:
             parallelize_module(layer, mesh["tp"],
                                {k: styles[v]() for k, v in plan_of_layer.items()})
-        if plan == "transformers":
-            parallelize_module(model.lm, mesh["tp"],
-                               {"lm_head": ColwiseParallel(output_layouts=Replicate())})
+        if plan != "layers":
+            from torch.distributed.tensor import Shard
+            head = (ColwiseParallel(output_layouts=Shard(-1), use_local_output=False)
+                    if "loss_parallel" in plan else
+                    ColwiseParallel(output_layouts=Replicate()))
+            parallelize_module(model.lm, mesh["tp"], {"lm_head": head})
+        if plan.startswith("vocab") or (neox and plan == "transformers"):
+            parallelize_module(model.lm, mesh["tp"], {
+                "gpt_neox.embed_in" if neox else "model.embed_tokens":
+                    RowwiseParallel(input_layouts=Replicate())})
         # FSDP2 over the shard groups (HSDP: a 2-D mesh of the replicas).
         fsdp_mesh = mesh["replicate", "dp"] if replicas > 1 else mesh["dp"]
         if shards > 1:
-            for layer in model.lm.model.layers:
+            for layer in decoder.layers:
                 fully_shard(layer, mesh=fsdp_mesh)
             fully_shard(model, mesh=fsdp_mesh)
     seq2seq = model.seq2seq
@@ -274,7 +333,8 @@ def run_rank(rank, shape, name, optimizer, plan, port, queue):
         model.train()
         opt = (torch.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
                else torch.optim.Adam(model.parameters(), lr=1e-3))
-        step = loss_step if seq2seq else train_step
+        step = (loss_step if seq2seq else
+                parallel_loss_step if "loss_parallel" in plan else train_step)
         persistent, peak = steady_step_bytes(
             hook, start, lambda: step(model, opt, x, y), opt)
         persistent -= scratch_bytes()
@@ -317,9 +377,15 @@ def main():
                  {"batch": BATCH, "seq": SEQ})
         row = {"id": case, "model": name, "config": f"test/Inputs/hf/small/{name}.json",
                "world_size": world, "optimizer": optimizer, **sizes,
-               **({"plan": {**(PHI3_PLAN if name.startswith("phi3") else PLAN),
-                            **({"lm_head": "colwise_gather_output"}
-                                        if plan == "transformers" else {})}}
+               **({"plan": {**layer_plan(name),
+                            **({"lm_head": "colwise (Shard(-1)), loss_parallel()"}
+                               if "loss_parallel" in plan else
+                               {"lm_head": "colwise_gather_output"}
+                               if plan != "layers" else {}),
+                            **({"gpt_neox.embed_in": "embedding_rowwise"}
+                               if name.startswith("gpt_neox") and plan == "transformers" else
+                               {"embed_tokens": "rowwise (input_layouts=Replicate())"}
+                               if plan.startswith("vocab") else {})}}
                   if world > 1 else {}),
                **({"dp": shape[1], "tp": shape[2],
                    "units": "DistributedDataParallel over dp (default buckets) after "

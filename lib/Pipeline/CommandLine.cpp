@@ -352,10 +352,19 @@ struct VramOptFlags {
       cl::desc("--parallel=tp=N: transformers (tp_plan=\"auto\": the decoder "
                "layers' column- and row-parallel linears, and lm_head "
                "column-parallel over the vocabulary with its logits "
-               "all-gathered; default) or layers (the decoder layers alone, "
-               "lm_head whole on every rank)"),
+               "all-gathered; default), layers (the decoder layers alone, "
+               "lm_head whole on every rank) or vocab (transformers', and the "
+               "embedding row-parallel over the vocabulary, its lookups "
+               "all-reduced: torchtitan's and Megatron-LM's layout)"),
       cl::value_desc("transformers"), cl::init("transformers"),
       cl::cat(scenarioCat)};
+  cl::opt<bool> lossParallel{
+      "loss-parallel",
+      cl::desc("--parallel=tp=N training under torch's loss_parallel(): "
+               "lm_head's logits stay sharded over the vocabulary (never "
+               "all-gathered) and the cross-entropy runs on the shards "
+               "(Megatron-LM's vocab_parallel_cross_entropy)"),
+      cl::init(false), cl::cat(scenarioCat)};
   cl::opt<bool> gradientAsBucketView{
       "gradient-as-bucket-view",
       cl::desc("DDP's gradient_as_bucket_view=True: .grad views its bucket"),
@@ -797,9 +806,33 @@ VramOptFlags::parseParallel() const {
                  microbatches.getNumOccurrences() ||
                  ppStage.getNumOccurrences() ||
                  ppStagesPerRank.getNumOccurrences();
-  if (tpPlan != "transformers" && tpPlan != "layers")
-    return makeUsageError("--tp-plan must be transformers or layers, got '" +
-                          tpPlan + "'");
+  if (tpPlan != "transformers" && tpPlan != "layers" && tpPlan != "vocab")
+    return makeUsageError(
+        "--tp-plan must be transformers, layers or vocab, got '" + tpPlan +
+        "'");
+  if (lossParallel) {
+    if (!llvm::StringRef(parallelSpec).contains("tp"))
+      return makeUsageError("--loss-parallel shards the cross-entropy over "
+                            "tensor-parallel ranks: add --parallel=tp=N");
+    if (tpPlan == "layers")
+      return makeUsageError("--loss-parallel reads lm_head's shards: "
+                            "--tp-plan=layers keeps lm_head whole");
+    if (mode != nn::StepMode::Train)
+      return makeUsageError("--loss-parallel applies to training "
+                            "(--mode=train)");
+    if (getLossKind() != nn::LossKind::CrossEntropy &&
+        getLossKind() != nn::LossKind::CausalLm)
+      return makeUsageError(
+          "--loss-parallel computes a cross-entropy (--loss=cross_entropy "
+          "or causal_lm), not --loss=" +
+          nn::stringifyLossKind(getLossKind()).str());
+    if (keepOutput)
+      return makeUsageError("--keep-output holds gathered logits that "
+                            "--loss-parallel never makes");
+    if (validate != ValidationTarget::None)
+      return makeUsageError("--validate does not execute the "
+                            "vocabulary-parallel cross-entropy yet");
+  }
   if (tpPlan.getNumOccurrences() &&
       !llvm::StringRef(parallelSpec).contains("tp"))
     return makeUsageError("--tp-plan configures tensor parallelism: add "
@@ -1671,7 +1704,9 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
     options.liger = *liger;
   else
     llvm::consumeError(liger.takeError()); // check() rejected it before
-  options.tensorParallelLmHead = tpPlan == "transformers";
+  options.tensorParallelLmHead = tpPlan != "layers";
+  options.tensorParallelEmbedding = tpPlan == "vocab";
+  options.step.lossParallel = lossParallel;
   options.step.gradAccum = gradAccum;
   options.step.optimizerInBackward = optimizerInBackward;
   options.step.ema = ema;

@@ -43,9 +43,10 @@ public:
   MLIRContext *getContext() const override { return context; }
   bool canVarySequence() const override { return true; }
   void setSequenceLength(int64_t seq) override { options.seq = seq; }
-  void setTensorParallel(int64_t ranks, bool lmHead) override {
+  void setTensorParallel(int64_t ranks, bool lmHead, bool embedding) override {
     options.tensorParallel = ranks;
     options.tensorParallelLmHead = lmHead;
+    options.tensorParallelEmbedding = embedding;
   }
   void setLiger(const zoo::LigerKernels &liger) override {
     options.liger = liger;
@@ -68,6 +69,7 @@ public:
     zooOptions.sampling = options.sampling;
     zooOptions.tensorParallel = options.tensorParallel;
     zooOptions.tensorParallelLmHead = options.tensorParallelLmHead;
+    zooOptions.tensorParallelEmbedding = options.tensorParallelEmbedding;
     zooOptions.packed = options.packed;
     zooOptions.padded = options.padded;
     zooOptions.liger = options.liger;
@@ -98,9 +100,10 @@ public:
     return config.layout != zoo::DecoderLayout::Vit;
   }
   void setSequenceLength(int64_t seq) override { options.seq = seq; }
-  void setTensorParallel(int64_t ranks, bool lmHead) override {
+  void setTensorParallel(int64_t ranks, bool lmHead, bool embedding) override {
     options.tensorParallel = ranks;
     options.tensorParallelLmHead = lmHead;
+    options.tensorParallelEmbedding = embedding;
   }
   void setLiger(const zoo::LigerKernels &liger) override {
     options.liger = liger;
@@ -125,6 +128,7 @@ public:
     zooOptions.sampling = options.sampling;
     zooOptions.tensorParallel = options.tensorParallel;
     zooOptions.tensorParallelLmHead = options.tensorParallelLmHead;
+    zooOptions.tensorParallelEmbedding = options.tensorParallelEmbedding;
     zooOptions.packed = options.packed;
     zooOptions.padded = options.padded;
     zooOptions.useCache = options.useCache;

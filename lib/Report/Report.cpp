@@ -486,6 +486,16 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
     } else if (auto recv = dyn_cast<nn::P2PRecvOp>(op)) {
       p.p2pReceivedBytes =
           saturatingAdd(p.p2pReceivedBytes, bytes(recv.getResult()));
+    } else if (isa<nn::VocabParallelEmbeddingOp>(op)) {
+      p.vocabParallelEmbedding = true;
+    } else if (auto loss = dyn_cast<nn::VocabParallelCrossEntropyOp>(op)) {
+      // _log_softmax all-reduces each row's max and sum of exponentials,
+      // _nll_loss_forward each row's target log-probability: three fp32
+      // [N, 1] all-reduces.
+      p.lossParallel = true;
+      p.allReduceBytes = saturatingAdd(
+          p.allReduceBytes,
+          saturatingMul(3 * 4, loss.getInput().getType().getDimSize(0)));
     } else if (isa<nn::AllGatherOutputOp>(op)) {
       p.tpAllGatherBytes = saturatingAdd(
           p.tpAllGatherBytes, saturatingMul(bytes(op.getResult(0)), runs));
@@ -560,7 +570,9 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
     }
   }
   if (layout.getTp() > 1)
-    p.tpPlan = p.tpAllGatherBytes ? "transformers" : "layers";
+    p.tpPlan = p.vocabParallelEmbedding               ? "vocab"
+               : p.tpAllGatherBytes || p.lossParallel ? "transformers"
+                                                      : "layers";
   return p;
 }
 
@@ -660,6 +672,7 @@ static void addParallelJson(const Analyses &a, const ReportOptions &options,
       {"fsdp", layout.getFsdp()},
       {"tp", layout.getTp()},
       {"tp_plan", optionalString(p.tpPlan.str())},
+      {"loss_parallel", p.lossParallel},
       {"pp", layout.getPp()},
       {"pp_schedule",
        layout.getPp() > 1
@@ -1161,9 +1174,7 @@ static void writeText(const Analyses &a, const ReportOptions &options,
           "parallel: dp={0},tp={1} (DistributedDataParallel over {0} groups "
           "of {1} tensor-parallel ranks{2}, figures per rank); per step a "
           "rank all-reduces {3} across its tensor-parallel group{4}",
-          p.layout.getDp(), tp,
-          p.tpAllGatherBytes ? ", lm_head over the vocabulary" : "",
-          humanBytes(inGroup),
+          p.layout.getDp(), tp, p.getVocabShardsText(), humanBytes(inGroup),
           p.tpAllGatherBytes ? ", all-gathers " + humanBytes(p.tpAllGatherBytes)
                              : std::string());
       if (!p.bucketBytes.empty())
@@ -1179,7 +1190,7 @@ static void writeText(const Analyses &a, const ReportOptions &options,
           "parallel: tp={0} (tensor parallelism: column- and row-parallel "
           "linears{1}, figures per rank); per {2} a rank all-reduces {3}{4}, "
           "sending and receiving {5}",
-          ranks, p.tpAllGatherBytes ? ", lm_head over the vocabulary" : "",
+          ranks, p.getVocabShardsText(),
           a.generation ? "generate() call" : "step",
           humanBytes(p.allReduceBytes),
           p.tpAllGatherBytes

@@ -63,7 +63,23 @@ struct ParallelFigures {
   /// transformers' tp plan, which shards lm_head over the vocabulary
   /// ("layers": the decoder layers only).
   int64_t tpAllGatherBytes = 0;
+  /// The embedding is row-parallel over the vocabulary
+  /// (nn.vocab_parallel_embedding, --tp-plan=vocab); the cross-entropy runs
+  /// on lm_head's shards (nn.vocab_parallel_cross_entropy, loss_parallel()).
+  bool vocabParallelEmbedding = false, lossParallel = false;
+  /// `transformers`, `vocab` or `layers`, read from the collectives above.
   llvm::StringRef tpPlan;
+  /// What tensor parallelism shards besides the decoder layers' linears,
+  /// for the text report: ", lm_head over the vocabulary" and more.
+  std::string getVocabShardsText() const {
+    if (vocabParallelEmbedding)
+      return lossParallel ? ", the embedding and lm_head over the vocabulary, "
+                            "the loss on lm_head's shards"
+                          : ", the embedding and lm_head over the vocabulary";
+    if (lossParallel)
+      return ", lm_head over the vocabulary, the loss on its shards";
+    return tpAllGatherBytes ? ", lm_head over the vocabulary" : "";
+  }
   /// Shard indices 0 .. fullShards - 1 hold chunks as large as rank 0's
   /// (every index without sharding). The mesh is (dp, fsdp) or (fsdp, tp),
   /// ranks row-major: rank r's shard index is r % fsdp, or (r / tp) % fsdp.

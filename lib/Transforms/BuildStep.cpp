@@ -594,6 +594,37 @@ LogicalResult BuildStepPass::buildCriterion(TrainStep &s, Value output,
   bool classifier = s.step->hasAttr(NNDialect::kSequenceClassifierAttrName);
   bool flatten = flattenLogits || (loss == LossKind::CausalLm && !classifier) ||
                  s.step->hasAttr(NNDialect::kSequenceLogitsAttrName);
+  // loss_parallel(): the cross-entropy reads lm_head's shard, which is
+  // then never gathered.
+  int64_t vocabShards = 0;
+  if (lossParallel) {
+    auto gather = output.getDefiningOp<AllGatherOutputOp>();
+    if (loss != LossKind::CrossEntropy && loss != LossKind::CausalLm)
+      return emitError(ret.getLoc())
+             << "loss-parallel computes a cross-entropy, not "
+             << stringifyLossKind(loss);
+    if (!gather)
+      return emitError(ret.getLoc())
+             << "loss-parallel reads logits sharded over the vocabulary: the "
+                "model's output must be gathered from them "
+                "(nn.all_gather_output, lm_head column-parallel), got "
+             << (output.getDefiningOp()
+                     ? output.getDefiningOp()->getName().getStringRef()
+                     : StringRef("an argument"));
+    if (keepOutput || !output.hasOneUse())
+      return emitError(gather.getLoc())
+             << "loss-parallel leaves the logits sharded: nothing else may "
+                "read the gathered logits (keep-output, other outputs)";
+    vocabShards = gather.getRanks();
+    Value shard = gather.getInput();
+    ret->replaceUsesOfWith(output, shard);
+    llvm::erase_if(s.recorded,
+                   [&](const RecordedOp &rec) { return rec.op == gather; });
+    s.requiresGrad.erase(output);
+    gather.erase();
+    output = lossInput = shard;
+    outType = cast<RankedTensorType>(shard.getType());
+  }
   // transformers' ForCausalLMLoss computes on `logits.float()`, a copy when
   // the model runs in a lower precision; the model's frame keeps the logits
   // until the loss returns. A masked LM's, a token classifier's and an
@@ -645,8 +676,19 @@ LogicalResult BuildStepPass::buildCriterion(TrainStep &s, Value output,
     targetShape.erase(targetShape.begin() + 1);
     targetType = RankedTensorType::get(targetShape, b.getI64Type());
     BlockArgument target = s.body.addArgument(targetType, lossLoc);
-    lossOp = CrossEntropyOp::create(b, lossLoc, lossInput, target,
-                                    /*dtype=*/TypeAttr());
+    if (vocabShards) {
+      if (!logits.getElementType().isF32())
+        return emitError(lossLoc)
+               << "loss-parallel is modelled on fp32 logits (an fp32 model's, "
+                  "or the logits.float() of transformers' loss, "
+                  "--loss=causal_lm), got "
+               << logits.getElementType();
+      lossOp = VocabParallelCrossEntropyOp::create(b, lossLoc, lossInput,
+                                                   target, vocabShards);
+    } else {
+      lossOp = CrossEntropyOp::create(b, lossLoc, lossInput, target,
+                                      /*dtype=*/TypeAttr());
+    }
     if (keptLogits)
       ReleaseOp::create(b, lossLoc, ValueRange{keptLogits},
                         StepPhaseAttr::get(b.getContext(), StepPhase::Forward));

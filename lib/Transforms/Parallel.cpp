@@ -350,8 +350,11 @@ LogicalResult ParallelPass::addGradBuckets(func::FuncOp step) {
   // every other ready node, so the shards' gradients reach DDP after the
   // replicated parameters' (measured: tp.py's ddp2_tp2 bucket sizes). The
   // shards are the weights of the column-parallel linears (reading an
-  // nn.all_reduce_grad) and the row-parallel ones (feeding an nn.all_reduce).
+  // nn.all_reduce_grad) and the row-parallel ones (feeding an nn.all_reduce),
+  // and a vocabulary-parallel embedding's.
   llvm::DenseSet<Value> shards;
+  for (auto embedding : body.getOps<VocabParallelEmbeddingOp>())
+    shards.insert(embedding.getWeight());
   for (auto linear : body.getOps<LinearOp>()) {
     bool column = linear.getInput().getDefiningOp<AllReduceGradOp>() != nullptr;
     bool row = llvm::any_of(linear->getUsers(), [](Operation *user) {

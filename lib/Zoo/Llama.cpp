@@ -68,9 +68,21 @@ public:
 
   Value build(Value ids) {
     int64_t seq = ModelBuilder::shapeOf(ids)[1];
-    Value embed =
-        mb.param("model.embed_tokens", "weight", {c.vocabSize, c.hiddenSize});
-    Value x = mb.embedding(ids, "model.embed_tokens", embed);
+    Value x, embed;
+    if (int64_t ranks = model.tensorParallel;
+        ranks > 1 && model.tensorParallelEmbedding) {
+      // --tp-plan=vocab: this rank's vocab / N rows; lm_head is its own
+      // shard, so a tied lm_head never reads this table.
+      x = mb.vocabParallelEmbedding(
+          ids, "model.embed_tokens",
+          mb.param("model.embed_tokens", "weight",
+                   {c.vocabSize / ranks, c.hiddenSize}),
+          ranks);
+    } else {
+      embed =
+          mb.param("model.embed_tokens", "weight", {c.vocabSize, c.hiddenSize});
+      x = mb.embedding(ids, "model.embed_tokens", embed);
+    }
     // Gemma: GemmaTextScaledWordEmbedding multiplies by its 0-d buffer
     // embed_scale = sqrt(hidden_size) (non-persistent).
     if (c.gemmaScaling)
@@ -479,11 +491,12 @@ private:
   /// vocab / N rows, reads the replicated hidden states and all-gathers its
   /// logits. Sharding replaces lm_head's weight by a new parameter, so a
   /// tied lm_head becomes its own shard and the embedding stays whole
-  /// (measured: tp.py's qwen2_tp2_adam_transformers).
+  /// (measured: tp.py's qwen2_tp2_adam_transformers); likewise a sharded
+  /// embedding (`embed` null) leaves a tied lm_head its whole weight.
   Value lmHead(Value x, Value embed) {
     int64_t ranks = model.tensorParallel;
     if (ranks == 1 || !model.tensorParallelLmHead)
-      return c.tieWordEmbeddings
+      return c.tieWordEmbeddings && embed
                  ? mb.linear(x, "lm_head", embed, /*bias=*/Value())
                  : mb.linear(x, "lm_head", c.vocabSize, /*bias=*/false);
     Value shard = mb.linear(columnParallelInput(x, "lm_head"), "lm_head",

@@ -611,6 +611,13 @@ Value ModelBuilder::allGatherOutput(Value x, StringRef layer, int64_t ranks) {
       ranks);
 }
 
+Value ModelBuilder::vocabParallelEmbedding(Value ids, StringRef layer,
+                                           Value weight, int64_t ranks) {
+  Value partial =
+      VocabParallelEmbeddingOp::create(builder, loc(layer), weight, ids, ranks);
+  return allReduce(partial, layer, ranks);
+}
+
 Value ModelBuilder::splitInput(Value x, StringRef layer, int64_t ranks) {
   SmallVector<int64_t> shape(shapeOf(x));
   shape.back() /= ranks;

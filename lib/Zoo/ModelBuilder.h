@@ -150,6 +150,10 @@ struct ModelConfig {
   /// "colwise_gather_output"); false: it stays whole (the plan of the
   /// decoder layers alone, --tp-plan=layers).
   bool tensorParallelLmHead = true;
+  /// With tensorParallel > 1: model.embed_tokens holds vocab / N rows
+  /// (RowwiseParallel(input_layouts=Replicate()), --tp-plan=vocab): a
+  /// masked lookup whose partial sums are all-reduced.
+  bool tensorParallelEmbedding = false;
   /// Vision models: the image's channels.
   int64_t channels = 3;
   /// Encoder-decoder models: the decoder's tokens.
@@ -460,6 +464,10 @@ public:
   /// into a new tensor (nn.all_gather_output).
   mlir::Value allGatherOutput(mlir::Value x, llvm::StringRef layer,
                               int64_t ranks);
+  /// One rank's lookup in its rows of a vocabulary-parallel embedding
+  /// (nn.vocab_parallel_embedding), all-reduced.
+  mlir::Value vocabParallelEmbedding(mlir::Value ids, llvm::StringRef layer,
+                                     mlir::Value weight, int64_t ranks);
   /// This rank's columns of a replicated input, cloned (nn.split_input).
   mlir::Value splitInput(mlir::Value x, llvm::StringRef layer, int64_t ranks);
   mlir::Value allReduceGrad(mlir::Value x, llvm::StringRef layer,

@@ -360,6 +360,7 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
       causalLM = model.causalLM();
     c.tensorParallel = options.tensorParallel;
     c.tensorParallelLmHead = options.tensorParallelLmHead;
+    c.tensorParallelEmbedding = options.tensorParallelEmbedding;
     if (llvm::Error e =
             checkTensorParallel(causalLM ? &*causalLM : nullptr, name,
                                 c.tensorParallel, c.tensorParallelLmHead))
@@ -954,6 +955,7 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
     return std::move(e);
   c.tensorParallel = options.tensorParallel;
   c.tensorParallelLmHead = options.tensorParallelLmHead;
+  c.tensorParallelEmbedding = options.tensorParallelEmbedding;
   if (llvm::Error e = checkTensorParallel(
           &config, config.name, c.tensorParallel, c.tensorParallelLmHead))
     return std::move(e);

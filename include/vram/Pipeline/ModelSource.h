@@ -72,9 +72,10 @@ public:
   /// (1: the whole model). Only front ends that build the layers can split
   /// them (zoo and Hugging Face decoders); the others keep the whole model,
   /// which vram-parallel then refuses to run as one rank's. `lmHead`:
-  /// lm_head is split too (transformers' plan). The pipeline sets both from
-  /// its options (vram::syncModelSource).
-  virtual void setTensorParallel(int64_t ranks, bool lmHead) {}
+  /// lm_head is split too (transformers' plan); `embedding`: the token
+  /// embedding is split over the vocabulary too (--tp-plan=vocab). The
+  /// pipeline sets them from its options (vram::syncModelSource).
+  virtual void setTensorParallel(int64_t ranks, bool lmHead, bool embedding) {}
   /// Whether a training forward runs with transformers' use_cache (the
   /// Hugging Face decoders; the others have no cache). Set by
   /// vram::syncModelSource.
@@ -140,6 +141,9 @@ struct ZooSourceOptions {
   /// --tp-plan=transformers: lm_head column-parallel too
   /// (zoo::ZooOptions::tensorParallelLmHead).
   bool tensorParallelLmHead = true;
+  /// --tp-plan=vocab: the embedding row-parallel over the vocabulary
+  /// (zoo::ZooOptions::tensorParallelEmbedding).
+  bool tensorParallelEmbedding = false;
   /// --tokens: one packed row of `seq` tokens (ZooOptions::packed).
   bool packed = false;
   /// --padded: padded rows with their attention_mask (ZooOptions::padded).
@@ -176,6 +180,9 @@ struct HuggingFaceSourceOptions {
   /// --tp-plan=transformers: lm_head column-parallel too
   /// (zoo::ZooOptions::tensorParallelLmHead).
   bool tensorParallelLmHead = true;
+  /// --tp-plan=vocab: the embedding row-parallel over the vocabulary
+  /// (zoo::ZooOptions::tensorParallelEmbedding).
+  bool tensorParallelEmbedding = false;
   /// --tokens: one packed row of `seq` tokens (ZooOptions::packed).
   bool packed = false;
   /// --padded: padded rows with their attention_mask (ZooOptions::padded).

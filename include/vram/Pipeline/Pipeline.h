@@ -96,6 +96,9 @@ struct PipelineOptions {
   /// too (transformers' tp_plan="auto"; false: "layers", the decoder
   /// layers' plan alone).
   bool tensorParallelLmHead = true;
+  /// --tp-plan=vocab: the token embedding row-parallel over the vocabulary
+  /// too.
+  bool tensorParallelEmbedding = false;
   /// The multi-GPU layout (vram-parallel on the built step); none for one
   /// GPU.
   std::optional<ParallelOptions> parallel;

@@ -49,6 +49,11 @@ def BuildStep : Pass<"vram-build-step", "mlir::ModuleOp"> {
            "ends (`out = model(x); loss = criterion(out, y); "
            "loss.backward(); optimizer.step()`): by default nothing "
            "references it once the loss is computed">,
+    Option<"lossParallel", "loss-parallel", "bool", /*default=*/"false",
+           "torch's loss_parallel() under tensor parallelism: the "
+           "cross-entropy reads the logits sharded over the vocabulary (the "
+           "input of the model's last nn.all_gather_output, which is "
+           "dropped) as nn.vocab_parallel_cross_entropy">,
     Option<"lossOutput", "loss-output", "int64_t", /*default=*/"-1",
            "training a model with several outputs: the one the loss reads "
            "(0-based); the others are held until the loss returns "

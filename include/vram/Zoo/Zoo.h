@@ -82,6 +82,10 @@ struct ZooOptions {
   /// over the vocabulary with its logits all-gathered (false: the decoder
   /// layers' plan alone, lm_head whole; ModelConfig::tensorParallelLmHead).
   bool tensorParallelLmHead = true;
+  /// With tensorParallel > 1: the token embedding row-parallel over the
+  /// vocabulary, its rows' partial sums all-reduced (torchtitan's and
+  /// Megatron-LM's layout; ModelConfig::tensorParallelEmbedding).
+  bool tensorParallelEmbedding = false;
   /// A training forward with transformers' use_cache on: decoders built
   /// from a Hugging Face config (buildCausalLM; not when the config says
   /// use_cache false) copy each layer's keys and values into a DynamicCache.

@@ -1068,63 +1068,155 @@ struct DropoutLowering : ExternalModel<DropoutLowering, DropoutOp> {
 // Indices outside [0, V) read (and receive) row 0 or V - 1, clamped.
 //===----------------------------------------------------------------------===//
 
+/// Whether id (an integer) is a row of this rank's [0, rows) (rank 0's
+/// rows of a vocabulary-parallel table).
+static Value isOwnRow(OpBuilder &b, Location loc, Value id, int64_t rows) {
+  Value i = arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i,
+                               indexConstant(b, loc, rows));
+}
+
+/// out[idx..., d] = W[ids[idx...], d], ids outside W's rows clamped.
+static Value lookupRows(OpBuilder &b, Location loc, Value w, Value ids,
+                        RankedTensorType outType) {
+  MLIRContext *ctx = b.getContext();
+  unsigned rank = outType.getRank();
+  int64_t vocab = tensorType(w).getDimSize(0);
+  return generic(b, loc, ids, newTensor(b, loc, outType),
+                 {dimMap(ctx, rank, range(0, rank - 1)),
+                  AffineMap::getMultiDimIdentityMap(rank, ctx)},
+                 [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                   Value row = clampIndex(nb, nloc, a[0], vocab);
+                   Value col = linalg::IndexOp::create(nb, nloc, rank - 1);
+                   return tensor::ExtractOp::create(nb, nloc, w,
+                                                    ValueRange{row, col})
+                       .getResult();
+                 });
+}
+
+/// embedding_dense_backward: a new zero [V, D] gradient with each output
+/// row's gradient added at its index (`padding` skipped; `masked`: ids
+/// outside [0, V) skipped, else clamped), written as a sum over the
+/// positions in position order (index_add_'s).
+static Value embeddingGrad(OpBuilder &b, Location loc, Value ids, Value g,
+                           RankedTensorType wType,
+                           std::optional<int64_t> padding, bool masked) {
+  MLIRContext *ctx = b.getContext();
+  int64_t vocab = wType.getDimSize(0);
+  unsigned idRank = tensorType(ids).getRank();
+  // Iteration (v, d, positions...).
+  unsigned numDims = 2 + idRank;
+  SmallVector<unsigned> gDims = range(2, numDims);
+  gDims.push_back(1);
+  Value init = fill(b, loc, newTensor(b, loc, wType), 0.0);
+  return generic(
+      b, loc, {ids, g}, init,
+      {dimMap(ctx, numDims, range(2, numDims)), dimMap(ctx, numDims, gDims),
+       dimMap(ctx, numDims, {0, 1})},
+      [&](OpBuilder &nb, Location nloc, ValueRange a) {
+        Value v = linalg::IndexOp::create(nb, nloc, 0);
+        Value row = clampIndex(nb, nloc, a[0], vocab);
+        Value hit =
+            arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq, row, v);
+        if (padding)
+          hit = arith::AndIOp::create(
+              nb, nloc, hit,
+              arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::ne, row,
+                                    indexConstant(nb, nloc, *padding)));
+        if (masked)
+          hit = arith::AndIOp::create(nb, nloc, hit,
+                                      isOwnRow(nb, nloc, a[0], vocab));
+        Value sum = add(nb, nloc, a[2], a[1]);
+        return arith::SelectOp::create(nb, nloc, hit, sum, a[2]).getResult();
+      });
+}
+
 struct EmbeddingLowering : ExternalModel<EmbeddingLowering, EmbeddingOp> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
                 const LoweringOptions &, SmallVectorImpl<Value> &results,
                 SmallVectorImpl<std::pair<unsigned, Value>> &) const {
-    Location loc = op->getLoc();
-    MLIRContext *ctx = b.getContext();
-    Value w = operands[0], ids = operands[1];
-    auto outType = cast<RankedTensorType>(op->getResult(0).getType());
-    unsigned rank = outType.getRank();
-    int64_t vocab = tensorType(w).getDimSize(0);
-    results.push_back(generic(
-        b, loc, ids, newTensor(b, loc, outType),
-        {dimMap(ctx, rank, range(0, rank - 1)),
-         AffineMap::getMultiDimIdentityMap(rank, ctx)},
-        [&](OpBuilder &nb, Location nloc, ValueRange a) {
-          Value row = clampIndex(nb, nloc, a[0], vocab);
-          Value col = linalg::IndexOp::create(nb, nloc, rank - 1);
-          return tensor::ExtractOp::create(nb, nloc, w, ValueRange{row, col})
-              .getResult();
-        }));
+    results.push_back(
+        lookupRows(b, op->getLoc(), operands[0], operands[1],
+                   cast<RankedTensorType>(op->getResult(0).getType())));
     return success();
   }
 
   static LogicalResult lowerBackward(OpBuilder &b, Location loc,
                                      const BackwardLowering &node,
                                      SmallVectorImpl<Value> &grads) {
-    MLIRContext *ctx = b.getContext();
-    Value ids = node.savedOperands[1], g = node.grads[0];
     auto wType = cast<RankedTensorType>(node.forwardType.getInput(0));
     int64_t vocab = wType.getDimSize(0);
-    unsigned idRank = tensorType(ids).getRank();
     std::optional<int64_t> padding;
     if (auto attr = node.forwardAttrs.getAs<IntegerAttr>("padding_idx"))
       padding = attr.getInt() < 0 ? attr.getInt() + vocab : attr.getInt();
-    // Iteration (v, d, positions...).
-    unsigned numDims = 2 + idRank;
-    SmallVector<unsigned> gDims = range(2, numDims);
-    gDims.push_back(1);
-    Value init = fill(b, loc, newTensor(b, loc, wType), 0.0);
-    grads.push_back(generic(
-        b, loc, {ids, g}, init,
-        {dimMap(ctx, numDims, range(2, numDims)), dimMap(ctx, numDims, gDims),
-         dimMap(ctx, numDims, {0, 1})},
+    grads.push_back(embeddingGrad(b, loc, node.savedOperands[1], node.grads[0],
+                                  wType, padding,
+                                  /*masked=*/false));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// nn.vocab_parallel_embedding on rank 0: the lookup of ids in its rows
+// [0, V / ranks), zero rows for the others; backward the embedding's over
+// those ids alone.
+//===----------------------------------------------------------------------===//
+
+struct VocabParallelEmbeddingLowering
+    : ExternalModel<VocabParallelEmbeddingLowering, VocabParallelEmbeddingOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    Location loc = op->getLoc();
+    Value w = operands[0], ids = operands[1];
+    int64_t rows = tensorType(w).getDimSize(0);
+    RankedTensorType idsType = tensorType(ids);
+    // _MaskPartial._partition_value: the mask of the other ranks' ids and
+    // the ids with those set to 0 (the op's workspace), then the lookup
+    // with the masked rows zeroed.
+    Value mask = elementwise(
+        b, loc, ids, newTensor(b, loc, idsType.clone(b.getI1Type())),
         [&](OpBuilder &nb, Location nloc, ValueRange a) {
-          Value v = linalg::IndexOp::create(nb, nloc, 0);
-          Value row = clampIndex(nb, nloc, a[0], vocab);
-          Value hit =
-              arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq, row, v);
-          if (padding)
-            hit = arith::AndIOp::create(
-                nb, nloc, hit,
-                arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::ne, row,
-                                      indexConstant(nb, nloc, *padding)));
-          Value sum = add(nb, nloc, a[2], a[1]);
-          return arith::SelectOp::create(nb, nloc, hit, sum, a[2]).getResult();
-        }));
+          return arith::XOrIOp::create(
+                     nb, nloc, isOwnRow(nb, nloc, a[0], rows),
+                     arith::ConstantIntOp::create(nb, nloc, nb.getI1Type(), 1))
+              .getResult();
+        });
+    Value shifted =
+        elementwise(b, loc, {ids, mask}, newTensor(b, loc, idsType),
+                    [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                      Value zero = arith::ConstantOp::create(
+                          nb, nloc, nb.getIntegerAttr(a[0].getType(), 0));
+                      return arith::SelectOp::create(nb, nloc, a[1], zero, a[0])
+                          .getResult();
+                    });
+    results.push_back(
+        lookupRows(b, loc, w, shifted,
+                   cast<RankedTensorType>(op->getResult(0).getType())));
+    MLIRContext *ctx = b.getContext();
+    unsigned rank = tensorType(results.back()).getRank();
+    results.back() =
+        generic(b, loc, mask, results.back(),
+                {dimMap(ctx, rank, range(0, rank - 1)),
+                 AffineMap::getMultiDimIdentityMap(rank, ctx)},
+                [&](OpBuilder &nb, Location nloc, ValueRange a) {
+                  return arith::SelectOp::create(
+                             nb, nloc, a[0],
+                             floatConstant(nb, nloc, a[1].getType(), 0.0), a[1])
+                      .getResult();
+                });
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    grads.push_back(
+        embeddingGrad(b, loc, node.savedOperands[1], node.grads[0],
+                      cast<RankedTensorType>(node.forwardType.getInput(0)),
+                      /*padding=*/std::nullopt, /*masked=*/true));
     return success();
   }
 };
@@ -1938,6 +2030,8 @@ void vram::lowering::attachTransformerLowerings(MLIRContext *ctx) {
   LogSoftmaxOp::attachInterface<SoftmaxLikeLowering<LogSoftmaxOp, true>>(*ctx);
   DropoutOp::attachInterface<DropoutLowering>(*ctx);
   EmbeddingOp::attachInterface<EmbeddingLowering>(*ctx);
+  VocabParallelEmbeddingOp::attachInterface<VocabParallelEmbeddingLowering>(
+      *ctx);
   TransposeOp::attachInterface<TransposeLowering>(*ctx);
   PermuteOp::attachInterface<PermuteLowering>(*ctx);
   SliceOp::attachInterface<SliceLowering>(*ctx);

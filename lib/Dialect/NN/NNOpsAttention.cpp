@@ -53,6 +53,53 @@ void EmbeddingOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
   saved.push_back(SavedTensor::operand(1));
 }
 
+LogicalResult VocabParallelEmbeddingOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  auto weight = cast<RankedTensorType>(adaptor.getWeight().getType());
+  auto indices = cast<RankedTensorType>(adaptor.getIndices().getType());
+  if (weight.getRank() != 2)
+    return emitOptionalError(
+        loc, "expects a 2-D weight [num_embeddings / ranks, dim], got rank ",
+        weight.getRank());
+  if (adaptor.getRanks() < 2 ||
+      adaptor.getRanks() > ParallelAttr::kMaxWorldSize)
+    return emitOptionalError(
+        loc, "needs 2 <= ranks <= ", ParallelAttr::kMaxWorldSize, ", got ",
+        adaptor.getRanks());
+  SmallVector<int64_t> shape(indices.getShape());
+  shape.push_back(weight.getDimSize(1));
+  results.push_back(RankedTensorType::get(shape, weight.getElementType()));
+  return success();
+}
+
+int64_t VocabParallelEmbeddingOp::getFlops(FlopConvention, bool) { return 0; }
+
+int64_t VocabParallelEmbeddingOp::getBackwardFlops(FlopConvention c,
+                                                   ArrayRef<bool>) {
+  return c == Conv::Full ? numel(getOutput()) : 0;
+}
+
+void VocabParallelEmbeddingOp::getSavedTensors(
+    const TorchTarget &, ArrayRef<bool>, SmallVectorImpl<SavedTensor> &saved) {
+  saved.push_back(SavedTensor::operand(1));
+}
+
+/// _MaskPartial's bool mask and shifted int64 ids, alive until the masked
+/// rows are zeroed.
+void VocabParallelEmbeddingOp::getWorkspaceAllocations(
+    const TorchTarget &, SmallVectorImpl<int64_t> &sizes) {
+  int64_t ids = numel(getIndices());
+  sizes.push_back(ids);
+  sizes.push_back(satMul(ids, 8));
+}
+
+int64_t VocabParallelEmbeddingOp::getWorkspaceBytes(const TorchTarget &target) {
+  SmallVector<int64_t> sizes;
+  getWorkspaceAllocations(target, sizes);
+  return sumAllocations(sizes);
+}
+
 LogicalResult ScaledDotProductAttentionOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &results) {

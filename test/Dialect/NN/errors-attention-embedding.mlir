@@ -1,6 +1,7 @@
-// Invalid nn.embedding and nn.scaled_dot_product_attention: one invalid op
-// per split. Ops that infer their result type report the specific problem,
-// then "failed to infer returned types".
+// Invalid nn.embedding, nn.vocab_parallel_embedding and
+// nn.scaled_dot_product_attention: one invalid op per split. Ops that infer
+// their result type report the specific problem, then "failed to infer
+// returned types".
 
 // RUN: vram-opt %s -split-input-file -verify-diagnostics
 
@@ -190,5 +191,23 @@ func.func @f(%q: tensor<2x4x8x16xf32>, %m: tensor<8x8xi8>) {
 func.func @f(%q: tensor<2x4x8x16xf32>, %m: tensor<8x8xi1>) {
   // expected-error @+1 {{'nn.scaled_dot_product_attention' op takes a mask or causal, not both}}
   %0 = nn.scaled_dot_product_attention %q, %q, %q mask %m {causal} : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<8x8xi1>) -> tensor<2x4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @vocab_parallel_embedding_over_one_rank(%w: tensor<8x4xf32>, %ids: tensor<4xi64>) {
+  // expected-error @+2 {{needs 2 <= ranks <= 262144, got 1}}
+  // expected-error @+1 {{'nn.vocab_parallel_embedding' op failed to infer returned types}}
+  %y = nn.vocab_parallel_embedding %w, %ids {ranks = 1 : i64} : (tensor<8x4xf32>, tensor<4xi64>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @vocab_parallel_embedding_flat_table(%w: tensor<8xf32>, %ids: tensor<4xi64>) {
+  // expected-error @+2 {{expects a 2-D weight [num_embeddings / ranks, dim], got rank 1}}
+  // expected-error @+1 {{'nn.vocab_parallel_embedding' op failed to infer returned types}}
+  %y = nn.vocab_parallel_embedding %w, %ids {ranks = 2 : i64} : (tensor<8xf32>, tensor<4xi64>) -> tensor<4x4xf32>
   return
 }

@@ -1,6 +1,6 @@
-// Invalid nn.cross_entropy and nn.mse_loss: one invalid op per split. The
-// losses infer their result type: they report the specific problem, then
-// "failed to infer returned types".
+// Invalid nn.cross_entropy, nn.vocab_parallel_cross_entropy and nn.mse_loss:
+// one invalid op per split. The losses infer their result type: they report
+// the specific problem, then "failed to infer returned types".
 
 // RUN: vram-opt %s -split-input-file -verify-diagnostics
 
@@ -119,5 +119,32 @@ func.func @f(%x: tensor<4x8xf32>, %w: tensor<16x4xf32>, %t: tensor<4xi64>) {
   // expected-error @+2 {{hidden size 8 does not match the weight's 4}}
   // expected-error @+1 {{'nn.fused_linear_cross_entropy' op failed to infer returned types}}
   %0 = nn.fused_linear_cross_entropy %x, %w, %t : (tensor<4x8xf32>, tensor<16x4xf32>, tensor<4xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @vocab_parallel_cross_entropy_bf16(%x: tensor<4x8xbf16>, %t: tensor<4xi64>) {
+  // expected-error @+2 {{expects fp32 logits, got 'bf16'}}
+  // expected-error @+1 {{'nn.vocab_parallel_cross_entropy' op failed to infer returned types}}
+  %l = nn.vocab_parallel_cross_entropy %x, %t {ranks = 2 : i64} : (tensor<4x8xbf16>, tensor<4xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @vocab_parallel_cross_entropy_target(%x: tensor<4x8xf32>, %t: tensor<8xi64>) {
+  // expected-error @+2 {{target must be [4], got [8]}}
+  // expected-error @+1 {{'nn.vocab_parallel_cross_entropy' op failed to infer returned types}}
+  %l = nn.vocab_parallel_cross_entropy %x, %t {ranks = 2 : i64} : (tensor<4x8xf32>, tensor<8xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @vocab_parallel_cross_entropy_over_one_rank(%x: tensor<4x8xf32>, %t: tensor<4xi64>) {
+  // expected-error @+2 {{needs 2 <= ranks <= 262144, got 1}}
+  // expected-error @+1 {{'nn.vocab_parallel_cross_entropy' op failed to infer returned types}}
+  %l = nn.vocab_parallel_cross_entropy %x, %t {ranks = 1 : i64} : (tensor<4x8xf32>, tensor<4xi64>) -> tensor<f32>
   return
 }

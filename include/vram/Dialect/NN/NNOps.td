@@ -1234,6 +1234,34 @@ def NN_EmbeddingOp : NN_LayerOp<"embedding", [InferTypeOpAdaptor]> {
   }];
 }
 
+def NN_VocabParallelEmbeddingOp : NN_LayerOp<"vocab_parallel_embedding",
+    [InferTypeOpAdaptor, DeclareOpInterfaceMethods<NN_WorkspaceOpInterface,
+                                                   ["getWorkspaceAllocations"]>]> {
+  let summary = "one rank's lookup in a vocabulary-parallel embedding";
+  let description = [{
+    RowwiseParallel(input_layouts=Replicate()) on nn.Embedding (torchtitan's
+    plan for tok_embeddings; Megatron-LM's VocabParallelEmbedding): each of
+    `ranks` ranks holds vocab / ranks rows of the table, `weight`, and reads
+    the whole [..] ids. DTensor's _MaskPartial masks the ids outside this
+    rank's rows (a bool mask and the shifted ids, both ids-sized: the
+    workspace), looks the rest up and zeroes the masked rows: the result is
+    this rank's partial sum, which an `nn.all_reduce` completes. Rank 0's
+    view: ids in [0, rows) are its own, the others give zero rows. Backward
+    is the embedding's: a dense gradient of the rank's rows.
+
+    ```mlir
+    %e = nn.vocab_parallel_embedding %w, %ids {ranks = 2 : i64}
+        : (tensor<512x256xf32>, tensor<2x256xi64>) -> tensor<2x256x256xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$weight, NN_IntTensor:$indices,
+                       I64Attr:$ranks);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat = [{
+    $weight `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def NN_ScaledDotProductAttentionOp : NN_LayerOp<"scaled_dot_product_attention",
     [InferTypeOpAdaptor, NN_AutocastLowerPrecision,
      DeclareOpInterfaceMethods<NN_LayoutOpInterface,
@@ -1644,6 +1672,43 @@ def NN_CrossEntropyOp : NN_LayerOp<"cross_entropy",
   let results = (outs NN_FloatTensor:$loss);
   let assemblyFormat = [{
     $input `,` $target attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def NN_VocabParallelCrossEntropyOp : NN_LayerOp<"vocab_parallel_cross_entropy",
+    [InferTypeOpAdaptor, NN_LossOpTrait,
+     DeclareOpInterfaceMethods<NN_WorkspaceOpInterface,
+                               ["getWorkspaceAllocations"]>],
+    ["getBackwardWorkspace"]> {
+  let summary = "mean cross-entropy of logits sharded over the classes";
+  let description = [{
+    torch.distributed.tensor.parallel.loss_parallel() (Megatron-LM's
+    vocab_parallel_cross_entropy): `input` is this rank's [N, C / ranks]
+    columns of fp32 logits, sharded over `ranks` tensor-parallel ranks, and
+    `target` holds class indices into all C classes. DTensor's
+    _log_softmax runs on the shard with its row max and its row sum of
+    exponentials all-reduced ([N, 1] each): it makes `x - max` and
+    `exp(x - max)` (the workspace, input-sized) before the
+    log-probabilities it keeps; _nll_loss_forward gathers each row's
+    target column on the rank that holds it, all-reduced. Backward
+    (_nll_loss_and_log_softmax_backward, fused) makes a zero input-sized
+    gradient, scatters the target's -1 into it, then `(grad + exp(log_probs))
+    * grad_output`: two input-sized temporaries alive beside the gradient.
+
+    ```mlir
+    %l = nn.vocab_parallel_cross_entropy %shard, %t {ranks = 2 : i64}
+        : (tensor<512x512xf32>, tensor<512xi64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, NN_IntTensor:$target,
+                       I64Attr:$ranks);
+  let results = (outs NN_FloatTensor:$loss);
+  let assemblyFormat = [{
+    $input `,` $target attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The classes `target` indexes: the shard's columns times `ranks`.
+    int64_t getNumClasses();
   }];
 }
 
