@@ -411,17 +411,51 @@ Value vram::zoo::buildOptDecoder(ModelBuilder &mb, Value ids,
 ///     a = post_attention_dropout(dense(sdpa(q, k, v) merged))
 ///     parallel:   x = mlp(post_attention_layernorm(x)) + a + x
 ///     sequential: x = x + a; x = mlp(post_attention_layernorm(x)) + x
-///   logits = embed_out(final_layer_norm(x))
+///   logits = lm_head(final_layer_norm(x))
 ///
 /// The MLP is dense_4h_to_h(gelu(dense_h_to_4h(.))), with post_mlp_dropout.
+///
+/// Tensor parallelism (--parallel=tp=N) follows GPTNeoXConfig's
+/// base_model_tp_plan: query_key_value and dense_h_to_4h column-parallel
+/// (query_key_value's rows are per head, so a rank holds heads / N whole
+/// heads' q, k and v and the [.., H, 3 D] view follows), dense and
+/// dense_4h_to_h row-parallel (their outputs all-reduced; under the
+/// parallel residual each separately), embed_in "embedding_rowwise" (a
+/// vocabulary-parallel lookup) and lm_head "colwise_gather_output" under
+/// transformers' plan; --tp-plan=layers splits the layers alone.
 Value vram::zoo::buildGptNeoxDecoder(ModelBuilder &mb, Value ids,
                                      const CausalLMConfig &c,
                                      const ModelConfig &model) {
   ArrayRef<int64_t> shape = ModelBuilder::shapeOf(ids);
   int64_t batch = shape[0], seq = shape[1];
-  int64_t d = c.hiddenSize, heads = c.numHeads, headDim = c.headDim;
-  Value wte = mb.param("gpt_neox.embed_in", "weight", {c.vocabSize, d});
-  Value embeds = mb.embedding(ids, "gpt_neox.embed_in", wte);
+  int64_t ranks = model.tensorParallel;
+  int64_t d = c.hiddenSize, heads = c.numHeads / ranks, headDim = c.headDim;
+  // The sharded embedding and lm_head are their own parameters, a tied
+  // lm_head included (as Llama's; measured there).
+  bool shardVocab = ranks > 1 && model.tensorParallelLmHead;
+  auto columnInput = [&](Value x, StringRef layer) {
+    return ranks == 1 ? x : mb.allReduceGrad(x, layer, ranks);
+  };
+  // RowwiseParallel's output hook all-reduces inside the module's call,
+  // whose arguments hold the input until then.
+  auto rowParallel = [&](Value x, StringRef layer, bool bias) {
+    Value y = mb.linear(x, layer, d, bias);
+    if (ranks == 1)
+      return y;
+    y = mb.allReduce(y, layer, ranks);
+    mb.keepAlive(x, layer);
+    return y;
+  };
+  Value wte, embeds;
+  if (shardVocab) {
+    embeds = mb.vocabParallelEmbedding(
+        ids, "gpt_neox.embed_in",
+        mb.param("gpt_neox.embed_in", "weight", {c.vocabSize / ranks, d}),
+        ranks);
+  } else {
+    wte = mb.param("gpt_neox.embed_in", "weight", {c.vocabSize, d});
+    embeds = mb.embedding(ids, "gpt_neox.embed_in", wte);
+  }
   Value x = mb.dropout(embeds, "gpt_neox.emb_dropout", c.dropout);
   auto [cos, sin] = mb.rotaryTables(seq, c.rotaryDim ? c.rotaryDim : headDim,
                                     "gpt_neox.rotary_emb");
@@ -433,7 +467,8 @@ Value vram::zoo::buildGptNeoxDecoder(ModelBuilder &mb, Value ids,
     // passes, the attention its qkv and its states, until each returns.
     Value input = x;
     Value h = mb.layerNorm(x, name + ".input_layernorm", c.normEps);
-    Value qkv = mb.linear(h, attn + ".query_key_value", 3 * d, c.qkvBias);
+    Value qkv = mb.linear(columnInput(h, attn + ".query_key_value"),
+                          attn + ".query_key_value", 3 * d / ranks, c.qkvBias);
     qkv = mb.transpose(mb.reshape(qkv, attn, {batch, seq, heads, 3 * headDim}),
                        attn, 1, 2);
     // qkv.chunk(3, dim=-1).
@@ -454,17 +489,18 @@ Value vram::zoo::buildGptNeoxDecoder(ModelBuilder &mb, Value ids,
                                 /*softcap=*/std::nullopt, c.attentionDropout)
             : mb.attention(q, k, v, attn, causal, backend,
                            /*enableGqa=*/false, c.attentionDropout);
-    y = mb.linear(mb.mergeHeads(y, attn), attn + ".dense", d, c.outputBias);
+    y = rowParallel(mb.mergeHeads(y, attn), attn + ".dense", c.outputBias);
     mb.keepAlive({qkv, q, k, v}, attn);
     mb.keepAlive(h, name);
     Value a = mb.dropout(y, name + ".post_attention_dropout", c.dropout);
     if (!c.parallelResidual)
       x = mb.add(a, x, name + ".add");
     h = mb.layerNorm(x, name + ".post_attention_layernorm", c.normEps);
-    Value m = mb.linear(h, name + ".mlp.dense_h_to_4h", c.intermediateSize,
+    Value m = mb.linear(columnInput(h, name + ".mlp.dense_h_to_4h"),
+                        name + ".mlp.dense_h_to_4h", c.intermediateSize / ranks,
                         /*bias=*/true);
     m = mb.gelu(m, name + ".mlp.act");
-    m = mb.linear(m, name + ".mlp.dense_4h_to_h", d, /*bias=*/true);
+    m = rowParallel(m, name + ".mlp.dense_4h_to_h", /*bias=*/true);
     mb.keepAlive(h, name);
     m = mb.dropout(m, name + ".post_mlp_dropout", c.dropout);
     x = c.parallelResidual
@@ -476,9 +512,21 @@ Value vram::zoo::buildGptNeoxDecoder(ModelBuilder &mb, Value ids,
   // GPTNeoXModel.forward holds `inputs_embeds` and the rotary tables until
   // it returns.
   mb.keepAlive({embeds, cos, sin}, "gpt_neox");
+  Value hidden = x;
   if (model.kvCache && model.kvCache->generation && seq > 1)
-    x = mb.slice(x, "embed_out", 1, seq - 1, seq);
-  if (c.tieWordEmbeddings)
-    return mb.linear(x, "embed_out", wte, /*bias=*/Value());
-  return mb.linear(x, "embed_out", c.vocabSize, /*bias=*/false);
+    x = mb.slice(x, "lm_head", 1, seq - 1, seq);
+  Value logits;
+  if (shardVocab)
+    logits = mb.allGatherOutput(mb.linear(columnInput(x, "lm_head"), "lm_head",
+                                          c.vocabSize / ranks, /*bias=*/false),
+                                "lm_head", ranks);
+  else if (c.tieWordEmbeddings && wte)
+    logits = mb.linear(x, "lm_head", wte, /*bias=*/Value());
+  else
+    logits = mb.linear(x, "lm_head", c.vocabSize, /*bias=*/false);
+  // GPTNeoXForCausalLM.forward holds the hidden states until it returns
+  // (measured: tp.py's gpt_neox_tp2_inference_transformers peaks at the
+  // logits' gather with them alive).
+  mb.keepAlive(hidden, "gpt_neox");
+  return logits;
 }

@@ -138,11 +138,12 @@ llvm::Error checkTensorParallel(const CausalLMConfig *config, StringRef name,
     return llvm::Error::success();
   if (ranks < 1)
     return error("tensor-parallel ranks must be >= 1, got " + Twine(ranks));
-  if (!config || config->layout != DecoderLayout::Llama)
+  if (!config || (config->layout != DecoderLayout::Llama &&
+                  config->layout != DecoderLayout::GptNeox))
     return error(
         "tensor parallelism is modelled for LLaMA-layout decoders "
-        "(llama-7b, --hf llama, mistral, qwen2, qwen3, gemma, phi3), not "
-        "for " +
+        "(llama-7b, --hf llama, mistral, qwen2, qwen3, gemma, phi3) and "
+        "GPT-NeoX (--hf gpt_neox), not for " +
         name);
   // transformers shards a mixture of experts by expert parallelism and
   // Phi-3's fused projections need a plan that splits q, k and v apart.
