@@ -577,6 +577,22 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
         !options.parallel->bucketView)
       tryChange("--gradient-as-bucket-view", "DDP's .grad views its bucket",
                 [](PipelineOptions &o) { o.parallel->bucketView = true; });
+    // Tensor parallelism with lm_head split: the logits left sharded for
+    // the loss (torch's loss_parallel()), and the embedding split over the
+    // vocabulary as well.
+    bool lmHeadSplit = options.parallel && options.parallel->tp > 1 &&
+                       options.tensorParallelLmHead;
+    if (lmHeadSplit && !options.step.lossParallel && !options.step.keepOutput &&
+        (options.step.loss == nn::LossKind::CrossEntropy ||
+         options.step.loss == nn::LossKind::CausalLm))
+      tryChange("--loss-parallel",
+                "torch's loss_parallel(): the logits stay sharded over the "
+                "vocabulary",
+                [](PipelineOptions &o) { o.step.lossParallel = true; });
+    if (lmHeadSplit && !options.tensorParallelEmbedding)
+      tryChange("--tp-plan=vocab",
+                "the embedding split over the vocabulary too",
+                [](PipelineOptions &o) { o.tensorParallelEmbedding = true; });
     if (options.getImplementation() != nn::OptimizerImpl::Fused)
       tryChange("--optimizer-impl=fused", "", [](PipelineOptions &o) {
         o.implementation = nn::OptimizerImpl::Fused;
