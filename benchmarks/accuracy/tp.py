@@ -128,6 +128,7 @@ CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
          ("llama-mha", 4, "adam", "vocab_loss_parallel"),
          ("llama-mha", 2, "inference", "vocab"),
          ("llama-mha", ("ddp", 2, 2), "adam", "vocab_loss_parallel"),
+         ("llama-mha", (2, 2), "adam", "vocab_loss_parallel"),
          # Mixtures of experts in one process (transformers' grouped_mm
          # experts): test/Import/HuggingFace/moe.test.
          ("mixtral", 1, "sgd"), ("mixtral", 1, "adam"), ("mixtral", 1, "inference"),
