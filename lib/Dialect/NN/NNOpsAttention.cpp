@@ -62,11 +62,8 @@ LogicalResult VocabParallelEmbeddingOp::inferReturnTypes(
     return emitOptionalError(
         loc, "expects a 2-D weight [num_embeddings / ranks, dim], got rank ",
         weight.getRank());
-  if (adaptor.getRanks() < 2 ||
-      adaptor.getRanks() > ParallelAttr::kMaxWorldSize)
-    return emitOptionalError(
-        loc, "needs 2 <= ranks <= ", ParallelAttr::kMaxWorldSize, ", got ",
-        adaptor.getRanks());
+  if (failed(checkTensorParallelRanks(loc, adaptor.getRanks())))
+    return failure();
   SmallVector<int64_t> shape(indices.getShape());
   shape.push_back(weight.getDimSize(1));
   results.push_back(RankedTensorType::get(shape, weight.getElementType()));
@@ -95,9 +92,7 @@ void VocabParallelEmbeddingOp::getWorkspaceAllocations(
 }
 
 int64_t VocabParallelEmbeddingOp::getWorkspaceBytes(const TorchTarget &target) {
-  SmallVector<int64_t> sizes;
-  getWorkspaceAllocations(target, sizes);
-  return sumAllocations(sizes);
+  return sumWorkspaceAllocations(*this, target);
 }
 
 LogicalResult ScaledDotProductAttentionOp::inferReturnTypes(

@@ -52,6 +52,26 @@ inline int64_t sumAllocations(llvm::ArrayRef<int64_t> sizes) {
   return bytes;
 }
 
+/// getWorkspaceBytes of an op that lists its workspace allocations
+/// (getWorkspaceAllocations): their sum.
+template <typename OpT>
+int64_t sumWorkspaceAllocations(OpT op, const TorchTarget &target) {
+  llvm::SmallVector<int64_t> sizes;
+  op.getWorkspaceAllocations(target, sizes);
+  return sumAllocations(sizes);
+}
+
+/// A tensor-parallel op's group: 2 <= ranks <= ParallelAttr::kMaxWorldSize
+/// (for an op that infers its result type).
+inline mlir::LogicalResult
+checkTensorParallelRanks(std::optional<mlir::Location> loc, int64_t ranks) {
+  if (ranks < 2 || ranks > ParallelAttr::kMaxWorldSize)
+    return mlir::emitOptionalError(
+        loc, "needs 2 <= ranks <= ", ParallelAttr::kMaxWorldSize, ", got ",
+        ranks);
+  return mlir::success();
+}
+
 inline int64_t numel(mlir::Type type) {
   int64_t n = 1;
   for (int64_t d : mlir::cast<mlir::RankedTensorType>(type).getShape())

@@ -458,9 +458,7 @@ void Linear4bitOp::getWorkspaceAllocations(const TorchTarget &target,
 }
 
 int64_t Linear4bitOp::getWorkspaceBytes(const TorchTarget &target) {
-  SmallVector<int64_t> sizes;
-  getWorkspaceAllocations(target, sizes);
-  return sumAllocations(sizes);
+  return sumWorkspaceAllocations(*this, target);
 }
 
 void Linear4bitOp::getBackwardWorkspace(const TorchTarget &,
@@ -701,9 +699,7 @@ void Linear8bitOp::getWorkspaceAllocations(const TorchTarget &target,
 }
 
 int64_t Linear8bitOp::getWorkspaceBytes(const TorchTarget &target) {
-  SmallVector<int64_t> sizes;
-  getWorkspaceAllocations(target, sizes);
-  return sumAllocations(sizes);
+  return sumWorkspaceAllocations(*this, target);
 }
 
 void Linear8bitOp::getBackwardWorkspace(const TorchTarget &target,

@@ -84,11 +84,8 @@ LogicalResult VocabParallelCrossEntropyOp::inferReturnTypes(
   if (!input.getElementType().isF32())
     return emitOptionalError(loc, "expects fp32 logits, got ",
                              input.getElementType());
-  if (adaptor.getRanks() < 2 ||
-      adaptor.getRanks() > ParallelAttr::kMaxWorldSize)
-    return emitOptionalError(
-        loc, "needs 2 <= ranks <= ", ParallelAttr::kMaxWorldSize, ", got ",
-        adaptor.getRanks());
+  if (failed(checkTensorParallelRanks(loc, adaptor.getRanks())))
+    return failure();
   if (target.getShape() != input.getShape().take_front())
     return emitOptionalError(loc, "target must be ",
                              shapeStr(input.getShape().take_front()), ", got ",
@@ -127,9 +124,7 @@ void VocabParallelCrossEntropyOp::getWorkspaceAllocations(
 
 int64_t
 VocabParallelCrossEntropyOp::getWorkspaceBytes(const TorchTarget &target) {
-  SmallVector<int64_t> sizes;
-  getWorkspaceAllocations(target, sizes);
-  return sumAllocations(sizes);
+  return sumWorkspaceAllocations(*this, target);
 }
 
 /// _nll_loss_and_log_softmax_backward: the zero gradient the target's -1 is
@@ -304,7 +299,5 @@ void FusedLinearCrossEntropyOp::getWorkspaceAllocations(
 
 int64_t
 FusedLinearCrossEntropyOp::getWorkspaceBytes(const TorchTarget &target) {
-  SmallVector<int64_t> sizes;
-  getWorkspaceAllocations(target, sizes);
-  return sumAllocations(sizes);
+  return sumWorkspaceAllocations(*this, target);
 }

@@ -145,9 +145,7 @@ void LstmLayerOp::getWorkspaceAllocations(const TorchTarget &,
 }
 
 int64_t LstmLayerOp::getWorkspaceBytes(const TorchTarget &target) {
-  SmallVector<int64_t> sizes;
-  getWorkspaceAllocations(target, sizes);
-  return sumAllocations(sizes);
+  return sumWorkspaceAllocations(*this, target);
 }
 
 void LstmLayerOp::getBackwardWorkspace(const TorchTarget &target,

@@ -646,9 +646,7 @@ static void getAdafactorTemporaries(ValueRange params, OptimizerImpl impl,
 }
 
 int64_t OptimizerStepOp::getWorkspaceBytes(const TorchTarget &target) {
-  SmallVector<int64_t> sizes;
-  getWorkspaceAllocations(target, sizes);
-  return sumAllocations(sizes);
+  return sumWorkspaceAllocations(*this, target);
 }
 
 void OptimizerStepOp::getWorkspaceAllocations(const TorchTarget &target,
@@ -787,9 +785,7 @@ void ClipGradNormOp::getWorkspaceAllocations(const TorchTarget &,
 }
 
 int64_t ClipGradNormOp::getWorkspaceBytes(const TorchTarget &target) {
-  SmallVector<int64_t> sizes;
-  getWorkspaceAllocations(target, sizes);
-  return sumAllocations(sizes);
+  return sumWorkspaceAllocations(*this, target);
 }
 
 LogicalResult EmaUpdateOp::verify() {
