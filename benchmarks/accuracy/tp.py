@@ -115,6 +115,8 @@ CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
          ("gpt_neox-sequential", 2, "sgd", "transformers"),
          ("gpt_neox", 2, "inference", "transformers"),
          ("gpt_neox", 2, "generate", "transformers"),
+         ("gpt_neox", ("ddp", 2, 2), "adam", "transformers"),
+         ("gpt_neox", (2, 2), "adam", "transformers"),
          # Vocabulary parallelism (torchtitan's and Megatron's layout):
          # "vocab" adds the embedding row-parallel over the vocabulary to
          # transformers' plan (RowwiseParallel(input_layouts=Replicate()):

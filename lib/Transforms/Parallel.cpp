@@ -81,6 +81,8 @@ struct ReadyGradient {
   unsigned readyAt;
   /// A tensor-parallel shard: its gradient reaches DDP last (below).
   bool tensorParallelShard = false;
+  /// The parameter's place in the model's parameters (registration order).
+  unsigned paramIndex = 0;
 };
 
 /// A bucket being filled or closed: the parameters it holds, in order.
@@ -375,12 +377,20 @@ LogicalResult ParallelPass::addGradBuckets(func::FuncOp step) {
         name = owner.getStorageName();
       Operation *def = grad.getDefiningOp();
       ready.push_back({name, cast<RankedTensorType>(grad.getType()),
-                       def ? position.lookup(def) : 0, shards.contains(param)});
+                       def ? position.lookup(def) : 0, shards.contains(param),
+                       static_cast<unsigned>(ready.size())});
     }
+  // The shards' from_local nodes were all created at the forward's start in
+  // the parameters' order; the engine runs the latest-created ready node
+  // first, so the shards reach DDP in reverse parameter order (a linear's
+  // bias before its weight: measured, tp.py's gpt_neox_ddp2_tp2 buckets).
   std::stable_sort(ready.begin(), ready.end(),
                    [](const ReadyGradient &a, const ReadyGradient &b) {
-                     return std::make_pair(a.tensorParallelShard, a.readyAt) <
-                            std::make_pair(b.tensorParallelShard, b.readyAt);
+                     if (a.tensorParallelShard != b.tensorParallelShard)
+                       return b.tensorParallelShard;
+                     if (a.tensorParallelShard)
+                       return a.paramIndex > b.paramIndex;
+                     return a.readyAt < b.readyAt;
                    });
 
   // compute_bucket_assignment_by_size over the ready order, one open bucket
