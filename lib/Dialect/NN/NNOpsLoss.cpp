@@ -67,6 +67,21 @@ void CrossEntropyOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
   saved.push_back(SavedTensor::operand(1));
 }
 
+/// A loss over [N, ...] rows with one class index per row in `target`:
+/// a float32 scalar.
+static LogicalResult inferRowsLoss(MLIRContext *ctx,
+                                   std::optional<Location> loc,
+                                   RankedTensorType input,
+                                   RankedTensorType target,
+                                   SmallVectorImpl<Type> &results) {
+  if (target.getShape() != input.getShape().take_front())
+    return emitOptionalError(loc, "target must be ",
+                             shapeStr(input.getShape().take_front()), ", got ",
+                             shapeStr(target.getShape()));
+  results.push_back(RankedTensorType::get({}, Float32Type::get(ctx)));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // nn.vocab_parallel_cross_entropy (loss_parallel)
 //===----------------------------------------------------------------------===//
@@ -86,16 +101,7 @@ LogicalResult VocabParallelCrossEntropyOp::inferReturnTypes(
                              input.getElementType());
   if (failed(checkTensorParallelRanks(loc, adaptor.getRanks())))
     return failure();
-  if (target.getShape() != input.getShape().take_front())
-    return emitOptionalError(loc, "target must be ",
-                             shapeStr(input.getShape().take_front()), ", got ",
-                             shapeStr(target.getShape()));
-  results.push_back(RankedTensorType::get({}, Float32Type::get(ctx)));
-  return success();
-}
-
-int64_t VocabParallelCrossEntropyOp::getNumClasses() {
-  return satMul(tensorOf(getInput()).getDimSize(1), getRanks());
+  return inferRowsLoss(ctx, loc, input, target, results);
 }
 
 int64_t VocabParallelCrossEntropyOp::getFlops(FlopConvention c, bool) {
@@ -193,13 +199,8 @@ LogicalResult FusedLinearCrossEntropyOp::inferReturnTypes(
   if (input.getElementType() != weight.getElementType())
     return emitOptionalError(loc, "hidden states and weight must have one "
                                   "dtype (Liger's matmul runs in it)");
-  if (target.getShape() != input.getShape().take_front())
-    return emitOptionalError(loc, "target must be ",
-                             shapeStr(input.getShape().take_front()), ", got ",
-                             shapeStr(target.getShape()));
   // loss_1d is float32, whatever the logits' dtype.
-  results.push_back(RankedTensorType::get({}, Float32Type::get(ctx)));
-  return success();
+  return inferRowsLoss(ctx, loc, input, target, results);
 }
 
 int64_t FusedLinearCrossEntropyOp::getChunkSize() {

@@ -1706,10 +1706,6 @@ def NN_VocabParallelCrossEntropyOp : NN_LayerOp<"vocab_parallel_cross_entropy",
   let assemblyFormat = [{
     $input `,` $target attr-dict `:` functional-type(operands, results)
   }];
-  let extraClassDeclaration = [{
-    /// The classes `target` indexes: the shard's columns times `ranks`.
-    int64_t getNumClasses();
-  }];
 }
 
 def NN_FusedLinearCrossEntropyOp : NN_LayerOp<"fused_linear_cross_entropy",
