@@ -195,3 +195,61 @@ def use_in_place_collectives():
 
     dist.all_gather_single = all_gather_single
     dist.reduce_scatter_single = reduce_scatter_single
+
+
+def use_in_place_functional_collectives():
+    """DTensor's all-gather and reduce-scatter (functional collectives) as
+    NCCL allocates them, done with an all-reduce in a scratch buffer.
+
+    gloo's all_gather_into_tensor and reduce_scatter_tensor copy their
+    buffers on gloo's threads, which hold them until the work object dies
+    (ranks differ by a tensor or two). NCCL writes into the output the
+    functional op allocates. Here each collective allocates that output,
+    fills it through the scratch buffer of use_in_place_collectives (made
+    once, excluded from the figures) and returns it, followed by what
+    torch's functions do around the collective: the chunk-and-cat copy of
+    a gather along dim > 0, and the one before a scatter along dim > 0."""
+    import torch.distributed._functional_collectives as funcol
+    from torch._utils import _maybe_view_chunk_cat
+
+    def scratch(numel, like):
+        buf = SCRATCH.get(like.dtype)
+        if buf is None or buf.numel() < numel:
+            SCRATCH[like.dtype] = buf = torch.empty(numel, dtype=like.dtype)
+        return buf[:numel]
+
+    def process_group(group):  # DTensor passes (mesh, mesh dim)
+        if isinstance(group, tuple):
+            return group[0].get_group(group[1])
+        return group if isinstance(group, dist.ProcessGroup) else group.get_group()
+
+    def all_gather_single(self, gather_dim, group, tag=""):
+        pg = process_group(group)
+        ranks, rank = pg.size(), pg.rank()
+        if gather_dim < 0:
+            gather_dim += self.dim()
+        chunk = self.numel()
+        out = self.new_empty((self.shape[0] * ranks, *self.shape[1:]))
+        buf = scratch(chunk * ranks, self)
+        buf.zero_()
+        buf.narrow(0, rank * chunk, chunk).copy_(self.reshape(-1))
+        dist.all_reduce(buf, group=pg)
+        out.view(-1).copy_(buf)
+        return _maybe_view_chunk_cat(out, ranks, gather_dim) if gather_dim != 0 else out
+
+    def reduce_scatter_single(self, reduceOp, scatter_dim, group, tag=""):
+        pg = process_group(group)
+        ranks, rank = pg.size(), pg.rank()
+        if scatter_dim != 0:
+            self = funcol._chunk_or_narrow_cat(self, ranks, narrow_dim=scatter_dim, cat_dim=0)
+        assert reduceOp.lower() == "sum"
+        buf = scratch(self.numel(), self)
+        buf.copy_(self.reshape(-1))
+        dist.all_reduce(buf, group=pg)
+        out = self.new_empty((self.shape[0] // ranks, *self.shape[1:]))
+        chunk = out.numel()
+        out.view(-1).copy_(buf.narrow(0, rank * chunk, chunk))
+        return out
+
+    funcol.all_gather_single = all_gather_single
+    funcol.reduce_scatter_single = reduce_scatter_single

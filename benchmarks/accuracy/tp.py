@@ -25,7 +25,13 @@ vocabulary (RowwiseParallel(input_layouts=Replicate()) on
 model.embed_tokens); "loss_parallel" leaves lm_head's logits sharded
 (ColwiseParallel(output_layouts=Shard(-1), use_local_output=False)) and
 trains under torch's loss_parallel() (parallel_loss_step);
-"vocab_loss_parallel" is both. A shape ("ddp", D, T) is DistributedDataParallel over D
+"vocab_loss_parallel" is both. "sp" is sequence parallelism as torchtitan
+plans it (sp_plans(): the norms and residual adds on each rank's positions,
+all-gathers before the attention, the MLP and lm_head, reduce-scatters after
+o_proj and down_proj), with DTensor's all-gathers and reduce-scatters
+allocating what NCCL's do (gloo_ranks.use_in_place_functional_collectives:
+gloo's own copy their buffers on its threads, and the ranks then differ by
+when those threads let go). A shape ("ddp", D, T) is DistributedDataParallel over D
 groups of T tensor-parallel ranks (_pre_dp_module_transform first); its
 rows record DDP's rebuilt bucket sizes.
 It then trains as fsdp.py does (cross-entropy over the flattened logits,
@@ -77,7 +83,8 @@ import torch
 import torch.distributed as dist
 
 from gloo_ranks import (FlatLogits, preload_memhook, run_ranks, scratch_bytes, steady_step_bytes,
-                        train_step, use_in_place_collectives, write_table)
+                        train_step, use_in_place_collectives,
+                        use_in_place_functional_collectives, write_table)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
@@ -131,6 +138,10 @@ CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
          ("llama-mha", 2, "inference", "vocab"),
          ("llama-mha", ("ddp", 2, 2), "adam", "vocab_loss_parallel"),
          ("llama-mha", (2, 2), "adam", "vocab_loss_parallel"),
+         # Sequence parallelism (SP_LAYER_PLAN, SP_MODEL_PLAN), DTensor's
+         # all-gathers and reduce-scatters allocated as NCCL allocates them.
+         ("llama-mha", 2, "sgd", "sp"), ("llama-mha", 4, "adam", "sp"),
+         ("llama-mha", 2, "inference", "sp"), ("llama-mha", (2, 2), "adam", "sp"),
          # Mixtures of experts in one process (transformers' grouped_mm
          # experts): test/Import/HuggingFace/moe.test.
          ("mixtral", 1, "sgd"), ("mixtral", 1, "adam"), ("mixtral", 1, "inference"),
@@ -171,6 +182,44 @@ PHI3_PLAN = {"self_attn.qkv_proj": "colwise_gather_output",
              "self_attn.o_proj": "rowwise_split_input",
              "mlp.gate_up_proj": "colwise_gather_output",
              "mlp.down_proj": "rowwise_split_input"}
+
+
+def sp_plans():
+    """Sequence parallelism as torchtitan applies it to a LLaMA decoder
+    (its parallelize_llama), on transformers' LlamaForCausalLM: the norms
+    run on the residual stream's sequence shards (SequenceParallel); the
+    attention and the MLP all-gather their input along the sequence
+    (PrepareModuleInput Shard(1) -> Replicate, a local tensor inside);
+    o_proj and down_proj reduce-scatter their partial outputs along the
+    sequence (RowwiseParallel(output_layouts=Shard(1)), left a DTensor so
+    the residual adds run on the shards); the embedding stays whole and
+    the first layer takes its sequence shard (PrepareModuleInput Replicate
+    -> Shard(1): transformers makes the masks and rotary tables from the
+    embedding's output, which a sharded embedding would give s / N
+    positions); lm_head is column-parallel over the gathered final norm
+    and all-gathers its logits (transformers' colwise_gather_output).
+    Returns (the decoder layer's plan, the model's plan)."""
+    from torch.distributed.tensor import Replicate, Shard
+    from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput,
+                                                   RowwiseParallel, SequenceParallel)
+    layer = {
+        "input_layernorm": SequenceParallel(), "post_attention_layernorm": SequenceParallel(),
+        "self_attn": PrepareModuleInput(input_kwarg_layouts={"hidden_states": Shard(1)},
+                                        desired_input_kwarg_layouts={"hidden_states": Replicate()},
+                                        use_local_output=True),
+        "self_attn.q_proj": ColwiseParallel(), "self_attn.k_proj": ColwiseParallel(),
+        "self_attn.v_proj": ColwiseParallel(),
+        "self_attn.o_proj": RowwiseParallel(output_layouts=Shard(1), use_local_output=False),
+        "mlp": PrepareModuleInput(input_layouts=(Shard(1),), desired_input_layouts=(Replicate(),),
+                                  use_local_output=True),
+        "mlp.gate_proj": ColwiseParallel(), "mlp.up_proj": ColwiseParallel(),
+        "mlp.down_proj": RowwiseParallel(output_layouts=Shard(1), use_local_output=False)}
+    model = {
+        "model.layers.0": PrepareModuleInput(input_layouts=(Replicate(),),
+                                             desired_input_layouts=(Shard(1),)),
+        "model.norm": SequenceParallel(),
+        "lm_head": ColwiseParallel(input_layouts=Shard(1), output_layouts=Replicate())}
+    return layer, model
 
 
 def layer_plan(name):
@@ -288,10 +337,16 @@ def run_rank(rank, shape, name, optimizer, plan, port, queue):
         neox = name.startswith("gpt_neox")
         plan_of_layer = layer_plan(name)
         decoder = model.lm.gpt_neox if neox else model.lm.model
-        for layer in decoder.layers:
+        if plan == "sp":
+            use_in_place_functional_collectives()
+            layer_styles, model_styles = sp_plans()
+            for layer in decoder.layers:
+                parallelize_module(layer, mesh["tp"], layer_styles)
+            parallelize_module(model.lm, mesh["tp"], model_styles)
+        for layer in decoder.layers if plan != "sp" else []:
             parallelize_module(layer, mesh["tp"],
                                {k: styles[v]() for k, v in plan_of_layer.items()})
-        if plan != "layers":
+        if plan not in ("layers", "sp"):
             from torch.distributed.tensor import Shard
             head = (ColwiseParallel(output_layouts=Shard(-1), use_local_output=False)
                     if "loss_parallel" in plan else
@@ -380,7 +435,10 @@ def main():
                  {"batch": BATCH, "seq": SEQ})
         row = {"id": case, "model": name, "config": f"test/Inputs/hf/small/{name}.json",
                "world_size": world, "optimizer": optimizer, **sizes,
-               **({"plan": {**layer_plan(name),
+               **({"plan": "sp_plans(): torchtitan's sequence parallelism, lm_head "
+                           "colwise_gather_output, the embedding whole"}
+                  if plan == "sp" else
+                  {"plan": {**layer_plan(name),
                             **({"lm_head": "colwise (Shard(-1)), loss_parallel()"}
                                if "loss_parallel" in plan else
                                {"lm_head": "colwise_gather_output"}

@@ -19,6 +19,15 @@ using namespace vram;
 namespace cl = llvm::cl;
 using nn::EnumValues;
 
+/// Whether a --parallel spec names the sp axis (tp=4,sp).
+static bool hasSequenceParallel(llvm::StringRef spec) {
+  llvm::SmallVector<llvm::StringRef> axes;
+  spec.split(axes, ',');
+  return llvm::any_of(axes, [](llvm::StringRef axis) {
+    return axis.split('=').first.trim() == "sp";
+  });
+}
+
 namespace {
 enum class InputKind { Auto, Mlir, Onnx, TorchExport, Cxx };
 enum class GpuBinary { Ptx, Cubin };
@@ -287,7 +296,8 @@ struct VramOptFlags {
       cl::desc("The multi-GPU layout, named axes with their rank counts: "
                "dp=N (DistributedDataParallel), fsdp=N (FSDP2 fully_shard, "
                "units by --shard) or hsdp=RxS (FSDP2 sharding over S ranks, "
-               "replicated R times), tp=N (tensor parallelism) or pp=N "
+               "replicated R times), tp=N (tensor parallelism; tp=N,sp with "
+               "sequence parallelism) or pp=N "
                "(pipeline stages, --pp-schedule, --microbatches); --batch is "
                "per rank (with pp, per micro-batch)"),
       cl::value_desc("dp=8"), cl::cat(scenarioCat)};
@@ -832,6 +842,9 @@ VramOptFlags::parseParallel() const {
     if (validate != ValidationTarget::None)
       return makeUsageError("--validate does not execute the "
                             "vocabulary-parallel cross-entropy yet");
+    if (hasSequenceParallel(parallelSpec))
+      return makeUsageError("--loss-parallel with sequence parallelism "
+                            "(--parallel=tp=N,sp) is not modelled yet");
   }
   if (tpPlan.getNumOccurrences() &&
       !llvm::StringRef(parallelSpec).contains("tp"))
@@ -872,9 +885,16 @@ VramOptFlags::parseParallel() const {
       return bad("an empty axis");
     if (!seen.insert(axis).second)
       return bad("axis '" + axis + "' given twice");
-    if (llvm::is_contained({"sp", "cp"}, axis))
-      return bad("axis '" + axis +
-                 "' is not modelled yet (modelled: dp, fsdp, hsdp, tp, pp)");
+    // sp: sequence parallelism within the tensor-parallel group, a flag.
+    if (axis == "sp") {
+      if (!value.trim().empty())
+        return bad("sp takes no value: it shards the positions over the tp "
+                   "ranks (tp=4,sp)");
+      continue;
+    }
+    if (axis == "cp")
+      return bad("axis 'cp' is not modelled yet (modelled: dp, fsdp, hsdp, "
+                 "tp, sp, pp)");
     if (axis == "hsdp") {
       // hsdp=RxS: R replicas of S-way sharding (FSDP2 on a 2-D mesh).
       auto [replicas, shards] = value.trim().split('x');
@@ -895,6 +915,9 @@ VramOptFlags::parseParallel() const {
      : axis == "pp"   ? options.pp
                       : options.tp) = ranks;
   }
+  if (seen.count("sp") && options.tp < 2)
+    return bad("sp shards the positions between tensor-parallel regions: it "
+               "needs tp=N with N >= 2");
   if (seen.count("pp")) {
     if (seen.size() > 1 || ddpFlags || zeroFlags || fsdpFlags)
       return bad("pp with other axes or their flags is not modelled yet");
@@ -1706,6 +1729,7 @@ PipelineOptions VramOptFlags::getPipelineOptions(bool wantsStep) const {
     llvm::consumeError(liger.takeError()); // check() rejected it before
   options.tensorParallelLmHead = tpPlan != "layers";
   options.tensorParallelEmbedding = tpPlan == "vocab";
+  options.sequenceParallel = hasSequenceParallel(parallelSpec);
   options.step.lossParallel = lossParallel;
   options.step.gradAccum = gradAccum;
   options.step.optimizerInBackward = optimizerInBackward;

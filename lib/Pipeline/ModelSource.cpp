@@ -43,10 +43,12 @@ public:
   MLIRContext *getContext() const override { return context; }
   bool canVarySequence() const override { return true; }
   void setSequenceLength(int64_t seq) override { options.seq = seq; }
-  void setTensorParallel(int64_t ranks, bool lmHead, bool embedding) override {
+  void setTensorParallel(int64_t ranks, bool lmHead, bool embedding,
+                         bool sequence) override {
     options.tensorParallel = ranks;
     options.tensorParallelLmHead = lmHead;
     options.tensorParallelEmbedding = embedding;
+    options.sequenceParallel = sequence;
   }
   void setLiger(const zoo::LigerKernels &liger) override {
     options.liger = liger;
@@ -70,6 +72,7 @@ public:
     zooOptions.tensorParallel = options.tensorParallel;
     zooOptions.tensorParallelLmHead = options.tensorParallelLmHead;
     zooOptions.tensorParallelEmbedding = options.tensorParallelEmbedding;
+    zooOptions.sequenceParallel = options.sequenceParallel;
     zooOptions.packed = options.packed;
     zooOptions.padded = options.padded;
     zooOptions.liger = options.liger;
@@ -100,10 +103,12 @@ public:
     return config.layout != zoo::DecoderLayout::Vit;
   }
   void setSequenceLength(int64_t seq) override { options.seq = seq; }
-  void setTensorParallel(int64_t ranks, bool lmHead, bool embedding) override {
+  void setTensorParallel(int64_t ranks, bool lmHead, bool embedding,
+                         bool sequence) override {
     options.tensorParallel = ranks;
     options.tensorParallelLmHead = lmHead;
     options.tensorParallelEmbedding = embedding;
+    options.sequenceParallel = sequence;
   }
   void setLiger(const zoo::LigerKernels &liger) override {
     options.liger = liger;
@@ -129,6 +134,7 @@ public:
     zooOptions.tensorParallel = options.tensorParallel;
     zooOptions.tensorParallelLmHead = options.tensorParallelLmHead;
     zooOptions.tensorParallelEmbedding = options.tensorParallelEmbedding;
+    zooOptions.sequenceParallel = options.sequenceParallel;
     zooOptions.packed = options.packed;
     zooOptions.padded = options.padded;
     zooOptions.useCache = options.useCache;

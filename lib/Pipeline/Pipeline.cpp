@@ -213,9 +213,9 @@ FailureOr<int64_t> vram::measureBudgetMetric(ModuleOp module,
 
 void vram::syncModelSource(ModelSource &source,
                            const PipelineOptions &options) {
-  source.setTensorParallel(options.parallel ? options.parallel->tp : 1,
-                           options.tensorParallelLmHead,
-                           options.tensorParallelEmbedding);
+  source.setTensorParallel(
+      options.parallel ? options.parallel->tp : 1, options.tensorParallelLmHead,
+      options.tensorParallelEmbedding, options.sequenceParallel);
   source.setTrainingCache(options.useCache &&
                           options.step.mode == nn::StepMode::Train &&
                           options.checkpointModules.empty());

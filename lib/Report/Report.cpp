@@ -447,9 +447,17 @@ int64_t ParallelFigures::getSentBytes() const {
   return saturatingAdd(
       saturatingAdd(ringBytes(inGroup, group, 2),
                     ringBytes(replicaAllReduceBytes, layout.getDp(), 2)),
-      saturatingAdd(saturatingAdd(ringBytes(allGatherBytes, shards, 1),
-                                  ringBytes(reduceScatterBytes, shards, 1)),
-                    ringBytes(tpAllGatherBytes, layout.getTp(), 1)));
+      saturatingAdd(
+          saturatingAdd(ringBytes(allGatherBytes, shards, 1),
+                        ringBytes(reduceScatterBytes, shards, 1)),
+          saturatingAdd(ringBytes(tpAllGatherBytes, layout.getTp(), 1),
+                        ringBytes(tpReduceScatterBytes, layout.getTp(), 1))));
+}
+
+std::string ParallelFigures::getReduceScatterText() const {
+  return tpReduceScatterBytes
+             ? " and reduce-scatters " + humanBytes(tpReduceScatterBytes)
+             : std::string();
 }
 
 int64_t ParallelFigures::getTotalSentBytes() const {
@@ -499,6 +507,13 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
     } else if (isa<nn::AllGatherOutputOp>(op)) {
       p.tpAllGatherBytes = saturatingAdd(
           p.tpAllGatherBytes, saturatingMul(bytes(op.getResult(0)), runs));
+    } else if (auto scatter = dyn_cast<nn::ReduceScatterOutputOp>(op)) {
+      // The partial sums are reduce-scattered whole: each rank sends
+      // (n - 1) / n of them (ringBytes).
+      p.sequenceParallel = true;
+      p.tpReduceScatterBytes =
+          saturatingAdd(p.tpReduceScatterBytes,
+                        saturatingMul(bytes(scatter.getInput()), runs));
     } else if (isa<nn::AllReduceOp>(op)) {
       p.allReduceBytes = saturatingAdd(
           p.allReduceBytes, saturatingMul(bytes(op.getResult(0)), runs));
@@ -506,10 +521,19 @@ ParallelFigures vram::report::readParallelFigures(func::FuncOp func,
       if (node.getForwardOp() == nn::AllReduceGradOp::getOperationName())
         for (Value grad : node.getInputGrads())
           p.allReduceBytes = saturatingAdd(p.allReduceBytes, bytes(grad));
-      // A split input's gradient is gathered from the ranks' columns.
-      if (node.getForwardOp() == nn::SplitInputOp::getOperationName())
+      // A split input's gradient is gathered from the ranks' columns, as
+      // is a reduce-scattered output's.
+      if (node.getForwardOp() == nn::SplitInputOp::getOperationName() ||
+          node.getForwardOp() == nn::ReduceScatterOutputOp::getOperationName())
         for (Value grad : node.getInputGrads())
           p.tpAllGatherBytes = saturatingAdd(p.tpAllGatherBytes, bytes(grad));
+      // A gathered DTensor's partial gradient is reduce-scattered (lm_head's
+      // input under sequence parallelism), whole on every rank.
+      if (node.getForwardOp() == nn::AllGatherOutputOp::getOperationName() &&
+          node.getForwardAttrs().get("scatter_grad"))
+        for (Type type : node.getForwardType().getResults())
+          p.tpReduceScatterBytes = saturatingAdd(
+              p.tpReduceScatterBytes, getTensorBytes(type).value_or(0));
     } else if (auto reduce = dyn_cast<nn::ZeroReduceOp>(op)) {
       // ZeRO all-reduces each bucket's gradients and all-gathers the flat
       // parameters after the step.
@@ -673,6 +697,7 @@ static void addParallelJson(const Analyses &a, const ReportOptions &options,
       {"tp", layout.getTp()},
       {"tp_plan", optionalString(p.tpPlan.str())},
       {"loss_parallel", p.lossParallel},
+      {"sequence_parallel", p.sequenceParallel},
       {"pp", layout.getPp()},
       {"pp_schedule",
        layout.getPp() > 1
@@ -716,14 +741,16 @@ static void addParallelJson(const Analyses &a, const ReportOptions &options,
       {"persistent_bytes", memory.getPersistentBytes()},
       {"at_peak", std::move(atPeak)},
       {"communication",
-       json::Object{{"all_reduce_bytes", p.allReduceBytes},
-                    {"all_gather_bytes",
-                     saturatingAdd(p.allGatherBytes, p.tpAllGatherBytes)},
-                    {"reduce_scatter_bytes", p.reduceScatterBytes},
-                    {"p2p_sent_bytes", p.p2pSentBytes},
-                    {"p2p_received_bytes", p.p2pReceivedBytes},
-                    {"sent_bytes", p.getTotalSentBytes()},
-                    {"received_bytes", p.getTotalReceivedBytes()}}}}};
+       json::Object{
+           {"all_reduce_bytes", p.allReduceBytes},
+           {"all_gather_bytes",
+            saturatingAdd(p.allGatherBytes, p.tpAllGatherBytes)},
+           {"reduce_scatter_bytes",
+            saturatingAdd(p.reduceScatterBytes, p.tpReduceScatterBytes)},
+           {"p2p_sent_bytes", p.p2pSentBytes},
+           {"p2p_received_bytes", p.p2pReceivedBytes},
+           {"sent_bytes", p.getTotalSentBytes()},
+           {"received_bytes", p.getTotalReceivedBytes()}}}}};
   // A pipeline's other stages, in stage order.
   if (!options.otherRanks.empty()) {
     json::Array &ranks = *report["ranks"].getAsArray();
@@ -1175,8 +1202,10 @@ static void writeText(const Analyses &a, const ReportOptions &options,
           "of {1} tensor-parallel ranks{2}, figures per rank); per step a "
           "rank all-reduces {3} across its tensor-parallel group{4}",
           p.layout.getDp(), tp, p.getVocabShardsText(), humanBytes(inGroup),
-          p.tpAllGatherBytes ? ", all-gathers " + humanBytes(p.tpAllGatherBytes)
-                             : std::string());
+          (p.tpAllGatherBytes
+               ? ", all-gathers " + humanBytes(p.tpAllGatherBytes)
+               : std::string()) +
+              p.getReduceScatterText());
       if (!p.bucketBytes.empty())
         os << llvm::formatv(" and {0} gradient bucket{1} of {2} across "
                             "replicas",
@@ -1193,9 +1222,11 @@ static void writeText(const Analyses &a, const ReportOptions &options,
           ranks, p.getVocabShardsText(),
           a.generation ? "generate() call" : "step",
           humanBytes(p.allReduceBytes),
-          p.tpAllGatherBytes
-              ? " and all-gathers " + humanBytes(p.tpAllGatherBytes)
-              : std::string(),
+          (p.tpAllGatherBytes ? (p.tpReduceScatterBytes ? ", all-gathers "
+                                                        : " and all-gathers ") +
+                                    humanBytes(p.tpAllGatherBytes)
+                              : std::string()) +
+              p.getReduceScatterText(),
           humanBytes(p.getSentBytes()));
     } else if (p.isSharded()) {
       int64_t replicas = p.layout.getDp(), shards = p.layout.getFsdp();
@@ -1247,7 +1278,8 @@ static void writeText(const Analyses &a, const ReportOptions &options,
                             humanBytes(inGroup));
       if (p.tpAllGatherBytes)
         os << llvm::formatv(", all-gathers {0} of activations across it",
-                            humanBytes(p.tpAllGatherBytes));
+                            humanBytes(p.tpAllGatherBytes))
+           << p.getReduceScatterText();
       if (p.replicaAllReduceBytes || (tp == 1 && p.allReduceBytes))
         os << llvm::formatv(
             ", all-reduces {0} across replicas",

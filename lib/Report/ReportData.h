@@ -63,6 +63,13 @@ struct ParallelFigures {
   /// transformers' tp plan, which shards lm_head over the vocabulary
   /// ("layers": the decoder layers only).
   int64_t tpAllGatherBytes = 0;
+  /// Bytes reduce-scattered within the tensor-parallel group: sequence
+  /// parallelism's row-parallel outputs (nn.reduce_scatter_output) and
+  /// lm_head's input gradient (an nn.all_gather_output with scatter_grad).
+  int64_t tpReduceScatterBytes = 0;
+  /// Sequence parallelism between the tensor-parallel regions (the step
+  /// reduce-scatters into the positions' shards).
+  bool sequenceParallel = false;
   /// The embedding is row-parallel over the vocabulary
   /// (nn.vocab_parallel_embedding, --tp-plan=vocab); the cross-entropy runs
   /// on lm_head's shards (nn.vocab_parallel_cross_entropy, loss_parallel()).
@@ -78,8 +85,14 @@ struct ParallelFigures {
                           : ", the embedding and lm_head over the vocabulary";
     if (lossParallel)
       return ", lm_head over the vocabulary, the loss on its shards";
+    if (sequenceParallel)
+      return ", lm_head over the vocabulary, the norms and residuals over the "
+             "positions (sequence parallelism)";
     return tpAllGatherBytes ? ", lm_head over the vocabulary" : "";
   }
+  /// " and reduce-scatters N bytes" of sequence parallelism, for the text
+  /// report (empty without).
+  std::string getReduceScatterText() const;
   /// Shard indices 0 .. fullShards - 1 hold chunks as large as rank 0's
   /// (every index without sharding). The mesh is (dp, fsdp) or (fsdp, tp),
   /// ranks row-major: rank r's shard index is r % fsdp, or (r / tp) % fsdp.

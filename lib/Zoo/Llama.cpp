@@ -127,6 +127,11 @@ public:
         x,          rope.cos, rope.sin, slidingRope.cos, slidingRope.sin,
         unusedMask, masks[0], masks[1]};
     llvm::erase(modelLocals, Value());
+    // Sequence parallelism: the first layer takes this rank's positions of
+    // the embedding (PrepareModuleInput Replicate -> Shard(1) on
+    // model.layers.0); the masks and rotary tables stay whole.
+    if (model.sequenceParallel)
+      x = mb.splitSequence(x, "model.layers.0", model.tensorParallel);
     for (int64_t i = 0; i < c.numLayers; ++i)
       x = decoderLayer(x, !sliding.empty() && sliding[i] ? slidingRope : rope,
                        masks[c.isSlidingLayer(i)], i);
@@ -481,7 +486,11 @@ private:
     Value y = mb.linear(x, name, out, bias);
     if (model.tensorParallel == 1)
       return y;
-    y = mb.allReduce(y, name, model.tensorParallel);
+    // Under sequence parallelism (RowwiseParallel(output_layouts=Shard(1)))
+    // the partial sums are reduce-scattered into this rank's positions.
+    y = model.sequenceParallel
+            ? mb.reduceScatterSequence(y, name, model.tensorParallel)
+            : mb.allReduce(y, name, model.tensorParallel);
     mb.keepAlive(x, name);
     return y;
   }
@@ -499,9 +508,21 @@ private:
       return c.tieWordEmbeddings && embed
                  ? mb.linear(x, "lm_head", embed, /*bias=*/Value())
                  : mb.linear(x, "lm_head", c.vocabSize, /*bias=*/false);
-    Value shard = mb.linear(columnParallelInput(x, "lm_head"), "lm_head",
-                            c.vocabSize / ranks, /*bias=*/false);
-    return mb.allGatherOutput(shard, "lm_head", ranks);
+    // Under sequence parallelism lm_head reads the final norm's positions
+    // of every rank (ColwiseParallel(input_layouts=Shard(1))): gathered as a
+    // DTensor, whose partial gradient is reduce-scattered back.
+    Value input = model.sequenceParallel
+                      ? mb.gatherSequence(x, "lm_head", ranks,
+                                          /*scatterGrad=*/true)
+                      : columnParallelInput(x, "lm_head");
+    Value shard =
+        mb.linear(input, "lm_head", c.vocabSize / ranks, /*bias=*/false);
+    Value logits = mb.allGatherOutput(shard, "lm_head", ranks);
+    // The gathered input is lm_head's argument, held until its output hook
+    // has gathered the logits (measured: tp.py's llama-mha_tp2_inference_sp).
+    if (model.sequenceParallel)
+      mb.keepAlive(input, "lm_head");
+    return logits;
   }
 
   /// Phi-3's plan (transformers' Phi3Config.base_model_tp_plan): the fused
@@ -535,6 +556,16 @@ private:
                        bias);
   }
 
+  /// Sequence parallelism: the attention's or the MLP's input, the norm's
+  /// positions of every rank gathered (PrepareModuleInput Shard(1) ->
+  /// Replicate, a local tensor inside), which the module's call holds until
+  /// it returns; else `x`.
+  Value gatherSequence(Value x, const std::string &module) {
+    if (!model.sequenceParallel)
+      return x;
+    return mb.gatherSequence(x, module, model.tensorParallel);
+  }
+
   /// Pre-norm residual blocks; Gemma 2 also normalizes each block's output
   /// (sandwich norms).
   Value decoderLayer(Value x, const Rotary &rope, Value mask, int64_t index) {
@@ -544,9 +575,11 @@ private:
     // inputs of the attention and the MLP (the layer's `hidden_states`).
     Value input = x;
     Value h = rmsNorm(x, name + ".input_layernorm");
-    Value attnInput = h;
-    h = selfAttention(h, rope, mask, index, name + ".self_attn");
+    Value attnInput = h, attnArg = gatherSequence(h, name + ".self_attn");
+    h = selfAttention(attnArg, rope, mask, index, name + ".self_attn");
     mb.keepAlive(attnInput, name + ".self_attn");
+    if (attnArg != attnInput)
+      mb.keepAlive(attnArg, name + ".self_attn");
     if (c.sandwichNorms)
       h = rmsNorm(h, name + ".post_attention_layernorm");
     h = mb.dropout(h, name + ".resid_attn_dropout", c.residualDropout);
@@ -556,7 +589,10 @@ private:
     Value mlpInput = h;
     bool sparse =
         c.numExperts && (c.denseLayers.empty() || !c.denseLayers[index]);
-    h = sparse ? sparseMoe(h, name + ".mlp") : mlp(h, name + ".mlp");
+    Value mlpArg = gatherSequence(h, name + ".mlp");
+    h = sparse ? sparseMoe(mlpArg, name + ".mlp") : mlp(mlpArg, name + ".mlp");
+    if (mlpArg != mlpInput)
+      mb.keepAlive(mlpArg, name + ".mlp");
     mb.keepAlive(mlpInput, name + ".mlp");
     if (c.sandwichNorms)
       h = rmsNorm(h, name + ".post_feedforward_layernorm");

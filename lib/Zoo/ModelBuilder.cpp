@@ -607,8 +607,8 @@ Value ModelBuilder::allGatherOutput(Value x, StringRef layer, int64_t ranks) {
   shape.back() *= ranks;
   return AllGatherOutputOp::create(
       builder, loc(layer),
-      RankedTensorType::get(shape, getElementTypeOrSelf(x.getType())), x,
-      ranks);
+      RankedTensorType::get(shape, getElementTypeOrSelf(x.getType())), x, ranks,
+      /*dim=*/IntegerAttr(), /*scatter_grad=*/false);
 }
 
 Value ModelBuilder::vocabParallelEmbedding(Value ids, StringRef layer,
@@ -623,8 +623,37 @@ Value ModelBuilder::splitInput(Value x, StringRef layer, int64_t ranks) {
   shape.back() /= ranks;
   return SplitInputOp::create(
       builder, loc(layer),
-      RankedTensorType::get(shape, getElementTypeOrSelf(x.getType())), x,
-      ranks);
+      RankedTensorType::get(shape, getElementTypeOrSelf(x.getType())), x, ranks,
+      /*dim=*/IntegerAttr());
+}
+
+Value ModelBuilder::splitSequence(Value x, StringRef layer, int64_t ranks) {
+  SmallVector<int64_t> shape(shapeOf(x));
+  shape[1] /= ranks;
+  return SplitInputOp::create(
+      builder, loc(layer),
+      RankedTensorType::get(shape, getElementTypeOrSelf(x.getType())), x, ranks,
+      builder.getI64IntegerAttr(1));
+}
+
+Value ModelBuilder::gatherSequence(Value x, StringRef layer, int64_t ranks,
+                                   bool scatterGrad) {
+  SmallVector<int64_t> shape(shapeOf(x));
+  shape[1] *= ranks;
+  return AllGatherOutputOp::create(
+      builder, loc(layer),
+      RankedTensorType::get(shape, getElementTypeOrSelf(x.getType())), x, ranks,
+      builder.getI64IntegerAttr(1), scatterGrad);
+}
+
+Value ModelBuilder::reduceScatterSequence(Value x, StringRef layer,
+                                          int64_t ranks) {
+  SmallVector<int64_t> shape(shapeOf(x));
+  shape[1] /= ranks;
+  return ReduceScatterOutputOp::create(
+      builder, loc(layer),
+      RankedTensorType::get(shape, getElementTypeOrSelf(x.getType())), x, ranks,
+      /*dim=*/1);
 }
 
 Value ModelBuilder::allReduceGrad(Value x, StringRef layer, int64_t ranks) {

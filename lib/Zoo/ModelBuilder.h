@@ -154,6 +154,11 @@ struct ModelConfig {
   /// (RowwiseParallel(input_layouts=Replicate()), --tp-plan=vocab): a
   /// masked lookup whose partial sums are all-reduced.
   bool tensorParallelEmbedding = false;
+  /// With tensorParallel > 1: sequence parallelism (torchtitan's plan): the
+  /// norms and residual adds run on this rank's T / N positions, gathered
+  /// before the attention, the MLP and lm_head, reduce-scattered after
+  /// o_proj and down_proj.
+  bool sequenceParallel = false;
   /// Vision models: the image's channels.
   int64_t channels = 3;
   /// Encoder-decoder models: the decoder's tokens.
@@ -470,6 +475,19 @@ public:
                                      mlir::Value weight, int64_t ranks);
   /// This rank's columns of a replicated input, cloned (nn.split_input).
   mlir::Value splitInput(mlir::Value x, llvm::StringRef layer, int64_t ranks);
+
+  /// Sequence parallelism over `ranks` (dim 1 of [B, T, H]): this rank's
+  /// positions of a replicated tensor, cloned (nn.split_input); the
+  /// positions of every rank gathered into a new tensor
+  /// (nn.all_gather_output; `scatterGrad`: its gradient, a partial sum, is
+  /// reduce-scattered back); a row-parallel linear's partial sums
+  /// reduce-scattered into this rank's positions (nn.reduce_scatter_output).
+  mlir::Value splitSequence(mlir::Value x, llvm::StringRef layer,
+                            int64_t ranks);
+  mlir::Value gatherSequence(mlir::Value x, llvm::StringRef layer,
+                             int64_t ranks, bool scatterGrad = false);
+  mlir::Value reduceScatterSequence(mlir::Value x, llvm::StringRef layer,
+                                    int64_t ranks);
   mlir::Value allReduceGrad(mlir::Value x, llvm::StringRef layer,
                             int64_t ranks);
 

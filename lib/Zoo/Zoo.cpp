@@ -189,6 +189,35 @@ llvm::Error checkTensorParallel(const CausalLMConfig *config, StringRef name,
   return llvm::Error::success();
 }
 
+/// Whether sequence parallelism (`c.sequenceParallel`) is modelled for
+/// `config` as `c` builds it (a message saying why not).
+llvm::Error checkSequenceParallel(const CausalLMConfig *config, StringRef name,
+                                  const ModelConfig &c) {
+  if (!c.sequenceParallel)
+    return llvm::Error::success();
+  if (c.tensorParallel < 2)
+    return error("sequence parallelism shards the positions between "
+                 "tensor-parallel regions: it needs tp >= 2");
+  if (!config || config->layout != DecoderLayout::Llama ||
+      config->fusedProjections || config->numExperts)
+    return error("sequence parallelism is modelled for LLaMA-layout decoders "
+                 "with separate q, k and v projections (llama-7b, --hf llama, "
+                 "mistral, qwen2, qwen3, gemma), not for " +
+                 name);
+  if (!c.tensorParallelLmHead || c.tensorParallelEmbedding)
+    return error("sequence parallelism is modelled with transformers' tp "
+                 "plan (--tp-plan=transformers: lm_head column-parallel, the "
+                 "embedding whole)");
+  if (c.maxNewTokens)
+    return error("sequence parallelism of generation (a decode step has one "
+                 "position) is not modelled");
+  if (c.seq % c.tensorParallel)
+    return error("tp=" + Twine(c.tensorParallel) +
+                 " must divide the sequence length (" + Twine(c.seq) +
+                 "): each rank holds an equal share of the positions");
+  return llvm::Error::success();
+}
+
 /// Whether Liger-Kernel's kernels can replace `config`'s modules as
 /// apply_liger_kernel_to_llama (mistral, qwen2, qwen3) patches them in (a
 /// message saying why not).
@@ -362,9 +391,13 @@ llvm::Expected<ModelConfig> resolve(const ModelEntry &model,
     c.tensorParallel = options.tensorParallel;
     c.tensorParallelLmHead = options.tensorParallelLmHead;
     c.tensorParallelEmbedding = options.tensorParallelEmbedding;
+    c.sequenceParallel = options.sequenceParallel;
     if (llvm::Error e =
             checkTensorParallel(causalLM ? &*causalLM : nullptr, name,
                                 c.tensorParallel, c.tensorParallelLmHead))
+      return std::move(e);
+    if (llvm::Error e =
+            checkSequenceParallel(causalLM ? &*causalLM : nullptr, name, c))
       return std::move(e);
     c.packed = options.packed;
     if (llvm::Error e =
@@ -957,8 +990,11 @@ vram::zoo::buildCausalLM(MLIRContext *context, const CausalLMConfig &config,
   c.tensorParallel = options.tensorParallel;
   c.tensorParallelLmHead = options.tensorParallelLmHead;
   c.tensorParallelEmbedding = options.tensorParallelEmbedding;
+  c.sequenceParallel = options.sequenceParallel;
   if (llvm::Error e = checkTensorParallel(
           &config, config.name, c.tensorParallel, c.tensorParallelLmHead))
+    return std::move(e);
+  if (llvm::Error e = checkSequenceParallel(&config, config.name, c))
     return std::move(e);
   if (c.batch < 1)
     return error("batch size must be >= 1, got " + Twine(c.batch));

@@ -73,9 +73,12 @@ public:
   /// them (zoo and Hugging Face decoders); the others keep the whole model,
   /// which vram-parallel then refuses to run as one rank's. `lmHead`:
   /// lm_head is split too (transformers' plan); `embedding`: the token
-  /// embedding is split over the vocabulary too (--tp-plan=vocab). The
-  /// pipeline sets them from its options (vram::syncModelSource).
-  virtual void setTensorParallel(int64_t ranks, bool lmHead, bool embedding) {}
+  /// embedding is split over the vocabulary too (--tp-plan=vocab);
+  /// `sequence`: sequence parallelism between the tensor-parallel regions
+  /// (--parallel=tp=N,sp). The pipeline sets them from its options
+  /// (vram::syncModelSource).
+  virtual void setTensorParallel(int64_t ranks, bool lmHead, bool embedding,
+                                 bool sequence) {}
   /// Whether a training forward runs with transformers' use_cache (the
   /// Hugging Face decoders; the others have no cache). Set by
   /// vram::syncModelSource.
@@ -144,6 +147,8 @@ struct ZooSourceOptions {
   /// --tp-plan=vocab: the embedding row-parallel over the vocabulary
   /// (zoo::ZooOptions::tensorParallelEmbedding).
   bool tensorParallelEmbedding = false;
+  /// --parallel=tp=N,sp (zoo::ZooOptions::sequenceParallel).
+  bool sequenceParallel = false;
   /// --tokens: one packed row of `seq` tokens (ZooOptions::packed).
   bool packed = false;
   /// --padded: padded rows with their attention_mask (ZooOptions::padded).
@@ -183,6 +188,8 @@ struct HuggingFaceSourceOptions {
   /// --tp-plan=vocab: the embedding row-parallel over the vocabulary
   /// (zoo::ZooOptions::tensorParallelEmbedding).
   bool tensorParallelEmbedding = false;
+  /// --parallel=tp=N,sp (zoo::ZooOptions::sequenceParallel).
+  bool sequenceParallel = false;
   /// --tokens: one packed row of `seq` tokens (ZooOptions::packed).
   bool packed = false;
   /// --padded: padded rows with their attention_mask (ZooOptions::padded).

@@ -99,6 +99,9 @@ struct PipelineOptions {
   /// --tp-plan=vocab: the token embedding row-parallel over the vocabulary
   /// too.
   bool tensorParallelEmbedding = false;
+  /// --parallel=tp=N,sp: sequence parallelism between the tensor-parallel
+  /// regions.
+  bool sequenceParallel = false;
   /// The multi-GPU layout (vram-parallel on the built step); none for one
   /// GPU.
   std::optional<ParallelOptions> parallel;

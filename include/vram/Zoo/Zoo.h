@@ -86,6 +86,9 @@ struct ZooOptions {
   /// vocabulary, its rows' partial sums all-reduced (torchtitan's and
   /// Megatron-LM's layout; ModelConfig::tensorParallelEmbedding).
   bool tensorParallelEmbedding = false;
+  /// With tensorParallel > 1: sequence parallelism between the
+  /// tensor-parallel regions (ModelConfig::sequenceParallel).
+  bool sequenceParallel = false;
   /// A training forward with transformers' use_cache on: decoders built
   /// from a Hugging Face config (buildCausalLM; not when the config says
   /// use_cache false) copy each layer's keys and values into a DynamicCache.

@@ -1464,31 +1464,36 @@ struct AllReduceGradLowering
   }
 };
 
-/// A rank's all-gather along the last dim, as if every rank held `shard`:
+/// A rank's all-gather along `dim`, as if every rank held `shard`:
 /// all_gather_into_tensor's [ranks x d0, ...] buffer (the shards stacked
-/// along dim 0), then its chunks concatenated along the last dim into a new
-/// tensor of `fullType`, which reads the buffer (freed after it, as
-/// DTensor's _maybe_view_chunk_cat frees it).
-static Value gatherLastDim(OpBuilder &b, Location loc, Value shard,
-                           int64_t ranks, RankedTensorType fullType) {
+/// along dim 0), then its chunks concatenated along `dim` into a new tensor
+/// of `fullType`, which reads the buffer (freed after it, as DTensor's
+/// _maybe_view_chunk_cat frees it). Where every dim before `dim` has size 1
+/// the buffer, viewed as `fullType`, is the result.
+static Value gatherAlongDim(OpBuilder &b, Location loc, Value shard,
+                            int64_t ranks, RankedTensorType fullType,
+                            int64_t dim) {
   RankedTensorType type = tensorType(shard);
   SmallVector<int64_t> stacked(type.getShape());
   stacked[0] *= ranks;
   SmallVector<Value> copies(ranks, shard);
   Value buffer = concatenate(
       b, loc, RankedTensorType::get(stacked, type.getElementType()), 0, copies);
+  if (llvm::all_of(type.getShape().take_front(dim),
+                   [](int64_t d) { return d == 1; }))
+    return reshapeView(b, loc, buffer, fullType);
   int64_t rank = type.getRank(), rows = type.getDimSize(0),
-          columns = type.getDimSize(rank - 1);
+          width = type.getDimSize(dim);
   return elementwise(
       b, loc, {}, newTensor(b, loc, fullType),
       [&](OpBuilder &nb, Location nl, ValueRange) {
-        // out[i0, ..., j] = buffer[(j / c) d0 + i0, ..., j mod c]
+        // out[i0, ..., j, ...] = buffer[(j / w) d0 + i0, ..., j mod w, ...]
         SmallVector<Value> idx;
         for (int64_t d = 0; d < rank; ++d)
           idx.push_back(linalg::IndexOp::create(nb, nl, d));
-        Value j = idx.back(), c = indexConstant(nb, nl, columns);
-        idx.back() = arith::RemUIOp::create(nb, nl, j, c);
-        Value chunk = arith::DivUIOp::create(nb, nl, j, c);
+        Value j = idx[dim], w = indexConstant(nb, nl, width);
+        idx[dim] = arith::RemUIOp::create(nb, nl, j, w);
+        Value chunk = arith::DivUIOp::create(nb, nl, j, w);
         idx[0] = arith::AddIOp::create(
             nb, nl, idx[0],
             arith::MulIOp::create(nb, nl, chunk, indexConstant(nb, nl, rows)));
@@ -1496,9 +1501,9 @@ static Value gatherLastDim(OpBuilder &b, Location loc, Value shard,
       });
 }
 
-/// Rank 0's columns of `full` (its leading `shardType` block), cloned.
-static Value cloneFirstColumns(OpBuilder &b, Location loc, Value full,
-                               RankedTensorType shardType) {
+/// Rank 0's slice of `full` (its leading `shardType` block), cloned.
+static Value cloneFirstSlice(OpBuilder &b, Location loc, Value full,
+                             RankedTensorType shardType) {
   SmallVector<OpFoldResult> offsets(shardType.getRank(), b.getIndexAttr(0)),
       strides(shardType.getRank(), b.getIndexAttr(1)), sizes;
   for (int64_t size : shardType.getShape())
@@ -1508,8 +1513,26 @@ static Value cloneFirstColumns(OpBuilder &b, Location loc, Value full,
                              b, loc, shardType, full, offsets, sizes, strides));
 }
 
+/// A reduce-scatter along `dim` on one rank: the chunks concatenated along
+/// dim 0 into a copy (none for dim 0; the copy's leading block is rank 0's
+/// chunk either way), then rank 0's slice of it in a new tensor (the other
+/// ranks' partial sums are not there; the memory is the same).
+static Value reduceScatterAlongDim(OpBuilder &b, Location loc, Value partial,
+                                   RankedTensorType shardType, int64_t dim) {
+  Value input = dim == 0 ? partial : copyToNewTensor(b, loc, partial);
+  return cloneFirstSlice(b, loc, input, shardType);
+}
+
+static int64_t forwardDim(const BackwardLowering &node) {
+  auto dim = dyn_cast_or_null<IntegerAttr>(node.forwardAttrs.get("dim"));
+  int64_t rank = cast<RankedTensorType>(node.forwardType.getInput(0)).getRank();
+  int64_t d = dim ? dim.getInt() : -1;
+  return d < 0 ? d + rank : d;
+}
+
 /// nn.all_gather_output on one rank: the gather; backward clones this
-/// rank's columns of the gradient (rank 0's).
+/// rank's slice of the gradient (rank 0's), or reduce-scatters it
+/// (`scatter_grad`).
 struct AllGatherOutputLowering
     : ExternalModel<AllGatherOutputLowering, AllGatherOutputOp> {
   LogicalResult
@@ -1517,32 +1540,34 @@ struct AllGatherOutputLowering
                 const LoweringOptions &, SmallVectorImpl<Value> &results,
                 SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     auto gather = cast<AllGatherOutputOp>(op);
-    results.push_back(gatherLastDim(b, op->getLoc(), operands[0],
-                                    gather.getRanks(),
-                                    cast<RankedTensorType>(gather.getType())));
+    results.push_back(gatherAlongDim(
+        b, op->getLoc(), operands[0], gather.getRanks(),
+        cast<RankedTensorType>(gather.getType()), gather.getGatherDim()));
     return success();
   }
 
   static LogicalResult lowerBackward(OpBuilder &b, Location loc,
                                      const BackwardLowering &node,
                                      SmallVectorImpl<Value> &grads) {
-    grads.push_back(cloneFirstColumns(
-        b, loc, node.grads[0],
-        cast<RankedTensorType>(node.forwardType.getInput(0))));
+    auto shardType = cast<RankedTensorType>(node.forwardType.getInput(0));
+    grads.push_back(node.forwardAttrs.get("scatter_grad")
+                        ? reduceScatterAlongDim(b, loc, node.grads[0],
+                                                shardType, forwardDim(node))
+                        : cloneFirstSlice(b, loc, node.grads[0], shardType));
     return success();
   }
 };
 
-/// nn.split_input on one rank: rank 0's columns cloned; backward gathers
-/// the gradient's columns as if every rank held these.
+/// nn.split_input on one rank: rank 0's slice cloned; backward gathers
+/// the gradient's slices as if every rank held these.
 struct SplitInputLowering : ExternalModel<SplitInputLowering, SplitInputOp> {
   LogicalResult
   lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
                 const LoweringOptions &, SmallVectorImpl<Value> &results,
                 SmallVectorImpl<std::pair<unsigned, Value>> &) const {
     results.push_back(
-        cloneFirstColumns(b, op->getLoc(), operands[0],
-                          cast<RankedTensorType>(op->getResult(0).getType())));
+        cloneFirstSlice(b, op->getLoc(), operands[0],
+                        cast<RankedTensorType>(op->getResult(0).getType())));
     return success();
   }
 
@@ -1551,8 +1576,36 @@ struct SplitInputLowering : ExternalModel<SplitInputLowering, SplitInputOp> {
                                      SmallVectorImpl<Value> &grads) {
     int64_t ranks = cast<IntegerAttr>(node.forwardAttrs.get("ranks")).getInt();
     grads.push_back(
-        gatherLastDim(b, loc, node.grads[0], ranks,
-                      cast<RankedTensorType>(node.forwardType.getInput(0))));
+        gatherAlongDim(b, loc, node.grads[0], ranks,
+                       cast<RankedTensorType>(node.forwardType.getInput(0)),
+                       forwardDim(node)));
+    return success();
+  }
+};
+
+/// nn.reduce_scatter_output on one rank: rank 0's slice of the partial sums
+/// (after the copy); backward gathers the gradient as if every rank held it.
+struct ReduceScatterOutputLowering
+    : ExternalModel<ReduceScatterOutputLowering, ReduceScatterOutputOp> {
+  LogicalResult
+  lowerToTensor(Operation *op, OpBuilder &b, ValueRange operands,
+                const LoweringOptions &, SmallVectorImpl<Value> &results,
+                SmallVectorImpl<std::pair<unsigned, Value>> &) const {
+    auto scatter = cast<ReduceScatterOutputOp>(op);
+    results.push_back(reduceScatterAlongDim(
+        b, op->getLoc(), operands[0], cast<RankedTensorType>(scatter.getType()),
+        scatter.getDim()));
+    return success();
+  }
+
+  static LogicalResult lowerBackward(OpBuilder &b, Location loc,
+                                     const BackwardLowering &node,
+                                     SmallVectorImpl<Value> &grads) {
+    int64_t ranks = cast<IntegerAttr>(node.forwardAttrs.get("ranks")).getInt();
+    grads.push_back(
+        gatherAlongDim(b, loc, node.grads[0], ranks,
+                       cast<RankedTensorType>(node.forwardType.getInput(0)),
+                       forwardDim(node)));
     return success();
   }
 };
@@ -2043,6 +2096,7 @@ void vram::lowering::attachTransformerLowerings(MLIRContext *ctx) {
   AllReduceGradOp::attachInterface<AllReduceGradLowering>(*ctx);
   AllGatherOutputOp::attachInterface<AllGatherOutputLowering>(*ctx);
   SplitInputOp::attachInterface<SplitInputLowering>(*ctx);
+  ReduceScatterOutputOp::attachInterface<ReduceScatterOutputLowering>(*ctx);
   MaskedFillOp::attachInterface<MaskedFillLowering>(*ctx);
   ScaledDotProductAttentionOp::attachInterface<AttentionLowering>(*ctx);
   attachIfAbsent<ConstantOp, ConstantLowering>(ctx);

@@ -174,56 +174,130 @@ AllReduceGradOp::getResultStrides(ArrayRef<int64_t> in) {
   return SmallVector<int64_t>(in);
 }
 
-/// `full` is `shard` with its last dim `ranks` times as large (the two
-/// sides of a gather or a split along the last dim).
-static LogicalResult verifyLastDimShards(Operation *op, int64_t ranks,
-                                         RankedTensorType shard,
-                                         RankedTensorType full) {
+/// An optional I64Attr `dim` (its accessor reads it unsigned) as signed.
+static std::optional<int64_t> signedDim(std::optional<uint64_t> dim) {
+  if (!dim)
+    return std::nullopt;
+  return static_cast<int64_t>(*dim);
+}
+
+/// `dim` of a tensor of rank `rank` (negative: from the end), or a
+/// failure if it is no dim.
+static FailureOr<int64_t> resolveDim(Operation *op, std::optional<int64_t> dim,
+                                     int64_t rank) {
+  if (rank == 0)
+    return op->emitOpError("shards a dim: the tensor needs one");
+  int64_t d = dim.value_or(-1);
+  if (d < -rank || d >= rank)
+    return op->emitOpError("dim ")
+           << d << " is out of range for a tensor of rank " << rank;
+  return d < 0 ? d + rank : d;
+}
+
+/// `full` is `shard` with its dim `dim` `ranks` times as large (the two
+/// sides of a gather, a split or a reduce-scatter along `dim`).
+static LogicalResult verifyDimShards(Operation *op, int64_t ranks,
+                                     std::optional<int64_t> dim,
+                                     RankedTensorType shard,
+                                     RankedTensorType full) {
   if (failed(verifyTensorParallelRanks(op, ranks)))
     return failure();
+  FailureOr<int64_t> d = resolveDim(op, dim, shard.getRank());
+  if (failed(d))
+    return failure();
   SmallVector<int64_t> expected(shard.getShape());
-  if (expected.empty())
-    return op->emitOpError("shards the last dim: the tensor needs one");
-  int64_t &last = expected.back();
-  if (!ShapedType::isDynamic(last) && llvm::MulOverflow(last, ranks, last))
+  int64_t &sharded = expected[*d];
+  if (!ShapedType::isDynamic(sharded) &&
+      llvm::MulOverflow(sharded, ranks, sharded))
     return op->emitOpError("gathered size does not fit in 64 bits");
   if (full.getElementType() != shard.getElementType() ||
       full.getShape() != ArrayRef<int64_t>(expected))
-    return op->emitOpError("the whole tensor must be the shard with its last "
-                           "dim times ")
-           << ranks << ", "
+    return op->emitOpError("the whole tensor must be the shard with ")
+           << (dim ? "dim " + std::to_string(*d) : std::string("its last dim"))
+           << " times " << ranks << ", "
            << RankedTensorType::get(expected, shard.getElementType())
            << ", got " << full;
   return success();
 }
 
+/// The bytes of all_gather_into_tensor's [ranks x d0, ...] buffer that
+/// outlive a gather along `dim` into `full`: none where every dim before
+/// `dim` has size 1 (the buffer, viewed, is the result: torch's
+/// _maybe_view_chunk_cat), else the buffer, as large as `full`, until its
+/// chunks are concatenated along `dim`.
+static int64_t gatherBufferBytes(Value full, int64_t dim) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(full.getType()).getShape();
+  if (llvm::all_of(shape.take_front(dim), [](int64_t d) { return d == 1; }))
+    return 0;
+  return tensorBytes(full);
+}
+
 LogicalResult AllGatherOutputOp::verify() {
-  return verifyLastDimShards(*this, getRanks(),
-                             cast<RankedTensorType>(getInput().getType()),
-                             cast<RankedTensorType>(getOutput().getType()));
+  return verifyDimShards(*this, getRanks(), signedDim(getDim()),
+                         cast<RankedTensorType>(getInput().getType()),
+                         cast<RankedTensorType>(getOutput().getType()));
+}
+int64_t AllGatherOutputOp::getGatherDim() {
+  int64_t rank = getOutput().getType().getRank();
+  int64_t d = signedDim(getDim()).value_or(-1);
+  return d < 0 ? d + rank : d;
 }
 // A collective: no kernel PyTorch counts.
 int64_t AllGatherOutputOp::getFlops(FlopConvention, bool) { return 0; }
 void AllGatherOutputOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                         SmallVectorImpl<SavedTensor> &) {}
-// all_gather_into_tensor's [ranks x d0, ...] buffer, alive until the
-// concatenation along the last dim returns.
 int64_t AllGatherOutputOp::getWorkspaceBytes(const TorchTarget &) {
-  return tensorBytes(getOutput());
+  return gatherBufferBytes(getOutput(), getGatherDim());
+}
+// A partial gradient is reduce-scattered: its chunks along the dim are
+// first concatenated along dim 0 into a copy (none for dim 0).
+void AllGatherOutputOp::getBackwardWorkspace(const TorchTarget &,
+                                             ArrayRef<bool>,
+                                             SmallVectorImpl<int64_t> &sizes) {
+  if (getScatterGrad() && getGatherDim() != 0)
+    sizes.push_back(tensorBytes(getOutput()));
 }
 
 LogicalResult SplitInputOp::verify() {
-  return verifyLastDimShards(*this, getRanks(),
-                             cast<RankedTensorType>(getOutput().getType()),
-                             cast<RankedTensorType>(getInput().getType()));
+  return verifyDimShards(*this, getRanks(), signedDim(getDim()),
+                         cast<RankedTensorType>(getOutput().getType()),
+                         cast<RankedTensorType>(getInput().getType()));
+}
+int64_t SplitInputOp::getSplitDim() {
+  int64_t rank = getInput().getType().getRank();
+  int64_t d = signedDim(getDim()).value_or(-1);
+  return d < 0 ? d + rank : d;
 }
 int64_t SplitInputOp::getFlops(FlopConvention, bool) { return 0; }
 void SplitInputOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
                                    SmallVectorImpl<SavedTensor> &) {}
-// The gradient's all_gather_into_tensor buffer, as large as the input.
+// The gradient's all_gather_into_tensor buffer.
 void SplitInputOp::getBackwardWorkspace(const TorchTarget &, ArrayRef<bool>,
                                         SmallVectorImpl<int64_t> &sizes) {
-  sizes.push_back(tensorBytes(getInput()));
+  if (int64_t bytes = gatherBufferBytes(getInput(), getSplitDim()))
+    sizes.push_back(bytes);
+}
+
+LogicalResult ReduceScatterOutputOp::verify() {
+  auto dim = static_cast<int64_t>(getDim());
+  if (dim < 0)
+    return emitOpError("needs dim >= 0, got ") << dim;
+  return verifyDimShards(*this, getRanks(), dim,
+                         cast<RankedTensorType>(getOutput().getType()),
+                         cast<RankedTensorType>(getInput().getType()));
+}
+// The reduction's additions run in the collective, not in a kernel.
+int64_t ReduceScatterOutputOp::getFlops(FlopConvention, bool) { return 0; }
+void ReduceScatterOutputOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
+                                            SmallVectorImpl<SavedTensor> &) {}
+// The chunks along the dim concatenated along dim 0, the collective's input.
+int64_t ReduceScatterOutputOp::getWorkspaceBytes(const TorchTarget &) {
+  return getDim() == 0 ? 0 : tensorBytes(getInput());
+}
+void ReduceScatterOutputOp::getBackwardWorkspace(
+    const TorchTarget &, ArrayRef<bool>, SmallVectorImpl<int64_t> &sizes) {
+  if (int64_t bytes = gatherBufferBytes(getInput(), getDim()))
+    sizes.push_back(bytes);
 }
 
 LogicalResult ShardOp::verify() {

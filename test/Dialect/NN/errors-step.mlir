@@ -523,7 +523,7 @@ func.func @all_gather_output_wrong_width(%x: tensor<2x8xf32>) {
 // -----
 
 func.func @all_gather_output_of_scalar(%x: tensor<f32>) {
-  // expected-error @+1 {{'nn.all_gather_output' op shards the last dim: the tensor needs one}}
+  // expected-error @+1 {{'nn.all_gather_output' op shards a dim: the tensor needs one}}
   %y = nn.all_gather_output %x {ranks = 2 : i64} : tensor<f32> -> tensor<f32>
   return
 }
@@ -533,5 +533,45 @@ func.func @all_gather_output_of_scalar(%x: tensor<f32>) {
 func.func @split_input_wrong_width(%x: tensor<2x8xf32>) {
   // expected-error @+1 {{'nn.split_input' op the whole tensor must be the shard with its last dim times 4, 'tensor<2x12xf32>', got 'tensor<2x8xf32>'}}
   %y = nn.split_input %x {ranks = 4 : i64} : tensor<2x8xf32> -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @all_gather_output_dim_out_of_range(%x: tensor<2x2x8xf32>) {
+  // expected-error @+1 {{'nn.all_gather_output' op dim 3 is out of range for a tensor of rank 3}}
+  %y = nn.all_gather_output %x {dim = 3 : i64, ranks = 2 : i64} : tensor<2x2x8xf32> -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @split_input_wrong_sequence(%x: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{'nn.split_input' op the whole tensor must be the shard with dim 1 times 2, 'tensor<2x6x8xf32>', got 'tensor<2x4x8xf32>'}}
+  %y = nn.split_input %x {dim = 1 : i64, ranks = 2 : i64} : tensor<2x4x8xf32> -> tensor<2x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_scatter_output_negative_dim(%x: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{'nn.reduce_scatter_output' op needs dim >= 0, got -1}}
+  %y = nn.reduce_scatter_output %x {dim = -1 : i64, ranks = 2 : i64} : tensor<2x4x8xf32> -> tensor<2x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_scatter_output_wrong_sequence(%x: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{'nn.reduce_scatter_output' op the whole tensor must be the shard with dim 1 times 2, 'tensor<2x6x8xf32>', got 'tensor<2x4x8xf32>'}}
+  %y = nn.reduce_scatter_output %x {dim = 1 : i64, ranks = 2 : i64} : tensor<2x4x8xf32> -> tensor<2x3x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_scatter_output_over_one_rank(%x: tensor<2x4x8xf32>) {
+  // expected-error @+1 {{'nn.reduce_scatter_output' op needs 2 <= ranks <= 262144, got 1}}
+  %y = nn.reduce_scatter_output %x {dim = 1 : i64, ranks = 1 : i64} : tensor<2x4x8xf32> -> tensor<2x4x8xf32>
   return
 }

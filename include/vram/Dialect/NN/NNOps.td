@@ -2248,54 +2248,110 @@ def NN_AllReduceGradOp : NN_ViewOp<"all_reduce_grad",
 
 def NN_AllGatherOutputOp : NN_Op<"all_gather_output", [Pure,
     DeclareOpInterfaceMethods<NN_CostOpInterface>,
-    DeclareOpInterfaceMethods<NN_AutodiffOpInterface>,
+    DeclareOpInterfaceMethods<NN_AutodiffOpInterface, ["getBackwardWorkspace"]>,
     DeclareOpInterfaceMethods<NN_WorkspaceOpInterface>]> {
-  let summary = "gathers a column-parallel linear's output shards";
+  let summary = "gathers the shards of a tensor split along one dim";
   let description = [{
-    ColwiseParallel with output_layouts=Replicate() (transformers'
-    "colwise_gather_output", its plan for lm_head): each of `ranks` ranks
-    holds its columns of the output, [..., n / ranks]; DTensor redistributes
-    them from Shard(-1) to Replicate with all_gather_into_tensor into a
-    [ranks x d0, ..., n / ranks] buffer (the workspace: freed when the op
-    returns), then concatenates its chunks along the last dim into a new
-    tensor. Megatron-LM's gather_from_tensor_model_parallel_region. Backward
-    clones this rank's columns of the gradient into a new tensor and keeps
-    nothing.
+    DTensor's redistribution from Shard(dim) to Replicate: each of `ranks`
+    ranks holds its slice along `dim` (absent: the last dim), and
+    all_gather_into_tensor gathers them into a [ranks x d0, ...] buffer,
+    whose chunks are concatenated along `dim` into a new tensor (the
+    buffer, the workspace, is freed when the op returns). Where every dim
+    before `dim` has size 1 the buffer already is the result, laid out
+    (_maybe_view_chunk_cat's view): no workspace.
+
+    Along the last dim it is ColwiseParallel with output_layouts=Replicate()
+    (transformers' "colwise_gather_output", its plan for lm_head;
+    Megatron-LM's gather_from_tensor_model_parallel_region); along the
+    sequence (dim 1) sequence parallelism's gather of the residual stream
+    before the attention, the MLP and lm_head (PrepareModuleInput from
+    Shard(1) to Replicate; Megatron-LM's
+    gather_from_sequence_parallel_region).
+
+    Backward clones this rank's slice of the gradient into a new tensor
+    (Replicate to Shard(dim)) and keeps nothing; with `scatter_grad` the
+    gradient is a partial sum (a column-parallel linear read the gathered
+    DTensor: sequence parallelism's lm_head input) and is reduce-scattered
+    instead, along `dim` after the chunks are concatenated along dim 0
+    (the copy is the backward workspace).
 
     ```mlir
     %logits = nn.all_gather_output %shard {ranks = 2 : i64}
         : tensor<2x256x512xf32> -> tensor<2x256x1024xf32>
+    %h = nn.all_gather_output %x {dim = 1 : i64, ranks = 2 : i64}
+        : tensor<2x128x256xf32> -> tensor<2x256x256xf32>
     ```
   }];
-  let arguments = (ins NN_FloatTensor:$input, I64Attr:$ranks);
+  let arguments = (ins NN_FloatTensor:$input, I64Attr:$ranks,
+                       OptionalAttr<I64Attr>:$dim, UnitAttr:$scatter_grad);
   let results = (outs NN_FloatTensor:$output);
   let assemblyFormat =
       "$input attr-dict `:` type($input) `->` type($output)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The gathered dim (`dim`, the last by default).
+    int64_t getGatherDim();
+  }];
 }
 
 def NN_SplitInputOp : NN_Op<"split_input", [Pure,
     DeclareOpInterfaceMethods<NN_CostOpInterface>,
     DeclareOpInterfaceMethods<NN_AutodiffOpInterface, ["getBackwardWorkspace"]>]> {
-  let summary = "a row-parallel linear's columns of a replicated input";
+  let summary = "this rank's slice of a replicated tensor along one dim";
   let description = [{
-    RowwiseParallel with input_layouts=Replicate() (transformers'
+    DTensor's redistribution from Replicate to Shard(dim) (absent: the last
+    dim): this rank's slice, cloned into a new tensor. Along the last dim it
+    is RowwiseParallel with input_layouts=Replicate() (transformers'
     "rowwise_split_input", Phi-3's plan for o_proj and down_proj, whose
-    inputs come from gathered outputs): DTensor redistributes the
-    replicated input [..., n] from Replicate to Shard(-1), cloning this
-    rank's columns [..., n / ranks] into a new tensor. Megatron-LM's
-    scatter_to_tensor_model_parallel_region. Backward redistributes the
-    gradient from Shard(-1) to Replicate: all_gather_into_tensor into a
-    [ranks x d0, ..., n / ranks] buffer (the workspace), then its chunks
-    concatenated along the last dim into the input's new gradient. Keeps
-    nothing.
+    inputs come from gathered outputs; Megatron-LM's
+    scatter_to_tensor_model_parallel_region); along the sequence (dim 1)
+    sequence parallelism's entry into the first decoder layer
+    (PrepareModuleInput from Replicate to Shard(1); Megatron-LM's
+    scatter_to_sequence_parallel_region). Backward redistributes the
+    gradient from Shard(dim) to Replicate: all_gather_into_tensor into a
+    [ranks x d0, ...] buffer (the workspace, unless it already is the
+    result: see nn.all_gather_output), then its chunks concatenated along
+    `dim` into the input's new gradient. Keeps nothing.
 
     ```mlir
     %cols = nn.split_input %x {ranks = 2 : i64}
         : tensor<2x256x256xf32> -> tensor<2x256x128xf32>
     ```
   }];
-  let arguments = (ins NN_FloatTensor:$input, I64Attr:$ranks);
+  let arguments = (ins NN_FloatTensor:$input, I64Attr:$ranks,
+                       OptionalAttr<I64Attr>:$dim);
+  let results = (outs NN_FloatTensor:$output);
+  let assemblyFormat =
+      "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The split dim (`dim`, the last by default).
+    int64_t getSplitDim();
+  }];
+}
+
+def NN_ReduceScatterOutputOp : NN_Op<"reduce_scatter_output", [Pure,
+    DeclareOpInterfaceMethods<NN_CostOpInterface>,
+    DeclareOpInterfaceMethods<NN_AutodiffOpInterface, ["getBackwardWorkspace"]>,
+    DeclareOpInterfaceMethods<NN_WorkspaceOpInterface>]> {
+  let summary = "sums partial outputs across ranks, keeping this rank's slice";
+  let description = [{
+    RowwiseParallel with output_layouts=Shard(dim) (sequence parallelism's
+    o_proj and down_proj, dim 1; Megatron-LM's
+    reduce_scatter_to_sequence_parallel_region): each of `ranks` ranks holds
+    a partial sum of the whole output; DTensor redistributes it from Partial
+    to Shard(dim): the chunks along `dim` concatenated along dim 0 into a
+    copy (the workspace; none for dim 0), reduce-scattered into a new
+    tensor, this rank's slice. Backward all-gathers the gradient from
+    Shard(dim) to Replicate as nn.all_gather_output does, into the input's
+    new gradient. Keeps nothing.
+
+    ```mlir
+    %y = nn.reduce_scatter_output %partial {dim = 1 : i64, ranks = 2 : i64}
+        : tensor<2x256x256xf32> -> tensor<2x128x256xf32>
+    ```
+  }];
+  let arguments = (ins NN_FloatTensor:$input, I64Attr:$ranks, I64Attr:$dim);
   let results = (outs NN_FloatTensor:$output);
   let assemblyFormat =
       "$input attr-dict `:` type($input) `->` type($output)";
