@@ -45,12 +45,15 @@ NamedLocationDiagnostics::NamedLocationDiagnostics(MLIRContext *context,
           llvm::raw_ostream &os = llvm::errs();
           os << input << ": " << severityPrefix(diag.getSeverity());
           std::string message = diag.str();
-          // Name the layer, unless the message already does (the ONNX
-          // importer's "node '...' (Op): ...") or it is the model itself
-          // (a zoo model's functions are located at "zoo:NAME").
+          // Name the layer, unless the message already names it quoted
+          // (the ONNX importer's "node '...' (Op): ...") or it is the model
+          // itself (a zoo model's functions are located at "zoo:NAME"). A
+          // bare substring is not enough: layer "fc" is not named by a
+          // message about "fc1".
           if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
             if (StringRef layer = name.getName().getValue();
-                layer != input && !StringRef(message).contains(layer))
+                layer != input &&
+                !StringRef(message).contains(("'" + layer + "'").str()))
               os << layer << ": ";
           os << message << "\n";
         };
