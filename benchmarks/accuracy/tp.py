@@ -142,6 +142,7 @@ CASES = [("llama", 1, "sgd"), ("llama", 2, "sgd"), ("llama", 2, "adam"),
          # all-gathers and reduce-scatters allocated as NCCL allocates them.
          ("llama-mha", 2, "sgd", "sp"), ("llama-mha", 4, "adam", "sp"),
          ("llama-mha", 2, "inference", "sp"), ("llama-mha", (2, 2), "adam", "sp"),
+         ("llama-mha", ("ddp", 2, 2), "adam", "sp"),
          # Mixtures of experts in one process (transformers' grouped_mm
          # experts): test/Import/HuggingFace/moe.test.
          ("mixtral", 1, "sgd"), ("mixtral", 1, "adam"), ("mixtral", 1, "inference"),

@@ -203,6 +203,21 @@ vram::computeStepMemory(ModuleOp module, const PipelineOptions &options) {
   return memory;
 }
 
+/// The --parallel spec of the data- and tensor-parallel axes of `p`
+/// (hsdp=RxS, fsdp=S or dp=R, then tp=N).
+static std::string getParallelSpec(const ParallelOptions &p) {
+  std::string spec;
+  llvm::raw_string_ostream os(spec);
+  if (p.dp > 1 && p.fsdp > 1)
+    os << "hsdp=" << p.dp << "x" << p.fsdp << ",";
+  else if (p.fsdp > 1)
+    os << "fsdp=" << p.fsdp << ",";
+  else if (p.dp > 1)
+    os << "dp=" << p.dp << ",";
+  os << "tp=" << p.tp;
+  return spec;
+}
+
 FailureOr<int64_t> vram::measureBudgetMetric(ModuleOp module,
                                              const PipelineOptions &options) {
   std::unique_ptr<StepMemory> memory = computeStepMemory(module, options);
@@ -593,6 +608,15 @@ static void suggestFixes(func::FuncOp step, const MemoryAnalysis &memory,
       tryChange("--tp-plan=vocab",
                 "the embedding split over the vocabulary too",
                 [](PipelineOptions &o) { o.tensorParallelEmbedding = true; });
+    // Sequence parallelism under transformers' plan (the front end refuses
+    // the layouts it does not model; so does measureModel then).
+    if (lmHeadSplit && !options.sequenceParallel &&
+        !options.tensorParallelEmbedding && !options.step.lossParallel &&
+        !generating)
+      tryChange("--parallel=" + getParallelSpec(*options.parallel) + ",sp",
+                "sequence parallelism: the norms and residuals over the "
+                "positions",
+                [](PipelineOptions &o) { o.sequenceParallel = true; });
     if (options.getImplementation() != nn::OptimizerImpl::Fused)
       tryChange("--optimizer-impl=fused", "", [](PipelineOptions &o) {
         o.implementation = nn::OptimizerImpl::Fused;

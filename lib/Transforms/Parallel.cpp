@@ -352,15 +352,20 @@ LogicalResult ParallelPass::addGradBuckets(func::FuncOp step) {
   // every other ready node, so the shards' gradients reach DDP after the
   // replicated parameters' (measured: tp.py's ddp2_tp2 bucket sizes). The
   // shards are the weights of the column-parallel linears (reading an
-  // nn.all_reduce_grad) and the row-parallel ones (feeding an nn.all_reduce),
-  // and a vocabulary-parallel embedding's.
+  // nn.all_reduce_grad, or under sequence parallelism lm_head's gathered
+  // DTensor input) and the row-parallel ones (feeding an nn.all_reduce, or
+  // the sequence's nn.reduce_scatter_output), and a vocabulary-parallel
+  // embedding's.
   llvm::DenseSet<Value> shards;
   for (auto embedding : body.getOps<VocabParallelEmbeddingOp>())
     shards.insert(embedding.getWeight());
   for (auto linear : body.getOps<LinearOp>()) {
-    bool column = linear.getInput().getDefiningOp<AllReduceGradOp>() != nullptr;
+    Operation *input = linear.getInput().getDefiningOp();
+    auto gather = dyn_cast_or_null<AllGatherOutputOp>(input);
+    bool column = isa_and_nonnull<AllReduceGradOp>(input) ||
+                  (gather && gather.getScatterGrad());
     bool row = llvm::any_of(linear->getUsers(), [](Operation *user) {
-      return isa<AllReduceOp>(user);
+      return isa<AllReduceOp, ReduceScatterOutputOp>(user);
     });
     if (!column && !row)
       continue;
@@ -368,6 +373,40 @@ LogicalResult ParallelPass::addGradBuckets(func::FuncOp step) {
     if (Value bias = linear.getBias())
       shards.insert(bias);
   }
+  // Under sequence parallelism the modules that run on the positions'
+  // shards (SequenceParallel: the norms) hold their parameters as
+  // replicated DTensors, rebuilt at the forward's start like the shards
+  // (measured: tp.py's llama-mha_ddp2_tp2_adam_sp buckets): the parameters
+  // the forward reads between a split or reduce-scatter along the sequence
+  // and the next gather, directly or through an op of parameters alone
+  // (Gemma's 1 + weight, a precision cast).
+  SmallVector<Operation *> worklist;
+  for (Operation &op : body)
+    if (isa<ReduceScatterOutputOp>(op) ||
+        (isa<SplitInputOp>(op) && cast<SplitInputOp>(op).getDim()))
+      worklist.push_back(&op);
+  llvm::DenseSet<Operation *> onShards(worklist.begin(), worklist.end());
+  while (!worklist.empty())
+    for (Operation *user : worklist.pop_back_val()->getUsers())
+      if (!isa<AllGatherOutputOp, BackwardOp>(user) &&
+          onShards.insert(user).second)
+        worklist.push_back(user);
+  auto isParam = [](Value v) { return v.getDefiningOp<ParamOp>() != nullptr; };
+  for (Operation *op : onShards)
+    for (Value operand : op->getOperands()) {
+      if (isParam(operand)) {
+        shards.insert(operand);
+        continue;
+      }
+      Operation *def = operand.getDefiningOp();
+      if (def && def->getNumOperands() &&
+          llvm::all_of(def->getOperands(), [&](Value v) {
+            return isParam(v) || v.getDefiningOp<ConstantOp>();
+          }))
+        for (Value v : def->getOperands())
+          if (isParam(v))
+            shards.insert(v);
+    }
   std::vector<ReadyGradient> ready;
   for (auto update : body.getOps<OptimizerStepOp>())
     for (auto [param, grad] :

@@ -1530,6 +1530,18 @@ static int64_t forwardDim(const BackwardLowering &node) {
   return d < 0 ? d + rank : d;
 }
 
+/// The backward of a split or a reduce-scatter along the forward's dim: the
+/// gradient's slices gathered as if every rank held this one's.
+static LogicalResult lowerGatheredGradient(OpBuilder &b, Location loc,
+                                           const BackwardLowering &node,
+                                           SmallVectorImpl<Value> &grads) {
+  int64_t ranks = cast<IntegerAttr>(node.forwardAttrs.get("ranks")).getInt();
+  grads.push_back(gatherAlongDim(
+      b, loc, node.grads[0], ranks,
+      cast<RankedTensorType>(node.forwardType.getInput(0)), forwardDim(node)));
+  return success();
+}
+
 /// nn.all_gather_output on one rank: the gather; backward clones this
 /// rank's slice of the gradient (rank 0's), or reduce-scatters it
 /// (`scatter_grad`).
@@ -1574,12 +1586,7 @@ struct SplitInputLowering : ExternalModel<SplitInputLowering, SplitInputOp> {
   static LogicalResult lowerBackward(OpBuilder &b, Location loc,
                                      const BackwardLowering &node,
                                      SmallVectorImpl<Value> &grads) {
-    int64_t ranks = cast<IntegerAttr>(node.forwardAttrs.get("ranks")).getInt();
-    grads.push_back(
-        gatherAlongDim(b, loc, node.grads[0], ranks,
-                       cast<RankedTensorType>(node.forwardType.getInput(0)),
-                       forwardDim(node)));
-    return success();
+    return lowerGatheredGradient(b, loc, node, grads);
   }
 };
 
@@ -1601,12 +1608,7 @@ struct ReduceScatterOutputLowering
   static LogicalResult lowerBackward(OpBuilder &b, Location loc,
                                      const BackwardLowering &node,
                                      SmallVectorImpl<Value> &grads) {
-    int64_t ranks = cast<IntegerAttr>(node.forwardAttrs.get("ranks")).getInt();
-    grads.push_back(
-        gatherAlongDim(b, loc, node.grads[0], ranks,
-                       cast<RankedTensorType>(node.forwardType.getInput(0)),
-                       forwardDim(node)));
-    return success();
+    return lowerGatheredGradient(b, loc, node, grads);
   }
 };
 

@@ -181,6 +181,13 @@ static std::optional<int64_t> signedDim(std::optional<uint64_t> dim) {
   return static_cast<int64_t>(*dim);
 }
 
+/// An optional `dim` of a tensor of rank `rank` (verified), counted from
+/// the front; absent: the last dim.
+static int64_t lastByDefault(std::optional<uint64_t> dim, int64_t rank) {
+  int64_t d = signedDim(dim).value_or(-1);
+  return d < 0 ? d + rank : d;
+}
+
 /// `dim` of a tensor of rank `rank` (negative: from the end), or a
 /// failure if it is no dim.
 static FailureOr<int64_t> resolveDim(Operation *op, std::optional<int64_t> dim,
@@ -238,9 +245,7 @@ LogicalResult AllGatherOutputOp::verify() {
                          cast<RankedTensorType>(getOutput().getType()));
 }
 int64_t AllGatherOutputOp::getGatherDim() {
-  int64_t rank = getOutput().getType().getRank();
-  int64_t d = signedDim(getDim()).value_or(-1);
-  return d < 0 ? d + rank : d;
+  return lastByDefault(getDim(), getOutput().getType().getRank());
 }
 // A collective: no kernel PyTorch counts.
 int64_t AllGatherOutputOp::getFlops(FlopConvention, bool) { return 0; }
@@ -264,9 +269,7 @@ LogicalResult SplitInputOp::verify() {
                          cast<RankedTensorType>(getInput().getType()));
 }
 int64_t SplitInputOp::getSplitDim() {
-  int64_t rank = getInput().getType().getRank();
-  int64_t d = signedDim(getDim()).value_or(-1);
-  return d < 0 ? d + rank : d;
+  return lastByDefault(getDim(), getInput().getType().getRank());
 }
 int64_t SplitInputOp::getFlops(FlopConvention, bool) { return 0; }
 void SplitInputOp::getSavedTensors(const TorchTarget &, ArrayRef<bool>,
