@@ -273,6 +273,8 @@ static llvm::Expected<std::optional<int64_t>> findLargestFitting(
     llvm::function_ref<llvm::Expected<OwningOpRef<ModuleOp>>(int64_t)>
         buildAt) {
   assert(options.budget && "the fit search needs a budget");
+  // Each candidate is one rank's model (tensor parallelism) as the run's.
+  syncModelSource(source, options);
   PipelineOptions withStep = options;
   withStep.buildStep = true;
   std::optional<llvm::Error> usage;
@@ -341,11 +343,17 @@ vram::findFittingSequence(ModelSource &source, const PipelineOptions &options) {
   };
   if (!source.canVarySequence())
     return noSequence();
+  // Sequence parallelism splits the positions evenly: the candidates are
+  // multiples of the tensor-parallel ranks.
+  int64_t unit = options.sequenceParallel && options.parallel
+                     ? std::max<int64_t>(options.parallel->tp, 1)
+                     : 1;
   // A sequence past the model's learned positions is a usage error of
   // that length only: it does not fit.
-  return findLargestFitting(
-      source, options, int64_t(1) << 24, /*usageStops=*/false,
-      [&](int64_t seq) -> llvm::Expected<OwningOpRef<ModuleOp>> {
+  llvm::Expected<std::optional<int64_t>> units = findLargestFitting(
+      source, options, (int64_t(1) << 24) / unit, /*usageStops=*/false,
+      [&](int64_t count) -> llvm::Expected<OwningOpRef<ModuleOp>> {
+        int64_t seq = count * unit;
         source.setSequenceLength(seq);
         llvm::Expected<OwningOpRef<ModuleOp>> module =
             source.build(std::nullopt);
@@ -353,6 +361,9 @@ vram::findFittingSequence(ModelSource &source, const PipelineOptions &options) {
           return noSequence();
         return module;
       });
+  if (!units || !*units)
+    return units;
+  return std::optional<int64_t>(**units * unit);
 }
 
 /// Remarks at the peak op saying what would fit, each evaluated by running
