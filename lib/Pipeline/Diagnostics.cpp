@@ -5,6 +5,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -36,6 +37,22 @@ static StringRef severityPrefix(DiagnosticSeverity severity) {
   llvm_unreachable("unknown severity");
 }
 
+/// Whether `message` names `layer` as a whole name: not inside a longer
+/// identifier (a following '.' starts one of its parameters' names).
+static bool namesLayer(StringRef message, StringRef layer) {
+  auto isNameChar = [](char c) { return llvm::isAlnum(c) || c == '_'; };
+  for (size_t at = message.find(layer); at != StringRef::npos;
+       at = message.find(layer, at + 1)) {
+    size_t end = at + layer.size();
+    bool startsName =
+        at == 0 || (!isNameChar(message[at - 1]) && message[at - 1] != '.');
+    bool endsName = end == message.size() || !isNameChar(message[end]);
+    if (startsName && endsName)
+      return true;
+  }
+  return false;
+}
+
 NamedLocationDiagnostics::NamedLocationDiagnostics(MLIRContext *context,
                                                    std::string input)
     : handler(context, [input = std::move(input)](Diagnostic &d) {
@@ -45,15 +62,14 @@ NamedLocationDiagnostics::NamedLocationDiagnostics(MLIRContext *context,
           llvm::raw_ostream &os = llvm::errs();
           os << input << ": " << severityPrefix(diag.getSeverity());
           std::string message = diag.str();
-          // Name the layer, unless the message already names it quoted
-          // (the ONNX importer's "node '...' (Op): ...") or it is the model
-          // itself (a zoo model's functions are located at "zoo:NAME"). A
-          // bare substring is not enough: layer "fc" is not named by a
-          // message about "fc1".
+          // Name the layer, unless the message already names it (the ONNX
+          // importer's "node 'NAME' (Op): ...", a parameter 'NAME.weight')
+          // or it is the model itself (a zoo model's functions are located
+          // at "zoo:NAME"). Only a whole name counts: layer "output" is
+          // not named by 'nn.all_gather_output'.
           if (auto name = dyn_cast<NameLoc>(diag.getLocation()))
             if (StringRef layer = name.getName().getValue();
-                layer != input &&
-                !StringRef(message).contains(("'" + layer + "'").str()))
+                layer != input && !namesLayer(message, layer))
               os << layer << ": ";
           os << message << "\n";
         };
